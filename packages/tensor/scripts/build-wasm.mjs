@@ -1,0 +1,44 @@
+// Compiles the AssemblyScript kernels in assembly/ to wasm/<name>.wasm with asc from npm
+// (no system compiler). Run by `prepare` on install, by `build`, and by the test setup when a
+// binary is missing or older than its source.
+import { readdirSync, statSync, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const srcDir = join(root, 'assembly');
+const outDir = join(root, 'wasm');
+
+export async function buildWasm({ force = false } = {}) {
+  const entries = readdirSync(srcDir).filter((f) => f.endsWith('.ts') && !f.startsWith('_'));
+  const sources = readdirSync(srcDir).filter((f) => f.endsWith('.ts'));
+  const newestSource = Math.max(...sources.map((f) => statSync(join(srcDir, f)).mtimeMs));
+  mkdirSync(outDir, { recursive: true });
+  const asc = await import('assemblyscript/asc');
+  for (const entry of entries) {
+    const out = join(outDir, entry.replace(/\.ts$/, '.wasm'));
+    if (!force && existsSync(out) && statSync(out).mtimeMs >= newestSource) continue;
+    const tmp = `${out}.${process.pid}.tmp`;
+    const { error, stderr } = await asc.main([
+      join(srcDir, entry),
+      '--outFile', tmp,
+      '--optimizeLevel', '3',
+      '--shrinkLevel', '0',
+      '--converge',
+      '--noAssert',
+      '--enable', 'simd',
+      '--runtime', 'stub',
+      '--initialMemory', '16',
+      '--exportRuntime',
+    ]);
+    if (error) {
+      throw new Error(`asc failed on assembly/${entry}: ${error.message}\n${stderr.toString()}`);
+    }
+    renameSync(tmp, out);
+    console.log(`built wasm/${entry.replace(/\.ts$/, '.wasm')}`);
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await buildWasm({ force: process.argv.includes('--force') });
+}

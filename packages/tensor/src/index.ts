@@ -1,0 +1,52 @@
+export { QtkError, ShapeError, DTypeError, InvalidArgumentError, KernelNotFoundError, AutogradError } from './errors.js';
+export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
+export { type Shape, sizeOf, broadcastShapes, contiguousStrides, shapesEqual, normalizeAxis, normalizeAxes } from './shape.js';
+export { Tensor, type TensorInit } from './tensor.js';
+export {
+  kernels,
+  registerBackend,
+  registerKernel,
+  type Backend,
+  type KernelSpec,
+  type TensorKernel,
+  type Saved,
+  type KernelRegistry,
+} from './registry.js';
+export {
+  registerGradient,
+  getGradient,
+  noGrad,
+  isGradEnabled,
+  setGradEnabled,
+  backward,
+  GradNode,
+  type GradContext,
+  type GradientFn,
+  type BackwardOptions,
+} from './autograd.js';
+export { runOp, run1 } from './dispatch.js';
+export { Generator, defaultGenerator, manualSeed } from './random.js';
+export {
+  tensor,
+  scalar,
+  full,
+  zeros,
+  ones,
+  zerosLike,
+  onesLike,
+  arange,
+  rand,
+  randn,
+  randint,
+  type CreateOptions,
+  type RandomOptions,
+} from './creation.js';
+export { cpuBackend } from './backends.js';
+export { gemm, gemmArgs, cpuGemm, type GemmArgs, type GemmKernel } from './gemm/gemm.js';
+export { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge, broadcastBinary } from './ops/binary.js';
+export { defineUnary, neg, exp, log, sqrt, rsqrt, reciprocal, abs, relu, toType, type UnaryDefinition } from './ops/unary.js';
+export { sum, mean, sumToShape, reducedShape } from './ops/reduce.js';
+export { reshape, permute, transpose, expand, contiguous } from './ops/view.js';
+export { matmul, linear } from './ops/matmul.js';
+import './tensor-methods.js';
+export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';

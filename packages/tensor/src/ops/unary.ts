@@ -1,0 +1,80 @@
+import { registerGradient } from '../autograd.js';
+import { run1 } from '../dispatch.js';
+import { allocate, castArray, type DType } from '../dtype.js';
+import { registerKernel } from '../registry.js';
+import { Tensor } from '../tensor.js';
+import { f32, make } from './util.js';
+
+export interface UnaryDefinition<A> {
+  op: string;
+  /** Value of the op at x. */
+  f: (x: number, attrs: A) => number;
+  /** dy/dx at x (y = f(x) is given to save recomputation); omit for non-differentiable ops. */
+  df?: (x: number, y: number, attrs: A) => number;
+  /** Integer inputs keep their dtype (abs, neg, relu, ...); otherwise the result is float32. */
+  keepsIntegerDtype?: boolean;
+}
+
+/**
+ * Registers a pointwise op with its cpu kernel and a gradient computed in one fused loop
+ * (g·f'(x)); returns the user-facing function.
+ */
+export function defineUnary<A = Record<string, never>>(def: UnaryDefinition<A>): (x: Tensor, attrs?: A) => Tensor {
+  const { op, f, df } = def;
+  registerKernel<(i: Tensor[], a: A) => Tensor>({
+    op,
+    backend: 'cpu',
+    fn: ([x], attrs) => {
+      const v = x!.values();
+      const dtype: DType = x!.dtype !== 'float32' && def.keepsIntegerDtype ? x!.dtype : 'float32';
+      const out = allocate(dtype, v.length);
+      for (let i = 0; i < v.length; i++) out[i] = f(v[i]!, attrs);
+      return make(out, x!.shape, dtype);
+    },
+  });
+  if (df) {
+    registerGradient<A>(op, ({ inputs: [x], outputs: [y], attrs }, [g]) => {
+      const xv = f32(x!);
+      const yv = f32(y!);
+      const gv = f32(g!);
+      const out = new Float32Array(xv.length);
+      for (let i = 0; i < xv.length; i++) out[i] = gv[i]! * df(xv[i]!, yv[i]!, attrs);
+      return [make(out, x!.shape)];
+    });
+  }
+  return (x: Tensor, attrs?: A) => run1(op, [x], (attrs ?? {}) as A);
+}
+
+export const neg = defineUnary({ op: 'Neg', f: (x) => -x, df: () => -1, keepsIntegerDtype: true });
+export const exp = defineUnary({ op: 'Exp', f: Math.exp, df: (_x, y) => y });
+export const log = defineUnary({ op: 'Log', f: Math.log, df: (x) => 1 / x });
+export const sqrt = defineUnary({ op: 'Sqrt', f: Math.sqrt, df: (_x, y) => 0.5 / y });
+export const rsqrt = defineUnary({ op: 'Rsqrt', f: (x) => 1 / Math.sqrt(x), df: (x, y) => -0.5 * y / x });
+export const reciprocal = defineUnary({ op: 'Reciprocal', f: (x) => 1 / x, df: (_x, y) => -y * y });
+export const abs = defineUnary({ op: 'Abs', f: Math.abs, df: (x) => (x > 0 ? 1 : x < 0 ? -1 : 0), keepsIntegerDtype: true });
+export const relu = defineUnary({ op: 'Relu', f: (x) => (x > 0 ? x : 0), df: (x) => (x > 0 ? 1 : 0), keepsIntegerDtype: true });
+
+registerKernel<(i: Tensor[], a: { dtype: DType }) => Tensor>({
+  op: 'Cast',
+  backend: 'cpu',
+  fn: ([x], { dtype }) => {
+    const v = x!.values();
+    if (dtype === 'float32' || x!.dtype !== 'float32') return make(castArray(v, dtype), x!.shape, dtype);
+    // Float to integer truncates toward zero and saturates, rather than wrapping like a typed array.
+    const out = allocate(dtype, v.length);
+    const lo = dtype === 'int8' ? -128 : dtype === 'int16' ? -32768 : dtype === 'int32' ? -2147483648 : 0;
+    const hi = dtype === 'int8' ? 127 : dtype === 'int16' ? 32767 : dtype === 'int32' ? 2147483647 : 1;
+    for (let i = 0; i < v.length; i++) {
+      const t = dtype === 'bool' ? (v[i] ? 1 : 0) : Math.trunc(v[i]!);
+      out[i] = t < lo ? lo : t > hi ? hi : t;
+    }
+    return make(out, x!.shape, dtype);
+  },
+});
+registerGradient('Cast', ({ inputs: [x] }, [g]) => [x!.dtype === 'float32' ? g : null]);
+
+/** Converts to another dtype (float→int truncates toward zero and saturates). */
+export function toType(x: Tensor, dtype: DType): Tensor {
+  if (x.dtype === dtype) return x;
+  return run1('Cast', [x], { dtype });
+}

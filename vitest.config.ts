@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Sibling packages resolve to their TypeScript sources through the `qtk-source`
+// export condition, so the suite runs without building anything first.
+export default defineConfig({
+  resolve: { conditions: ['qtk-source'] },
+  ssr: { resolve: { conditions: ['qtk-source'] } },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'examples/**/*.test.ts'],
+    globalSetup: ['./vitest.global-setup.ts'],
+    testTimeout: 60_000,
+    pool: 'threads',
+  },
+});
