@@ -50,3 +50,5 @@ export { reshape, permute, transpose, expand, contiguous } from './ops/view.js';
 export { matmul, linear } from './ops/matmul.js';
 import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
+export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
+export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';

@@ -1,0 +1,212 @@
+import { registerGradient } from '../autograd.js';
+import { run1 } from '../dispatch.js';
+import { InvalidArgumentError, ShapeError } from '../errors.js';
+import { gemm, gemmArgs } from '../gemm/gemm.js';
+import { registerKernel, type Saved } from '../registry.js';
+import { sizeOf } from '../shape.js';
+import type { Tensor } from '../tensor.js';
+import { perDim, shapeStr, windowOutSize } from './conv-args.js';
+import {
+  channelSums,
+  col2im,
+  fromChannelMajor,
+  geometry,
+  im2col,
+  isPointwise,
+  toChannelMajor,
+  type ConvGeometry,
+} from './conv-im2col.js';
+import { reshape } from './view.js';
+import { f32, make, requireFloat } from './util.js';
+
+/** Attributes of the Conv op; per spatial dim, `pads` as ONNX orders them: all begins, then all ends. */
+export interface ConvAttrs {
+  stride: number[];
+  pads: number[];
+  dilation: number[];
+  groups: number;
+}
+
+interface ConvPlan {
+  geom: ConvGeometry;
+  out: number[];
+  cout: number;
+  coutG: number;
+  /** Rows of one group's column matrix: cin/groups · kernel volume. */
+  k: number;
+  /** Columns of the column matrix: N · output spatial size. */
+  np: number;
+  p: number;
+}
+
+function plan(x: Tensor, w: Tensor, a: ConvAttrs): ConvPlan {
+  const r = x.ndim - 2;
+  const image = x.shape.slice(2);
+  const kernel = w.shape.slice(2);
+  const out = image.map((s, i) => windowOutSize(s, kernel[i]!, a.stride[i]!, a.pads[i]!, a.pads[r + i]!, a.dilation[i]!));
+  const n = x.shape[0]!;
+  const geom = geometry(n, x.shape[1]!, image, kernel, out, a.stride, a.pads.slice(0, r), a.dilation);
+  const p = sizeOf(out);
+  const cout = w.shape[0]!;
+  return { geom, out, cout, coutG: cout / a.groups, k: (x.shape[1]! / a.groups) * sizeOf(kernel), np: n * p, p };
+}
+
+/** The whole batch's column matrix [C·kvol, N·P] (the input itself, channel-major, for pointwise convs). */
+function columns(x: Tensor, pl: ConvPlan): Float32Array {
+  const { geom } = pl;
+  if (isPointwise(geom)) return toChannelMajor(f32(x), geom.n, geom.c, pl.p);
+  const cols = new Float32Array(geom.c * geom.kd * geom.kh * geom.kw * pl.np);
+  im2col(f32(x), geom, cols);
+  return cols;
+}
+
+registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
+  op: 'Conv',
+  backend: 'cpu',
+  fn: ([x, w, b], attrs, saved) => {
+    const pl = plan(x!, w!, attrs);
+    const { coutG, k, np } = pl;
+    const cols = columns(x!, pl);
+    const wv = f32(w!);
+    const t = new Float32Array(pl.cout * np);
+    for (let g = 0; g < attrs.groups; g++) {
+      gemm(gemmArgs(false, false, coutG, np, k, wv, cols, t, 0, { a: g * coutG * k, b: g * k * np, c: g * coutG * np }));
+    }
+    saved.cols = cols;
+    const y = fromChannelMajor(t, pl.geom.n, pl.cout, pl.p, b ? f32(b) : undefined);
+    return make(y, [pl.geom.n, pl.cout, ...pl.out]);
+  },
+});
+
+registerGradient<ConvAttrs>('Conv', ({ inputs: [x, w, b], attrs, saved }, [gy]) => {
+  const pl = plan(x!, w!, attrs);
+  const { geom, coutG, k, np, p } = pl;
+  const gv = f32(gy!);
+  const gT = toChannelMajor(gv, geom.n, pl.cout, p);
+  let dx: Tensor | null = null;
+  let dw: Tensor | null = null;
+  if (w!.requiresGrad) {
+    const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
+    const out = new Float32Array(w!.size);
+    for (let g = 0; g < attrs.groups; g++) {
+      gemm(gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }));
+    }
+    dw = make(out, w!.shape);
+  }
+  if (x!.requiresGrad) {
+    const wv = f32(w!);
+    const dcols = new Float32Array(attrs.groups * k * np);
+    for (let g = 0; g < attrs.groups; g++) {
+      gemm(gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }));
+    }
+    let out: Float32Array;
+    if (isPointwise(geom)) {
+      out = fromChannelMajor(dcols, geom.n, geom.c, p);
+    } else {
+      out = new Float32Array(x!.size);
+      col2im(dcols, geom, out);
+    }
+    dx = make(out, x!.shape);
+  }
+  const db = b && b.requiresGrad ? make(channelSums(gv, geom.n, pl.cout, p), b.shape) : null;
+  return [dx, dw, db];
+});
+
+export interface ConvOptions {
+  stride?: number | readonly number[];
+  /** Zero padding on both sides of each spatial dim; 'same' keeps the size (stride 1 only), 'valid' is 0. */
+  padding?: number | readonly number[] | 'same' | 'valid';
+  dilation?: number | readonly number[];
+  groups?: number;
+}
+
+/** Checks groups and channel counts shared by Conv and ConvTranspose. */
+export function checkGroups(op: string, groups: number, cin: number, cout: number, w: Tensor): void {
+  if (!Number.isInteger(groups) || groups < 1) {
+    throw new InvalidArgumentError(`${op}: groups must be a positive integer, got ${groups}`);
+  }
+  if (cin % groups !== 0 || cout % groups !== 0) {
+    throw new ShapeError(
+      `${op}: in_channels (${cin}) and out_channels (${cout}) must both be divisible by groups (${groups}); weight ${shapeStr(w.shape)}`,
+    );
+  }
+}
+
+/** Validates inputs of a rank-`r` op taking [N, C, ...] or unbatched [C, ...] input; returns the batched input. */
+export function batched(op: string, x: Tensor, r: number): { xb: Tensor; unbatched: boolean } {
+  requireFloat(x, op);
+  if (x.ndim === r + 2) return { xb: x, unbatched: false };
+  if (x.ndim === r + 1) return { xb: reshape(x, [1, ...x.shape]), unbatched: true };
+  throw new ShapeError(
+    `${op}: input must be ${r + 2}-d [N, C, ${r === 1 ? 'L' : r === 2 ? 'H, W' : 'D, H, W'}] (or ${r + 1}-d without the batch dim), got ${shapeStr(x.shape)}`,
+  );
+}
+
+export function checkBias(op: string, bias: Tensor, channels: number): void {
+  requireFloat(bias, op, 'bias');
+  if (bias.ndim !== 1 || bias.shape[0] !== channels) {
+    throw new ShapeError(`${op}: bias must have shape [${channels}] (one per output channel), got ${shapeStr(bias.shape)}`);
+  }
+}
+
+function convNd(op: string, r: number, x: Tensor, weight: Tensor, bias: Tensor | null | undefined, o: ConvOptions): Tensor {
+  const { xb, unbatched } = batched(op, x, r);
+  requireFloat(weight, op, 'weight');
+  if (weight.ndim !== r + 2) {
+    throw new ShapeError(`${op}: weight must be ${r + 2}-d [out_channels, in_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`);
+  }
+  const groups = o.groups ?? 1;
+  const cin = xb.shape[1]!;
+  const cout = weight.shape[0]!;
+  checkGroups(op, groups, cin, cout, weight);
+  if (weight.shape[1]! * groups !== cin) {
+    throw new ShapeError(
+      `${op}: weight ${shapeStr(weight.shape)} expects ${weight.shape[1]! * groups} input channels (in_channels/groups = ${weight.shape[1]}, groups = ${groups}) but the input ${shapeStr(x.shape)} has ${cin}`,
+    );
+  }
+  if (bias) checkBias(op, bias, cout);
+  const stride = perDim(o.stride ?? 1, r, op, 'stride', 1);
+  const dilation = perDim(o.dilation ?? 1, r, op, 'dilation', 1);
+  const kernel = weight.shape.slice(2);
+  let pads: number[];
+  const padding = o.padding ?? 0;
+  if (padding === 'valid') {
+    pads = new Array<number>(2 * r).fill(0);
+  } else if (padding === 'same') {
+    if (stride.some((s) => s !== 1)) {
+      throw new InvalidArgumentError(`${op}: padding 'same' needs stride 1, got stride [${stride.join(', ')}]; pad explicitly instead`);
+    }
+    // Like PyTorch: the odd leftover of the total padding goes after.
+    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
+    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+  } else {
+    const p = perDim(padding, r, op, 'padding', 0);
+    pads = [...p, ...p];
+  }
+  const image = xb.shape.slice(2);
+  image.forEach((s, i) => {
+    if (windowOutSize(s, kernel[i]!, stride[i]!, pads[i]!, pads[r + i]!, dilation[i]!) < 1) {
+      throw new ShapeError(
+        `${op}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(kernel)} with dilation [${dilation.join(', ')}] and padding [${pads.slice(0, r).join(', ')}] in spatial dim ${i}; pad the input or use a smaller kernel`,
+      );
+    }
+  });
+  const attrs: ConvAttrs = { stride, pads, dilation, groups };
+  const y = run1<ConvAttrs>('Conv', bias ? [xb, weight, bias] : [xb, weight], attrs);
+  return unbatched ? reshape(y, y.shape.slice(1)) : y;
+}
+
+/** 1-d convolution: x [N, Cin, L], weight [Cout, Cin/groups, K], bias [Cout]. */
+export function conv1d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
+  return convNd('conv1d', 1, x, weight, bias, options);
+}
+
+/** 2-d convolution (cross-correlation, as PyTorch): x [N, Cin, H, W], weight [Cout, Cin/groups, KH, KW], bias [Cout]. */
+export function conv2d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
+  return convNd('conv2d', 2, x, weight, bias, options);
+}
+
+/** 3-d convolution: x [N, Cin, D, H, W], weight [Cout, Cin/groups, KD, KH, KW], bias [Cout]. */
+export function conv3d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
+  return convNd('conv3d', 3, x, weight, bias, options);
+}
