@@ -52,6 +52,4 @@ import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
 export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
 export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
-export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
-export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
 export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
