@@ -29,7 +29,7 @@ export async function buildWasm({ force = false } = {}) {
       '--enable', 'simd',
       '--runtime', 'stub',
       '--initialMemory', '16',
-      '--exportRuntime',
+      '--use', 'abort=',
     ]);
     if (error) {
       throw new Error(`asc failed on assembly/${entry}: ${error.message}\n${stderr.toString()}`);

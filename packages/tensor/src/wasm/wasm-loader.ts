@@ -1,0 +1,65 @@
+import { wasmApi, type WasmBytes, type WasmInstance } from './wasm-api.js';
+
+/** Outcome of trying to instantiate one of the package's wasm binaries. */
+export type WasmLoadResult =
+  | { ok: true; instance: WasmInstance; source: string }
+  | { ok: false; reason: string };
+
+interface NodeFs {
+  existsSync(path: URL): boolean;
+  readFileSync(path: URL): Uint8Array;
+}
+
+// Candidate locations of wasm/<name>.wasm relative to this module: from src/wasm/ when running
+// the sources, from dist/ when running the tsup bundle.
+const CANDIDATES = ['../../wasm/', '../wasm/'];
+
+/** Node's fs when this runs in Node (found without a static import so bundles for browsers still load). */
+function nodeFs(): NodeFs | null {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const fs = proc?.getBuiltinModule?.('node:fs') as NodeFs | undefined;
+  return fs ?? null;
+}
+
+/** Instantiates wasm bytes that need no imports. */
+export function instantiate(bytes: WasmBytes, source: string): WasmLoadResult {
+  if (!wasmApi) return { ok: false, reason: 'this JavaScript runtime has no WebAssembly' };
+  try {
+    const module = new wasmApi.Module(bytes);
+    return { ok: true, instance: new wasmApi.Instance(module, {}), source };
+  } catch (error) {
+    return { ok: false, reason: `${source} did not instantiate: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * Reads and instantiates wasm/<name>.wasm synchronously (Node only). Never throws: a missing
+ * file, a runtime without WebAssembly SIMD or a non-Node host yields `{ ok: false, reason }`.
+ */
+export function loadWasmSync(name: string): WasmLoadResult {
+  if (!wasmApi) return { ok: false, reason: 'this JavaScript runtime has no WebAssembly' };
+  const fs = nodeFs();
+  if (!fs) {
+    return {
+      ok: false,
+      reason: `wasm/${name}.wasm cannot be read synchronously outside Node >= 20.16; pass its bytes to loadWasmBackend()`,
+    };
+  }
+  const tried: string[] = [];
+  for (const dir of CANDIDATES) {
+    const url = new URL(`${dir}${name}.wasm`, import.meta.url);
+    tried.push(url.pathname);
+    if (!fs.existsSync(url)) continue;
+    let bytes: Uint8Array;
+    try {
+      bytes = fs.readFileSync(url);
+    } catch (error) {
+      return { ok: false, reason: `cannot read ${url.pathname}: ${(error as Error).message}` };
+    }
+    return instantiate(bytes, url.pathname);
+  }
+  return {
+    ok: false,
+    reason: `wasm/${name}.wasm not found (looked at ${tried.join(', ')}); build it with \`pnpm --filter @qtk/tensor build:wasm\``,
+  };
+}
