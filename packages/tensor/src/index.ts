@@ -55,3 +55,4 @@ export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvT
 export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
 import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
+export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
