@@ -1,0 +1,59 @@
+import { QtkError } from '@qtk/tensor';
+
+export interface ShapeMismatch {
+  key: string;
+  expected: readonly number[];
+  got: readonly number[];
+}
+
+/** A state dict that does not fit the module it is loaded into (lists every problem at once). */
+export class StateDictError extends QtkError {
+  readonly missingKeys: string[];
+  readonly unexpectedKeys: string[];
+  readonly shapeMismatches: ShapeMismatch[];
+
+  constructor(
+    problems: { missingKeys?: string[]; unexpectedKeys?: string[]; shapeMismatches?: ShapeMismatch[]; detail?: string },
+    options?: { cause?: unknown },
+  ) {
+    const missingKeys = problems.missingKeys ?? [];
+    const unexpectedKeys = problems.unexpectedKeys ?? [];
+    const shapeMismatches = problems.shapeMismatches ?? [];
+    const parts: string[] = [];
+    if (problems.detail) parts.push(problems.detail);
+    if (missingKeys.length) parts.push(`missing keys: ${missingKeys.join(', ')}`);
+    if (unexpectedKeys.length) parts.push(`unexpected keys: ${unexpectedKeys.join(', ')}`);
+    if (shapeMismatches.length) {
+      parts.push(
+        'shape mismatches: ' +
+          shapeMismatches.map((m) => `${m.key} (module [${m.expected.join(', ')}], state dict [${m.got.join(', ')}])`).join(', '),
+      );
+    }
+    const hint =
+      missingKeys.length || unexpectedKeys.length
+        ? '; check that the state dict comes from the same architecture, or pass { strict: false } to load the matching keys only'
+        : '';
+    super('E_STATE_DICT', `loadStateDict: ${parts.join('; ')}${hint}`, options);
+    this.missingKeys = missingKeys;
+    this.unexpectedKeys = unexpectedKeys;
+    this.shapeMismatches = shapeMismatches;
+  }
+}
+
+/** A data file (IDX, NPY, saved state dict) whose bytes do not follow its format. */
+export class DataFormatError extends QtkError {
+  readonly path?: string;
+  constructor(message: string, path?: string, options?: { cause?: unknown }) {
+    super('E_DATA_FORMAT', path ? `${path}: ${message}` : message, options);
+    this.path = path;
+  }
+}
+
+/** A data set whose files are not where they were looked for. */
+export class DatasetNotFoundError extends QtkError {
+  readonly path: string;
+  constructor(message: string, path: string, options?: { cause?: unknown }) {
+    super('E_DATASET_NOT_FOUND', message, options);
+    this.path = path;
+  }
+}

@@ -1,0 +1,222 @@
+import {
+  conv1d,
+  conv2d,
+  conv3d,
+  convTranspose1d,
+  convTranspose2d,
+  type Generator,
+  type Tensor,
+  zeros,
+} from '@qtk/tensor';
+import { z } from 'zod';
+import { resetLinearLike } from '../init.js';
+import { Module } from '../module.js';
+import { expand, generatorSchema, intOrTuple, parseOptions, positiveInt } from '../options.js';
+import { Parameter } from '../parameter.js';
+
+type IntOrTuple = number | readonly number[];
+
+export interface ConvLayerOptions {
+  stride?: IntOrTuple;
+  /** Zero padding per side; 'same' keeps the spatial size (stride 1), 'valid' is none. */
+  padding?: IntOrTuple | 'same' | 'valid';
+  dilation?: IntOrTuple;
+  groups?: number;
+  bias?: boolean;
+  /** Only zero padding is supported. */
+  paddingMode?: 'zeros';
+  generator?: Generator;
+}
+
+export interface ConvTransposeLayerOptions {
+  stride?: IntOrTuple;
+  padding?: IntOrTuple;
+  outputPadding?: IntOrTuple;
+  dilation?: IntOrTuple;
+  groups?: number;
+  bias?: boolean;
+  generator?: Generator;
+}
+
+function baseShape(rank: number) {
+  return {
+    inChannels: positiveInt,
+    outChannels: positiveInt,
+    kernelSize: intOrTuple(rank, 1),
+    stride: intOrTuple(rank, 1).default(1),
+    dilation: intOrTuple(rank, 1).default(1),
+    groups: positiveInt.default(1),
+    bias: z.boolean().default(true),
+    generator: generatorSchema,
+  };
+}
+
+function groupsDivide(o: { inChannels: number; outChannels: number; groups: number }, ctx: z.RefinementCtx): void {
+  for (const key of ['inChannels', 'outChannels'] as const) {
+    if (o[key] % o.groups !== 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${key} (${o[key]}) must be divisible by groups (${o.groups})`, path: ['groups'] });
+    }
+  }
+}
+
+function convSchema(rank: number) {
+  return z
+    .object({
+      ...baseShape(rank),
+      padding: z.union([intOrTuple(rank, 0), z.enum(['same', 'valid'])]).default(0),
+      paddingMode: z.literal('zeros').default('zeros'),
+    })
+    .strict()
+    .superRefine(groupsDivide)
+    .refine((o) => !(o.padding === 'same' && expand(o.stride, rank).some((s) => s !== 1)), {
+      message: "padding 'same' needs stride 1",
+      path: ['padding'],
+    });
+}
+
+function convTransposeSchema(rank: number) {
+  return z
+    .object({ ...baseShape(rank), padding: intOrTuple(rank, 0).default(0), outputPadding: intOrTuple(rank, 0).default(0) })
+    .strict()
+    .superRefine(groupsDivide);
+}
+
+/** Shared body of Conv1d/2d/3d: weight [out, in/groups, ...kernel], bias [out]. */
+abstract class ConvNd extends Module {
+  readonly inChannels: number;
+  readonly outChannels: number;
+  readonly kernelSize: number[];
+  readonly stride: number[];
+  readonly padding: number[] | 'same' | 'valid';
+  readonly dilation: number[];
+  readonly groups: number;
+  readonly paddingMode = 'zeros' as const;
+  weight: Parameter;
+  bias: Parameter | null;
+
+  constructor(name: string, rank: number, inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions) {
+    super();
+    const o = parseOptions(name, convSchema(rank), { inChannels, outChannels, kernelSize, ...options });
+    this.inChannels = o.inChannels;
+    this.outChannels = o.outChannels;
+    this.kernelSize = expand(o.kernelSize, rank);
+    this.stride = expand(o.stride, rank);
+    this.padding = typeof o.padding === 'string' ? o.padding : expand(o.padding, rank);
+    this.dilation = expand(o.dilation, rank);
+    this.groups = o.groups;
+    this.weight = new Parameter(zeros([o.outChannels, o.inChannels / o.groups, ...this.kernelSize]));
+    this.bias = o.bias ? new Parameter(zeros([o.outChannels])) : null;
+    resetLinearLike(this.weight, this.bias, o.generator);
+  }
+
+  protected convOptions() {
+    return { stride: this.stride, padding: this.padding, dilation: this.dilation, groups: this.groups };
+  }
+
+  abstract override forward(x: Tensor): Tensor;
+
+  override extraRepr(): string {
+    const pad = typeof this.padding === 'string' ? `'${this.padding}'` : `[${this.padding}]`;
+    return (
+      `${this.inChannels}, ${this.outChannels}, kernelSize=[${this.kernelSize}], stride=[${this.stride}], padding=${pad}` +
+      (this.dilation.some((d) => d !== 1) ? `, dilation=[${this.dilation}]` : '') +
+      (this.groups !== 1 ? `, groups=${this.groups}` : '') +
+      (this.bias ? '' : ', bias=false')
+    );
+  }
+}
+
+export class Conv1d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
+    super('Conv1d', 1, inChannels, outChannels, kernelSize, options);
+  }
+
+  forward(x: Tensor): Tensor {
+    return conv1d(x, this.weight, this.bias, this.convOptions());
+  }
+}
+
+export class Conv2d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
+    super('Conv2d', 2, inChannels, outChannels, kernelSize, options);
+  }
+
+  forward(x: Tensor): Tensor {
+    return conv2d(x, this.weight, this.bias, this.convOptions());
+  }
+}
+
+export class Conv3d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
+    super('Conv3d', 3, inChannels, outChannels, kernelSize, options);
+  }
+
+  forward(x: Tensor): Tensor {
+    return conv3d(x, this.weight, this.bias, this.convOptions());
+  }
+}
+
+/** Transposed convolution: weight [in, out/groups, ...kernel] (PyTorch's layout and initialisation). */
+abstract class ConvTransposeNd extends Module {
+  readonly inChannels: number;
+  readonly outChannels: number;
+  readonly kernelSize: number[];
+  readonly stride: number[];
+  readonly padding: number[];
+  readonly outputPadding: number[];
+  readonly dilation: number[];
+  readonly groups: number;
+  weight: Parameter;
+  bias: Parameter | null;
+
+  constructor(name: string, rank: number, inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions) {
+    super();
+    const o = parseOptions(name, convTransposeSchema(rank), { inChannels, outChannels, kernelSize, ...options });
+    this.inChannels = o.inChannels;
+    this.outChannels = o.outChannels;
+    this.kernelSize = expand(o.kernelSize, rank);
+    this.stride = expand(o.stride, rank);
+    this.padding = expand(o.padding, rank);
+    this.outputPadding = expand(o.outputPadding, rank);
+    this.dilation = expand(o.dilation, rank);
+    this.groups = o.groups;
+    this.weight = new Parameter(zeros([o.inChannels, o.outChannels / o.groups, ...this.kernelSize]));
+    this.bias = o.bias ? new Parameter(zeros([o.outChannels])) : null;
+    resetLinearLike(this.weight, this.bias, o.generator);
+  }
+
+  protected convOptions() {
+    return { stride: this.stride, padding: this.padding, outputPadding: this.outputPadding, dilation: this.dilation, groups: this.groups };
+  }
+
+  abstract override forward(x: Tensor): Tensor;
+
+  override extraRepr(): string {
+    return (
+      `${this.inChannels}, ${this.outChannels}, kernelSize=[${this.kernelSize}], stride=[${this.stride}], padding=[${this.padding}]` +
+      (this.outputPadding.some((p) => p !== 0) ? `, outputPadding=[${this.outputPadding}]` : '') +
+      (this.groups !== 1 ? `, groups=${this.groups}` : '') +
+      (this.bias ? '' : ', bias=false')
+    );
+  }
+}
+
+export class ConvTranspose1d extends ConvTransposeNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions = {}) {
+    super('ConvTranspose1d', 1, inChannels, outChannels, kernelSize, options);
+  }
+
+  forward(x: Tensor): Tensor {
+    return convTranspose1d(x, this.weight, this.bias, this.convOptions());
+  }
+}
+
+export class ConvTranspose2d extends ConvTransposeNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions = {}) {
+    super('ConvTranspose2d', 2, inChannels, outChannels, kernelSize, options);
+  }
+
+  forward(x: Tensor): Tensor {
+    return convTranspose2d(x, this.weight, this.bias, this.convOptions());
+  }
+}
