@@ -56,3 +56,4 @@ export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOpt
 import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
 export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
+export { pad, type PadMode } from './ops/pad.js';
