@@ -57,3 +57,12 @@ import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
 export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
 export { pad, type PadMode } from './ops/pad.js';
+export {
+  clamp, relu6, leakyRelu, prelu, elu, selu, sigmoid, tanh, silu, gelu, erfc, hardsigmoid, hardswish, softplus, round, floor, sign,
+  type GeluApproximate,
+} from './ops/activations.js';
+export { where } from './ops/where.js';
+export { softmax, logSoftmax } from './ops/softmax.js';
+export { crossEntropy, mseLoss, l1Loss, type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
+export { max, min, argmax, argmin } from './ops/reduce-extra.js';
+export { cat, split, slice, flatten, squeeze, unsqueeze, type SliceSpec } from './ops/shape-ops.js';
