@@ -66,3 +66,5 @@ export { softmax, logSoftmax } from './ops/softmax.js';
 export { crossEntropy, mseLoss, l1Loss, type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
 export { max, min, argmax, argmin } from './ops/reduce-extra.js';
 export { cat, split, slice, flatten, squeeze, unsqueeze, type SliceSpec } from './ops/shape-ops.js';
+export { batchNorm, type BatchNormOptions } from './ops/batch-norm.js';
+export { layerNorm } from './ops/layer-norm.js';
