@@ -1,0 +1,45 @@
+// `pnpm bench [--quick] [--data DIR] [--json FILE]`: runs the benchmark protocols of
+// docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
+// exist yet are left out.
+import { availableParallelism } from 'node:os';
+import { writeFileSync, renameSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
+import { resolveFullData } from '@qtk/examples';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    data: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+
+const quick = values.quick!;
+const result: Record<string, unknown> = { cores: availableParallelism() };
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+log(`float train step, batch 64 (${quick ? 'quick' : 'full'})`);
+result.float_train_step_ms = round(benchFloatTrainStep({ steps: quick ? 10 : 40 }), 2);
+log(`float_train_step_ms = ${result.float_train_step_ms}`);
+
+const dataDir = resolveFullData(values.data);
+if (dataDir && !quick) {
+  log(`float protocol on ${dataDir}: 8 epochs`);
+  const acc = await benchFloatAccuracy(dataDir);
+  result.accuracy = { float: round(acc, 4) };
+} else {
+  log(quick ? 'quick run: float accuracy protocol skipped' : 'no Fashion-MNIST found (pass --data DIR): float accuracy skipped');
+}
+
+function round(v: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+}
+
+const json = JSON.stringify(result, null, 2);
+if (values.json) {
+  writeFileSync(`${values.json}.tmp`, json);
+  renameSync(`${values.json}.tmp`, values.json);
+}
+console.log(json);
