@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { DataFormatError } from '../errors.js';
+import type { RawArray } from './convert.js';
+
+export type IdxDType = 'uint8' | 'int8' | 'int16' | 'int32' | 'float32' | 'float64';
+
+export interface IdxArray {
+  dtype: IdxDType;
+  shape: number[];
+  data: RawArray;
+}
+
+const CODES: Record<number, { dtype: IdxDType; bytes: number }> = {
+  0x08: { dtype: 'uint8', bytes: 1 },
+  0x09: { dtype: 'int8', bytes: 1 },
+  0x0b: { dtype: 'int16', bytes: 2 },
+  0x0c: { dtype: 'int32', bytes: 4 },
+  0x0d: { dtype: 'float32', bytes: 4 },
+  0x0e: { dtype: 'float64', bytes: 8 },
+};
+
+function isGzip(b: Uint8Array): boolean {
+  return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
+}
+
+/**
+ * Parses an IDX file (the MNIST format): two zero bytes, a dtype code, the number of dims, the dims
+ * as big-endian u32, then big-endian data. Gzipped input is inflated first.
+ */
+export function parseIdx(input: Uint8Array, source?: string): IdxArray {
+  let bytes = input;
+  if (isGzip(bytes)) {
+    try {
+      bytes = gunzipSync(bytes);
+    } catch (cause) {
+      throw new DataFormatError('gzip stream is corrupt or truncated', source, { cause });
+    }
+  }
+  // A plain view, so slice() copies even when the input is a (pooled) Node Buffer.
+  bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length < 4) throw new DataFormatError(`truncated IDX header: ${bytes.length} bytes, need at least 4`, source);
+  if (bytes[0] !== 0 || bytes[1] !== 0) {
+    throw new DataFormatError(
+      `bad IDX magic 0x${[...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join('')}: the first two bytes must be 0`,
+      source,
+    );
+  }
+  const code = CODES[bytes[2]!];
+  if (!code) {
+    throw new DataFormatError(`unknown IDX dtype code 0x${bytes[2]!.toString(16)}; known: 0x08 u8, 0x09 i8, 0x0b i16, 0x0c i32, 0x0d f32, 0x0e f64`, source);
+  }
+  const ndim = bytes[3]!;
+  if (ndim === 0) throw new DataFormatError('IDX file declares 0 dimensions', source);
+  const headerBytes = 4 + 4 * ndim;
+  if (bytes.length < headerBytes) throw new DataFormatError(`truncated IDX header: ${ndim} dims need ${headerBytes} bytes, file has ${bytes.length}`, source);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const shape: number[] = [];
+  for (let i = 0; i < ndim; i++) shape.push(dv.getUint32(4 + 4 * i, false));
+  const count = shape.reduce((a, b) => a * b, 1);
+  const need = count * code.bytes;
+  const have = bytes.length - headerBytes;
+  if (have < need) {
+    throw new DataFormatError(`truncated IDX data: shape [${shape.join(', ')}] of ${code.dtype} needs ${need} bytes, file has ${have}`, source);
+  }
+  if (have > need) throw new DataFormatError(`IDX file has ${have - need} trailing bytes after the data for shape [${shape.join(', ')}]`, source);
+  let data: RawArray;
+  const o = headerBytes;
+  switch (code.dtype) {
+    case 'uint8':
+      data = bytes.slice(o, o + need);
+      break;
+    case 'int8':
+      data = new Int8Array(bytes.slice(o, o + need).buffer);
+      break;
+    case 'int16': {
+      const a = new Int16Array(count);
+      for (let i = 0; i < count; i++) a[i] = dv.getInt16(o + 2 * i, false);
+      data = a;
+      break;
+    }
+    case 'int32': {
+      const a = new Int32Array(count);
+      for (let i = 0; i < count; i++) a[i] = dv.getInt32(o + 4 * i, false);
+      data = a;
+      break;
+    }
+    case 'float32': {
+      const a = new Float32Array(count);
+      for (let i = 0; i < count; i++) a[i] = dv.getFloat32(o + 4 * i, false);
+      data = a;
+      break;
+    }
+    case 'float64': {
+      const a = new Float64Array(count);
+      for (let i = 0; i < count; i++) a[i] = dv.getFloat64(o + 8 * i, false);
+      data = a;
+      break;
+    }
+  }
+  return { dtype: code.dtype, shape, data };
+}
+
+/** Reads an IDX file (plain or gzipped). */
+export function readIdx(path: string): IdxArray {
+  return parseIdx(readFileSync(path), path);
+}
