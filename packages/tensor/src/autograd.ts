@@ -1,6 +1,7 @@
 import { AutogradError, QtkError } from './errors.js';
 import type { Saved } from './registry.js';
 import { Tensor } from './tensor.js';
+import { isProfiling, recordOp } from './op-profiler.js';
 
 export interface GradContext<A = any> {
   inputs: readonly Tensor[];
@@ -124,7 +125,9 @@ export function backward(root: Tensor, gradient?: Tensor, options: BackwardOptio
       const gOut = pending.get(node);
       pending.delete(node);
       if (!gOut || gOut.every((g) => g === null)) continue;
+      const t0 = isProfiling() ? performance.now() : 0;
       const gIn = node.fn({ inputs: node.inputs, outputs: node.outputs, attrs: node.attrs, saved: node.saved }, gOut);
+      if (t0) recordOp(node.op, 'backward', performance.now() - t0);
       if (!options.retainGraph) node.saved = {};
       for (let i = 0; i < node.inputs.length; i++) {
         const x = node.inputs[i]!;

@@ -1,6 +1,7 @@
 import { GradNode, getGradient, isGradEnabled } from './autograd.js';
 import { kernels, type Saved, type TensorKernel } from './registry.js';
 import type { Tensor } from './tensor.js';
+import { isProfiling, recordOp } from './op-profiler.js';
 
 /**
  * Runs an op through the kernel registry and records it for autograd when any input
@@ -9,7 +10,14 @@ import type { Tensor } from './tensor.js';
 export function runOp<A>(op: string, inputs: Tensor[], attrs: A): Tensor[] {
   const spec = kernels.resolve<TensorKernel<A>>(op, inputs, attrs);
   const saved: Saved = {};
-  const result = spec.fn(inputs, attrs, saved);
+  let result: Tensor | Tensor[];
+  if (isProfiling()) {
+    const t0 = performance.now();
+    result = spec.fn(inputs, attrs, saved);
+    recordOp(op, 'forward', performance.now() - t0);
+  } else {
+    result = spec.fn(inputs, attrs, saved);
+  }
   const outputs = Array.isArray(result) ? result : [result];
   if (isGradEnabled()) {
     let needs = false;

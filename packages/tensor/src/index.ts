@@ -50,13 +50,10 @@ export { reshape, permute, transpose, expand, contiguous } from './ops/view.js';
 export { matmul, linear } from './ops/matmul.js';
 import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
-export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
-export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
-export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
 import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
-export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
-export { pad, type PadMode } from './ops/pad.js';
+export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
+export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
 export {
   clamp, relu6, leakyRelu, prelu, elu, selu, sigmoid, tanh, silu, gelu, erfc, hardsigmoid, hardswish, softplus, round, floor, sign,
   type GeluApproximate,
@@ -66,5 +63,9 @@ export { softmax, logSoftmax } from './ops/softmax.js';
 export { crossEntropy, mseLoss, l1Loss, type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
 export { max, min, argmax, argmin } from './ops/reduce-extra.js';
 export { cat, split, slice, flatten, squeeze, unsqueeze, type SliceSpec } from './ops/shape-ops.js';
+export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
+export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
+export { pad, type PadMode } from './ops/pad.js';
 export { batchNorm, type BatchNormOptions } from './ops/batch-norm.js';
 export { layerNorm } from './ops/layer-norm.js';
+export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
