@@ -10,11 +10,103 @@ export {
   loadStateDictFile,
   loadStateDictFileSync,
 } from './state-dict-file.js';
+export { manualSeed, defaultGenerator } from '@qtk/tensor';
 export * as init from './init.js';
+export * as F from './functional.js';
+
+// Layers
 export { Linear, type LinearOptions } from './layers/linear.js';
-export { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, type ConvLayerOptions, type ConvTransposeLayerOptions } from './layers/conv.js';
-export { Sequential, ModuleList, ModuleDict } from './layers/container.js';
+export {
+  Conv1d,
+  Conv2d,
+  Conv3d,
+  ConvTranspose1d,
+  ConvTranspose2d,
+  type ConvLayerOptions,
+  type ConvTransposeLayerOptions,
+} from './layers/conv.js';
+export {
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  LayerNorm,
+  type BatchNormLayerOptions,
+  type LayerNormOptions,
+} from './layers/normalization.js';
+export {
+  ReLU,
+  ReLU6,
+  Hardtanh,
+  LeakyReLU,
+  PReLU,
+  Sigmoid,
+  Tanh,
+  SiLU,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  ELU,
+  SELU,
+  Softplus,
+  Softmax,
+  LogSoftmax,
+  type HardtanhOptions,
+  type LeakyReLUOptions,
+  type PReLUOptions,
+  type GELUOptions,
+  type ELUOptions,
+  type SoftplusOptions,
+  type SoftmaxOptions,
+} from './layers/activation.js';
+export {
+  MaxPool2d,
+  AvgPool2d,
+  AdaptiveAvgPool2d,
+  type MaxPool2dLayerOptions,
+  type AvgPool2dLayerOptions,
+} from './layers/pooling.js';
+export { Upsample, type UpsampleOptions } from './layers/upsample.js';
+export { Dropout, dropout, type DropoutOptions } from './layers/dropout.js';
 export { Identity, Flatten, Lambda, type FlattenOptions } from './layers/basic.js';
-export { Dropout, type DropoutOptions } from './layers/dropout.js';
+export { Sequential, ModuleList, ModuleDict } from './layers/container.js';
 export { FloatFunctional } from './float-functional.js';
 export { QuantStub, DeQuantStub, type QuantStubOptions } from './quant-stub.js';
+export {
+  CrossEntropyLoss,
+  MSELoss,
+  L1Loss,
+  type CrossEntropyLossOptions,
+  type ReductionOptions,
+} from './loss.js';
+
+// Optimizers and schedules
+export {
+  Optimizer,
+  optimizerStateToStateDict,
+  optimizerStateFromStateDict,
+  type BaseHyper,
+  type ParamGroup,
+  type ParamGroupInput,
+  type ParamState,
+  type OptimizerStateDict,
+} from './optim/optimizer.js';
+export { SGD, type SGDOptions } from './optim/sgd.js';
+export { Adam, AdamW, type AdamOptions } from './optim/adam.js';
+export {
+  LRScheduler,
+  StepLR,
+  CosineAnnealingLR,
+  LinearWarmup,
+  type SchedulerStateDict,
+  type StepLROptions,
+  type CosineAnnealingLROptions,
+  type LinearWarmupOptions,
+} from './optim/lr-scheduler.js';
+
+// Data
+export { parseIdx, readIdx, type IdxArray, type IdxDType } from './data/idx.js';
+export { parseNpy, readNpy, type NpyArray, type NpyDType } from './data/npy.js';
+export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
+export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
+export { loadFashionMnist, FASHION_MNIST_CLASSES, type FashionMnist, type FashionMnistOptions } from './data/fashion-mnist.js';
+export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';

@@ -204,6 +204,10 @@ describe('ProgressBar', () => {
     const tbar = new ProgressBar({ total: 2, stream: { write: (s: string) => tty.push(s), isTTY: true }, now: () => t });
     tbar.tick();
     expect(tty[0]!.startsWith('\r\x1b[2K')).toBe(true);
+    const off = new ProgressBar({ total: 2, enabled: false, force: true, stream: { write: (s: string) => tty.push(s), isTTY: true } });
+    off.tick();
+    off.finish();
+    expect(tty.length).toBe(1);
     expect(formatDuration(3725)).toBe('1:02:05');
   });
 });

@@ -9,6 +9,8 @@ export interface ProgressOptions {
   label?: string;
   /** Default: process.stderr. */
   stream?: ProgressStream;
+  /** false keeps the bar silent whatever the stream (default true: draw on a terminal, or anywhere when forced). */
+  enabled?: boolean;
   /** Draw even when the stream is not a terminal (then one line per update, at most every `intervalMs`). */
   force?: boolean;
   /** Minimum time between redraws (default 100 ms on a terminal, 2000 ms otherwise). */
@@ -61,7 +63,7 @@ export class ProgressBar {
     this.label = options.label ?? '';
     this.stream = options.stream ?? process.stderr;
     this.tty = this.stream.isTTY === true;
-    this.enabled = this.tty || options.force === true;
+    this.enabled = options.enabled !== false && (this.tty || options.force === true);
     this.intervalMs = options.intervalMs ?? (this.tty ? 100 : 2000);
     this.unit = options.unit ?? 'it';
     this.now = options.now ?? (() => performance.now());
@@ -89,6 +91,11 @@ export class ProgressBar {
     this.finished = true;
     if (info) this.info = info;
     if (this.enabled) this.draw(true);
+  }
+
+  /** Same as `done`. */
+  finish(info?: Info): void {
+    this.done(info);
   }
 
   /** The bar's text for the current state (without control characters). */
