@@ -1,6 +1,7 @@
 export { StateDictError, DataFormatError, DatasetNotFoundError, type ShapeMismatch } from './errors.js';
 export { Parameter } from './parameter.js';
 export { Module, currentForwardPass, type ForwardHook, type ForwardPreHook, type RemovableHandle } from './module.js';
+export { deepCopy } from './deep-copy.js';
 export { STATE_DICT_VERSION, isStateDict, type StateDict, type LoadStateDictOptions, type LoadStateDictResult } from './state-dict.js';
 export {
   serializeStateDict,
