@@ -115,3 +115,14 @@ describe('autograd against finite differences', () => {
     expect(y.requiresGrad).toBe(false);
   });
 });
+
+describe('relu fast path', () => {
+  it('matches max(x, 0) and its gradient matches finite differences away from 0', async () => {
+    const { relu } = await import('./index.js');
+    const x = tensor([-2, -0.5, 0.25, 3]);
+    expect(relu(x).toArray()).toEqual([0, 0, 0.25, 3]);
+    expect(relu(tensor([-3, 4], { dtype: 'int8' })).dtype).toBe('int8');
+    const a = randn([4, 5], { generator: gen() });
+    expect(gradcheck((t) => relu(t), [a], { eps: 1e-3 })).toEqual([]);
+  });
+});

@@ -74,9 +74,24 @@ function walk(a: Tensor, b: Tensor, shape: number[], out: TypedArray, f: (x: num
   }
 }
 
-function arith(f: (x: number, y: number) => number): TensorKernel {
+type SameShapeLoop = (a: Float32Array, b: Float32Array, out: Float32Array) => void;
+
+/** Monomorphic loops for the float32 same-shape case, which residual adds and gradients hit every step. */
+const SAME_SHAPE: Record<string, SameShapeLoop> = {
+  add: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! + b[i]!; },
+  sub: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! - b[i]!; },
+  mul: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! * b[i]!; },
+  div: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! / b[i]!; },
+};
+
+function arith(f: (x: number, y: number) => number, fast?: SameShapeLoop): TensorKernel {
   return ([a, b]) => {
     const dt = promote(a!.dtype, b!.dtype);
+    if (fast && a!.dtype === 'float32' && b!.dtype === 'float32' && shapesEqual(a!.shape, b!.shape) && a!.isContiguous() && b!.isContiguous()) {
+      const out = new Float32Array(a!.size);
+      fast(a!.values() as Float32Array, b!.values() as Float32Array, out);
+      return make(out, a!.shape);
+    }
     if (dt === 'float32') return broadcastBinary(a!, b!, dt, f);
     return broadcastBinary(a!, b!, dt, (x, y) => Math.trunc(f(x, y)));
   };
@@ -86,10 +101,10 @@ function compare(f: (x: number, y: number) => boolean): TensorKernel {
   return ([a, b]) => broadcastBinary(a!, b!, 'bool', (x, y) => (f(x, y) ? 1 : 0));
 }
 
-registerKernel({ op: 'Add', backend: 'cpu', fn: arith((x, y) => x + y) });
-registerKernel({ op: 'Sub', backend: 'cpu', fn: arith((x, y) => x - y) });
-registerKernel({ op: 'Mul', backend: 'cpu', fn: arith((x, y) => x * y) });
-registerKernel({ op: 'Div', backend: 'cpu', fn: arith((x, y) => x / y) });
+registerKernel({ op: 'Add', backend: 'cpu', fn: arith((x, y) => x + y, SAME_SHAPE.add) });
+registerKernel({ op: 'Sub', backend: 'cpu', fn: arith((x, y) => x - y, SAME_SHAPE.sub) });
+registerKernel({ op: 'Mul', backend: 'cpu', fn: arith((x, y) => x * y, SAME_SHAPE.mul) });
+registerKernel({ op: 'Div', backend: 'cpu', fn: arith((x, y) => x / y, SAME_SHAPE.div) });
 registerKernel({ op: 'Pow', backend: 'cpu', fn: arith((x, y) => Math.pow(x, y)) });
 registerKernel({ op: 'Max', backend: 'cpu', fn: arith((x, y) => (x >= y ? x : y)) });
 registerKernel({ op: 'Min', backend: 'cpu', fn: arith((x, y) => (x <= y ? x : y)) });

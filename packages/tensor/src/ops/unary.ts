@@ -52,7 +52,32 @@ export const sqrt = defineUnary({ op: 'Sqrt', f: Math.sqrt, df: (_x, y) => 0.5 /
 export const rsqrt = defineUnary({ op: 'Rsqrt', f: (x) => 1 / Math.sqrt(x), df: (x, y) => -0.5 * y / x });
 export const reciprocal = defineUnary({ op: 'Reciprocal', f: (x) => 1 / x, df: (_x, y) => -y * y });
 export const abs = defineUnary({ op: 'Abs', f: Math.abs, df: (x) => (x > 0 ? 1 : x < 0 ? -1 : 0), keepsIntegerDtype: true });
-export const relu = defineUnary({ op: 'Relu', f: (x) => (x > 0 ? x : 0), df: (x) => (x > 0 ? 1 : 0), keepsIntegerDtype: true });
+
+// Relu is on every training step's hot path, so it gets monomorphic loops instead of defineUnary's callback.
+registerKernel<(i: Tensor[]) => Tensor>({
+  op: 'Relu',
+  backend: 'cpu',
+  fn: ([x]) => {
+    const v = x!.values();
+    const out = allocate(x!.dtype, v.length);
+    for (let i = 0; i < v.length; i++) {
+      const e = v[i]!;
+      out[i] = e > 0 ? e : 0;
+    }
+    return make(out, x!.shape, x!.dtype);
+  },
+});
+registerGradient('Relu', ({ outputs: [y] }, [g]) => {
+  const yv = f32(y!);
+  const gv = f32(g!);
+  const out = new Float32Array(yv.length);
+  for (let i = 0; i < yv.length; i++) out[i] = yv[i]! > 0 ? gv[i]! : 0;
+  return [make(out, y!.shape)];
+});
+
+export function relu(x: Tensor): Tensor {
+  return run1('Relu', [x], {});
+}
 
 registerKernel<(i: Tensor[], a: { dtype: DType }) => Tensor>({
   op: 'Cast',
