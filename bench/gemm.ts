@@ -1,6 +1,6 @@
 // GFLOP/s of the cpu and wasm GEMM kernels on the shapes of the reference network's training step.
-// Run: node --conditions=qtk-source --import tsx bench/gemm.ts [--quick] [--only=wasm|cpu] [--filter=text]
-import { cpuGemm, gemmArgs, kernels, wasmStatus, type GemmArgs, type GemmKernel } from '../packages/tensor/src/index.js';
+// Run: node --conditions=qtk-source --import tsx bench/gemm.ts [--quick] [--no-cpu] [--filter=text]
+import { cpuGemm, gemmArgs, kernels, setWasmThreads, wasmStatus, type GemmArgs, type GemmKernel } from '../packages/tensor/src/index.js';
 
 interface Shape {
   name: string;
@@ -27,7 +27,7 @@ const SHAPES: Shape[] = [
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const only = args.find((a) => a.startsWith('--only='))?.slice(7);
+const noCpu = args.includes('--no-cpu');
 const filter = args.find((a) => a.startsWith('--filter='))?.slice(9);
 
 function operands(s: Shape): GemmArgs {
@@ -39,10 +39,10 @@ function operands(s: Shape): GemmArgs {
   return gemmArgs(s.transA, s.transB, s.m, s.n, s.k, fill(s.m * s.k), fill(s.k * s.n), new Float32Array(s.m * s.n));
 }
 
-/** Best-of-N seconds per call, with the repetition count chosen so each sample takes ≥ ~50 ms. */
+/** Best-of-N seconds per call, each sample repeating the call for ≥ ~40 ms. */
 function time(kernel: GemmKernel, g: GemmArgs, flops: number, guessGflops: number): number {
   kernel(g);
-  const reps = Math.max(1, Math.round(0.05 / (flops / (guessGflops * 1e9))));
+  const reps = Math.max(1, Math.round(0.04 / (flops / (guessGflops * 1e9))));
   let best = Infinity;
   for (let sample = 0; sample < (quick ? 2 : 5); sample++) {
     const t0 = process.hrtime.bigint();
@@ -52,20 +52,38 @@ function time(kernel: GemmKernel, g: GemmArgs, flops: number, guessGflops: numbe
   return best;
 }
 
-const status = wasmStatus();
+const wasm = kernels.kernelOn<GemmKernel>('Gemm', 'wasm')?.fn;
+let status = wasmStatus();
 console.log(`wasm: ${status.loaded ? `loaded from ${status.source}` : `not loaded (${status.reason})`}`);
-const wasmKernel = kernels.kernelOn<GemmKernel>('Gemm', 'wasm')?.fn;
-const header = `${'shape'.padEnd(22)} ${'m'.padStart(5)} ${'n'.padStart(6)} ${'k'.padStart(6)}  ${'cpu GF/s'.padStart(9)} ${'wasm GF/s'.padStart(10)} ${'speedup'.padStart(8)}  wasm ms`;
-console.log(header);
+// Start the worker (it spawns on the first large gemm) and give it time to come up.
+if (status.loaded && wasm) {
+  wasm(operands(SHAPES[1]!));
+  for (let i = 0; i < 100 && wasmStatus().threads !== 2; i++) await new Promise((r) => setTimeout(r, 20));
+  status = wasmStatus();
+  console.log(`wasm threads: ${status.threads}${status.threadsReason ? ` (${status.threadsReason})` : ''}`);
+}
+const twoThreads = status.threads === 2;
+
+const col = (s: string | number, w: number) => String(s).padStart(w);
+console.log(`${'shape'.padEnd(20)} ${col('m', 4)} ${col('n', 6)} ${col('k', 6)} ${col('cpu', 6)} ${col('wasm×1', 7)} ${col('wasm×2', 7)} ${col('×1/cpu', 7)} ${col('×2/×1', 6)}   GFLOP/s`);
 for (const s of SHAPES) {
   if (filter && !s.name.includes(filter)) continue;
   const g = operands(s);
   const flops = 2 * s.m * s.n * s.k;
-  const cpu = only === 'wasm' ? NaN : flops / time(cpuGemm, g, flops, 0.8) / 1e9;
-  const wasmSec = only === 'cpu' || !status.loaded || !wasmKernel ? NaN : time(wasmKernel, g, flops, 15);
-  const wasm = flops / wasmSec / 1e9;
+  const gf = (sec: number) => flops / sec / 1e9;
+  const cpu = noCpu ? NaN : gf(time(cpuGemm, g, flops, 0.8));
+  let one = NaN;
+  let two = NaN;
+  if (status.loaded && wasm) {
+    setWasmThreads(false);
+    one = gf(time(wasm, g, flops, 20));
+    if (twoThreads) {
+      setWasmThreads(true);
+      two = gf(time(wasm, g, flops, 35));
+    }
+  }
   console.log(
-    `${s.name.padEnd(22)} ${String(s.m).padStart(5)} ${String(s.n).padStart(6)} ${String(s.k).padStart(6)}  ` +
-      `${cpu.toFixed(2).padStart(9)} ${wasm.toFixed(2).padStart(10)} ${(wasm / cpu).toFixed(1).padStart(8)}x  ${(wasmSec * 1e3).toFixed(2)}`,
+    `${s.name.padEnd(20)} ${col(s.m, 4)} ${col(s.n, 6)} ${col(s.k, 6)} ${col(cpu.toFixed(2), 6)} ${col(one.toFixed(1), 7)} ${col(two.toFixed(1), 7)} ${col((one / cpu).toFixed(0), 7)} ${col((two / one).toFixed(2), 6)}`,
   );
 }
+setWasmThreads(true);

@@ -4,7 +4,7 @@
 // MC×KC block of op(A) into MR-tall row panels, zero-padded to whole panels, so the MR×NR
 // register-blocked micro-kernel reads both with contiguous loads whatever the transposes were.
 // All pointers are byte addresses in linear memory and leading dimensions count elements.
-// The host copies operands in above dataStart() and grows the memory itself.
+// The host copies operands in above dataStart(), passes a scratch area, and grows the memory itself.
 
 // @ts-ignore: decorator
 @inline const MR: i32 = 4;
@@ -17,15 +17,19 @@
 // @ts-ignore: decorator
 @inline const NC: i32 = 2048;
 
-const WORK: usize = (<usize>__heap_base + 63) & ~(<usize>63);
-const A_PACK: usize = WORK;
-const B_PACK: usize = A_PACK + <usize>(MC * KC * 4);
-const TILE: usize = B_PACK + <usize>(KC * NC * 4);
-const DATA: usize = (TILE + <usize>(MR * NR * 4) + 63) & ~(<usize>63);
+// A caller's work area (see workBytes) holds the packed A block, the packed B block and a tile.
+const B_PACK_AT: usize = <usize>(MC * KC * 4);
+const TILE_AT: usize = B_PACK_AT + <usize>(KC * NC * 4);
+const WORK_BYTES: usize = (TILE_AT + <usize>(MR * NR * 4) + 63) & ~(<usize>63);
 
-/** First byte the host may use for operands; everything below is static data and packing space. */
+/** First byte the host may use (64-byte aligned); everything below is static data. */
 export function dataStart(): usize {
-  return DATA;
+  return (<usize>__heap_base + 63) & ~(<usize>63);
+}
+
+/** Bytes of packing space one concurrent gemm call needs at its `work` address. */
+export function workBytes(): usize {
+  return WORK_BYTES;
 }
 
 /** Transposes the 4×4 block at src (rows `ld` bytes apart) and stores its rows `dstStride` bytes apart. */
@@ -49,11 +53,11 @@ export function dataStart(): usize {
  * Packs rows ic..ic+mc, columns pc..pc+kc of op(A) into MR-row panels laid out p-major:
  * panel r holds op(A)[ic+r·MR+i][pc+p] at (r·kc + p)·MR + i.
  */
-function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: i32): void {
+function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: i32, dst: usize): void {
   const ldaB = <usize>lda << 2;
   for (let ir = 0; ir < mc; ir += MR) {
     const mr = min(MR, mc - ir);
-    let d = A_PACK + (<usize>(ir * kc) << 2);
+    let d = dst + (<usize>(ir * kc) << 2);
     if (transA) {
       // op(A)[i][p] = a[p·lda + i]: each p is a contiguous run of MR values.
       let s = a + ((<usize>pc * lda + <usize>(ic + ir)) << 2);
@@ -94,11 +98,11 @@ function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: 
  * Packs rows pc..pc+kc, columns jc..jc+nc of op(B) into NR-column panels laid out p-major:
  * panel r holds op(B)[pc+p][jc+r·NR+j] at (r·kc + p)·NR + j.
  */
-function packB(transB: bool, b: usize, ldb: i32, pc: i32, kc: i32, jc: i32, nc: i32): void {
+function packB(transB: bool, b: usize, ldb: i32, pc: i32, kc: i32, jc: i32, nc: i32, dst: usize): void {
   const ldbB = <usize>ldb << 2;
   for (let jr = 0; jr < nc; jr += NR) {
     const nr = min(NR, nc - jr);
-    let d = B_PACK + (<usize>(jr * kc) << 2);
+    let d = dst + (<usize>(jr * kc) << 2);
     if (!transB) {
       // op(B)[p][j] = b[p·ldb + j]: each p is a contiguous run of NR values.
       let s = b + ((<usize>pc * ldb + <usize>(jc + jr)) << 2);
@@ -143,7 +147,7 @@ function packB(transB: bool, b: usize, ldb: i32, pc: i32, kc: i32, jc: i32, nc: 
  * The MR×NR = 4×8 micro-kernel: eight f32x4 accumulators, per step two loads of B and four
  * broadcasts of A. Writes (or, when acc, adds) the mr×nr valid part of the tile to C.
  */
-function kernel(kc: i32, ap: usize, bp: usize, c: usize, ldcB: usize, mr: i32, nr: i32, acc: bool): void {
+function kernel(kc: i32, ap: usize, bp: usize, c: usize, ldcB: usize, mr: i32, nr: i32, acc: bool, tile: usize): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
   let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
   let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
@@ -188,17 +192,17 @@ function kernel(kc: i32, ap: usize, bp: usize, c: usize, ldcB: usize, mr: i32, n
     }
     return;
   }
-  v128.store(TILE, c00);
-  v128.store(TILE, c01, 16);
-  v128.store(TILE, c10, 32);
-  v128.store(TILE, c11, 48);
-  v128.store(TILE, c20, 64);
-  v128.store(TILE, c21, 80);
-  v128.store(TILE, c30, 96);
-  v128.store(TILE, c31, 112);
+  v128.store(tile, c00);
+  v128.store(tile, c01, 16);
+  v128.store(tile, c10, 32);
+  v128.store(tile, c11, 48);
+  v128.store(tile, c20, 64);
+  v128.store(tile, c21, 80);
+  v128.store(tile, c30, 96);
+  v128.store(tile, c31, 112);
   for (let i = 0; i < mr; i++) {
     const row = c + <usize>i * ldcB;
-    const t = TILE + (<usize>(i * NR) << 2);
+    const t = tile + (<usize>(i * NR) << 2);
     for (let j = 0; j < nr; j++) {
       const o = <usize>j << 2;
       const v = load<f32>(t + o);
@@ -214,7 +218,10 @@ function blockSize(extent: i32, maxBlock: i32): i32 {
   return min(maxBlock, (size + 3) & ~3);
 }
 
-/** C = op(A)·op(B) + beta·C for row-major operands at byte addresses a, b, c; beta is 0 or 1. */
+/**
+ * C = op(A)·op(B) + beta·C for row-major operands at byte addresses a, b, c; beta is 0 or 1.
+ * `work` is workBytes() of scratch owned by this call (one per thread sharing the memory).
+ */
 export function gemm(
   transA: i32,
   transB: i32,
@@ -228,6 +235,7 @@ export function gemm(
   c: usize,
   ldc: i32,
   beta: i32,
+  work: usize,
 ): void {
   if (m <= 0 || n <= 0) return;
   const ldcB = <usize>ldc << 2;
@@ -235,22 +243,25 @@ export function gemm(
     if (beta == 0) for (let i = 0; i < m; i++) memory.fill(c + <usize>i * ldcB, 0, <usize>n << 2);
     return;
   }
+  const aPack = work;
+  const bPack = work + B_PACK_AT;
+  const tile = work + TILE_AT;
   const kcMax = blockSize(k, KC);
   for (let jc = 0; jc < n; jc += NC) {
     const nc = min(NC, n - jc);
     for (let pc = 0; pc < k; pc += kcMax) {
       const kc = min(kcMax, k - pc);
-      packB(transB != 0, b, ldb, pc, kc, jc, nc);
+      packB(transB != 0, b, ldb, pc, kc, jc, nc, bPack);
       const acc = pc > 0 || beta != 0;
       for (let ic = 0; ic < m; ic += MC) {
         const mc = min(MC, m - ic);
-        packA(transA != 0, a, lda, ic, mc, pc, kc);
+        packA(transA != 0, a, lda, ic, mc, pc, kc, aPack);
         for (let jr = 0; jr < nc; jr += NR) {
           const nr = min(NR, nc - jr);
-          const bp = B_PACK + (<usize>(jr * kc) << 2);
+          const bp = bPack + (<usize>(jr * kc) << 2);
           const cj = c + (<usize>(jc + jr) << 2);
           for (let ir = 0; ir < mc; ir += MR) {
-            kernel(kc, A_PACK + (<usize>(ir * kc) << 2), bp, cj + <usize>(ic + ir) * ldcB, ldcB, min(MR, mc - ir), nr, acc);
+            kernel(kc, aPack + (<usize>(ir * kc) << 2), bp, cj + <usize>(ic + ir) * ldcB, ldcB, min(MR, mc - ir), nr, acc, tile);
           }
         }
       }

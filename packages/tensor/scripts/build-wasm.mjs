@@ -1,6 +1,6 @@
-// Compiles the AssemblyScript kernels in assembly/ to wasm/<name>.wasm with asc from npm
-// (no system compiler). Run by `prepare` on install, by `build`, and by the test setup when a
-// binary is missing or older than its source.
+// Compiles the AssemblyScript kernels in assembly/ to wasm/<name>.wasm with asc from npm (no
+// system compiler); files starting with `_` are only imported by others. Run by `prepare` on
+// install, by `build`, and by the test setup when a binary is missing or older than its source.
 import { readdirSync, statSync, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,8 +19,13 @@ export async function buildWasm({ force = false } = {}) {
     const out = join(outDir, entry.replace(/\.ts$/, '.wasm'));
     if (!force && existsSync(out) && statSync(out).mtimeMs >= newestSource) continue;
     const tmp = `${out}.${process.pid}.tmp`;
+    // Entries named *-shared import a shared memory (threads) instead of defining their own.
+    const shared = entry.endsWith('-shared.ts')
+      ? ['--importMemory', '--sharedMemory', '--maximumMemory', '65536', '--enable', 'threads']
+      : [];
     const { error, stderr } = await asc.main([
       join(srcDir, entry),
+      ...shared,
       '--outFile', tmp,
       '--optimizeLevel', '3',
       '--shrinkLevel', '0',

@@ -69,3 +69,4 @@ export { pad, type PadMode } from './ops/pad.js';
 export { batchNorm, type BatchNormOptions } from './ops/batch-norm.js';
 export { layerNorm } from './ops/layer-norm.js';
 export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
+export { setWasmThreads } from './wasm/wasm-backend.js';

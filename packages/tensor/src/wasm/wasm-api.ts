@@ -16,9 +16,11 @@ export interface WasmInstance {
   readonly exports: Record<string, unknown>;
 }
 
+export type WasmImports = Record<string, Record<string, unknown>>;
+
 export interface WasmApi {
   Module: new (bytes: WasmBytes) => WasmModule;
-  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => WasmInstance;
+  Instance: new (module: WasmModule, imports: WasmImports) => WasmInstance;
   Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
 }
 

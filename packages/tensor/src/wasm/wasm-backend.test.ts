@@ -5,6 +5,7 @@ import { gemm, gemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { kernels } from '../registry.js';
 import * as qtk from '../index.js';
 import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
+import { loadWasmSync } from './wasm-loader.js';
 
 const wasmFile = fileURLToPath(new URL('../../wasm/gemm.wasm', import.meta.url));
 
@@ -21,7 +22,7 @@ afterEach(() => {
 describe('wasm backend registration', () => {
   it('importing the package index registers and loads the wasm backend ahead of cpu', () => {
     expect(qtk.wasmStatus()).toMatchObject({ loaded: true });
-    expect(qtk.wasmStatus().source).toMatch(/wasm\/gemm\.wasm$/);
+    expect(qtk.wasmStatus().source).toMatch(/wasm\/gemm(-shared)?\.wasm$/);
     expect(kernels.listBackends().map((b) => b.name).slice(0, 2)).toEqual(['wasm', 'cpu']);
   });
 
@@ -72,6 +73,17 @@ describe('wasm backend registration', () => {
     expect(Array.from(g.c)).toEqual([4, 5, 10, 11]);
     expect(loadWasmBackend(readFileSync(wasmFile))).toMatchObject({ loaded: true, source: 'bytes' });
     expect(kernels.resolve<GemmKernel>('Gemm', g).backend).toBe('wasm');
+  });
+});
+
+describe('loader', () => {
+  it('reports a missing binary instead of throwing, naming the paths and the build command', () => {
+    const result = loadWasmSync('no-such-kernel');
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.reason).toMatch(/wasm\/no-such-kernel\.wasm not found/);
+      expect(result.reason).toMatch(/build:wasm/);
+    }
   });
 });
 

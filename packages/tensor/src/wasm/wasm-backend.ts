@@ -1,8 +1,9 @@
 import { cpuGemm, type GemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { registerBackend, registerKernel, type Backend } from '../registry.js';
-import { createWasmGemm, MAX_WASM_BYTES, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { wasmApi, type WasmBytes } from './wasm-api.js';
+import { align64, createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
+import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
 
 /** Whether the wasm backend is serving kernels, and if not, why. */
 export interface WasmStatus {
@@ -11,11 +12,24 @@ export interface WasmStatus {
   source?: string;
   /** Why the backend is not loaded (missing file, QTK_BACKEND=cpu, no WebAssembly, ...). */
   reason?: string;
+  /** 2 when large GEMMs are split between this thread and a worker sharing the memory, else 1. */
+  threads?: 1 | 2;
+  /** Why GEMMs run on one thread (no SharedArrayBuffer, QTK_WASM_THREADS=0, worker not started yet, ...). */
+  threadsReason?: string;
+  /** Chunks of C the worker thread has computed so far. */
+  workerChunks?: number;
   /** Set when a call fell back to the cpu kernel at run time (for example memory could not grow). */
   lastFallback?: string;
 }
 
+const WASM_MAX_PAGES = 49152; // 3 GiB, the shared memory's declared maximum
+const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+
 let wasmGemm: GemmKernel | null = null;
+let threaded: ThreadedRunner | null = null;
+// The shared-memory engine is built once: reloading reuses it rather than starting another worker.
+let sharedEngine: { kernel: GemmKernel; runner: ThreadedRunner; source: string } | null = null;
+let threadsEnabled = env?.QTK_WASM_THREADS !== '0';
 let status: WasmStatus = { loaded: false, reason: 'not loaded yet' };
 
 /** WebAssembly SIMD backend for the hot kernels; preferred over `cpu` whenever its binary loaded. */
@@ -40,34 +54,90 @@ registerKernel<GemmKernel>({
   accepts: (g: GemmArgs) => wasmGemmBytes(g) <= MAX_WASM_BYTES,
 });
 
-function adopt(result: WasmLoadResult): WasmStatus {
+function nodeWorker(): WorkerCtor | null {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const threads = proc?.getBuiltinModule?.('node:worker_threads') as { Worker?: WorkerCtor } | undefined;
+  return threads?.Worker ?? null;
+}
+
+/** The shared-memory build with a worker, or why it cannot be used here. */
+function loadThreaded(): { kernel: GemmKernel; runner: ThreadedRunner; source: string } | { reason: string } {
+  if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
+    return { reason: 'no SharedArrayBuffer in this runtime' };
+  }
+  const Worker = nodeWorker();
+  if (!Worker || !wasmApi) return { reason: 'worker threads need Node >= 20.16' };
+  let memory;
+  try {
+    memory = new wasmApi.Memory({ initial: 64, maximum: WASM_MAX_PAGES, shared: true });
+  } catch (error) {
+    return { reason: `cannot create a shared wasm memory: ${(error as Error).message}` };
+  }
+  const loaded = loadWasmSync('gemm-shared', { env: { memory } });
+  if (!loaded.ok) return { reason: loaded.reason };
+  const exports = loaded.instance.exports as unknown as SharedGemmExports;
+  const job = align64(exports.dataStart());
+  const mainWork = align64(job + exports.jobBytes());
+  const workerWork = align64(mainWork + exports.workBytes());
+  const runner = createThreadedRunner({ module: loaded.module, memory, exports, job, mainWork, workerWork, Worker, enabled: threadsEnabled });
+  return { kernel: createWasmGemm(memory, align64(workerWork + exports.workBytes()), runner.run), runner, source: loaded.source };
+}
+
+function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
+  threaded = null;
+  wasmGemm = null;
   if (!result.ok) {
-    wasmGemm = null;
     status = { loaded: false, reason: result.reason };
     return status;
   }
   const exports = result.instance.exports as unknown as GemmExports;
-  if (typeof exports.gemm !== 'function' || !(exports.memory instanceof wasmApi!.Memory)) {
-    wasmGemm = null;
-    status = { loaded: false, reason: `${result.source} does not export gemm and memory; rebuild it` };
+  if (typeof exports.gemm !== 'function' || typeof exports.workBytes !== 'function' || !(exports.memory instanceof wasmApi!.Memory)) {
+    status = { loaded: false, reason: `${result.source} does not export gemm, workBytes and memory; rebuild it` };
     return status;
   }
-  wasmGemm = createWasmGemm(exports);
-  status = { loaded: true, source: result.source };
+  const work = align64(exports.dataStart());
+  wasmGemm = createWasmGemm(exports.memory, align64(work + exports.workBytes()), runOnThisThread(exports, work));
+  status = { loaded: true, source: result.source, threads: 1, threadsReason };
   return status;
 }
 
-/** Loads the gemm binary from given bytes (browsers, bundlers) or, without arguments, from wasm/gemm.wasm. */
+/**
+ * (Re)loads the gemm kernels. Without arguments: wasm/gemm-shared.wasm with a worker thread when
+ * the runtime allows it, else wasm/gemm.wasm on one thread. With bytes (browsers, bundlers): that
+ * binary, on one thread.
+ */
 export function loadWasmBackend(bytes?: WasmBytes): WasmStatus {
-  return adopt(bytes ? instantiate(bytes, 'bytes') : loadWasmSync('gemm'));
+  if (bytes) return adopt(instantiate(bytes, 'bytes'), 'loaded from bytes (one thread)');
+  const mt = sharedEngine ?? loadThreaded();
+  if ('kernel' in mt) {
+    sharedEngine = mt;
+    wasmGemm = mt.kernel;
+    threaded = mt.runner;
+    status = { loaded: true, source: mt.source };
+    return wasmStatus();
+  }
+  return adopt(loadWasmSync('gemm'), mt.reason);
 }
 
-/** Whether the wasm backend loaded, where from, or why not. */
+/** Lets large GEMMs use the worker thread, or keeps every GEMM on the calling thread (the default comes from QTK_WASM_THREADS). */
+export function setWasmThreads(enabled: boolean): WasmStatus {
+  threadsEnabled = enabled;
+  threaded?.setEnabled(enabled);
+  return wasmStatus();
+}
+
+/** Whether the wasm backend loaded, where from, on how many threads, or why not. */
 export function wasmStatus(): WasmStatus {
-  return { ...status };
+  if (!threaded) return { ...status };
+  const t = threaded.state();
+  return {
+    ...status,
+    threads: t.ready ? 2 : 1,
+    ...(t.reason ? { threadsReason: t.reason } : {}),
+    workerChunks: t.workerChunks,
+  };
 }
 
-const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
 if (env?.QTK_BACKEND === 'cpu') {
   status = { loaded: false, reason: 'disabled by QTK_BACKEND=cpu' };
 } else {

@@ -2,10 +2,11 @@ import { InvalidArgumentError } from '../errors.js';
 import type { GemmArgs, GemmKernel } from '../gemm/gemm.js';
 import type { WasmMemory } from './wasm-api.js';
 
-/** What assembly/gemm.ts exports. */
+/** What assembly/gemm.ts exports (gemm-shared.ts too, with an imported shared memory). */
 export interface GemmExports {
   memory: WasmMemory;
   dataStart(): number;
+  workBytes(): number;
   gemm(
     transA: number,
     transB: number,
@@ -19,7 +20,33 @@ export interface GemmExports {
     c: number,
     ldc: number,
     beta: number,
+    work: number,
   ): void;
+}
+
+/** A GEMM whose operands are already in linear memory: byte addresses, leading dimensions in elements. */
+export interface StagedGemm {
+  transA: boolean;
+  transB: boolean;
+  m: number;
+  n: number;
+  k: number;
+  a: number;
+  lda: number;
+  b: number;
+  ldb: number;
+  c: number;
+  ldc: number;
+  beta: 0 | 1;
+}
+
+/** Runs a staged GEMM (on this thread, or split across threads). */
+export type StagedRunner = (g: StagedGemm) => void;
+
+/** Runs a staged GEMM on this thread with the scratch area at `work`. */
+export function runOnThisThread(exports: GemmExports, work: number): StagedRunner {
+  return (g) =>
+    exports.gemm(g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta, work);
 }
 
 const PAGE = 65536;
@@ -38,7 +65,7 @@ function staging(rows: number, cols: number, ld: number): Staging {
   if (rows === 0 || cols === 0) return { ld: Math.max(ld, 1), len: 0, compact: false };
   const dense = rows * cols;
   const span = (rows - 1) * ld + cols;
-  if (ld === cols || span <= dense + (dense >> 2)) return { ld, len: span, compact: false };
+  if (ld === cols || span <= dense * 1.25) return { ld, len: span, compact: false };
   return { ld: cols, len: dense, compact: true };
 }
 
@@ -55,7 +82,7 @@ function checkOperand(name: string, arr: Float32Array, offset: number, rows: num
   }
 }
 
-const align64 = (x: number): number => (x + 63) & ~63;
+export const align64 = (x: number): number => Math.ceil(x / 64) * 64;
 
 /** Bytes of wasm memory one call needs (for `accepts` to turn away what cannot fit). */
 export function wasmGemmBytes(g: GemmArgs): number {
@@ -65,23 +92,22 @@ export function wasmGemmBytes(g: GemmArgs): number {
 }
 
 /**
- * Wraps the wasm exports as a GemmKernel. Operands are copied into linear memory above
- * dataStart() (the memory grows on demand and is reused between calls), the kernel runs, and the
- * m×n result is copied back into c.
+ * A GemmKernel over wasm memory. Operands are copied in from byte `base` up (the memory grows on
+ * demand and is reused between calls), `run` computes, and the m×n result is copied back into c.
  */
-export function createWasmGemm(exports: GemmExports): GemmKernel {
-  const { memory } = exports;
-  const base = align64(exports.dataStart());
+export function createWasmGemm(memory: WasmMemory, base: number, run: StagedRunner): GemmKernel {
   let heap = new Float32Array(memory.buffer);
 
   function reserve(bytes: number): void {
     const need = base + bytes;
-    if (need > memory.buffer.byteLength) memory.grow(Math.ceil((need - memory.buffer.byteLength) / PAGE));
-    if (heap.buffer !== memory.buffer) heap = new Float32Array(memory.buffer);
+    const have = memory.buffer.byteLength;
+    if (need > have) memory.grow(Math.ceil((need - have) / PAGE));
+    // A shared memory's buffer keeps its old length after growing, so compare sizes, not objects.
+    if (heap.byteLength !== memory.buffer.byteLength) heap = new Float32Array(memory.buffer);
   }
 
   function copyIn(src: Float32Array, offset: number, rows: number, cols: number, ld: number, s: Staging, ptr: number): void {
-    const at = ptr >> 2;
+    const at = ptr >>> 2;
     if (!s.compact) {
       heap.set(src.subarray(offset, offset + s.len), at);
       return;
@@ -110,13 +136,13 @@ export function createWasmGemm(exports: GemmExports): GemmKernel {
 
     copyIn(g.a, g.aOffset, aRows, aCols, g.lda, sa, aPtr);
     copyIn(g.b, g.bOffset, bRows, bCols, g.ldb, sb, bPtr);
-    const c0 = cPtr >> 2;
+    const c0 = cPtr >>> 2;
     if (g.beta === 1) {
       if (cDense) heap.set(g.c.subarray(g.cOffset, g.cOffset + m * n), c0);
       else for (let i = 0; i < m; i++) heap.set(g.c.subarray(g.cOffset + i * g.ldc, g.cOffset + i * g.ldc + n), c0 + i * n);
     }
 
-    exports.gemm(transA ? 1 : 0, transB ? 1 : 0, m, n, k, aPtr, sa.ld, bPtr, sb.ld, cPtr, n, g.beta);
+    run({ transA, transB, m, n, k, a: aPtr, lda: sa.ld, b: bPtr, ldb: sb.ld, c: cPtr, ldc: n, beta: g.beta });
 
     if (cDense) g.c.set(heap.subarray(c0, c0 + m * n), g.cOffset);
     else for (let i = 0; i < m; i++) g.c.set(heap.subarray(c0 + i * n, c0 + (i + 1) * n), g.cOffset + i * g.ldc);

@@ -1,8 +1,8 @@
-import { wasmApi, type WasmBytes, type WasmInstance } from './wasm-api.js';
+import { wasmApi, type WasmBytes, type WasmImports, type WasmInstance, type WasmModule } from './wasm-api.js';
 
 /** Outcome of trying to instantiate one of the package's wasm binaries. */
 export type WasmLoadResult =
-  | { ok: true; instance: WasmInstance; source: string }
+  | { ok: true; module: WasmModule; instance: WasmInstance; source: string }
   | { ok: false; reason: string };
 
 interface NodeFs {
@@ -21,12 +21,12 @@ function nodeFs(): NodeFs | null {
   return fs ?? null;
 }
 
-/** Instantiates wasm bytes that need no imports. */
-export function instantiate(bytes: WasmBytes, source: string): WasmLoadResult {
+/** Compiles and instantiates wasm bytes; never throws. */
+export function instantiate(bytes: WasmBytes, source: string, imports: WasmImports = {}): WasmLoadResult {
   if (!wasmApi) return { ok: false, reason: 'this JavaScript runtime has no WebAssembly' };
   try {
     const module = new wasmApi.Module(bytes);
-    return { ok: true, instance: new wasmApi.Instance(module, {}), source };
+    return { ok: true, module, instance: new wasmApi.Instance(module, imports), source };
   } catch (error) {
     return { ok: false, reason: `${source} did not instantiate: ${(error as Error).message}` };
   }
@@ -36,7 +36,7 @@ export function instantiate(bytes: WasmBytes, source: string): WasmLoadResult {
  * Reads and instantiates wasm/<name>.wasm synchronously (Node only). Never throws: a missing
  * file, a runtime without WebAssembly SIMD or a non-Node host yields `{ ok: false, reason }`.
  */
-export function loadWasmSync(name: string): WasmLoadResult {
+export function loadWasmSync(name: string, imports: WasmImports = {}): WasmLoadResult {
   if (!wasmApi) return { ok: false, reason: 'this JavaScript runtime has no WebAssembly' };
   const fs = nodeFs();
   if (!fs) {
@@ -56,7 +56,7 @@ export function loadWasmSync(name: string): WasmLoadResult {
     } catch (error) {
       return { ok: false, reason: `cannot read ${url.pathname}: ${(error as Error).message}` };
     }
-    return instantiate(bytes, url.pathname);
+    return instantiate(bytes, url.pathname, imports);
   }
   return {
     ok: false,

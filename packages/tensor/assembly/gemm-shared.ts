@@ -1,0 +1,82 @@
+// The gemm kernels built against an imported shared memory (see scripts/build-wasm.mjs), plus the
+// chunk loop that lets several threads share one GEMM.
+import { gemm } from './gemm';
+
+export { dataStart, workBytes, gemm } from './gemm';
+
+// Layout of a job descriptor (i32 fields) written by the host.
+// @ts-ignore: decorator
+@inline const NEXT: usize = 0;
+// @ts-ignore: decorator
+@inline const TRANS_A: usize = 4;
+// @ts-ignore: decorator
+@inline const TRANS_B: usize = 8;
+// @ts-ignore: decorator
+@inline const M: usize = 12;
+// @ts-ignore: decorator
+@inline const N: usize = 16;
+// @ts-ignore: decorator
+@inline const K: usize = 20;
+// @ts-ignore: decorator
+@inline const A: usize = 24;
+// @ts-ignore: decorator
+@inline const LDA: usize = 28;
+// @ts-ignore: decorator
+@inline const B: usize = 32;
+// @ts-ignore: decorator
+@inline const LDB: usize = 36;
+// @ts-ignore: decorator
+@inline const C: usize = 40;
+// @ts-ignore: decorator
+@inline const LDC: usize = 44;
+// @ts-ignore: decorator
+@inline const BETA: usize = 48;
+// @ts-ignore: decorator
+@inline const SPLIT_M: usize = 52;
+// @ts-ignore: decorator
+@inline const CHUNK: usize = 56;
+// @ts-ignore: decorator
+@inline const CHUNKS: usize = 60;
+
+/** Bytes of one job descriptor. */
+export function jobBytes(): usize {
+  return 64;
+}
+
+/**
+ * Takes chunks of the job at `job` (column blocks of C, or row blocks when SPLIT_M is set) from its
+ * atomic NEXT counter until none is left, computing each with the scratch area at `work`.
+ * Returns how many chunks this caller computed.
+ */
+export function gemmChunks(job: usize, work: usize): i32 {
+  const transA = load<i32>(job, TRANS_A);
+  const transB = load<i32>(job, TRANS_B);
+  const m = load<i32>(job, M);
+  const n = load<i32>(job, N);
+  const k = load<i32>(job, K);
+  const a = load<usize>(job, A);
+  const lda = load<i32>(job, LDA);
+  const b = load<usize>(job, B);
+  const ldb = load<i32>(job, LDB);
+  const c = load<usize>(job, C);
+  const ldc = load<i32>(job, LDC);
+  const beta = load<i32>(job, BETA);
+  const splitM = load<i32>(job, SPLIT_M) != 0;
+  const chunk = load<i32>(job, CHUNK);
+  const chunks = load<i32>(job, CHUNKS);
+  let done = 0;
+  for (let i = atomic.add<i32>(job + NEXT, 1); i < chunks; i = atomic.add<i32>(job + NEXT, 1)) {
+    const start = i * chunk;
+    if (splitM) {
+      const rows = min(chunk, m - start);
+      const ai = a + ((transA ? <usize>start : <usize>start * lda) << 2);
+      gemm(transA, transB, rows, n, k, ai, lda, b, ldb, c + ((<usize>start * ldc) << 2), ldc, beta, work);
+    } else {
+      const cols = min(chunk, n - start);
+      const bj = b + ((transB ? <usize>start * ldb : <usize>start) << 2);
+      gemm(transA, transB, m, cols, k, a, lda, bj, ldb, c + (<usize>start << 2), ldc, beta, work);
+    }
+    done++;
+  }
+  return done;
+}

@@ -1,0 +1,160 @@
+import type { WasmMemory, WasmModule } from './wasm-api.js';
+import { runOnThisThread, type GemmExports, type StagedGemm, type StagedRunner } from './wasm-gemm.js';
+
+// Two-thread GEMM: the main thread and one worker share the wasm memory and take chunks of C
+// (column blocks, or row blocks when C is tall and narrow) from an atomic counter inside the job
+// descriptor (assembly/gemm-shared.ts), so a core busy with something else simply takes fewer
+// chunks. The caller stays synchronous: it computes chunks itself, then waits (Atomics.wait) for
+// the worker's last one.
+
+/** What assembly/gemm-shared.ts exports on top of the plain kernel. */
+export interface SharedGemmExports extends GemmExports {
+  jobBytes(): number;
+  gemmChunks(job: number, work: number): number;
+}
+
+/** Slots of the Int32Array control block shared with the worker. */
+const SEQ = 0; // job number, bumped by the main thread to wake the worker
+const STATE = 1; // seq while job seq is open, -seq once the worker joined it, 0 once main closed it
+const DONE = 2; // last job number the worker finished
+const READY = 3; // 1 once the worker has instantiated the module
+const FAILED = 4; // 1 when the worker's gemm threw
+const CHUNKS = 5; // chunks the worker computed in total, for wasmStatus()
+const SLOTS = 6;
+
+const WORKER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const { module, memory, job, work } = workerData;
+const ctrl = new Int32Array(workerData.ctrl);
+const { gemmChunks } = new WebAssembly.Instance(module, { env: { memory } }).exports;
+Atomics.store(ctrl, ${READY}, 1);
+let seen = Atomics.load(ctrl, ${SEQ});
+for (;;) {
+  Atomics.wait(ctrl, ${SEQ}, seen);
+  const seq = Atomics.load(ctrl, ${SEQ});
+  if (seq === seen) continue;
+  seen = seq;
+  if (Atomics.compareExchange(ctrl, ${STATE}, seq, -seq) !== seq) continue;
+  try {
+    Atomics.add(ctrl, ${CHUNKS}, gemmChunks(job, work));
+  } catch (error) {
+    Atomics.store(ctrl, ${FAILED}, 1);
+  }
+  Atomics.store(ctrl, ${DONE}, seq);
+  Atomics.notify(ctrl, ${DONE});
+}
+`;
+
+interface NodeWorker {
+  unref(): void;
+  on(event: 'error' | 'exit', listener: (value: unknown) => void): void;
+}
+export type WorkerCtor = new (source: string, options: { eval: true; workerData: unknown }) => NodeWorker;
+
+/** Below this many flops a GEMM stays on one thread: waking the worker costs tens of µs. */
+export const THREAD_MIN_FLOPS = 1 << 22;
+
+export interface ThreadedRunner {
+  run: StagedRunner;
+  /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
+  setEnabled(enabled: boolean): void;
+  /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
+  state(): { ready: boolean; reason?: string; workerChunks: number };
+}
+
+/** Splits the larger side of C into chunks: columns in multiples of 8 (the panel width), rows in multiples of 4. */
+export function planChunks(m: number, n: number): { splitM: boolean; chunk: number; chunks: number } {
+  const splitM = m > 4 * n;
+  const extent = splitM ? m : n;
+  const unit = splitM ? 4 : 8;
+  const target = Math.min(16, Math.max(2, Math.floor(extent / 512)));
+  const chunk = Math.ceil(extent / target / unit) * unit;
+  return { splitM, chunk, chunks: Math.ceil(extent / chunk) };
+}
+
+/**
+ * Builds the two-thread runner over a shared memory. The worker is spawned on the first GEMM big
+ * enough to share and is unref'ed, so it never keeps the process alive; until it reports ready
+ * (and after any failure) calls run on this thread alone.
+ */
+export function createThreadedRunner(opts: {
+  module: WasmModule;
+  memory: WasmMemory;
+  exports: SharedGemmExports;
+  /** Byte address of the job descriptor (jobBytes() long). */
+  job: number;
+  mainWork: number;
+  workerWork: number;
+  Worker: WorkerCtor;
+  enabled: boolean;
+}): ThreadedRunner {
+  const { exports, job } = opts;
+  const single = runOnThisThread(exports, opts.mainWork);
+  const ctrl = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
+  // A shared memory never detaches its buffer, so this view of the low job area stays valid.
+  const desc = new Int32Array(opts.memory.buffer, job, 16);
+  let enabled = opts.enabled;
+  let spawned = false;
+  let broken: string | undefined;
+  let seq = 0;
+
+  function spawn(): void {
+    spawned = true;
+    try {
+      const worker = new opts.Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { module: opts.module, memory: opts.memory, ctrl: ctrl.buffer, job, work: opts.workerWork },
+      });
+      worker.unref();
+      worker.on('error', (error) => {
+        broken ??= `the gemm worker failed: ${(error as Error).message}`;
+      });
+      worker.on('exit', () => {
+        broken ??= 'the gemm worker exited';
+      });
+    } catch (error) {
+      broken = `cannot start a worker thread: ${(error as Error).message}`;
+    }
+  }
+
+  function run(g: StagedGemm): void {
+    if (!enabled || broken || 2 * g.m * g.n * g.k < THREAD_MIN_FLOPS || (g.m < 8 && g.n < 16)) return single(g);
+    if (!spawned) spawn();
+    if (broken || Atomics.load(ctrl, READY) !== 1) return single(g);
+
+    const plan = planChunks(g.m, g.n);
+    desc.set([
+      0, g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta,
+      plan.splitM ? 1 : 0, plan.chunk, plan.chunks,
+    ]);
+    ctrl[FAILED] = 0;
+    seq = seq >= 0x3fffffff ? 1 : seq + 1;
+    Atomics.store(ctrl, STATE, seq);
+    Atomics.store(ctrl, SEQ, seq);
+    Atomics.notify(ctrl, SEQ);
+
+    exports.gemmChunks(job, opts.mainWork);
+
+    // A worker that has not woken yet is shut out of this job; one that joined is waited for.
+    if (Atomics.compareExchange(ctrl, STATE, seq, 0) === seq) return;
+    for (let done = Atomics.load(ctrl, DONE); done !== seq; done = Atomics.load(ctrl, DONE)) {
+      Atomics.wait(ctrl, DONE, done);
+    }
+    if (ctrl[FAILED]) {
+      broken = 'the gemm worker threw; gemm runs on one thread from now on';
+      throw new Error(`wasm gemm ${g.m}×${g.n}×${g.k} failed in the worker thread`);
+    }
+  }
+
+  return {
+    run,
+    setEnabled: (on) => {
+      enabled = on;
+    },
+    state: () => {
+      const ready = enabled && !broken && Atomics.load(ctrl, READY) === 1;
+      const reason = !enabled ? 'disabled (QTK_WASM_THREADS=0 or setWasmThreads(false))' : broken ?? (!spawned ? 'worker not started yet (starts on the first large gemm)' : ready ? undefined : 'worker starting');
+      return { ready, ...(reason ? { reason } : {}), workerChunks: Atomics.load(ctrl, CHUNKS) };
+    },
+  };
+}
