@@ -22,8 +22,10 @@ const FAILED = 4; // 1 when the worker's gemm threw
 const CHUNKS = 5; // chunks the worker computed in total, for wasmStatus()
 const SLOTS = 6;
 
+// getBuiltinModule rather than require or import: eval'd code is CommonJS or ESM depending on the
+// flags the process was started with (--input-type is inherited).
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
+const { workerData } = process.getBuiltinModule('node:worker_threads');
 const { module, memory, job, work } = workerData;
 const ctrl = new Int32Array(workerData.ctrl);
 const { gemmChunks } = new WebAssembly.Instance(module, { env: { memory } }).exports;
