@@ -11,18 +11,21 @@ interface Shape {
   k: number;
 }
 
-// Batch 64 at 28×28 → 14×14 → 7×7; conv weights cout × cin·9; cols (cin·9) × (batch·spatial).
+// The reference network at batch 64 (28×28 → 14×14 → 7×7, 16/32/64 channels, 3×3 convs through
+// im2col): forward W·cols, weight gradient dY·colsᵀ and input gradient Wᵀ·dY.
 const SHAPES: Shape[] = [
-  { name: 'conv1 fwd  W·cols', transA: false, transB: false, m: 16, n: 64 * 784, k: 9 },
-  { name: 'conv2 fwd  W·cols', transA: false, transB: false, m: 32, n: 64 * 196, k: 144 },
-  { name: 'conv3 fwd  W·cols', transA: false, transB: false, m: 64, n: 64 * 49, k: 288 },
-  { name: 'conv3b fwd W·cols', transA: false, transB: false, m: 64, n: 64 * 49, k: 576 },
-  { name: 'conv2 dW   dY·colsᵀ', transA: false, transB: true, m: 32, n: 144, k: 64 * 196 },
-  { name: 'conv3 dW   dY·colsᵀ', transA: false, transB: true, m: 64, n: 288, k: 64 * 49 },
-  { name: 'conv2 dX   Wᵀ·dY', transA: true, transB: false, m: 144, n: 64 * 196, k: 32 },
-  { name: 'conv3 dX   Wᵀ·dY', transA: true, transB: false, m: 288, n: 64 * 49, k: 64 },
-  { name: 'fc fwd     X·Wᵀ', transA: false, transB: true, m: 64, n: 128, k: 3136 },
-  { name: 'square     1024³/4', transA: false, transB: false, m: 256, n: 1024, k: 1024 },
+  { name: 'stem fwd 1→16', transA: false, transB: false, m: 16, n: 64 * 784, k: 9 },
+  { name: 'b1 fwd 16→16', transA: false, transB: false, m: 16, n: 64 * 784, k: 144 },
+  { name: 'b1 dW', transA: false, transB: true, m: 16, n: 144, k: 64 * 784 },
+  { name: 'b1 dX', transA: true, transB: false, m: 144, n: 64 * 784, k: 16 },
+  { name: 'b2 fwd 16→32', transA: false, transB: false, m: 32, n: 64 * 196, k: 144 },
+  { name: 'b2 fwd 32→32', transA: false, transB: false, m: 32, n: 64 * 196, k: 288 },
+  { name: 'b2 dW', transA: false, transB: true, m: 32, n: 288, k: 64 * 196 },
+  { name: 'b2 dX', transA: true, transB: false, m: 288, n: 64 * 196, k: 32 },
+  { name: 'b3 fwd 64→64', transA: false, transB: false, m: 64, n: 64 * 49, k: 576 },
+  { name: 'b3 dW', transA: false, transB: true, m: 64, n: 576, k: 64 * 49 },
+  { name: 'b3 dX', transA: true, transB: false, m: 576, n: 64 * 49, k: 64 },
+  { name: 'square 256·1024²', transA: false, transB: false, m: 256, n: 1024, k: 1024 },
 ];
 
 const args = process.argv.slice(2);
@@ -57,7 +60,7 @@ let status = wasmStatus();
 console.log(`wasm: ${status.loaded ? `loaded from ${status.source}` : `not loaded (${status.reason})`}`);
 // Start the worker (it spawns on the first large gemm) and give it time to come up.
 if (status.loaded && wasm) {
-  wasm(operands(SHAPES[1]!));
+  wasm(operands(SHAPES[4]!));
   for (let i = 0; i < 100 && wasmStatus().threads !== 2; i++) await new Promise((r) => setTimeout(r, 20));
   status = wasmStatus();
   console.log(`wasm threads: ${status.threads}${status.threadsReason ? ` (${status.threadsReason})` : ''}`);
@@ -65,7 +68,7 @@ if (status.loaded && wasm) {
 const twoThreads = status.threads === 2;
 
 const col = (s: string | number, w: number) => String(s).padStart(w);
-console.log(`${'shape'.padEnd(20)} ${col('m', 4)} ${col('n', 6)} ${col('k', 6)} ${col('cpu', 6)} ${col('wasm×1', 7)} ${col('wasm×2', 7)} ${col('×1/cpu', 7)} ${col('×2/×1', 6)}   GFLOP/s`);
+console.log(`${'shape'.padEnd(17)} ${col('m', 4)} ${col('n', 6)} ${col('k', 6)} ${col('cpu', 6)} ${col('wasm×1', 7)} ${col('wasm×2', 7)} ${col('×1/cpu', 7)} ${col('×2/×1', 6)}   GFLOP/s`);
 for (const s of SHAPES) {
   if (filter && !s.name.includes(filter)) continue;
   const g = operands(s);
@@ -83,7 +86,7 @@ for (const s of SHAPES) {
     }
   }
   console.log(
-    `${s.name.padEnd(20)} ${col(s.m, 4)} ${col(s.n, 6)} ${col(s.k, 6)} ${col(cpu.toFixed(2), 6)} ${col(one.toFixed(1), 7)} ${col(two.toFixed(1), 7)} ${col((one / cpu).toFixed(0), 7)} ${col((two / one).toFixed(2), 6)}`,
+    `${s.name.padEnd(17)} ${col(s.m, 4)} ${col(s.n, 6)} ${col(s.k, 6)} ${col(cpu.toFixed(2), 6)} ${col(one.toFixed(1), 7)} ${col(two.toFixed(1), 7)} ${col((one / cpu).toFixed(0), 7)} ${col((two / one).toFixed(2), 6)}`,
   );
 }
 setWasmThreads(true);

@@ -76,6 +76,9 @@ function loadThreaded(): { kernel: GemmKernel; runner: ThreadedRunner; source: s
   const loaded = loadWasmSync('gemm-shared', { env: { memory } });
   if (!loaded.ok) return { reason: loaded.reason };
   const exports = loaded.instance.exports as unknown as SharedGemmExports;
+  if (typeof exports.gemmChunks !== 'function' || typeof exports.jobBytes !== 'function') {
+    return { reason: `${loaded.source} does not export gemmChunks and jobBytes; rebuild it` };
+  }
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
   const workerWork = align64(mainWork + exports.workBytes());
