@@ -1,47 +1,43 @@
-// The gemm kernels built against an imported shared memory (see scripts/build-wasm.mjs), plus the
-// chunk loop that lets several threads share one GEMM.
-import { gemm } from './gemm';
+// The kernels built against an imported shared memory (see scripts/build-wasm.mjs), plus the chunk
+// loops that let several threads share one GEMM or one batch of convolutions. A job descriptor
+// starts with the atomic chunk counter and the job kind (0: gemm, else a conv kind from _conv.ts).
+import { gemm } from './_gemm';
+import { CONV_CHUNKS, convChunk, JOB_KIND, JOB_NEXT } from './_conv';
 
-export { dataStart, workBytes, gemm } from './gemm';
+export { dataStart, workBytes, gemm } from './_gemm';
+export { jobBytes, convRun, sumPartials } from './_conv';
 
-// Layout of a job descriptor (i32 fields) written by the host.
+// Gemm job fields (i32) after the common header.
 // @ts-ignore: decorator
-@inline const NEXT: usize = 0;
+@inline const TRANS_A: usize = 8;
 // @ts-ignore: decorator
-@inline const TRANS_A: usize = 4;
+@inline const TRANS_B: usize = 12;
 // @ts-ignore: decorator
-@inline const TRANS_B: usize = 8;
+@inline const M: usize = 16;
 // @ts-ignore: decorator
-@inline const M: usize = 12;
+@inline const N: usize = 20;
 // @ts-ignore: decorator
-@inline const N: usize = 16;
+@inline const K: usize = 24;
 // @ts-ignore: decorator
-@inline const K: usize = 20;
+@inline const A: usize = 28;
 // @ts-ignore: decorator
-@inline const A: usize = 24;
+@inline const LDA: usize = 32;
 // @ts-ignore: decorator
-@inline const LDA: usize = 28;
+@inline const B: usize = 36;
 // @ts-ignore: decorator
-@inline const B: usize = 32;
+@inline const LDB: usize = 40;
 // @ts-ignore: decorator
-@inline const LDB: usize = 36;
+@inline const C: usize = 44;
 // @ts-ignore: decorator
-@inline const C: usize = 40;
+@inline const LDC: usize = 48;
 // @ts-ignore: decorator
-@inline const LDC: usize = 44;
+@inline const BETA: usize = 52;
 // @ts-ignore: decorator
-@inline const BETA: usize = 48;
+@inline const SPLIT_M: usize = 56;
 // @ts-ignore: decorator
-@inline const SPLIT_M: usize = 52;
+@inline const CHUNK: usize = 60;
 // @ts-ignore: decorator
-@inline const CHUNK: usize = 56;
-// @ts-ignore: decorator
-@inline const CHUNKS: usize = 60;
-
-/** Bytes of one job descriptor. */
-export function jobBytes(): usize {
-  return 64;
-}
+@inline const CHUNKS: usize = 64;
 
 /**
  * Takes chunks of the job at `job` (column blocks of C, or row blocks when SPLIT_M is set) from its
@@ -65,7 +61,7 @@ export function gemmChunks(job: usize, work: usize): i32 {
   const chunk = load<i32>(job, CHUNK);
   const chunks = load<i32>(job, CHUNKS);
   let done = 0;
-  for (let i = atomic.add<i32>(job + NEXT, 1); i < chunks; i = atomic.add<i32>(job + NEXT, 1)) {
+  for (let i = atomic.add<i32>(job + JOB_NEXT, 1); i < chunks; i = atomic.add<i32>(job + JOB_NEXT, 1)) {
     const start = i * chunk;
     if (splitM) {
       const rows = min(chunk, m - start);
@@ -79,4 +75,20 @@ export function gemmChunks(job: usize, work: usize): i32 {
     done++;
   }
   return done;
+}
+
+/** Takes chunks of the conv job at `job` until none is left; `thread` picks this thread's scratch. */
+export function convChunks(job: usize, work: usize, thread: i32): i32 {
+  const chunks = load<i32>(job + CONV_CHUNKS);
+  let done = 0;
+  for (let i = atomic.add<i32>(job + JOB_NEXT, 1); i < chunks; i = atomic.add<i32>(job + JOB_NEXT, 1)) {
+    convChunk(job, i, work, thread);
+    done++;
+  }
+  return done;
+}
+
+/** The worker's entry: runs its share of whichever job is in the descriptor. */
+export function runJob(job: usize, work: usize, thread: i32): i32 {
+  return load<i32>(job + JOB_KIND) == 0 ? gemmChunks(job, work) : convChunks(job, work, thread);
 }

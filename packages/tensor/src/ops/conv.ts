@@ -2,7 +2,7 @@ import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { gemm, gemmArgs } from '../gemm/gemm.js';
-import { registerKernel, type Saved } from '../registry.js';
+import { kernels, registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
 import { perDim, shapeStr, windowOutSize } from './conv-args.js';
@@ -27,7 +27,20 @@ export interface ConvAttrs {
   groups: number;
 }
 
-interface ConvPlan {
+/** Attributes of ConvBackward: the forward's, plus which gradients to compute. */
+export interface ConvBackwardAttrs extends ConvAttrs {
+  needInput: boolean;
+  needWeight: boolean;
+  needBias: boolean;
+}
+
+/**
+ * A ConvBackward kernel: inputs [x, w, gy], returns [dx, dw, db] with null for the gradients not
+ * asked for. `saved` is what the forward kernel saved (the cpu kernel reuses its columns).
+ */
+export type ConvBackwardKernel = (inputs: Tensor[], attrs: ConvBackwardAttrs, saved: Saved) => (Tensor | null)[];
+
+export interface ConvPlan {
   geom: ConvGeometry;
   out: number[];
   cout: number;
@@ -39,7 +52,8 @@ interface ConvPlan {
   p: number;
 }
 
-function plan(x: Tensor, w: Tensor, a: ConvAttrs): ConvPlan {
+/** Geometry and GEMM sizes of a Conv with input x [N, C, ...] and weight w. */
+export function convPlan(x: Tensor, w: Tensor, a: ConvAttrs): ConvPlan {
   const r = x.ndim - 2;
   const image = x.shape.slice(2);
   const kernel = w.shape.slice(2);
@@ -64,7 +78,7 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
   op: 'Conv',
   backend: 'cpu',
   fn: ([x, w, b], attrs, saved) => {
-    const pl = plan(x!, w!, attrs);
+    const pl = convPlan(x!, w!, attrs);
     const { coutG, k, np } = pl;
     const cols = columns(x!, pl);
     const wv = f32(w!);
@@ -78,38 +92,50 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
   },
 });
 
+registerKernel<ConvBackwardKernel>({
+  op: 'ConvBackward',
+  backend: 'cpu',
+  fn: ([x, w, gy], attrs, saved) => {
+    const pl = convPlan(x!, w!, attrs);
+    const { geom, coutG, k, np, p } = pl;
+    const gv = f32(gy!);
+    const gT = toChannelMajor(gv, geom.n, pl.cout, p);
+    let dx: Tensor | null = null;
+    let dw: Tensor | null = null;
+    if (attrs.needWeight) {
+      const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
+      const out = new Float32Array(w!.size);
+      for (let g = 0; g < attrs.groups; g++) {
+        gemm(gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }));
+      }
+      dw = make(out, w!.shape);
+    }
+    if (attrs.needInput) {
+      const wv = f32(w!);
+      const dcols = new Float32Array(attrs.groups * k * np);
+      for (let g = 0; g < attrs.groups; g++) {
+        gemm(gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }));
+      }
+      let out: Float32Array;
+      if (isPointwise(geom)) {
+        out = fromChannelMajor(dcols, geom.n, geom.c, p);
+      } else {
+        out = new Float32Array(x!.size);
+        col2im(dcols, geom, out);
+      }
+      dx = make(out, x!.shape);
+    }
+    const db = attrs.needBias ? make(channelSums(gv, geom.n, pl.cout, p), [pl.cout]) : null;
+    return [dx, dw, db];
+  },
+});
+
+// The gradient dispatches like a forward op, so backends can bring their own backward kernel.
 registerGradient<ConvAttrs>('Conv', ({ inputs: [x, w, b], attrs, saved }, [gy]) => {
-  const pl = plan(x!, w!, attrs);
-  const { geom, coutG, k, np, p } = pl;
-  const gv = f32(gy!);
-  const gT = toChannelMajor(gv, geom.n, pl.cout, p);
-  let dx: Tensor | null = null;
-  let dw: Tensor | null = null;
-  if (w!.requiresGrad) {
-    const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
-    const out = new Float32Array(w!.size);
-    for (let g = 0; g < attrs.groups; g++) {
-      gemm(gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }));
-    }
-    dw = make(out, w!.shape);
-  }
-  if (x!.requiresGrad) {
-    const wv = f32(w!);
-    const dcols = new Float32Array(attrs.groups * k * np);
-    for (let g = 0; g < attrs.groups; g++) {
-      gemm(gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }));
-    }
-    let out: Float32Array;
-    if (isPointwise(geom)) {
-      out = fromChannelMajor(dcols, geom.n, geom.c, p);
-    } else {
-      out = new Float32Array(x!.size);
-      col2im(dcols, geom, out);
-    }
-    dx = make(out, x!.shape);
-  }
-  const db = b && b.requiresGrad ? make(channelSums(gv, geom.n, pl.cout, p), b.shape) : null;
-  return [dx, dw, db];
+  const a: ConvBackwardAttrs = { ...attrs, needInput: x!.requiresGrad, needWeight: w!.requiresGrad, needBias: !!b?.requiresGrad };
+  if (!a.needInput && !a.needWeight && !a.needBias) return [null, null, null];
+  const inputs = [x!, w!, gy!];
+  return kernels.resolve<ConvBackwardKernel>('ConvBackward', inputs, a).fn(inputs, a, saved);
 });
 
 export interface ConvOptions {

@@ -1,7 +1,10 @@
 import { cpuGemm, type GemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { registerBackend, registerKernel, type Backend } from '../registry.js';
 import { wasmApi, type WasmBytes } from './wasm-api.js';
-import { align64, createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
+import { align64, createArena } from './wasm-arena.js';
+import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js';
+import { registerWasmConvKernels } from './wasm-conv-kernels.js';
+import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
 
@@ -12,37 +15,48 @@ export interface WasmStatus {
   source?: string;
   /** Why the backend is not loaded (missing file, QTK_BACKEND=cpu, no WebAssembly, ...). */
   reason?: string;
-  /** 2 when large GEMMs are split between this thread and a worker sharing the memory, else 1. */
+  /** 2 when large GEMMs and conv batches are split between this thread and a worker sharing the memory, else 1. */
   threads?: 1 | 2;
-  /** Why GEMMs run on one thread (no SharedArrayBuffer, QTK_WASM_THREADS=0, worker not started yet, ...). */
+  /** Why work runs on one thread (no SharedArrayBuffer, QTK_WASM_THREADS=0, worker not started yet, ...). */
   threadsReason?: string;
-  /** Chunks of C the worker thread has computed so far. */
+  /** Chunks (of a GEMM's C or of a conv batch) the worker thread has computed so far. */
   workerChunks?: number;
   /** Set when a call fell back to the cpu kernel at run time (for example memory could not grow). */
   lastFallback?: string;
 }
 
+/** The loaded kernels over one wasm memory. */
+interface Engine {
+  gemm: GemmKernel;
+  conv: WasmConv;
+  runner: ThreadedRunner | null;
+  source: string;
+}
+
 const WASM_MAX_PAGES = 49152; // 3 GiB, the shared memory's declared maximum
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
 
-let wasmGemm: GemmKernel | null = null;
-let threaded: ThreadedRunner | null = null;
+let engine: Engine | null = null;
 // The shared-memory engine is built once: reloading reuses it rather than starting another worker.
-let sharedEngine: { kernel: GemmKernel; runner: ThreadedRunner; source: string } | null = null;
+let sharedEngine: Engine | null = null;
 let threadsEnabled = env?.QTK_WASM_THREADS !== '0';
 let status: WasmStatus = { loaded: false, reason: 'not loaded yet' };
 
 /** WebAssembly SIMD backend for the hot kernels; preferred over `cpu` whenever its binary loaded. */
-export const wasmBackend: Backend = { name: 'wasm', priority: 10, isReady: () => wasmGemm !== null };
+export const wasmBackend: Backend = { name: 'wasm', priority: 10, isReady: () => engine !== null };
 registerBackend(wasmBackend);
+
+function noteFallback(what: string, error: Error): void {
+  status = { ...status, lastFallback: `${what} ran on cpu: ${error.message}` };
+}
 
 function runGemm(g: GemmArgs): void {
   try {
-    wasmGemm!(g);
+    engine!.gemm(g);
   } catch (error) {
     // Only a failed memory.grow is recoverable here; argument errors propagate.
     if (!(error instanceof RangeError)) throw error;
-    status = { ...status, lastFallback: `gemm ${g.m}×${g.n}×${g.k} ran on cpu: ${error.message}` };
+    noteFallback(`gemm ${g.m}×${g.n}×${g.k}`, error);
     cpuGemm(g);
   }
 }
@@ -54,6 +68,8 @@ registerKernel<GemmKernel>({
   accepts: (g: GemmArgs) => wasmGemmBytes(g) <= MAX_WASM_BYTES,
 });
 
+registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+
 function nodeWorker(): WorkerCtor | null {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const threads = proc?.getBuiltinModule?.('node:worker_threads') as { Worker?: WorkerCtor } | undefined;
@@ -61,7 +77,7 @@ function nodeWorker(): WorkerCtor | null {
 }
 
 /** The shared-memory build with a worker, or why it cannot be used here. */
-function loadThreaded(): { kernel: GemmKernel; runner: ThreadedRunner; source: string } | { reason: string } {
+function loadThreaded(): Engine | { reason: string } {
   if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
     return { reason: 'no SharedArrayBuffer in this runtime' };
   }
@@ -75,64 +91,82 @@ function loadThreaded(): { kernel: GemmKernel; runner: ThreadedRunner; source: s
   }
   const loaded = loadWasmSync('gemm-shared', { env: { memory } });
   if (!loaded.ok) return { reason: loaded.reason };
-  const exports = loaded.instance.exports as unknown as SharedGemmExports;
-  if (typeof exports.gemmChunks !== 'function' || typeof exports.jobBytes !== 'function') {
-    return { reason: `${loaded.source} does not export gemmChunks and jobBytes; rebuild it` };
+  const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports;
+  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function') {
+    return { reason: `${loaded.source} does not export runJob, convRun and jobBytes; rebuild it` };
   }
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
   const workerWork = align64(mainWork + exports.workBytes());
   const runner = createThreadedRunner({ module: loaded.module, memory, exports, job, mainWork, workerWork, Worker, enabled: threadsEnabled });
-  return { kernel: createWasmGemm(memory, align64(workerWork + exports.workBytes()), runner.run), runner, source: loaded.source };
+  const arena = createArena(memory, align64(workerWork + exports.workBytes()));
+  return {
+    gemm: createWasmGemm(arena, runner.run),
+    conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
+    runner,
+    source: loaded.source,
+  };
 }
 
 function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
-  threaded = null;
-  wasmGemm = null;
+  engine = null;
   if (!result.ok) {
     status = { loaded: false, reason: result.reason };
     return status;
   }
-  const exports = result.instance.exports as unknown as GemmExports;
-  if (typeof exports.gemm !== 'function' || typeof exports.workBytes !== 'function' || !(exports.memory instanceof wasmApi!.Memory)) {
-    status = { loaded: false, reason: `${result.source} does not export gemm, workBytes and memory; rebuild it` };
+  const exports = result.instance.exports as unknown as GemmExports & ConvExports;
+  if (
+    typeof exports.gemm !== 'function' ||
+    typeof exports.convRun !== 'function' ||
+    typeof exports.workBytes !== 'function' ||
+    !(exports.memory instanceof wasmApi!.Memory)
+  ) {
+    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, workBytes and memory; rebuild it` };
     return status;
   }
-  const work = align64(exports.dataStart());
-  wasmGemm = createWasmGemm(exports.memory, align64(work + exports.workBytes()), runOnThisThread(exports, work));
+  const job = align64(exports.dataStart());
+  const work = align64(job + exports.jobBytes());
+  const arena = createArena(exports.memory, align64(work + exports.workBytes()));
+  engine = {
+    gemm: createWasmGemm(arena, runOnThisThread(exports, work)),
+    conv: createWasmConv({ exports, arena, job, threads: 1, run: () => exports.convRun(job, work) }),
+    runner: null,
+    source: result.source,
+  };
   status = { loaded: true, source: result.source, threads: 1, threadsReason };
   return status;
 }
 
 /**
- * (Re)loads the gemm kernels. Without arguments: wasm/gemm-shared.wasm with a worker thread when
- * the runtime allows it, else wasm/gemm.wasm on one thread. With bytes (browsers, bundlers): that
+ * (Re)loads the kernels. Without arguments: wasm/gemm-shared.wasm with a worker thread when the
+ * runtime allows it, else wasm/gemm.wasm on one thread. With bytes (browsers, bundlers): that
  * binary, on one thread.
  */
 export function loadWasmBackend(bytes?: WasmBytes): WasmStatus {
   if (bytes) return adopt(instantiate(bytes, 'bytes'), 'loaded from bytes (one thread)');
   const mt = sharedEngine ?? loadThreaded();
-  if ('kernel' in mt) {
+  if ('gemm' in mt) {
     sharedEngine = mt;
-    wasmGemm = mt.kernel;
-    threaded = mt.runner;
+    engine = mt;
+    mt.runner?.setEnabled(threadsEnabled);
     status = { loaded: true, source: mt.source };
     return wasmStatus();
   }
   return adopt(loadWasmSync('gemm'), mt.reason);
 }
 
-/** Lets large GEMMs use the worker thread, or keeps every GEMM on the calling thread (the default comes from QTK_WASM_THREADS). */
+/** Lets large GEMMs and conv batches use the worker thread, or keeps all work on the calling thread (the default comes from QTK_WASM_THREADS). */
 export function setWasmThreads(enabled: boolean): WasmStatus {
   threadsEnabled = enabled;
-  threaded?.setEnabled(enabled);
+  engine?.runner?.setEnabled(enabled);
   return wasmStatus();
 }
 
 /** Whether the wasm backend loaded, where from, on how many threads, or why not. */
 export function wasmStatus(): WasmStatus {
-  if (!threaded) return { ...status };
-  const t = threaded.state();
+  const runner = engine?.runner;
+  if (!runner) return { ...status };
+  const t = runner.state();
   return {
     ...status,
     threads: t.ready ? 2 : 1,

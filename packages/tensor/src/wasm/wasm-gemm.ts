@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { GemmArgs, GemmKernel } from '../gemm/gemm.js';
 import type { WasmMemory } from './wasm-api.js';
+import { align64, type Arena } from './wasm-arena.js';
 
 /** What assembly/gemm.ts exports (gemm-shared.ts too, with an imported shared memory). */
 export interface GemmExports {
@@ -49,7 +50,6 @@ export function runOnThisThread(exports: GemmExports, work: number): StagedRunne
     exports.gemm(g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta, work);
 }
 
-const PAGE = 65536;
 /** wasm32 memory stops at 4 GiB; stay well inside it. */
 export const MAX_WASM_BYTES = 3 * 1024 ** 3;
 
@@ -82,8 +82,6 @@ function checkOperand(name: string, arr: Float32Array, offset: number, rows: num
   }
 }
 
-export const align64 = (x: number): number => Math.ceil(x / 64) * 64;
-
 /** Bytes of wasm memory one call needs (for `accepts` to turn away what cannot fit). */
 export function wasmGemmBytes(g: GemmArgs): number {
   const a = staging(g.transA ? g.k : g.m, g.transA ? g.m : g.k, g.lda);
@@ -92,18 +90,15 @@ export function wasmGemmBytes(g: GemmArgs): number {
 }
 
 /**
- * A GemmKernel over wasm memory. Operands are copied in from byte `base` up (the memory grows on
- * demand and is reused between calls), `run` computes, and the m×n result is copied back into c.
+ * A GemmKernel over wasm memory. Operands are copied into the arena, `run` computes, and the m×n
+ * result is copied back into c.
  */
-export function createWasmGemm(memory: WasmMemory, base: number, run: StagedRunner): GemmKernel {
-  let heap = new Float32Array(memory.buffer);
+export function createWasmGemm(arena: Arena, run: StagedRunner): GemmKernel {
+  const base = arena.base;
+  let heap = arena.heap();
 
   function reserve(bytes: number): void {
-    const need = base + bytes;
-    const have = memory.buffer.byteLength;
-    if (need > have) memory.grow(Math.ceil((need - have) / PAGE));
-    // A shared memory's buffer keeps its old length after growing, so compare sizes, not objects.
-    if (heap.byteLength !== memory.buffer.byteLength) heap = new Float32Array(memory.buffer);
+    heap = arena.reserve(bytes);
   }
 
   function copyIn(src: Float32Array, offset: number, rows: number, cols: number, ld: number, s: Staging, ptr: number): void {

@@ -1,16 +1,19 @@
 import type { WasmMemory, WasmModule } from './wasm-api.js';
 import { runOnThisThread, type GemmExports, type StagedGemm, type StagedRunner } from './wasm-gemm.js';
 
-// Two-thread GEMM: the main thread and one worker share the wasm memory and take chunks of C
-// (column blocks, or row blocks when C is tall and narrow) from an atomic counter inside the job
-// descriptor (assembly/gemm-shared.ts), so a core busy with something else simply takes fewer
-// chunks. The caller stays synchronous: it computes chunks itself, then waits (Atomics.wait) for
-// the worker's last one.
+// Two threads over one wasm memory: the main thread and one worker take chunks of a job (column or
+// row blocks of a GEMM's C, or groups of images of a convolution) from an atomic counter inside
+// the job descriptor (assembly/gemm-shared.ts), so a core busy with something else simply takes
+// fewer chunks. The caller stays synchronous: it computes chunks itself, then waits
+// (Atomics.wait) for the worker's last one.
 
 /** What assembly/gemm-shared.ts exports on top of the plain kernel. */
 export interface SharedGemmExports extends GemmExports {
   jobBytes(): number;
   gemmChunks(job: number, work: number): number;
+  /** The worker's entry: its share of the job at `job`, whatever its kind; thread 1 picks the worker's conv scratch. */
+  runJob(job: number, work: number, thread: number): number;
+  convRun(job: number, work: number): void;
 }
 
 /** Slots of the Int32Array control block shared with the worker. */
@@ -28,7 +31,7 @@ const WORKER_SOURCE = `
 const { workerData } = process.getBuiltinModule('node:worker_threads');
 const { module, memory, job, work } = workerData;
 const ctrl = new Int32Array(workerData.ctrl);
-const { gemmChunks } = new WebAssembly.Instance(module, { env: { memory } }).exports;
+const { runJob } = new WebAssembly.Instance(module, { env: { memory } }).exports;
 Atomics.store(ctrl, ${READY}, 1);
 let seen = Atomics.load(ctrl, ${SEQ});
 for (;;) {
@@ -38,7 +41,7 @@ for (;;) {
   seen = seq;
   if (Atomics.compareExchange(ctrl, ${STATE}, seq, -seq) !== seq) continue;
   try {
-    Atomics.add(ctrl, ${CHUNKS}, gemmChunks(job, work));
+    Atomics.add(ctrl, ${CHUNKS}, runJob(job, work, 1));
   } catch (error) {
     Atomics.store(ctrl, ${FAILED}, 1);
   }
@@ -53,11 +56,16 @@ interface NodeWorker {
 }
 export type WorkerCtor = new (source: string, options: { eval: true; workerData: unknown }) => NodeWorker;
 
-/** Below this many flops a GEMM stays on one thread: waking the worker costs tens of µs. */
+/** Below this many flops a job stays on one thread: waking the worker costs tens of µs. */
 export const THREAD_MIN_FLOPS = 1 << 22;
 
 export interface ThreadedRunner {
   run: StagedRunner;
+  /**
+   * Runs the conv job the caller wrote at the job address (its chunk counter at 0): shared with the
+   * worker when it is serving and the job is large enough, else on this thread alone.
+   */
+  runConv(flops: number, chunks: number): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
   setEnabled(enabled: boolean): void;
   /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
@@ -83,7 +91,7 @@ export function createThreadedRunner(opts: {
   module: WasmModule;
   memory: WasmMemory;
   exports: SharedGemmExports;
-  /** Byte address of the job descriptor (jobBytes() long). */
+  /** Byte address of the job descriptor (jobBytes() long), shared by gemm and conv jobs. */
   job: number;
   mainWork: number;
   workerWork: number;
@@ -94,7 +102,7 @@ export function createThreadedRunner(opts: {
   const single = runOnThisThread(exports, opts.mainWork);
   const ctrl = new Int32Array(new SharedArrayBuffer(SLOTS * 4));
   // A shared memory never detaches its buffer, so this view of the low job area stays valid.
-  const desc = new Int32Array(opts.memory.buffer, job, 16);
+  const desc = new Int32Array(opts.memory.buffer, job, 17);
   let enabled = opts.enabled;
   let spawned = false;
   let broken: string | undefined;
@@ -109,33 +117,32 @@ export function createThreadedRunner(opts: {
       });
       worker.unref();
       worker.on('error', (error) => {
-        broken ??= `the gemm worker failed: ${(error as Error).message}`;
+        broken ??= `the wasm worker failed: ${(error as Error).message}`;
       });
       worker.on('exit', () => {
-        broken ??= 'the gemm worker exited';
+        broken ??= 'the wasm worker exited';
       });
     } catch (error) {
       broken = `cannot start a worker thread: ${(error as Error).message}`;
     }
   }
 
-  function run(g: StagedGemm): void {
-    if (!enabled || broken || 2 * g.m * g.n * g.k < THREAD_MIN_FLOPS || (g.m < 8 && g.n < 16)) return single(g);
+  /** Whether a job of this size goes to both threads; starts the worker on the first one that would. */
+  function canShare(flops: number): boolean {
+    if (!enabled || broken || flops < THREAD_MIN_FLOPS) return false;
     if (!spawned) spawn();
-    if (broken || Atomics.load(ctrl, READY) !== 1) return single(g);
+    return !broken && Atomics.load(ctrl, READY) === 1;
+  }
 
-    const plan = planChunks(g.m, g.n);
-    desc.set([
-      0, g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta,
-      plan.splitM ? 1 : 0, plan.chunk, plan.chunks,
-    ]);
+  /** Runs the job written in the descriptor on both threads. */
+  function share(what: string): void {
     ctrl[FAILED] = 0;
     seq = seq >= 0x3fffffff ? 1 : seq + 1;
     Atomics.store(ctrl, STATE, seq);
     Atomics.store(ctrl, SEQ, seq);
     Atomics.notify(ctrl, SEQ);
 
-    exports.gemmChunks(job, opts.mainWork);
+    exports.runJob(job, opts.mainWork, 0);
 
     // A worker that has not woken yet is shut out of this job; one that joined is waited for.
     if (Atomics.compareExchange(ctrl, STATE, seq, 0) === seq) return;
@@ -143,13 +150,29 @@ export function createThreadedRunner(opts: {
       Atomics.wait(ctrl, DONE, done);
     }
     if (ctrl[FAILED]) {
-      broken = 'the gemm worker threw; gemm runs on one thread from now on';
-      throw new Error(`wasm gemm ${g.m}×${g.n}×${g.k} failed in the worker thread`);
+      broken = 'the wasm worker threw; jobs run on one thread from now on';
+      throw new Error(`wasm ${what} failed in the worker thread`);
     }
+  }
+
+  function run(g: StagedGemm): void {
+    if ((g.m < 8 && g.n < 16) || !canShare(2 * g.m * g.n * g.k)) return single(g);
+    const plan = planChunks(g.m, g.n);
+    desc.set([
+      0, 0, g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta,
+      plan.splitM ? 1 : 0, plan.chunk, plan.chunks,
+    ]);
+    share(`gemm ${g.m}×${g.n}×${g.k}`);
+  }
+
+  function runConv(flops: number, chunks: number): void {
+    if (chunks < 2 || !canShare(flops)) return exports.convRun(job, opts.mainWork);
+    share('conv');
   }
 
   return {
     run,
+    runConv,
     setEnabled: (on) => {
       enabled = on;
     },

@@ -1,0 +1,313 @@
+// Convolution per image, Caffe style, entirely in linear memory: for each image the columns of a
+// band of output rows (cols [K, rows·OW], K = C/groups·KD·KH·KW per group) are built in a small
+// per-thread buffer that stays in cache, and the packed gemm runs on it in place:
+//   forward   y_n[co, p] = W · cols (+ bias), written straight into NCHW;
+//   backward  dW_chunk += gy_n · colsᵀ   and   dcols = Wᵀ · gy_n, added back into dx_n (col2im).
+// 1×1 stride-1 unpadded convs use the image itself as its columns. Geometry is 3-d (1-d and 2-d
+// convs have leading spatial dims of 1). The host fills a job descriptor (i32 fields below);
+// images are grouped into chunks, and each chunk owns one partial dW so the sum over the batch
+// has the same order however chunks are spread over threads.
+import { gemm } from './_gemm';
+
+// @ts-ignore: decorator
+@inline export const JOB_NEXT: usize = 0;
+// @ts-ignore: decorator
+@inline export const JOB_KIND: usize = 4;
+// @ts-ignore: decorator
+@inline export const KIND_CONV_FORWARD: i32 = 1;
+// @ts-ignore: decorator
+@inline export const KIND_CONV_BACKWARD: i32 = 2;
+
+// @ts-ignore: decorator
+@inline const N: usize = 8;
+// @ts-ignore: decorator
+@inline const C: usize = 12;
+// @ts-ignore: decorator
+@inline const ID: usize = 16;
+// @ts-ignore: decorator
+@inline const IH: usize = 20;
+// @ts-ignore: decorator
+@inline const IW: usize = 24;
+// @ts-ignore: decorator
+@inline const KD: usize = 28;
+// @ts-ignore: decorator
+@inline const KH: usize = 32;
+// @ts-ignore: decorator
+@inline const KW: usize = 36;
+// @ts-ignore: decorator
+@inline const OD: usize = 40;
+// @ts-ignore: decorator
+@inline const OH: usize = 44;
+// @ts-ignore: decorator
+@inline const OW: usize = 48;
+// @ts-ignore: decorator
+@inline const SD: usize = 52;
+// @ts-ignore: decorator
+@inline const SH: usize = 56;
+// @ts-ignore: decorator
+@inline const SW: usize = 60;
+// @ts-ignore: decorator
+@inline const PD: usize = 64;
+// @ts-ignore: decorator
+@inline const PH: usize = 68;
+// @ts-ignore: decorator
+@inline const PW: usize = 72;
+// @ts-ignore: decorator
+@inline const DD: usize = 76;
+// @ts-ignore: decorator
+@inline const DH: usize = 80;
+// @ts-ignore: decorator
+@inline const DW: usize = 84;
+// @ts-ignore: decorator
+@inline const COUT: usize = 88;
+// @ts-ignore: decorator
+@inline const GROUPS: usize = 92;
+// @ts-ignore: decorator
+@inline const X: usize = 96;
+// @ts-ignore: decorator
+@inline const WEIGHT: usize = 100;
+// @ts-ignore: decorator
+@inline const BIAS: usize = 104; // 0: no bias
+// @ts-ignore: decorator
+@inline const Y: usize = 108; // forward output
+// @ts-ignore: decorator
+@inline const GY: usize = 112; // backward: gradient of the output
+// @ts-ignore: decorator
+@inline const DX: usize = 116; // 0: input gradient not needed
+// @ts-ignore: decorator
+@inline const DWP: usize = 120; // 0: weight gradient not needed; else one weight-sized partial per chunk
+// @ts-ignore: decorator
+@inline const CHUNK: usize = 124; // images per chunk
+// @ts-ignore: decorator
+@inline export const CONV_CHUNKS: usize = 128;
+// @ts-ignore: decorator
+@inline const TILE: usize = 132; // output rows (OD·OH flattened) per column band
+// @ts-ignore: decorator
+@inline const POINTWISE: usize = 136;
+// @ts-ignore: decorator
+@inline const COLS_LEN: usize = 140; // floats of one column buffer
+// @ts-ignore: decorator
+@inline const SCRATCH: usize = 144; // per thread (144, 148): cols then dcols, COLS_LEN floats each
+
+const JOB_BYTES: usize = 256;
+
+/** Bytes of one job descriptor. */
+export function jobBytes(): usize {
+  return JOB_BYTES;
+}
+
+// @ts-ignore: decorator
+@inline function field(job: usize, offset: usize): i32 {
+  return load<i32>(job + offset);
+}
+
+/** Copies n floats (any alignment), four at a time. */
+// @ts-ignore: decorator
+@inline function copyRun(dst: usize, src: usize, n: i32): void {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) v128.store(dst + (<usize>i << 2), v128.load(src + (<usize>i << 2)));
+  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), load<f32>(src + (<usize>i << 2)));
+}
+
+/** dst[i] += src[i] for n floats. */
+// @ts-ignore: decorator
+@inline function addRun(dst: usize, src: usize, n: i32): void {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    v128.store(dst + o, f32x4.add(v128.load(dst + o), v128.load(src + o)));
+  }
+  for (; i < n; i++) {
+    const o = <usize>i << 2;
+    store<f32>(dst + o, load<f32>(dst + o) + load<f32>(src + o));
+  }
+}
+
+/** First output x whose input column x·s + shift is ≥ 0 (clamped to [0, out]). */
+// @ts-ignore: decorator
+@inline function firstValid(shift: i32, s: i32, out: i32): i32 {
+  const lo = shift >= 0 ? 0 : (-shift + s - 1) / s;
+  return min(lo, out);
+}
+
+/** One past the last output x whose input column x·s + shift is < size (clamped to [0, out]). */
+// @ts-ignore: decorator
+@inline function lastValid(size: i32, shift: i32, s: i32, out: i32): i32 {
+  const hi = size - shift <= 0 ? 0 : (size - shift + s - 1) / s;
+  return min(hi, out);
+}
+
+/**
+ * Columns of output rows r0..r1 (row r = z·OH + y) of the image at xn, for channels c0..c0+cc,
+ * into cols [cc·KD·KH·KW, (r1 − r0)·OW]. Every element is written (padding as zeros).
+ * With add set it is the adjoint instead: cols are added back onto the image (col2im).
+ */
+function bandColumns(job: usize, xn: usize, r0: i32, r1: i32, cols: usize, add: bool): void {
+  const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
+  const kd = field(job, KD), kh = field(job, KH), kw = field(job, KW);
+  const oh = field(job, OH), ow = field(job, OW);
+  const sd = field(job, SD), sh = field(job, SH), sw = field(job, SW);
+  const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
+  const dd = field(job, DD), dh = field(job, DH), dw = field(job, DW);
+  const owB = <usize>ow << 2;
+  let dst = cols;
+  for (let ch = 0; ch < c; ch++) {
+    for (let a = 0; a < kd; a++) {
+      for (let b = 0; b < kh; b++) {
+        for (let e = 0; e < kw; e++) {
+          const shift = e * dw - pw;
+          const xlo = firstValid(shift, sw, ow);
+          const xhi = max(xlo, lastValid(iw, shift, sw, ow));
+          let z = r0 / oh;
+          let y = r0 - z * oh;
+          for (let r = r0; r < r1; r++) {
+            const iz = z * sd - pd + a * dd;
+            const iy = y * sh - ph + b * dh;
+            const inside = xlo < xhi && iz >= 0 && iz < id && iy >= 0 && iy < ih;
+            if (!inside) {
+              if (!add) memory.fill(dst, 0, owB);
+            } else {
+              // Element index of the first valid tap, x = xlo; never negative.
+              const first = ((ch * id + iz) * ih + iy) * iw + xlo * sw + shift;
+              const src = xn + (<usize>first << 2);
+              const run = xhi - xlo;
+              const d = dst + (<usize>xlo << 2);
+              if (add) {
+                if (sw == 1) addRun(src, d, run);
+                else for (let i = 0; i < run; i++) {
+                  const s = src + (<usize>(i * sw) << 2);
+                  store<f32>(s, load<f32>(s) + load<f32>(d + (<usize>i << 2)));
+                }
+              } else {
+                if (xlo > 0) memory.fill(dst, 0, <usize>xlo << 2);
+                if (sw == 1) copyRun(d, src, run);
+                else for (let i = 0; i < run; i++) store<f32>(d + (<usize>i << 2), load<f32>(src + (<usize>(i * sw) << 2)));
+                if (xhi < ow) memory.fill(dst + (<usize>xhi << 2), 0, <usize>(ow - xhi) << 2);
+              }
+            }
+            dst += owB;
+            if (++y == oh) {
+              y = 0;
+              z++;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+/** y_n = W·cols_n (+ bias) for image n, band by band. */
+function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
+  const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
+  const ow = field(job, OW), rows = field(job, OD) * field(job, OH);
+  const plane = field(job, ID) * field(job, IH) * field(job, IW);
+  const p = rows * ow;
+  const cg = c / groups, coutG = cout / groups;
+  const kg = cg * field(job, KD) * field(job, KH) * field(job, KW);
+  const w = <usize>field(job, WEIGHT);
+  const xn = <usize>field(job, X) + (<usize>(n * c) * <usize>plane << 2);
+  const yn = <usize>field(job, Y) + (<usize>(n * cout) * <usize>p << 2);
+  if (field(job, POINTWISE)) {
+    for (let g = 0; g < groups; g++) {
+      gemm(0, 0, coutG, p, cg, w + (<usize>(g * coutG * kg) << 2), kg, xn + (<usize>(g * cg) * <usize>p << 2), p,
+        yn + (<usize>(g * coutG) * <usize>p << 2), p, 0, work);
+    }
+  } else {
+    const tile = field(job, TILE);
+    for (let r0 = 0; r0 < rows; r0 += tile) {
+      const r1 = min(rows, r0 + tile);
+      const tw = (r1 - r0) * ow;
+      bandColumns(job, xn, r0, r1, scratch, false);
+      for (let g = 0; g < groups; g++) {
+        gemm(0, 0, coutG, tw, kg, w + (<usize>(g * coutG * kg) << 2), kg, scratch + (<usize>(g * kg) * <usize>tw << 2), tw,
+          yn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2), p, 0, work);
+      }
+    }
+  }
+  const bias = <usize>field(job, BIAS);
+  if (bias) {
+    for (let co = 0; co < cout; co++) {
+      const bv = f32x4.splat(load<f32>(bias + (<usize>co << 2)));
+      const row = yn + (<usize>co * <usize>p << 2);
+      let i = 0;
+      for (; i + 4 <= p; i += 4) v128.store(row + (<usize>i << 2), f32x4.add(v128.load(row + (<usize>i << 2)), bv));
+      for (; i < p; i++) store<f32>(row + (<usize>i << 2), load<f32>(row + (<usize>i << 2)) + f32x4.extract_lane(bv, 0));
+    }
+  }
+}
+
+/** dwp += gy_n·cols_nᵀ (when dwp is set) and dx_n = col2im(Wᵀ·gy_n) (when DX is set) for image n. */
+function backwardImage(job: usize, n: i32, work: usize, scratch: usize, dwp: usize): void {
+  const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
+  const ow = field(job, OW), rows = field(job, OD) * field(job, OH);
+  const plane = field(job, ID) * field(job, IH) * field(job, IW);
+  const p = rows * ow;
+  const cg = c / groups, coutG = cout / groups;
+  const kg = cg * field(job, KD) * field(job, KH) * field(job, KW);
+  const w = <usize>field(job, WEIGHT);
+  const xn = <usize>field(job, X) + (<usize>(n * c) * <usize>plane << 2);
+  const gyn = <usize>field(job, GY) + (<usize>(n * cout) * <usize>p << 2);
+  const dx = <usize>field(job, DX);
+  const dxn = dx + (<usize>(n * c) * <usize>plane << 2);
+  if (field(job, POINTWISE)) {
+    for (let g = 0; g < groups; g++) {
+      const wg = w + (<usize>(g * coutG * kg) << 2);
+      const gyg = gyn + (<usize>(g * coutG) * <usize>p << 2);
+      const xg = xn + (<usize>(g * cg) * <usize>p << 2);
+      if (dwp) gemm(0, 1, coutG, cg, p, gyg, p, xg, p, dwp + (<usize>(g * coutG * kg) << 2), kg, 1, work);
+      if (dx) gemm(1, 0, cg, p, coutG, wg, kg, gyg, p, dxn + (<usize>(g * cg) * <usize>p << 2), p, 0, work);
+    }
+    return;
+  }
+  const cols = scratch;
+  const dcols = scratch + (<usize>field(job, COLS_LEN) << 2);
+  if (dx) memory.fill(dxn, 0, <usize>c * <usize>plane << 2);
+  const tile = field(job, TILE);
+  for (let r0 = 0; r0 < rows; r0 += tile) {
+    const r1 = min(rows, r0 + tile);
+    const tw = (r1 - r0) * ow;
+    if (dwp) bandColumns(job, xn, r0, r1, cols, false);
+    for (let g = 0; g < groups; g++) {
+      const wg = w + (<usize>(g * coutG * kg) << 2);
+      const gyg = gyn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2);
+      const band = <usize>(g * kg) * <usize>tw << 2;
+      if (dwp) gemm(0, 1, coutG, kg, tw, gyg, p, cols + band, tw, dwp + (<usize>(g * coutG * kg) << 2), kg, 1, work);
+      if (dx) gemm(1, 0, kg, tw, coutG, wg, kg, gyg, p, dcols + band, tw, 0, work);
+    }
+    if (dx) bandColumns(job, dxn, r0, r1, dcols, true);
+  }
+}
+
+/** Computes chunk i of the job at `job` with this thread's scratch (thread 0 or 1) and gemm work area. */
+export function convChunk(job: usize, i: i32, work: usize, thread: i32): void {
+  const chunk = field(job, CHUNK);
+  const n0 = i * chunk;
+  const n1 = min(field(job, N), n0 + chunk);
+  const scratch = <usize>load<i32>(job + SCRATCH + (<usize>thread << 2));
+  if (field(job, JOB_KIND) == KIND_CONV_FORWARD) {
+    for (let n = n0; n < n1; n++) forwardImage(job, n, work, scratch);
+    return;
+  }
+  let dwp = <usize>field(job, DWP);
+  if (dwp) {
+    const wsize = <usize>field(job, COUT) * <usize>(field(job, C) / field(job, GROUPS)) *
+      <usize>(field(job, KD) * field(job, KH) * field(job, KW));
+    dwp += <usize>i * wsize << 2;
+    memory.fill(dwp, 0, wsize << 2);
+  }
+  for (let n = n0; n < n1; n++) backwardImage(job, n, work, scratch, dwp);
+}
+
+/** Every chunk of the job on this thread (thread 0's scratch). */
+export function convRun(job: usize, work: usize): void {
+  const chunks = field(job, CONV_CHUNKS);
+  for (let i = 0; i < chunks; i++) convChunk(job, i, work, 0);
+}
+
+/** dst[j] = Σ_i src[i·len + j] over i = 0..count−1, added in that order (the dW partials of the chunks). */
+export function sumPartials(dst: usize, src: usize, count: i32, len: i32): void {
+  const lenB = <usize>len << 2;
+  memory.copy(dst, src, lenB);
+  for (let i = 1; i < count; i++) addRun(dst, src + <usize>i * lenB, len);
+}

@@ -1,0 +1,73 @@
+import { convPlan, type ConvAttrs, type ConvBackwardAttrs, type ConvBackwardKernel } from '../ops/conv.js';
+import { f32, make } from '../ops/util.js';
+import { channelSums } from '../ops/conv-im2col.js';
+import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import type { Tensor } from '../tensor.js';
+import { MAX_WASM_BYTES } from './wasm-gemm.js';
+import { wasmConvBytes, type ConvProblem, type WasmConv } from './wasm-conv.js';
+
+// The wasm Conv and ConvBackward kernels: float32 convolutions of any rank (1-d to 3-d), stride,
+// padding, dilation and groups, computed image by image inside wasm memory (assembly/_conv.ts).
+// They turn down only what would not fit in wasm32 memory; a failed memory.grow at run time
+// falls back to the cpu kernel.
+
+function problem(x: Tensor, w: Tensor, attrs: ConvAttrs): ConvProblem {
+  const pl = convPlan(x, w, attrs);
+  return { geom: pl.geom, cout: pl.cout, groups: attrs.groups };
+}
+
+export function registerWasmConvKernels(
+  conv: () => WasmConv | null,
+  threads: () => number,
+  noteFallback: (what: string, error: Error) => void,
+): void {
+  const fits = (backward: boolean) => (inputs: Tensor[], attrs: ConvAttrs) =>
+    wasmConvBytes(problem(inputs[0]!, inputs[1]!, attrs), backward, threads()) <= MAX_WASM_BYTES;
+
+  registerKernel<TensorKernel<ConvAttrs>>({
+    op: 'Conv',
+    backend: 'wasm',
+    accepts: fits(false),
+    fn: (inputs, attrs, saved: Saved) => {
+      const [x, w, b] = inputs;
+      const pr = problem(x!, w!, attrs);
+      let y: Float32Array;
+      try {
+        y = conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr);
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        noteFallback(`Conv ${x!.shape.join('×')}`, error);
+        return kernels.kernelOn<TensorKernel<ConvAttrs>>('Conv', 'cpu')!.fn(inputs, attrs, saved);
+      }
+      const out = convPlan(x!, w!, attrs).out;
+      return make(y, [pr.geom.n, pr.cout, ...out]);
+    },
+  });
+
+  registerKernel<ConvBackwardKernel>({
+    op: 'ConvBackward',
+    backend: 'wasm',
+    accepts: fits(true),
+    fn: (inputs, attrs: ConvBackwardAttrs, saved) => {
+      const [x, w, gy] = inputs;
+      const pr = problem(x!, w!, attrs);
+      const gv = f32(gy!);
+      let grads: { dx?: Float32Array; dw?: Float32Array } = {};
+      if (attrs.needInput || attrs.needWeight) {
+        try {
+          grads = conv()!.backward(f32(x!), f32(w!), gv, pr, { input: attrs.needInput, weight: attrs.needWeight });
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          noteFallback(`ConvBackward ${x!.shape.join('×')}`, error);
+          return kernels.kernelOn<ConvBackwardKernel>('ConvBackward', 'cpu')!.fn(inputs, attrs, saved);
+        }
+      }
+      const p = gv.length / (pr.geom.n * pr.cout);
+      return [
+        grads.dx ? make(grads.dx, x!.shape) : null,
+        grads.dw ? make(grads.dw, w!.shape) : null,
+        attrs.needBias ? make(channelSums(gv, pr.geom.n, pr.cout, p), [pr.cout]) : null,
+      ];
+    },
+  });
+}

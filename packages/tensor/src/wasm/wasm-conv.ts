@@ -1,0 +1,206 @@
+import type { ConvGeometry } from '../ops/conv-im2col.js';
+import { isPointwise } from '../ops/conv-im2col.js';
+import { align64, type Arena } from './wasm-arena.js';
+
+// Host side of assembly/_conv.ts: stages x, w (and gy) in wasm memory once per call, writes the job
+// descriptor, runs it (on one thread or two), and copies the results out. Each thread gets its own
+// column buffers; the weight gradient is summed from one partial per chunk of images, in chunk
+// order, so it does not depend on how chunks were spread over threads.
+
+/** What both wasm builds export for convolutions. */
+export interface ConvExports {
+  jobBytes(): number;
+  convRun(job: number, work: number): void;
+  sumPartials(dst: number, src: number, count: number, len: number): void;
+}
+
+/** A convolution's shape: geometry (3-d, batch included), output channels and groups. */
+export interface ConvProblem {
+  geom: ConvGeometry;
+  cout: number;
+  groups: number;
+}
+
+/** Runs the conv job written at the job address with `chunks` chunks, on one or two threads. */
+export type ConvJobRunner = (flops: number, chunks: number) => void;
+
+export interface WasmConv {
+  forward(x: Float32Array, w: Float32Array, bias: Float32Array | undefined, p: ConvProblem): Float32Array;
+  backward(
+    x: Float32Array,
+    w: Float32Array,
+    gy: Float32Array,
+    p: ConvProblem,
+    need: { input: boolean; weight: boolean },
+  ): { dx?: Float32Array; dw?: Float32Array };
+}
+
+const KIND_FORWARD = 1;
+const KIND_BACKWARD = 2;
+/** Floats of one column buffer: a band of output rows sized to stay in L2 with its gemm packing. */
+export const COLS_BUDGET = 1 << 17;
+/** The weight gradient is split into at most this many per-chunk partials. */
+export const MAX_DW_CHUNKS = 16;
+
+/** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
+const F = {
+  next: 0, kind: 1, n: 2, c: 3, id: 4, ih: 5, iw: 6, kd: 7, kh: 8, kw: 9, od: 10, oh: 11, ow: 12,
+  sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
+  x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
+  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37,
+} as const;
+
+interface Layout {
+  rows: number;
+  p: number;
+  plane: number;
+  /** Rows of one group's columns. */
+  kg: number;
+  /** Output rows per band. */
+  tile: number;
+  colsLen: number;
+  pointwise: boolean;
+  wsize: number;
+}
+
+function layout(pr: ConvProblem): Layout {
+  const g = pr.geom;
+  const kvol = g.kd * g.kh * g.kw;
+  const rows = g.od * g.oh;
+  const pointwise = isPointwise(g);
+  const tile = Math.max(1, Math.min(rows, Math.floor(COLS_BUDGET / (g.c * kvol * g.ow))));
+  return {
+    rows,
+    p: rows * g.ow,
+    plane: g.id * g.ih * g.iw,
+    kg: (g.c / pr.groups) * kvol,
+    tile,
+    colsLen: pointwise ? 0 : g.c * kvol * tile * g.ow,
+    pointwise,
+    wsize: pr.cout * (g.c / pr.groups) * kvol,
+  };
+}
+
+/** How the batch is cut into chunks: single images forward; backward also bounds the dW partials. */
+function chunking(n: number, backward: boolean): { chunk: number; chunks: number } {
+  const chunk = backward ? Math.ceil(n / Math.min(n, MAX_DW_CHUNKS)) : 1;
+  return { chunk, chunks: Math.ceil(n / chunk) };
+}
+
+/** Bytes of wasm memory (beyond the fixed work areas) one forward or backward call stages. */
+export function wasmConvBytes(pr: ConvProblem, backward: boolean, threads: number): number {
+  const L = layout(pr);
+  const { n, c } = pr.geom;
+  const x = n * c * L.plane;
+  const y = n * pr.cout * L.p;
+  const scratch = threads * (backward ? 2 : 1) * L.colsLen;
+  const extra = backward ? x + (chunking(n, true).chunks + 1) * L.wsize : pr.cout;
+  return (x + L.wsize + y + scratch + extra) * 4 + 16 * 64;
+}
+
+/** 2·MACs of the call (forward, or the requested backward products), for the threading threshold. */
+function flops(pr: ConvProblem, L: Layout, products: number): number {
+  return 2 * pr.geom.n * pr.cout * L.p * L.kg * products;
+}
+
+export function createWasmConv(opts: {
+  exports: ConvExports;
+  arena: Arena;
+  /** Byte address of the job descriptor. */
+  job: number;
+  /** Threads that may run a job (each needs its own column buffers). */
+  threads: 1 | 2;
+  run: ConvJobRunner;
+}): WasmConv {
+  const { exports, arena, job, threads } = opts;
+
+  /** Bump allocator over the arena for one call. */
+  function allocator() {
+    let top = arena.base;
+    return (floats: number): number => {
+      const at = top;
+      top = align64(top + floats * 4);
+      return at;
+    };
+  }
+
+  function describe(pr: ConvProblem, L: Layout, kind: number, chunking: { chunk: number; chunks: number }): Int32Array {
+    const g = pr.geom;
+    // Views of a plain (non-shared) memory detach when it grows, so take this one after reserving.
+    const d = new Int32Array(arena.memory.buffer, job, 64);
+    d.fill(0);
+    d.set([0, kind, g.n, g.c, g.id, g.ih, g.iw, g.kd, g.kh, g.kw, g.od, g.oh, g.ow, g.sd, g.sh, g.sw, g.pd, g.ph, g.pw, g.dd, g.dh, g.dw, pr.cout, pr.groups]);
+    d[F.chunk] = chunking.chunk;
+    d[F.chunks] = chunking.chunks;
+    d[F.tile] = L.tile;
+    d[F.pointwise] = L.pointwise ? 1 : 0;
+    d[F.colsLen] = L.colsLen;
+    return d;
+  }
+
+  return {
+    forward(x, w, bias, pr) {
+      const L = layout(pr);
+      const { n, c } = pr.geom;
+      const alloc = allocator();
+      const xp = alloc(n * c * L.plane);
+      const wp = alloc(L.wsize);
+      const bp = bias ? alloc(pr.cout) : 0;
+      const yLen = n * pr.cout * L.p;
+      const yp = alloc(yLen);
+      const s0 = alloc(L.colsLen);
+      const s1 = threads === 2 ? alloc(L.colsLen) : s0;
+      const heap = arena.reserve(alloc(0) - arena.base);
+      heap.set(x, xp >>> 2);
+      heap.set(w, wp >>> 2);
+      if (bias) heap.set(bias, bp >>> 2);
+      const ch = chunking(n, false);
+      const d = describe(pr, L, KIND_FORWARD, ch);
+      d[F.x] = xp;
+      d[F.w] = wp;
+      d[F.bias] = bp;
+      d[F.y] = yp;
+      d[F.scratch0] = s0;
+      d[F.scratch1] = s1;
+      opts.run(flops(pr, L, 1), ch.chunks);
+      return arena.heap().slice(yp >>> 2, (yp >>> 2) + yLen);
+    },
+
+    backward(x, w, gy, pr, need) {
+      const L = layout(pr);
+      const { n, c } = pr.geom;
+      const ch = chunking(n, true);
+      const alloc = allocator();
+      const xLen = n * c * L.plane;
+      // The input is only read to rebuild the columns for dW.
+      const xp = need.weight ? alloc(xLen) : 0;
+      const wp = alloc(L.wsize);
+      const gyp = alloc(n * pr.cout * L.p);
+      const dxp = need.input ? alloc(xLen) : 0;
+      const dwp = need.weight ? alloc(ch.chunks * L.wsize) : 0;
+      const dwSum = need.weight ? alloc(L.wsize) : 0;
+      const s0 = alloc(2 * L.colsLen);
+      const s1 = threads === 2 ? alloc(2 * L.colsLen) : s0;
+      const heap = arena.reserve(alloc(0) - arena.base);
+      if (xp) heap.set(x, xp >>> 2);
+      heap.set(w, wp >>> 2);
+      heap.set(gy, gyp >>> 2);
+      const d = describe(pr, L, KIND_BACKWARD, ch);
+      d[F.x] = xp;
+      d[F.w] = wp;
+      d[F.gy] = gyp;
+      d[F.dx] = dxp;
+      d[F.dwp] = dwp;
+      d[F.scratch0] = s0;
+      d[F.scratch1] = s1;
+      opts.run(flops(pr, L, (need.input ? 1 : 0) + (need.weight ? 1 : 0)), ch.chunks);
+      const out: { dx?: Float32Array; dw?: Float32Array } = {};
+      if (need.input) out.dx = arena.heap().slice(dxp >>> 2, (dxp >>> 2) + xLen);
+      if (need.weight) {
+        exports.sumPartials(dwSum, dwp, ch.chunks, L.wsize);
+        out.dw = arena.heap().slice(dwSum >>> 2, (dwSum >>> 2) + L.wsize);
+      }
+      return out;
+    },
+  };
+}
