@@ -11,7 +11,10 @@ export interface ProgressOptions {
   stream?: ProgressStream;
   /** false keeps the bar silent whatever the stream (default true: draw on a terminal, or anywhere when forced). */
   enabled?: boolean;
-  /** Draw even when the stream is not a terminal (then one line per update, at most every `intervalMs`). */
+  /**
+   * Draw even when the stream is not a terminal (then one line per update, at most every `intervalMs`).
+   * The environment variable QTK_PROGRESS=force does the same for every bar, for logs of long runs.
+   */
   force?: boolean;
   /** Minimum time between redraws (default 100 ms on a terminal, 2000 ms otherwise). */
   intervalMs?: number;
@@ -63,7 +66,8 @@ export class ProgressBar {
     this.label = options.label ?? '';
     this.stream = options.stream ?? process.stderr;
     this.tty = this.stream.isTTY === true;
-    this.enabled = options.enabled !== false && (this.tty || options.force === true);
+    const forcedByEnv = typeof process !== 'undefined' && process.env?.QTK_PROGRESS === 'force';
+    this.enabled = options.enabled !== false && (this.tty || options.force === true || forcedByEnv);
     this.intervalMs = options.intervalMs ?? (this.tty ? 100 : 2000);
     this.unit = options.unit ?? 'it';
     this.now = options.now ?? (() => performance.now());
