@@ -26,47 +26,38 @@ export {
 } from './autograd.js';
 export { runOp, run1 } from './dispatch.js';
 export { Generator, defaultGenerator, manualSeed } from './random.js';
-export {
-  tensor,
-  scalar,
-  full,
-  zeros,
-  ones,
-  zerosLike,
-  onesLike,
-  arange,
-  rand,
-  randn,
-  randint,
-  type CreateOptions,
-  type RandomOptions,
-} from './creation.js';
+export { type CreateOptions, type RandomOptions } from './creation.js';
 export { cpuBackend } from './backends.js';
 export { gemm, gemmArgs, cpuGemm, type GemmArgs, type GemmKernel } from './gemm/gemm.js';
-export { add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge, broadcastBinary } from './ops/binary.js';
-export { defineUnary, neg, exp, log, sqrt, rsqrt, reciprocal, abs, relu, toType, type UnaryDefinition } from './ops/unary.js';
-export { sum, mean, sumToShape, reducedShape } from './ops/reduce.js';
-export { reshape, permute, transpose, expand, contiguous } from './ops/view.js';
-export { matmul, linear } from './ops/matmul.js';
+export { broadcastBinary } from './ops/binary.js';
+export { defineUnary, type UnaryDefinition } from './ops/unary.js';
+export { reducedShape } from './ops/reduce.js';
 import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
 import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
-export { conv1d, conv2d, conv3d, type ConvOptions, type ConvAttrs } from './ops/conv.js';
-export { convTranspose1d, convTranspose2d, type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
-export {
-  clamp, relu6, leakyRelu, prelu, elu, selu, sigmoid, tanh, silu, gelu, erfc, hardsigmoid, hardswish, softplus, round, floor, sign,
-  type GeluApproximate,
-} from './ops/activations.js';
-export { where } from './ops/where.js';
-export { softmax, logSoftmax } from './ops/softmax.js';
-export { crossEntropy, mseLoss, l1Loss, type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
-export { max, min, argmax, argmin } from './ops/reduce-extra.js';
-export { cat, split, slice, flatten, squeeze, unsqueeze, type SliceSpec } from './ops/shape-ops.js';
-export { maxPool2d, avgPool2d, adaptiveAvgPool2d, poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
-export { interpolate, type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
-export { pad, type PadMode } from './ops/pad.js';
-export { batchNorm, type BatchNormOptions } from './ops/batch-norm.js';
-export { layerNorm } from './ops/layer-norm.js';
+export { type ConvOptions, type ConvAttrs } from './ops/conv.js';
+export { type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
+export { erfc, type GeluApproximate } from './ops/activations.js';
+export { type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
+export { type SliceSpec } from './ops/shape-ops.js';
+export { poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
+export { type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
+export { type PadMode } from './ops/pad.js';
+export { type BatchNormOptions } from './ops/batch-norm.js';
 export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
 export { setWasmThreads } from './wasm/wasm-backend.js';
+// Public functional ops, wrapped so symbolic tracing (@qtk/ir) records them; see trace-hook.ts.
+export * from './traceable-ops.js';
+export {
+  TRACED,
+  setTraceHook,
+  getTraceHook,
+  isTracedValue,
+  containsTraced,
+  traceable,
+  traceables,
+  TraceableRegistry,
+  type TraceHook,
+  type TraceableEntry,
+} from './trace-hook.js';
