@@ -1,6 +1,7 @@
 // The functional API, exported from the package as `F`: `F.relu(x)`, `F.conv2d(x, w, b, opts)`, ...
 // These are the tensor ops themselves (same gradients), plus the few that live in nn.
-import { clamp, type Tensor } from '@qtk/tensor';
+import { clamp, traceable, type Tensor } from '@qtk/tensor';
+import { dropout as dropoutImpl } from './layers/dropout.js';
 
 export {
   add,
@@ -66,9 +67,10 @@ export {
   mseLoss,
   l1Loss,
 } from '@qtk/tensor';
-export { dropout } from './layers/dropout.js';
+
+export const dropout = traceable('dropout', dropoutImpl, { impure: true });
 
 /** clamp(x, minVal, maxVal), PyTorch's F.hardtanh. */
-export function hardtanh(x: Tensor, minVal = -1, maxVal = 1): Tensor {
+export const hardtanh = traceable('hardtanh', function hardtanh(x: Tensor, minVal = -1, maxVal = 1): Tensor {
   return clamp(x, minVal, maxVal);
-}
+});

@@ -1,6 +1,14 @@
 export { StateDictError, DataFormatError, DatasetNotFoundError, type ShapeMismatch } from './errors.js';
 export { Parameter } from './parameter.js';
-export { Module, currentForwardPass, type ForwardHook, type ForwardPreHook, type RemovableHandle } from './module.js';
+export {
+  Module,
+  currentForwardPass,
+  setModuleCallInterceptor,
+  type ForwardHook,
+  type ForwardPreHook,
+  type ModuleCallInterceptor,
+  type RemovableHandle,
+} from './module.js';
 export { deepCopy } from './deep-copy.js';
 export { STATE_DICT_VERSION, isStateDict, type StateDict, type LoadStateDictOptions, type LoadStateDictResult } from './state-dict.js';
 export {
@@ -67,7 +75,8 @@ export {
   type AvgPool2dLayerOptions,
 } from './layers/pooling.js';
 export { Upsample, type UpsampleOptions } from './layers/upsample.js';
-export { Dropout, dropout, type DropoutOptions } from './layers/dropout.js';
+export { Dropout, type DropoutOptions } from './layers/dropout.js';
+export { dropout } from './functional.js';
 export { Identity, Flatten, Lambda, type FlattenOptions } from './layers/basic.js';
 export { Sequential, ModuleList, ModuleDict } from './layers/container.js';
 export { FloatFunctional } from './float-functional.js';

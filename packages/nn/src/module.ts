@@ -12,9 +12,23 @@ export interface RemovableHandle {
   remove(): void;
 }
 
+/**
+ * Sees every `Module.call` while installed (symbolic tracing in @qtk/ir uses it to record leaf
+ * modules). `proceed` runs the call as usual (hooks and forward) with the given arguments.
+ */
+export type ModuleCallInterceptor = (module: Module, args: unknown[], proceed: (args: unknown[]) => unknown) => unknown;
+
 let nextHookId = 0;
 let callDepth = 0;
 let forwardPassCounter = 0;
+let interceptor: ModuleCallInterceptor | null = null;
+
+/** Installs (or with null removes) the module-call interceptor; returns the previous one so tracers can nest. */
+export function setModuleCallInterceptor(next: ModuleCallInterceptor | null): ModuleCallInterceptor | null {
+  const prev = interceptor;
+  interceptor = next;
+  return prev;
+}
 
 /**
  * Id of the outermost `Module.call` currently running (or the last one that ran). It changes once
@@ -48,6 +62,13 @@ export abstract class Module {
 
   /** Runs forward pre-hooks, `forward`, then forward hooks (each in registration order). */
   call(...args: Parameters<this['forward']>): ReturnType<this['forward']> {
+    if (interceptor !== null) {
+      return interceptor(this, args, (a) => this.callUnintercepted(a)) as ReturnType<this['forward']>;
+    }
+    return this.callUnintercepted(args) as ReturnType<this['forward']>;
+  }
+
+  private callUnintercepted(args: unknown[]): unknown {
     callDepth++;
     if (callDepth === 1) forwardPassCounter++;
     try {
@@ -61,7 +82,7 @@ export abstract class Module {
         const r = hook(this, a, out);
         if (r !== undefined) out = r;
       }
-      return out as ReturnType<this['forward']>;
+      return out;
     } finally {
       callDepth--;
     }
