@@ -1,0 +1,63 @@
+import { QtkError } from '@qtk/tensor';
+
+export interface TraceErrorContext {
+  /** Qualified path of the module whose forward was being traced ('' is the root). */
+  modulePath: string;
+  /** Class of that module. */
+  moduleType: string;
+  /** `file:line:column` of the offending user code, when the stack shows it. */
+  location: string | null;
+}
+
+/**
+ * Symbolic tracing hit code it cannot record: a traced value used as a JS primitive (a branch, a
+ * comparison, `Number(x)`, a template string, `+`), or a module or value it cannot address.
+ */
+export class TraceError extends QtkError {
+  readonly modulePath: string;
+  readonly moduleType: string;
+  readonly location: string | null;
+
+  constructor(problem: string, context: TraceErrorContext, options?: { cause?: unknown; hint?: string }) {
+    const where = `${context.modulePath === '' ? 'the root module' : `module '${context.modulePath}'`} (${context.moduleType})`;
+    const at = context.location ? ` at ${context.location}` : '';
+    const hint =
+      options?.hint ??
+      'Move the data-dependent code into a function wrapped with fxWrap(fn) (or a method decorated with @fxWrap()), ' +
+        'which is recorded as one opaque call and runs for real, or pass the deciding value in concreteArgs.';
+    super('E_TRACE', `symbolic trace of ${where}${at}: ${problem}. ${hint}`, options);
+    this.modulePath = context.modulePath;
+    this.moduleType = context.moduleType;
+    this.location = context.location;
+  }
+}
+
+/** A graph edit that would break the graph (erasing a node still in use, a node of another graph, ...). */
+export class GraphError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_GRAPH', message, options);
+  }
+}
+
+/** `graph.validate()` found a broken invariant; `problems` lists every one found. */
+export class GraphValidationError extends QtkError {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super('E_GRAPH_INVALID', `invalid graph (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+/** A serialized graph module that cannot be written or read back (unknown version, unserializable value, missing module type). */
+export class SerializationError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_IR_SERIALIZATION', message, options);
+  }
+}
+
+/** A malformed pattern or rewrite rule. */
+export class PatternError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_PATTERN', message, options);
+  }
+}

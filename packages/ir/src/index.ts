@@ -1,0 +1,54 @@
+export { TraceError, GraphError, GraphValidationError, SerializationError, PatternError, type TraceErrorContext } from './errors.js';
+export { Node, mapArg, forEachNode, OPCODES, type Opcode, type Argument } from './node.js';
+export { Graph, sanitizeName, type CreateNodeOptions } from './graph.js';
+export { formatArgument, formatArgs, formatTarget, formatTable, tabulateNodes } from './format.js';
+export {
+  leafModules,
+  registerLeafModule,
+  registerTracedMethods,
+  tracedMethodsOf,
+  LeafModuleRegistry,
+  type ModuleClass,
+} from './leaf-modules.js';
+export { Tracer, traceGraph, getattr, getitem, type TraceOptions, type TraceResult } from './tracer.js';
+export { fxWrap, fxWrapMethod, type FxWrapOptions } from './fx-wrap.js';
+export { GraphModule, SubmoduleContainer, type GraphModuleOptions } from './graph-module.js';
+export { compileGraph, type CompiledGraph, type ModuleResolver } from './compile.js';
+export { symbolicTrace, registerTraceable } from './symbolic-trace.js';
+export { parseParams, type ParamInfo } from './signature.js';
+export {
+  MatchAll,
+  AnyOf,
+  SubclassOf,
+  anyOf,
+  subclassOf,
+  matchPattern,
+  elementMatches,
+  patternSize,
+  validatePattern,
+  type Pattern,
+  type PatternElement,
+  type Match,
+} from './pattern.js';
+export {
+  RuleTable,
+  applyRules,
+  findMatches,
+  type RewriteRule,
+  type RewriteContext,
+  type AppliedRewrite,
+  type ApplyRulesOptions,
+} from './rewrite.js';
+export { moduleCodecs, ModuleCodecRegistry, type ModuleCodec, type JsonValue } from './module-codecs.js';
+export {
+  serializeGraphModule,
+  deserializeGraphModule,
+  graphModuleToJson,
+  GRAPH_MODULE_FORMAT,
+  GRAPH_MODULE_VERSION,
+  type SerializedGraphModule,
+  type SerializedModule,
+  type SerializedNode,
+  type SerializedTensor,
+  type DeserializeOptions,
+} from './serialize.js';
