@@ -109,6 +109,15 @@ export function jobBytes(): usize {
   for (; i < n; i++) store<f32>(dst + (<usize>i << 2), load<f32>(src + (<usize>i << 2)));
 }
 
+/** Zeroes n floats: inline stores, since memory.fill is a call out of wasm and runs are short. */
+// @ts-ignore: decorator
+@inline function zeroRun(dst: usize, n: i32): void {
+  const z = f32x4.splat(0);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) v128.store(dst + (<usize>i << 2), z);
+  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), 0);
+}
+
 /** dst[i] += src[i] for n floats. */
 // @ts-ignore: decorator
 @inline function addRun(dst: usize, src: usize, n: i32): void {
@@ -165,7 +174,7 @@ function bandColumns(job: usize, xn: usize, r0: i32, r1: i32, cols: usize, add: 
             const iy = y * sh - ph + b * dh;
             const inside = xlo < xhi && iz >= 0 && iz < id && iy >= 0 && iy < ih;
             if (!inside) {
-              if (!add) memory.fill(dst, 0, owB);
+              if (!add) zeroRun(dst, ow);
             } else {
               // Element index of the first valid tap, x = xlo; never negative.
               const first = ((ch * id + iz) * ih + iy) * iw + xlo * sw + shift;
@@ -179,10 +188,10 @@ function bandColumns(job: usize, xn: usize, r0: i32, r1: i32, cols: usize, add: 
                   store<f32>(s, load<f32>(s) + load<f32>(d + (<usize>i << 2)));
                 }
               } else {
-                if (xlo > 0) memory.fill(dst, 0, <usize>xlo << 2);
+                if (xlo > 0) zeroRun(dst, xlo);
                 if (sw == 1) copyRun(d, src, run);
                 else for (let i = 0; i < run; i++) store<f32>(d + (<usize>i << 2), load<f32>(src + (<usize>(i * sw) << 2)));
-                if (xhi < ow) memory.fill(dst + (<usize>xhi << 2), 0, <usize>(ow - xhi) << 2);
+                if (xhi < ow) zeroRun(dst + (<usize>xhi << 2), ow - xhi);
               }
             }
             dst += owB;
