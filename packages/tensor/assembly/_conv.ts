@@ -87,7 +87,15 @@ import { gemm } from './_gemm';
 // @ts-ignore: decorator
 @inline const COLS_LEN: usize = 140; // floats of one column buffer
 // @ts-ignore: decorator
-@inline const SCRATCH: usize = 144; // per thread (144, 148): cols then dcols, COLS_LEN floats each
+@inline const SCRATCH: usize = 144; // per thread (144, 148): cols, dcols (COLS_LEN + COLS_SLACK floats each), pad, dpad
+// @ts-ignore: decorator
+@inline const PAD_D: usize = 152; // padded image dims
+// @ts-ignore: decorator
+@inline const PAD_H: usize = 156;
+// @ts-ignore: decorator
+@inline const PAD_W: usize = 160;
+// @ts-ignore: decorator
+@inline const PAD_LEN: usize = 164; // floats of one padded-image buffer (slack included); 0: the conv does not pad
 
 const JOB_BYTES: usize = 256;
 
@@ -109,15 +117,6 @@ export function jobBytes(): usize {
   for (; i < n; i++) store<f32>(dst + (<usize>i << 2), load<f32>(src + (<usize>i << 2)));
 }
 
-/** Zeroes n floats: inline stores, since memory.fill is a call out of wasm and runs are short. */
-// @ts-ignore: decorator
-@inline function zeroRun(dst: usize, n: i32): void {
-  const z = f32x4.splat(0);
-  let i = 0;
-  for (; i + 4 <= n; i += 4) v128.store(dst + (<usize>i << 2), z);
-  for (; i < n; i++) store<f32>(dst + (<usize>i << 2), 0);
-}
-
 /** dst[i] += src[i] for n floats. */
 // @ts-ignore: decorator
 @inline function addRun(dst: usize, src: usize, n: i32): void {
@@ -132,66 +131,103 @@ export function jobBytes(): usize {
   }
 }
 
-/** First output x whose input column x·s + shift is ≥ 0 (clamped to [0, out]). */
+/** Floats past a column buffer that the whole-vector row copies may write into. */
 // @ts-ignore: decorator
-@inline function firstValid(shift: i32, s: i32, out: i32): i32 {
-  const lo = shift >= 0 ? 0 : (-shift + s - 1) / s;
-  return min(lo, out);
+@inline export const COLS_SLACK: i32 = 16;
+
+/**
+ * Where one image's columns are read from, and its input gradient accumulated: a zero-padded copy
+ * [C, DP, HP, WP] in the thread's scratch when the conv pads, else the image itself (pads 0).
+ * Padded coordinates turn every tap into an in-bounds read, so rows copy without bounds checks.
+ */
+function padImage(job: usize, xn: usize, pad: usize): void {
+  const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
+  const dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
+  const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
+  memory.fill(pad, 0, <usize>c * <usize>(dp * hp * wp) << 2);
+  let src = xn;
+  for (let ch = 0; ch < c; ch++) {
+    for (let z = 0; z < id; z++) {
+      let dst = pad + (<usize>(((ch * dp + z + pd) * hp + ph) * wp + pw) << 2);
+      for (let y = 0; y < ih; y++) {
+        copyRun(dst, src, iw);
+        src += <usize>iw << 2;
+        dst += <usize>wp << 2;
+      }
+    }
+  }
 }
 
-/** One past the last output x whose input column x·s + shift is < size (clamped to [0, out]). */
-// @ts-ignore: decorator
-@inline function lastValid(size: i32, shift: i32, s: i32, out: i32): i32 {
-  const hi = size - shift <= 0 ? 0 : (size - shift + s - 1) / s;
-  return min(hi, out);
+/** Copies the interior of a padded image back to an image (the input gradient). */
+function cropImage(job: usize, pad: usize, dxn: usize): void {
+  const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
+  const dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
+  const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
+  let dst = dxn;
+  for (let ch = 0; ch < c; ch++) {
+    for (let z = 0; z < id; z++) {
+      let src = pad + (<usize>(((ch * dp + z + pd) * hp + ph) * wp + pw) << 2);
+      for (let y = 0; y < ih; y++) {
+        copyRun(dst, src, iw);
+        src += <usize>wp << 2;
+        dst += <usize>iw << 2;
+      }
+    }
+  }
 }
 
 /**
- * Columns of output rows r0..r1 (row r = z·OH + y) of the image at xn, for channels c0..c0+cc,
- * into cols [cc·KD·KH·KW, (r1 − r0)·OW]. Every element is written (padding as zeros).
- * With add set it is the adjoint instead: cols are added back onto the image (col2im).
+ * Columns of output rows r0..r1 (row r = z·OH + y) of the (padded) image at img into cols
+ * [C·KD·KH·KW, (r1 − r0)·OW]. Rows are copied in whole vectors: a row may spill up to 3 floats
+ * into the next one (overwritten next) or into the buffer's slack, and read past its end.
+ * With add set it is the adjoint (col2im): cols are added onto the image, exactly in range.
  */
-function bandColumns(job: usize, xn: usize, r0: i32, r1: i32, cols: usize, add: bool): void {
-  const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
+function bandColumns(job: usize, img: usize, r0: i32, r1: i32, cols: usize, add: bool): void {
+  const c = field(job, C);
   const kd = field(job, KD), kh = field(job, KH), kw = field(job, KW);
   const oh = field(job, OH), ow = field(job, OW);
   const sd = field(job, SD), sh = field(job, SH), sw = field(job, SW);
-  const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
   const dd = field(job, DD), dh = field(job, DH), dw = field(job, DW);
+  const dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
   const owB = <usize>ow << 2;
+  const zero = f32x4.splat(0);
   let dst = cols;
   for (let ch = 0; ch < c; ch++) {
     for (let a = 0; a < kd; a++) {
       for (let b = 0; b < kh; b++) {
         for (let e = 0; e < kw; e++) {
-          const shift = e * dw - pw;
-          const xlo = firstValid(shift, sw, ow);
-          const xhi = max(xlo, lastValid(iw, shift, sw, ow));
           let z = r0 / oh;
           let y = r0 - z * oh;
           for (let r = r0; r < r1; r++) {
-            const iz = z * sd - pd + a * dd;
-            const iy = y * sh - ph + b * dh;
-            const inside = xlo < xhi && iz >= 0 && iz < id && iy >= 0 && iy < ih;
-            if (!inside) {
-              if (!add) zeroRun(dst, ow);
-            } else {
-              // Element index of the first valid tap, x = xlo; never negative.
-              const first = ((ch * id + iz) * ih + iy) * iw + xlo * sw + shift;
-              const src = xn + (<usize>first << 2);
-              const run = xhi - xlo;
-              const d = dst + (<usize>xlo << 2);
-              if (add) {
-                if (sw == 1) addRun(src, d, run);
-                else for (let i = 0; i < run; i++) {
-                  const s = src + (<usize>(i * sw) << 2);
-                  store<f32>(s, load<f32>(s) + load<f32>(d + (<usize>i << 2)));
+            const s = img + (<usize>(((ch * dp + z * sd + a * dd) * hp + y * sh + b * dh) * wp + e * dw) << 2);
+            if (!add) {
+              if (sw == 1) {
+                for (let i = 0; i < ow; i += 4) v128.store(dst + (<usize>i << 2), v128.load(s + (<usize>i << 2)));
+              } else if (sw == 2) {
+                for (let i = 0; i < ow; i += 4) {
+                  const v0 = v128.load(s + (<usize>i << 3));
+                  const v1 = v128.load(s + (<usize>i << 3), 16);
+                  v128.store(dst + (<usize>i << 2), v128.shuffle<f32>(v0, v1, 0, 2, 4, 6));
                 }
               } else {
-                if (xlo > 0) zeroRun(dst, xlo);
-                if (sw == 1) copyRun(d, src, run);
-                else for (let i = 0; i < run; i++) store<f32>(d + (<usize>i << 2), load<f32>(src + (<usize>(i * sw) << 2)));
-                if (xhi < ow) zeroRun(dst + (<usize>xhi << 2), ow - xhi);
+                for (let i = 0; i < ow; i++) store<f32>(dst + (<usize>i << 2), load<f32>(s + (<usize>(i * sw) << 2)));
+              }
+            } else if (sw == 1) {
+              addRun(s, dst, ow);
+            } else {
+              let i = 0;
+              if (sw == 2) {
+                // Only whole 8-float windows strictly inside the row: the image may be another thread's neighbour.
+                for (; i + 4 < ow; i += 4) {
+                  const v = v128.load(dst + (<usize>i << 2));
+                  const t = s + (<usize>i << 3);
+                  v128.store(t, f32x4.add(v128.load(t), v128.shuffle<f32>(v, zero, 0, 4, 1, 4)));
+                  v128.store(t, f32x4.add(v128.load(t, 16), v128.shuffle<f32>(v, zero, 2, 4, 3, 4)), 16);
+                }
+              }
+              for (; i < ow; i++) {
+                const t = s + (<usize>(i * sw) << 2);
+                store<f32>(t, load<f32>(t) + load<f32>(dst + (<usize>i << 2)));
               }
             }
             dst += owB;
@@ -204,6 +240,13 @@ function bandColumns(job: usize, xn: usize, r0: i32, r1: i32, cols: usize, add: 
       }
     }
   }
+}
+
+/** Byte address of a thread's scratch areas (see SCRATCH): 0 cols, 1 dcols, 2 pad, 3 dpad. */
+function scratchArea(job: usize, scratch: usize, area: i32): usize {
+  const cols = <usize>(field(job, COLS_LEN) + COLS_SLACK) << 2;
+  if (area < 3) return scratch + <usize>area * cols;
+  return scratch + 2 * cols + (<usize>field(job, PAD_LEN) << 2);
 }
 
 /** y_n = W·cols_n (+ bias) for image n, band by band. */
@@ -223,11 +266,16 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
         yn + (<usize>(g * coutG) * <usize>p << 2), p, 0, work);
     }
   } else {
+    let img = xn;
+    if (field(job, PAD_LEN)) {
+      img = scratchArea(job, scratch, 2);
+      padImage(job, xn, img);
+    }
     const tile = field(job, TILE);
     for (let r0 = 0; r0 < rows; r0 += tile) {
       const r1 = min(rows, r0 + tile);
       const tw = (r1 - r0) * ow;
-      bandColumns(job, xn, r0, r1, scratch, false);
+      bandColumns(job, img, r0, r1, scratch, false);
       for (let g = 0; g < groups; g++) {
         gemm(0, 0, coutG, tw, kg, w + (<usize>(g * coutG * kg) << 2), kg, scratch + (<usize>(g * kg) * <usize>tw << 2), tw,
           yn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2), p, 0, work);
@@ -270,13 +318,23 @@ function backwardImage(job: usize, n: i32, work: usize, scratch: usize, dwp: usi
     return;
   }
   const cols = scratch;
-  const dcols = scratch + (<usize>field(job, COLS_LEN) << 2);
-  if (dx) memory.fill(dxn, 0, <usize>c * <usize>plane << 2);
+  const dcols = scratchArea(job, scratch, 1);
+  const padded = field(job, PAD_LEN) != 0;
+  let img = xn;
+  let dimg = dxn;
+  if (padded) {
+    img = scratchArea(job, scratch, 2);
+    dimg = scratchArea(job, scratch, 3);
+    if (dwp) padImage(job, xn, img);
+    if (dx) memory.fill(dimg, 0, <usize>c * <usize>(field(job, PAD_D) * field(job, PAD_H) * field(job, PAD_W)) << 2);
+  } else if (dx) {
+    memory.fill(dxn, 0, <usize>c * <usize>plane << 2);
+  }
   const tile = field(job, TILE);
   for (let r0 = 0; r0 < rows; r0 += tile) {
     const r1 = min(rows, r0 + tile);
     const tw = (r1 - r0) * ow;
-    if (dwp) bandColumns(job, xn, r0, r1, cols, false);
+    if (dwp) bandColumns(job, img, r0, r1, cols, false);
     for (let g = 0; g < groups; g++) {
       const wg = w + (<usize>(g * coutG * kg) << 2);
       const gyg = gyn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2);
@@ -284,8 +342,9 @@ function backwardImage(job: usize, n: i32, work: usize, scratch: usize, dwp: usi
       if (dwp) gemm(0, 1, coutG, kg, tw, gyg, p, cols + band, tw, dwp + (<usize>(g * coutG * kg) << 2), kg, 1, work);
       if (dx) gemm(1, 0, kg, tw, coutG, wg, kg, gyg, p, dcols + band, tw, 0, work);
     }
-    if (dx) bandColumns(job, dxn, r0, r1, dcols, true);
+    if (dx) bandColumns(job, dimg, r0, r1, dcols, true);
   }
+  if (padded && dx) cropImage(job, dimg, dxn);
 }
 
 /** Computes chunk i of the job at `job` with this thread's scratch (thread 0 or 1) and gemm work area. */

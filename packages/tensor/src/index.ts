@@ -61,3 +61,4 @@ export {
   type TraceHook,
   type TraceableEntry,
 } from './trace-hook.js';
+export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';

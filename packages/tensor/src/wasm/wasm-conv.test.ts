@@ -98,6 +98,7 @@ const special: [string, Case][] = [
   ['depthwise', { x: [2, 3, 5, 7], w: [3, 1, 3, 3], stride: [2, 2], pad: [1, 1], dil: [1, 1], groups: 3, bias: false }],
   ['1-d', { x: [3, 4, 20], w: [5, 4, 3], stride: [2], pad: [1], dil: [2], groups: 1, bias: true }],
   ['3-d', { x: [2, 2, 4, 5, 6], w: [3, 2, 2, 3, 3], stride: [1, 2, 1], pad: [1, 0, 1], dil: [1, 1, 2], groups: 1, bias: true }],
+  ['empty batch', { x: [0, 3, 5, 5], w: [2, 3, 3, 3], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }],
   // 8·25 column rows × 64 output columns per row: bands of COLS_BUDGET / 12800 = 10 rows.
   ['output rows in several column bands', { x: [2, 8, 66, 66], w: [3, 8, 5, 5], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }],
 ];

@@ -39,16 +39,21 @@ const KIND_FORWARD = 1;
 const KIND_BACKWARD = 2;
 /** Floats of one column buffer: a band of output rows sized to stay in L2 with its gemm packing. */
 export const COLS_BUDGET = 1 << 17;
-/** The weight gradient is split into at most this many per-chunk partials. */
-export const MAX_DW_CHUNKS = 16;
+/** The weight gradient is split into at most this many per-chunk partials... */
+export const MAX_DW_CHUNKS = 32;
+/** ...holding at most this many floats together (summing them is serial), but at least 4 chunks. */
+const DW_PARTIALS_BUDGET = 1 << 20;
 
 /** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
 const F = {
   next: 0, kind: 1, n: 2, c: 3, id: 4, ih: 5, iw: 6, kd: 7, kh: 8, kw: 9, od: 10, oh: 11, ow: 12,
   sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
   x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
-  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37,
+  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41,
 } as const;
+
+/** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
+const COLS_SLACK = 16;
 
 interface Layout {
   rows: number;
@@ -61,6 +66,13 @@ interface Layout {
   colsLen: number;
   pointwise: boolean;
   wsize: number;
+  /** Zero-padded image dims covering every tap; padLen is 0 when the conv does not pad. */
+  padDims: [number, number, number];
+  padLen: number;
+  /** Floats of one thread's scratch: cols, dcols, pad, dpad. */
+  scratchLen: number;
+  /** Floats that whole-vector reads may run past the end of an unpadded image. */
+  readSlack: number;
 }
 
 function layout(pr: ConvProblem): Layout {
@@ -69,21 +81,39 @@ function layout(pr: ConvProblem): Layout {
   const rows = g.od * g.oh;
   const pointwise = isPointwise(g);
   const tile = Math.max(1, Math.min(rows, Math.floor(COLS_BUDGET / (g.c * kvol * g.ow))));
+  const dp = Math.max(g.id + g.pd, (g.od - 1) * g.sd + (g.kd - 1) * g.dd + 1);
+  const hp = Math.max(g.ih + g.ph, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+  const wp = Math.max(g.iw + g.pw, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  const padded = !pointwise && (g.pd > 0 || g.ph > 0 || g.pw > 0 || dp > g.id || hp > g.ih || wp > g.iw);
+  // Stride-2 rows read 8 floats per 4 outputs from up to WP in: at most 2·WP + 8 past the last row's start.
+  const readSlack = 2 * wp + 16;
+  const padLen = padded ? g.c * dp * hp * wp + readSlack : 0;
+  const colsLen = pointwise ? 0 : g.c * kvol * tile * g.ow;
   return {
     rows,
     p: rows * g.ow,
     plane: g.id * g.ih * g.iw,
     kg: (g.c / pr.groups) * kvol,
     tile,
-    colsLen: pointwise ? 0 : g.c * kvol * tile * g.ow,
+    colsLen,
     pointwise,
     wsize: pr.cout * (g.c / pr.groups) * kvol,
+    padDims: [dp, hp, wp],
+    padLen,
+    scratchLen: 2 * (colsLen + COLS_SLACK) + 2 * padLen,
+    readSlack,
   };
 }
 
-/** How the batch is cut into chunks: single images forward; backward also bounds the dW partials. */
-function chunking(n: number, backward: boolean): { chunk: number; chunks: number } {
-  const chunk = backward ? Math.ceil(n / Math.min(n, MAX_DW_CHUNKS)) : 1;
+/**
+ * How the batch is cut into chunks (the unit the threads take turns on): single images forward;
+ * backward, few enough that the per-chunk dW partials stay cheap to sum. Depends on the problem
+ * only, never on the thread count, so the weight gradient is the same on one thread or two.
+ */
+function chunking(n: number, backward: boolean, wsize: number): { chunk: number; chunks: number } {
+  if (n === 0) return { chunk: 1, chunks: 0 };
+  const target = backward ? Math.min(n, MAX_DW_CHUNKS, Math.max(4, Math.floor(DW_PARTIALS_BUDGET / wsize))) : n;
+  const chunk = Math.ceil(n / target);
   return { chunk, chunks: Math.ceil(n / chunk) };
 }
 
@@ -93,9 +123,9 @@ export function wasmConvBytes(pr: ConvProblem, backward: boolean, threads: numbe
   const { n, c } = pr.geom;
   const x = n * c * L.plane;
   const y = n * pr.cout * L.p;
-  const scratch = threads * (backward ? 2 : 1) * L.colsLen;
-  const extra = backward ? x + (chunking(n, true).chunks + 1) * L.wsize : pr.cout;
-  return (x + L.wsize + y + scratch + extra) * 4 + 16 * 64;
+  const scratch = threads * L.scratchLen;
+  const extra = backward ? x + (chunking(n, true, L.wsize).chunks + 1) * L.wsize : pr.cout;
+  return (x + L.readSlack + L.wsize + y + scratch + extra) * 4 + 16 * 64;
 }
 
 /** 2·MACs of the call (forward, or the requested backward products), for the threading threshold. */
@@ -142,6 +172,10 @@ export function createWasmConv(opts: {
     d[F.tile] = L.tile;
     d[F.pointwise] = L.pointwise ? 1 : 0;
     d[F.colsLen] = L.colsLen;
+    d[F.padD] = L.padDims[0];
+    d[F.padH] = L.padDims[1];
+    d[F.padW] = L.padDims[2];
+    d[F.padLen] = L.padLen;
     return d;
   }
 
@@ -150,18 +184,18 @@ export function createWasmConv(opts: {
       const L = layout(pr);
       const { n, c } = pr.geom;
       const alloc = allocator();
-      const xp = alloc(n * c * L.plane);
+      const xp = alloc(n * c * L.plane + L.readSlack);
       const wp = alloc(L.wsize);
       const bp = bias ? alloc(pr.cout) : 0;
       const yLen = n * pr.cout * L.p;
       const yp = alloc(yLen);
-      const s0 = alloc(L.colsLen);
-      const s1 = threads === 2 ? alloc(L.colsLen) : s0;
+      const s0 = alloc(L.scratchLen);
+      const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
       heap.set(x, xp >>> 2);
       heap.set(w, wp >>> 2);
       if (bias) heap.set(bias, bp >>> 2);
-      const ch = chunking(n, false);
+      const ch = chunking(n, false, L.wsize);
       const d = describe(pr, L, KIND_FORWARD, ch);
       d[F.x] = xp;
       d[F.w] = wp;
@@ -176,18 +210,21 @@ export function createWasmConv(opts: {
     backward(x, w, gy, pr, need) {
       const L = layout(pr);
       const { n, c } = pr.geom;
-      const ch = chunking(n, true);
+      if (n === 0) {
+        return { ...(need.input ? { dx: new Float32Array(0) } : {}), ...(need.weight ? { dw: new Float32Array(L.wsize) } : {}) };
+      }
+      const ch = chunking(n, true, L.wsize);
       const alloc = allocator();
       const xLen = n * c * L.plane;
       // The input is only read to rebuild the columns for dW.
-      const xp = need.weight ? alloc(xLen) : 0;
+      const xp = need.weight ? alloc(xLen + L.readSlack) : 0;
       const wp = alloc(L.wsize);
       const gyp = alloc(n * pr.cout * L.p);
       const dxp = need.input ? alloc(xLen) : 0;
       const dwp = need.weight ? alloc(ch.chunks * L.wsize) : 0;
       const dwSum = need.weight ? alloc(L.wsize) : 0;
-      const s0 = alloc(2 * L.colsLen);
-      const s1 = threads === 2 ? alloc(2 * L.colsLen) : s0;
+      const s0 = alloc(L.scratchLen);
+      const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
       if (xp) heap.set(x, xp >>> 2);
       heap.set(w, wp >>> 2);
