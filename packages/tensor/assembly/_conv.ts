@@ -3,8 +3,9 @@
 // per-thread buffer that stays in cache, and the packed gemm runs on it in place:
 //   forward   y_n[co, p] = W · cols (+ bias), written straight into NCHW;
 //   backward  dW_chunk += gy_n · colsᵀ   and   dcols = Wᵀ · gy_n, added back into dx_n (col2im).
-// 1×1 stride-1 unpadded convs use the image itself as its columns. Geometry is 3-d (1-d and 2-d
-// convs have leading spatial dims of 1). The host fills a job descriptor (i32 fields below);
+// Columns are copied from a zero-padded copy of the image (so no tap needs a bounds check) and
+// col2im adds into a padded gradient that is cropped at the end. 1×1 stride-1 unpadded convs use
+// the image itself as its columns. Geometry is 3-d (1-d and 2-d convs have leading dims of 1). The host fills a job descriptor (i32 fields below);
 // images are grouped into chunks, and each chunk owns one partial dW so the sum over the batch
 // has the same order however chunks are spread over threads.
 import { gemm } from './_gemm';

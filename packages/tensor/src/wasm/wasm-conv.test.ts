@@ -3,7 +3,9 @@ import { conv2d, Generator, randn, type Tensor } from '../index.js';
 import type { ConvAttrs, ConvBackwardAttrs, ConvBackwardKernel } from '../ops/conv.js';
 import { kernels, type TensorKernel } from '../registry.js';
 import { COLS_BUDGET } from './wasm-conv.js';
-import { setWasmThreads, wasmStatus } from './wasm-backend.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadWasmBackend, setWasmThreads, wasmStatus } from './wasm-backend.js';
 
 type ConvKernel = TensorKernel<ConvAttrs>;
 const onWasm = kernels.kernelOn<ConvKernel>('Conv', 'wasm')!;
@@ -166,6 +168,20 @@ describe('wasm Conv against the cpu kernels', () => {
     expect(dwOnly[0]).toBeNull();
     expect(relErr(dxOnly[0]!, full[0]!)).toBeLessThan(1e-5);
     expect(relErr(dwOnly[1]!, full[1]!)).toBeLessThan(1e-5);
+  });
+});
+
+describe('single-thread build', () => {
+  it('wasm/gemm.wasm (what browsers load from bytes) runs the same conv kernels', () => {
+    const bytes = readFileSync(fileURLToPath(new URL('../../wasm/gemm.wasm', import.meta.url)));
+    try {
+      expect(loadWasmBackend(bytes)).toMatchObject({ loaded: true, source: 'bytes', threads: 1 });
+      checkCase(special[2]![1], 5);
+      checkCase({ x: [3, 3, 9, 9], w: [4, 3, 3, 3], stride: [2, 2], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }, 6);
+    } finally {
+      loadWasmBackend();
+    }
+    expect(wasmStatus().source).toMatch(/gemm-shared\.wasm$/);
   });
 });
 
