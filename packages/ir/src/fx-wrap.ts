@@ -28,7 +28,8 @@ export interface FxWrapOptions {
  * when the GraphModule runs, so its branches (`if (this.training)`, data-dependent loops) survive.
  *
  * - `fxWrap(fn, name?)` wraps a free function: calls whose arguments hold a traced value become one
- *   call_function node with target `name` (default `fn.name`; names are registered and must be unique).
+ *   call_function node with target `name` (names are registered and must be unique). Pass the name:
+ *   the default, `fn.name`, can be changed by bundlers and minifiers, and serialized graphs refer to it.
  * - `@fxWrap()` decorates a method of a Module subclass (TS 5 standard decorators): while tracing,
  *   every call becomes one call_module node on the module's path with `method` set, never traced
  *   inside. Modules the method calls stay children of the model, addressable and configurable by name.

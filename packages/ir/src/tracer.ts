@@ -2,6 +2,7 @@ import { Module, setModuleCallInterceptor, type ModuleCallInterceptor } from '@q
 import { InvalidArgumentError, isTracedValue, setTraceHook, Tensor, traceable, type TraceHook } from '@qtk/tensor';
 import { TraceError } from './errors.js';
 import { Graph } from './graph.js';
+import { GraphModule } from './graph-module.js';
 import { leafModules, tracedMethodsOf, type ModuleClass } from './leaf-modules.js';
 import type { Node } from './node.js';
 import { createProxy, proxyInfo, type ProxyHost } from './proxy.js';
@@ -235,9 +236,10 @@ export class Tracer implements ProxyHost {
   private makeInputs(root: Module): unknown[] {
     const concrete = this.options.concreteArgs ?? {};
     const forward = root.forward as (...a: any[]) => unknown;
-    if (this.options.inputNames) {
+    const inputNames = this.options.inputNames ?? (root instanceof GraphModule ? root.inputNames : undefined);
+    if (inputNames) {
       if (Object.keys(concrete).length) throw new InvalidArgumentError('symbolicTrace: pass either inputNames or concreteArgs, not both');
-      return this.options.inputNames.map((n) => createProxy(this, this.graph.placeholder(n)));
+      return inputNames.map((n) => createProxy(this, this.graph.placeholder(n)));
     }
     const params = parseParams(forward);
     if (params === null) {
