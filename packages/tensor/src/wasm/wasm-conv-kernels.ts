@@ -11,9 +11,9 @@ import { wasmConvBytes, type ConvProblem, type WasmConv } from './wasm-conv.js';
 // They turn down only what would not fit in wasm32 memory; a failed memory.grow at run time
 // falls back to the cpu kernel.
 
-function problem(x: Tensor, w: Tensor, attrs: ConvAttrs): ConvProblem {
+function problem(x: Tensor, w: Tensor, attrs: ConvAttrs): ConvProblem & { out: number[] } {
   const pl = convPlan(x, w, attrs);
-  return { geom: pl.geom, cout: pl.cout, groups: attrs.groups };
+  return { geom: pl.geom, cout: pl.cout, groups: attrs.groups, out: pl.out };
 }
 
 export function registerWasmConvKernels(
@@ -39,8 +39,7 @@ export function registerWasmConvKernels(
         noteFallback(`Conv ${x!.shape.join('×')}`, error);
         return kernels.kernelOn<TensorKernel<ConvAttrs>>('Conv', 'cpu')!.fn(inputs, attrs, saved);
       }
-      const out = convPlan(x!, w!, attrs).out;
-      return make(y, [pr.geom.n, pr.cout, ...out]);
+      return make(y, [pr.geom.n, pr.cout, ...pr.out]);
     },
   });
 
