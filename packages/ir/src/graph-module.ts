@@ -11,10 +11,17 @@ export interface GraphModuleOptions {
   constants?: ReadonlyMap<string, Tensor>;
 }
 
-/** Holds children added under new paths (`addSubmodule('a.b', m)` creates `a` as one of these). */
+/**
+ * Groups submodules without running them: intermediate modules created by `addSubmodule('a.b', m)`,
+ * and traced-through modules rebuilt by deserialization (which keeps their class name in `originalType`).
+ */
 export class SubmoduleContainer extends Module {
+  constructor(readonly originalType: string | null = null) {
+    super();
+  }
+
   forward(): never {
-    throw new GraphError('SubmoduleContainer only groups submodules of a GraphModule; it has no forward');
+    throw new GraphError(`SubmoduleContainer${this.originalType ? ` (for a ${this.originalType})` : ''} only groups submodules of a GraphModule; it has no forward`);
   }
 }
 

@@ -3,7 +3,6 @@
 import * as nn from '@qtk/nn';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { SubmoduleContainer } from './graph-module.js';
 import type { ModuleClass } from './leaf-modules.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -68,7 +67,7 @@ function plain<M extends Module>(cls: new () => M): ModuleCodec<M> {
 
 for (const cls of [
   nn.ReLU, nn.ReLU6, nn.Sigmoid, nn.Tanh, nn.SiLU, nn.Hardsigmoid, nn.Hardswish, nn.SELU, nn.Identity,
-  nn.DeQuantStub, nn.FloatFunctional, nn.Sequential, nn.ModuleList, nn.ModuleDict, SubmoduleContainer,
+  nn.DeQuantStub, nn.FloatFunctional, nn.Sequential, nn.ModuleList, nn.ModuleDict,
 ] as (new () => Module)[]) {
   moduleCodecs.register(plain(cls));
 }

@@ -150,7 +150,8 @@ export function serializeGraphModule(gm: GraphModule, options: { codecs?: Module
       }
       seen.set(child, path);
       const codec = codecs.forModule(child);
-      const entry: SerializedModule = { path, type: child.constructor.name };
+      const type = child instanceof SubmoduleContainer && child.originalType ? child.originalType : child.constructor.name;
+      const entry: SerializedModule = { path, type };
       if (codec) entry.config = codec.config(child);
       else addTensors(child, path);
       modules.push(entry);
@@ -221,6 +222,11 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
   const s = parsed.data as SerializedGraphModule;
   const codecs = options.codecs ?? moduleCodecs;
   const called = new Set(s.graph.nodes.filter((n) => n.op === 'call_module').map((n) => n.target));
+  if (called.has('') && !options.root) {
+    throw new SerializationError(
+      `deserializeGraphModule: the graph calls methods of the root model (${s.className}), which run the model's own code; pass { root: new ${s.className}(...) }`,
+    );
+  }
 
   // Module tree, parents before children (the serialized order).
   const holder = new SubmoduleContainer();
@@ -252,7 +258,7 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
           `register one (moduleCodecs.register({ cls: ${e.type}, config, create })) or pass { root: new ${s.className}(...) }`,
       );
     } else {
-      m = new SubmoduleContainer();
+      m = new SubmoduleContainer(e.type === 'SubmoduleContainer' ? null : e.type);
     }
     if (parent === holder) holder.registerModule(name, m);
     else parent.setChild(name, m);
