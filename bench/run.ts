@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { writeFileSync, renameSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
+import { benchGraphOverhead } from './graph-overhead.js';
 import { resolveFullData } from '@qtk/examples';
 
 const { values } = parseArgs({
@@ -22,6 +23,14 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 log(`float train step, batch 64 (${quick ? 'quick' : 'full'})`);
 result.float_train_step_ms = round(benchFloatTrainStep({ steps: quick ? 10 : 40 }), 2);
 log(`float_train_step_ms = ${result.float_train_step_ms}`);
+
+log('graph overhead: reference network as a GraphModule, eval forward, batch 64');
+const overhead = benchGraphOverhead({ reps: quick ? 5 : 15 });
+result.graph_overhead_pct = round(overhead.pct, 3);
+log(
+  `graph_overhead_pct = ${result.graph_overhead_pct} (graph machinery ${(overhead.machineryMs * 1000).toFixed(1)} µs per forward; ` +
+    `eager forward ${overhead.eagerMs.toFixed(2)} ms, GraphModule forward ${overhead.graphMs.toFixed(2)} ms, medians)`,
+);
 
 const dataDir = resolveFullData(values.data);
 if (dataDir && !quick) {
