@@ -198,6 +198,31 @@ describe('symbolicTrace: what it refuses', () => {
     expect(messages[5]).toContain('iterated past 1024 items');
   });
 
+  it('other errors thrown by forward come back as a TraceError naming the module, with the error as cause', () => {
+    class Picky extends Module {
+      forward(x: Tensor): Tensor {
+        if (typeof x.dtype !== 'string') throw new RangeError('dtype unknown here');
+        return x;
+      }
+    }
+    class Outer extends Module {
+      readonly inner = new Picky();
+      forward(x: Tensor) {
+        return this.inner.call(x);
+      }
+    }
+    let err: unknown;
+    try {
+      symbolicTrace(new Outer());
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TraceError);
+    expect((err as TraceError).modulePath).toBe('inner');
+    expect((err as Error).message).toContain("module 'inner' (Picky): forward threw while tracing (RangeError: dtype unknown here)");
+    expect((err as Error).cause).toBeInstanceOf(RangeError);
+  });
+
   it('a leaf module that is not part of the model is refused', () => {
     const stray = new ReLU();
     class M extends Module {

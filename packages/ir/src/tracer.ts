@@ -38,6 +38,9 @@ export interface TraceResult {
 
 let activeTracer: Tracer | null = null;
 
+/** Marks an error thrown inside a traced-through module with that module's path and class. */
+const FAILED_IN = Symbol('qtk.traceFailedIn');
+
 /** The tracer currently running, if any (fxWrap-ed methods ask it to record themselves). */
 export function currentTracer(): Tracer | null {
   return activeTracer;
@@ -105,6 +108,14 @@ export class Tracer implements ProxyHost {
     try {
       const out = root.forward(...inputs);
       this.graph.output(this.toArg(out));
+    } catch (e) {
+      if (e instanceof TraceError) throw e;
+      const at = (e as { [FAILED_IN]?: { path: string; type: string } })?.[FAILED_IN] ?? this.scopes[0]!;
+      const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      throw new TraceError(`forward threw while tracing (${what})`, { modulePath: at.path, moduleType: at.type, location: null }, {
+        cause: e,
+        hint: 'Code that needs real values (not traced ones) can be wrapped with fxWrap(fn), or its module made a leaf with the leafModules option.',
+      });
     } finally {
       activeTracer = prevTracer;
       setModuleCallInterceptor(prevInterceptor);
@@ -165,6 +176,9 @@ export class Tracer implements ProxyHost {
       this.scopes.push({ path: path ?? this.scope.path, type: module.constructor.name });
       try {
         return proceed(args);
+      } catch (e) {
+        if (typeof e === 'object' && e !== null && !(FAILED_IN in e)) Object.defineProperty(e, FAILED_IN, { value: { ...this.scope } });
+        throw e;
       } finally {
         this.scopes.pop();
       }
