@@ -21,8 +21,11 @@ export interface ConvProblem {
   groups: number;
 }
 
-/** Runs the conv job written at the job address with `chunks` chunks, on one or two threads. */
-export type ConvJobRunner = (flops: number, chunks: number) => void;
+/**
+ * Runs the conv job written at the job address with `chunks` chunks, on one or two threads; when
+ * two, `meanwhile` runs on the calling thread while the worker has already started.
+ */
+export type ConvJobRunner = (flops: number, chunks: number, meanwhile?: () => void) => void;
 
 export interface WasmConv {
   forward(x: Float32Array, w: Float32Array, bias: Float32Array | undefined, p: ConvProblem): Float32Array;
@@ -133,9 +136,26 @@ function flops(pr: ConvProblem, L: Layout, products: number): number {
   return 2 * pr.geom.n * pr.cout * L.p * L.kg * products;
 }
 
-/** A fresh copy of len floats at byte address ptr (slice() on a shared memory's view is several times slower). */
-function copyOut(heap: Float32Array, ptr: number, len: number): Float32Array {
-  const out = new Float32Array(len);
+/**
+ * Result arrays, allocated and touched while the worker computes: a fresh large array costs a
+ * page fault per 4 KiB on first write, as much as the copy itself, and this hides it.
+ */
+function outputs(lens: number[]): { arrays: Float32Array[]; prefault: () => void } {
+  const arrays: Float32Array[] = [];
+  return {
+    arrays,
+    prefault: () => {
+      for (const len of lens) arrays.push(new Float32Array(len).fill(0));
+    },
+  };
+}
+
+/**
+ * Copies len floats at byte address ptr into `into` (or a fresh array); slice() on a shared
+ * memory's view is several times slower.
+ */
+function copyOut(heap: Float32Array, ptr: number, len: number, into?: Float32Array): Float32Array {
+  const out = into ?? new Float32Array(len);
   out.set(heap.subarray(ptr >>> 2, (ptr >>> 2) + len));
   return out;
 }
@@ -203,8 +223,9 @@ export function createWasmConv(opts: {
       d[F.y] = yp;
       d[F.scratch0] = s0;
       d[F.scratch1] = s1;
-      opts.run(flops(pr, L, 1), ch.chunks);
-      return copyOut(arena.heap(), yp, yLen);
+      const out = outputs([yLen]);
+      opts.run(flops(pr, L, 1), ch.chunks, out.prefault);
+      return copyOut(arena.heap(), yp, yLen, out.arrays[0]);
     },
 
     backward(x, w, gy, pr, need) {
@@ -237,9 +258,10 @@ export function createWasmConv(opts: {
       d[F.dwp] = dwp;
       d[F.scratch0] = s0;
       d[F.scratch1] = s1;
-      opts.run(flops(pr, L, (need.input ? 1 : 0) + (need.weight ? 1 : 0)), ch.chunks);
+      const pre = outputs(need.input ? [xLen] : []);
+      opts.run(flops(pr, L, (need.input ? 1 : 0) + (need.weight ? 1 : 0)), ch.chunks, pre.prefault);
       const out: { dx?: Float32Array; dw?: Float32Array } = {};
-      if (need.input) out.dx = copyOut(arena.heap(), dxp, xLen);
+      if (need.input) out.dx = copyOut(arena.heap(), dxp, xLen, pre.arrays[0]);
       if (need.weight) {
         exports.sumPartials(dwSum, dwp, ch.chunks, L.wsize);
         out.dw = copyOut(arena.heap(), dwSum, L.wsize);

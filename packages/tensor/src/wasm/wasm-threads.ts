@@ -63,9 +63,10 @@ export interface ThreadedRunner {
   run: StagedRunner;
   /**
    * Runs the conv job the caller wrote at the job address (its chunk counter at 0): shared with the
-   * worker when it is serving and the job is large enough, else on this thread alone.
+   * worker when it is serving and the job is large enough, else on this thread alone. When shared,
+   * `meanwhile` runs on this thread right after the worker is woken, before this thread takes chunks.
    */
-  runConv(flops: number, chunks: number): void;
+  runConv(flops: number, chunks: number, meanwhile?: () => void): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
   setEnabled(enabled: boolean): void;
   /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
@@ -135,13 +136,14 @@ export function createThreadedRunner(opts: {
   }
 
   /** Runs the job written in the descriptor on both threads. */
-  function share(what: string): void {
+  function share(what: string, meanwhile?: () => void): void {
     ctrl[FAILED] = 0;
     seq = seq >= 0x3fffffff ? 1 : seq + 1;
     Atomics.store(ctrl, STATE, seq);
     Atomics.store(ctrl, SEQ, seq);
     Atomics.notify(ctrl, SEQ);
 
+    meanwhile?.();
     exports.runJob(job, opts.mainWork, 0);
 
     // A worker that has not woken yet is shut out of this job; one that joined is waited for.
@@ -165,9 +167,9 @@ export function createThreadedRunner(opts: {
     share(`gemm ${g.m}×${g.n}×${g.k}`);
   }
 
-  function runConv(flops: number, chunks: number): void {
+  function runConv(flops: number, chunks: number, meanwhile?: () => void): void {
     if (chunks < 2 || !canShare(flops)) return exports.convRun(job, opts.mainWork);
-    share('conv');
+    share('conv', meanwhile);
   }
 
   return {
