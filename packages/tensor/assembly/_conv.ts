@@ -97,6 +97,12 @@ import { gemm } from './_gemm';
 @inline const PAD_W: usize = 160;
 // @ts-ignore: decorator
 @inline const PAD_LEN: usize = 164; // floats of one padded-image buffer (slack included); 0: the conv does not pad
+// @ts-ignore: decorator
+@inline export const CONV_STAGED: usize = 168; // images whose inputs the host has copied in so far (atomic)
+// @ts-ignore: decorator
+@inline export const CONV_N: usize = 8;
+// @ts-ignore: decorator
+@inline export const CONV_CHUNK: usize = 124;
 
 const JOB_BYTES: usize = 256;
 

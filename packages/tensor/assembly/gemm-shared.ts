@@ -2,7 +2,7 @@
 // loops that let several threads share one GEMM or one batch of convolutions. A job descriptor
 // starts with the atomic chunk counter and the job kind (0: gemm, else a conv kind from _conv.ts).
 import { gemm } from './_gemm';
-import { CONV_CHUNKS, convChunk, JOB_KIND, JOB_NEXT } from './_conv';
+import { CONV_CHUNK, CONV_CHUNKS, CONV_N, CONV_STAGED, convChunk, JOB_KIND, JOB_NEXT } from './_conv';
 
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
@@ -77,11 +77,21 @@ export function gemmChunks(job: usize, work: usize): i32 {
   return done;
 }
 
-/** Takes chunks of the conv job at `job` until none is left; `thread` picks this thread's scratch. */
+/**
+ * Takes chunks of the conv job at `job` until none is left; `thread` picks this thread's scratch.
+ * The host may still be copying images in while the worker starts: a chunk waits until its
+ * images are staged (only the worker ever waits, the host stages everything before joining).
+ */
 export function convChunks(job: usize, work: usize, thread: i32): i32 {
   const chunks = load<i32>(job + CONV_CHUNKS);
+  const chunk = load<i32>(job + CONV_CHUNK);
+  const n = load<i32>(job + CONV_N);
   let done = 0;
   for (let i = atomic.add<i32>(job + JOB_NEXT, 1); i < chunks; i = atomic.add<i32>(job + JOB_NEXT, 1)) {
+    const need = min(n, (i + 1) * chunk);
+    for (let staged = atomic.load<i32>(job + CONV_STAGED); staged < need; staged = atomic.load<i32>(job + CONV_STAGED)) {
+      atomic.wait<i32>(job + CONV_STAGED, staged);
+    }
     convChunk(job, i, work, thread);
     done++;
   }

@@ -129,7 +129,16 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
   const arena = createArena(exports.memory, align64(work + exports.workBytes()));
   engine = {
     gemm: createWasmGemm(arena, runOnThisThread(exports, work)),
-    conv: createWasmConv({ exports, arena, job, threads: 1, run: () => exports.convRun(job, work) }),
+    conv: createWasmConv({
+      exports,
+      arena,
+      job,
+      threads: 1,
+      run: (_flops, _chunks, prepare) => {
+        prepare(false);
+        exports.convRun(job, work);
+      },
+    }),
     runner: null,
     source: result.source,
   };

@@ -22,10 +22,11 @@ export interface ConvProblem {
 }
 
 /**
- * Runs the conv job written at the job address with `chunks` chunks, on one or two threads; when
- * two, `meanwhile` runs on the calling thread while the worker has already started.
+ * Runs the conv job written at the job address with `chunks` chunks, on one or two threads.
+ * `prepare(shared)` runs on the calling thread first: when shared, after the worker has been woken
+ * (it waits for each chunk's images to be staged), so copying in overlaps with its work.
  */
-export type ConvJobRunner = (flops: number, chunks: number, meanwhile?: () => void) => void;
+export type ConvJobRunner = (flops: number, chunks: number, prepare: (shared: boolean) => void) => void;
 
 export interface WasmConv {
   forward(x: Float32Array, w: Float32Array, bias: Float32Array | undefined, p: ConvProblem): Float32Array;
@@ -52,7 +53,7 @@ const F = {
   next: 0, kind: 1, n: 2, c: 3, id: 4, ih: 5, iw: 6, kd: 7, kh: 8, kw: 9, od: 10, oh: 11, ow: 12,
   sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
   x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
-  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41,
+  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42,
 } as const;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
@@ -136,18 +137,40 @@ function flops(pr: ConvProblem, L: Layout, products: number): number {
   return 2 * pr.geom.n * pr.cout * L.p * L.kg * products;
 }
 
+/** Per-image inputs to copy into wasm memory: source array, floats per image, destination byte address. */
+type Staging = { src: Float32Array; len: number; at: number }[];
+
 /**
- * Result arrays, allocated and touched while the worker computes: a fresh large array costs a
- * page fault per 4 KiB on first write, as much as the copy itself, and this hides it.
+ * The `prepare` of a call: copies the images in, one at a time, publishing how many are staged
+ * (the worker waits on that count); when shared, then allocates and touches the result arrays,
+ * since a fresh large array costs a page fault per 4 KiB on first write, as much as the copy.
  */
-function outputs(lens: number[]): { arrays: Float32Array[]; prefault: () => void } {
+function preparer(heap: Float32Array, d: Int32Array, n: number, inputs: Staging, results: number[]) {
   const arrays: Float32Array[] = [];
-  return {
-    arrays,
-    prefault: () => {
-      for (const len of lens) arrays.push(new Float32Array(len).fill(0));
-    },
+  const prepare = (shared: boolean): void => {
+    let staged = 0;
+    const publish = (count: number): void => {
+      Atomics.store(d, F.staged, count);
+      if (shared) Atomics.notify(d, F.staged);
+    };
+    try {
+      if (!shared) {
+        for (const s of inputs) heap.set(s.src.subarray(0, n * s.len), s.at >>> 2);
+        staged = n;
+      } else {
+        for (; staged < n; ) {
+          for (const s of inputs) heap.set(s.src.subarray(staged * s.len, (staged + 1) * s.len), (s.at >>> 2) + staged * s.len);
+          publish(++staged);
+        }
+        for (const len of results) arrays.push(new Float32Array(len).fill(0));
+      }
+    } finally {
+      // Never leave the worker waiting, even if copying threw (the caller then throws too).
+      if (staged < n) staged = n;
+      publish(staged);
+    }
   };
+  return { prepare, arrays };
 }
 
 /**
@@ -212,7 +235,6 @@ export function createWasmConv(opts: {
       const s0 = alloc(L.scratchLen);
       const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
-      heap.set(x, xp >>> 2);
       heap.set(w, wp >>> 2);
       if (bias) heap.set(bias, bp >>> 2);
       const ch = chunking(n, false, L.wsize);
@@ -223,9 +245,9 @@ export function createWasmConv(opts: {
       d[F.y] = yp;
       d[F.scratch0] = s0;
       d[F.scratch1] = s1;
-      const out = outputs([yLen]);
-      opts.run(flops(pr, L, 1), ch.chunks, out.prefault);
-      return copyOut(arena.heap(), yp, yLen, out.arrays[0]);
+      const p = preparer(heap, d, n, [{ src: x, len: c * L.plane, at: xp }], [yLen]);
+      opts.run(flops(pr, L, 1), ch.chunks, p.prepare);
+      return copyOut(arena.heap(), yp, yLen, p.arrays[0]);
     },
 
     backward(x, w, gy, pr, need) {
@@ -247,9 +269,7 @@ export function createWasmConv(opts: {
       const s0 = alloc(L.scratchLen);
       const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
-      if (xp) heap.set(x, xp >>> 2);
       heap.set(w, wp >>> 2);
-      heap.set(gy, gyp >>> 2);
       const d = describe(pr, L, KIND_BACKWARD, ch);
       d[F.x] = xp;
       d[F.w] = wp;
@@ -258,10 +278,12 @@ export function createWasmConv(opts: {
       d[F.dwp] = dwp;
       d[F.scratch0] = s0;
       d[F.scratch1] = s1;
-      const pre = outputs(need.input ? [xLen] : []);
-      opts.run(flops(pr, L, (need.input ? 1 : 0) + (need.weight ? 1 : 0)), ch.chunks, pre.prefault);
+      const inputs: Staging = [{ src: gy, len: pr.cout * L.p, at: gyp }];
+      if (xp) inputs.push({ src: x, len: c * L.plane, at: xp });
+      const p = preparer(heap, d, n, inputs, need.input ? [xLen] : []);
+      opts.run(flops(pr, L, (need.input ? 1 : 0) + (need.weight ? 1 : 0)), ch.chunks, p.prepare);
       const out: { dx?: Float32Array; dw?: Float32Array } = {};
-      if (need.input) out.dx = copyOut(arena.heap(), dxp, xLen, pre.arrays[0]);
+      if (need.input) out.dx = copyOut(arena.heap(), dxp, xLen, p.arrays[0]);
       if (need.weight) {
         exports.sumPartials(dwSum, dwp, ch.chunks, L.wsize);
         out.dw = copyOut(arena.heap(), dwSum, L.wsize);

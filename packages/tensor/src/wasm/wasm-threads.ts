@@ -63,10 +63,10 @@ export interface ThreadedRunner {
   run: StagedRunner;
   /**
    * Runs the conv job the caller wrote at the job address (its chunk counter at 0): shared with the
-   * worker when it is serving and the job is large enough, else on this thread alone. When shared,
-   * `meanwhile` runs on this thread right after the worker is woken, before this thread takes chunks.
+   * worker when it is serving and the job is large enough, else on this thread alone. `prepare`
+   * runs on this thread before it takes chunks: prepare(true) right after the worker is woken.
    */
-  runConv(flops: number, chunks: number, meanwhile?: () => void): void;
+  runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
   setEnabled(enabled: boolean): void;
   /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
@@ -143,14 +143,22 @@ export function createThreadedRunner(opts: {
     Atomics.store(ctrl, SEQ, seq);
     Atomics.notify(ctrl, SEQ);
 
-    meanwhile?.();
+    // The job must be finished (or the worker shut out) before returning, even if `meanwhile` throws.
+    let thrown: { error: unknown } | undefined;
+    try {
+      meanwhile?.();
+    } catch (error) {
+      thrown = { error };
+    }
     exports.runJob(job, opts.mainWork, 0);
 
     // A worker that has not woken yet is shut out of this job; one that joined is waited for.
-    if (Atomics.compareExchange(ctrl, STATE, seq, 0) === seq) return;
-    for (let done = Atomics.load(ctrl, DONE); done !== seq; done = Atomics.load(ctrl, DONE)) {
-      Atomics.wait(ctrl, DONE, done);
+    if (Atomics.compareExchange(ctrl, STATE, seq, 0) !== seq) {
+      for (let done = Atomics.load(ctrl, DONE); done !== seq; done = Atomics.load(ctrl, DONE)) {
+        Atomics.wait(ctrl, DONE, done);
+      }
     }
+    if (thrown) throw thrown.error;
     if (ctrl[FAILED]) {
       broken = 'the wasm worker threw; jobs run on one thread from now on';
       throw new Error(`wasm ${what} failed in the worker thread`);
@@ -167,9 +175,12 @@ export function createThreadedRunner(opts: {
     share(`gemm ${g.m}×${g.n}×${g.k}`);
   }
 
-  function runConv(flops: number, chunks: number, meanwhile?: () => void): void {
-    if (chunks < 2 || !canShare(flops)) return exports.convRun(job, opts.mainWork);
-    share('conv', meanwhile);
+  function runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void {
+    if (chunks < 2 || !canShare(flops)) {
+      prepare(false);
+      return exports.convRun(job, opts.mainWork);
+    }
+    share('conv', () => prepare(true));
   }
 
   return {
