@@ -1,7 +1,7 @@
 import { noGrad, registerGradient } from '../autograd.js';
 import { runOp } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
-import { registerKernel, type Saved } from '../registry.js';
+import { kernels, registerKernel, type Saved } from '../registry.js';
 import type { Tensor } from '../tensor.js';
 import { shapeStr } from './conv-args.js';
 import { f32, make, requireFloat } from './util.js';
@@ -18,7 +18,7 @@ export interface BatchNormAttrs {
   hasBias: boolean;
 }
 
-interface Unpacked {
+export interface BatchNormInputs {
   x: Tensor;
   w: Tensor | null;
   b: Tensor | null;
@@ -26,7 +26,8 @@ interface Unpacked {
   rv: Tensor | null;
 }
 
-function unpack(inputs: readonly Tensor[], a: BatchNormAttrs): Unpacked {
+/** The BatchNormalization op's inputs by name. */
+export function unpackBatchNorm(inputs: readonly Tensor[], a: BatchNormAttrs): BatchNormInputs {
   let k = 1;
   const w = a.hasWeight ? inputs[k++]! : null;
   const b = a.hasBias ? inputs[k++]! : null;
@@ -35,18 +36,22 @@ function unpack(inputs: readonly Tensor[], a: BatchNormAttrs): Unpacked {
   return { x: inputs[0]!, w, b, rm, rv };
 }
 
-function dims(x: Tensor): { n: number; c: number; s: number } {
+/** Batch, channels and the size of one channel's plane (product of the spatial dims) of x [N, C, ...]. */
+export function batchNormDims(x: Tensor): { n: number; c: number; s: number } {
   const n = x.shape[0]!;
   const c = x.shape[1]!;
   return { n, c, s: n * c === 0 ? 0 : x.size / (n * c) };
 }
 
-registerKernel<(i: Tensor[], a: BatchNormAttrs, s: Saved) => Tensor[]>({
+/** A BatchNormalization kernel: returns [y] (evaluation) or [y, mean, biased variance] (training); saves mean and invstd. */
+export type BatchNormKernel = (inputs: Tensor[], attrs: BatchNormAttrs, saved: Saved) => Tensor[];
+
+registerKernel<BatchNormKernel>({
   op: 'BatchNormalization',
   backend: 'cpu',
   fn: (inputs, attrs, saved) => {
-    const { x, w, b, rm, rv } = unpack(inputs, attrs);
-    const { n: N, c: C, s: S } = dims(x);
+    const { x, w, b, rm, rv } = unpackBatchNorm(inputs, attrs);
+    const { n: N, c: C, s: S } = batchNormDims(x);
     const xv = f32(x);
     const wv = w ? f32(w) : null;
     const bv = b ? f32(b) : null;
@@ -90,52 +95,89 @@ registerKernel<(i: Tensor[], a: BatchNormAttrs, s: Saved) => Tensor[]>({
   },
 });
 
+/** Attributes of BatchNormalizationBackward: the forward's, plus which gradients to compute. */
+export interface BatchNormBackwardAttrs extends BatchNormAttrs {
+  needInput: boolean;
+  needWeight: boolean;
+  needBias: boolean;
+}
+
+/**
+ * A BatchNormalizationBackward kernel: inputs [x, gy] plus the weight when `hasWeight`; `saved`
+ * is what the forward kernel saved (mean and invstd, Float32Array per channel). Returns
+ * [dx, dweight, dbias] with null for the gradients not asked for.
+ */
+export type BatchNormBackwardKernel = (inputs: Tensor[], attrs: BatchNormBackwardAttrs, saved: Saved) => (Tensor | null)[];
+
+registerKernel<BatchNormBackwardKernel>({
+  op: 'BatchNormalizationBackward',
+  backend: 'cpu',
+  fn: (inputs, attrs, saved) => {
+    const [x, gy, w] = inputs as [Tensor, Tensor, Tensor | undefined];
+    const { n: N, c: C, s: S } = batchNormDims(x);
+    const xv = f32(x);
+    const gv = f32(gy);
+    const wv = w ? f32(w) : null;
+    const mean = saved.mean as Float32Array;
+    const invstd = saved.invstd as Float32Array;
+    const stride = C * S;
+    const M = N * S;
+    const dx = attrs.needInput ? new Float32Array(xv.length) : null;
+    const dw = new Float32Array(C);
+    const db = new Float32Array(C);
+    for (let c = 0; c < C; c++) {
+      const mu = mean[c]!;
+      const is = invstd[c]!;
+      let sg = 0;
+      let sgx = 0;
+      for (let n = 0, p = c * S; n < N; n++, p += stride) {
+        for (let i = 0; i < S; i++) {
+          const g = gv[p + i]!;
+          sg += g;
+          sgx += g * (xv[p + i]! - mu);
+        }
+      }
+      dw[c] = sgx * is;
+      db[c] = sg;
+      if (!dx) continue;
+      const scale = (wv ? wv[c]! : 1) * is;
+      if (attrs.training) {
+        // dx = w·σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)), x̂ = (x − μ)·σ⁻¹
+        const meanG = sg / M;
+        const k = (sgx * is * is) / M;
+        for (let n = 0, p = c * S; n < N; n++, p += stride) {
+          for (let i = 0; i < S; i++) dx[p + i] = scale * (gv[p + i]! - meanG - (xv[p + i]! - mu) * k);
+        }
+      } else {
+        for (let n = 0, p = c * S; n < N; n++, p += stride) for (let i = 0; i < S; i++) dx[p + i] = scale * gv[p + i]!;
+      }
+    }
+    return [
+      dx ? make(dx, x.shape) : null,
+      w && attrs.needWeight ? make(dw, w.shape) : null,
+      attrs.needBias ? make(db, [C]) : null,
+    ];
+  },
+});
+
+// The gradient dispatches like a forward op, so backends can bring their own backward kernel.
 registerGradient<BatchNormAttrs>('BatchNormalization', ({ inputs, attrs, saved }, [gy]) => {
-  const { x, w, b } = unpack(inputs, attrs);
-  const { n: N, c: C, s: S } = dims(x);
+  const { x, w, b } = unpackBatchNorm(inputs, attrs);
   const grads: (Tensor | null)[] = new Array<Tensor | null>(inputs.length).fill(null);
   if (!gy) return grads;
-  const xv = f32(x);
-  const gv = f32(gy);
-  const wv = w ? f32(w) : null;
-  const mean = saved.mean as Float32Array;
-  const invstd = saved.invstd as Float32Array;
-  const stride = C * S;
-  const M = N * S;
-  const dx = x.requiresGrad ? new Float32Array(xv.length) : null;
-  const dw = new Float32Array(C);
-  const db = new Float32Array(C);
-  for (let c = 0; c < C; c++) {
-    const mu = mean[c]!;
-    const is = invstd[c]!;
-    let sg = 0;
-    let sgx = 0;
-    for (let n = 0, p = c * S; n < N; n++, p += stride) {
-      for (let i = 0; i < S; i++) {
-        const g = gv[p + i]!;
-        sg += g;
-        sgx += g * (xv[p + i]! - mu);
-      }
-    }
-    dw[c] = sgx * is;
-    db[c] = sg;
-    if (!dx) continue;
-    const scale = (wv ? wv[c]! : 1) * is;
-    if (attrs.training) {
-      // dx = w·σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)), x̂ = (x − μ)·σ⁻¹
-      const meanG = sg / M;
-      const k = (sgx * is * is) / M;
-      for (let n = 0, p = c * S; n < N; n++, p += stride) {
-        for (let i = 0; i < S; i++) dx[p + i] = scale * (gv[p + i]! - meanG - (xv[p + i]! - mu) * k);
-      }
-    } else {
-      for (let n = 0, p = c * S; n < N; n++, p += stride) for (let i = 0; i < S; i++) dx[p + i] = scale * gv[p + i]!;
-    }
-  }
-  if (dx) grads[0] = make(dx, x.shape);
+  const a: BatchNormBackwardAttrs = {
+    ...attrs,
+    needInput: x.requiresGrad,
+    needWeight: !!w?.requiresGrad,
+    needBias: !!b?.requiresGrad,
+  };
+  if (!a.needInput && !a.needWeight && !a.needBias) return grads;
+  const args = w ? [x, gy, w] : [x, gy];
+  const [dx, dw, db] = kernels.resolve<BatchNormBackwardKernel>('BatchNormalizationBackward', args, a).fn(args, a, saved);
+  grads[0] = dx ?? null;
   let k = 1;
-  if (w) grads[k++] = w.requiresGrad ? make(dw, w.shape) : null;
-  if (b) grads[k++] = b.requiresGrad ? make(db, b.shape) : null;
+  if (w) grads[k++] = dw ?? null;
+  if (b) grads[k++] = db ?? null;
   return grads;
 });
 

@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { allocate, castArray, type DType } from '../dtype.js';
-import { registerKernel } from '../registry.js';
+import { kernels, registerKernel } from '../registry.js';
 import { Tensor } from '../tensor.js';
 import { f32, make } from './util.js';
 
@@ -68,12 +68,24 @@ registerKernel<(i: Tensor[]) => Tensor>({
     return make(out, x!.shape, x!.dtype);
   },
 });
+/** A ReluBackward kernel: inputs [y, g] (Relu's output and its gradient), returns g·(y > 0). */
+export type ReluBackwardKernel = (inputs: Tensor[], attrs: Record<string, never>) => Tensor;
+
+registerKernel<ReluBackwardKernel>({
+  op: 'ReluBackward',
+  backend: 'cpu',
+  fn: ([y, g]) => {
+    const yv = f32(y!);
+    const gv = f32(g!);
+    const out = new Float32Array(yv.length);
+    for (let i = 0; i < yv.length; i++) out[i] = gv[i]! * +(yv[i]! > 0);
+    return make(out, y!.shape);
+  },
+});
+// The gradient dispatches like a forward op, so backends can bring their own kernel.
 registerGradient('Relu', ({ outputs: [y] }, [g]) => {
-  const yv = f32(y!);
-  const gv = f32(g!);
-  const out = new Float32Array(yv.length);
-  for (let i = 0; i < yv.length; i++) out[i] = gv[i]! * +(yv[i]! > 0);
-  return [make(out, y!.shape)];
+  const args = [y!, g!];
+  return [kernels.resolve<ReluBackwardKernel>('ReluBackward', args, {}).fn(args, {})];
 });
 
 export function relu(x: Tensor): Tensor {
