@@ -1,3 +1,5 @@
-// The single-thread build (wasm/gemm.wasm): the packed SIMD gemm and the per-image convolutions on it.
+// The single-thread build (wasm/gemm.wasm): the packed SIMD gemm, the per-image convolutions on it
+// and the pointwise kernels (batch norm, relu, add).
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
+export { bnForward, bnBackward, relu, reluBackward, addSame, pointwiseRun } from './_pointwise';

@@ -60,10 +60,12 @@ registerKernel<(i: Tensor[]) => Tensor>({
   fn: ([x]) => {
     const v = x!.values();
     const out = allocate(x!.dtype, v.length);
-    // Branch-free: (e + |e|) / 2 is exact and 3× faster than a mispredicted `e > 0 ? e : 0` on mixed signs.
+    // (e + |e|) / 2 is exact and 3× faster than a mispredicted `e > 0 ? e : 0` on mixed signs; it is
+    // NaN only for NaN and −∞, and the (predictable) check sends −∞ to 0.
     for (let i = 0; i < v.length; i++) {
       const e = v[i]!;
-      out[i] = (e + Math.abs(e)) * 0.5;
+      const r = (e + Math.abs(e)) * 0.5;
+      out[i] = r === r || e !== -Infinity ? r : 0;
     }
     return make(out, x!.shape, x!.dtype);
   },

@@ -6,6 +6,8 @@ import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js'
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
+import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
+import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
 
 /** Whether the wasm backend is serving kernels, and if not, why. */
@@ -29,6 +31,7 @@ export interface WasmStatus {
 interface Engine {
   gemm: GemmKernel;
   conv: WasmConv;
+  pointwise: WasmPointwise;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -69,6 +72,7 @@ registerKernel<GemmKernel>({
 });
 
 registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
 
 function nodeWorker(): WorkerCtor | null {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
@@ -91,9 +95,9 @@ function loadThreaded(): Engine | { reason: string } {
   }
   const loaded = loadWasmSync('gemm-shared', { env: { memory } });
   if (!loaded.ok) return { reason: loaded.reason };
-  const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports;
-  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function') {
-    return { reason: `${loaded.source} does not export runJob, convRun and jobBytes; rebuild it` };
+  const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports & PointwiseExports;
+  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.pointwiseRun !== 'function') {
+    return { reason: `${loaded.source} does not export runJob, convRun, pointwiseRun and jobBytes; rebuild it` };
   }
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
@@ -103,6 +107,7 @@ function loadThreaded(): Engine | { reason: string } {
   return {
     gemm: createWasmGemm(arena, runner.run),
     conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
+    pointwise: createWasmPointwise({ arena, job, run: runner.runPointwise }),
     runner,
     source: loaded.source,
   };
@@ -114,14 +119,15 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     status = { loaded: false, reason: result.reason };
     return status;
   }
-  const exports = result.instance.exports as unknown as GemmExports & ConvExports;
+  const exports = result.instance.exports as unknown as GemmExports & ConvExports & PointwiseExports;
   if (
     typeof exports.gemm !== 'function' ||
     typeof exports.convRun !== 'function' ||
+    typeof exports.pointwiseRun !== 'function' ||
     typeof exports.workBytes !== 'function' ||
     !(exports.memory instanceof wasmApi!.Memory)
   ) {
-    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, workBytes and memory; rebuild it` };
+    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, pointwiseRun, workBytes and memory; rebuild it` };
     return status;
   }
   const job = align64(exports.dataStart());
@@ -137,6 +143,14 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
       run: (_flops, _chunks, prepare) => {
         prepare(false);
         exports.convRun(job, work);
+      },
+    }),
+    pointwise: createWasmPointwise({
+      arena,
+      job,
+      run: (_elements, _chunks, prepare) => {
+        prepare(false);
+        exports.pointwiseRun(job);
       },
     }),
     runner: null,

@@ -1,0 +1,352 @@
+// Pointwise float32 kernels on 128-bit SIMD for the training step's memory-bound ops: batch
+// normalisation (statistics, normalisation, backward), Relu and its gradient, same-shape Add.
+// Tensors are contiguous [N, C, S] (S = product of the spatial dims); pointers are byte addresses.
+// Every kernel works on a range (channels c0..c1, or elements i0..i1) so the host can split a
+// call between threads. Channel sums accumulate in f64, as the TypeScript kernels do, so the
+// statistics agree with them to rounding; per-element arithmetic is f32.
+
+/** The low (high) two floats of v as f64. */
+// @ts-ignore: decorator
+@inline function promoteLow(v: v128): v128 {
+  return f64x2.promote_low_f32x4(v);
+}
+
+// @ts-ignore: decorator
+@inline function promoteHigh(v: v128): v128 {
+  return f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 2, 3));
+}
+
+// @ts-ignore: decorator
+@inline function hsum(a: v128): f64 {
+  return f64x2.extract_lane(a, 0) + f64x2.extract_lane(a, 1);
+}
+
+// Sums read two floats at a time with load64_zero and widen them with one conversion: widening
+// the high half of a whole vector needs a shuffle, which competes with the conversions.
+
+/** Σ x over the N planes of channel c (S floats each, planes strideB bytes apart), in f64. */
+function channelSum(p: usize, n: i32, strideB: usize, s: i32): f64 {
+  let a0 = f64x2.splat(0);
+  let a1 = f64x2.splat(0);
+  let a2 = f64x2.splat(0);
+  let a3 = f64x2.splat(0);
+  let tail: f64 = 0;
+  const s8B = <usize>(s & ~7) << 2;
+  const s2 = s & ~1;
+  for (let k = 0; k < n; k++, p += strideB) {
+    let o: usize = 0;
+    for (; o < s8B; o += 32) {
+      a0 = f64x2.add(a0, promoteLow(v128.load64_zero(p + o)));
+      a1 = f64x2.add(a1, promoteLow(v128.load64_zero(p + o, 8)));
+      a2 = f64x2.add(a2, promoteLow(v128.load64_zero(p + o, 16)));
+      a3 = f64x2.add(a3, promoteLow(v128.load64_zero(p + o, 24)));
+    }
+    for (let i = <i32>(o >> 2); i < s2; i += 2) a0 = f64x2.add(a0, promoteLow(v128.load64_zero(p + (<usize>i << 2))));
+    if (s & 1) tail += <f64>load<f32>(p + (<usize>(s - 1) << 2));
+  }
+  return hsum(f64x2.add(f64x2.add(a0, a1), f64x2.add(a2, a3))) + tail;
+}
+
+/** Σ (x − mu)² over channel c's planes, in f64 (mu in f64 too, as the two-pass cpu kernel). */
+function channelSquares(p: usize, n: i32, strideB: usize, s: i32, mu: f64): f64 {
+  const m = f64x2.splat(mu);
+  let a0 = f64x2.splat(0);
+  let a1 = f64x2.splat(0);
+  let a2 = f64x2.splat(0);
+  let a3 = f64x2.splat(0);
+  let tail: f64 = 0;
+  const s8B = <usize>(s & ~7) << 2;
+  const s2 = s & ~1;
+  for (let k = 0; k < n; k++, p += strideB) {
+    let o: usize = 0;
+    for (; o < s8B; o += 32) {
+      const d0 = f64x2.sub(promoteLow(v128.load64_zero(p + o)), m);
+      const d1 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 8)), m);
+      const d2 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 16)), m);
+      const d3 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 24)), m);
+      a0 = f64x2.add(a0, f64x2.mul(d0, d0));
+      a1 = f64x2.add(a1, f64x2.mul(d1, d1));
+      a2 = f64x2.add(a2, f64x2.mul(d2, d2));
+      a3 = f64x2.add(a3, f64x2.mul(d3, d3));
+    }
+    for (let i = <i32>(o >> 2); i < s2; i += 2) {
+      const d = f64x2.sub(promoteLow(v128.load64_zero(p + (<usize>i << 2))), m);
+      a0 = f64x2.add(a0, f64x2.mul(d, d));
+    }
+    if (s & 1) {
+      const d = <f64>load<f32>(p + (<usize>(s - 1) << 2)) - mu;
+      tail += d * d;
+    }
+  }
+  return hsum(f64x2.add(f64x2.add(a0, a1), f64x2.add(a2, a3))) + tail;
+}
+
+/** y = (x − m)·k + b over channel c's planes, in f32. */
+function channelAffine(x: usize, y: usize, n: i32, strideB: usize, s: i32, m: f32, k: f32, b: f32): void {
+  const mv = f32x4.splat(m);
+  const kv = f32x4.splat(k);
+  const bv = f32x4.splat(b);
+  const s4 = s & ~3;
+  const s4B = <usize>s4 << 2;
+  for (let j = 0; j < n; j++, x += strideB, y += strideB) {
+    for (let o: usize = 0; o < s4B; o += 16) {
+      v128.store(y + o, f32x4.add(f32x4.mul(f32x4.sub(v128.load(x + o), mv), kv), bv));
+    }
+    for (let i = s4; i < s; i++) {
+      const o = <usize>i << 2;
+      store<f32>(y + o, (load<f32>(x + o) - m) * k + b);
+    }
+  }
+}
+
+/**
+ * Batch normalisation forward for channels c0..c1 of x [N, C, S] into y. Training: the channel's
+ * mean and biased variance (two passes) are written to mean and variance; otherwise they are read
+ * from there (running statistics). invstd[c] = 1/√(var + eps). w and b are 0 when absent.
+ */
+export function bnForward(
+  x: usize, y: usize, n: i32, c: i32, s: i32, c0: i32, c1: i32, training: i32, eps: f64,
+  w: usize, b: usize, mean: usize, variance: usize, invstd: usize,
+): void {
+  const strideB = <usize>c * <usize>s << 2;
+  const count = <f64>n * <f64>s;
+  for (let ch = c0; ch < c1; ch++) {
+    const off = <usize>ch * <usize>s << 2;
+    const at = <usize>ch << 2;
+    if (training) {
+      const mu = channelSum(x + off, n, strideB, s) / count;
+      const sq = channelSquares(x + off, n, strideB, s, mu);
+      store<f32>(mean + at, <f32>mu);
+      store<f32>(variance + at, <f32>(sq / count));
+    }
+    const m = load<f32>(mean + at);
+    const is = 1 / Math.sqrt(<f64>load<f32>(variance + at) + eps);
+    store<f32>(invstd + at, <f32>is);
+    const k = w ? <f64>load<f32>(w + at) * is : is;
+    channelAffine(x + off, y + off, n, strideB, s, m, <f32>k, b ? load<f32>(b + at) : 0);
+  }
+}
+
+/**
+ * Batch normalisation backward for channels c0..c1: dw[c] = Σ g·(x − μ)·σ⁻¹ and db[c] = Σ g (f64
+ * sums); when dx is not 0, training: dx = w·σ⁻¹·(g − mean(g) − (x − μ)·σ⁻²·mean(g·(x − μ))),
+ * evaluation: dx = w·σ⁻¹·g. mean and invstd are the forward's; w is 0 when absent.
+ */
+export function bnBackward(
+  x: usize, g: usize, dx: usize, n: i32, c: i32, s: i32, c0: i32, c1: i32, training: i32,
+  w: usize, mean: usize, invstd: usize, dw: usize, db: usize,
+): void {
+  const strideB = <usize>c * <usize>s << 2;
+  const count = <f64>n * <f64>s;
+  const s4 = s & ~3;
+  const s4B = <usize>s4 << 2;
+  for (let ch = c0; ch < c1; ch++) {
+    const off = <usize>ch * <usize>s << 2;
+    const at = <usize>ch << 2;
+    const mu = <f64>load<f32>(mean + at);
+    const is = <f64>load<f32>(invstd + at);
+    const m = f64x2.splat(mu);
+    let g0 = f64x2.splat(0);
+    let g1 = f64x2.splat(0);
+    let h0 = f64x2.splat(0);
+    let h1 = f64x2.splat(0);
+    let gt: f64 = 0;
+    let ht: f64 = 0;
+    let xp = x + off;
+    let gp = g + off;
+    for (let j = 0; j < n; j++, xp += strideB, gp += strideB) {
+      let o: usize = 0;
+      for (; o < s4B; o += 16) {
+        const ga = promoteLow(v128.load64_zero(gp + o));
+        const gb = promoteLow(v128.load64_zero(gp + o, 8));
+        g0 = f64x2.add(g0, ga);
+        g1 = f64x2.add(g1, gb);
+        h0 = f64x2.add(h0, f64x2.mul(ga, f64x2.sub(promoteLow(v128.load64_zero(xp + o)), m)));
+        h1 = f64x2.add(h1, f64x2.mul(gb, f64x2.sub(promoteLow(v128.load64_zero(xp + o, 8)), m)));
+      }
+      for (let i = s4; i < s; i++) {
+        const gi = <f64>load<f32>(gp + (<usize>i << 2));
+        gt += gi;
+        ht += gi * (<f64>load<f32>(xp + (<usize>i << 2)) - mu);
+      }
+    }
+    const sg = hsum(f64x2.add(g0, g1)) + gt;
+    const sgx = hsum(f64x2.add(h0, h1)) + ht;
+    store<f32>(dw + at, <f32>(sgx * is));
+    store<f32>(db + at, <f32>sg);
+    if (!dx) continue;
+    const scale = <f32>((w ? <f64>load<f32>(w + at) : 1) * is);
+    if (training) {
+      channelAffineGrad(x + off, g + off, dx + off, n, strideB, s, <f32>mu, <f32>(sg / count), <f32>((sgx * is * is) / count), scale);
+    } else {
+      channelAffine(g + off, dx + off, n, strideB, s, 0, scale, 0);
+    }
+  }
+}
+
+/** dx = scale·((g − mg) − (x − mu)·k) over channel c's planes, in f32. */
+function channelAffineGrad(
+  x: usize, g: usize, dx: usize, n: i32, strideB: usize, s: i32, mu: f32, mg: f32, k: f32, scale: f32,
+): void {
+  const muv = f32x4.splat(mu);
+  const mgv = f32x4.splat(mg);
+  const kv = f32x4.splat(k);
+  const sv = f32x4.splat(scale);
+  const s4 = s & ~3;
+  const s4B = <usize>s4 << 2;
+  for (let j = 0; j < n; j++, x += strideB, g += strideB, dx += strideB) {
+    for (let o: usize = 0; o < s4B; o += 16) {
+      const t = f32x4.sub(f32x4.sub(v128.load(g + o), mgv), f32x4.mul(f32x4.sub(v128.load(x + o), muv), kv));
+      v128.store(dx + o, f32x4.mul(t, sv));
+    }
+    for (let i = s4; i < s; i++) {
+      const o = <usize>i << 2;
+      store<f32>(dx + o, ((load<f32>(g + o) - mg) - (load<f32>(x + o) - mu) * k) * scale);
+    }
+  }
+}
+
+/** y[i] = max(x[i], 0) for i in i0..i1 (NaN stays NaN, −0 becomes 0, as (x + |x|)/2 does). */
+export function relu(x: usize, y: usize, i0: i32, i1: i32): void {
+  const zero = f32x4.splat(0);
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const o = <usize>i << 2;
+    v128.store(y + o, f32x4.max(v128.load(x + o), zero));
+  }
+  for (; i < i1; i++) {
+    const o = <usize>i << 2;
+    store<f32>(y + o, max<f32>(load<f32>(x + o), 0));
+  }
+}
+
+/** dx[i] = g[i]·(y[i] > 0 ? 1 : 0) for i in i0..i1 (a product, so NaN or ∞ gradients behave as in the cpu kernel). */
+export function reluBackward(y: usize, g: usize, dx: usize, i0: i32, i1: i32): void {
+  const zero = f32x4.splat(0);
+  const one = f32x4.splat(1);
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const o = <usize>i << 2;
+    const on = v128.and(f32x4.gt(v128.load(y + o), zero), one);
+    v128.store(dx + o, f32x4.mul(v128.load(g + o), on));
+  }
+  for (; i < i1; i++) {
+    const o = <usize>i << 2;
+    store<f32>(dx + o, load<f32>(g + o) * (load<f32>(y + o) > 0 ? 1 : 0));
+  }
+}
+
+/** out[i] = a[i] + b[i] for i in i0..i1. */
+export function addSame(a: usize, b: usize, out: usize, i0: i32, i1: i32): void {
+  let i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const o = <usize>i << 2;
+    v128.store(out + o, f32x4.add(v128.load(a + o), v128.load(b + o)));
+  }
+  for (; i < i1; i++) {
+    const o = <usize>i << 2;
+    store<f32>(out + o, load<f32>(a + o) + load<f32>(b + o));
+  }
+}
+
+// A pointwise job descriptor, for splitting one call between threads: after the common header
+// (atomic chunk counter at 0, job kind at 4) come these fields; chunks are channel groups for
+// batch normalisation and element ranges otherwise.
+// @ts-ignore: decorator
+@inline export const KIND_POINTWISE: i32 = 3;
+// @ts-ignore: decorator
+@inline const OP_BN_FORWARD: i32 = 0;
+// @ts-ignore: decorator
+@inline const OP_BN_BACKWARD: i32 = 1;
+// @ts-ignore: decorator
+@inline const OP_RELU: i32 = 2;
+// @ts-ignore: decorator
+@inline const OP_RELU_BACKWARD: i32 = 3;
+// @ts-ignore: decorator
+@inline const OP_ADD: i32 = 4;
+
+// @ts-ignore: decorator
+@inline const P_OP: usize = 8;
+// @ts-ignore: decorator
+@inline const P_N: usize = 12;
+// @ts-ignore: decorator
+@inline const P_C: usize = 16;
+// @ts-ignore: decorator
+@inline const P_S: usize = 20;
+// @ts-ignore: decorator
+@inline const P_A: usize = 24; // x (bn, relu), y (relu backward), a (add)
+// @ts-ignore: decorator
+@inline const P_B: usize = 28; // gy (bn backward, relu backward), b (add)
+// @ts-ignore: decorator
+@inline const P_OUT: usize = 32; // y, dx (0: not needed) or the sum
+// @ts-ignore: decorator
+@inline const P_TRAINING: usize = 36;
+// @ts-ignore: decorator
+@inline const P_W: usize = 40;
+// @ts-ignore: decorator
+@inline const P_BIAS: usize = 44;
+// @ts-ignore: decorator
+@inline const P_MEAN: usize = 48;
+// @ts-ignore: decorator
+@inline const P_VAR: usize = 52;
+// @ts-ignore: decorator
+@inline const P_INVSTD: usize = 56;
+// @ts-ignore: decorator
+@inline const P_DW: usize = 60;
+// @ts-ignore: decorator
+@inline const P_DB: usize = 64;
+// @ts-ignore: decorator
+@inline const P_CHUNK: usize = 68; // channels or elements per chunk
+// @ts-ignore: decorator
+@inline export const P_CHUNKS: usize = 72;
+// @ts-ignore: decorator
+@inline export const P_LEN: usize = 76; // elements of each operand
+// @ts-ignore: decorator
+@inline export const P_STAGED: usize = 80; // elements the host has copied in so far (atomic)
+// @ts-ignore: decorator
+@inline const P_EPS: usize = 88; // f64
+
+/**
+ * Elements that must be staged before chunk i can run: a channel group reads every image, so
+ * all of them; an element range only itself.
+ */
+export function pointwiseNeed(job: usize, i: i32): i32 {
+  const op = load<i32>(job + P_OP);
+  const len = load<i32>(job + P_LEN);
+  if (op == OP_BN_FORWARD || op == OP_BN_BACKWARD) return len;
+  return min(len, (i + 1) * load<i32>(job + P_CHUNK));
+}
+
+/** Runs chunk i of the pointwise job at `job`. */
+export function pointwiseChunk(job: usize, i: i32): void {
+  const op = load<i32>(job + P_OP);
+  const chunk = load<i32>(job + P_CHUNK);
+  const a = load<usize>(job + P_A);
+  const b = load<usize>(job + P_B);
+  const out = load<usize>(job + P_OUT);
+  if (op == OP_BN_FORWARD || op == OP_BN_BACKWARD) {
+    const n = load<i32>(job + P_N), c = load<i32>(job + P_C), s = load<i32>(job + P_S);
+    const c0 = i * chunk;
+    const c1 = min(c, c0 + chunk);
+    const training = load<i32>(job + P_TRAINING);
+    if (op == OP_BN_FORWARD) {
+      bnForward(a, out, n, c, s, c0, c1, training, load<f64>(job + P_EPS), load<usize>(job + P_W), load<usize>(job + P_BIAS),
+        load<usize>(job + P_MEAN), load<usize>(job + P_VAR), load<usize>(job + P_INVSTD));
+    } else {
+      bnBackward(a, b, out, n, c, s, c0, c1, training, load<usize>(job + P_W), load<usize>(job + P_MEAN),
+        load<usize>(job + P_INVSTD), load<usize>(job + P_DW), load<usize>(job + P_DB));
+    }
+    return;
+  }
+  const i0 = i * chunk;
+  const i1 = min(load<i32>(job + P_LEN), i0 + chunk);
+  if (op == OP_RELU) relu(a, out, i0, i1);
+  else if (op == OP_RELU_BACKWARD) reluBackward(a, b, out, i0, i1);
+  else if (op == OP_ADD) addSame(a, b, out, i0, i1);
+}
+
+/** Every chunk of the pointwise job at `job`, in order, on this thread. */
+export function pointwiseRun(job: usize): void {
+  const chunks = load<i32>(job + P_CHUNKS);
+  for (let i = 0; i < chunks; i++) pointwiseChunk(job, i);
+}
