@@ -62,3 +62,5 @@ export {
   type TraceableEntry,
 } from './trace-hook.js';
 export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';
+export { type BatchNormAttrs, type BatchNormBackwardAttrs, type BatchNormBackwardKernel, type BatchNormKernel } from './ops/batch-norm.js';
+export { type ReluBackwardKernel } from './ops/unary.js';
