@@ -1,0 +1,39 @@
+import { QtkError } from '@qtk/tensor';
+
+/** Any failure reading, importing, running or exporting an ONNX model. */
+export class OnnxError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ONNX', message, options);
+  }
+}
+
+/** The bytes are not an ONNX model (malformed or truncated protobuf, missing graph). */
+export class OnnxFormatError extends OnnxError {}
+
+/** The model keeps tensors in external data files, which QTK does not read. */
+export class OnnxExternalDataError extends OnnxError {}
+
+export interface UnsupportedNode {
+  name: string;
+  opType: string;
+  domain: string;
+  opset: number;
+  reason: string;
+}
+
+/** Lists every node of a model the importer cannot express, not only the first. */
+export class UnsupportedOnnxOpError extends OnnxError {
+  constructor(readonly nodes: readonly UnsupportedNode[]) {
+    super(
+      `importOnnx: ${nodes.length} node(s) cannot be imported:\n` +
+        nodes.map((n) => `  - '${n.name}' ${n.domain || 'ai.onnx'}::${n.opType} (opset ${n.opset}): ${n.reason}`).join('\n') +
+        '\nRewrite these nodes (e.g. with onnx-simplifier or a different export opset) or extend @qtk/onnx.',
+    );
+  }
+}
+
+/** A tensor given to an imported model does not match the shape its ONNX input declares. */
+export class OnnxInputShapeError extends OnnxError {}
+
+/** A GraphModule holds something the exporter cannot write as ONNX. */
+export class OnnxExportError extends OnnxError {}

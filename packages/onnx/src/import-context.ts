@@ -1,0 +1,194 @@
+import { Graph, getitem, sanitizeName, type Argument, type Node } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
+import { Tensor } from '@qtk/tensor';
+import { OnnxError } from './errors.js';
+import { DataType, type AttributeMsg, type NodeMsg } from './onnx-schema.js';
+import { readTensorProto, type OnnxConst } from './tensor-proto.js';
+
+/**
+ * A value during import: a constant (folded at import time) or a graph node. Every node also carries
+ * its value on the example inputs, which gives static shapes to the importer. `sym` marks 1-d shape
+ * vectors whose entries may be the dynamic batch (null).
+ */
+export type Val =
+  | { kind: 'const'; t: Tensor; sym?: (number | null)[] }
+  | { kind: 'dyn'; node: Node; ex: Tensor; dynBatch: boolean };
+
+export type Attrs = Map<string, AttributeMsg>;
+
+const decoder = new TextDecoder();
+
+export class NodeContext {
+  constructor(
+    readonly imp: ImportState,
+    readonly node: NodeMsg,
+    readonly name: string,
+    readonly opset: number,
+    readonly attrs: Attrs,
+    readonly inputs: (Val | null)[],
+  ) {}
+
+  get opType(): string {
+    return this.node.op_type ?? '';
+  }
+
+  input(i: number): Val {
+    const v = this.inputs[i];
+    if (!v) throw new OnnxError(`${this.opType} '${this.name}': input ${i} is required`);
+    return v;
+  }
+
+  has(i: number): boolean {
+    return !!this.inputs[i];
+  }
+
+  int(name: string, def: number): number {
+    const a = this.attrs.get(name);
+    return a?.i !== undefined ? Number(a.i) : def;
+  }
+
+  float(name: string, def: number): number {
+    const a = this.attrs.get(name);
+    return a?.f !== undefined ? a.f : def;
+  }
+
+  ints(name: string): number[] | null {
+    const a = this.attrs.get(name);
+    return a ? (a.ints ?? []).map(Number) : null;
+  }
+
+  floats(name: string): number[] | null {
+    const a = this.attrs.get(name);
+    return a ? a.floats ?? [] : null;
+  }
+
+  str(name: string, def: string): string {
+    const a = this.attrs.get(name);
+    return a?.s ? decoder.decode(a.s) : def;
+  }
+
+  tensorAttr(name: string): OnnxConst | null {
+    const a = this.attrs.get(name);
+    return a?.t ? readTensorProto(a.t) : null;
+  }
+
+  /** The numbers of a constant input (or null when absent); throws when the input is computed at run time. */
+  constInts(i: number, what: string): number[] | null {
+    const v = this.inputs[i];
+    if (!v) return null;
+    if (v.kind !== 'const') throw new Unsupported(`${what} (input ${i}) must be a constant (initializer or foldable subgraph)`);
+    return Array.from(v.t.values() as ArrayLike<number>, Number);
+  }
+
+  isConst(i: number): boolean {
+    return this.inputs[i]?.kind === 'const';
+  }
+
+  /** Example (or constant) value of input i. */
+  ex(i: number): Tensor {
+    const v = this.input(i);
+    return v.kind === 'const' ? v.t : v.ex;
+  }
+
+  /** Calls a registered function: folded when every value argument is constant, else a call_function node. */
+  fn(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], suffix = ''): Val {
+    return this.imp.call(fn, args, this.name + suffix);
+  }
+
+  /** Adds `module` under this node's name and calls it. */
+  module(module: Module, args: Val[]): Val {
+    return this.imp.callModule(this.name, module, args);
+  }
+}
+
+/** Thrown by an op handler for a node it cannot express; the importer collects them all. */
+export class Unsupported extends Error {}
+
+function containsDyn(a: unknown): boolean {
+  if (Array.isArray(a)) return a.some(containsDyn);
+  return isVal(a) && a.kind === 'dyn';
+}
+
+function isVal(a: unknown): a is Val {
+  return typeof a === 'object' && a !== null && 'kind' in a && ((a as Val).kind === 'const' || (a as Val).kind === 'dyn');
+}
+
+export class ImportState {
+  readonly graph = new Graph();
+  readonly modules = new Map<string, Module>();
+  readonly constants = new Map<string, Tensor>();
+  /** Bias vectors of MatMul nodes fused with the Add that follows them. */
+  fusedBias = new Map<NodeMsg, Tensor>();
+  private readonly constNodes = new Map<Tensor, Node>();
+
+  uniqueModuleName(base: string): string {
+    let name = sanitizeName(base);
+    if (this.modules.has(name) || this.constants.has(name)) {
+      let k = 1;
+      while (this.modules.has(`${name}_${k}`) || this.constants.has(`${name}_${k}`)) k++;
+      name = `${name}_${k}`;
+    }
+    return name;
+  }
+
+  /** A get_attr node reading a constant tensor (registered once as a buffer of the GraphModule). */
+  constNode(t: Tensor, base: string): Node {
+    let n = this.constNodes.get(t);
+    if (!n) {
+      const name = this.uniqueModuleName(`${base}_const`);
+      this.constants.set(name, t);
+      n = this.graph.getAttr(name, { name });
+      this.constNodes.set(t, n);
+    }
+    return n;
+  }
+
+  private toArg(a: unknown, base: string): Argument {
+    if (Array.isArray(a)) return a.map((x) => this.toArg(x, base)) as Argument;
+    if (isVal(a)) return a.kind === 'dyn' ? a.node : this.constNode(a.t, base);
+    return a as Argument;
+  }
+
+  private toEx(a: unknown): unknown {
+    if (Array.isArray(a)) return a.map((x) => this.toEx(x));
+    if (isVal(a)) return a.kind === 'dyn' ? a.ex : a.t;
+    return a;
+  }
+
+  private dynBatch(args: unknown[]): boolean {
+    return args.some((a) => (Array.isArray(a) ? this.dynBatch(a) : isVal(a) && a.kind === 'dyn' && a.dynBatch));
+  }
+
+  call(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], name: string): Val {
+    const ex = fn(...args.map((a) => this.toEx(a)));
+    if (Array.isArray(ex)) throw new OnnxError(`internal: ${name} returned several tensors; use callMulti`);
+    if (!containsDyn(args)) return { kind: 'const', t: ex };
+    const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
+    return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
+  }
+
+  callMulti(fn: (...a: any[]) => Tensor[], args: unknown[], name: string): Val[] {
+    const ex = fn(...args.map((a) => this.toEx(a)));
+    if (!containsDyn(args)) return ex.map((t) => ({ kind: 'const', t }));
+    const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
+    const dynBatch = this.dynBatch(args);
+    return ex.map((t, i) => ({ kind: 'dyn', node: this.graph.callFunction(getitem, [node, i], {}, { name: sanitizeName(`${name}_${i}`) }), ex: t, dynBatch }));
+  }
+
+  callModule(base: string, module: Module, args: Val[]): Val {
+    module.eval();
+    const name = this.uniqueModuleName(base);
+    this.modules.set(name, module);
+    const exArgs = args.map((a) => this.toEx(a));
+    const ex = module.call(...exArgs) as Tensor;
+    const node = this.graph.callModule(name, args.map((a) => this.toArg(a, name)), {}, { name });
+    return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
+  }
+}
+
+/** The QTK dtype for an ONNX element type. */
+export function qtkDType(dt: number): 'float32' | 'int32' | 'bool' {
+  if (dt === DataType.BOOL) return 'bool';
+  if (dt === DataType.FLOAT || dt === DataType.DOUBLE || dt === DataType.FLOAT16) return 'float32';
+  return 'int32';
+}

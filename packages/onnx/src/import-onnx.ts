@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs';
+import { GraphModule, sanitizeName } from '@qtk/ir';
+import { Module } from '@qtk/nn';
+import { Tensor } from '@qtk/tensor';
+import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
+import { OnnxError, OnnxFormatError, OnnxInputShapeError, UnsupportedOnnxOpError, type UnsupportedNode } from './errors.js';
+import { decodeModel, type GraphMsg, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
+import { layerHandlers, type Handler } from './ops-layers.js';
+import { tensorHandlers } from './ops-tensor.js';
+import { constToTensor, readTensorProto } from './tensor-proto.js';
+
+export const MIN_OPSET = 1;
+export const MAX_OPSET = 17;
+
+const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers };
+
+/** ONNX operator types the importer handles (default domain). */
+export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();
+
+export interface ImportOnnxOptions {
+  /** Example values of the graph inputs (by ONNX name); default zeros, with 1 for dynamic dims. Only shapes matter. */
+  exampleInputs?: Record<string, Tensor>;
+  /** Graph inputs to fix to constant values (by ONNX name); they stop being inputs and fold like initializers. */
+  fixedInputs?: Record<string, Tensor>;
+}
+
+/** Declared shape of a graph input: numbers for fixed dims, null for dynamic ones. */
+export interface OnnxInputSpec {
+  name: string;
+  onnxName: string;
+  dtype: 'float32' | 'int32' | 'bool';
+  shape: (number | null)[] | null;
+}
+
+class OnnxModel extends Module {
+  forward(): never {
+    throw new OnnxError('OnnxModel only holds the modules of an imported ONNX graph; call the GraphModule');
+  }
+}
+
+/** The GraphModule of an imported ONNX model; checks input shapes against the model's declaration. */
+export class OnnxGraphModule extends GraphModule {
+  inputSpecs: readonly OnnxInputSpec[] = [];
+
+  override forward(...inputs: unknown[]): any {
+    this.inputSpecs.forEach((spec, i) => {
+      const x = inputs[i];
+      if (!(x instanceof Tensor) || !spec.shape) return;
+      const bad = x.ndim !== spec.shape.length || spec.shape.some((d, k) => d !== null && d !== x.shape[k]);
+      if (bad) {
+        throw new OnnxInputShapeError(
+          `${this.className}: input '${spec.onnxName}' must have shape [${spec.shape.map((d) => d ?? '?').join(', ')}] ('?' = any size), got [${x.shape.join(', ')}]`,
+        );
+      }
+    });
+    return super.forward(...inputs);
+  }
+}
+
+function loadModel(source: string | Uint8Array): ModelMsg {
+  let bytes: Uint8Array;
+  if (typeof source === 'string') {
+    try {
+      bytes = readFileSync(source);
+    } catch (e) {
+      throw new OnnxError(`importOnnx: cannot read '${source}': ${(e as Error).message}`, { cause: e });
+    }
+  } else bytes = source;
+  let model: ModelMsg;
+  try {
+    model = decodeModel(bytes);
+  } catch (e) {
+    throw new OnnxFormatError(
+      `importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} are not a valid ONNX model (${(e as Error).message}); the file may be truncated or not ONNX`,
+      { cause: e },
+    );
+  }
+  if (!model.graph || !model.graph.node || model.graph.node.length === 0 || !model.ir_version) {
+    throw new OnnxFormatError(`importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`);
+  }
+  return model;
+}
+
+function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shape: (number | null)[] | null } {
+  const tt = v.type?.tensor_type;
+  const dims = tt?.shape?.dim;
+  return {
+    dtype: qtkDType(tt?.elem_type ?? 1),
+    shape: dims ? dims.map((d) => (d.dim_value !== undefined && d.dim_value > 0 ? Number(d.dim_value) : null)) : null,
+  };
+}
+
+/** MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear. */
+function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
+  const users = new Map<string, NodeMsg[]>();
+  for (const n of g.node ?? []) for (const i of n.input ?? []) users.set(i, [...(users.get(i) ?? []), n]);
+  const outputs = new Set((g.output ?? []).map((o) => o.name));
+  const bias = new Map<NodeMsg, Tensor>();
+  const skip = new Map<NodeMsg, string>();
+  for (const n of g.node ?? []) {
+    if (n.op_type !== 'MatMul' || (n.domain ?? '') !== '') continue;
+    const w = consts.get(n.input?.[1] ?? '');
+    const out = n.output?.[0] ?? '';
+    const u = users.get(out) ?? [];
+    if (!w || w.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
+    const add = u[0]!;
+    if (add.op_type !== 'Add') continue;
+    const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
+    const b = consts.get(other ?? '');
+    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
+    bias.set(n, b.t);
+    skip.set(add, out);
+  }
+  return { bias, skip };
+}
+
+/**
+ * Imports an ONNX model (a path or the file's bytes) as a GraphModule of @qtk/nn modules named after
+ * the ONNX nodes (Conv → Conv2d with its weights, BatchNormalization → BatchNorm2d, ...), with
+ * functional nodes for the rest; constant subgraphs fold at import. Throws UnsupportedOnnxOpError
+ * listing every node it cannot express.
+ */
+export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptions = {}): OnnxGraphModule {
+  const model = loadModel(source);
+  const g = model.graph!;
+  const opset = Number((model.opset_import ?? []).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 0);
+  if (opset < MIN_OPSET || opset > MAX_OPSET) {
+    throw new OnnxError(`importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`);
+  }
+  const state = new ImportState();
+  const values = new Map<string, Val>();
+  for (const init of g.initializer ?? []) values.set(init.name ?? '', { kind: 'const', t: constToTensor(readTensorProto(init)) });
+  for (const [name, t] of Object.entries(options.fixedInputs ?? {})) values.set(name, { kind: 'const', t });
+
+  const specs: OnnxInputSpec[] = [];
+  for (const vi of g.input ?? []) {
+    const onnxName = vi.name ?? '';
+    if (values.has(onnxName)) continue;
+    const spec = inputSpec(vi);
+    const name = state.uniqueModuleName(onnxName || `input_${specs.length}`);
+    const node = state.graph.placeholder(name, { name });
+    const given = options.exampleInputs?.[onnxName];
+    const shape = given ? [...given.shape] : (spec.shape ?? []).map((d) => d ?? 1);
+    const size = shape.reduce((p, d) => p * d, 1);
+    const data = spec.dtype === 'float32' ? new Float32Array(size) : spec.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
+    const ex = given ?? new Tensor({ data, shape, dtype: spec.dtype });
+    values.set(onnxName, { kind: 'dyn', node, ex, dynBatch: spec.shape?.[0] === null });
+    specs.push({ name, onnxName, ...spec });
+    state.modules.set(name, null as unknown as Module); // reserve the name
+  }
+  for (const s of specs) state.modules.delete(s.name);
+
+  const fused = findMatMulAdds(g, values);
+  state.fusedBias = fused.bias;
+  const unsupported: UnsupportedNode[] = [];
+  (g.node ?? []).forEach((n, index) => {
+    const opType = n.op_type ?? '';
+    const domain = n.domain ?? '';
+    const name = n.name || `${opType}_${index}`;
+    const aliasOf = fused.skip.get(n);
+    if (aliasOf !== undefined) {
+      const v = values.get(aliasOf);
+      if (v) values.set(n.output![0]!, v);
+      return;
+    }
+    const fail = (reason: string) => unsupported.push({ name, opType, domain, opset, reason });
+    if (domain !== '' && domain !== 'ai.onnx') return fail(`domain '${domain}' is not supported`);
+    const handler = handlers[opType];
+    if (!handler) return fail('operator not supported');
+    const inputs = (n.input ?? []).map((i) => (i === '' ? null : values.get(i) ?? undefined));
+    if (inputs.some((v) => v === undefined)) return; // fed by a node that already failed
+    const attrs: Attrs = new Map((n.attribute ?? []).map((a) => [a.name ?? '', a]));
+    const ctx = new NodeContext(state, n, name, opset, attrs, inputs as (Val | null)[]);
+    let outs: Val[];
+    try {
+      outs = handler(ctx);
+    } catch (e) {
+      if (e instanceof Unsupported) return fail(e.message);
+      if (e instanceof OnnxError) throw e;
+      throw new OnnxError(`importOnnx: node '${name}' (${opType}) failed: ${(e as Error).message}`, { cause: e });
+    }
+    (n.output ?? []).forEach((o, i) => {
+      if (o && outs[i]) values.set(o, outs[i]!);
+    });
+  });
+  if (unsupported.length > 0) throw new UnsupportedOnnxOpError(unsupported);
+
+  const outs = (g.output ?? []).map((o) => {
+    const v = values.get(o.name ?? '');
+    if (!v) throw new OnnxFormatError(`importOnnx: graph output '${o.name}' is produced by no node`);
+    return v.kind === 'dyn' ? v.node : state.constNode(v.t, sanitizeName(o.name ?? 'output'));
+  });
+  state.graph.output(outs.length === 1 ? outs[0]! : outs);
+
+  const root = new OnnxModel();
+  for (const [name, m] of state.modules) root.registerModule(name, m);
+  const gm = new OnnxGraphModule(root, state.graph, { constants: state.constants, className: g.name || 'OnnxModel' });
+  gm.inputSpecs = specs;
+  gm.eval();
+  return gm;
+}

@@ -1,0 +1,403 @@
+// ONNX operators that become @qtk/nn modules (named after the node), with a functional fallback
+// when their weights are computed at run time or their attributes have no module equivalent.
+import {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  Conv1d,
+  Conv2d,
+  Conv3d,
+  ConvTranspose1d,
+  ConvTranspose2d,
+  ELU,
+  Flatten,
+  Hardsigmoid,
+  Hardswish,
+  Hardtanh,
+  LayerNorm,
+  LeakyReLU,
+  Linear,
+  LogSoftmax,
+  MaxPool2d,
+  Parameter,
+  PReLU,
+  ReLU,
+  ReLU6,
+  SELU,
+  Sigmoid,
+  Softmax,
+  Softplus,
+  Tanh,
+  Upsample,
+  type Module,
+} from '@qtk/nn';
+import {
+  Tensor,
+  conv1d,
+  conv2d,
+  conv3d,
+  convTranspose1d,
+  convTranspose2d,
+  elu,
+  layerNorm,
+  matmul,
+  add,
+  mul,
+  transpose,
+  batchNorm,
+  contiguous,
+  reshape,
+} from '@qtk/tensor';
+import { Unsupported, type NodeContext, type Val } from './import-context.js';
+import { onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
+
+export type Handler = (ctx: NodeContext) => Val[];
+
+function param(m: Module, name: string, t: Tensor): void {
+  (m as unknown as Record<string, unknown>)[name] = new Parameter(contiguous(t));
+}
+
+function buffer(m: Module, name: string, t: Tensor): void {
+  const b = (m as unknown as Record<string, Tensor>)[name]!;
+  (b.values() as Float32Array).set(t.values() as Float32Array);
+}
+
+function scalarT(v: number): Tensor {
+  return new Tensor({ data: Float32Array.of(v), shape: [], dtype: 'float32' });
+}
+
+/** Explicit begin/end pads per spatial dim from pads or auto_pad, for a window op over `spatial` dims. */
+function windowPads(ctx: NodeContext, spatial: number[], kernel: number[], strides: number[], dilations: number[]): number[] {
+  const r = spatial.length;
+  const autoPad = ctx.str('auto_pad', 'NOTSET');
+  if (autoPad === 'NOTSET') return ctx.ints('pads') ?? new Array<number>(2 * r).fill(0);
+  if (autoPad === 'VALID') return new Array<number>(2 * r).fill(0);
+  const begins: number[] = [];
+  const ends: number[] = [];
+  spatial.forEach((n, i) => {
+    const out = Math.ceil(n / strides[i]!);
+    const total = Math.max(0, (out - 1) * strides[i]! + (kernel[i]! - 1) * dilations[i]! + 1 - n);
+    const small = Math.floor(total / 2);
+    if (autoPad === 'SAME_UPPER') begins.push(small), ends.push(total - small);
+    else begins.push(total - small), ends.push(small);
+  });
+  return [...begins, ...ends];
+}
+
+function symmetric(pads: number[]): number[] | null {
+  const r = pads.length / 2;
+  const b = pads.slice(0, r);
+  return b.every((p, i) => p === pads[r + i]) ? b : null;
+}
+
+/** Pads the leading spatial window explicitly when pads are asymmetric; returns the input and the symmetric pads left. */
+function prePad(ctx: NodeContext, x: Val, pads: number[], value: number, kernel?: number[]): { x: Val; pads: number[] } {
+  const sym = symmetric(pads);
+  if (sym && (!kernel || sym.every((p, i) => 2 * p <= kernel[i]!))) return { x, pads: sym };
+  const r = pads.length / 2;
+  const full = [0, 0, ...pads.slice(0, r), 0, 0, ...pads.slice(r)];
+  return { x: ctx.fn(onnxPad, [x, full, 'constant', value], '_pad'), pads: new Array<number>(r).fill(0) };
+}
+
+const conv: Handler = (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.ex(1);
+  const r = w.ndim - 2;
+  if (r < 1 || r > 3) throw new Unsupported(`${r}-d convolution is not supported (1-d, 2-d and 3-d are)`);
+  const kernel = w.shape.slice(2);
+  const strides = ctx.ints('strides') ?? new Array<number>(r).fill(1);
+  const dilations = ctx.ints('dilations') ?? new Array<number>(r).fill(1);
+  const groups = ctx.int('group', 1);
+  const pp = prePad(ctx, x, windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, dilations), 0);
+  const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
+  if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
+    const cin = w.shape[1]! * groups;
+    const Cls = r === 1 ? Conv1d : r === 2 ? Conv2d : Conv3d;
+    const m = new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: ctx.has(2) });
+    param(m, 'weight', w);
+    if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
+    return [ctx.module(m, [pp.x])];
+  }
+  const f = r === 1 ? conv1d : r === 2 ? conv2d : conv3d;
+  return [ctx.fn(f, [pp.x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts])];
+};
+
+const convTranspose: Handler = (ctx) => {
+  const x = ctx.input(0);
+  const w = ctx.ex(1);
+  const r = w.ndim - 2;
+  if (r < 1 || r > 2) throw new Unsupported(`${r}-d transposed convolution is not supported (1-d and 2-d are)`);
+  const kernel = w.shape.slice(2);
+  const strides = ctx.ints('strides') ?? new Array<number>(r).fill(1);
+  const dilations = ctx.ints('dilations') ?? new Array<number>(r).fill(1);
+  const groups = ctx.int('group', 1);
+  let outPad = ctx.ints('output_padding') ?? new Array<number>(r).fill(0);
+  let pads = ctx.ints('pads') ?? new Array<number>(2 * r).fill(0);
+  const outputShape = ctx.ints('output_shape');
+  const autoPad = ctx.str('auto_pad', 'NOTSET');
+  const inSp = ctx.ex(0).shape.slice(2);
+  if (outputShape || (autoPad !== 'NOTSET' && autoPad !== 'VALID')) {
+    const target = outputShape ? outputShape.slice(-r) : inSp.map((n, i) => n * strides[i]!);
+    const begins: number[] = [];
+    const ends: number[] = [];
+    target.forEach((o, i) => {
+      const total = strides[i]! * (inSp[i]! - 1) + outPad[i]! + ((kernel[i]! - 1) * dilations[i]! + 1) - o;
+      const half = Math.floor(total / 2);
+      if (autoPad === 'SAME_UPPER') begins.push(half), ends.push(total - half);
+      else begins.push(total - half), ends.push(half);
+    });
+    pads = [...begins, ...ends];
+  }
+  // An end pad smaller than the begin pad is the same as more output padding.
+  const padding = pads.slice(0, r);
+  outPad = outPad.map((p, i) => p + padding[i]! - pads[r + i]!);
+  if (outPad.some((p) => p < 0)) throw new Unsupported(`pads [${pads.join(', ')}] with more padding at the end than the start are not supported`);
+  const opts = { stride: strides, padding, outputPadding: outPad, dilation: dilations, groups };
+  if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
+    const Cls = r === 1 ? ConvTranspose1d : ConvTranspose2d;
+    const m = new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: ctx.has(2) });
+    param(m, 'weight', w);
+    if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
+    return [ctx.module(m, [x])];
+  }
+  const f = r === 1 ? convTranspose1d : convTranspose2d;
+  return [ctx.fn(f, [x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts])];
+};
+
+const gemm: Handler = (ctx) => {
+  const alpha = ctx.float('alpha', 1);
+  const beta = ctx.float('beta', 1);
+  const transA = ctx.int('transA', 0);
+  const transB = ctx.int('transB', 0);
+  const c = ctx.has(2) ? ctx.ex(2) : null;
+  const n = ctx.ex(1).shape[transB ? 0 : 1]!;
+  if (!transA && alpha === 1 && beta === 1 && ctx.isConst(1) && (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))) {
+    const b = ctx.ex(1);
+    const m = new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c });
+    param(m, 'weight', transB ? b : contiguous(transpose(b, 0, 1)));
+    if (c) param(m, 'bias', reshape(contiguous(c), [n]));
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  let a = ctx.input(0);
+  if (transA) a = ctx.fn(transpose, [a, 0, 1], '_transA');
+  let b = ctx.input(1);
+  if (transB) b = ctx.fn(transpose, [b, 0, 1], '_transB');
+  let y = ctx.fn(matmul, [a, b], '_matmul');
+  if (alpha !== 1) y = ctx.fn(mul, [y, { kind: 'const', t: scalarT(alpha) }], '_alpha');
+  if (ctx.has(2)) {
+    let cv = ctx.input(2);
+    if (beta !== 1) cv = ctx.fn(mul, [cv, { kind: 'const', t: scalarT(beta) }], '_beta');
+    y = ctx.fn(add, [y, cv]);
+  }
+  return [y];
+};
+
+const batchNormalization: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  const eps = ctx.float('epsilon', 1e-5);
+  const momentum = ctx.float('momentum', 0.9);
+  if (ctx.node.output && ctx.node.output.filter(Boolean).length > 1) throw new Unsupported('training mode (running statistics as outputs) is not supported');
+  const c = x.shape[1]!;
+  if ([1, 2, 3, 4].every((i) => ctx.isConst(i)) && x.ndim >= 2 && x.ndim <= 5) {
+    const Cls = x.ndim <= 3 ? BatchNorm1d : x.ndim === 4 ? BatchNorm2d : BatchNorm3d;
+    const m = new Cls(c, { eps, momentum: 1 - momentum });
+    param(m, 'weight', ctx.ex(1));
+    param(m, 'bias', ctx.ex(2));
+    buffer(m, 'runningMean', ctx.ex(3));
+    buffer(m, 'runningVar', ctx.ex(4));
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  return [ctx.fn(batchNorm, [ctx.input(0), ctx.input(3), ctx.input(4), ctx.input(1), ctx.input(2), { training: false, eps }])];
+};
+
+const clip: Handler = (ctx) => {
+  let lo: number | Val | null;
+  let hi: number | Val | null;
+  if (ctx.opset < 11) {
+    lo = ctx.float('min', -3.4028234663852886e38);
+    hi = ctx.float('max', 3.4028234663852886e38);
+  } else {
+    const bound = (i: number): number | Val | null => (!ctx.has(i) ? null : ctx.isConst(i) ? (ctx.ex(i).values()[0] as number) : ctx.input(i));
+    lo = bound(1);
+    hi = bound(2);
+  }
+  if (typeof lo === 'number' && lo <= -3.4e38) lo = null;
+  if (typeof hi === 'number' && hi >= 3.4e38) hi = null;
+  if (lo === null && hi === null) return [ctx.input(0)];
+  if (lo === 0 && hi === 6) return [ctx.module(new ReLU6(), [ctx.input(0)])];
+  if (lo === 0 && hi === null) return [ctx.module(new ReLU(), [ctx.input(0)])];
+  if (typeof lo === 'number' && typeof hi === 'number' && lo <= hi) return [ctx.module(new Hardtanh({ minVal: lo, maxVal: hi }), [ctx.input(0)])];
+  return [ctx.fn(onnxClip, [ctx.input(0), lo, hi])];
+};
+
+const softmaxLike = (log: boolean): Handler => (ctx) => {
+  const x = ctx.ex(0);
+  const axis = ctx.int('axis', ctx.opset >= 13 ? -1 : 1);
+  const a = axis < 0 ? axis + x.ndim : axis;
+  if (ctx.opset >= 13 || a === x.ndim - 1) {
+    const m = log ? new LogSoftmax({ dim: a - x.ndim }) : new Softmax({ dim: a - x.ndim });
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  return [ctx.fn(onnxSoftmaxCoerced, [ctx.input(0), a, log])];
+};
+
+function pool2dOk(ctx: NodeContext, what: string): number[] {
+  const kernel = ctx.ints('kernel_shape') ?? [];
+  if (kernel.length !== 2 || ctx.ex(0).ndim !== 4) throw new Unsupported(`only 2-d ${what} is supported, got kernel_shape [${kernel.join(', ')}]`);
+  return kernel;
+}
+
+const maxPool: Handler = (ctx) => {
+  const kernel = pool2dOk(ctx, 'MaxPool');
+  if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the Indices output is not supported');
+  if (ctx.int('storage_order', 0) !== 0) throw new Unsupported('storage_order 1 is not supported');
+  const strides = ctx.ints('strides') ?? [1, 1];
+  const dilations = ctx.ints('dilations') ?? [1, 1];
+  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, dilations);
+  const pp = prePad(ctx, ctx.input(0), pads, -Infinity, kernel);
+  const m = new MaxPool2d(kernel, { stride: strides, padding: pp.pads, dilation: dilations, ceilMode: ctx.int('ceil_mode', 0) === 1 });
+  return [ctx.module(m, [pp.x])];
+};
+
+const averagePool: Handler = (ctx) => {
+  const kernel = pool2dOk(ctx, 'AveragePool');
+  const strides = ctx.ints('strides') ?? [1, 1];
+  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, [1, 1]);
+  const includePad = ctx.int('count_include_pad', 0) === 1;
+  let x = ctx.input(0);
+  let padding = symmetric(pads);
+  if (!padding || padding.some((p, i) => 2 * p > kernel[i]!)) {
+    if (!includePad) throw new Unsupported('asymmetric pads with count_include_pad = 0 are not supported');
+    const pp = prePad(ctx, x, pads, 0, kernel);
+    x = pp.x;
+    padding = pp.pads;
+  }
+  if (ctx.int('ceil_mode', 0) === 1 && !includePad && padding.some((p) => p > 0)) {
+    // PyTorch's ceil mode divides edge windows by their in-bounds size only with padding counted; fine either way when unpadded.
+  }
+  const m = new AvgPool2d(kernel, { stride: strides, padding, ceilMode: ctx.int('ceil_mode', 0) === 1, countIncludePad: includePad });
+  return [ctx.module(m, [x])];
+};
+
+const resize: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  const mode = ctx.str('mode', 'nearest');
+  if (x.ndim !== 4) throw new Unsupported(`only 4-d inputs are supported, got rank ${x.ndim}`);
+  let scales: number[] | null = null;
+  let sizes: number[] | null = null;
+  if (ctx.opType === 'Upsample') scales = ctx.opset >= 9 ? ctx.constInts(1, 'scales') : ctx.floats('scales');
+  else if (ctx.opset >= 11) {
+    scales = ctx.has(2) ? ctx.constInts(2, 'scales') : null;
+    sizes = ctx.has(3) ? ctx.constInts(3, 'sizes') : null;
+    if (scales && scales.length === 0) scales = null;
+  } else scales = ctx.constInts(1, 'scales');
+  const ctm = ctx.opType === 'Upsample' || ctx.opset < 11 ? 'asymmetric' : ctx.str('coordinate_transformation_mode', 'half_pixel');
+  const nearestMode = ctx.str('nearest_mode', 'round_prefer_floor');
+  if ((scales && (scales[0] !== 1 || scales[1] !== 1)) || (sizes && (sizes[0] !== x.shape[0] || sizes[1] !== x.shape[1]))) {
+    throw new Unsupported('only the two spatial dims may be resized');
+  }
+  const opts: { size?: [number, number]; scaleFactor?: [number, number]; mode: 'nearest' | 'bilinear'; alignCorners?: boolean } = { mode: 'nearest' };
+  if (sizes) opts.size = [sizes[2]!, sizes[3]!];
+  else if (scales) opts.scaleFactor = [scales[2]!, scales[3]!];
+  else throw new Unsupported('needs scales or sizes');
+  if (mode === 'nearest') {
+    const integerUp = scales ? scales.slice(2).every((s) => Number.isInteger(s)) : sizes!.slice(2).every((s, i) => s % x.shape[2 + i]! === 0);
+    const ok = (ctm === 'asymmetric' && nearestMode === 'floor') || (integerUp && (ctm === 'half_pixel' || ctm === 'pytorch_half_pixel') && nearestMode === 'round_prefer_floor');
+    if (!ok) throw new Unsupported(`nearest resize with coordinate_transformation_mode '${ctm}' and nearest_mode '${nearestMode}' is only supported for integer upscaling (or asymmetric + floor)`);
+  } else if (mode === 'linear') {
+    opts.mode = 'bilinear';
+    if (ctm === 'align_corners') {
+      opts.alignCorners = true;
+      if (opts.scaleFactor) {
+        opts.size = [Math.floor(x.shape[2]! * opts.scaleFactor[0]), Math.floor(x.shape[3]! * opts.scaleFactor[1])];
+        delete opts.scaleFactor;
+      }
+    }
+    else if (ctm === 'half_pixel' || (ctm === 'pytorch_half_pixel' && (!sizes || sizes.slice(2).every((s) => s > 1)))) opts.alignCorners = false;
+    else throw new Unsupported(`linear resize with coordinate_transformation_mode '${ctm}' is not supported`);
+  } else throw new Unsupported(`mode '${mode}' is not supported (nearest and linear are)`);
+  return [ctx.module(new Upsample(opts), [ctx.input(0)])];
+};
+
+const layerNormalization: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  const axis = ctx.int('axis', -1);
+  const a = axis < 0 ? axis + x.ndim : axis;
+  const eps = ctx.float('epsilon', 1e-5);
+  if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the Mean and InvStdDev outputs are not supported');
+  const shape = x.shape.slice(a);
+  const scale = ctx.ex(1);
+  const fullShape = (t: Tensor) => t.size === shape.reduce((p, d) => p * d, 1);
+  if (ctx.isConst(1) && fullShape(scale) && (!ctx.has(2) || (ctx.isConst(2) && fullShape(ctx.ex(2))))) {
+    const m = new LayerNorm(shape, { eps, bias: ctx.has(2) });
+    param(m, 'weight', reshape(contiguous(scale), shape));
+    if (ctx.has(2)) param(m, 'bias', reshape(contiguous(ctx.ex(2)), shape));
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  const y = ctx.fn(layerNorm, [ctx.input(0), shape, null, null, eps], '_norm');
+  const s = ctx.fn(mul, [y, ctx.input(1)], '_scale');
+  return [ctx.has(2) ? ctx.fn(add, [s, ctx.input(2)]) : s];
+};
+
+const prelu: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  const slope = ctx.ex(1);
+  const c = x.ndim >= 2 ? x.shape[1]! : 1;
+  const perChannel = slope.size === c && x.ndim >= 2 && slope.ndim === x.ndim - 1 && slope.shape[0] === c;
+  if (ctx.isConst(1) && (slope.size === 1 || perChannel)) {
+    const m = new PReLU({ numParameters: slope.size });
+    param(m, 'weight', reshape(contiguous(slope), [slope.size]));
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  return [ctx.fn(onnxPrelu, [ctx.input(0), ctx.input(1)])];
+};
+
+const simple = (make: () => Module): Handler => (ctx) => [ctx.module(make(), [ctx.input(0)])];
+
+export const layerHandlers: Record<string, Handler> = {
+  Conv: conv,
+  ConvTranspose: convTranspose,
+  Gemm: gemm,
+  BatchNormalization: batchNormalization,
+  Relu: simple(() => new ReLU()),
+  Clip: clip,
+  LeakyRelu: (ctx) => [ctx.module(new LeakyReLU({ negativeSlope: ctx.float('alpha', 0.01) }), [ctx.input(0)])],
+  PRelu: prelu,
+  Sigmoid: simple(() => new Sigmoid()),
+  Tanh: simple(() => new Tanh()),
+  Elu: (ctx) => [ctx.module(new ELU({ alpha: ctx.float('alpha', 1) }), [ctx.input(0)])],
+  Selu: (ctx) => {
+    const alpha = ctx.float('alpha', 1.67326319217681884765625);
+    const gamma = ctx.float('gamma', 1.05070102214813232421875);
+    if (Math.abs(alpha - 1.6732632) < 1e-6 && Math.abs(gamma - 1.050701) < 1e-6) return [ctx.module(new SELU(), [ctx.input(0)])];
+    const e = ctx.fn(elu, [ctx.input(0), alpha], '_elu');
+    return [ctx.fn(mul, [e, { kind: 'const', t: scalarT(gamma) }])];
+  },
+  Softplus: simple(() => new Softplus()),
+  HardSigmoid: (ctx) => {
+    const alpha = ctx.float('alpha', 0.2);
+    const beta = ctx.float('beta', 0.5);
+    if (Math.abs(alpha - 1 / 6) < 1e-7 && beta === 0.5) return [ctx.module(new Hardsigmoid(), [ctx.input(0)])];
+    return [ctx.fn(onnxHardSigmoid, [ctx.input(0), alpha, beta])];
+  },
+  HardSwish: simple(() => new Hardswish()),
+  Softmax: softmaxLike(false),
+  LogSoftmax: softmaxLike(true),
+  LayerNormalization: layerNormalization,
+  MaxPool: maxPool,
+  AveragePool: averagePool,
+  GlobalAveragePool: (ctx) =>
+    ctx.ex(0).ndim === 4
+      ? [ctx.module(new AdaptiveAvgPool2d(1), [ctx.input(0)])]
+      : [ctx.fn(onnxReduce, [ctx.input(0), 'mean', ctx.ex(0).shape.slice(2).map((_, i) => i + 2), true])],
+  GlobalMaxPool: (ctx) => [ctx.fn(onnxGlobalMaxPool, [ctx.input(0)])],
+  Resize: resize,
+  Upsample: resize,
+  Flatten: (ctx) => {
+    const axis = ctx.int('axis', 1);
+    if (axis === 1 && ctx.ex(0).ndim >= 2) return [ctx.module(new Flatten(), [ctx.input(0)])];
+    return [ctx.fn(onnxFlatten, [ctx.input(0), axis])];
+  },
+};

@@ -1,0 +1,244 @@
+// ONNX operators that become call_function nodes (or fold away when all their inputs are constant).
+import { Linear, Parameter } from '@qtk/nn';
+import { Tensor, abs, add, cat, contiguous, div, exp, log, matmul, mul, neg, pow, reciprocal, split, sqrt, sub, transpose } from '@qtk/tensor';
+import { Unsupported, qtkDType, type NodeContext, type Val } from './import-context.js';
+import type { Handler } from './ops-layers.js';
+import {
+  onnxCast,
+  onnxGather,
+  onnxPad,
+  onnxReduce,
+  onnxReshape,
+  onnxSlice,
+  onnxSqueeze,
+  onnxTranspose,
+  onnxUnsqueeze,
+} from './onnx-functions.js';
+import { constToTensor } from './tensor-proto.js';
+
+const I32_MAX = 2147483647;
+const clampI32 = (v: number) => Math.max(-I32_MAX - 1, Math.min(I32_MAX, v));
+
+function intConst(values: number[], shape: number[] = [values.length], sym?: (number | null)[]): Val {
+  const t = new Tensor({ data: Int32Array.from(values.map(clampI32)), shape, dtype: 'int32' });
+  return sym ? { kind: 'const', t, sym } : { kind: 'const', t };
+}
+
+const binary = (fn: (a: Tensor, b: Tensor) => Tensor): Handler => (ctx) => [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+const unary = (fn: (a: Tensor) => Tensor): Handler => (ctx) => [ctx.fn(fn, [ctx.input(0)])];
+
+/** Axes from the attribute (older opsets) or the second input (newer). */
+function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
+  return ctx.opset >= inputFrom ? ctx.constInts(1, 'axes') : ctx.ints('axes');
+}
+
+const matmulOp: Handler = (ctx) => {
+  const b = ctx.ex(1);
+  if (ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && ctx.ex(0).ndim >= 2) {
+    const m = new Linear(b.shape[0]!, b.shape[1]!, { bias: false });
+    (m as unknown as { weight: Parameter }).weight = new Parameter(contiguous(transpose(b, 0, 1)));
+    const bias = ctx.imp.fusedBias.get(ctx.node);
+    if (bias) {
+      m.bias = new Parameter(contiguous(bias));
+    } else (m as unknown as { bias: null }).bias = null;
+    return [ctx.module(m, [ctx.input(0)])];
+  }
+  return [ctx.fn(matmul, [ctx.input(0), ctx.input(1)])];
+};
+
+const reshapeOp: Handler = (ctx) => {
+  if (ctx.int('allowzero', 0) === 1) throw new Unsupported('allowzero = 1 is not supported');
+  const v = ctx.input(1);
+  if (v.kind !== 'const') throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
+  let shape = Array.from(v.t.values() as ArrayLike<number>, Number);
+  if (v.sym) {
+    // A shape computed from a dynamic batch: keep the batch entry symbolic (0 copies it, or -1 infers it).
+    shape = v.sym.map((d, i) => (d !== null ? d : i === 0 ? 0 : -1));
+  }
+  return [ctx.fn(onnxReshape, [ctx.input(0), shape])];
+};
+
+const shapeOp: Handler = (ctx) => {
+  const x = ctx.input(0);
+  const ex = ctx.ex(0);
+  let dims = [...ex.shape];
+  const start = ctx.int('start', 0);
+  const end = ctx.int('end', dims.length);
+  const norm = (i: number) => Math.max(0, Math.min(dims.length, i < 0 ? i + dims.length : i));
+  const sym: (number | null)[] = dims.map((d, i) => (i === 0 && x.kind === 'dyn' && x.dynBatch ? null : d));
+  dims = dims.slice(norm(start), norm(end));
+  const s = sym.slice(norm(start), norm(end));
+  return [intConst(dims, [dims.length], s.includes(null) ? s : undefined)];
+};
+
+const gatherOp: Handler = (ctx) => {
+  const x = ctx.input(0);
+  const axis = ctx.int('axis', 0);
+  const idx = ctx.input(1);
+  if (x.kind === 'const' && x.sym && idx.kind === 'const' && axis === 0) {
+    const ids = Array.from(idx.t.values() as ArrayLike<number>, (k) => (k < 0 ? k + x.sym!.length : k));
+    const vals = ids.map((k) => x.sym![k] ?? null);
+    const data = ids.map((k) => x.t.values()[k] as number);
+    return [intConst(data, [...idx.t.shape], vals.includes(null) ? vals : undefined)];
+  }
+  return [ctx.fn(onnxGather, [x, idx, axis])];
+};
+
+const concatOp: Handler = (ctx) => {
+  const axis = ctx.int('axis', 0);
+  const ins = (ctx.node.input ?? []).map((_, i) => ctx.input(i)).filter((v) => v.kind === 'dyn' || v.t.size > 0 || ctx.node.input!.length === 1);
+  const syms = ins.map((v) => (v.kind === 'const' ? v.sym ?? Array.from(v.t.values() as ArrayLike<number>, Number) : null));
+  const out = ctx.fn(cat, [ins, axis]);
+  if (out.kind === 'const' && ins.some((v) => v.kind === 'const' && v.sym) && syms.every((s) => s !== null)) {
+    return [{ ...out, sym: syms.flat() as (number | null)[] }];
+  }
+  return [out];
+};
+
+const unsqueezeOp: Handler = (ctx) => {
+  const axes = axesOf(ctx, 13);
+  if (!axes) throw new Unsupported('axes are required');
+  const x = ctx.input(0);
+  const out = ctx.fn(onnxUnsqueeze, [x, axes]);
+  if (out.kind === 'const' && x.kind === 'const' && x.sym && x.t.ndim === 0) return [{ ...out, sym: x.sym }];
+  if (out.kind === 'const' && x.kind === 'const' && x.sym) return [{ ...out, sym: x.sym }];
+  return [out];
+};
+
+const castOp: Handler = (ctx) => {
+  const to = qtkDType(ctx.int('to', 1));
+  const x = ctx.input(0);
+  const out = ctx.fn(onnxCast, [x, to]);
+  if (out.kind === 'const' && x.kind === 'const' && x.sym) return [{ ...out, sym: x.sym }];
+  return [out];
+};
+
+const sliceOp: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  let starts: number[];
+  let ends: number[];
+  let axes: number[] | null;
+  let steps: number[] | null;
+  if (ctx.opset >= 10) {
+    starts = ctx.constInts(1, 'starts')!;
+    ends = ctx.constInts(2, 'ends')!;
+    axes = ctx.constInts(3, 'axes');
+    steps = ctx.constInts(4, 'steps');
+  } else {
+    starts = ctx.ints('starts')!;
+    ends = ctx.ints('ends')!;
+    axes = ctx.ints('axes');
+    steps = null;
+  }
+  axes ??= starts.map((_, i) => i);
+  steps ??= starts.map(() => 1);
+  const v = ctx.input(0);
+  const args = [starts.map(clampI32), ends.map(clampI32), axes, steps];
+  if (v.kind === 'const' && v.sym && x.ndim === 1) {
+    const out = ctx.fn(onnxSlice, [v, ...args]);
+    const idx = onnxSlice(new Tensor({ data: Int32Array.from(v.sym.map((_, i) => i)), shape: [v.sym.length], dtype: 'int32' }), ...(args as [number[], number[], number[], number[]]));
+    const sym = Array.from(idx.values() as ArrayLike<number>, (i) => v.sym![i] ?? null);
+    return [sym.includes(null) ? { ...out, sym } : out] as Val[];
+  }
+  return [ctx.fn(onnxSlice, [v, ...args])];
+};
+
+const splitOp: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  const axis = ctx.int('axis', 0);
+  const a = axis < 0 ? axis + x.ndim : axis;
+  let sizes = ctx.opset >= 13 ? ctx.constInts(1, 'split') : ctx.ints('split');
+  const n = (ctx.node.output ?? []).length;
+  if (!sizes || sizes.length === 0) {
+    const total = x.shape[a]!;
+    const chunk = Math.ceil(total / n);
+    sizes = Array.from({ length: n }, (_, i) => Math.max(0, Math.min(chunk, total - i * chunk)));
+  }
+  return ctx.imp.callMulti(split, [ctx.input(0), sizes, a], ctx.name);
+};
+
+const padOp: Handler = (ctx) => {
+  const mode = ctx.str('mode', 'constant');
+  let pads: number[];
+  let value = 0;
+  if (ctx.opset >= 11) {
+    pads = ctx.constInts(1, 'pads')!;
+    if (ctx.has(2)) {
+      if (!ctx.isConst(2)) throw new Unsupported('constant_value must be a constant');
+      value = ctx.ex(2).values()[0] as number;
+    }
+    if (ctx.has(3)) throw new Unsupported('the axes input is not supported');
+  } else {
+    pads = ctx.ints('pads')!;
+    value = ctx.float('value', 0);
+  }
+  if (mode !== 'constant' && mode !== 'reflect' && mode !== 'edge') throw new Unsupported(`mode '${mode}' is not supported`);
+  return [ctx.fn(onnxPad, [ctx.input(0), pads, mode, value])];
+};
+
+const reduceOp = (kind: 'sum' | 'mean' | 'max'): Handler => (ctx) => {
+  const axes = kind === 'sum' && ctx.opset >= 13 ? ctx.constInts(1, 'axes') : ctx.ints('axes');
+  const keep = ctx.int('keepdims', 1) === 1;
+  if ((!axes || axes.length === 0) && ctx.int('noop_with_empty_axes', 0) === 1) return [ctx.input(0)];
+  return [ctx.fn(onnxReduce, [ctx.input(0), kind, axes && axes.length > 0 ? axes : null, keep])];
+};
+
+const constantOp: Handler = (ctx) => {
+  const t = ctx.tensorAttr('value');
+  if (t) return [{ kind: 'const', t: constToTensor(t) }];
+  const f = ctx.attrs.get('value_float');
+  if (f) return [{ kind: 'const', t: new Tensor({ data: Float32Array.of(f.f ?? 0), shape: [], dtype: 'float32' }) }];
+  const fs = ctx.floats('value_floats');
+  if (fs) return [{ kind: 'const', t: new Tensor({ data: Float32Array.from(fs), shape: [fs.length], dtype: 'float32' }) }];
+  const i = ctx.attrs.get('value_int');
+  if (i) return [intConst([Number(i.i ?? 0)], [])];
+  const is = ctx.ints('value_ints');
+  if (is) return [intConst(is)];
+  throw new Unsupported('only value, value_float(s) and value_int(s) constants are supported');
+};
+
+const constantOfShape: Handler = (ctx) => {
+  const shape = ctx.constInts(0, 'shape')!;
+  const v = ctx.tensorAttr('value');
+  const t = v ? constToTensor(v) : new Tensor({ data: new Float32Array(1), shape: [1], dtype: 'float32' });
+  const size = shape.reduce((p, d) => p * d, 1);
+  const data = t.dtype === 'float32' ? new Float32Array(size) : t.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
+  data.fill(t.values()[0] as number);
+  return [{ kind: 'const', t: new Tensor({ data, shape, dtype: t.dtype }) }];
+};
+
+export const tensorHandlers: Record<string, Handler> = {
+  Add: binary(add),
+  Sub: binary(sub),
+  Mul: binary(mul),
+  Div: binary(div),
+  Pow: binary(pow),
+  Sqrt: unary(sqrt),
+  Reciprocal: unary(reciprocal),
+  Exp: unary(exp),
+  Log: unary(log),
+  Abs: unary(abs),
+  Neg: unary(neg),
+  MatMul: matmulOp,
+  Concat: concatOp,
+  Split: splitOp,
+  Slice: sliceOp,
+  Reshape: reshapeOp,
+  Transpose: (ctx) => [ctx.fn(onnxTranspose, [ctx.input(0), ctx.ints('perm')])],
+  Squeeze: (ctx) => [ctx.fn(onnxSqueeze, [ctx.input(0), axesOf(ctx, 13)])],
+  Unsqueeze: unsqueezeOp,
+  Pad: padOp,
+  ReduceMean: reduceOp('mean'),
+  ReduceSum: reduceOp('sum'),
+  ReduceMax: reduceOp('max'),
+  Identity: (ctx) => [ctx.input(0)],
+  Dropout: (ctx) => {
+    if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the mask output is not supported');
+    return [ctx.input(0)];
+  },
+  Constant: constantOp,
+  ConstantOfShape: constantOfShape,
+  Shape: shapeOp,
+  Gather: gatherOp,
+  Cast: castOp,
+};

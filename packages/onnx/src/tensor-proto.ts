@@ -1,0 +1,112 @@
+import { Tensor } from '@qtk/tensor';
+import { OnnxError, OnnxExternalDataError } from './errors.js';
+import { DataType, type TensorMsg } from './onnx-schema.js';
+
+/** A constant read from a TensorProto: floats as a float32 Tensor; integers and bools also as exact JS numbers. */
+export interface OnnxConst {
+  dataType: number;
+  shape: number[];
+  /** Values as numbers (int64 beyond 2^53 lose precision; they only appear as "to the end" markers). */
+  numbers: number[];
+}
+
+const INT_TYPES: ReadonlySet<number> = new Set([DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16, DataType.INT32, DataType.INT64, DataType.BOOL, DataType.UINT32, DataType.UINT64]);
+
+export function isIntType(dt: number): boolean {
+  return INT_TYPES.has(dt);
+}
+
+function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): number[] {
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const out = new Array<number>(count);
+  const size: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8 };
+  const w = size[dt];
+  if (w === undefined) throw new OnnxError(`tensor '${name}': data type ${dt} is not supported (float, double, float16 and integer types are)`);
+  if (raw.byteLength < w * count) throw new OnnxError(`tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`);
+  for (let i = 0; i < count; i++) {
+    const o = i * w;
+    switch (dt) {
+      case DataType.FLOAT: out[i] = view.getFloat32(o, true); break;
+      case DataType.DOUBLE: out[i] = view.getFloat64(o, true); break;
+      case DataType.FLOAT16: out[i] = half(view.getUint16(o, true)); break;
+      case DataType.UINT8: case DataType.BOOL: out[i] = view.getUint8(o); break;
+      case DataType.INT8: out[i] = view.getInt8(o); break;
+      case DataType.UINT16: out[i] = view.getUint16(o, true); break;
+      case DataType.INT16: out[i] = view.getInt16(o, true); break;
+      case DataType.INT32: out[i] = view.getInt32(o, true); break;
+      case DataType.UINT32: out[i] = view.getUint32(o, true); break;
+      case DataType.INT64: out[i] = Number(view.getBigInt64(o, true)); break;
+      case DataType.UINT64: out[i] = Number(view.getBigUint64(o, true)); break;
+    }
+  }
+  return out;
+}
+
+function half(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * 2 ** -14 * (f / 1024);
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * 2 ** (e - 15) * (1 + f / 1024);
+}
+
+/** Reads a TensorProto into numbers; throws for external data and string tensors. */
+export function readTensorProto(t: TensorMsg): OnnxConst {
+  const name = t.name ?? '(unnamed)';
+  if (t.data_location === 1 || (t.external_data && t.external_data.length > 0)) {
+    const loc = t.external_data?.find((e) => e.key === 'location')?.value;
+    throw new OnnxExternalDataError(
+      `tensor '${name}' is stored in an external data file${loc ? ` ('${loc}')` : ''}; QTK reads only self-contained models. ` +
+        'Re-save it with onnx.save_model(model, path, save_as_external_data=False) (models under 2 GB).',
+    );
+  }
+  const dt = t.data_type ?? 0;
+  const shape = (t.dims ?? []).map(Number);
+  const count = shape.reduce((a, b) => a * b, 1);
+  let numbers: number[];
+  if (t.raw_data && t.raw_data.length > 0) numbers = rawNumbers(dt, t.raw_data, count, name);
+  else if (dt === DataType.FLOAT) numbers = t.float_data ?? [];
+  else if (dt === DataType.DOUBLE) numbers = t.double_data ?? [];
+  else if (dt === DataType.INT64) numbers = t.int64_data ?? [];
+  else if (dt === DataType.UINT32 || dt === DataType.UINT64) numbers = t.uint64_data ?? [];
+  else if (dt === DataType.FLOAT16) numbers = (t.int32_data ?? []).map(half);
+  else if (INT_TYPES.has(dt)) numbers = t.int32_data ?? [];
+  else throw new OnnxError(`tensor '${name}': data type ${dt} is not supported (float, double, float16, integers and bool are)`);
+  if (numbers.length !== count) {
+    throw new OnnxError(`tensor '${name}' of shape [${shape.join(', ')}] holds ${numbers.length} values, ${count} expected; the file is truncated or malformed`);
+  }
+  return { dataType: dt, shape, numbers: Array.from(numbers, Number) };
+}
+
+/** A QTK tensor of a constant: float32 for floating types, bool for bool, int32 for integers. */
+export function constToTensor(c: OnnxConst): Tensor {
+  if (c.dataType === DataType.BOOL) return new Tensor({ data: Uint8Array.from(c.numbers), shape: c.shape, dtype: 'bool' });
+  if (isIntType(c.dataType)) {
+    return new Tensor({ data: Int32Array.from(c.numbers, (v) => Math.max(-2147483648, Math.min(2147483647, v))), shape: c.shape, dtype: 'int32' });
+  }
+  return new Tensor({ data: Float32Array.from(c.numbers), shape: c.shape, dtype: 'float32' });
+}
+
+/** A TensorProto message (raw little-endian data) for a tensor; floats as FLOAT, integers as `intType`. */
+export function tensorToProto(name: string, t: Tensor, intType: number = DataType.INT64): TensorMsg {
+  const v = t.values();
+  let raw: Uint8Array;
+  let dt: number;
+  if (t.dtype === 'float32') {
+    dt = DataType.FLOAT;
+    raw = new Uint8Array(Float32Array.from(v as Float32Array).buffer);
+  } else if (intType === DataType.INT64) {
+    dt = DataType.INT64;
+    raw = new Uint8Array(BigInt64Array.from(Array.from(v as ArrayLike<number>, (x) => BigInt(x))).buffer);
+  } else {
+    dt = DataType.INT32;
+    raw = new Uint8Array(Int32Array.from(v as ArrayLike<number>).buffer);
+  }
+  return { name, dims: [...t.shape], data_type: dt, raw_data: raw };
+}
+
+/** An int64 TensorProto from numbers. */
+export function int64Proto(name: string, values: readonly number[], dims: number[] = [values.length]): TensorMsg {
+  return { name, dims, data_type: DataType.INT64, raw_data: new Uint8Array(BigInt64Array.from(values.map((x) => BigInt(x))).buffer) };
+}
