@@ -2,3 +2,4 @@ export { OnnxError, OnnxFormatError, OnnxExternalDataError, UnsupportedOnnxOpErr
 export { importOnnx, OnnxGraphModule, SUPPORTED_ONNX_OPS, MIN_OPSET, MAX_OPSET, type ImportOnnxOptions, type OnnxInputSpec } from './import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
+export { exportOnnx, exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';

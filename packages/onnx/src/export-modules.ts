@@ -1,0 +1,227 @@
+// @qtk/nn modules as ONNX nodes.
+import {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  Conv1d,
+  Conv2d,
+  Conv3d,
+  ConvTranspose1d,
+  ConvTranspose2d,
+  DeQuantStub,
+  Dropout,
+  ELU,
+  Flatten,
+  FloatFunctional,
+  Hardsigmoid,
+  Hardswish,
+  Hardtanh,
+  Identity,
+  LayerNorm,
+  LeakyReLU,
+  Linear,
+  LogSoftmax,
+  MaxPool2d,
+  PReLU,
+  QuantStub,
+  ReLU,
+  ReLU6,
+  SELU,
+  Sigmoid,
+  Softmax,
+  Softplus,
+  Tanh,
+  Upsample,
+  type Module,
+} from '@qtk/nn';
+import { Tensor, contiguous, reshape, transpose } from '@qtk/tensor';
+import { OnnxExportError } from './errors.js';
+import type { OnnxBuilder } from './export-builder.js';
+
+export interface ExportStep {
+  b: OnnxBuilder;
+  /** ONNX names of the tensor arguments, in order. */
+  inputs: string[];
+  /** Example values of the arguments (tensors or plain values). */
+  args: unknown[];
+  /** Example output. */
+  out: unknown;
+  /** Base name for new nodes (the FX node name). */
+  name: string;
+  /** Module path (call_module), for initializer names. */
+  path: string;
+  /** ONNX name for a batch-preserving reshape target: 0 where the batch is copied. */
+  batch: number | null;
+}
+
+function convPads(padding: number[] | 'same' | 'valid', kernel: number[], dilation: number[]): number[] {
+  if (padding === 'valid') return [...kernel.map(() => 0), ...kernel.map(() => 0)];
+  if (padding === 'same') {
+    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
+    return [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+  }
+  return [...padding, ...padding];
+}
+
+function rankOf(x: unknown): number {
+  return x instanceof Tensor ? x.ndim : 0;
+}
+
+export function exportModule(m: Module, s: ExportStep, method: string | undefined): string[] {
+  const { b, inputs, name, path } = s;
+  const x = inputs[0]!;
+  const p = (what: string) => `${path}.${what}`;
+  if (method !== undefined) {
+    if (!(m instanceof FloatFunctional)) throw new OnnxExportError(`exportOnnx: node '${name}' calls ${m.constructor.name}.${method}, which has no ONNX form`);
+    switch (method) {
+      case 'add':
+        return b.node('Add', inputs, name);
+      case 'mul':
+        return b.node('Mul', inputs, name);
+      case 'addRelu':
+        return b.node('Relu', b.node('Add', inputs, `${name}_add`), name);
+      case 'cat':
+        return b.node('Concat', inputs, name, { axis: (s.args[1] as number | undefined) ?? 0 });
+      default:
+        throw new OnnxExportError(`exportOnnx: FloatFunctional.${method} (node '${name}') has no ONNX form yet`);
+    }
+  }
+  if (m instanceof Conv1d || m instanceof Conv2d || m instanceof Conv3d) {
+    const ins = [x, b.tensor(m.weight, p('weight'))];
+    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
+    return b.node('Conv', ins, name, {
+      kernel_shape: m.kernelSize,
+      strides: m.stride,
+      pads: convPads(m.padding, m.kernelSize, m.dilation),
+      dilations: m.dilation,
+      group: m.groups,
+    });
+  }
+  if (m instanceof ConvTranspose1d || m instanceof ConvTranspose2d) {
+    const ins = [x, b.tensor(m.weight, p('weight'))];
+    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
+    return b.node('ConvTranspose', ins, name, {
+      kernel_shape: m.kernelSize,
+      strides: m.stride,
+      pads: [...m.padding, ...m.padding],
+      output_padding: m.outputPadding,
+      dilations: m.dilation,
+      group: m.groups,
+    });
+  }
+  if (m instanceof Linear) {
+    if (rankOf(s.args[0]) === 2) {
+      const ins = [x, b.tensor(m.weight, p('weight'))];
+      if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
+      return b.node('Gemm', ins, name, { transB: 1 });
+    }
+    const wT = contiguous(transpose(m.weight, 0, 1));
+    const mm = b.node('MatMul', [x, b.tensor(wT, p('weight_t'))], m.bias ? `${name}_matmul` : name);
+    return m.bias ? b.node('Add', [mm[0]!, b.tensor(m.bias, p('bias'))], name) : mm;
+  }
+  if (m instanceof BatchNorm1d || m instanceof BatchNorm2d || m instanceof BatchNorm3d) {
+    if (!m.runningMean || !m.runningVar) throw new OnnxExportError(`exportOnnx: BatchNorm '${path}' tracks no running statistics; ONNX BatchNormalization needs them`);
+    if (m.training) throw new OnnxExportError(`exportOnnx: BatchNorm '${path}' is in training mode; call model.eval() before exporting`);
+    const c = m.numFeatures;
+    const ones = new Tensor({ data: new Float32Array(c).fill(1), shape: [c], dtype: 'float32' });
+    const zeros = new Tensor({ data: new Float32Array(c), shape: [c], dtype: 'float32' });
+    const ins = [
+      x,
+      m.weight ? b.tensor(m.weight, p('weight')) : b.tensor(ones, p('weight')),
+      m.bias ? b.tensor(m.bias, p('bias')) : b.tensor(zeros, p('bias')),
+      b.tensor(m.runningMean, p('running_mean')),
+      b.tensor(m.runningVar, p('running_var')),
+    ];
+    return b.node('BatchNormalization', ins, name, { epsilon: { float: m.eps } });
+  }
+  if (m instanceof ReLU) return b.node('Relu', [x], name);
+  if (m instanceof ReLU6 || m instanceof Hardtanh) {
+    const [lo, hi] = m instanceof ReLU6 ? [0, 6] : [m.minVal, m.maxVal];
+    return b.node('Clip', [x, b.floatConst([lo], `${name}_min`, []), b.floatConst([hi], `${name}_max`, [])], name);
+  }
+  if (m instanceof LeakyReLU) return b.node('LeakyRelu', [x], name, { alpha: { float: m.negativeSlope } });
+  if (m instanceof PReLU) {
+    const w = (m as unknown as { weight: Tensor }).weight;
+    const r = rankOf(s.args[0]);
+    const slope = w.size === 1 ? reshape(w, [1]) : reshape(contiguous(w), [w.size, ...new Array<number>(Math.max(0, r - 2)).fill(1)]);
+    return b.node('PRelu', [x, b.tensor(contiguous(slope), p('weight'))], name);
+  }
+  if (m instanceof Sigmoid) return b.node('Sigmoid', [x], name);
+  if (m instanceof Tanh) return b.node('Tanh', [x], name);
+  if (m instanceof ELU) return b.node('Elu', [x], name, { alpha: { float: m.alpha } });
+  if (m instanceof SELU) return b.node('Selu', [x], name);
+  if (m instanceof Softplus) {
+    if (m.beta !== 1) throw new OnnxExportError(`exportOnnx: Softplus '${path}' has beta ${m.beta}; ONNX Softplus has beta 1`);
+    return b.node('Softplus', [x], name);
+  }
+  if (m instanceof Hardsigmoid) return b.node('HardSigmoid', [x], name, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
+  if (m instanceof Hardswish) {
+    if (b.opset >= 14) return b.node('HardSwish', [x], name);
+    const hs = b.node('HardSigmoid', [x], `${name}_hardsigmoid`, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
+    return b.node('Mul', [x, hs[0]!], name);
+  }
+  if (m instanceof Softmax || m instanceof LogSoftmax) {
+    const op = m instanceof Softmax ? 'Softmax' : 'LogSoftmax';
+    const r = rankOf(s.args[0]);
+    const axis = m.dim < 0 ? m.dim + r : m.dim;
+    if (b.opset < 13 && axis !== r - 1) throw new OnnxExportError(`exportOnnx: ${op} over a non-last axis needs opset 13 or later`);
+    return b.node(op, [x], name, { axis });
+  }
+  if (m instanceof LayerNorm) {
+    if (b.opset < 17) throw new OnnxExportError(`exportOnnx: LayerNorm '${path}' needs opset 17 (LayerNormalization); pass { opset: 17 }`);
+    const ns = m.normalizedShape;
+    const ones = new Tensor({ data: new Float32Array(ns.reduce((a, d) => a * d, 1)).fill(1), shape: ns, dtype: 'float32' });
+    const ins = [x, m.weight ? b.tensor(m.weight, p('weight')) : b.tensor(ones, p('weight'))];
+    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
+    return b.node('LayerNormalization', ins, name, { axis: -ns.length, epsilon: { float: m.eps } });
+  }
+  if (m instanceof MaxPool2d) {
+    return b.node('MaxPool', [x], name, {
+      kernel_shape: m.kernelSize,
+      strides: m.stride,
+      pads: [...m.padding, ...m.padding],
+      dilations: m.dilation,
+      ceil_mode: m.ceilMode ? 1 : 0,
+    });
+  }
+  if (m instanceof AvgPool2d) {
+    if (m.divisorOverride !== undefined) throw new OnnxExportError(`exportOnnx: AvgPool2d '${path}' has a divisorOverride, which ONNX AveragePool lacks`);
+    return b.node('AveragePool', [x], name, {
+      kernel_shape: m.kernelSize,
+      strides: m.stride,
+      pads: [...m.padding, ...m.padding],
+      ceil_mode: m.ceilMode ? 1 : 0,
+      count_include_pad: m.countIncludePad ? 1 : 0,
+    });
+  }
+  if (m instanceof AdaptiveAvgPool2d) {
+    const input = s.args[0] as Tensor;
+    const out = s.out as Tensor;
+    const [h, w] = [input.shape[input.ndim - 2]!, input.shape[input.ndim - 1]!];
+    const [oh, ow] = [out.shape[out.ndim - 2]!, out.shape[out.ndim - 1]!];
+    if (oh === 1 && ow === 1) return b.node('GlobalAveragePool', [x], name);
+    if (h % oh !== 0 || w % ow !== 0) throw new OnnxExportError(`exportOnnx: AdaptiveAvgPool2d '${path}' from ${h}x${w} to ${oh}x${ow} is not a plain average pool`);
+    return b.node('AveragePool', [x], name, { kernel_shape: [h / oh, w / ow], strides: [h / oh, w / ow] });
+  }
+  if (m instanceof Flatten) {
+    const out = s.out as Tensor;
+    const r = rankOf(s.args[0]);
+    const end = m.endDim < 0 ? m.endDim + r : m.endDim;
+    if (m.startDim === 1 && end === r - 1) return b.node('Flatten', [x], name, { axis: 1 });
+    return b.node('Reshape', [x, b.intConst(out.shape.map((d, i) => (i === 0 && m.startDim > 0 && s.batch !== null ? 0 : d)), `${name}_shape`)], name);
+  }
+  if (m instanceof Identity || m instanceof Dropout || m instanceof QuantStub || m instanceof DeQuantStub) return b.node('Identity', [x], name);
+  if (m instanceof Upsample) {
+    const input = s.args[0] as Tensor;
+    const out = s.out as Tensor;
+    const scales = [1, 1, out.shape[2]! / input.shape[2]!, out.shape[3]! / input.shape[3]!];
+    const attrs =
+      m.mode === 'nearest'
+        ? { mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' }
+        : { mode: 'linear', coordinate_transformation_mode: m.alignCorners ? 'align_corners' : 'half_pixel' };
+    return b.node('Resize', [x, '', b.floatConst(scales, `${name}_scales`)], name, attrs);
+  }
+  throw new OnnxExportError(`exportOnnx: module '${path}' (${m.constructor.name}) has no ONNX form yet`);
+}
