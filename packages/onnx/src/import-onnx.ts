@@ -90,6 +90,16 @@ function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shap
   };
 }
 
+/** The node's name, with PyTorch's scope form shortened: '/layer1/conv1/Conv' → 'layer1/conv1' (sanitized later to layer1_conv1). */
+function nodeName(n: NodeMsg, index: number): string {
+  const opType = n.op_type ?? 'node';
+  const raw = n.name || `${opType}_${index}`;
+  if (!raw.startsWith('/')) return raw;
+  const parts = raw.slice(1).split('/');
+  if (parts.length > 1 && parts[parts.length - 1] === opType) parts.pop();
+  return parts.join('/');
+}
+
 /** MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear. */
 function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
   const users = new Map<string, NodeMsg[]>();
@@ -156,7 +166,7 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
   (g.node ?? []).forEach((n, index) => {
     const opType = n.op_type ?? '';
     const domain = n.domain ?? '';
-    const name = n.name || `${opType}_${index}`;
+    const name = nodeName(n, index);
     const aliasOf = fused.skip.get(n);
     if (aliasOf !== undefined) {
       const v = values.get(aliasOf);

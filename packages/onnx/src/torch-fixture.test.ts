@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { Conv2d, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
+import { Generator, Tensor, randn } from '@qtk/tensor';
+import * as ort from 'onnxruntime-node';
+import { importOnnx } from './index.js';
+
+// Made by fixtures/make-torch-fixture.py (python3-torch): conv, BN folded by PyTorch, grouped conv, clamp,
+// residual add, max pools, nearest upsample, hardswish, view(batch, -1) through Shape/Gather/Concat, Gemm, softmax.
+const fixture = (f: string) => fileURLToPath(new URL(`../fixtures/${f}`, import.meta.url));
+
+describe('a model exported by PyTorch', () => {
+  const path = fixture('torch-small.onnx');
+  const gm = importOnnx(path);
+
+  it("matches PyTorch's outputs", () => {
+    const x = rawToTensor(readNpy(fixture('torch-small-input.npy')));
+    const want = rawToTensor(readNpy(fixture('torch-small-output.npy')));
+    const got = gm.call(x) as Tensor;
+    expect(got.shape).toEqual(want.shape);
+    const w = want.values() as Float32Array;
+    const g = got.values() as Float32Array;
+    for (let i = 0; i < w.length; i++) expect(Math.abs(g[i]! - w[i]!)).toBeLessThan(1e-5 + 1e-4 * Math.abs(w[i]!));
+  });
+
+  it('is built from nn modules named after the nodes, with the shape subgraph folded', () => {
+    const mods = new Map(gm.namedChildren());
+    expect(mods.get('conv1')).toBeInstanceOf(Conv2d);
+    expect((mods.get('conv2') as Conv2d).groups).toBe(2);
+    expect(mods.get('pool')).toBeInstanceOf(MaxPool2d);
+    expect(mods.get('up')).toBeInstanceOf(Upsample);
+    expect(mods.get('fc1')).toBeInstanceOf(Linear);
+    const targets = gm.graph.nodes.map((n) => n.target);
+    expect(targets.filter((t) => ['onnx.gather', 'onnx.cast', 'onnx.unsqueeze', 'cat'].includes(t))).toEqual([]);
+    expect(targets).toContain('onnx.reshape');
+  });
+
+  it('keeps the batch dynamic (agrees with onnxruntime-node at batch 1 and 5)', async () => {
+    const session = await ort.InferenceSession.create(readFileSync(path), { executionProviders: ['cpu'] });
+    for (const batch of [1, 5]) {
+      const x = randn([batch, 3, 16, 16], { generator: new Generator(batch) });
+      const got = gm.call(x) as Tensor;
+      const res = await session.run({ image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape) });
+      const want = res.probs!.data as Float32Array;
+      expect(got.shape).toEqual([batch, 5]);
+      const g = got.values() as Float32Array;
+      for (let i = 0; i < want.length; i++) expect(Math.abs(g[i]! - want[i]!)).toBeLessThan(1e-5);
+    }
+  });
+});
