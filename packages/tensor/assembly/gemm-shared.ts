@@ -1,14 +1,11 @@
 // The kernels built against an imported shared memory (see scripts/build-wasm.mjs), plus the chunk
-// loops that let several threads share one GEMM, one batch of convolutions or one pointwise op. A
-// job descriptor starts with the atomic chunk counter and the job kind (0: gemm, a conv kind from
-// _conv.ts, or KIND_POINTWISE from _pointwise.ts).
+// loops that let several threads share one GEMM or one batch of convolutions. A job descriptor
+// starts with the atomic chunk counter and the job kind (0: gemm, else a conv kind from _conv.ts).
 import { gemm } from './_gemm';
 import { CONV_CHUNK, CONV_CHUNKS, CONV_N, CONV_STAGED, convChunk, JOB_KIND, JOB_NEXT } from './_conv';
-import { KIND_POINTWISE, P_CHUNKS, P_STAGED, pointwiseChunk, pointwiseNeed } from './_pointwise';
 
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
-export { bnForward, bnBackward, relu, reluBackward, addSame, pointwiseRun } from './_pointwise';
 
 // Gemm job fields (i32) after the common header.
 // @ts-ignore: decorator
@@ -101,25 +98,7 @@ export function convChunks(job: usize, work: usize, thread: i32): i32 {
   return done;
 }
 
-/** Takes chunks of the pointwise job at `job` until none is left, each once its inputs are staged. */
-export function pointwiseChunks(job: usize): i32 {
-  const chunks = load<i32>(job + P_CHUNKS);
-  let done = 0;
-  for (let i = atomic.add<i32>(job + JOB_NEXT, 1); i < chunks; i = atomic.add<i32>(job + JOB_NEXT, 1)) {
-    const need = pointwiseNeed(job, i);
-    for (let staged = atomic.load<i32>(job + P_STAGED); staged < need; staged = atomic.load<i32>(job + P_STAGED)) {
-      atomic.wait<i32>(job + P_STAGED, staged);
-    }
-    pointwiseChunk(job, i);
-    done++;
-  }
-  return done;
-}
-
 /** The worker's entry: runs its share of whichever job is in the descriptor. */
 export function runJob(job: usize, work: usize, thread: i32): i32 {
-  const kind = load<i32>(job + JOB_KIND);
-  if (kind == 0) return gemmChunks(job, work);
-  if (kind == KIND_POINTWISE) return pointwiseChunks(job);
-  return convChunks(job, work, thread);
+  return load<i32>(job + JOB_KIND) == 0 ? gemmChunks(job, work) : convChunks(job, work, thread);
 }

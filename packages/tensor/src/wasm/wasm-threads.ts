@@ -14,7 +14,6 @@ export interface SharedGemmExports extends GemmExports {
   /** The worker's entry: its share of the job at `job`, whatever its kind; thread 1 picks the worker's conv scratch. */
   runJob(job: number, work: number, thread: number): number;
   convRun(job: number, work: number): void;
-  pointwiseRun(job: number): void;
 }
 
 /** Slots of the Int32Array control block shared with the worker. */
@@ -59,8 +58,6 @@ export type WorkerCtor = new (source: string, options: { eval: true; workerData:
 
 /** Below this many flops a job stays on one thread: waking the worker costs tens of µs. */
 export const THREAD_MIN_FLOPS = 1 << 22;
-/** Below this many elements a pointwise op stays on one thread (measured with bench/pointwise.ts). */
-export const POINTWISE_THREAD_MIN = 1 << 17;
 
 export interface ThreadedRunner {
   run: StagedRunner;
@@ -70,8 +67,6 @@ export interface ThreadedRunner {
    * runs on this thread before it takes chunks: prepare(true) right after the worker is woken.
    */
   runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void;
-  /** Runs the pointwise job the caller wrote at the job address, the same way (see wasm-pointwise.ts). */
-  runPointwise(elements: number, chunks: number, prepare: (shared: boolean) => void): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
   setEnabled(enabled: boolean): void;
   /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
@@ -134,8 +129,8 @@ export function createThreadedRunner(opts: {
   }
 
   /** Whether a job of this size goes to both threads; starts the worker on the first one that would. */
-  function canShare(flops: number, min = THREAD_MIN_FLOPS): boolean {
-    if (!enabled || broken || flops < min) return false;
+  function canShare(flops: number): boolean {
+    if (!enabled || broken || flops < THREAD_MIN_FLOPS) return false;
     if (!spawned) spawn();
     return !broken && Atomics.load(ctrl, READY) === 1;
   }
@@ -188,18 +183,9 @@ export function createThreadedRunner(opts: {
     share('conv', () => prepare(true));
   }
 
-  function runPointwise(elements: number, chunks: number, prepare: (shared: boolean) => void): void {
-    if (chunks < 2 || !canShare(elements, POINTWISE_THREAD_MIN)) {
-      prepare(false);
-      return exports.pointwiseRun(job);
-    }
-    share('pointwise op', () => prepare(true));
-  }
-
   return {
     run,
     runConv,
-    runPointwise,
     setEnabled: (on) => {
       enabled = on;
     },

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ReferenceNet } from '@qtk/examples';
+import { RuleTable, findMatches, symbolicTrace } from '@qtk/ir';
+import { BatchNorm2d, Conv2d, ReLU } from '@qtk/nn';
+import { Generator, randn } from '@qtk/tensor';
+import {
+  OnnxExternalDataError,
+  OnnxFormatError,
+  OnnxInputShapeError,
+  UnsupportedOnnxOpError,
+  exportOnnxBytes,
+  importOnnx,
+} from './index.js';
+import { DataType, encodeModel, type ModelMsg, type NodeMsg } from './onnx-schema.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-err-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const f32 = (name: string, dims: (number | string)[]) => ({
+  name,
+  type: { tensor_type: { elem_type: DataType.FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
+});
+
+function model(nodes: NodeMsg[], extra: Partial<ModelMsg['graph']> = {}, opset = 13): Uint8Array {
+  return encodeModel({
+    ir_version: 7,
+    opset_import: [{ domain: '', version: opset }],
+    graph: { name: 'g', node: nodes, input: [f32('x', ['N', 4])], output: [f32('y', ['N', 4])], ...extra },
+  });
+}
+
+describe('import errors', () => {
+  it('lists every unsupported node with name, op type, domain and opset', () => {
+    const bytes = model([
+      { op_type: 'Relu', name: 'r', input: ['x'], output: ['a'] },
+      { op_type: 'Erf', name: 'erf1', input: ['a'], output: ['b'] },
+      { op_type: 'MyOp', domain: 'com.example', name: 'custom', input: ['b'], output: ['c'] },
+      { op_type: 'Relu', name: 'r2', input: ['c'], output: ['d'] },
+      { op_type: 'Celu', name: 'celu', input: ['x'], output: ['y'] },
+    ]);
+    let err: unknown;
+    try {
+      importOnnx(bytes);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UnsupportedOnnxOpError);
+    const nodes = (err as UnsupportedOnnxOpError).nodes;
+    expect(nodes.map((n) => [n.name, n.opType, n.domain, n.opset])).toEqual([
+      ['erf1', 'Erf', '', 13],
+      ['custom', 'MyOp', 'com.example', 13],
+      ['celu', 'Celu', '', 13],
+    ]);
+    expect((err as Error).message).toContain("'custom' com.example::MyOp (opset 13)");
+  });
+
+  it('says which attribute makes a supported op unsupported', () => {
+    const bytes = model([{ op_type: 'Reshape', name: 'rs', input: ['x', 'x'], output: ['y'] }]);
+    expect(() => importOnnx(bytes)).toThrow(/'rs' ai\.onnx::Reshape \(opset 13\): the target shape must be a constant/);
+  });
+
+  it('rejects external data with how to fix it', () => {
+    const bytes = model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], {
+      initializer: [{ name: 'w', dims: [4], data_type: DataType.FLOAT, data_location: 1, external_data: [{ key: 'location', value: 'weights.bin' }] }],
+    });
+    expect(() => importOnnx(bytes)).toThrow(OnnxExternalDataError);
+    expect(() => importOnnx(bytes)).toThrow(/'weights\.bin'.*save_as_external_data=False/);
+  });
+
+  it('rejects truncated and non-ONNX files as malformed', () => {
+    const gm = symbolicTrace(new ReferenceNet({ generator: new Generator(1) }).eval());
+    const good = exportOnnxBytes(gm, [randn([1, 1, 28, 28])]);
+    const truncated = join(dir, 'truncated.onnx');
+    writeFileSync(truncated, good.slice(0, Math.floor(good.length / 2)));
+    expect(() => importOnnx(truncated)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(truncated)).toThrow(/truncated/);
+    expect(() => importOnnx(new TextEncoder().encode('definitely not a protobuf model'))).toThrow(OnnxFormatError);
+    expect(() => importOnnx(new Uint8Array(0))).toThrow(OnnxFormatError);
+  });
+
+  it('checks input shapes at run time', () => {
+    const gm = importOnnx(model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }]));
+    expect((gm.call(randn([3, 4])) as { shape: number[] }).shape).toEqual([3, 4]);
+    expect(() => gm.call(randn([3, 5]))).toThrow(OnnxInputShapeError);
+    expect(() => gm.call(randn([3, 5]))).toThrow("input 'x' must have shape [?, 4] ('?' = any size), got [3, 5]");
+    expect(() => gm.call(randn([4]))).toThrow(OnnxInputShapeError);
+  });
+
+  it('rejects opsets it does not know', () => {
+    expect(() => importOnnx(model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], {}, 18))).toThrow(/opset 18/);
+  });
+});
+
+describe('imported graphs work with the rule engine like traced ones', () => {
+  it('a conv-bn-relu pattern matches the same places in the traced and the imported ReferenceNet', () => {
+    const gm = symbolicTrace(new ReferenceNet({ generator: new Generator(3) }).eval());
+    const back = importOnnx(exportOnnxBytes(gm, [randn([2, 1, 28, 28])]));
+    const table = new RuleTable('t', [{ name: 'conv_bn_relu', pattern: [ReLU, [BatchNorm2d, Conv2d]], apply: () => undefined }]);
+    const roots = (m: typeof gm) => findMatches(m, table).map((x) => x.match.root.name).sort();
+    expect(roots(back)).toEqual(roots(gm));
+    expect(roots(back).length).toBe(4);
+  });
+});
