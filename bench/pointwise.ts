@@ -6,7 +6,6 @@ import {
   Generator,
   kernels,
   randn,
-  setWasmThreads,
   wasmStatus,
   type BatchNormAttrs,
   type BatchNormBackwardAttrs,
@@ -21,7 +20,7 @@ import {
 const args = process.argv.slice(2);
 const reps = Number(args.find((a) => a.startsWith('--reps='))?.slice(7) ?? 20);
 const shapes: number[][] = args.includes('--small')
-  ? [[4, 16, 8, 8], [8, 16, 8, 8], [16, 16, 8, 8], [16, 16, 16, 16], [64, 16, 8, 8]]
+  ? [[1, 4, 8, 8], [1, 16, 8, 8], [2, 16, 8, 8], [4, 16, 8, 8], [8, 16, 8, 8], [16, 16, 8, 8]]
   : [[64, 16, 28, 28], [64, 32, 14, 14], [64, 64, 7, 7]];
 
 const gen = new Generator(1);
@@ -46,7 +45,7 @@ function on<F>(op: string, backend: string): F {
 }
 
 
-console.log('shape              op                          cpu ms  wasm 1t ms  wasm 2t ms  ratio');
+console.log('shape              op                          cpu ms   wasm ms   ratio');
 for (const shape of shapes) {
   const c = shape[1]!;
   const x = randn(shape, { generator: gen });
@@ -67,12 +66,9 @@ for (const shape of shapes) {
   ];
   for (const [op, run] of cases) {
     const cpu = time(() => run('cpu'));
-    setWasmThreads(false);
-    const one = time(() => run('wasm'));
-    setWasmThreads(true);
-    const two = time(() => run('wasm'));
+    const wasm = time(() => run('wasm'));
     console.log(
-      `${shape.join('×').padEnd(18)} ${op.padEnd(26)} ${cpu.toFixed(3).padStart(8)} ${one.toFixed(3).padStart(11)} ${two.toFixed(3).padStart(11)} ${(cpu / Math.min(one, two)).toFixed(2).padStart(6)}`,
+      `${shape.join('×').padEnd(18)} ${op.padEnd(26)} ${cpu.toFixed(3).padStart(8)} ${wasm.toFixed(3).padStart(9)} ${(cpu / wasm).toFixed(2).padStart(7)}`,
     );
   }
 }

@@ -1,19 +1,14 @@
 // Pointwise float32 kernels on 128-bit SIMD for the training step's memory-bound ops: batch
 // normalisation (statistics, normalisation, backward), Relu and its gradient, same-shape Add.
 // Tensors are contiguous [N, C, S] (S = product of the spatial dims); pointers are byte addresses.
-// Every kernel works on a range (channels c0..c1, or elements i0..i1) so the host can split a
-// call between threads. Channel sums accumulate in f64, as the TypeScript kernels do, so the
-// statistics agree with them to rounding; per-element arithmetic is f32.
+// Kernels take a range (channels c0..c1, or elements i0..i1). Channel sums accumulate in f64, as
+// the TypeScript kernels do, so the statistics agree with them to rounding; per-element
+// arithmetic is f32.
 
-/** The low (high) two floats of v as f64. */
+/** The low two floats of v as f64. */
 // @ts-ignore: decorator
 @inline function promoteLow(v: v128): v128 {
   return f64x2.promote_low_f32x4(v);
-}
-
-// @ts-ignore: decorator
-@inline function promoteHigh(v: v128): v128 {
-  return f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 2, 3, 2, 3));
 }
 
 // @ts-ignore: decorator
@@ -249,104 +244,3 @@ export function addSame(a: usize, b: usize, out: usize, i0: i32, i1: i32): void 
   }
 }
 
-// A pointwise job descriptor, for splitting one call between threads: after the common header
-// (atomic chunk counter at 0, job kind at 4) come these fields; chunks are channel groups for
-// batch normalisation and element ranges otherwise.
-// @ts-ignore: decorator
-@inline export const KIND_POINTWISE: i32 = 3;
-// @ts-ignore: decorator
-@inline const OP_BN_FORWARD: i32 = 0;
-// @ts-ignore: decorator
-@inline const OP_BN_BACKWARD: i32 = 1;
-// @ts-ignore: decorator
-@inline const OP_RELU: i32 = 2;
-// @ts-ignore: decorator
-@inline const OP_RELU_BACKWARD: i32 = 3;
-// @ts-ignore: decorator
-@inline const OP_ADD: i32 = 4;
-
-// @ts-ignore: decorator
-@inline const P_OP: usize = 8;
-// @ts-ignore: decorator
-@inline const P_N: usize = 12;
-// @ts-ignore: decorator
-@inline const P_C: usize = 16;
-// @ts-ignore: decorator
-@inline const P_S: usize = 20;
-// @ts-ignore: decorator
-@inline const P_A: usize = 24; // x (bn, relu), y (relu backward), a (add)
-// @ts-ignore: decorator
-@inline const P_B: usize = 28; // gy (bn backward, relu backward), b (add)
-// @ts-ignore: decorator
-@inline const P_OUT: usize = 32; // y, dx (0: not needed) or the sum
-// @ts-ignore: decorator
-@inline const P_TRAINING: usize = 36;
-// @ts-ignore: decorator
-@inline const P_W: usize = 40;
-// @ts-ignore: decorator
-@inline const P_BIAS: usize = 44;
-// @ts-ignore: decorator
-@inline const P_MEAN: usize = 48;
-// @ts-ignore: decorator
-@inline const P_VAR: usize = 52;
-// @ts-ignore: decorator
-@inline const P_INVSTD: usize = 56;
-// @ts-ignore: decorator
-@inline const P_DW: usize = 60;
-// @ts-ignore: decorator
-@inline const P_DB: usize = 64;
-// @ts-ignore: decorator
-@inline const P_CHUNK: usize = 68; // channels or elements per chunk
-// @ts-ignore: decorator
-@inline export const P_CHUNKS: usize = 72;
-// @ts-ignore: decorator
-@inline export const P_LEN: usize = 76; // elements of each operand
-// @ts-ignore: decorator
-@inline export const P_STAGED: usize = 80; // elements the host has copied in so far (atomic)
-// @ts-ignore: decorator
-@inline const P_EPS: usize = 88; // f64
-
-/**
- * Elements that must be staged before chunk i can run: a channel group reads every image, so
- * all of them; an element range only itself.
- */
-export function pointwiseNeed(job: usize, i: i32): i32 {
-  const op = load<i32>(job + P_OP);
-  const len = load<i32>(job + P_LEN);
-  if (op == OP_BN_FORWARD || op == OP_BN_BACKWARD) return len;
-  return min(len, (i + 1) * load<i32>(job + P_CHUNK));
-}
-
-/** Runs chunk i of the pointwise job at `job`. */
-export function pointwiseChunk(job: usize, i: i32): void {
-  const op = load<i32>(job + P_OP);
-  const chunk = load<i32>(job + P_CHUNK);
-  const a = load<usize>(job + P_A);
-  const b = load<usize>(job + P_B);
-  const out = load<usize>(job + P_OUT);
-  if (op == OP_BN_FORWARD || op == OP_BN_BACKWARD) {
-    const n = load<i32>(job + P_N), c = load<i32>(job + P_C), s = load<i32>(job + P_S);
-    const c0 = i * chunk;
-    const c1 = min(c, c0 + chunk);
-    const training = load<i32>(job + P_TRAINING);
-    if (op == OP_BN_FORWARD) {
-      bnForward(a, out, n, c, s, c0, c1, training, load<f64>(job + P_EPS), load<usize>(job + P_W), load<usize>(job + P_BIAS),
-        load<usize>(job + P_MEAN), load<usize>(job + P_VAR), load<usize>(job + P_INVSTD));
-    } else {
-      bnBackward(a, b, out, n, c, s, c0, c1, training, load<usize>(job + P_W), load<usize>(job + P_MEAN),
-        load<usize>(job + P_INVSTD), load<usize>(job + P_DW), load<usize>(job + P_DB));
-    }
-    return;
-  }
-  const i0 = i * chunk;
-  const i1 = min(load<i32>(job + P_LEN), i0 + chunk);
-  if (op == OP_RELU) relu(a, out, i0, i1);
-  else if (op == OP_RELU_BACKWARD) reluBackward(a, b, out, i0, i1);
-  else if (op == OP_ADD) addSame(a, b, out, i0, i1);
-}
-
-/** Every chunk of the pointwise job at `job`, in order, on this thread. */
-export function pointwiseRun(job: usize): void {
-  const chunks = load<i32>(job + P_CHUNKS);
-  for (let i = 0; i < chunks; i++) pointwiseChunk(job, i);
-}

@@ -2,4 +2,4 @@
 // and the pointwise kernels (batch norm, relu, add).
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
-export { bnForward, bnBackward, relu, reluBackward, addSame, pointwiseRun } from './_pointwise';
+export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';

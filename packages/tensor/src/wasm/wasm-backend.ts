@@ -96,8 +96,8 @@ function loadThreaded(): Engine | { reason: string } {
   const loaded = loadWasmSync('gemm-shared', { env: { memory } });
   if (!loaded.ok) return { reason: loaded.reason };
   const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports & PointwiseExports;
-  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.pointwiseRun !== 'function') {
-    return { reason: `${loaded.source} does not export runJob, convRun, pointwiseRun and jobBytes; rebuild it` };
+  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.bnForward !== 'function') {
+    return { reason: `${loaded.source} does not export runJob, convRun, bnForward and jobBytes; rebuild it` };
   }
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
@@ -107,7 +107,7 @@ function loadThreaded(): Engine | { reason: string } {
   return {
     gemm: createWasmGemm(arena, runner.run),
     conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
-    pointwise: createWasmPointwise({ arena, job, run: runner.runPointwise }),
+    pointwise: createWasmPointwise(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -123,11 +123,11 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
   if (
     typeof exports.gemm !== 'function' ||
     typeof exports.convRun !== 'function' ||
-    typeof exports.pointwiseRun !== 'function' ||
+    typeof exports.bnForward !== 'function' ||
     typeof exports.workBytes !== 'function' ||
     !(exports.memory instanceof wasmApi!.Memory)
   ) {
-    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, pointwiseRun, workBytes and memory; rebuild it` };
+    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, bnForward, workBytes and memory; rebuild it` };
     return status;
   }
   const job = align64(exports.dataStart());
@@ -145,14 +145,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
         exports.convRun(job, work);
       },
     }),
-    pointwise: createWasmPointwise({
-      arena,
-      job,
-      run: (_elements, _chunks, prepare) => {
-        prepare(false);
-        exports.pointwiseRun(job);
-      },
-    }),
+    pointwise: createWasmPointwise(exports, arena),
     runner: null,
     source: result.source,
   };

@@ -15,17 +15,19 @@ import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { wasmPointwiseBytes, type WasmPointwise } from './wasm-pointwise.js';
 
 // The wasm BatchNormalization, BatchNormalizationBackward, Relu, ReluBackward and Add kernels.
-// They take contiguous float32 tensors of at least POINTWISE_MIN_ELEMENTS elements (below that
-// the copies in and out cost more than the TypeScript loops save); Add only without
-// broadcasting. Everything else, and a failed memory.grow at run time, goes to the cpu kernel.
+// They take contiguous float32 tensors above a size where the fixed cost of a call (staging,
+// copies, small per-channel arrays) is repaid; Add only without broadcasting. Everything else,
+// and a failed memory.grow at run time, goes to the cpu kernel.
 
-/** Smallest tensor the wasm pointwise kernels take (measured with bench/pointwise.ts). */
-export const POINTWISE_MIN_ELEMENTS = 4096;
+/** Smallest tensor the wasm Relu, ReluBackward and Add take (from bench/pointwise.ts --small: even at 1024). */
+export const ELEMENTWISE_MIN_ELEMENTS = 1024;
+/** Smallest input the wasm batch-norm kernels take (even with the TypeScript loops at about 2048). */
+export const BATCH_NORM_MIN_ELEMENTS = 4096;
 
 const dense = (t: Tensor | undefined): boolean => !!t && t.dtype === 'float32' && t.isContiguous();
 
-function fits(t: Tensor, channels = 0): boolean {
-  return t.size >= POINTWISE_MIN_ELEMENTS && wasmPointwiseBytes(t.size, channels) <= MAX_WASM_BYTES;
+function fits(t: Tensor, min: number, channels = 0): boolean {
+  return t.size >= min && wasmPointwiseBytes(t.size, channels) <= MAX_WASM_BYTES;
 }
 
 export function registerWasmPointwiseKernels(
@@ -49,7 +51,7 @@ export function registerWasmPointwiseKernels(
     backend: 'wasm',
     accepts: (inputs: Tensor[], attrs: BatchNormAttrs) => {
       const x = inputs[0]!;
-      return dense(x) && x.ndim >= 2 && fits(x, x.shape[1]);
+      return dense(x) && x.ndim >= 2 && fits(x, BATCH_NORM_MIN_ELEMENTS, x.shape[1]);
     },
     fn: (inputs, attrs, saved) =>
       orCpu('BatchNormalization', inputs[0]!.shape.join('×'), () => {
@@ -79,7 +81,7 @@ export function registerWasmPointwiseKernels(
     backend: 'wasm',
     accepts: (inputs: Tensor[]) => {
       const [x, gy] = inputs;
-      return dense(x) && dense(gy) && x!.size === gy!.size && x!.ndim >= 2 && fits(x!, x!.shape[1]);
+      return dense(x) && dense(gy) && x!.size === gy!.size && x!.ndim >= 2 && fits(x!, BATCH_NORM_MIN_ELEMENTS, x!.shape[1]);
     },
     fn: (inputs, attrs: BatchNormBackwardAttrs, saved: Saved) =>
       orCpu('BatchNormalizationBackward', inputs[0]!.shape.join('×'), () => {
@@ -106,7 +108,7 @@ export function registerWasmPointwiseKernels(
   registerKernel<TensorKernel>({
     op: 'Relu',
     backend: 'wasm',
-    accepts: ([x]: Tensor[]) => dense(x) && fits(x!),
+    accepts: ([x]: Tensor[]) => dense(x) && fits(x!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
       orCpu('Relu', inputs[0]!.shape.join('×'), () => make(pointwise()!.relu(f32(inputs[0]!)), inputs[0]!.shape),
         () => cpuKernel<TensorKernel>('Relu')(inputs, attrs, saved)),
@@ -115,7 +117,7 @@ export function registerWasmPointwiseKernels(
   registerKernel<ReluBackwardKernel>({
     op: 'ReluBackward',
     backend: 'wasm',
-    accepts: ([y, g]: Tensor[]) => dense(y) && dense(g) && y!.size === g!.size && fits(y!),
+    accepts: ([y, g]: Tensor[]) => dense(y) && dense(g) && y!.size === g!.size && fits(y!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs) =>
       orCpu('ReluBackward', inputs[0]!.shape.join('×'), () => make(pointwise()!.reluBackward(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
         () => cpuKernel<ReluBackwardKernel>('ReluBackward')(inputs, attrs)),
@@ -124,7 +126,7 @@ export function registerWasmPointwiseKernels(
   registerKernel<TensorKernel>({
     op: 'Add',
     backend: 'wasm',
-    accepts: ([a, b]: Tensor[]) => dense(a) && dense(b) && shapesEqual(a!.shape, b!.shape) && fits(a!),
+    accepts: ([a, b]: Tensor[]) => dense(a) && dense(b) && shapesEqual(a!.shape, b!.shape) && fits(a!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
       orCpu('Add', inputs[0]!.shape.join('×'), () => make(pointwise()!.add(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
         () => cpuKernel<TensorKernel>('Add')(inputs, attrs, saved)),
