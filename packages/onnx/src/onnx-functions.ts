@@ -22,6 +22,11 @@ import {
   contiguous,
   softmax,
   logSoftmax,
+  sub,
+  div,
+  sqrt,
+  reciprocal,
+  avgPool2d,
 } from '@qtk/tensor';
 
 function norm(axis: number, rank: number): number {
@@ -157,3 +162,28 @@ export const onnxGlobalMaxPool = registerTraceable('onnx.globalMaxPool', (x: Ten
   for (let a = x.ndim - 1; a >= 2; a--) y = maxAlong(y, a, true);
   return y;
 });
+
+/** LayerNormalization's optional outputs: mean and 1/sqrt(var + eps) over the dims from `axis`, kept as size 1. */
+export const onnxLayerNormStats = registerTraceable('onnx.layerNormStats', (x: Tensor, axis: number, eps: number): Tensor[] => {
+  const a = norm(axis, x.ndim);
+  const axes = x.shape.slice(a).map((_, i) => a + i);
+  const m = mean(x, axes, true);
+  const centred = sub(x, m);
+  const v = mean(mul(centred, centred), axes, true);
+  const inv = reciprocal(sqrt(add(v, new Tensor({ data: Float32Array.of(eps), shape: [], dtype: 'float32' }))));
+  return [m, inv];
+});
+
+/** Dropout's mask in inference: all true, shaped like x. */
+export const onnxOnesMask = registerTraceable('onnx.onesMask', (x: Tensor): Tensor => new Tensor({ data: new Uint8Array(x.size).fill(1), shape: [...x.shape], dtype: 'bool' }));
+
+/** Average pooling that divides by the in-bounds count only: pooled zero-padded x over pooled zero-padded ones. */
+export const onnxAvgPoolExcludePad = registerTraceable(
+  'onnx.avgPoolExcludePad',
+  (x: Tensor, kernel: number[], strides: number[], pads: number[], ceilMode: boolean): Tensor => {
+    const full = [0, 0, pads[0]!, pads[1]!, 0, 0, pads[2]!, pads[3]!];
+    const ones = new Tensor({ data: new Float32Array(x.size).fill(1), shape: [...x.shape], dtype: 'float32' });
+    const pool = (t: Tensor) => avgPool2d(onnxPad(t, full, 'constant', 0), kernel, { stride: strides, ceilMode });
+    return div(pool(x), pool(ones));
+  },
+);

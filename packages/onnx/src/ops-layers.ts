@@ -51,7 +51,7 @@ import {
   reshape,
 } from '@qtk/tensor';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
-import { onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
+import { onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
 
 export type Handler = (ctx: NodeContext) => Val[];
 
@@ -243,42 +243,57 @@ const softmaxLike = (log: boolean): Handler => (ctx) => {
   return [ctx.fn(onnxSoftmaxCoerced, [ctx.input(0), a, log])];
 };
 
-function pool2dOk(ctx: NodeContext, what: string): number[] {
-  const kernel = ctx.ints('kernel_shape') ?? [];
-  if (kernel.length !== 2 || ctx.ex(0).ndim !== 4) throw new Unsupported(`only 2-d ${what} is supported, got kernel_shape [${kernel.join(', ')}]`);
-  return kernel;
+interface PoolGeometry {
+  x: Val;
+  kernel: number[];
+  strides: number[];
+  dilations: number[];
+  pads: number[];
+  /** A 1-d pool runs as a 2-d one over [N, C, 1, L]. */
+  oneD: boolean;
+}
+
+function poolGeometry(ctx: NodeContext, what: string): PoolGeometry {
+  const k = ctx.ints('kernel_shape') ?? [];
+  const rank = ctx.ex(0).ndim;
+  if (!((k.length === 2 && rank === 4) || (k.length === 1 && rank === 3))) {
+    throw new Unsupported(`only 1-d and 2-d ${what} are supported, got kernel_shape [${k.join(', ')}]`);
+  }
+  const s = ctx.ints('strides') ?? k.map(() => 1);
+  const d = ctx.ints('dilations') ?? k.map(() => 1);
+  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), k, s, d);
+  if (k.length === 2) return { x: ctx.input(0), kernel: k, strides: s, dilations: d, pads, oneD: false };
+  const x = ctx.fn(onnxUnsqueeze, [ctx.input(0), [2]], '_2d');
+  return { x, kernel: [1, k[0]!], strides: [1, s[0]!], dilations: [1, d[0]!], pads: [0, pads[0]!, 0, pads[1]!], oneD: true };
+}
+
+function poolResult(ctx: NodeContext, g: PoolGeometry, y: Val): Val[] {
+  return [g.oneD ? ctx.fn(onnxSqueeze, [y, [2]], '_1d') : y];
 }
 
 const maxPool: Handler = (ctx) => {
-  const kernel = pool2dOk(ctx, 'MaxPool');
   if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the Indices output is not supported');
   if (ctx.int('storage_order', 0) !== 0) throw new Unsupported('storage_order 1 is not supported');
-  const strides = ctx.ints('strides') ?? [1, 1];
-  const dilations = ctx.ints('dilations') ?? [1, 1];
-  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, dilations);
-  const pp = prePad(ctx, ctx.input(0), pads, -Infinity, kernel);
-  const m = new MaxPool2d(kernel, { stride: strides, padding: pp.pads, dilation: dilations, ceilMode: ctx.int('ceil_mode', 0) === 1 });
-  return [ctx.module(m, [pp.x])];
+  const g = poolGeometry(ctx, 'MaxPool');
+  const pp = prePad(ctx, g.x, g.pads, -Infinity, g.kernel);
+  const m = new MaxPool2d(g.kernel, { stride: g.strides, padding: pp.pads, dilation: g.dilations, ceilMode: ctx.int('ceil_mode', 0) === 1 });
+  return poolResult(ctx, g, ctx.module(m, [pp.x]));
 };
 
 const averagePool: Handler = (ctx) => {
-  const kernel = pool2dOk(ctx, 'AveragePool');
-  const strides = ctx.ints('strides') ?? [1, 1];
-  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, [1, 1]);
+  const g = poolGeometry(ctx, 'AveragePool');
   const includePad = ctx.int('count_include_pad', 0) === 1;
-  let x = ctx.input(0);
-  let padding = symmetric(pads);
-  if (!padding || padding.some((p, i) => 2 * p > kernel[i]!)) {
-    if (!includePad) throw new Unsupported('asymmetric pads with count_include_pad = 0 are not supported');
-    const pp = prePad(ctx, x, pads, 0, kernel);
+  const ceilMode = ctx.int('ceil_mode', 0) === 1;
+  let x = g.x;
+  let padding = symmetric(g.pads);
+  if (!padding || padding.some((p, i) => 2 * p > g.kernel[i]!)) {
+    if (!includePad) return poolResult(ctx, g, ctx.fn(onnxAvgPoolExcludePad, [x, g.kernel, g.strides, g.pads, ceilMode]));
+    const pp = prePad(ctx, x, g.pads, 0, g.kernel);
     x = pp.x;
     padding = pp.pads;
   }
-  if (ctx.int('ceil_mode', 0) === 1 && !includePad && padding.some((p) => p > 0)) {
-    // PyTorch's ceil mode divides edge windows by their in-bounds size only with padding counted; fine either way when unpadded.
-  }
-  const m = new AvgPool2d(kernel, { stride: strides, padding, ceilMode: ctx.int('ceil_mode', 0) === 1, countIncludePad: includePad });
-  return [ctx.module(m, [x])];
+  const m = new AvgPool2d(g.kernel, { stride: g.strides, padding, ceilMode, countIncludePad: includePad });
+  return poolResult(ctx, g, ctx.module(m, [x]));
 };
 
 const resize: Handler = (ctx) => {
@@ -326,7 +341,7 @@ const layerNormalization: Handler = (ctx) => {
   const axis = ctx.int('axis', -1);
   const a = axis < 0 ? axis + x.ndim : axis;
   const eps = ctx.float('epsilon', 1e-5);
-  if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the Mean and InvStdDev outputs are not supported');
+  const extra = (ctx.node.output ?? []).slice(1).some(Boolean) ? ctx.imp.callMulti(onnxLayerNormStats, [ctx.input(0), a, eps], `${ctx.name}_stats`) : [];
   const shape = x.shape.slice(a);
   const scale = ctx.ex(1);
   const fullShape = (t: Tensor) => t.size === shape.reduce((p, d) => p * d, 1);
@@ -334,11 +349,11 @@ const layerNormalization: Handler = (ctx) => {
     const m = new LayerNorm(shape, { eps, bias: ctx.has(2) });
     param(m, 'weight', reshape(contiguous(scale), shape));
     if (ctx.has(2)) param(m, 'bias', reshape(contiguous(ctx.ex(2)), shape));
-    return [ctx.module(m, [ctx.input(0)])];
+    return [ctx.module(m, [ctx.input(0)]), ...extra];
   }
   const y = ctx.fn(layerNorm, [ctx.input(0), shape, null, null, eps], '_norm');
   const s = ctx.fn(mul, [y, ctx.input(1)], '_scale');
-  return [ctx.has(2) ? ctx.fn(add, [s, ctx.input(2)]) : s];
+  return [ctx.has(2) ? ctx.fn(add, [s, ctx.input(2)]) : s, ...extra];
 };
 
 const prelu: Handler = (ctx) => {

@@ -5,6 +5,7 @@ import { Unsupported, qtkDType, type NodeContext, type Val } from './import-cont
 import type { Handler } from './ops-layers.js';
 import {
   onnxCast,
+  onnxOnesMask,
   onnxGather,
   onnxPad,
   onnxReduce,
@@ -233,8 +234,10 @@ export const tensorHandlers: Record<string, Handler> = {
   ReduceMax: reduceOp('max'),
   Identity: (ctx) => [ctx.input(0)],
   Dropout: (ctx) => {
-    if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the mask output is not supported');
-    return [ctx.input(0)];
+    const training = ctx.has(2) ? ctx.constInts(2, 'training_mode')![0] : 0;
+    if (training) throw new Unsupported('training_mode = true is not supported (inference only)');
+    const wantMask = (ctx.node.output ?? []).slice(1).some(Boolean);
+    return wantMask ? [ctx.input(0), ctx.fn(onnxOnesMask, [ctx.input(0)], '_mask')] : [ctx.input(0)];
   },
   Constant: constantOp,
   ConstantOfShape: constantOfShape,
