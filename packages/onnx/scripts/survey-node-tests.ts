@@ -19,7 +19,7 @@ for (const d of readdirSync(NODE_TEST_ROOT).sort()) {
   }
   const types = (m.graph?.node ?? []).map((n) => n.op_type ?? '');
   if (!types.every((t) => ops.has(t))) continue;
-  const r = runNodeTest(d);
+  const r = runNodeTest(d, { weightsAsInitializers: process.env.WEIGHTS === '1' });
   if (r.ok) pass.push(d);
   else fail.push(`${d}: ${r.message}`);
 }

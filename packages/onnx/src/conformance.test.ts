@@ -17,6 +17,10 @@ describe('ONNX backend node tests', () => {
   it(`passes all ${dirs.length} listed node tests (rtol 1e-3, atol 1e-7)`, () => {
     const failures = dirs.map((d) => runNodeTest(d)).filter((r) => !r.ok);
     expect(failures.map((f) => `${f.dir}: ${f.message}`)).toEqual([]);
-    console.log(`ONNX node tests: ${dirs.length - failures.length}/${dirs.length} passed`);
+  });
+
+  it('passes them again with the weight inputs as initializers (Conv2d, BatchNorm2d, Linear, ... modules)', () => {
+    const failures = dirs.map((d) => runNodeTest(d, { weightsAsInitializers: true })).filter((r) => !r.ok);
+    expect(failures.map((f) => `${f.dir}: ${f.message}`)).toEqual([]);
   });
 });

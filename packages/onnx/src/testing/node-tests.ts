@@ -34,7 +34,19 @@ export function compareTensors(actual: Tensor, expected: Tensor, rtol: number, a
   return null;
 }
 
-export function runNodeTest(dir: string, rtol = 1e-3, atol = 1e-7): NodeTestResult {
+export interface NodeTestOptions {
+  rtol?: number;
+  atol?: number;
+  /**
+   * Also fix every float input after the first into the model, as initializers are (weights of Conv, Gemm,
+   * BatchNormalization, ...), so the module paths of the importer run rather than the functional ones.
+   */
+  weightsAsInitializers?: boolean;
+}
+
+export function runNodeTest(dir: string, options: NodeTestOptions = {}): NodeTestResult {
+  const rtol = options.rtol ?? 1e-3;
+  const atol = options.atol ?? 1e-7;
   const path = join(NODE_TEST_ROOT, dir);
   if (!existsSync(join(path, 'model.onnx'))) return { dir, ok: false, message: `missing: ${path}/model.onnx` };
   try {
@@ -56,7 +68,7 @@ export function runNodeTest(dir: string, rtol = 1e-3, atol = 1e-7): NodeTestResu
       inputNames.forEach((n, i) => {
         const t = inputs[i];
         if (!t) return;
-        if (t.dtype === 'float32' && !paramInputs.has(n)) {
+        if (t.dtype === 'float32' && !paramInputs.has(n) && (i === 0 || !options.weightsAsInitializers)) {
           example[n] = t;
           runtime.push(t);
         } else fixed[n] = t;
