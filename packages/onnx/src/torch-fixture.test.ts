@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Conv2d, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
 import { Generator, Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { importOnnx } from './index.js';
+import { exportOnnxBytes, importOnnx } from './index.js';
 
 // Made by fixtures/make-torch-fixture.py (python3-torch): conv, BN folded by PyTorch, grouped conv, clamp,
 // residual add, max pools, nearest upsample, hardswish, view(batch, -1) through Shape/Gather/Concat, Gemm, softmax.
@@ -47,5 +47,16 @@ describe('a model exported by PyTorch', () => {
       const g = got.values() as Float32Array;
       for (let i = 0; i < want.length; i++) expect(Math.abs(g[i]! - want[i]!)).toBeLessThan(1e-5);
     }
+  });
+
+  it('exports again (functional onnx.* nodes included) and re-imports to the same outputs; onnxruntime agrees', async () => {
+    const x = randn([2, 3, 16, 16], { generator: new Generator(9) });
+    const bytes = exportOnnxBytes(gm, [x], { inputNames: ['image'], outputNames: ['probs'] });
+    const want = gm.call(x) as Tensor;
+    expect(Array.from((importOnnx(bytes).call(x) as Tensor).values())).toEqual(Array.from(want.values()));
+    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['cpu'] });
+    const res = await session.run({ image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape) });
+    const got = res.probs!.data as Float32Array;
+    (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
   });
 });
