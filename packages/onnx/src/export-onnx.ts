@@ -197,7 +197,11 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             const entry = traceables.get(node.target);
             out = entry.fn(...args);
             env.set(node, out);
-            if (node.target === 'getitem') {
+            const isTensors = out instanceof Tensor || (Array.isArray(out) && out.length > 0 && out.every((t) => t instanceof Tensor));
+            if (!isTensors) {
+              // Shape arithmetic (x.shape[0], ...) runs here in JS; reshape targets take the example's values.
+              names.set(node, []);
+            } else if (node.target === 'getitem') {
               const src = node.args[0] as Node;
               const srcNames = names.get(src);
               if (!srcNames) throw new OnnxExportError(`exportOnnx: getitem '${node.name}' of a value without ONNX outputs`);
@@ -218,7 +222,7 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             const [self, ...rest] = args as [Record<string, (...a: unknown[]) => unknown>, ...unknown[]];
             out = self[node.target]!(...rest);
             env.set(node, out);
-            names.set(node, exportCall(node.target, step(), node.args));
+            names.set(node, out instanceof Tensor || Array.isArray(out) ? exportCall(node.target, step(), node.args) : []);
             continue;
           }
           case 'output': {

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { symbolicTrace } from '@qtk/ir';
+import {
+  AvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  ConvTranspose2d,
+  FloatFunctional,
+  Hardswish,
+  LayerNorm,
+  LeakyReLU,
+  Linear,
+  MaxPool2d,
+  Module,
+  PReLU,
+  ReLU6,
+  Sigmoid,
+  Softmax,
+  Upsample,
+} from '@qtk/nn';
+import { Generator, Tensor, cat, mean, randn, reshape, permute } from '@qtk/tensor';
+import * as ort from 'onnxruntime-node';
+import { exportOnnx, importOnnx } from './index.js';
+import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-ops-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const python = findPythonWithOnnx();
+
+/** A model touching most exportable layers and functional ops. */
+class Zoo extends Module {
+  readonly conv = new Conv2d(3, 8, 3, { padding: 1, generator: new Generator(1) });
+  readonly bn = new BatchNorm2d(8);
+  readonly act = new ReLU6();
+  readonly pool = new MaxPool2d(2);
+  readonly up = new ConvTranspose2d(8, 4, 2, { stride: 2, generator: new Generator(2) });
+  readonly prelu = new PReLU({ numParameters: 4, init: 0.1 });
+  readonly skip = new FloatFunctional();
+  readonly conv2 = new Conv2d(4, 4, 3, { padding: 1, groups: 2, generator: new Generator(3) });
+  readonly hs = new Hardswish();
+  readonly avg = new AvgPool2d(2, { stride: 2 });
+  readonly near = new Upsample({ scaleFactor: 2, mode: 'nearest' });
+  readonly lrelu = new LeakyReLU({ negativeSlope: 0.2 });
+  readonly norm = new LayerNorm(16);
+  readonly tokens = new Linear(16, 6, { generator: new Generator(4) });
+  readonly head = new Linear(6, 3, { generator: new Generator(5) });
+  readonly sig = new Sigmoid();
+  readonly sm = new Softmax({ dim: -1 });
+
+  forward(x: Tensor): Tensor {
+    let y = this.pool.call(this.act.call(this.bn.call(this.conv.call(x))));
+    y = this.prelu.call(this.up.call(y));
+    y = this.skip.add(y, this.hs.call(this.conv2.call(y)));
+    y = this.lrelu.call(this.near.call(this.avg.call(y)));
+    y = cat([y, y.mul(0.5)], 1);
+    const n = y.shape[0]!;
+    const t = permute(reshape(y, [n, 8, 256]), [0, 2, 1]).contiguous();
+    const s = this.tokens.call(this.norm.call(reshape(t, [n, 128, 16])));
+    return this.sm.call(this.head.call(this.sig.call(mean(s, 1))));
+  }
+}
+
+describe('export of layers and functional ops', () => {
+  const model = new Zoo();
+  model.train();
+  model.call(randn([4, 3, 16, 16], { generator: new Generator(6) }));
+  model.eval();
+  const gm = symbolicTrace(model);
+  const x = randn([2, 3, 16, 16], { generator: new Generator(7) });
+  const path = join(dir, 'zoo.onnx');
+  exportOnnx(gm, [x], path, { opset: 17 });
+
+  it('re-imports to the same outputs', () => {
+    for (const batch of [2, 3]) {
+      const xb = randn([batch, 3, 16, 16], { generator: new Generator(batch) });
+      const want = gm.call(xb) as Tensor;
+      const got = importOnnx(path).call(xb) as Tensor;
+      expect(got.shape).toEqual([batch, 3]);
+      const w = want.values() as Float32Array;
+      (got.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - w[i]!)).toBeLessThan(1e-6));
+    }
+  });
+
+  it.skipIf(!python)('passes onnx.checker', () => {
+    expect(onnxCheck(python!, path)).toBeNull();
+  });
+
+  it('runs in onnxruntime-node within 1e-4 of QTK, at another batch size too', async () => {
+    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'] });
+    for (const batch of [2, 5]) {
+      const xb = randn([batch, 3, 16, 16], { generator: new Generator(30 + batch) });
+      const want = gm.call(xb) as Tensor;
+      const res = await session.run({ x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape) });
+      const got = res.output!.data as Float32Array;
+      (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
+    }
+  });
+});
