@@ -64,3 +64,4 @@ export {
 export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';
 export { type BatchNormAttrs, type BatchNormBackwardAttrs, type BatchNormBackwardKernel, type BatchNormKernel } from './ops/batch-norm.js';
 export { type ReluBackwardKernel } from './ops/unary.js';
+export { type ResizeOptions, type ResizeMode, type ResizeCoordinateMode, type ResizeNearestMode } from './ops/resize.js';

@@ -118,3 +118,5 @@ export const interpolate = traceable('interpolate', interp.interpolate);
 export const pad = traceable('pad', padOp.pad);
 export const batchNorm = traceable('batchNorm', bn.batchNorm);
 export const layerNorm = traceable('layerNorm', ln.layerNorm);
+import * as resizeOp from './ops/resize.js';
+export const resize = traceable('resize', resizeOp.resize);
