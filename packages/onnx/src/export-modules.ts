@@ -69,6 +69,20 @@ function rankOf(x: unknown): number {
   return x instanceof Tensor ? x.ndim : 0;
 }
 
+function nextFloat32Up(v: number): number {
+  const f = new Float32Array([v]);
+  const u = new Uint32Array(f.buffer);
+  u[0]! += 1;
+  return f[0]!;
+}
+
+/** The float32 scale out/in, raised to the next float while floor(in · scale) falls short of out. */
+function sizeScale(n: number, out: number): number {
+  let s = Math.fround(out / n);
+  while (Math.floor(Math.fround(n * s)) < out) s = nextFloat32Up(s);
+  return s;
+}
+
 export function exportModule(m: Module, s: ExportStep, method: string | undefined): string[] {
   const { b, inputs, name, path } = s;
   const x = inputs[0]!;
@@ -216,7 +230,10 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
   if (m instanceof Upsample) {
     const input = s.args[0] as Tensor;
     const out = s.out as Tensor;
-    const scales = [1, 1, out.shape[2]! / input.shape[2]!, out.shape[3]! / input.shape[3]!];
+    // PyTorch maps coordinates with 1/scaleFactor when one is given, with in/out for a size: ONNX does the same
+    // with the scales it is given, so write the scale factor, or out/in nudged up so that floor(in · scale) = out.
+    const sf = m.scaleFactor === undefined ? null : typeof m.scaleFactor === 'number' ? [m.scaleFactor, m.scaleFactor] : [...m.scaleFactor];
+    const scales = [1, 1, ...[2, 3].map((d, i) => (sf ? sf[i]! : sizeScale(input.shape[d]!, out.shape[d]!)))];
     const attrs =
       m.mode === 'nearest'
         ? { mode: 'nearest', coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' }

@@ -4,6 +4,7 @@ import type { Module } from '@qtk/nn';
 import { Tensor, noGrad, traceables } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
+import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
 import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
 
@@ -57,86 +58,6 @@ function tensorInputs(args: readonly Argument[], names: Map<Node, string[]>, b: 
   };
   args.forEach(visit);
   return out;
-}
-
-function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[], i: number): string {
-  if (typeof v === 'number') return b.floatConst([v], `${name}_scalar`, []);
-  return names[i]!;
-}
-
-const BINARY: Record<string, string> = { add: 'Add', sub: 'Sub', mul: 'Mul', div: 'Div', pow: 'Pow' };
-const UNARY: Record<string, string> = { relu: 'Relu', sigmoid: 'Sigmoid', tanh: 'Tanh', neg: 'Neg', exp: 'Exp', log: 'Log', sqrt: 'Sqrt', abs: 'Abs', reciprocal: 'Reciprocal', contiguous: 'Identity' };
-
-/** Functional ops and tensor methods (args[0] is the tensor for methods) as ONNX nodes. */
-function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument[]): string[] {
-  const { b, name, args } = s;
-  const x = s.inputs[0]!;
-  const x0 = args[0] as Tensor;
-  if (BINARY[op]) {
-    // Tensor operands are in `inputs` in order; numbers become scalar initializers.
-    let k = 0;
-    const ins = [0, 1].map((i) => (args[i] instanceof Tensor ? s.inputs[k++]! : scalarOrTensor(b, args[i], name, s.inputs, 0)));
-    return b.node(BINARY[op]!, ins, name);
-  }
-  if (UNARY[op]) return b.node(UNARY[op]!, [x], name);
-  const norm = (a: number) => (a < 0 ? a + x0.ndim : a);
-  switch (op) {
-    case 'matmul':
-      return b.node('MatMul', s.inputs.slice(0, 2), name);
-    case 'cat':
-    case 'onnx.concat':
-      return b.node('Concat', s.inputs, name, { axis: (args[1] as number | undefined) ?? 0 });
-    case 'softmax':
-    case 'logSoftmax':
-      return b.node(op === 'softmax' ? 'Softmax' : 'LogSoftmax', [x], name, { axis: norm((args[1] as number | undefined) ?? -1) });
-    case 'flatten':
-    case 'reshape':
-    case 'view':
-    case 'onnx.reshape':
-    case 'onnx.flatten': {
-      const out = s.out as Tensor;
-      const shape = out.shape.map((d, i) => (i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d));
-      return b.node('Reshape', [x, b.intConst(shape, `${name}_shape`)], name);
-    }
-    case 'permute':
-    case 'onnx.transpose':
-      return b.node('Transpose', [x], name, { perm: (args[1] as number[] | null) ?? x0.shape.map((_, i) => x0.ndim - 1 - i) });
-    case 'transpose': {
-      const perm = x0.shape.map((_, i) => i);
-      const d0 = norm((args[1] as number | undefined) ?? -2);
-      const d1 = norm((args[2] as number | undefined) ?? -1);
-      [perm[d0], perm[d1]] = [perm[d1]!, perm[d0]!];
-      return b.node('Transpose', [x], name, { perm });
-    }
-    case 'relu6':
-      return b.node('Clip', [x, b.floatConst([0], `${name}_min`, []), b.floatConst([6], `${name}_max`, [])], name);
-    case 'clamp': {
-      const lo = args[1] as number | null | undefined;
-      const hi = args[2] as number | null | undefined;
-      return b.node('Clip', [x, lo == null ? '' : b.floatConst([lo], `${name}_min`, []), hi == null ? '' : b.floatConst([hi], `${name}_max`, [])], name);
-    }
-    case 'mean':
-    case 'sum': {
-      const ax = args[1] as number | number[] | undefined;
-      const axes = (ax === undefined ? x0.shape.map((_, i) => i) : typeof ax === 'number' ? [ax] : ax).map(norm);
-      const keepdims = args[2] ? 1 : 0;
-      if (op === 'sum' && b.opset >= 13) return b.node('ReduceSum', [x, b.intConst(axes, `${name}_axes`)], name, { keepdims });
-      return b.node(op === 'mean' ? 'ReduceMean' : 'ReduceSum', [x], name, { axes, keepdims });
-    }
-    case 'unsqueeze':
-    case 'squeeze': {
-      const a = args[1];
-      const axes = a === undefined ? null : (typeof a === 'number' ? [a] : (a as number[])).map((v) => (v < 0 ? v + (op === 'unsqueeze' ? x0.ndim + 1 : x0.ndim) : v));
-      const opType = op === 'unsqueeze' ? 'Unsqueeze' : 'Squeeze';
-      if (b.opset >= 13) return b.node(opType, axes ? [x, b.intConst(axes, `${name}_axes`)] : [x], name);
-      return b.node(opType, [x], name, { axes: axes ?? undefined });
-    }
-    case 'getitem':
-      return [];
-    default:
-      void rawArgs;
-      throw new OnnxExportError(`exportOnnx: node '${name}' calls '${op}', which has no ONNX form yet`);
-  }
 }
 
 function valueInfo(name: string, t: Tensor, dynamicBatch: boolean): ValueInfoMsg {

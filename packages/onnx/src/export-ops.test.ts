@@ -89,7 +89,7 @@ describe('export of layers and functional ops', () => {
   });
 
   it('runs in onnxruntime-node within 1e-4 of QTK, at another batch size too', async () => {
-    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'] });
+    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
     for (const batch of [2, 5]) {
       const xb = randn([batch, 3, 16, 16], { generator: new Generator(30 + batch) });
       const want = gm.call(xb) as Tensor;

@@ -177,6 +177,8 @@ export class ImportState {
 
   callModule(base: string, module: Module, args: Val[]): Val {
     module.eval();
+    // A module on constants is a constant subgraph: fold it.
+    if (!containsDyn(args)) return { kind: 'const', t: module.call(...args.map((a) => this.toEx(a))) as Tensor };
     const name = this.uniqueModuleName(base);
     this.modules.set(name, module);
     const exArgs = args.map((a) => this.toEx(a));

@@ -62,7 +62,7 @@ describe('export then import', () => {
   });
 
   it('onnxruntime-node (CPU) runs the exported file within 1e-4 of QTK', async () => {
-    const session = await ort.InferenceSession.create(readFileSync(path), { executionProviders: ['cpu'] });
+    const session = await ort.InferenceSession.create(readFileSync(path), { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
     expect(session.inputNames).toEqual(['x']);
     expect(session.outputNames).toEqual(['output']);
     for (const batch of [3, 2]) {

@@ -44,6 +44,40 @@ export interface NodeTestOptions {
   weightsAsInitializers?: boolean;
 }
 
+export interface NodeTestCase {
+  set: string;
+  /** Graph inputs given at run time (float), by ONNX name, in order. */
+  runtime: { name: string; tensor: Tensor }[];
+  /** Inputs fixed into the model (integer ones and Resize/Pad parameters). */
+  fixed: Record<string, Tensor>;
+  expected: Tensor[];
+}
+
+/** The test data sets of a node test directory, split as runNodeTest feeds them. */
+export function loadNodeTest(dir: string): { bytes: Uint8Array; cases: NodeTestCase[] } {
+  const path = join(NODE_TEST_ROOT, dir);
+  const bytes = readFileSync(join(path, 'model.onnx'));
+  const g = decodeModel(bytes).graph!;
+  const inits = new Set((g.initializer ?? []).map((t) => t.name));
+  const inputNames = (g.input ?? []).map((i) => i.name ?? '').filter((n) => !inits.has(n));
+  const paramInputs = new Set((g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])));
+  const sets = readdirSync(path).filter((d) => d.startsWith('test_data_set_')).sort();
+  const cases = sets.map((set) => {
+    const inputs = inputNames.map((_, i) => join(path, set, `input_${i}.pb`)).filter(existsSync).map(readPb);
+    const fixed: Record<string, Tensor> = {};
+    const runtime: { name: string; tensor: Tensor }[] = [];
+    inputNames.forEach((n, i) => {
+      const t = inputs[i];
+      if (!t) return;
+      if (t.dtype === 'float32' && !paramInputs.has(n)) runtime.push({ name: n, tensor: t });
+      else fixed[n] = t;
+    });
+    const expected = (g.output ?? []).map((_, i) => readPb(join(path, set, `output_${i}.pb`)));
+    return { set, runtime, fixed, expected };
+  });
+  return { bytes, cases };
+}
+
 export function runNodeTest(dir: string, options: NodeTestOptions = {}): NodeTestResult {
   const rtol = options.rtol ?? 1e-3;
   const atol = options.atol ?? 1e-7;
