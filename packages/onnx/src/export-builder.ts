@@ -1,8 +1,8 @@
 import { Tensor } from '@qtk/tensor';
-import { AttrType, type AttributeMsg, type NodeMsg, type TensorMsg } from './onnx-schema.js';
+import { AttrType, DataType, type AttributeMsg, type NodeMsg, type TensorMsg } from './onnx-schema.js';
 import { int64Proto, tensorToProto } from './tensor-proto.js';
 
-export type AttrValue = number | number[] | string | { float: number } | { floats: number[] };
+export type AttrValue = number | number[] | string | { float: number } | { floats: number[] } | { tensor: Tensor };
 
 const encoder = new TextEncoder();
 
@@ -10,6 +10,11 @@ function attribute(name: string, v: AttrValue): AttributeMsg {
   if (typeof v === 'string') return { name, type: AttrType.STRING, s: encoder.encode(v) };
   if (typeof v === 'number') return { name, type: AttrType.INT, i: v };
   if (Array.isArray(v)) return { name, type: AttrType.INTS, ints: v };
+  if ('tensor' in v) {
+    const t = v.tensor;
+    const proto = t.dtype === 'bool' ? { dims: [...t.shape], data_type: DataType.BOOL, raw_data: Uint8Array.from(t.values() as Uint8Array) } : tensorToProto('', t);
+    return { name, type: AttrType.TENSOR, t: proto };
+  }
   if ('float' in v) return { name, type: AttrType.FLOAT, f: v.float };
   return { name, type: AttrType.FLOATS, floats: v.floats };
 }

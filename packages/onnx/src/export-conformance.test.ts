@@ -8,8 +8,6 @@ import { compareTensors, loadNodeTest } from './testing/node-tests.js';
 
 // Listed node tests whose imported model does not export, with the reason.
 const NOT_EXPORTED: Record<string, string> = {
-  test_dropout_default_mask: "Dropout's mask output has no exporter",
-  test_dropout_default_mask_ratio: "Dropout's mask output has no exporter",
   test_pow_types_float: 'integer base with a float exponent: ONNX Pow keeps the base type, QTK computes float',
   test_pow_types_int32_float32: 'integer base with a float exponent: ONNX Pow keeps the base type, QTK computes float',
   test_pow_types_int64_float32: 'integer base with a float exponent: ONNX Pow keeps the base type, QTK computes float',
@@ -19,13 +17,12 @@ const NOT_EXPORTED: Record<string, string> = {
   test_resize_downsample_scales_cubic_align_corners: 'onnxruntime differs from the ONNX reference here',
   test_resize_downsample_scales_linear_align_corners: 'onnxruntime differs from the ONNX reference here',
 };
-const LAYER_NORM_STATS = /^test_layer_normalization_/; // Mean/InvStdDev outputs have no exporter
 
 const listFile = fileURLToPath(new URL('../conformance/node-tests.txt', import.meta.url));
 const dirs = readFileSync(listFile, 'utf8')
   .split('\n')
   .map((l) => l.trim())
-  .filter((l) => l && !l.startsWith('#') && !NOT_EXPORTED[l] && !LAYER_NORM_STATS.test(l));
+  .filter((l) => l && !l.startsWith('#') && !NOT_EXPORTED[l]);
 
 function fromOrt(o: ort.Tensor): Tensor {
   if (o.type === 'float32') return new Tensor({ data: o.data as Float32Array, shape: [...o.dims], dtype: 'float32' });

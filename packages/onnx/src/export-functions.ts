@@ -149,6 +149,20 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       return b.node('HardSigmoid', [x], name, { alpha: { float: args[1] as number }, beta: { float: args[2] as number } });
     case 'onnx.cast':
       return b.node('Cast', [x], name, { to: CAST_TO[args[1] as string]! });
+    case 'onnx.layerNormStats': {
+      const [, axis, eps] = args as [Tensor, number, number];
+      const a = axis < 0 ? axis + x0.ndim : axis;
+      const axes = x0.shape.slice(a).map((_, i) => a + i);
+      const mean = b.node('ReduceMean', [x], `${name}_mean`, { axes, keepdims: 1 });
+      const d = b.node('Sub', [x, mean[0]!], `${name}_centred`);
+      const v = b.node('ReduceMean', b.node('Mul', [d[0]!, d[0]!], `${name}_square`), `${name}_var`, { axes, keepdims: 1 });
+      const sd = b.node('Sqrt', b.node('Add', [v[0]!, scalar(eps, 'eps')], `${name}_var_eps`), `${name}_std`);
+      return [mean[0]!, b.node('Reciprocal', sd, `${name}_inv_std`)[0]!];
+    }
+    case 'onnx.onesMask': {
+      const shape = b.node('Shape', [x], `${name}_shape`);
+      return b.node('ConstantOfShape', shape, name, { value: { tensor: new Tensor({ data: Uint8Array.of(1), shape: [1], dtype: 'bool' }) } });
+    }
     case 'onnx.globalMaxPool':
       return b.node('GlobalMaxPool', [x], name);
     case 'onnx.softmaxCoerced': {
