@@ -30,9 +30,7 @@ import {
   Softmax,
   Softplus,
   Tanh,
-  Upsample,
   type Module,
-  type UpsampleOptions,
 } from '@qtk/nn';
 import {
   Tensor,
@@ -50,10 +48,9 @@ import {
   batchNorm,
   contiguous,
   reshape,
-  resize as resizeTensor,
-  type ResizeOptions,
 } from '@qtk/tensor';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
+import { resize } from './ops-resize.js';
 import { onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
 
 export type Handler = (ctx: NodeContext) => Val[];
@@ -297,55 +294,6 @@ const averagePool: Handler = (ctx) => {
   }
   const m = new AvgPool2d(g.kernel, { stride: g.strides, padding, ceilMode, countIncludePad: includePad });
   return poolResult(ctx, g, ctx.module(m, [x]));
-};
-
-const resize: Handler = (ctx) => {
-  const x = ctx.ex(0);
-  const mode = ctx.str('mode', 'nearest');
-  let scales: number[] | null = null;
-  let sizes: number[] | null = null;
-  const floats = (i: number, what: string): number[] | null => {
-    if (!ctx.has(i)) return null;
-    if (!ctx.isConst(i)) throw new Unsupported(`${what} (input ${i}) must be a constant`);
-    return Array.from(ctx.ex(i).values() as ArrayLike<number>, Number);
-  };
-  if (ctx.opType === 'Upsample') scales = ctx.opset >= 9 ? floats(1, 'scales') : ctx.floats('scales');
-  else if (ctx.opset >= 11) {
-    scales = floats(2, 'scales');
-    sizes = ctx.has(3) ? ctx.constInts(3, 'sizes') : null;
-    if (scales && scales.length === 0) scales = null;
-  } else scales = floats(1, 'scales');
-  if (!scales && !sizes) throw new Unsupported('needs scales or sizes');
-  const ctm = ctx.opType === 'Upsample' || ctx.opset < 11 ? 'asymmetric' : ctx.str('coordinate_transformation_mode', 'half_pixel');
-  const nearestMode = ctx.opset < 11 ? 'floor' : ctx.str('nearest_mode', 'round_prefer_floor');
-  if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic') throw new Unsupported(`mode '${mode}' is not supported (nearest, linear and cubic are)`);
-  if (ctm === 'tf_crop_and_resize') throw new Unsupported("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
-  if (ctx.int('antialias', 0) !== 0) throw new Unsupported('antialias is not supported');
-  const outSize = sizes ?? x.shape.map((d, i) => Math.floor(d * scales![i]!));
-  // The Upsample module covers PyTorch's two modes exactly: nearest = asymmetric + floor, bilinear = half_pixel or align_corners.
-  const spatialOnly = x.ndim === 4 && outSize[0] === x.shape[0] && outSize[1] === x.shape[1] && (!scales || (scales[0] === 1 && scales[1] === 1));
-  const integerScales = scales !== null && scales.slice(2).every((s) => Number.isInteger(s));
-  const asUpsample =
-    spatialOnly &&
-    ((mode === 'nearest' && ((ctm === 'asymmetric' && nearestMode === 'floor') || (integerScales && ctm === 'half_pixel' && nearestMode === 'round_prefer_floor'))) ||
-      (mode === 'linear' && (ctm === 'half_pixel' || (ctm === 'pytorch_half_pixel' && outSize.slice(2).every((s) => s > 1)) || (ctm === 'align_corners' && sizes !== null))));
-  if (asUpsample) {
-    const opts: UpsampleOptions = { mode: mode === 'linear' ? 'bilinear' : 'nearest' };
-    if (sizes) opts.size = [sizes[2]!, sizes[3]!];
-    else opts.scaleFactor = [scales![2]!, scales![3]!];
-    if (mode === 'linear') opts.alignCorners = ctm === 'align_corners';
-    return [ctx.module(new Upsample(opts), [ctx.input(0)])];
-  }
-  const opts: ResizeOptions = {
-    mode,
-    coordinateTransformationMode: ctm as ResizeOptions['coordinateTransformationMode'],
-    nearestMode: nearestMode as ResizeOptions['nearestMode'],
-    cubicCoeffA: ctx.float('cubic_coeff_a', -0.75),
-    excludeOutside: ctx.int('exclude_outside', 0) === 1,
-  };
-  if (sizes) opts.sizes = sizes;
-  else opts.scales = scales!;
-  return [ctx.fn(resizeTensor, [ctx.input(0), opts])];
 };
 
 const layerNormalization: Handler = (ctx) => {
