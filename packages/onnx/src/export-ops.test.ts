@@ -6,7 +6,9 @@ import { symbolicTrace } from '@qtk/ir';
 import {
   AvgPool2d,
   BatchNorm2d,
+  Conv1d,
   Conv2d,
+  Conv3d,
   ConvTranspose2d,
   FloatFunctional,
   Hardswish,
@@ -96,6 +98,41 @@ describe('export of layers and functional ops', () => {
       const res = await session.run({ x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape) });
       const got = res.output!.data as Float32Array;
       (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
+    }
+  });
+});
+
+class Convs extends Module {
+  readonly c1 = new Conv1d(2, 4, 3, { padding: 2, dilation: 2, generator: new Generator(11) });
+  readonly c3 = new Conv3d(2, 4, [3, 1, 3], { stride: [1, 2, 1], padding: [1, 0, 1], groups: 2, generator: new Generator(12) });
+
+  forward(a: Tensor, v: Tensor): Tensor[] {
+    return [this.c1.call(a), this.c3.call(v)];
+  }
+}
+
+describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
+  it('export, run in onnxruntime-node and import back as Conv1d / Conv3d', async () => {
+    const gm = symbolicTrace(new Convs());
+    const a = randn([2, 2, 9], { generator: new Generator(13) });
+    const v = randn([2, 2, 4, 5, 6], { generator: new Generator(14) });
+    const path = join(dir, 'convs.onnx');
+    exportOnnx(gm, [a, v], path, { outputNames: ['y1', 'y3'] });
+    if (python) expect(onnxCheck(python, path)).toBeNull();
+    const [w1, w3] = gm.call(a, v) as Tensor[];
+    const back = importOnnx(path);
+    expect(back.getSubmodule('c1')).toBeInstanceOf(Conv1d);
+    expect(back.getSubmodule('c3')).toBeInstanceOf(Conv3d);
+    const [g1, g3] = back.call(a, v) as Tensor[];
+    expect(Array.from(g1!.values())).toEqual(Array.from(w1!.values()));
+    expect(Array.from(g3!.values())).toEqual(Array.from(w3!.values()));
+    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
+    const feed = (t: Tensor) => new ort.Tensor('float32', Float32Array.from(t.values() as Float32Array), t.shape);
+    const res = await session.run({ a: feed(a), v: feed(v) });
+    for (const [name, want] of [['y1', w1!], ['y3', w3!]] as const) {
+      const got = res[name]!.data as Float32Array;
+      expect(res[name]!.dims).toEqual(want.shape);
+      (want.values() as Float32Array).forEach((x, i) => expect(Math.abs(x - got[i]!)).toBeLessThan(1e-4));
     }
   });
 });
