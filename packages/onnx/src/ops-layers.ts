@@ -51,7 +51,7 @@ import {
 } from '@qtk/tensor';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
 import { resize } from './ops-resize.js';
-import { onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
+import { onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
 
 export type Handler = (ctx: NodeContext) => Val[];
 
@@ -150,20 +150,25 @@ const convTranspose: Handler = (ctx) => {
     });
     pads = [...begins, ...ends];
   }
-  // An end pad smaller than the begin pad is the same as more output padding.
+  // An end pad smaller than the begin pad is the same as more output padding; a larger one crops the end afterwards.
   const padding = pads.slice(0, r);
-  outPad = outPad.map((p, i) => p + padding[i]! - pads[r + i]!);
-  if (outPad.some((p) => p < 0)) throw new Unsupported(`pads [${pads.join(', ')}] with more padding at the end than the start are not supported`);
+  const crop = padding.map((p, i) => Math.max(0, pads[r + i]! - p));
+  outPad = outPad.map((p, i) => (crop[i]! > 0 ? p : p + padding[i]! - pads[r + i]!));
   const opts = { stride: strides, padding, outputPadding: outPad, dilation: dilations, groups };
+  const cropEnd = (y: Val): Val => {
+    const axes = crop.flatMap((c, i) => (c > 0 ? [i + 2] : []));
+    if (axes.length === 0) return y;
+    return ctx.fn(onnxSlice, [y, axes.map(() => 0), axes.map((a) => -crop[a - 2]!), axes, axes.map(() => 1)], '_crop');
+  };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const Cls = r === 1 ? ConvTranspose1d : ConvTranspose2d;
     const m = new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: ctx.has(2) });
     param(m, 'weight', w);
     if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
-    return [ctx.module(m, [x])];
+    return [cropEnd(ctx.module(m, [x]))];
   }
   const f = r === 1 ? convTranspose1d : convTranspose2d;
-  return [ctx.fn(f, [x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts])];
+  return [cropEnd(ctx.fn(f, [x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts]))];
 };
 
 const gemm: Handler = (ctx) => {
