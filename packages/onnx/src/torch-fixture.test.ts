@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { deserializeGraphModule, serializeGraphModule } from '@qtk/ir';
 import { Conv2d, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
 import { Generator, Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
@@ -58,5 +59,12 @@ describe('a model exported by PyTorch', () => {
     const res = await session.run({ image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape) });
     const got = res.probs!.data as Float32Array;
     (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
+  });
+
+  it('serializes to JSON and back like a traced model', () => {
+    const x = randn([2, 3, 16, 16], { generator: new Generator(4) });
+    const json = JSON.parse(JSON.stringify(serializeGraphModule(gm)));
+    const back = deserializeGraphModule(json, { stateDict: gm.stateDict() });
+    expect(Array.from((back.call(x) as Tensor).values())).toEqual(Array.from((gm.call(x) as Tensor).values()));
   });
 });
