@@ -41,8 +41,11 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
     case 'onnx.reshape':
     case 'onnx.flatten': {
       const out = s.out as Tensor;
-      const shape = out.shape.map((d, i) => (i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d));
-      return b.node('Reshape', [x, b.intConst(shape, `${name}_shape`)], name);
+      // A zero-size dim needs allowzero (opset 14+), and then 0 cannot stand for "copy the batch".
+      const zeroDims = out.shape.includes(0);
+      if (zeroDims && b.opset < 14) throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`);
+      const shape = out.shape.map((d, i) => (!zeroDims && i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d));
+      return b.node('Reshape', [x, b.intConst(shape, `${name}_shape`)], name, { allowzero: zeroDims ? 1 : undefined });
     }
     case 'permute':
     case 'onnx.transpose':

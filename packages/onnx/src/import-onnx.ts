@@ -86,7 +86,7 @@ function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shap
   const dims = tt?.shape?.dim;
   return {
     dtype: qtkDType(tt?.elem_type ?? 1),
-    shape: dims ? dims.map((d) => (d.dim_value !== undefined && d.dim_value > 0 ? Number(d.dim_value) : null)) : null,
+    shape: dims ? dims.map((d) => (d.dim_value !== undefined && d.dim_value !== null && d.dim_value >= 0 ? Number(d.dim_value) : null)) : null,
   };
 }
 

@@ -33,9 +33,9 @@ function norm(axis: number, rank: number): number {
   return axis < 0 ? axis + rank : axis;
 }
 
-/** ONNX Reshape: 0 copies the input dim (allowzero = 0), -1 is inferred. */
-export const onnxReshape = registerTraceable('onnx.reshape', (x: Tensor, shape: readonly number[]): Tensor => {
-  const target = shape.map((d, i) => (d === 0 ? x.shape[i]! : d));
+/** ONNX Reshape: 0 copies the input dim (unless allowZero, when it is a zero-size dim), -1 is inferred. */
+export const onnxReshape = registerTraceable('onnx.reshape', (x: Tensor, shape: readonly number[], allowZero = false): Tensor => {
+  const target = allowZero ? [...shape] : shape.map((d, i) => (d === 0 ? x.shape[i]! : d));
   return reshapeTensor(x.dtype === 'float32' ? x : contiguous(x), target);
 });
 

@@ -51,7 +51,7 @@ import {
 } from '@qtk/tensor';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
 import { resize } from './ops-resize.js';
-import { onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
+import { onnxCast, onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
 
 export type Handler = (ctx: NodeContext) => Val[];
 
@@ -280,9 +280,13 @@ const maxPool: Handler = (ctx) => {
   if ((ctx.node.output ?? []).filter(Boolean).length > 1) throw new Unsupported('the Indices output is not supported');
   if (ctx.int('storage_order', 0) !== 0) throw new Unsupported('storage_order 1 is not supported');
   const g = poolGeometry(ctx, 'MaxPool');
+  // Integer inputs pool exactly in float32 (8-bit values), then convert back.
+  const integer = ctx.ex(0).dtype !== 'float32';
+  if (integer) g.x = ctx.fn(onnxCast, [g.x, 'float32'], '_float');
   const pp = prePad(ctx, g.x, g.pads, -Infinity, g.kernel);
   const m = new MaxPool2d(g.kernel, { stride: g.strides, padding: pp.pads, dilation: g.dilations, ceilMode: ctx.int('ceil_mode', 0) === 1 });
-  return poolResult(ctx, g, ctx.module(m, [pp.x]));
+  const [y] = poolResult(ctx, g, ctx.module(m, [pp.x]));
+  return [integer ? ctx.fn(onnxCast, [y!, ctx.ex(0).dtype], '_int') : y!];
 };
 
 const averagePool: Handler = (ctx) => {

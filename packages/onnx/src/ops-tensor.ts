@@ -48,7 +48,7 @@ const matmulOp: Handler = (ctx) => {
 };
 
 const reshapeOp: Handler = (ctx) => {
-  if (ctx.int('allowzero', 0) === 1) throw new Unsupported('allowzero = 1 is not supported');
+  const allowZero = ctx.int('allowzero', 0) === 1;
   const v = ctx.input(1);
   if (v.kind !== 'const') throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
   let shape = Array.from(v.t.values() as ArrayLike<number>, Number);
@@ -56,7 +56,7 @@ const reshapeOp: Handler = (ctx) => {
     // A shape computed from a dynamic batch: keep the batch entry symbolic (0 copies it, or -1 infers it).
     shape = v.sym.map((d, i) => (d !== null ? d : i === 0 ? 0 : -1));
   }
-  return [ctx.fn(onnxReshape, [ctx.input(0), shape])];
+  return [ctx.fn(onnxReshape, allowZero ? [ctx.input(0), shape, true] : [ctx.input(0), shape])];
 };
 
 const shapeOp: Handler = (ctx) => {
@@ -235,7 +235,9 @@ export const tensorHandlers: Record<string, Handler> = {
   Identity: (ctx) => [ctx.input(0)],
   Dropout: (ctx) => {
     const training = ctx.has(2) ? ctx.constInts(2, 'training_mode')![0] : 0;
-    if (training) throw new Unsupported('training_mode = true is not supported (inference only)');
+    const ratio = ctx.has(1) && ctx.isConst(1) ? (ctx.ex(1).values()[0] as number) : ctx.has(1) ? NaN : 0.5;
+    // Training mode drops at random; only a zero ratio makes it the identity.
+    if (training && ratio !== 0) throw new Unsupported('training_mode = true with a non-zero ratio is not supported (inference only)');
     const wantMask = (ctx.node.output ?? []).slice(1).some(Boolean);
     return wantMask ? [ctx.input(0), ctx.fn(onnxOnesMask, [ctx.input(0)], '_mask')] : [ctx.input(0)];
   },

@@ -60,7 +60,7 @@ export function loadNodeTest(dir: string): { bytes: Uint8Array; cases: NodeTestC
   const g = decodeModel(bytes).graph!;
   const inits = new Set((g.initializer ?? []).map((t) => t.name));
   const inputNames = (g.input ?? []).map((i) => i.name ?? '').filter((n) => !inits.has(n));
-  const paramInputs = new Set((g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])));
+  const paramInputs = new Set((g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])));
   const sets = readdirSync(path).filter((d) => d.startsWith('test_data_set_')).sort();
   const cases = sets.map((set) => {
     const inputs = inputNames.map((_, i) => join(path, set, `input_${i}.pb`)).filter(existsSync).map(readPb);
@@ -94,7 +94,7 @@ export function runNodeTest(dir: string, options: NodeTestOptions = {}): NodeTes
       const inputs = inputNames.map((_, i) => join(path, set, `input_${i}.pb`)).filter(existsSync).map(readPb);
       const fixed: Record<string, Tensor> = {};
       const paramInputs = new Set(
-        (g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])),
+        (g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])),
       );
       const example: Record<string, Tensor> = {};
       const runtime: Tensor[] = [];
