@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { GraphModule, sanitizeName } from '@qtk/ir';
-import { Module } from '@qtk/nn';
+import { Hardswish, Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
 import { OnnxError, OnnxFormatError, OnnxInputShapeError, UnsupportedOnnxOpError, type UnsupportedNode } from './errors.js';
 import { decodeModel, type GraphMsg, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
+import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
 
 export const MIN_OPSET = 1;
@@ -100,30 +101,6 @@ function nodeName(n: NodeMsg, index: number): string {
   return parts.join('/');
 }
 
-/** MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear. */
-function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
-  const users = new Map<string, NodeMsg[]>();
-  for (const n of g.node ?? []) for (const i of n.input ?? []) users.set(i, [...(users.get(i) ?? []), n]);
-  const outputs = new Set((g.output ?? []).map((o) => o.name));
-  const bias = new Map<NodeMsg, Tensor>();
-  const skip = new Map<NodeMsg, string>();
-  for (const n of g.node ?? []) {
-    if (n.op_type !== 'MatMul' || (n.domain ?? '') !== '') continue;
-    const w = consts.get(n.input?.[1] ?? '');
-    const out = n.output?.[0] ?? '';
-    const u = users.get(out) ?? [];
-    if (!w || w.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
-    const add = u[0]!;
-    if (add.op_type !== 'Add') continue;
-    const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
-    const b = consts.get(other ?? '');
-    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
-    bias.set(n, b.t);
-    skip.set(add, out);
-  }
-  return { bias, skip };
-}
-
 /**
  * Imports an ONNX model (a path or the file's bytes) as a GraphModule of @qtk/nn modules named after
  * the ONNX nodes (Conv → Conv2d with its weights, BatchNormalization → BatchNorm2d, ...), with
@@ -162,11 +139,19 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
 
   const fused = findMatMulAdds(g, values);
   state.fusedBias = fused.bias;
+  const hardSwish = findHardSwishes(g);
   const unsupported: UnsupportedNode[] = [];
   (g.node ?? []).forEach((n, index) => {
     const opType = n.op_type ?? '';
     const domain = n.domain ?? '';
     const name = nodeName(n, index);
+    if (hardSwish.inner.has(n)) return;
+    const hs = hardSwish.outer.get(n);
+    if (hs) {
+      const x = values.get(hs.input![0]!);
+      if (x) values.set(n.output![0]!, state.callModule(nodeName(hs, index), new Hardswish(), [x]));
+      return;
+    }
     const aliasOf = fused.skip.get(n);
     if (aliasOf !== undefined) {
       const v = values.get(aliasOf);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { deserializeGraphModule, serializeGraphModule } from '@qtk/ir';
-import { Conv2d, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
+import { Conv2d, Hardswish, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
 import { Generator, Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { exportOnnxBytes, importOnnx } from './index.js';
@@ -32,6 +32,7 @@ describe('a model exported by PyTorch', () => {
     expect(mods.get('pool')).toBeInstanceOf(MaxPool2d);
     expect(mods.get('up')).toBeInstanceOf(Upsample);
     expect(mods.get('fc1')).toBeInstanceOf(Linear);
+    expect(mods.get('act')).toBeInstanceOf(Hardswish); // HardSigmoid(1/6, 1/2) · x at opset 13
     const targets = gm.graph.nodes.map((n) => n.target);
     expect(targets.filter((t) => ['onnx.gather', 'onnx.cast', 'onnx.unsqueeze', 'cat'].includes(t))).toEqual([]);
     expect(targets).toContain('onnx.reshape');

@@ -1,0 +1,63 @@
+// Node pairs the importer turns into one module, so imported graphs look like the PyTorch code they came from.
+import type { Tensor } from '@qtk/tensor';
+import type { Val } from './import-context.js';
+import type { AttributeMsg, GraphMsg, NodeMsg } from './onnx-schema.js';
+
+function consumers(g: GraphMsg): Map<string, NodeMsg[]> {
+  const users = new Map<string, NodeMsg[]>();
+  for (const n of g.node ?? []) for (const i of n.input ?? []) users.set(i, [...(users.get(i) ?? []), n]);
+  return users;
+}
+
+/** MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear. */
+export function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
+  const users = consumers(g);
+  const outputs = new Set((g.output ?? []).map((o) => o.name));
+  const bias = new Map<NodeMsg, Tensor>();
+  const skip = new Map<NodeMsg, string>();
+  for (const n of g.node ?? []) {
+    if (n.op_type !== 'MatMul' || (n.domain ?? '') !== '') continue;
+    const w = consts.get(n.input?.[1] ?? '');
+    const out = n.output?.[0] ?? '';
+    const u = users.get(out) ?? [];
+    if (!w || w.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
+    const add = u[0]!;
+    if (add.op_type !== 'Add') continue;
+    const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
+    const b = consts.get(other ?? '');
+    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
+    bias.set(n, b.t);
+    skip.set(add, out);
+  }
+  return { bias, skip };
+}
+
+function floatAttr(n: NodeMsg, name: string, def: number): number {
+  const a: AttributeMsg | undefined = (n.attribute ?? []).find((x) => x.name === name);
+  return a?.f ?? def;
+}
+
+/**
+ * HardSigmoid(x; 1/6, 1/2) feeding only Mul(x, ·): PyTorch's Hardswish before opset 14. `inner` are the
+ * HardSigmoid nodes to skip; `outer` maps each Mul to its HardSigmoid (whose name the Hardswish takes).
+ */
+export function findHardSwishes(g: GraphMsg): { inner: Set<NodeMsg>; outer: Map<NodeMsg, NodeMsg> } {
+  const users = consumers(g);
+  const outputs = new Set((g.output ?? []).map((o) => o.name));
+  const inner = new Set<NodeMsg>();
+  const outer = new Map<NodeMsg, NodeMsg>();
+  for (const n of g.node ?? []) {
+    if (n.op_type !== 'HardSigmoid' || (n.domain ?? '') !== '') continue;
+    if (Math.abs(floatAttr(n, 'alpha', 0.2) - 1 / 6) > 1e-6 || Math.abs(floatAttr(n, 'beta', 0.5) - 0.5) > 1e-7) continue;
+    const x = n.input?.[0];
+    const out = n.output?.[0] ?? '';
+    const u = users.get(out) ?? [];
+    if (!x || u.length !== 1 || outputs.has(out)) continue;
+    const mul = u[0]!;
+    const ins = mul.input ?? [];
+    if (mul.op_type !== 'Mul' || ins.length !== 2 || !ins.includes(x) || !ins.includes(out)) continue;
+    inner.add(n);
+    outer.set(mul, n);
+  }
+  return { inner, outer };
+}
