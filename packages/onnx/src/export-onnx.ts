@@ -81,7 +81,16 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
   const placeholders = graph.placeholders;
   if (placeholders.length !== inputs.length) throw new OnnxExportError(`exportOnnx: the model takes ${placeholders.length} inputs, got ${inputs.length} example inputs`);
   const inputNames = options.inputNames ?? placeholders.map((p) => p.name);
+  if (inputNames.length !== placeholders.length || new Set(inputNames).size !== inputNames.length) {
+    throw new OnnxExportError(`exportOnnx: inputNames must be ${placeholders.length} distinct names, got [${inputNames.join(', ')}]`);
+  }
   inputNames.forEach((n) => b.reserve(n));
+  const outArg = graph.outputNode?.args[0];
+  const outCount = Array.isArray(outArg) ? outArg.length : 1;
+  const outNames = options.outputNames ?? (outCount === 1 ? ['output'] : Array.from({ length: outCount }, (_, i) => `output_${i}`));
+  if (outNames.length !== outCount) throw new OnnxExportError(`exportOnnx: the model has ${outCount} outputs, got ${outNames.length} outputNames`);
+  // Reserved before any value is named, so no intermediate value takes an output's name.
+  outNames.forEach((n) => b.reserve(n));
   const batch = dynamicBatch && inputs[0] && inputs[0].ndim > 0 ? inputs[0].shape[0]! : null;
   const graphInputs: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];
@@ -150,12 +159,10 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             const value = args[0];
             const outs = Array.isArray(value) ? value : [value];
             const outNodes = Array.isArray(node.args[0]) ? (node.args[0] as Node[]) : [node.args[0] as Node];
-            const outNames = options.outputNames ?? (outs.length === 1 ? ['output'] : outs.map((_, i) => `output_${i}`));
             outputsMsg = outNodes.map((n, i) => {
               const src = names.get(n)?.[0];
               const t = outs[i];
               if (!src || !(t instanceof Tensor)) throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
-              b.reserve(outNames[i]!);
               b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
               return valueInfo(outNames[i]!, t, dynamicBatch);
             });
