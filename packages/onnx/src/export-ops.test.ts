@@ -11,6 +11,7 @@ import {
   Conv3d,
   ConvTranspose2d,
   FloatFunctional,
+  GELU,
   Hardswish,
   LayerNorm,
   LeakyReLU,
@@ -25,7 +26,7 @@ import {
 } from '@qtk/nn';
 import { Generator, Tensor, cat, mean, randn, reshape, permute } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { exportOnnx, importOnnx } from './index.js';
+import { OnnxExportError, exportOnnx, exportOnnxBytes, importOnnx } from './index.js';
 import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-ops-'));
@@ -134,5 +135,23 @@ describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
       expect(res[name]!.dims).toEqual(want.shape);
       (want.values() as Float32Array).forEach((x, i) => expect(Math.abs(x - got[i]!)).toBeLessThan(1e-4));
     }
+  });
+});
+
+describe('export errors', () => {
+  class WithGelu extends Module {
+    readonly fc = new Linear(4, 4, { generator: new Generator(1) });
+    readonly act = new GELU();
+    forward(x: Tensor): Tensor {
+      return this.act.call(this.fc.call(x));
+    }
+  }
+  it('names the module that has no ONNX form, and checks the example inputs and names', () => {
+    const gm = symbolicTrace(new WithGelu());
+    expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow(OnnxExportError);
+    expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow("module 'act' (GELU) has no ONNX form yet");
+    expect(() => exportOnnxBytes(gm, [randn([2, 4]), randn([2, 4])])).toThrow('takes 1 inputs, got 2 example inputs');
+    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { outputNames: ['a', 'b'] })).toThrow('1 outputs, got 2 outputNames');
+    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { opset: 10 })).toThrow('opset must be 11 to 17');
   });
 });
