@@ -1,0 +1,79 @@
+import { QtkError } from '@qtk/tensor';
+
+export { QtkError };
+
+/** An op the chosen march cannot run (and hybrid mode does not keep on the CPU). */
+export class UnsupportedOpError extends QtkError {
+  readonly op: string;
+  readonly node: string;
+  readonly march: string;
+  constructor(context: { op: string; node: string; march: string; reason?: string }, options?: { cause?: unknown }) {
+    super(
+      'E_UNSUPPORTED_OP',
+      `march '${context.march}' does not support op '${context.op}' at node '${context.node}'` +
+        (context.reason ? ` (${context.reason})` : '') +
+        '; keep it on the CPU with hybrid mode, replace the op, or choose a march whose capability table lists it.',
+      options,
+    );
+    this.op = context.op;
+    this.node = context.node;
+    this.march = context.march;
+  }
+}
+
+/** A qconfig that cannot be honoured (qint16 on bernoulli2, per-channel activations, ...); raised when applied. */
+export class QConfigError extends QtkError {
+  /** Qualified name of the module the qconfig was applied to, when known. */
+  readonly module: string | null;
+  constructor(message: string, options?: { cause?: unknown; module?: string }) {
+    super('E_QCONFIG', options?.module !== undefined ? `qconfig of module '${options.module}': ${message}` : message, options);
+    this.module = options?.module ?? null;
+  }
+}
+
+/** A registry lookup missed or a registration conflicts with another object under the same name. */
+export class RegistryError extends QtkError {
+  readonly registry: string;
+  readonly key: string;
+  constructor(registry: string, key: string, message: string, options?: { cause?: unknown }) {
+    super('E_REGISTRY', message, options);
+    this.registry = registry;
+    this.key = key;
+  }
+}
+
+/** Options that fail their zod schema; `issues` holds each failing path and message. */
+export class OptionsError extends QtkError {
+  readonly where: string;
+  readonly issues: readonly { path: string; message: string }[];
+  constructor(where: string, issues: readonly { path: string; message: string }[], options?: { cause?: unknown }) {
+    super(
+      'E_OPTIONS',
+      `invalid options for ${where}: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`,
+      options,
+    );
+    this.where = where;
+    this.issues = issues;
+  }
+}
+
+/** A serialized state (observer, fake-quant, checkpoint) of an unknown version or the wrong kind. */
+export class StateVersionError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_STATE_VERSION', message, options);
+  }
+}
+
+/** A plugin object that does not satisfy its contract (missing method, wrong apiVersion, ...). */
+export class PluginContractError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_PLUGIN_CONTRACT', message, options);
+  }
+}
+
+/** Asking an observer for qparams before it has seen any data. */
+export class ObserverStateError extends QtkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_OBSERVER_STATE', message, options);
+  }
+}

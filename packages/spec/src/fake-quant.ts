@@ -1,0 +1,38 @@
+import type { Tensor } from '@qtk/tensor';
+import type { z } from 'zod';
+import type { ObserverV1, QParams } from './observer.js';
+
+/**
+ * The seed's fake-quant states:
+ * - CALIBRATION: the observer runs, the output is the float input unchanged;
+ * - QAT: the observer runs (unless frozen) and the output is fake-quantized with a straight-through gradient;
+ * - VALIDATION: the observer is frozen and the output is fake-quantized.
+ */
+export const FAKE_QUANT_STATES = ['QAT', 'CALIBRATION', 'VALIDATION'] as const;
+export type FakeQuantState = (typeof FAKE_QUANT_STATES)[number];
+
+/** Rounding of `x / s`: half up (floor(v + 0.5), the marches' default) or half to even. */
+export type RoundingMode = 'half_up' | 'half_even';
+
+/** Contract of a fake-quant instance (an nn Module in practice; `forward` is its call). */
+export interface FakeQuantV1 {
+  readonly apiVersion: 1;
+  /** Registry name of its kind ('fake_quantize', 'lsq', ...). */
+  readonly kind: string;
+  readonly fakeQuantState: FakeQuantState;
+  setFakeQuantState(state: FakeQuantState): void;
+  /** The observer feeding the scale (null for a purely learned or fixed scale). */
+  readonly observer: ObserverV1 | null;
+  forward(x: Tensor): Tensor;
+  /** Current quantization parameters (observed, learned or fixed). */
+  calculateQparams(): QParams;
+}
+
+/** What the fake-quant registry holds. */
+export interface FakeQuantFactoryV1<O = unknown> {
+  readonly apiVersion: 1;
+  readonly name: string;
+  readonly description?: string;
+  readonly optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>;
+  create(options?: unknown): FakeQuantV1;
+}

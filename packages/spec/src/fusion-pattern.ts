@@ -1,0 +1,22 @@
+import type { Match, Pattern, RewriteContext } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
+
+/**
+ * A fusion: a pattern in @qtk/ir's nested-array form, root (last op) first — e.g.
+ * `[ReLU, [BatchNorm2d, Conv2d]]` — and a factory for the fused module that takes the root's place.
+ * Fusion tables are lists of these, tried longest pattern first by @qtk/ir's rewrite engine.
+ */
+export interface FusionPatternV1 {
+  readonly apiVersion: 1;
+  /** Unique within the fusion registry ('conv2d_bn_relu', ...). */
+  readonly name: string;
+  readonly pattern: Pattern;
+  /** Extra condition on a match (module settings, shapes); false leaves the nodes alone. */
+  when?(match: Match, ctx: RewriteContext): boolean;
+  /**
+   * Builds the fused module from the matched nodes (`match.nodes`, root first; `ctx.module(node)`
+   * gives a call_module node's module). It must share parameters with the originals where it
+   * keeps them; the fusion pass puts it in place of the root node and turns absorbed modules into Identity.
+   */
+  createFused(match: Match, ctx: RewriteContext): Module;
+}

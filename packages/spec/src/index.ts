@@ -1,0 +1,62 @@
+export {
+  QtkError,
+  UnsupportedOpError,
+  QConfigError,
+  RegistryError,
+  OptionsError,
+  StateVersionError,
+  PluginContractError,
+  ObserverStateError,
+} from './errors.js';
+export { parseOptions } from './options.js';
+export {
+  QUANT_DTYPES,
+  OBSERVER_DTYPES,
+  FLOAT32_EPS,
+  quantDTypeSchema,
+  observerDTypeSchema,
+  quantRange,
+  resolveQuantRange,
+  scaleFromRange,
+  scalesFromRanges,
+  type QuantDType,
+  type ObserverDType,
+  type QuantRange,
+} from './quant-dtype.js';
+export { Registry } from './registry.js';
+export {
+  QSCHEMES,
+  observerBaseShape,
+  observerOptionsSchema,
+  observerBaseOptionsSchema,
+  observerStateSchema,
+  checkQscheme,
+  withQscheme,
+  type QParams,
+  type QScheme,
+  type ObserverBaseOptions,
+  type ObserverState,
+  type ObserverV1,
+  type ObserverFactoryV1,
+  type JsonValue,
+} from './observer.js';
+export { FAKE_QUANT_STATES, type FakeQuantState, type RoundingMode, type FakeQuantV1, type FakeQuantFactoryV1 } from './fake-quant.js';
+export { type FusionPatternV1 } from './fusion-pattern.js';
+export {
+  OP_IMPLS,
+  constraintSchema,
+  opCapabilitySchema,
+  capabilityTableSchema,
+  checkOpSupport,
+  assertActivationDtype,
+  defineCapabilities,
+  type Constraint,
+  type OpCapability,
+  type CapabilityTable,
+  type CapabilityTableInput,
+  type ConvertNodeContext,
+  type MarchHooksV1,
+  type MarchBackendV1,
+  type OpSupport,
+} from './march-backend.js';
+export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';

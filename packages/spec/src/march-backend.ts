@@ -1,0 +1,152 @@
+import type { GraphModule, Node } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
+import { z } from 'zod';
+import { QConfigError } from './errors.js';
+import { parseOptions } from './options.js';
+import type { QParams } from './observer.js';
+import { quantDTypeSchema, type QuantDType } from './quant-dtype.js';
+
+const scalar = z.union([z.number(), z.string(), z.boolean()]);
+
+/**
+ * One constraint on an op's attributes, as data. A numeric attribute given as an array (kernel
+ * size [3, 3]) satisfies `max` / `min` when every element does. `note` records a rule only a hook
+ * can check (it is listed in reports, not evaluated).
+ */
+export const constraintSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('max'), attr: z.string(), value: z.number() }).strict(),
+  z.object({ kind: z.literal('min'), attr: z.string(), value: z.number() }).strict(),
+  z.object({ kind: z.literal('oneOf'), attr: z.string(), values: z.array(scalar).nonempty() }).strict(),
+  z.object({ kind: z.literal('equals'), attr: z.string(), value: scalar }).strict(),
+  z.object({ kind: z.literal('note'), text: z.string() }).strict(),
+]);
+export type Constraint = z.infer<typeof constraintSchema>;
+
+/** How a march computes an op (march-semantics.md §1); informative for reports and partitioning. */
+export const OP_IMPLS = ['integer', 'passthrough', 'table', 'segment_table', 'composite'] as const;
+
+export const opCapabilitySchema = z
+  .object({
+    /** Op name as the IR and core use it (ONNX names: 'Conv', 'Add', 'Sigmoid', 'AveragePool', ...). */
+    op: z.string().min(1),
+    /** Activation dtypes the op accepts; default: the march's `activationDtypes`. */
+    dtypes: z.array(quantDTypeSchema).nonempty().optional(),
+    impl: z.enum(OP_IMPLS).optional(),
+    /** Ops that may be fused into this one ('BatchNormalization', 'Add', 'Relu', 'Relu6'). */
+    fusable: z.array(z.string()).optional(),
+    constraints: z.array(constraintSchema).default([]),
+  })
+  .strict();
+export type OpCapability = z.output<typeof opCapabilitySchema>;
+
+/** A march's capability table (march-semantics.md §2), pure data, read by prepare, partition and convert. */
+export const capabilityTableSchema = z
+  .object({
+    version: z.literal(1),
+    /** Activation dtypes, e.g. ['qint8'] on bernoulli2, ['qint8', 'qint16'] on bayes. */
+    activationDtypes: z.array(quantDTypeSchema).nonempty(),
+    /** Dtypes of high-precision ("out" qconfig) outputs: ['qint32']. */
+    highPrecisionOutputDtypes: z.array(quantDTypeSchema).default(['qint32']),
+    weightDtypes: z.array(quantDTypeSchema).nonempty(),
+    weightPerChannel: z.boolean(),
+    rounding: z.enum(['half_up', 'half_even']).default('half_up'),
+    ops: z.array(opCapabilitySchema),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    const seen = new Set<string>();
+    t.ops.forEach((o, i) => {
+      if (seen.has(o.op)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['ops', i, 'op'], message: `op '${o.op}' listed twice` });
+      seen.add(o.op);
+    });
+  });
+export type CapabilityTable = z.output<typeof capabilityTableSchema>;
+export type CapabilityTableInput = z.input<typeof capabilityTableSchema>;
+
+/** What convert hands a march for one node. */
+export interface ConvertNodeContext {
+  readonly march: string;
+  readonly node: Node;
+  /** The QAT / float module of a call_module node, null for functions and methods. */
+  readonly module: Module | null;
+  readonly inputQparams: readonly (QParams | null)[];
+  /** Null for a high-precision (no activation fake-quant) output. */
+  readonly outputQparams: QParams | null;
+  /** Conversion warnings (saturating multipliers, ...) go here. */
+  warn(message: string): void;
+}
+
+/** Hooks conversion calls; each is optional, the capability table drives everything else. */
+export interface MarchHooksV1 {
+  /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
+  checkQConfig?(ctx: { module: string; moduleType: string; activationDtype: QuantDType | null; weightDtype: QuantDType | null }): void;
+  /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`). */
+  prepareConvert?(gm: GraphModule): GraphModule | void;
+  /** The fixed-point module replacing a node, or undefined when this march has no rule for it. */
+  convertNode?(ctx: ConvertNodeContext): Module | undefined;
+}
+
+/** A march backend: an id, a capability table as data, and conversion hooks. */
+export interface MarchBackendV1 {
+  readonly apiVersion: 1;
+  /** 'bernoulli2', 'bayes', or a third party's id. */
+  readonly id: string;
+  readonly description?: string;
+  readonly capabilities: CapabilityTable;
+  readonly hooks: MarchHooksV1;
+}
+
+export type OpSupport = { readonly ok: true; readonly capability: OpCapability } | { readonly ok: false; readonly reason: string };
+
+function attrValues(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [v];
+}
+
+/** Whether a march's table supports `op` with this dtype and these attributes (data only, no hooks). */
+export function checkOpSupport(
+  table: CapabilityTable,
+  query: { op: string; dtype?: QuantDType; attrs?: Readonly<Record<string, unknown>> },
+): OpSupport {
+  const cap = table.ops.find((o) => o.op === query.op);
+  if (!cap) return { ok: false, reason: `op '${query.op}' is not in the capability table` };
+  const dtypes = cap.dtypes ?? table.activationDtypes;
+  if (query.dtype !== undefined && !dtypes.includes(query.dtype)) {
+    return { ok: false, reason: `dtype ${query.dtype} not supported (supported: ${dtypes.join(', ')})` };
+  }
+  const attrs = query.attrs ?? {};
+  for (const c of cap.constraints) {
+    if (c.kind === 'note') continue;
+    const v = attrs[c.attr];
+    if (v === undefined) continue;
+    const vs = attrValues(v);
+    const bad =
+      c.kind === 'max'
+        ? vs.some((x) => typeof x !== 'number' || x > c.value)
+        : c.kind === 'min'
+          ? vs.some((x) => typeof x !== 'number' || x < c.value)
+          : c.kind === 'oneOf'
+            ? vs.some((x) => !(c.values as unknown[]).includes(x))
+            : vs.some((x) => x !== c.value);
+    if (bad) {
+      const want = c.kind === 'max' ? `<= ${c.value}` : c.kind === 'min' ? `>= ${c.value}` : c.kind === 'oneOf' ? `one of ${c.values.join(', ')}` : `= ${c.value}`;
+      return { ok: false, reason: `${c.attr} = ${JSON.stringify(v)} violates ${c.attr} ${want}` };
+    }
+  }
+  return { ok: true, capability: cap };
+}
+
+/** Throws a QConfigError when the march cannot carry `dtype` as an activation (qint16 on bernoulli2). */
+export function assertActivationDtype(march: MarchBackendV1, dtype: QuantDType, module?: string): void {
+  if (!march.capabilities.activationDtypes.includes(dtype)) {
+    throw new QConfigError(
+      `march '${march.id}' has no ${dtype} activations (it supports ${march.capabilities.activationDtypes.join(', ')}); ` +
+        'use a qconfig with a supported dtype for this module, or choose another march',
+      module !== undefined ? { module } : undefined,
+    );
+  }
+}
+
+/** Validates a march's capability table (OptionsError with the zod path) and returns the parsed table. */
+export function defineCapabilities(table: CapabilityTableInput): CapabilityTable {
+  return parseOptions(capabilityTableSchema, table, 'capability table');
+}

@@ -1,0 +1,120 @@
+import type { Tensor } from '@qtk/tensor';
+import { z } from 'zod';
+import { observerDTypeSchema, type QuantDType } from './quant-dtype.js';
+
+/** Quantization parameters an observer (or fake-quant) hands to conversion. Symmetric: zero point 0. */
+export interface QParams {
+  /** One float32 scale per tensor (length 1) or per channel along `chAxis`. */
+  readonly scale: Float32Array;
+  readonly zeroPoint: 0;
+  readonly dtype: QuantDType;
+  readonly quantMin: number;
+  readonly quantMax: number;
+  /** Channel axis of a per-channel scale; -1 for per tensor (the seed's convention). */
+  readonly chAxis: number;
+}
+
+export const QSCHEMES = ['per_tensor_symmetric', 'per_channel_symmetric'] as const;
+export type QScheme = (typeof QSCHEMES)[number];
+
+/**
+ * Options every observer accepts (the seed's parameters, camelCase).
+ * - `chAxis` -1 observes per tensor; >= 0 per channel along that axis. `qscheme` may be left out and
+ *   is then derived from `chAxis`; when given it must agree with it.
+ * - `quantMin` / `quantMax` narrow the dtype's range (null = the dtype's own).
+ * - `isSyncQuantize`: statistics must be synchronised across data-parallel workers (merge the
+ *   states of every worker, `merge(state)`, before `computeQparams()`); the calibration runner reads it.
+ */
+export const observerBaseShape = {
+  dtype: observerDTypeSchema.default('qint8'),
+  chAxis: z.number().int().min(-1).default(-1),
+  qscheme: z.enum(QSCHEMES).optional(),
+  quantMin: z.number().int().nullable().default(null),
+  quantMax: z.number().int().nullable().default(null),
+  isSyncQuantize: z.boolean().default(false),
+};
+
+interface BaseLike {
+  chAxis: number;
+  qscheme?: QScheme | undefined;
+}
+
+/** Fills in `qscheme` from `chAxis` and rejects the two disagreeing. Use as `.superRefine(...).transform(...)`. */
+export function checkQscheme(o: BaseLike, ctx: z.RefinementCtx): void {
+  if (o.qscheme === undefined) return;
+  const perChannel = o.qscheme === 'per_channel_symmetric';
+  if (perChannel !== o.chAxis >= 0) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['qscheme'],
+      message: perChannel
+        ? 'per_channel_symmetric needs chAxis >= 0 (the channel axis)'
+        : `per_tensor_symmetric needs chAxis -1, got ${o.chAxis}`,
+    });
+  }
+}
+
+export function withQscheme<T extends BaseLike>(o: T): T & { qscheme: QScheme } {
+  return { ...o, qscheme: o.chAxis >= 0 ? 'per_channel_symmetric' : 'per_tensor_symmetric' };
+}
+
+/** Builds an observer's options schema: the base options plus its own, strict, qscheme resolved. */
+export function observerOptionsSchema<S extends z.ZodRawShape>(extra: S) {
+  const obj = z.object({ ...observerBaseShape, ...extra }).strict();
+  type Out = z.output<typeof obj> & { chAxis: number; qscheme?: QScheme | undefined };
+  return obj
+    .superRefine((o, ctx) => checkQscheme(o as Out, ctx))
+    .transform((o) => withQscheme(o as Out));
+}
+
+export const observerBaseOptionsSchema = observerOptionsSchema({});
+export type ObserverBaseOptions = z.output<typeof observerBaseOptionsSchema>;
+
+/** JSON-safe value (observer state travels between workers and into checkpoints). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * An observer's serialized statistics. `observer` is the registry name of its kind, `version`
+ * the version of that kind's state layout; `load` / `merge` reject other kinds and versions.
+ */
+export interface ObserverState {
+  readonly observer: string;
+  readonly version: number;
+  readonly stats: { readonly [key: string]: JsonValue };
+}
+
+export const observerStateSchema = z.object({
+  observer: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  stats: z.record(z.unknown()),
+});
+
+/** Contract of an observer instance. */
+export interface ObserverV1 {
+  readonly apiVersion: 1;
+  /** Registry name of this observer's kind ('min_max', 'percentile', ...). */
+  readonly name: string;
+  /** Validated options (defaults filled in). */
+  readonly options: Readonly<ObserverBaseOptions>;
+  /** Accumulates statistics of `x` (any float tensor; per-channel observers read `chAxis`). */
+  observe(x: Tensor): void;
+  /** True once any data (or a loaded / merged state with data) has been seen. */
+  hasData(): boolean;
+  /** Scales from the statistics so far; throws ObserverStateError before any data. */
+  computeQparams(): QParams;
+  state(): ObserverState;
+  load(state: ObserverState): void;
+  /** Folds another observer's state (same kind and options) in, as if this one had seen its data too. */
+  merge(other: ObserverState): void;
+  reset(): void;
+}
+
+/** What the observer registry holds: a named, versioned factory. */
+export interface ObserverFactoryV1<O = unknown> {
+  readonly apiVersion: 1;
+  readonly name: string;
+  readonly description?: string;
+  /** zod schema of the options; `create` parses with it (invalid options fail here, with a path). */
+  readonly optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>;
+  create(options?: unknown): ObserverV1;
+}

@@ -1,0 +1,16 @@
+import type { z } from 'zod';
+import { OptionsError } from './errors.js';
+
+/**
+ * Validates `value` against `schema` at a public boundary; a failure is an OptionsError listing
+ * every failing path (`bins: Expected integer, received float`).
+ */
+export function parseOptions<S extends z.ZodTypeAny>(schema: S, value: unknown, where: string): z.output<S> {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  throw new OptionsError(
+    where,
+    r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    { cause: r.error },
+  );
+}
