@@ -120,3 +120,5 @@ export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
 export { loadFashionMnist, FASHION_MNIST_CLASSES, type FashionMnist, type FashionMnistOptions } from './data/fashion-mnist.js';
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
+export { SyncBatchNorm } from './layers/sync-batch-norm.js';
+export type { BatchNormNd } from './layers/normalization.js';

@@ -28,7 +28,7 @@ const bnSchema = z
  * Batch normalisation over channel axis 1, after PyTorch: batch statistics in training (updating
  * the running stats in place and counting `numBatchesTracked`), running stats in eval.
  */
-abstract class BatchNormNd extends Module {
+export abstract class BatchNormNd extends Module {
   readonly numFeatures: number;
   readonly eps: number;
   momentum: number | null;
