@@ -1,0 +1,80 @@
+// Fused modules: one class per conv family, holding the conv (BN already absorbed into its weight
+// and bias) and flags for the add and the activation that followed it.
+import { Conv2d, Conv3d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
+import { add, InvalidArgumentError, relu, relu6, type Tensor } from '@qtk/tensor';
+
+export type FusedActivation = 'relu' | 'relu6' | null;
+
+export interface FusedOptions {
+  /** forward takes a second input added to the conv output. */
+  withAdd?: boolean;
+  /** Whether the conv output was the first add input (`conv + other`) or the second (`other + conv`). Default true. */
+  convFirst?: boolean;
+  activation?: FusedActivation;
+}
+
+/** Conv (BN absorbed) → optional add of a second input → optional ReLU / ReLU6. */
+export abstract class FusedConvBase<C extends Module = Module> extends Module {
+  readonly conv: C;
+  readonly withAdd: boolean;
+  readonly convFirst: boolean;
+  readonly activation: FusedActivation;
+
+  constructor(conv: C, options: FusedOptions = {}) {
+    super();
+    const expected = (this.constructor as unknown as { convClass: new (...a: any[]) => Module }).convClass;
+    if (!(conv instanceof expected)) {
+      throw new InvalidArgumentError(`${this.constructor.name}: expected a ${expected.name}, got ${(conv as unknown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof conv}`);
+    }
+    const activation = options.activation ?? null;
+    if (activation !== null && activation !== 'relu' && activation !== 'relu6') {
+      throw new InvalidArgumentError(`${this.constructor.name}: activation must be 'relu', 'relu6' or null, got ${String(activation)}`);
+    }
+    this.conv = conv;
+    this.withAdd = options.withAdd ?? false;
+    this.convFirst = options.convFirst ?? true;
+    this.activation = activation;
+    this.training = conv.training;
+  }
+
+  /** `x` goes through the conv; `other` is added when the module was fused with an add. */
+  forward(x: Tensor, other?: Tensor): Tensor {
+    let y = (this.conv as unknown as { call(t: Tensor): Tensor }).call(x);
+    if (this.withAdd) {
+      if (other === undefined) throw new InvalidArgumentError(`${this.constructor.name}: fused with an add, so forward needs (x, other)`);
+      y = this.convFirst ? add(y, other) : add(other, y);
+    } else if (other !== undefined) {
+      throw new InvalidArgumentError(`${this.constructor.name}: not fused with an add, so forward takes one input`);
+    }
+    if (this.activation === 'relu') return relu(y);
+    if (this.activation === 'relu6') return relu6(y);
+    return y;
+  }
+
+  override extraRepr(): string {
+    const parts = [];
+    if (this.withAdd) parts.push(`add=${this.convFirst ? 'conv+other' : 'other+conv'}`);
+    if (this.activation) parts.push(`activation=${this.activation}`);
+    return parts.join(', ');
+  }
+}
+
+/** Conv2d (+BN) (+add) (+ReLU/ReLU6). */
+export class ConvAddReLU2d extends FusedConvBase<Conv2d> {
+  static readonly convClass = Conv2d;
+}
+
+/** ConvTranspose2d (+BN) (+add) (+ReLU/ReLU6). */
+export class ConvTransposeAddReLU2d extends FusedConvBase<ConvTranspose2d> {
+  static readonly convClass = ConvTranspose2d;
+}
+
+/** Conv3d (+BN) (+add) (+ReLU/ReLU6). */
+export class ConvAddReLU3d extends FusedConvBase<Conv3d> {
+  static readonly convClass = Conv3d;
+}
+
+/** Linear (+BN1d) (+add) (+ReLU/ReLU6). */
+export class LinearAddReLU extends FusedConvBase<Linear> {
+  static readonly convClass = Linear;
+}

@@ -1,0 +1,27 @@
+export { fuseFx, applyFusion, fusionRule, fusionRuleTable, registerDefaultFusions, isFusedModule, type FuseFxOptions } from './fuse-fx.js';
+export {
+  FUSION_FAMILIES,
+  FUSION_ADDS,
+  FUSION_RELUS,
+  FUSION_SHAPES,
+  convFusionPatterns,
+  defaultFusionPatterns,
+  partsOf,
+  shapeName,
+  referencedElsewhere,
+  type FusionFamily,
+  type FusionShape,
+  type ConvFusionPattern,
+  type ConvFusionParts,
+} from './fusion-patterns.js';
+export {
+  FusedConvBase,
+  ConvAddReLU2d,
+  ConvTransposeAddReLU2d,
+  ConvAddReLU3d,
+  LinearAddReLU,
+  type FusedActivation,
+  type FusedOptions,
+} from './fused-modules.js';
+export { absorbBatchNorm, bnAbsorptionProblem, fuseLayerWithBatchNorm, outChannelsOf, type AbsorbingLayer } from './bn-absorption.js';
+export { shallowCloneModule, setModuleCopyOnWrite } from './module-tree.js';
