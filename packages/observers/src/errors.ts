@@ -1,0 +1,2 @@
+export { InvalidArgumentError, ShapeError } from '@qtk/tensor';
+export { StateVersionError, ObserverStateError } from '@qtk/spec';

@@ -1,0 +1,169 @@
+import { InvalidArgumentError, StateVersionError } from './errors.js';
+
+/** The smallest power of two strictly above `a` (a > 0, finite). */
+export function pow2Above(a: number): number {
+  let r = 2 ** (Math.floor(Math.log2(a)) + 1);
+  while (r <= a) r *= 2;
+  while (r / 2 > a) r /= 2;
+  return r;
+}
+
+export interface HistogramState {
+  readonly bins: number;
+  readonly range: number;
+  readonly min: number;
+  readonly max: number;
+  readonly counts: readonly number[];
+}
+
+/**
+ * A fixed-size histogram of signed values over [-range, range) with `2 * bins` bins of width
+ * `range / bins`, where `range` is a power of two above everything seen so far. When data outside
+ * the range arrives the range doubles (as often as needed) and neighbouring bins pair up, so
+ * memory stays fixed. With `bins` a power of two every bin index is computed exactly
+ * (`floor(x * bins / range)` multiplies by a power of two), so the histogram of a data set does not
+ * depend on batch order or on how it was split across observers and merged: merging equals
+ * observing everything in one place.
+ */
+export class SignedHistogram {
+  /** counts[bins + k] holds values in [k * w, (k + 1) * w), k in [-bins, bins). */
+  readonly counts: Float64Array;
+  /** 0 until a nonzero value arrives. */
+  range = 0;
+  min = Infinity;
+  max = -Infinity;
+
+  constructor(readonly bins: number) {
+    if (!Number.isInteger(bins) || bins < 2) throw new InvalidArgumentError(`SignedHistogram: bins must be an integer >= 2, got ${bins}`);
+    this.counts = new Float64Array(2 * bins);
+  }
+
+  get width(): number {
+    return this.range / this.bins;
+  }
+
+  get total(): number {
+    let s = 0;
+    for (let i = 0; i < this.counts.length; i++) s += this.counts[i]!;
+    return s;
+  }
+
+  isEmpty(): boolean {
+    return this.min > this.max;
+  }
+
+  /** Largest absolute value seen. */
+  get absMax(): number {
+    return this.isEmpty() ? 0 : Math.max(-this.min, this.max);
+  }
+
+  /** Doubles the range `k` times, folding pairs of bins. */
+  private widen(newRange: number): void {
+    if (this.range === 0) {
+      this.range = newRange;
+      return;
+    }
+    const f = newRange / this.range;
+    if (f <= 1) return;
+    const b = this.bins;
+    const c = this.counts;
+    const folded = new Float64Array(c.length);
+    for (let j = 0; j < c.length; j++) {
+      const n = c[j]!;
+      if (n !== 0) folded[Math.floor((j - b) / f) + b] += n;
+    }
+    c.set(folded);
+    this.range = newRange;
+  }
+
+  add(v: ArrayLike<number>): void {
+    const n = v.length;
+    if (n === 0) return;
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const x = v[i]!;
+      if (x < lo) lo = x;
+      if (x > hi) hi = x;
+    }
+    if (lo > hi) return; // all NaN
+    if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
+      throw new InvalidArgumentError(`histogram: observed ±Infinity (range [${lo}, ${hi}]); check the data fed to the observer`);
+    }
+    if (lo < this.min) this.min = lo;
+    if (hi > this.max) this.max = hi;
+    const a = Math.max(-lo, hi);
+    if (a > 0 && a >= this.range) this.widen(pow2Above(a));
+    const c = this.counts;
+    const b = this.bins;
+    if (this.range === 0) {
+      c[b] += n; // all zeros so far: the bin [0, w) for every later range
+      return;
+    }
+    const inv = b / this.range;
+    for (let i = 0; i < n; i++) {
+      const x = v[i]!;
+      if (x === x) c[Math.floor(x * inv) + b]++;
+    }
+  }
+
+  /** Adds another histogram of the same bin count (ranges align by doubling the smaller one). */
+  merge(o: SignedHistogram): void {
+    if (o.bins !== this.bins) throw new InvalidArgumentError(`histogram: cannot merge ${o.bins} bins into ${this.bins}`);
+    if (o.isEmpty()) return;
+    const other = o.clone();
+    if (other.range > this.range) this.widen(other.range);
+    else other.widen(this.range);
+    for (let i = 0; i < this.counts.length; i++) this.counts[i] += other.counts[i]!;
+    this.min = Math.min(this.min, o.min);
+    this.max = Math.max(this.max, o.max);
+  }
+
+  clone(): SignedHistogram {
+    const h = new SignedHistogram(this.bins);
+    h.counts.set(this.counts);
+    h.range = this.range;
+    h.min = this.min;
+    h.max = this.max;
+    return h;
+  }
+
+  reset(): void {
+    this.counts.fill(0);
+    this.range = 0;
+    this.min = Infinity;
+    this.max = -Infinity;
+  }
+
+  /** Counts of |x| over [0, range) in `bins` bins of width `range / bins`. */
+  absCounts(): Float64Array {
+    const b = this.bins;
+    const out = new Float64Array(b);
+    for (let j = 0; j < b; j++) out[j] = this.counts[b + j]! + this.counts[b - 1 - j]!;
+    return out;
+  }
+
+  toState(): HistogramState {
+    return {
+      bins: this.bins,
+      range: this.range,
+      min: this.isEmpty() ? 0 : this.min,
+      max: this.isEmpty() ? 0 : this.max,
+      counts: this.isEmpty() ? [] : Array.from(this.counts),
+    };
+  }
+
+  static fromState(s: HistogramState, where: string): SignedHistogram {
+    const ok =
+      s && Number.isInteger(s.bins) && s.bins >= 2 && typeof s.range === 'number' && Array.isArray(s.counts) &&
+      (s.counts.length === 0 || s.counts.length === 2 * s.bins);
+    if (!ok) throw new StateVersionError(`${where}: malformed histogram state`);
+    const h = new SignedHistogram(s.bins);
+    if (s.counts.length === 0) return h;
+    h.counts.set(s.counts);
+    h.range = s.range;
+    h.min = s.min;
+    h.max = s.max;
+    return h;
+  }
+}

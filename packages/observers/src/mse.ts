@@ -1,0 +1,61 @@
+import { scaleFromRange, type QParams, type QuantRange } from '@qtk/spec';
+import { z } from 'zod';
+import type { SignedHistogram } from './histogram.js';
+import { HistogramObserver } from './histogram-observer.js';
+import { binsSchema, perTensorSchema } from './options.js';
+import { histogramQuantError } from './quant-error.js';
+
+/** The seed searches 95 shrink steps of 1 %: thresholds max·(1 - 0.01·i), i = 0, stride, ... < 95. */
+export const MSE_SEARCH_STEPS = 95;
+
+export const mseOptionsSchema = perTensorSchema('mse', {
+  stride: z.number().int().min(1).max(MSE_SEARCH_STEPS).default(1),
+  bins: binsSchema(2048),
+});
+export type MseOptions = z.output<typeof mseOptionsSchema>;
+
+export interface ThresholdSearch {
+  /** Candidate factors of the observed min / max (1 = no clipping). */
+  readonly factors: readonly number[];
+  /** Estimated total squared error of each candidate. */
+  readonly errors: readonly number[];
+  /** Index of the chosen candidate (smallest error; ties go to the larger clip, as in the seed). */
+  readonly best: number;
+}
+
+/** Scores min/max · factor for each factor by the histogram's expected quantization error. */
+export function searchShrinkFactors(h: SignedHistogram, factors: readonly number[], range: QuantRange): ThresholdSearch {
+  const errors = factors.map((f) => histogramQuantError(h, scaleFromRange(h.min * f, h.max * f, range), range));
+  let best = 0;
+  for (let i = 1; i < errors.length; i++) if (errors[i]! <= errors[best]!) best = i;
+  return { factors, errors, best };
+}
+
+export function mseFactors(stride: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < MSE_SEARCH_STEPS; i += stride) out.push(1 - 0.01 * i);
+  return out;
+}
+
+/**
+ * Searches clipping thresholds `max(-min, max) · (1 - 0.01·i)` for i = 0, stride, ... < 95 (the
+ * seed's grid) and keeps the one with the smallest quantization MSE. The MSE is estimated from a
+ * histogram of everything observed (each bin's values spread uniformly, clipping and rounding error
+ * integrated exactly), not recomputed over raw batches, so memory is bounded and states merge.
+ */
+export class MSEObserver extends HistogramObserver<MseOptions> {
+  constructor(options: unknown = {}) {
+    super('mse', mseOptionsSchema, options);
+  }
+
+  search(): ThresholdSearch {
+    this.requireData();
+    return searchShrinkFactors(this.hist, mseFactors(this.options.stride), this.quantRange);
+  }
+
+  computeQparams(): QParams {
+    const r = this.search();
+    const f = r.factors[r.best]!;
+    return this.qparamsFromMinMax([this.hist.min * f], [this.hist.max * f]);
+  }
+}

@@ -1,0 +1,53 @@
+import type { QParams } from '@qtk/spec';
+import { z } from 'zod';
+import type { SignedHistogram } from './histogram.js';
+import { HistogramObserver } from './histogram-observer.js';
+import { binsSchema, perTensorSchema } from './options.js';
+
+export const percentileOptionsSchema = perTensorSchema('percentile', {
+  percentile: z.number().min(0).max(100).default(99.99),
+  bins: binsSchema(2048),
+});
+export type PercentileOptions = z.output<typeof percentileOptionsSchema>;
+
+/**
+ * The `percentile`-th percentile of |x| from the histogram, as the seed computes it: the first
+ * |x| bin whose cumulative count reaches `percentile / 100` of all values, taken at its centre.
+ * Within one bin width (`range / bins`) of the exact percentile.
+ */
+export function histogramPercentile(h: SignedHistogram, percentile: number): number {
+  if (h.range === 0) return 0;
+  const a = h.absCounts();
+  let total = 0;
+  for (let i = 0; i < a.length; i++) total += a[i]!;
+  const target = (percentile / 100) * total;
+  let cum = 0;
+  let i = 0;
+  for (; i < a.length - 1; i++) {
+    cum += a[i]!;
+    if (cum >= target) break;
+  }
+  return (i + 0.5) * h.width;
+}
+
+/**
+ * Clips at a percentile of |x| over everything observed (the seed does the same per batch and
+ * averages; here one histogram over all batches, so merging workers is exact). The clip never
+ * exceeds the observed min / max: `min' = max(min, -clip)`, `max' = min(max, clip)`.
+ */
+export class PercentileObserver extends HistogramObserver<PercentileOptions> {
+  constructor(options: unknown = {}) {
+    super('percentile', percentileOptionsSchema, options);
+  }
+
+  /** The clipping threshold for the data so far. */
+  threshold(): number {
+    this.requireData();
+    return histogramPercentile(this.hist, this.options.percentile);
+  }
+
+  computeQparams(): QParams {
+    const clip = this.threshold();
+    return this.qparamsFromMinMax([Math.max(this.hist.min, -clip)], [Math.min(this.hist.max, clip)]);
+  }
+}
