@@ -1,19 +1,11 @@
 import { Identity } from '@qtk/nn';
-import { Generator, type Tensor } from '@qtk/tensor';
+import { Generator } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { fuseFx } from './fuse-fx.js';
 import { FusedConvBase } from './fused-modules.js';
 import { defaultFusionPatterns, FUSION_FAMILIES, FUSION_SHAPES, shapeName } from './fusion-patterns.js';
+import { expectClose } from './testing/expect-close.js';
 import { allCombos, ComboNet, comboInputs, type ComboSpec } from './testing/combo-net.js';
-
-export function expectClose(actual: Tensor, expected: Tensor, tol = 1e-5): void {
-  expect(actual.shape).toEqual(expected.shape);
-  const a = actual.values();
-  const e = expected.values();
-  let worst = 0;
-  for (let i = 0; i < e.length; i++) worst = Math.max(worst, Math.abs(a[i]! - e[i]!) / (1 + Math.abs(e[i]!)));
-  expect(worst).toBeLessThanOrEqual(tol);
-}
 
 /** Where the fused module lives: the root's module when it is one, else a generated name. */
 function pathFor(c: ComboSpec): string {
