@@ -26,7 +26,10 @@ export interface HistogramState {
  * observing everything in one place.
  */
 export class SignedHistogram {
-  /** counts[bins + k] holds values in [k * w, (k + 1) * w), k in [-bins, bins). */
+  /**
+   * counts[bins + k] holds values in [k·w, (k+1)·w) for k >= 0 and the mirror image (-(|k|)·w, -(|k|-1)·w]
+   * for k < 0, so folding to |x| is exact.
+   */
   readonly counts: Float64Array;
   /** 0 until a nonzero value arrives. */
   range = 0;
@@ -103,7 +106,8 @@ export class SignedHistogram {
     const inv = b / this.range;
     for (let i = 0; i < n; i++) {
       const x = v[i]!;
-      if (x === x) c[Math.floor(x * inv) + b]++;
+      if (x >= 0) c[Math.floor(x * inv) + b]++;
+      else if (x < 0) c[b - 1 - Math.floor(-x * inv)]++;
     }
   }
 

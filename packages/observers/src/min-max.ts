@@ -19,6 +19,8 @@ export const movingAveragePerChannelMinMaxOptionsSchema = z
   .superRefine(checkQscheme)
   .transform(withQscheme);
 
+const MIN_MAX_FAMILY = ['min_max', 'moving_average_min_max', 'moving_average_per_channel_min_max'];
+
 /** Per-tensor or per-channel min and max of `v` (shape `shape`) into `outMin` / `outMax`. */
 export function minMaxOf(
   v: ArrayLike<number>,
@@ -124,6 +126,19 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
 
   state(): ObserverState {
     return this.makeState({ min: this.min ? Array.from(this.min) : [], max: this.max ? Array.from(this.max) : [] });
+  }
+
+  /** States of the whole min/max family are interchangeable (same layout). */
+  protected override checkState(state: ObserverState, action: 'load' | 'merge'): ObserverState['stats'] {
+    if (state && MIN_MAX_FAMILY.includes(state.observer) && state.observer !== this.name) {
+      return super.checkState({ ...state, observer: this.name }, action);
+    }
+    return super.checkState(state, action);
+  }
+
+  /** Sets the running min/max directly (e.g. from a calibration result). */
+  setRange(min: ArrayLike<number>, max: ArrayLike<number>): void {
+    this.load(this.makeState({ min: Array.from(min), max: Array.from(max) }));
   }
 
   private read(state: ObserverState, action: 'load' | 'merge'): { min: Float64Array; max: Float64Array } | null {
