@@ -1,4 +1,4 @@
-import { GraphModule, symbolicTrace } from '@qtk/ir';
+import { deserializeGraphModule, GraphModule, graphModuleToJson, symbolicTrace } from '@qtk/ir';
 import { BatchNorm1d, BatchNorm2d, Conv2d, FloatFunctional, Identity, Linear, Module, ReLU, Sequential, Sigmoid } from '@qtk/nn';
 import { fusionPatterns, type FusionPatternV1 } from '@qtk/spec';
 import { add, Generator, randn, type Tensor } from '@qtk/tensor';
@@ -184,5 +184,17 @@ describe('fuseFx', () => {
     const twice = fuseFx(gm, { onFused: (a) => (applied = a) });
     expect(applied).toEqual([]);
     expect(twice).toBeInstanceOf(GraphModule);
+  });
+});
+
+describe('a fused GraphModule', () => {
+  it('round-trips through JSON with its state dict', () => {
+    const model = new Net().eval();
+    const gm = fuseFx(model);
+    const back = deserializeGraphModule(graphModuleToJson(gm), { stateDict: gm.stateDict() }).eval();
+    expect(back.getSubmodule('relu')).toBeInstanceOf(ConvAddReLU2d);
+    expect((back.getSubmodule('_generated_add_1') as ConvAddReLU2d).convFirst).toBe(false);
+    const x = randn([1, 3, 5, 5], { generator: g });
+    expectClose(back.call(x), gm.call(x));
   });
 });

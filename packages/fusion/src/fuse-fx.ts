@@ -4,7 +4,6 @@ import {
   applyRules,
   GraphModule,
   Node,
-  registerLeafModule,
   RuleTable,
   sanitizeName,
   symbolicTrace,
@@ -17,7 +16,7 @@ import {
 import { Identity, Module } from '@qtk/nn';
 import { fusionPatterns, type FusionPatternV1 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { FusedConvBase } from './fused-modules.js';
+import { FusedConvBase, registerFusedModules } from './fused-modules.js';
 import { defaultFusionPatterns, referencedElsewhere } from './fusion-patterns.js';
 import { setModuleCopyOnWrite } from './module-tree.js';
 
@@ -94,7 +93,7 @@ let defaultsRegistered = false;
 /** Registers the built-in patterns in @qtk/spec's `fusionPatterns` registry and the fused classes as trace leaves (idempotent). */
 export function registerDefaultFusions(): void {
   if (defaultsRegistered) return;
-  registerLeafModule(FusedConvBase);
+  registerFusedModules();
   for (const p of defaultFusionPatterns) fusionPatterns.register(p);
   defaultsRegistered = true;
 }

@@ -1,5 +1,6 @@
 // Fused modules: one class per conv family, holding the conv (BN already absorbed into its weight
 // and bias) and flags for the add and the activation that followed it.
+import { moduleCodecs, registerLeafModule } from '@qtk/ir';
 import { Conv2d, Conv3d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
 import { add, InvalidArgumentError, relu, relu6, type Tensor } from '@qtk/tensor';
 
@@ -78,3 +79,28 @@ export class ConvAddReLU3d extends FusedConvBase<Conv3d> {
 export class LinearAddReLU extends FusedConvBase<Linear> {
   static readonly convClass = Linear;
 }
+
+const FUSED_CLASSES = [ConvAddReLU2d, ConvTransposeAddReLU2d, ConvAddReLU3d, LinearAddReLU] as const;
+
+let fusedRegistered = false;
+
+/**
+ * Makes the fused classes trace leaves and gives them serialization codecs (config: the conv's own
+ * codec config plus the flags), so a fused GraphModule retraces and round-trips through JSON.
+ * Runs when this module loads; idempotent.
+ */
+export function registerFusedModules(): void {
+  if (fusedRegistered) return;
+  fusedRegistered = true;
+  registerLeafModule(FusedConvBase);
+  for (const cls of FUSED_CLASSES) {
+    const convCodec = () => moduleCodecs.get(cls.convClass.name);
+    moduleCodecs.register<FusedConvBase>({
+      cls: cls as unknown as new () => FusedConvBase,
+      config: (m) => ({ conv: convCodec().config(m.conv), withAdd: m.withAdd, convFirst: m.convFirst, activation: m.activation }),
+      create: (c) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(convCodec().create(c.conv), c),
+    });
+  }
+}
+
+registerFusedModules();

@@ -20,6 +20,7 @@ export {
   ConvTransposeAddReLU2d,
   ConvAddReLU3d,
   LinearAddReLU,
+  registerFusedModules,
   type FusedActivation,
   type FusedOptions,
 } from './fused-modules.js';
