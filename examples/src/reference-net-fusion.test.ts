@@ -3,6 +3,7 @@
 // 2 conv-bn (the strided blocks' 1×1 shortcuts); the fused model equals the float one in eval mode.
 import { ConvAddReLU2d, fuseFx } from '@qtk/fusion';
 import { symbolicTrace } from '@qtk/ir';
+import { exportOnnxBytes, importOnnx } from '@qtk/onnx';
 import { BatchNorm2d, Identity } from '@qtk/nn';
 import { Generator, randn, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
@@ -60,5 +61,21 @@ describe('ReferenceNet fused', () => {
     for (let i = 0; i < e.length; i++) expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
     // the float model is untouched
     expect(symbolicTrace(model).graph.findNodes({ op: 'call_module' })).toHaveLength(30);
+  });
+
+  it('fuses the same way after an ONNX round trip (export, import), with eval outputs equal to the float model', () => {
+    const g = new Generator(6);
+    const model = new ReferenceNet({ generator: g });
+    for (let i = 0; i < 2; i++) model.call(randn([4, 1, 28, 28], { generator: g }));
+    model.eval();
+    const x = randn([3, 1, 28, 28], { generator: g });
+    const imported = importOnnx(exportOnnxBytes(symbolicTrace(model), [x]));
+    let applied: readonly { rule: string }[] = [];
+    const gm = fuseFx(imported, { onFused: (a) => (applied = a) });
+    expect(applied.map((a) => a.rule).sort()).toEqual([...Array(4).fill('conv2d_bn_relu'), ...Array(3).fill('conv2d_bn_add_relu'), 'conv2d_bn', 'conv2d_bn'].sort());
+    expect(gm.getSubmodule('layer2_relu2')).toBeInstanceOf(ConvAddReLU2d);
+    const e = model.call(x).values();
+    const a = (gm.call(x) as Tensor).values();
+    for (let i = 0; i < e.length; i++) expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
   });
 });
