@@ -102,6 +102,7 @@ describe('fuseFx', () => {
         const t = this.shared.call(s);
         const u = this.b3.call(this.c3.call(t));
         const v = add(this.c4.call(u), 1); // scalar other: conv2d_add declined
+        x.mul(2); // a dead node: fusion leaves it (no dead-code elimination beyond the matches)
         return [y, v];
       }
     }

@@ -131,7 +131,8 @@ export function fuseFx(model: Module, options: FuseFxOptions = {}): GraphModule 
   registerDefaultFusions();
   const source = model instanceof GraphModule ? model : symbolicTrace(model, options.trace);
   const gm = new GraphModule(source, source.graph.clone().graph, { className: source.className });
-  const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()));
+  // applyFusion erases what it replaces; other nodes (even dead ones) are left as they were
+  const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()), { eliminateDeadCode: false });
   gm.recompile();
   options.onFused?.(applied);
   return gm;
