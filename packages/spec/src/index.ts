@@ -60,3 +60,4 @@ export {
   type OpSupport,
 } from './march-backend.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
+export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
