@@ -117,6 +117,38 @@ describe('fuseFx', () => {
     expectClose(out[1]!, expected[1]!);
   });
 
+  it('a FloatFunctional called twice keeps serving its other call; a conv whose weight is read elsewhere is not fused', () => {
+    class Twice extends Module {
+      readonly c = conv();
+      readonly skip = new FloatFunctional();
+      readonly d = conv(4, 4);
+      readonly bd = bn();
+      forward(x: Tensor, y: Tensor): Tensor {
+        const a = this.skip.add(this.c.call(x), y);
+        const b = this.bd.call(this.d.call(a));
+        return this.skip.add(b, this.d.weight.sum());
+      }
+    }
+    const model = new Twice().eval();
+    const x = randn([1, 3, 4, 4], { generator: g });
+    const y = randn([1, 4, 4, 4], { generator: g });
+    // the tracer turns `this.d.weight.sum()` into a constant; read d.weight in the graph itself
+    const traced = symbolicTrace(model);
+    const out = traced.graph.outputNode!;
+    const w = traced.graph.insertingBefore(out, () => traced.graph.getAttr('d.weight'));
+    out.args = [[out.args[0], w]];
+    let applied: readonly { rule: string }[] = [];
+    const gm = fuseFx(traced, { onFused: (a) => (applied = a) });
+    expect(applied.map((a) => a.rule)).toEqual(['conv2d_add']);
+    expect(gm.graph.node('_generated_add_0')?.target).toBe('_generated_add_0');
+    expect(gm.getSubmodule('skip')).toBe(model.skip);
+    expect(gm.getSubmodule('d')).toBe(model.d);
+    const [got, weight] = gm.call(x, y) as Tensor[];
+    expectClose(got!, model.call(x, y));
+    expect(weight).toBe(model.d.weight);
+    expect(fuseFx(model).getSubmodule('skip')).toBeInstanceOf(ConvAddReLU2d); // without the get_attr, d-bd-skip.add fuses
+  });
+
   it('fuses Linear-BN1d-ReLU in a classifier head and keeps eval outputs; a model in training mode is fused with running stats', () => {
     class Head extends Module {
       readonly fc = new Linear(5, 4, { generator: g });
