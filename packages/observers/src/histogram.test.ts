@@ -69,3 +69,16 @@ describe('SignedHistogram', () => {
     expect(() => h.add(Float32Array.from([Infinity]))).toThrow(/Infinity/);
   });
 });
+
+describe('SignedHistogram with NaN', () => {
+  it('ignores NaN values (fast path and all-zero path)', () => {
+    const h = new SignedHistogram(8);
+    h.add(Float32Array.from([0, NaN, 0]));
+    expect(h.total).toBe(2);
+    h.add(Float32Array.from([NaN, -1, 1.5, NaN]));
+    expect(h.total).toBe(4);
+    expect([h.min, h.max, h.range]).toEqual([-1, 1.5, 2]);
+    h.add(Float32Array.from([NaN, NaN]));
+    expect(h.total).toBe(4);
+  });
+});

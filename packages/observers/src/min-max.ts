@@ -1,6 +1,7 @@
 import { observerBaseShape, observerOptionsSchema, type ObserverState, type QParams, checkQscheme, withQscheme } from '@qtk/spec';
 import { InvalidArgumentError, ShapeError, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
+import { rangeOf } from './histogram.js';
 import { ObserverBase, numberArray } from './observer-base.js';
 
 const averagingConstant = z.number().min(0).max(1);
@@ -30,13 +31,7 @@ export function minMaxOf(
   outMax: Float64Array,
 ): void {
   if (chAxis < 0) {
-    let lo = Infinity;
-    let hi = -Infinity;
-    for (let i = 0, n = v.length; i < n; i++) {
-      const x = v[i]!;
-      if (x < lo) lo = x;
-      if (x > hi) hi = x;
-    }
+    const [lo, hi] = rangeOf(v);
     outMin[0] = lo;
     outMax[0] = hi;
     return;
