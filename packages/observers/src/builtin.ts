@@ -12,6 +12,7 @@ import {
 } from './min-max.js';
 import { MixObserver, mixOptionsSchema } from './mix.js';
 import { MSEObserver, mseOptionsSchema } from './mse.js';
+import { PerChannelMSEObserver } from './mse-per-channel.js';
 import { PercentileObserver, percentileOptionsSchema } from './percentile.js';
 
 function factory<O>(
@@ -34,7 +35,9 @@ export const builtinObservers = [
     (o) => new MovingAveragePerChannelMinMaxObserver(o),
   ),
   factory('percentile', 'clip at a percentile of |x| from a histogram', percentileOptionsSchema, (o) => new PercentileObserver(o)),
-  factory('mse', 'clip minimising the quantization MSE over a histogram', mseOptionsSchema, (o) => new MSEObserver(o)),
+  factory('mse', 'clip minimising the quantization MSE (a histogram per tensor; raw values per channel)', mseOptionsSchema, (o) =>
+    (o as { chAxis?: number }).chAxis !== undefined && (o as { chAxis: number }).chAxis >= 0 ? new PerChannelMSEObserver(o) : new MSEObserver(o),
+  ),
   factory('kl', 'TensorRT-style entropy (KL) calibration over a histogram', klOptionsSchema, (o) => new KLObserver(o)),
   factory('mix', 'min/max or a percentile clip, whichever quantizes with the smallest error', mixOptionsSchema, (o) => new MixObserver(o)),
   factory('fixed_scale', 'a configured scale', fixedScaleOptionsSchema, (o) => new FixedScaleObserver(o)),

@@ -17,6 +17,7 @@ export { HistogramObserver, type HistogramOptions } from './histogram-observer.j
 export { squaredErrorIntegral, histogramQuantError } from './quant-error.js';
 export { PercentileObserver, histogramPercentile, percentileOptionsSchema, type PercentileOptions } from './percentile.js';
 export { MSEObserver, MSE_SEARCH_STEPS, mseFactors, searchShrinkFactors, mseOptionsSchema, type MseOptions, type ThresholdSearch } from './mse.js';
+export { PerChannelMSEObserver } from './mse-per-channel.js';
 export { KLObserver, klThresholdBin, KL_SMOOTH_WINDOW, klOptionsSchema, type KlOptions, type KlSearch } from './kl.js';
 export { MixObserver, MIX_PERCENTILES, mixOptionsSchema, type MixOptions, type MixCandidate } from './mix.js';
 export { FixedScaleObserver, fixedScaleOptionsSchema, type FixedScaleOptions } from './fixed-scale.js';

@@ -1,18 +1,11 @@
 import { scaleFromRange, type QParams, type QuantRange } from '@qtk/spec';
-import { z } from 'zod';
+import { InvalidArgumentError } from '@qtk/tensor';
 import type { SignedHistogram } from './histogram.js';
 import { HistogramObserver } from './histogram-observer.js';
-import { binsSchema, perTensorSchema } from './options.js';
+import { MSE_SEARCH_STEPS, mseOptionsSchema, type MseOptions } from './mse-options.js';
 import { histogramQuantError } from './quant-error.js';
 
-/** The seed searches 95 shrink steps of 1 %: thresholds max·(1 - 0.01·i), i = 0, stride, ... < 95. */
-export const MSE_SEARCH_STEPS = 95;
-
-export const mseOptionsSchema = perTensorSchema('mse', {
-  stride: z.number().int().min(1).max(MSE_SEARCH_STEPS).default(1),
-  bins: binsSchema(2048),
-});
-export type MseOptions = z.output<typeof mseOptionsSchema>;
+export { MSE_SEARCH_STEPS, mseOptionsSchema, type MseOptions } from './mse-options.js';
 
 export interface ThresholdSearch {
   /** Candidate factors of the observed min / max (1 = no clipping). */
@@ -42,10 +35,14 @@ export function mseFactors(stride: number): number[] {
  * seed's grid) and keeps the one with the smallest quantization MSE. The MSE is estimated from a
  * histogram of everything observed (each bin's values spread uniformly, clipping and rounding error
  * integrated exactly), not recomputed over raw batches, so memory is bounded and states merge.
+ * Per tensor; `PerChannelMSEObserver` is the per-channel form (same registry name, `chAxis >= 0`).
  */
 export class MSEObserver extends HistogramObserver<MseOptions> {
   constructor(options: unknown = {}) {
     super('mse', mseOptionsSchema, options);
+    if (this.options.chAxis >= 0) {
+      throw new InvalidArgumentError("MSEObserver is per tensor; createObserver('mse', { chAxis }) gives a PerChannelMSEObserver");
+    }
   }
 
   search(): ThresholdSearch {
