@@ -45,3 +45,25 @@ describe('built-in observers in the registry', () => {
     expect(() => createObserver('nope')).toThrow(/registered: .*min_max.*percentile/);
   });
 });
+
+describe('syncObservers', () => {
+  it('leaves every worker with the statistics of all (histograms added once)', async () => {
+    const { syncObservers } = await import('@qtk/spec');
+    const data = batches(3, [500], 77);
+    for (const n of ['min_max', 'percentile', 'kl', 'mse']) {
+      const workers = data.map((b) => {
+        const o = createObserver(n);
+        o.observe(b);
+        return o;
+      });
+      syncObservers(workers);
+      const q = workers[0]!.computeQparams();
+      for (const w of workers) expect(w.computeQparams()).toEqual(q);
+      if (n !== 'min_max') {
+        const one = createObserver(n);
+        for (const b of data) one.observe(b);
+        expect(q).toEqual(one.computeQparams());
+      }
+    }
+  });
+});

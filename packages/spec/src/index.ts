@@ -61,3 +61,4 @@ export {
 } from './march-backend.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
 export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
+export { syncObservers } from './sync-observers.js';
