@@ -65,6 +65,11 @@ describe('MinMaxObserver (per tensor)', () => {
     o.observe(tensor(new Float32Array(10), [10]));
     expect(o.computeQparams().scale[0]).toBe(FLOAT32_EPS);
     o.observe(tensor(new Float32Array(0), [0]));
+    o.observe(tensor([NaN, NaN], [2]));
+    expect(o.computeQparams().scale[0]).toBe(FLOAT32_EPS);
+    const nan = new MinMaxObserver();
+    nan.observe(tensor([NaN], [1]));
+    expect(nan.hasData()).toBe(false);
     expect(o.hasData()).toBe(true);
     o.reset();
     expect(o.hasData()).toBe(false);
