@@ -93,7 +93,7 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
       this.curMax = new Float64Array(channels);
     }
     minMaxOf(v, x.shape, ax, this.curMin, this.curMax);
-    if (this.curMin[0]! > this.curMax[0]!) return; // nothing but NaN
+    if (ax < 0 && this.curMin[0]! > this.curMax[0]!) return; // nothing but NaN
     if (!this.min || !this.max) {
       this.min = Float64Array.from(this.curMin);
       this.max = Float64Array.from(this.curMax);
