@@ -1,0 +1,161 @@
+import { Module, Parameter } from '@qtk/nn';
+import {
+  createObserver,
+  FAKE_QUANT_STATES,
+  observerDTypeSchema,
+  parseOptions,
+  resolveQuantRange,
+  type FakeQuantState,
+  type FakeQuantV1,
+  type ObserverV1,
+  type QParams,
+  type QuantDType,
+  type RoundingMode,
+} from '@qtk/spec';
+import { InvalidArgumentError, noGrad, Tensor } from '@qtk/tensor';
+import { z } from 'zod';
+import { fakeQuantize } from './fake-quant-op.js';
+import { getDefaultRounding } from './rounding.js';
+
+export const fakeQuantizeOptionsSchema = z
+  .object({
+    /** Registered observer name ('min_max', 'percentile', 'mse', 'kl', 'mix', 'fixed_scale', ...). */
+    observer: z.string().min(1).default('min_max'),
+    /** Options of the observer beyond the shared ones below (averagingConstant, percentile, bins, scale...). */
+    observerOptions: z.record(z.unknown()).default({}),
+    dtype: observerDTypeSchema.default('qint8'),
+    /** -1 per tensor, >= 0 per channel along this axis. */
+    chAxis: z.number().int().min(-1).default(-1),
+    /** Channels of a per-channel scale (the size of `chAxis`), so the scale buffer exists before data. */
+    numChannels: z.number().int().positive().default(1),
+    quantMin: z.number().int().nullable().default(null),
+    quantMax: z.number().int().nullable().default(null),
+    /** null: the global default (half_up unless changed with setDefaultRounding). */
+    rounding: z.enum(['half_up', 'half_even']).nullable().default(null),
+    /** LSQ: the scale is a Parameter learned with the LSQ gradient, initialised from the observer. */
+    learnable: z.boolean().default(false),
+    /** Initial state. */
+    state: z.enum(FAKE_QUANT_STATES).default('QAT'),
+  })
+  .strict();
+export type FakeQuantizeOptions = z.input<typeof fakeQuantizeOptionsSchema>;
+type Parsed = z.output<typeof fakeQuantizeOptionsSchema>;
+
+/**
+ * Fake quantization after horizon_plugin_pytorch's FakeQuantize and LSQ:
+ * - CALIBRATION: the observer sees x, the output is x unchanged (the seed's calibration);
+ * - VALIDATION: the observer is frozen, the output is fake-quantized with the calibrated scale;
+ * - QAT: the observer sees x (LSQ: only until the scale is initialised) and the output is
+ *   fake-quantized, gradient straight-through (zero outside [qmin·s, qmax·s]); LSQ learns s.
+ * The scale lives in the `scale` buffer (Parameter for LSQ), so a state dict carries calibration.
+ */
+export class FakeQuantize extends Module implements FakeQuantV1 {
+  readonly apiVersion = 1 as const;
+  readonly options: Readonly<Parsed>;
+  readonly observer: ObserverV1;
+  readonly dtype: QuantDType;
+  readonly quantMin: number;
+  readonly quantMax: number;
+  declare scale: Tensor;
+  /** 1 once the scale holds an observed (or loaded) value; a buffer so it travels in state dicts. */
+  declare initialized: Tensor;
+  private state: FakeQuantState;
+
+  constructor(options: FakeQuantizeOptions = {}) {
+    super();
+    const o = parseOptions(fakeQuantizeOptionsSchema, options, 'FakeQuantize');
+    this.options = o;
+    this.dtype = o.dtype;
+    const range = resolveQuantRange(o.dtype, o.quantMin, o.quantMax);
+    this.quantMin = range.quantMin;
+    this.quantMax = range.quantMax;
+    this.observer = createObserver(o.observer, {
+      ...o.observerOptions,
+      dtype: o.dtype,
+      chAxis: o.chAxis,
+      quantMin: o.quantMin,
+      quantMax: o.quantMax,
+    });
+    const n = o.chAxis >= 0 ? o.numChannels : 1;
+    const init = new Tensor({ data: new Float32Array(n).fill(1), shape: [n], dtype: 'float32' });
+    if (o.learnable) this.registerParameter('scale', new Parameter(init));
+    else this.registerBuffer('scale', init);
+    this.registerBuffer('initialized', new Tensor({ data: Float32Array.of(0), shape: [1], dtype: 'float32' }));
+    this.state = o.state;
+    if (o.observer === 'fixed_scale') this.updateScaleFromObserver();
+  }
+
+  get kind(): string {
+    return this.options.learnable ? 'lsq' : 'fake_quantize';
+  }
+
+  get fakeQuantState(): FakeQuantState {
+    return this.state;
+  }
+
+  setFakeQuantState(state: FakeQuantState): void {
+    if (!FAKE_QUANT_STATES.includes(state)) {
+      throw new InvalidArgumentError(`FakeQuantize.setFakeQuantState: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`);
+    }
+    this.state = state;
+  }
+
+  get rounding(): RoundingMode {
+    return this.options.rounding ?? getDefaultRounding();
+  }
+
+  get isInitialized(): boolean {
+    return this.initialized.values()[0] === 1;
+  }
+
+  forward(x: Tensor): Tensor {
+    if (this.state === 'CALIBRATION') {
+      this.observe(x);
+      return x;
+    }
+    if (this.state === 'QAT' && !(this.options.learnable && this.isInitialized)) this.observe(x);
+    if (!this.isInitialized) {
+      // VALIDATION (or LSQ) without any calibration: take the scale from this input once
+      this.observe(x);
+    }
+    return fakeQuantize(x, this.scale, {
+      quantMin: this.quantMin,
+      quantMax: this.quantMax,
+      chAxis: this.options.chAxis,
+      rounding: this.rounding,
+      gradScale: this.options.learnable ? 1 / Math.sqrt((x.size / this.scale.size) * this.quantMax) : 1,
+    });
+  }
+
+  private observe(x: Tensor): void {
+    const d = noGrad(() => x.detach());
+    this.observer.observe(d);
+    if (this.observer.hasData()) this.updateScaleFromObserver();
+  }
+
+  private updateScaleFromObserver(): void {
+    const s = this.observer.computeQparams().scale;
+    if (s.length !== this.scale.size) {
+      throw new InvalidArgumentError(
+        `FakeQuantize: the observer gave ${s.length} scale(s) but the scale buffer holds ${this.scale.size}; set numChannels to the size of axis ${this.options.chAxis}`,
+      );
+    }
+    this.scale.data.set(s, this.scale.offset);
+    this.initialized.data[this.initialized.offset] = 1;
+  }
+
+  calculateQparams(): QParams {
+    return {
+      scale: Float32Array.from(this.scale.values()),
+      zeroPoint: 0,
+      dtype: this.dtype,
+      quantMin: this.quantMin,
+      quantMax: this.quantMax,
+      chAxis: this.options.chAxis,
+    };
+  }
+
+  override extraRepr(): string {
+    return `kind=${this.kind}, observer=${this.options.observer}, dtype=${this.dtype}, chAxis=${this.options.chAxis}, state=${this.state}`;
+  }
+}

@@ -1,0 +1,20 @@
+import '@qtk/observers';
+import { registerBuiltinFakeQuants } from './qconfig.js';
+
+export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
+export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
+export { getDefaultRounding, setDefaultRounding } from './rounding.js';
+export { withArgs, qconfig, fakeQuantizeFactory, lsqFactory, registerBuiltinFakeQuants, type QConfig, type FakeQuantFactory } from './qconfig.js';
+export {
+  getDefaultQconfig,
+  defaultQatQconfig,
+  defaultQatOutQconfig,
+  defaultCalibQconfig,
+  defaultCalibOutQconfig,
+  defaultLsqQconfig,
+  defaultQat16bitQconfig,
+  type FakeQuantKind,
+} from './default-qconfigs.js';
+export { setFakeQuantize, namedFakeQuants } from './set-fake-quantize.js';
+
+registerBuiltinFakeQuants();

@@ -1,0 +1,63 @@
+import { fakeQuants, QConfigError, type FakeQuantFactoryV1, type FakeQuantV1 } from '@qtk/spec';
+import { z } from 'zod';
+import { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
+
+/** A factory of fake-quant modules with bound options (the seed's `FakeQuantize.with_args(...)`). */
+export interface FakeQuantFactory {
+  (overrides?: FakeQuantizeOptions): FakeQuantize;
+  readonly options: Readonly<FakeQuantizeOptions>;
+  /** A new factory with these options merged over the bound ones (observerOptions merged too). */
+  withArgs(options: FakeQuantizeOptions): FakeQuantFactory;
+}
+
+function merge(a: FakeQuantizeOptions, b: FakeQuantizeOptions): FakeQuantizeOptions {
+  const out = { ...a, ...b };
+  if (a.observerOptions || b.observerOptions) out.observerOptions = { ...a.observerOptions, ...b.observerOptions };
+  return out;
+}
+
+/** `FakeQuantize.with_args`: binds options; call the result to create a module. */
+export function withArgs(options: FakeQuantizeOptions = {}): FakeQuantFactory {
+  // validate at the boundary (numChannels etc. may still be overridden at creation)
+  fakeQuantizeOptionsSchema.parse(options);
+  const f = ((overrides: FakeQuantizeOptions = {}) => new FakeQuantize(merge(options, overrides))) as FakeQuantFactory;
+  Object.defineProperty(f, 'options', { value: Object.freeze({ ...options }) });
+  Object.defineProperty(f, 'withArgs', { value: (more: FakeQuantizeOptions) => withArgs(merge(options, more)) });
+  return f;
+}
+
+/** `{ activation, weight }`: factories for a module's output and weight fake-quants; null = none ("out" qconfigs, float). */
+export interface QConfig {
+  readonly activation: FakeQuantFactory | null;
+  readonly weight: FakeQuantFactory | null;
+}
+
+export function qconfig(activation: FakeQuantFactory | null, weight: FakeQuantFactory | null): QConfig {
+  for (const [what, f] of [['activation', activation], ['weight', weight]] as const) {
+    if (f !== null && typeof f !== 'function') {
+      throw new QConfigError(`QConfig.${what} must be a factory from withArgs(...) (or null), not a module instance`);
+    }
+  }
+  return Object.freeze({ activation, weight });
+}
+
+/** The registry entries ('fake_quantize', 'lsq') so plugins and options can name them. */
+export const fakeQuantizeFactory: FakeQuantFactoryV1<FakeQuantizeOptions> = Object.freeze({
+  apiVersion: 1 as const,
+  name: 'fake_quantize',
+  description: 'observer-driven fake quantization with a straight-through gradient',
+  optionsSchema: fakeQuantizeOptionsSchema as unknown as z.ZodType<FakeQuantizeOptions, z.ZodTypeDef, unknown>,
+  create: (o?: unknown): FakeQuantV1 => new FakeQuantize((o ?? {}) as FakeQuantizeOptions),
+});
+export const lsqFactory: FakeQuantFactoryV1<FakeQuantizeOptions> = Object.freeze({
+  apiVersion: 1 as const,
+  name: 'lsq',
+  description: 'LSQ: learnable scale, initialised by the observer',
+  optionsSchema: fakeQuantizeOptionsSchema as unknown as z.ZodType<FakeQuantizeOptions, z.ZodTypeDef, unknown>,
+  create: (o?: unknown): FakeQuantV1 => new FakeQuantize({ ...((o ?? {}) as FakeQuantizeOptions), learnable: true }),
+});
+
+export function registerBuiltinFakeQuants(): void {
+  fakeQuants.register(fakeQuantizeFactory);
+  fakeQuants.register(lsqFactory);
+}
