@@ -1,0 +1,14 @@
+export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js';
+export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
+export { QatModule, weightedLayer } from './qat-module.js';
+export { type PrepareContext, type PreparePass } from './prepare-context.js';
+export {
+  REQUANTIZING_FUNCTIONS,
+  checkFloatFunctionalPass,
+  swapQatModulesPass,
+  insertActivationFakeQuantPass,
+  checkQuantStubPass,
+} from './prepare-passes.js';
+export { prepareQatFx, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
+export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
+export { setFakeQuantize } from '@qtk/fake-quant';

@@ -1,0 +1,22 @@
+import type { GraphModule, Node } from '@qtk/ir';
+import type { MarchBackendV1 } from '@qtk/spec';
+import type { QconfigResolver } from './qconfig-dict.js';
+
+/** What every prepare pass sees. Passes edit `gm` in place. */
+export interface PrepareContext {
+  readonly gm: GraphModule;
+  /** The traced model before fusion (fused nodes' `meta.fusedFrom` names its nodes). */
+  readonly source: GraphModule;
+  readonly resolver: QconfigResolver;
+  /** The selected march (getMarch()), or null: dtype checks are skipped. */
+  readonly march: MarchBackendV1 | null;
+  /** Nodes whose output is fake-quantized (QAT modules and inserted activation fake-quants). */
+  readonly quantized: Set<Node>;
+  warn(message: string): void;
+}
+
+/** One step of prepareQatFx; a hybrid partition pass plugs in as another entry. */
+export interface PreparePass {
+  readonly name: string;
+  run(ctx: PrepareContext): void;
+}

@@ -1,0 +1,175 @@
+import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
+import { FusedConvBase } from '@qtk/fusion';
+import type { GraphModule, Node } from '@qtk/ir';
+import {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  DeQuantStub,
+  ELU,
+  FloatFunctional,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  LayerNorm,
+  LeakyReLU,
+  Module,
+  QuantStub,
+  SiLU,
+  Sigmoid,
+  Softmax,
+  Tanh,
+} from '@qtk/nn';
+import { QConfigError } from '@qtk/spec';
+import { checkQconfigForMarch } from './march.js';
+import { QatModule, weightedLayer } from './qat-module.js';
+import type { PrepareContext } from './prepare-context.js';
+
+/** Functions / tensor methods whose output is a new value that needs its own activation scale. */
+export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
+  'add', 'sub', 'mul', 'div', 'cat', 'concat', 'stack', 'matmul', 'mean', 'sum', 'sigmoid', 'tanh', 'softmax',
+  'exp', 'log', 'sqrt', 'pow', 'avg_pool2d', 'adaptive_avg_pool2d', 'interpolate', 'gelu', 'silu', 'hardsigmoid',
+  'hardswish', 'layer_norm', 'linear', 'conv2d', 'batch_norm', 'elu', 'leaky_relu', 'maximum', 'minimum',
+]);
+
+/** Modules (not conv-like) whose output needs its own activation scale. */
+const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = [
+  Sigmoid, Tanh, SiLU, GELU, Hardsigmoid, Hardswish, Softmax, AvgPool2d, AdaptiveAvgPool2d, LayerNorm, ELU, LeakyReLU,
+];
+
+function moduleOf(gm: GraphModule, node: Node): Module | null {
+  if (node.op !== 'call_module') return null;
+  try {
+    return gm.getSubmodule(node.target);
+  } catch {
+    return null;
+  }
+}
+
+/** Qualified path used for qconfig lookup: the module of a call_module, else the scope that created the node. */
+function pathOf(node: Node): string {
+  return node.op === 'call_module' ? node.target : node.scope;
+}
+
+/**
+ * The module path whose qconfig a node takes: a fused module takes its conv's (the seed's fused
+ * modules keep the conv's qconfig), another call_module its own, any other node its scope's.
+ */
+export function qconfigPathOf(ctx: PrepareContext, node: Node): string {
+  const from = node.meta.fusedFrom as readonly string[] | undefined;
+  if (from) {
+    for (const name of from) {
+      const src = ctx.source.graph.node(name);
+      const m = src ? moduleOf(ctx.source, src) : null;
+      if (src && m && weightedLayer(m)) return src.target;
+    }
+  }
+  return pathOf(node);
+}
+
+/** Warns for every FloatFunctional instance called more than once (each call needs its own output scale). */
+export function checkFloatFunctionalPass(ctx: PrepareContext): void {
+  const calls = new Map<string, Node[]>();
+  for (const n of ctx.gm.graph.nodes) {
+    if (n.op === 'call_module' && moduleOf(ctx.gm, n) instanceof FloatFunctional) {
+      calls.set(n.target, [...(calls.get(n.target) ?? []), n]);
+    }
+  }
+  for (const [target, nodes] of calls) {
+    if (nodes.length > 1) {
+      ctx.warn(
+        `FloatFunctional '${target}' is called ${nodes.length} times (nodes ${nodes.map((n) => n.name).join(', ')}); ` +
+          'its calls would share one output scale: give each call its own FloatFunctional instance',
+      );
+    }
+  }
+}
+
+function createFakeQuant(factory: QConfig['activation'], overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
+  return factory ? factory(overrides) : null;
+}
+
+/** Swaps conv/linear families, fused modules, quantizing modules and stubs for their QAT forms. */
+export function swapQatModulesPass(ctx: PrepareContext): void {
+  const { gm } = ctx;
+  const done = new Map<string, Module>();
+  for (const node of gm.graph.nodes) {
+    if (node.op !== 'call_module') continue;
+    if (done.has(node.target)) continue; // a module called twice is swapped once (shared)
+    const module = moduleOf(gm, node);
+    if (!module || module instanceof FloatFunctional || module instanceof DeQuantStub) continue;
+    const w = weightedLayer(module);
+    const hints = module instanceof FusedConvBase ? [module.conv as Module] : [];
+    const qc = ctx.resolver.resolve(qconfigPathOf(ctx, node), hints);
+    if (!qc) continue;
+    let replacement: Module | null = null;
+    if (module instanceof QuantStub) {
+      const act =
+        module.scale !== null
+          ? new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: module.scale }, dtype: qc.activation?.options.dtype ?? 'qint8' })
+          : createFakeQuant(qc.activation);
+      if (act) replacement = new QatModule(module, null, act);
+    } else if (w) {
+      const weight = w.layer.weight;
+      const wfq = createFakeQuant(qc.weight, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
+      replacement = new QatModule(module, wfq, createFakeQuant(qc.activation));
+    } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
+      const act = createFakeQuant(qc.activation);
+      if (act) replacement = new QatModule(module, null, act);
+    }
+    if (!replacement) continue;
+    const q = replacement as QatModule;
+    if (ctx.march) checkQconfigForMarch(ctx.march, qconfigPathOf(ctx, node), module.constructor.name, { activation: q.activationPostProcess, weight: q.weightFakeQuant });
+    gm.addSubmodule(node.target, replacement);
+    done.set(node.target, replacement);
+    ctx.quantized.add(node);
+  }
+}
+
+/** Inserts an activation fake-quant after functional ops and FloatFunctional calls that produce new values. */
+export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
+  const { gm } = ctx;
+  const graph = gm.graph;
+  for (const node of [...graph.nodes]) {
+    let requant = false;
+    const ownerPath = pathOf(node);
+    if (node.op === 'call_function' || node.op === 'call_method') requant = REQUANTIZING_FUNCTIONS.has(node.target);
+    else if (node.op === 'call_module' && node.method !== undefined && moduleOf(gm, node) instanceof FloatFunctional) requant = true;
+    if (!requant) continue;
+    const qc = ctx.resolver.resolve(ownerPath);
+    if (!qc?.activation) continue;
+    const fq = qc.activation();
+    if (ctx.march) checkQconfigForMarch(ctx.march, `${ownerPath || '<root>'} (${node.name})`, node.target, { activation: fq, weight: null });
+    const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
+    const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));
+    node.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode });
+    ctx.quantized.add(fqNode);
+  }
+}
+
+/**
+ * Every path from a graph input to a quantized node must pass a QuantStub: otherwise the error
+ * names the input and the first quantized node it reaches.
+ */
+export function checkQuantStubPass(ctx: PrepareContext): void {
+  const { gm } = ctx;
+  for (const input of gm.graph.placeholders) {
+    const seen = new Set<Node>();
+    const stack = [...input.users];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      const m = moduleOf(gm, n);
+      const inner = m instanceof QatModule ? m.module : m;
+      if (inner instanceof QuantStub) continue;
+      if (ctx.quantized.has(n)) {
+        throw new QConfigError(
+          `graph input '${input.name}' reaches '${n.name}' (${inner?.constructor.name ?? n.target}) without passing a QuantStub; ` +
+            `add a QuantStub to the model and call it on '${input.name}' before '${n.name}'`,
+          { module: n.op === 'call_module' ? n.target : pathOf(n) || '<root>' },
+        );
+      }
+      stack.push(...n.users);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { fuseFx } from '@qtk/fusion';
+import { GraphModule, symbolicTrace } from '@qtk/ir';
+import { Module } from '@qtk/nn';
+import { InvalidArgumentError } from '@qtk/tensor';
+import { getMarch } from './march.js';
+import type { PrepareContext, PreparePass } from './prepare-context.js';
+import { checkFloatFunctionalPass, checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
+import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
+
+/**
+ * The default passes, in order. A hybrid CPU/BPU partition pass goes in with
+ * `passes: (defaults) => [...defaults.slice(0, i), partitionPass, ...defaults.slice(i)]`.
+ */
+export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
+  { name: 'check-float-functional', run: checkFloatFunctionalPass },
+  { name: 'swap-qat-modules', run: swapQatModulesPass },
+  { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
+  { name: 'check-quant-stub', run: checkQuantStubPass },
+]);
+
+export interface PrepareQatFxOptions {
+  /** Replaces or edits the pass list (fusion always runs first). */
+  passes?: readonly PreparePass[] | ((defaults: readonly PreparePass[]) => readonly PreparePass[]);
+  /** Receives warnings (default: console.warn). */
+  onWarning?: (message: string) => void;
+  /** Skip fuseFx (the model is already fused, or fusion is not wanted). */
+  fuse?: boolean;
+}
+
+/**
+ * Prepares a float model for calibration and QAT: traces it (unless it is a GraphModule), fuses
+ * (fuseFx), resolves qconfigs (global < moduleType < moduleName < module.qconfig; ops inherit the
+ * qconfig of the module that created them), swaps in QAT modules and inserts activation
+ * fake-quants. Returns a new GraphModule; parameters are shared with the input model, except
+ * where fusion absorbed a BatchNorm.
+ */
+export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: PrepareQatFxOptions = {}): GraphModule {
+  if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
+  const traced = model instanceof GraphModule ? model : symbolicTrace(model);
+  const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+  // the FloatFunctional check reads the graph before fusion absorbs any add
+  const preCtx = { gm: traced, warn } as unknown as PrepareContext;
+  const defaults = DEFAULT_PREPARE_PASSES;
+  const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
+  const ffPass = passes.find((p) => p.run === checkFloatFunctionalPass);
+  ffPass?.run(preCtx);
+  const gm = options.fuse === false ? new GraphModule(traced, traced.graph.clone().graph, { className: traced.className }) : fuseFx(traced);
+  const ctx: PrepareContext = {
+    gm,
+    source: traced,
+    resolver: new QconfigResolver(gm, qconfigDict),
+    march: getMarch(),
+    quantized: new Set(),
+    warn,
+  };
+  for (const pass of passes) if (pass !== ffPass) pass.run(ctx);
+  gm.recompile();
+  return gm;
+}

@@ -1,0 +1,69 @@
+import type { FakeQuantize } from '@qtk/fake-quant';
+import { FusedConvBase } from '@qtk/fusion';
+import { registerLeafModule } from '@qtk/ir';
+import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
+import type { Tensor } from '@qtk/tensor';
+
+/** Layers whose weight gets a fake-quant (with the per-channel axis of their weight layout). */
+const WEIGHTED: readonly [abstract new (...a: any[]) => Module, number][] = [
+  [Conv1d, 0],
+  [Conv2d, 0],
+  [Conv3d, 0],
+  [Linear, 0],
+  [ConvTranspose1d, 1],
+  [ConvTranspose2d, 1],
+];
+
+/** The layer holding the weight of a conv-family or fused module, and its weight's channel axis; null otherwise. */
+export function weightedLayer(module: Module): { layer: Module & { weight: Tensor }; chAxis: number } | null {
+  const layer = module instanceof FusedConvBase ? (module.conv as Module) : module;
+  for (const [cls, chAxis] of WEIGHTED) if (layer instanceof cls) return { layer: layer as Module & { weight: Tensor }, chAxis };
+  return null;
+}
+
+/**
+ * The QAT form of a module: the float (or fused) module run with its weight fake-quantized, and
+ * its output through an activation fake-quant (none for an "out" qconfig). Parameters are the
+ * float module's own, so training the QAT model trains them.
+ */
+export class QatModule extends Module {
+  readonly module: Module;
+  readonly weightFakeQuant: FakeQuantize | null;
+  readonly activationPostProcess: FakeQuantize | null;
+
+  constructor(module: Module, weightFakeQuant: FakeQuantize | null, activationPostProcess: FakeQuantize | null) {
+    super();
+    this.module = module;
+    this.weightFakeQuant = weightFakeQuant;
+    this.activationPostProcess = activationPostProcess;
+    this.training = module.training;
+  }
+
+  forward(...args: Tensor[]): Tensor {
+    let y: Tensor;
+    const w = this.weightFakeQuant ? weightedLayer(this.module) : null;
+    if (w && this.weightFakeQuant) {
+      // run the layer's own forward with `weight` shadowed by its fake-quantized value
+      const wq = this.weightFakeQuant.call(w.layer.weight);
+      const layer = Object.create(w.layer) as Module;
+      Object.defineProperty(layer, 'weight', { value: wq, enumerable: true });
+      const runLayer = (x: Tensor) => (w.layer.forward as (x: Tensor) => Tensor).call(layer, x);
+      if (this.module instanceof FusedConvBase) {
+        const fused = Object.create(this.module) as FusedConvBase;
+        Object.defineProperty(fused, 'conv', { value: { call: runLayer }, enumerable: true });
+        y = (this.module.forward as (...a: Tensor[]) => Tensor).apply(fused, args);
+      } else {
+        y = runLayer(args[0]!);
+      }
+    } else {
+      y = (this.module as unknown as { call(...a: Tensor[]): Tensor }).call(...args);
+    }
+    return this.activationPostProcess ? this.activationPostProcess.call(y) : y;
+  }
+
+  override extraRepr(): string {
+    return `${this.module.constructor.name}${this.weightFakeQuant ? ', weight fake-quant' : ''}${this.activationPostProcess ? '' : ', no activation fake-quant'}`;
+  }
+}
+
+registerLeafModule(QatModule);

@@ -1,0 +1,85 @@
+import type { QConfig } from '@qtk/fake-quant';
+import type { Module } from '@qtk/nn';
+import { QConfigError } from '@qtk/spec';
+
+type ModuleClass = abstract new (...args: any[]) => Module;
+
+/**
+ * Which qconfig applies where (the seed's qconfig_dict, camelCase). Precedence, lowest first:
+ * `global` < `moduleType` < `moduleName` < a module's own `qconfig` property; a name or an own
+ * qconfig covers the module's children too. null means "not quantized".
+ */
+export interface QConfigDict {
+  global?: QConfig | null;
+  /** [class, qconfig] pairs; a module matches its class or a superclass. */
+  moduleType?: readonly (readonly [ModuleClass, QConfig | null])[];
+  /** Qualified module name ('layer1.conv1') → qconfig. */
+  moduleName?: Readonly<Record<string, QConfig | null>>;
+}
+
+function isQConfig(q: unknown): q is QConfig {
+  return q !== null && typeof q === 'object' && 'activation' in q && 'weight' in q;
+}
+
+/** Validates a qconfig dict at the boundary. */
+export function checkQconfigDict(dict: QConfigDict): void {
+  if (dict === null || typeof dict !== 'object') throw new QConfigError('prepareQatFx: qconfigDict must be an object { global, moduleType, moduleName }');
+  const known = new Set(['global', 'moduleType', 'moduleName']);
+  for (const k of Object.keys(dict)) {
+    if (!known.has(k)) throw new QConfigError(`qconfigDict: unknown key '${k}' (expected global, moduleType, moduleName)`);
+  }
+  if (dict.global !== undefined && dict.global !== null && !isQConfig(dict.global)) throw new QConfigError('qconfigDict.global must be a QConfig or null');
+  for (const [i, e] of (dict.moduleType ?? []).entries()) {
+    if (!Array.isArray(e) || typeof e[0] !== 'function' || (e[1] !== null && !isQConfig(e[1]))) {
+      throw new QConfigError(`qconfigDict.moduleType[${i}] must be [ModuleClass, QConfig | null]`);
+    }
+  }
+  for (const [name, q] of Object.entries(dict.moduleName ?? {})) {
+    if (q !== null && !isQConfig(q)) throw new QConfigError(`qconfigDict.moduleName['${name}'] must be a QConfig or null`);
+  }
+}
+
+/**
+ * Resolves qconfigs by module path. From the module up to the root, the first level with an own
+ * `qconfig` property or a `moduleName` entry decides (own property first at each level, so the
+ * nearer, more specific setting wins and a parent's name covers its children, as torch's
+ * module-name prefixes do); without one, a `moduleType` match of the module; else `global`.
+ */
+export class QconfigResolver {
+  constructor(
+    private readonly root: Module,
+    private readonly dict: QConfigDict,
+  ) {
+    checkQconfigDict(dict);
+  }
+
+  /** The qconfig of the module at `path` ('' = root). `typeHints` are extra modules whose types match (a fused module's conv). */
+  resolve(path: string, typeHints: readonly Module[] = []): QConfig | null {
+    const parts = path === '' ? [] : path.split('.');
+    for (let k = parts.length; k >= 0; k--) {
+      const p = parts.slice(0, k).join('.');
+      const m = this.moduleAt(p);
+      const own = m ? (m as unknown as { qconfig?: QConfig | null }).qconfig : undefined;
+      if (own !== undefined) {
+        if (own !== null && !isQConfig(own)) throw new QConfigError('module.qconfig must be a QConfig or null', { module: p || '<root>' });
+        return own;
+      }
+      if (this.dict.moduleName && Object.hasOwn(this.dict.moduleName, p)) return this.dict.moduleName[p]!;
+    }
+    const module = this.moduleAt(path);
+    let q: QConfig | null = this.dict.global ?? null;
+    for (const [cls, qc] of this.dict.moduleType ?? []) {
+      if ((module && module instanceof cls) || typeHints.some((m) => m instanceof cls)) q = qc;
+    }
+    return q;
+  }
+
+  private moduleAt(path: string): Module | null {
+    if (path === '') return this.root;
+    try {
+      return this.root.getSubmodule(path);
+    } catch {
+      return null;
+    }
+  }
+}
