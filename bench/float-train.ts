@@ -23,10 +23,11 @@ export function benchFloatTrainStep({ steps }: { steps: number }): number {
 }
 
 /** The float protocol: 8 epochs on the full training set, then test accuracy. */
-export async function benchFloatAccuracy(dir: string): Promise<number> {
+export async function benchFloatAccuracy(dir: string, onTrained?: (model: ReferenceNet) => void): Promise<number> {
   const train = loadDataset(dir, 'train');
   const test = loadDataset(dir, 'test');
   const model = new ReferenceNet({ generator: new Generator(0) });
   trainFloat(model, train, { epochs: 8, lr: 0.05, seed: 0, progress: true });
+  onTrained?.(model);
   return evaluate(model, test, { progress: true });
 }

@@ -1,8 +1,10 @@
-// `pnpm bench [--quick] [--data DIR] [--json FILE]`: runs the benchmark protocols of
+// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE]`: runs the benchmark protocols of
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
 // exist yet are left out.
 import { availableParallelism } from 'node:os';
-import { writeFileSync, renameSync } from 'node:fs';
+import { existsSync, writeFileSync, renameSync } from 'node:fs';
+import type { Module } from '@qtk/nn';
+import { benchCalibration, loadReferenceNet } from './calibration.js';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
@@ -13,6 +15,8 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     data: { type: 'string' },
     json: { type: 'string' },
+    // float weights of the reference network for calibration (default: runs/float-8ep.qtk when present)
+    'float-weights': { type: 'string' },
   },
 });
 
@@ -33,13 +37,31 @@ log(
 );
 
 const dataDir = resolveFullData(values.data);
+const accuracy: Record<string, unknown> = {};
+let floatModel: Module | null = null;
 if (dataDir && !quick) {
   log(`float protocol on ${dataDir}: 8 epochs`);
-  const acc = await benchFloatAccuracy(dataDir);
-  result.accuracy = { float: round(acc, 4) };
+  const acc = await benchFloatAccuracy(dataDir, (m) => (floatModel = m));
+  accuracy.float = round(acc, 4);
 } else {
   log(quick ? 'quick run: float accuracy protocol skipped' : 'no Fashion-MNIST found (pass --data DIR): float accuracy skipped');
 }
+
+const weightsPath = values['float-weights'] ?? (existsSync('runs/float-8ep.qtk') ? 'runs/float-8ep.qtk' : undefined);
+if (weightsPath && !floatModel) {
+  log(`float weights for calibration: ${weightsPath}`);
+  floatModel = loadReferenceNet(weightsPath);
+}
+if (dataDir && floatModel) {
+  const testLimit = quick ? 2000 : undefined;
+  log(`calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`);
+  const calib = benchCalibration(floatModel, dataDir, { testLimit, log });
+  result.calib_1024_s = Object.fromEntries(Object.entries(calib.calib_1024_s).map(([k, v]) => [k, round(v, 3)]));
+  accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
+} else {
+  log('calibration protocol skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)');
+}
+if (Object.keys(accuracy).length) result.accuracy = accuracy;
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;
