@@ -16,6 +16,7 @@ import {
 import { defineCapabilities, marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { add, cat, Generator, noGrad, randn, tensor, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
+import { symbolicTrace } from '@qtk/ir';
 import { calibrate, prepareQatFx, QatModule, resetMarch, setMarch, startQat } from './index.js';
 
 const g = new Generator(11);
@@ -119,6 +120,14 @@ describe('prepareQatFx', () => {
       losses.push(loss.item());
     }
     expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.7);
+  });
+
+  it('a prepared model retraces (QatModule and FakeQuantize are trace leaves) and runs the same', () => {
+    const qat = prepareQatFx(new Net().eval(), { global: defaultQatQconfig });
+    calibrate(qat, batches(2, 4));
+    const again = symbolicTrace(qat);
+    const x = batches(1, 5)[0]!;
+    expect((noGrad(() => again.call(x)) as Tensor).toArray()).toEqual((noGrad(() => qat.call(x)) as Tensor).toArray());
   });
 });
 

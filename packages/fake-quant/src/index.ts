@@ -1,4 +1,6 @@
 import '@qtk/observers';
+import { registerLeafModule } from '@qtk/ir';
+import { FakeQuantize } from './fake-quantize.js';
 import { registerBuiltinFakeQuants } from './qconfig.js';
 
 export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
@@ -18,3 +20,5 @@ export {
 export { setFakeQuantize, namedFakeQuants } from './set-fake-quantize.js';
 
 registerBuiltinFakeQuants();
+// an observer cannot run on trace proxies: fake-quants stay call_module nodes when a prepared model is retraced
+registerLeafModule(FakeQuantize);
