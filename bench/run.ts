@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { existsSync, writeFileSync, renameSync } from 'node:fs';
 import type { Module } from '@qtk/nn';
 import { benchCalibration, loadReferenceNet } from './calibration.js';
+import { benchQat } from './qat.js';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
@@ -58,8 +59,12 @@ if (dataDir && floatModel) {
   const calib = benchCalibration(floatModel, dataDir, { testLimit, log });
   result.calib_1024_s = Object.fromEntries(Object.entries(calib.calib_1024_s).map(([k, v]) => [k, round(v, 3)]));
   accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
+  log(quick ? 'QAT step time (10 steps)' : 'QAT protocol: 1 epoch from the calibrated float weights');
+  const qat = benchQat(floatModel, dataDir, { maxSteps: quick ? 10 : undefined, evaluateAccuracy: !quick, log });
+  result.qat_train_step_ms = round(qat.stepMs, 2);
+  if (qat.accuracy !== null) accuracy.qat = round(qat.accuracy, 4);
 } else {
-  log('calibration protocol skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)');
+  log('calibration and QAT protocols skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)');
 }
 if (Object.keys(accuracy).length) result.accuracy = accuracy;
 
