@@ -1,8 +1,9 @@
-import { defaultQatQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, FakeQuantize, getDefaultQconfig, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
+import { defaultLsqQconfig, defaultQatQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, FakeQuantize, getDefaultQconfig, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
 import {
   AdaptiveAvgPool2d,
   BatchNorm2d,
   Conv2d,
+  ConvTranspose2d,
   DeQuantStub,
   FloatFunctional,
   Flatten,
@@ -128,6 +129,41 @@ describe('prepareQatFx', () => {
     const again = symbolicTrace(qat);
     const x = batches(1, 5)[0]!;
     expect((noGrad(() => again.call(x)) as Tensor).toArray()).toEqual((noGrad(() => qat.call(x)) as Tensor).toArray());
+  });
+});
+
+describe('QAT module details', () => {
+  it('a QuantStub with a scale gets a fixed-scale fake-quant; LSQ qconfigs give learnable scales', () => {
+    class Stubbed extends Module {
+      readonly quant = new QuantStub({ scale: 1 / 128 });
+      readonly conv = new Conv2d(1, 2, 3, { generator: g });
+      forward(x: Tensor): Tensor {
+        return this.conv.call(this.quant.call(x));
+      }
+    }
+    const qat = prepareQatFx(new Stubbed(), { global: defaultLsqQconfig });
+    const stub = (qat.getSubmodule('quant') as QatModule).activationPostProcess!;
+    expect(stub.observer.name).toBe('fixed_scale');
+    expect(stub.calculateQparams().scale[0]).toBe(Math.fround(1 / 128));
+    expect(stub.forward(tensor([0.5, 2])).toArray()).toEqual([0.5, 127 / 128]);
+    const conv = qat.getSubmodule('conv') as QatModule;
+    expect(conv.weightFakeQuant!.kind).toBe('lsq');
+    expect(qat.parameters()).toContain(conv.weightFakeQuant!.scale);
+  });
+
+  it('transposed convs quantize weights per channel on axis 1', () => {
+    class Up extends Module {
+      readonly quant = new QuantStub();
+      readonly up = new ConvTranspose2d(2, 5, 2, { stride: 2, generator: g });
+      forward(x: Tensor): Tensor {
+        return this.up.call(this.quant.call(x));
+      }
+    }
+    const qat = prepareQatFx(new Up(), { global: defaultQatQconfig });
+    const w = (qat.getSubmodule('up') as QatModule).weightFakeQuant!;
+    expect(w.options.chAxis).toBe(1);
+    expect(w.scale.shape).toEqual([5]);
+    expect((qat.call(randn([1, 2, 3, 3])) as Tensor).shape).toEqual([1, 5, 6, 6]);
   });
 });
 
