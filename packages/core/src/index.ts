@@ -9,6 +9,6 @@ export {
   insertActivationFakeQuantPass,
   checkQuantStubPass,
 } from './prepare-passes.js';
-export { prepareQatFx, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
+export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
 export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';

@@ -209,6 +209,10 @@ describe('errors and warnings', () => {
       }
     }
     expect(() => prepareQatFx(new NoStub(), { global: defaultQatQconfig })).toThrow(/graph input 'x' reaches 'conv' \(Conv2d\) without passing a QuantStub/);
+    // graphs without stubs (ONNX imports) can ask for them
+    const qat = prepareQatFx(symbolicTrace(new NoStub()), { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 } });
+    expect(qat.graph.nodes.map((n) => n.target).slice(0, 3)).toEqual(['x', '_generated_quant_stub_0', 'conv']);
+    expect((qat.getSubmodule('_generated_quant_stub_0') as QatModule).activationPostProcess!.observer.name).toBe('fixed_scale');
   });
 
   it('a FloatFunctional called twice gets a warning naming it', () => {

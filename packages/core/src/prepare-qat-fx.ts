@@ -1,6 +1,6 @@
 import { fuseFx } from '@qtk/fusion';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
-import { Module } from '@qtk/nn';
+import { Module, QuantStub } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
@@ -25,6 +25,24 @@ export interface PrepareQatFxOptions {
   onWarning?: (message: string) => void;
   /** Skip fuseFx (the model is already fused, or fusion is not wanted). */
   fuse?: boolean;
+  /**
+   * Put a QuantStub after every graph input (for graphs without one, e.g. ONNX imports); with a
+   * `scale`, a fixed-scale stub (1/128 suits inputs in [-1, 1]).
+   */
+  inputQuantStubs?: boolean | { scale?: number };
+}
+
+/** Inserts `_generated_quant_stub_<k>` QuantStub calls after each placeholder; returns their names. */
+export function insertInputQuantStubs(gm: GraphModule, scale?: number): string[] {
+  const graph = gm.graph;
+  const names: string[] = [];
+  for (const input of graph.placeholders) {
+    const name = gm.addGeneratedSubmodule('quant_stub', new QuantStub(scale !== undefined ? { scale } : {}));
+    const stub = graph.insertingAfter(input, () => graph.callModule(name, [input]));
+    input.replaceAllUsesWith(stub, { filter: (u) => u !== stub });
+    names.push(name);
+  }
+  return names;
 }
 
 /**
@@ -45,6 +63,9 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
   const ffPass = passes.find((p) => p.run === checkFloatFunctionalPass);
   ffPass?.run(preCtx);
   const gm = options.fuse === false ? new GraphModule(traced, traced.graph.clone().graph, { className: traced.className }) : fuseFx(traced);
+  if (options.inputQuantStubs) {
+    insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
+  }
   const ctx: PrepareContext = {
     gm,
     source: traced,
