@@ -1,4 +1,5 @@
-// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE]`: runs the benchmark protocols of
+// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE]` (with --float-weights the 8-epoch float
+// training is skipped and those weights are evaluated instead): runs the benchmark protocols of
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
 // exist yet are left out.
 import { availableParallelism } from 'node:os';
@@ -9,7 +10,7 @@ import { benchQat } from './qat.js';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
-import { resolveFullData } from '@qtk/examples';
+import { evaluate, loadDataset, resolveFullData } from '@qtk/examples';
 
 const { values } = parseArgs({
   options: {
@@ -40,7 +41,13 @@ log(
 const dataDir = resolveFullData(values.data);
 const accuracy: Record<string, unknown> = {};
 let floatModel: Module | null = null;
-if (dataDir && !quick) {
+const givenWeights = values['float-weights'];
+if (dataDir && !quick && givenWeights) {
+  // Weights already trained by the float protocol (`pnpm train-float --data DIR`): evaluate them instead of retraining.
+  log(`float protocol skipped: evaluating the given float weights ${givenWeights} on ${dataDir}`);
+  floatModel = loadReferenceNet(givenWeights);
+  accuracy.float = round(evaluate(floatModel, loadDataset(dataDir, 'test')), 4);
+} else if (dataDir && !quick) {
   log(`float protocol on ${dataDir}: 8 epochs`);
   const acc = await benchFloatAccuracy(dataDir, (m) => (floatModel = m));
   accuracy.float = round(acc, 4);
