@@ -19,7 +19,7 @@ export function benchQat(
   const model = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
   calibrate(model, calibrationBatches(train, 1024));
   startQat(model);
-  const r = trainFloat(model, train, { epochs: 1, lr: 1e-3, seed: 0, maxSteps: options.maxSteps, progress: options.evaluateAccuracy });
+  const r = trainFloat(model, train, { epochs: 1, lr: 1e-3, seed: 0, maxSteps: options.maxSteps, progress: options.evaluateAccuracy, label: 'QAT train' });
   options.log?.(`QAT: ${r.steps} steps, ${r.meanStepMs.toFixed(1)} ms per step, final loss ${r.finalLoss.toFixed(4)}`);
   if (!options.evaluateAccuracy) return { stepMs: r.meanStepMs, accuracy: null };
   setFakeQuantize(model, 'VALIDATION');

@@ -19,6 +19,8 @@ export interface FloatTrainOptions {
   /** Stop after this many steps (benchmarks); the cosine schedule still spans the whole run. */
   maxSteps?: number;
   progress?: boolean;
+  /** Label of the progress bar (default 'float train'). */
+  label?: string;
   /** Called after each epoch with its index and mean training loss. */
   onEpoch?: (epoch: number, meanLoss: number) => void;
 }
@@ -46,7 +48,7 @@ export function trainFloat(model: Module, data: Dataset, options: FloatTrainOpti
   const schedule = new CosineAnnealingLR(optimizer, { tMax: Math.max(1, totalSteps) });
   const gen = new Generator(options.seed ?? 0);
   const limit = Math.min(totalSteps, options.maxSteps ?? Infinity);
-  const bar = new ProgressBar({ total: limit, label: 'float train', enabled: options.progress });
+  const bar = new ProgressBar({ total: limit, label: options.label ?? 'float train', enabled: options.progress });
   let steps = 0;
   let lastLoss = NaN;
   const t0 = performance.now();
