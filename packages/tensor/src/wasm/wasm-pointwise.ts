@@ -80,6 +80,20 @@ export function createWasmPointwise(exports: PointwiseExports, arena: Arena): Wa
     return out;
   };
 
+  /** Stages two equal-length operands, runs `kernel(a, b, out, from, to)` and copies the result out. */
+  const binary = (
+    a: Float32Array,
+    b: Float32Array,
+    kernel: (ap: number, bp: number, op: number, from: number, to: number) => void,
+  ): Float32Array => {
+    const { at, heap } = stage(a.length, a.length, a.length);
+    const [ap, bp, op] = at as [number, number, number];
+    heap.set(a, ap >>> 2);
+    heap.set(b, bp >>> 2);
+    kernel(ap, bp, op, 0, a.length);
+    return copyOut(heap, op, a.length);
+  };
+
   return {
     bnForward(a) {
       const len = a.x.length;
@@ -126,21 +140,11 @@ export function createWasmPointwise(exports: PointwiseExports, arena: Arena): Wa
     },
 
     reluBackward(y, g) {
-      const { at, heap } = stage(y.length, y.length, y.length);
-      const [yp, gp, dp] = at as [number, number, number];
-      heap.set(y, yp >>> 2);
-      heap.set(g, gp >>> 2);
-      exports.reluBackward(yp, gp, dp, 0, y.length);
-      return copyOut(heap, dp, y.length);
+      return binary(y, g, exports.reluBackward);
     },
 
     add(a, b) {
-      const { at, heap } = stage(a.length, a.length, a.length);
-      const [ap, bp, op] = at as [number, number, number];
-      heap.set(a, ap >>> 2);
-      heap.set(b, bp >>> 2);
-      exports.addSame(ap, bp, op, 0, a.length);
-      return copyOut(heap, op, a.length);
+      return binary(a, b, exports.addSame);
     },
   };
 }
