@@ -12,3 +12,5 @@ export {
 export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
 export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
+export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
+export { setPreserveQatMode, isPreserveQatMode } from './preserve-qat-mode.js';

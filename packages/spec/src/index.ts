@@ -55,6 +55,7 @@ export {
   type CapabilityTable,
   type CapabilityTableInput,
   type ConvertNodeContext,
+  type ConvertedNode,
   type MarchHooksV1,
   type MarchBackendV1,
   type OpSupport,

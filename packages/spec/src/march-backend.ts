@@ -1,9 +1,11 @@
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
+import type { Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { QConfigError } from './errors.js';
 import { parseOptions } from './options.js';
 import type { QParams } from './observer.js';
+import type { RoundingMode } from './fake-quant.js';
 import { quantDTypeSchema, type QuantDType } from './quant-dtype.js';
 
 const scalar = z.union([z.number(), z.string(), z.boolean()]);
@@ -67,23 +69,48 @@ export type CapabilityTableInput = z.input<typeof capabilityTableSchema>;
 export interface ConvertNodeContext {
   readonly march: string;
   readonly node: Node;
-  /** The QAT / float module of a call_module node, null for functions and methods. */
+  /**
+   * The float (or fused) module of a call_module node, with its QAT wrapper removed; for a
+   * FloatFunctional call the FloatFunctional (`node.method` names the method); null for functions
+   * and tensor methods (`node.target` names them, `node.args` holds the constant arguments).
+   */
   readonly module: Module | null;
-  readonly inputQparams: readonly (QParams | null)[];
-  /** Null for a high-precision (no activation fake-quant) output. */
+  /** The QAT module's weight (BN already folded) and its fake-quant's qparams; null when there is none. */
+  readonly weight: { readonly value: Tensor; readonly qparams: QParams } | null;
+  /** The qparams of the quantized value a node argument carries in the converted model; null for a float value. */
+  qparamsOf(arg: Node): QParams | null;
+  /** The qparams of this node's activation fake-quant; null when it has none (pass-through ops, high-precision outputs). */
   readonly outputQparams: QParams | null;
+  /** The rounding R of real numbers (march-semantics.md §0). */
+  readonly rounding: RoundingMode;
   /** Conversion warnings (saturating multipliers, ...) go here. */
   warn(message: string): void;
+}
+
+/** A fixed-point replacement: the module run in place of the node, and the qparams of what it outputs. */
+export interface ConvertedNode {
+  /** Called with the node's own arguments (quantized values arrive as the fixed-point tensors of the march). */
+  readonly module: Module;
+  /** Qparams of the output; null when the output is a float tensor (a DeQuantStub). */
+  readonly outputQparams: QParams | null;
 }
 
 /** Hooks conversion calls; each is optional, the capability table drives everything else. */
 export interface MarchHooksV1 {
   /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
   checkQConfig?(ctx: { module: string; moduleType: string; activationDtype: QuantDType | null; weightDtype: QuantDType | null }): void;
-  /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`). */
+  /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`); may edit the graph of the copy it is given. */
   prepareConvert?(gm: GraphModule): GraphModule | void;
-  /** The fixed-point module replacing a node, or undefined when this march has no rule for it. */
-  convertNode?(ctx: ConvertNodeContext): Module | undefined;
+  /**
+   * The fixed-point replacement of a node whose inputs include a quantized value (or a QuantStub);
+   * undefined when the march has no rule for it. Throw UnsupportedOpError for an op the table
+   * rejects (dtype, attributes); convert collects these and reports every node at once.
+   */
+  convertNode?(ctx: ConvertNodeContext): ConvertedNode | undefined;
+  /** Qparams of a preserved QAT module's float output quantized back into the fixed-point model. */
+  quantizeNode?(ctx: { march: string; qparams: QParams; rounding: RoundingMode }): Module;
+  /** The module turning a quantized value back into float (in front of a preserved QAT module). */
+  dequantizeNode?(ctx: { march: string }): Module;
 }
 
 /** A march backend: an id, a capability table as data, and conversion hooks. */

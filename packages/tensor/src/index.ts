@@ -41,7 +41,7 @@ export { type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-t
 export { erfc, type GeluApproximate } from './ops/activations.js';
 export { type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
 export { type SliceSpec } from './ops/shape-ops.js';
-export { poolOutSize, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
+export { poolOutSize, forEachAvgWindow, type AvgPoolAttrs, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
 export { type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
 export { type PadMode } from './ops/pad.js';
 export { type BatchNormOptions } from './ops/batch-norm.js';

@@ -104,7 +104,7 @@ export interface AvgPoolAttrs {
 }
 
 /** Visits every pooling window with its clipped bounds and divisor (PyTorch's avg_pool2d rules). */
-function forEachAvgWindow(
+export function forEachAvgWindow(
   H: number,
   W: number,
   a: AvgPoolAttrs,

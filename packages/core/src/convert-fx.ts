@@ -1,0 +1,220 @@
+import { FakeQuantize, getDefaultRounding, setFakeQuantize } from '@qtk/fake-quant';
+import { Dequantize, Quantize } from '@qtk/fixed-point';
+import { GraphModule, type Node } from '@qtk/ir';
+import { deepCopy, Module } from '@qtk/nn';
+import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type QParams, type RoundingMode } from '@qtk/spec';
+import { InvalidArgumentError } from '@qtk/tensor';
+import { getMarch } from './march.js';
+import { isPreserveQatMode } from './preserve-qat-mode.js';
+import { QatModule, weightedLayer } from './qat-module.js';
+
+export interface ConvertFxOptions {
+  /** The march (registered id or backend); default: the one chosen with setMarch. */
+  march?: string | MarchBackendV1;
+  /** Receives conversion warnings (default: console.warn). */
+  onWarning?: (message: string) => void;
+  /** Rounding of real numbers; default: the fake-quant default (half_up unless changed). */
+  rounding?: RoundingMode;
+}
+
+/** Every node a march could not convert, reported at once. */
+export class ConversionError extends QtkError {
+  readonly failures: readonly UnsupportedOpError[];
+  constructor(march: string, failures: readonly UnsupportedOpError[]) {
+    super(
+      'E_CONVERSION',
+      `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
+        'keep these on the CPU with hybrid mode or setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.',
+      { cause: failures[0] },
+    );
+    this.failures = failures;
+  }
+}
+
+function reasonOf(e: UnsupportedOpError): string {
+  const m = /\(([^)]*)\);/.exec(e.message);
+  return m ? ` (${m[1]})` : '';
+}
+
+function resolveMarch(m: ConvertFxOptions['march']): MarchBackendV1 {
+  if (m === undefined) {
+    const current = getMarch();
+    if (!current) throw new QConfigError("convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting");
+    return current;
+  }
+  return typeof m === 'string' ? marches.get(m) : m;
+}
+
+function moduleAt(gm: GraphModule, node: Node): Module | null {
+  if (node.op !== 'call_module') return null;
+  try {
+    return gm.getSubmodule(node.target);
+  } catch {
+    return null;
+  }
+}
+
+/** An inserted activation fake-quant: a bare FakeQuantize called on one value. */
+function isActivationFakeQuant(gm: GraphModule, node: Node): boolean {
+  return node.op === 'call_module' && node.method === undefined && moduleAt(gm, node) instanceof FakeQuantize;
+}
+
+function opLabel(node: Node, module: Module | null): string {
+  if (module) return node.method ? `${module.constructor.name}.${node.method}` : module.constructor.name;
+  return node.op === 'call_method' ? `Tensor.${node.target}` : node.target;
+}
+
+/**
+ * Converts a prepared (QAT or calibrated) GraphModule into the fixed-point model of a march: every
+ * value between a QuantStub and a DeQuantStub becomes the march's quantized tensor, and every op
+ * on one is replaced by the march's integer module (march.hooks.convertNode), with the qparams its
+ * fake-quants observed. Activation fake-quants are absorbed into the op before them. Float parts
+ * (before QuantStubs, after DeQuantStubs) are copied unchanged. Modules marked with
+ * setPreserveQatMode stay QAT modules between a dequantize and a quantize. The QAT model is not
+ * modified. Every node the march cannot convert is reported at once in a ConversionError.
+ */
+export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {}): GraphModule {
+  if (!(qatModel instanceof GraphModule)) throw new InvalidArgumentError('convertFx: expected the GraphModule returned by prepareQatFx');
+  const march = resolveMarch(options.march);
+  const convertNode = march.hooks.convertNode;
+  if (!convertNode) throw new InvalidArgumentError(`convertFx: march '${march.id}' has no convertNode hook, so it cannot convert models`);
+  const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+  const rounding = options.rounding ?? getDefaultRounding();
+
+  const { graph } = qatModel.graph.clone();
+  const out = new GraphModule(new EmptyRoot(), graph, { className: `${qatModel.className}FixedPoint` });
+  out.training = false;
+  march.hooks.prepareConvert?.(out);
+  const source = (node: Node): Module | null => {
+    if (node.op !== 'call_module') return null;
+    try {
+      return qatModel.getSubmodule(node.target);
+    } catch {
+      return null;
+    }
+  };
+  // call_module nodes still point at the QAT model's modules until rewritten
+  const moduleOf = (node: Node) => source(node);
+
+  const qparams = new Map<Node, QParams>();
+  const failures: UnsupportedOpError[] = [];
+  const copied = new Map<Module, Module>();
+  const copyOf = (m: Module): Module => {
+    let c = copied.get(m);
+    if (!c) {
+      c = deepCopy(m);
+      c.eval();
+      setFakeQuantize(c, 'VALIDATION');
+      copied.set(m, c);
+    }
+    return c;
+  };
+  const place = (node: Node, name: string, module: Module, args = node.args, kwargs = node.kwargs): Node => {
+    out.addSubmodule(name, module);
+    const created = graph.insertingBefore(node, () => graph.callModule(name, args, kwargs));
+    created.meta = { ...node.meta, convertedFrom: node.name };
+    node.replaceAllUsesWith(created);
+    const name0 = node.name;
+    graph.eraseNode(node);
+    created.name = name0;
+    return created;
+  };
+  const nameFor = (node: Node) => (node.op === 'call_module' ? node.target : `_fixed_${node.name}`);
+
+  for (const node of [...graph.nodes]) {
+    if (node.op === 'placeholder' || node.op === 'output') continue;
+    if (node.op === 'get_attr') {
+      continue;
+    }
+    const module = moduleOf(node);
+    const qat = module instanceof QatModule ? module : null;
+    const inner = qat ? qat.module : module;
+    const quantizedInputs = node.inputNodes.filter((n) => qparams.has(n));
+    const isQuantStub = inner !== null && inner.constructor.name === 'QuantStub';
+
+    if (module && isActivationFakeQuant(qatModel, node) && node.args.length === 1) {
+      const input = node.inputNodes[0]!;
+      if (qparams.has(input)) {
+        // absorbed into its producer, which was converted with these qparams
+        node.replaceAllUsesWith(input);
+        graph.eraseNode(node);
+        continue;
+      }
+    }
+    if (!isQuantStub && quantizedInputs.length === 0) {
+      // float region: copy the module (the converted model must not share state with the QAT model)
+      if (module) out.addSubmodule(node.target, copyOf(module));
+      continue;
+    }
+    if (module && isPreserveQatMode(module)) {
+      const created = preserve(node, module);
+      if (created) continue;
+    }
+
+    // the activation fake-quant after this node (inserted by prepare), if any
+    const users = [...node.users];
+    const fqUser = users.length === 1 && isActivationFakeQuant(qatModel, users[0]!) ? users[0]! : null;
+    const fq = qat?.activationPostProcess ?? (fqUser ? (moduleOf(fqUser) as FakeQuantize) : null);
+    const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
+    const ctx: ConvertNodeContext = {
+      march: march.id,
+      node,
+      module: inner,
+      weight: w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+      qparamsOf: (arg: Node) => qparams.get(arg) ?? null,
+      outputQparams: fq ? fq.calculateQparams() : null,
+      rounding,
+      warn: (m) => warn(`${node.name}: ${m}`),
+    };
+    let converted;
+    try {
+      converted = convertNode.call(march.hooks, ctx);
+    } catch (e) {
+      if (e instanceof UnsupportedOpError) {
+        failures.push(e);
+        continue;
+      }
+      throw e;
+    }
+    if (!converted) {
+      failures.push(new UnsupportedOpError({ op: opLabel(node, inner), node: node.name, march: march.id, reason: 'the march has no conversion rule for it' }));
+      continue;
+    }
+    const created = place(node, nameFor(node), converted.module);
+    if (converted.outputQparams) qparams.set(created, converted.outputQparams);
+  }
+  if (failures.length) throw new ConversionError(march.id, failures);
+  graph.eliminateDeadCode();
+  graph.validate();
+  out.recompile();
+  return out;
+
+  /** Dequantize → the QAT module (copied, VALIDATION) → quantize with its activation qparams. */
+  function preserve(node: Node, module: Module): Node | null {
+    const qat = module instanceof QatModule ? module : null;
+    const args = node.args.map((a) => {
+      if (typeof a !== 'object' || a === null || !('op' in (a as object)) || !qparams.has(a as Node)) return a;
+      const dq = march.hooks.dequantizeNode?.({ march: march.id }) ?? new Dequantize();
+      const name = out.addGeneratedSubmodule('dequantize', dq);
+      return graph.insertingBefore(node, () => graph.callModule(name, [a]));
+    });
+    const copy = copyOf(module);
+    const fq = qat?.activationPostProcess ?? null;
+    const created = place(node, node.target, copy, args);
+    if (!fq) return created;
+    const qp = fq.calculateQparams();
+    const q = march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding);
+    const name = out.addGeneratedSubmodule('quantize', q);
+    const qNode = graph.insertingAfter(created, () => graph.callModule(name, [created]));
+    created.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
+    qparams.set(qNode, qp);
+    return created;
+  }
+}
+
+/** The converted model starts without children; convert adds each module it needs. */
+class EmptyRoot extends Module {
+  forward(): never {
+    throw new InvalidArgumentError('EmptyRoot has no forward');
+  }
+}

@@ -1,0 +1,126 @@
+import { FusedConvBase } from '@qtk/fusion';
+import type { Node } from '@qtk/ir';
+import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, type Module } from '@qtk/nn';
+import { InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
+import { planSumin } from '../bias.js';
+import { rhu, roundReal, sat } from '../integer-math.js';
+import { FixedConv, type FixedConvKind } from '../modules/fixed-conv.js';
+import { isModule, opNameOf, type ConvertRule } from './march-converter.js';
+
+type Layer = Module & { weight: Tensor; bias?: Tensor | null };
+
+function layerOf(ctx: ConvertNodeContext): { layer: Layer; fused: FusedConvBase | null } {
+  const m = ctx.module!;
+  return m instanceof FusedConvBase ? { layer: m.conv as Layer, fused: m } : { layer: m as Layer, fused: null };
+}
+
+function kindOf(layer: Module): FixedConvKind {
+  if (layer instanceof Linear) return 'linear';
+  if (layer instanceof ConvTranspose1d || layer instanceof ConvTranspose2d) return 'conv_transpose';
+  return 'conv';
+}
+
+/** Weights to int8 per output channel: `w_q = sat(R(w / s_w[c]), qint8)` (axis 0, or 1 for conv-transpose). */
+export function quantizeWeight(w: Tensor, qparams: QParams, chAxis: number, rounding: ConvertNodeContext['rounding']): Tensor {
+  const v = w.values();
+  const shape = w.shape;
+  let inner = 1;
+  for (let d = chAxis + 1; d < shape.length; d++) inner *= shape[d]!;
+  const channels = shape[chAxis]!;
+  const s = qparams.scale;
+  if (s.length !== 1 && s.length !== channels) {
+    throw new InvalidArgumentError(`quantizeWeight: ${s.length} weight scales for ${channels} channels along axis ${chAxis}`);
+  }
+  const q = new Int8Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const c = s.length === 1 ? 0 : Math.floor(i / inner) % channels;
+    q[i] = sat(roundReal(v[i]! / Math.fround(s[c]!), rounding), 'qint8');
+  }
+  return new Tensor({ data: q, shape: [...shape], dtype: 'int8' });
+}
+
+function inputScale(ctx: ConvertNodeContext, arg: unknown, what: string): QParams {
+  const q = arg && typeof arg === 'object' ? ctx.qparamsOf(arg as Node) : null;
+  if (!q) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: ctx.march, reason: `its ${what} is not quantized` });
+  if (q.scale.length !== 1) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: ctx.march, reason: `its ${what} has a per-channel scale` });
+  return q;
+}
+
+const CONV_CLASSES = [Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, FusedConvBase];
+
+function opsOf(layer: Module): string[] {
+  if (layer instanceof Linear) return ['Gemm'];
+  if (layer instanceof ConvTranspose1d || layer instanceof ConvTranspose2d) return ['ConvTranspose'];
+  return ['Conv'];
+}
+
+/** Conv / ConvTranspose / Linear (by `pick`), optionally fused with BN (folded), an add and ReLU / ReLU6. */
+function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRule {
+  return {
+    name: `conv:${ops[0]}`,
+    ops,
+    match: (ctx) => isModule(ctx, ...CONV_CLASSES) && pick(layerOf(ctx).layer),
+    attrs(ctx) {
+      const { layer, fused } = layerOf(ctx);
+      const spatial = layer instanceof Linear ? 0 : (layer.weight.shape.length - 2);
+      const a: Record<string, unknown> = { spatialDims: spatial };
+      if (fused?.withAdd) a.fusedAdd = true;
+      if (fused?.activation) a.fusedActivation = fused.activation;
+      return a;
+    },
+    build(ctx, env) {
+      const { layer, fused } = layerOf(ctx);
+      const fail = (reason: string) => new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
+      const cap = env.table.ops.find((o) => o.op === env.op)!;
+      if (fused?.withAdd && !(cap.fusable ?? []).includes('Add')) throw fail(`${env.op} cannot be fused with an add on this march`);
+      if (fused?.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Relu6')) {
+        throw fail(`${env.op} cannot be fused with ${fused.activation} on this march`);
+      }
+      if (!ctx.weight) throw fail('it has no weight fake-quant (prepare it with a qconfig that quantizes weights)');
+      const kind = kindOf(layer);
+      const chAxis = kind === 'conv_transpose' ? 1 : 0;
+      const wq = quantizeWeight(ctx.weight.value, ctx.weight.qparams, chAxis, ctx.rounding);
+      const sx = Math.fround(inputScale(ctx, ctx.node.args[0], 'input').scale[0]!);
+      const sw = ctx.weight.qparams.scale;
+      const groups = (layer as unknown as { groups?: number }).groups ?? 1;
+      const outChannels = kind === 'conv_transpose' ? wq.shape[1]! * groups : wq.shape[0]!;
+      const sAcc = new Float64Array(outChannels);
+      for (let c = 0; c < outChannels; c++) sAcc[c] = sx * Math.fround(sw[sw.length === 1 ? 0 : c]!);
+      const bias = layer.bias ? env.numerics.quantizeBias(layer.bias.values(), sAcc, ctx.rounding) : null;
+      const sumin = fused?.withAdd ? planSumin(Math.fround(inputScale(ctx, ctx.node.args[1], 'added input').scale[0]!), sAcc) : null;
+      const out = ctx.outputQparams;
+      if (!out && !env.table.highPrecisionOutputDtypes.includes('qint32')) throw fail('it has no output fake-quant and the march has no int32 high-precision output');
+      const l = layer as unknown as { stride?: number[]; padding?: number[]; dilation?: number[]; outputPadding?: number[] };
+      const attrs = kind === 'linear' ? {} : { stride: l.stride, padding: l.padding, dilation: l.dilation, groups, ...(kind === 'conv_transpose' ? { outputPadding: l.outputPadding } : {}) };
+      const sOut = out ? Math.fround(out.scale[0]!) : 0;
+      const module = new FixedConv({
+        kind,
+        weight: wq,
+        attrs: attrs as never,
+        bias,
+        sumin,
+        requant: out ? env.numerics.requantize(sAcc, sOut, out.dtype, ctx.warn) : null,
+        outScale: out ? Float32Array.of(sOut) : Float32Array.from(sAcc),
+        activation: fused?.activation ?? null,
+        relu6Max: out ? rhu(6 / sOut) : Infinity,
+      });
+      const outputQparams: QParams = out ?? {
+        scale: Float32Array.from(sAcc),
+        zeroPoint: 0,
+        dtype: 'qint32',
+        quantMin: -2147483648,
+        quantMax: 2147483647,
+        chAxis: 1,
+      };
+      return { module, outputQparams };
+    },
+  };
+}
+
+/** The conv-family rules: Linear, ConvTranspose, Conv. */
+export const CONV_RULES: readonly ConvertRule[] = [
+  convRuleFor(['Gemm'], (l) => opsOf(l)[0] === 'Gemm'),
+  convRuleFor(['ConvTranspose'], (l) => opsOf(l)[0] === 'ConvTranspose'),
+  convRuleFor(['Conv'], (l) => opsOf(l)[0] === 'Conv'),
+];

@@ -1,0 +1,41 @@
+import { AdaptiveAvgPool2d, AvgPool2d } from '@qtk/nn';
+import { UnsupportedOpError } from '@qtk/spec';
+import { FixedAvgPool2d } from '../modules/fixed-avg-pool.js';
+import { isModule, opNameOf, type ConvertRule } from './march-converter.js';
+
+function maxKernelOf(ctx: Parameters<ConvertRule['build']>[1]): number | undefined {
+  const cap = ctx.table.ops.find((o) => o.op === 'AveragePool');
+  const c = cap?.constraints.find((k) => k.kind === 'max' && k.attr === 'kernelSize');
+  return c && c.kind === 'max' ? c.value : undefined;
+}
+
+/** AvgPool2d and AdaptiveAvgPool2d: int32 window sums requantized from s_in / N. */
+export const POOL_RULES = [
+  {
+    name: 'avg_pool2d',
+    ops: ['AveragePool'],
+    match: (ctx) => isModule(ctx, AvgPool2d),
+    attrs: (ctx) => ({ kernelSize: (ctx.module as AvgPool2d).kernelSize }),
+    build(ctx, env) {
+      const m = ctx.module as AvgPool2d;
+      const out = ctx.outputQparams;
+      if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
+      const attrs = { kernel: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride ?? null };
+      return { module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, (a, o, d) => env.numerics.requantize(a, o, d)), outputQparams: out };
+    },
+  },
+  {
+    // a march without AdaptiveAveragePool runs it as an AveragePool whose windows it checks at run time
+    name: 'adaptive_avg_pool2d',
+    ops: ['AdaptiveAveragePool', 'AveragePool'],
+    match: (ctx) => isModule(ctx, AdaptiveAvgPool2d),
+    build(ctx, env) {
+      const m = ctx.module as AdaptiveAvgPool2d;
+      const out = ctx.outputQparams;
+      if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
+      const size = typeof m.outputSize === 'number' ? [m.outputSize, m.outputSize] : m.outputSize;
+      const windows = { kind: 'adaptive' as const, outputSize: [size[0] ?? null, size[1] ?? null] as [number | null, number | null], ...(env.op === 'AveragePool' ? { maxKernel: maxKernelOf(env) } : {}) };
+      return { module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, (a, o, d) => env.numerics.requantize(a, o, d)), outputQparams: out };
+    },
+  },
+] satisfies readonly ConvertRule[];

@@ -1,0 +1,29 @@
+export { type IntRange, intRange, rhu, rhe, roundReal, shr, shrR, sat, clampInt } from './integer-math.js';
+export { type FixedMultiplier, fitMul } from './fit-mul.js';
+export { QTensor, STORAGE_DTYPE, type QTensorDType } from './qtensor.js';
+export { type RequantizePlan, type RequantizeRule, type Warn, planRequantizeInt16, planRequantizeWide, requantizeValue, requantizeInto } from './requantize.js';
+export { quantizeBiasInt32, quantizeBiasShifted16, planSumin, suminTerm, type SuminPlan } from './bias.js';
+export { Quantize, Dequantize } from './modules/quantize.js';
+export { FixedConv, type FixedConvConfig, type FixedConvKind, type FixedConvAttrs } from './modules/fixed-conv.js';
+export { FixedAvgPool2d, type AvgPoolWindows, type WindowPlanner } from './modules/fixed-avg-pool.js';
+export { FixedValueOp, type ValueOpTarget } from './modules/fixed-value-op.js';
+export {
+  type MarchNumerics,
+  type MarchEnv,
+  type ConvertRule,
+  createMarchConverter,
+  quantizedArgs,
+  isModule,
+  isCall,
+  opNameOf,
+} from './convert/march-converter.js';
+export { quantizeWeight, CONV_RULES } from './convert/conv-rules.js';
+export { quantStubRule, dequantStubRule } from './convert/stub-rules.js';
+export { VALUE_OP_RULES } from './convert/value-op-rules.js';
+export { POOL_RULES } from './convert/pool-rules.js';
+export { DEFAULT_CONVERT_RULES } from './convert/default-rules.js';
+export { intConv, intConvTranspose } from './int-conv.js';
+export { intLinear, intMatmul } from './int-matmul.js';
+export * as nonlinear from './nonlinear-functions.js';
+export { type NonlinearFunction, NONLINEAR_FUNCTIONS } from './nonlinear-functions.js';
+export { buildLookupTable, applyLookupTable } from './lookup-table.js';

@@ -1,0 +1,139 @@
+// Requantize (march-semantics.md §0): an int32 accumulator at scale s_acc to an output at s_out.
+// A plan holds the integers, derived once from float32 scales; applying it is integer arithmetic.
+// Accumulator scales are float64 products of float32 scales (s_x · s_w[c], exact in float64); only
+// the "equal scales" test rounds s_acc to float32.
+import type { QuantDType } from '@qtk/spec';
+import { InvalidArgumentError } from '@qtk/tensor';
+import { fitMul } from './fit-mul.js';
+import { intRange } from './integer-math.js';
+
+/**
+ * How the shift and multiply are arranged:
+ * - 'int16_intermediate': `t = sat(shr(acc, pre), qint16)`, `y = sat(shrR(t·m, n))` (bernoulli2);
+ * - 'wide': `y = sat(shrR(shr(acc, pre)·m, n))` with no intermediate saturation (bayes; pre > 0 only when the fitted shift exceeds 31).
+ */
+export type RequantizeRule = 'int16_intermediate' | 'wide';
+
+export interface RequantizePlan {
+  readonly version: 1;
+  readonly rule: RequantizeRule;
+  readonly outDtype: QuantDType;
+  /** Per channel (length 1 for a per-tensor accumulator scale). */
+  readonly pre: Int32Array;
+  readonly m: Int32Array;
+  readonly n: Int32Array;
+}
+
+export type Warn = (message: string) => void;
+
+function scalesOf(sAcc: number | ArrayLike<number>): number[] {
+  const list = typeof sAcc === 'number' ? [sAcc] : Array.from(sAcc);
+  if (list.length === 0) throw new InvalidArgumentError('requantize: at least one accumulator scale is needed');
+  for (const s of list) {
+    if (!(s > 0) || !Number.isFinite(s)) throw new InvalidArgumentError(`requantize: scales must be positive and finite, got accumulator scale ${s}`);
+  }
+  return list;
+}
+
+function checkOut(sOut: number): number {
+  const o = Math.fround(sOut);
+  if (!(o > 0) || !Number.isFinite(o)) throw new InvalidArgumentError(`requantize: the output scale must be positive and finite, got ${sOut}`);
+  return o;
+}
+
+function saturationWarning(warn: Warn | undefined, ratio: number, c: number): void {
+  warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} does not fit a 15-bit multiplier; the output saturates`);
+}
+
+/** bernoulli2's rule: an int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
+export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+  const accs = scalesOf(sAcc);
+  const so = checkOut(sOut);
+  const pre = new Int32Array(accs.length);
+  const m = new Int32Array(accs.length);
+  const n = new Int32Array(accs.length);
+  accs.forEach((s, c) => {
+    const sa = s;
+    if (Math.fround(sa) === so) {
+      m[c] = 1;
+      return;
+    }
+    const p = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
+    const fit = fitMul((sa * 2 ** p) / so, 15, 31);
+    if (fit.saturated) saturationWarning(warn, sa / so, c);
+    pre[c] = p;
+    m[c] = fit.m;
+    n[c] = fit.n;
+  });
+  return { version: 1, rule: 'int16_intermediate', outDtype, pre, m, n };
+}
+
+/** bayes's rule: a 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
+export function planRequantizeWide(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+  const accs = scalesOf(sAcc);
+  const so = checkOut(sOut);
+  const pre = new Int32Array(accs.length);
+  const m = new Int32Array(accs.length);
+  const n = new Int32Array(accs.length);
+  accs.forEach((s, c) => {
+    const sa = s;
+    if (Math.fround(sa) === so) {
+      m[c] = 1;
+      return;
+    }
+    const fit = fitMul(sa / so, 15, 62);
+    if (fit.saturated) saturationWarning(warn, sa / so, c);
+    const p = Math.max(0, fit.n - 31);
+    pre[c] = p;
+    m[c] = fit.m;
+    n[c] = fit.n - p;
+  });
+  return { version: 1, rule: 'wide', outDtype, pre, m, n };
+}
+
+/** Requantizes one accumulator value with channel `c` of a plan. */
+export function requantizeValue(acc: number, plan: RequantizePlan, c = 0): number {
+  const { min, max } = intRange(plan.outDtype);
+  const pre = plan.pre[c]!;
+  const n = plan.n[c]!;
+  let t = pre === 0 ? acc : Math.floor(acc / 2 ** pre);
+  if (plan.rule === 'int16_intermediate') t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
+  const v = t * plan.m[c]!;
+  const y = n === 0 ? v : Math.floor((v + 2 ** (n - 1)) / 2 ** n);
+  return y < min ? min : y > max ? max : y;
+}
+
+/**
+ * Requantizes `acc` laid out as [outer, channels, inner] (channels = the plan's length; a
+ * per-tensor plan treats everything as one channel) into `out`.
+ */
+export function requantizeInto(
+  acc: ArrayLike<number>,
+  plan: RequantizePlan,
+  inner: number,
+  out: Int8Array | Int16Array | Int32Array,
+): void {
+  const channels = plan.m.length;
+  const { min, max } = intRange(plan.outDtype);
+  const int16 = plan.rule === 'int16_intermediate';
+  const total = acc.length;
+  if (out.length !== total) throw new InvalidArgumentError(`requantizeInto: output holds ${out.length} values, accumulator ${total}`);
+  const block = channels === 1 ? total : inner;
+  if (channels > 1 && total % (channels * inner) !== 0) {
+    throw new InvalidArgumentError(`requantizeInto: ${total} values do not split into ${channels} channels of ${inner}`);
+  }
+  for (let start = 0, c = 0; start < total; start += block, c = (c + 1) % channels) {
+    const preScale = 2 ** -plan.pre[c]!;
+    const m = plan.m[c]!;
+    const n = plan.n[c]!;
+    const half = n === 0 ? 0 : 2 ** (n - 1);
+    const inv = 2 ** -n;
+    const end = start + block;
+    for (let i = start; i < end; i++) {
+      let t = preScale === 1 ? acc[i]! : Math.floor(acc[i]! * preScale);
+      if (int16) t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
+      const y = Math.floor((t * m + half) * inv);
+      out[i] = y < min ? min : y > max ? max : y;
+    }
+  }
+}

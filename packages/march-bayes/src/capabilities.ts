@@ -1,0 +1,36 @@
+import { defineCapabilities, type CapabilityTableInput } from '@qtk/spec';
+
+const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Relu6'];
+type Op = CapabilityTableInput['ops'][number];
+const table = (impl: Op['impl'], ...names: string[]): Op[] => names.map((op) => ({ op, impl }));
+
+/** bayes (RDK Ultra), march-semantics.md §2: int8 and int16 activations, int32 high-precision outputs. */
+export const BAYES_CAPABILITIES = defineCapabilities({
+  version: 1,
+  activationDtypes: ['qint8', 'qint16'],
+  highPrecisionOutputDtypes: ['qint32'],
+  weightDtypes: ['qint8'],
+  weightPerChannel: true,
+  rounding: 'half_up',
+  ops: [
+    { op: 'Conv', impl: 'integer', fusable: CONV_FUSABLE, constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2, 3] }] },
+    { op: 'ConvTranspose', impl: 'integer', fusable: CONV_FUSABLE, constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }] },
+    { op: 'Gemm', impl: 'integer', fusable: CONV_FUSABLE },
+    { op: 'MatMul', impl: 'integer' },
+    ...table('integer', 'Add', 'Sub', 'Mul', 'Div', 'Concat', 'ReduceMean', 'ReduceSum', 'Max', 'Min', 'Clip', 'Abs'),
+    ...table('integer', 'Equal', 'Greater', 'Less', 'GreaterOrEqual', 'LessOrEqual'),
+    { op: 'Split', impl: 'passthrough' },
+    ...table(
+      'segment_table',
+      'Exp', 'Sigmoid', 'Tanh', 'Silu', 'Gelu', 'Reciprocal', 'Sqrt', 'Rsqrt', 'Log', 'Pow', 'Sin', 'Cos', 'Erf',
+      'Softplus', 'Elu', 'LeakyRelu', 'PRelu', 'HardSigmoid', 'HardSwish',
+    ),
+    ...table('composite', 'Softmax', 'LayerNormalization'),
+    { op: 'AveragePool', impl: 'integer' },
+    { op: 'AdaptiveAveragePool', impl: 'integer' },
+    { op: 'MaxPool', impl: 'passthrough' },
+    { op: 'Resize', impl: 'integer', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['nearest', 'bilinear'] }] },
+    { op: 'Pad', impl: 'passthrough', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['constant'] }] },
+    ...table('passthrough', 'DepthToSpace', 'ChannelShuffle', 'Reshape', 'Flatten', 'Relu', 'Transpose', 'Expand', 'Tile', 'Gather', 'TopK', 'Slice'),
+  ],
+});

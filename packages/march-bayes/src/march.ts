@@ -1,0 +1,28 @@
+import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeWide, quantizeBiasInt32, type MarchNumerics } from '@qtk/fixed-point';
+import { marches, type MarchBackendV1 } from '@qtk/spec';
+import { BAYES_CAPABILITIES } from './capabilities.js';
+
+/** bayes's integer rules: requantize without an intermediate saturation, an int32 bias. */
+export const BAYES_NUMERICS: MarchNumerics = Object.freeze({
+  requantize: planRequantizeWide,
+  quantizeBias: quantizeBiasInt32,
+});
+
+/** The bayes march backend (RDK Ultra). Importing the package registers it under 'bayes'. */
+export const bayes: MarchBackendV1 = Object.freeze({
+  apiVersion: 1,
+  id: 'bayes',
+  description: 'RDK Ultra BPU: int8 and int16 activations, int8 per-channel weights, segment tables',
+  capabilities: BAYES_CAPABILITIES,
+  hooks: Object.freeze({
+    convertNode: createMarchConverter({ march: 'bayes', table: BAYES_CAPABILITIES, numerics: BAYES_NUMERICS }, DEFAULT_CONVERT_RULES),
+  }),
+});
+
+/** Registers bayes in @qtk/spec's march registry (idempotent). */
+export function registerBayes(): MarchBackendV1 {
+  marches.register(bayes);
+  return bayes;
+}
+
+registerBayes();

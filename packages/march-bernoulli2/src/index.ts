@@ -1,0 +1,2 @@
+export { BERNOULLI2_CAPABILITIES } from './capabilities.js';
+export { bernoulli2, BERNOULLI2_NUMERICS, registerBernoulli2 } from './march.js';

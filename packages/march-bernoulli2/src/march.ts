@@ -1,0 +1,28 @@
+import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeInt16, quantizeBiasShifted16, type MarchNumerics } from '@qtk/fixed-point';
+import { marches, type MarchBackendV1 } from '@qtk/spec';
+import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
+
+/** bernoulli2's integer rules: an int16 intermediate in requantize, a shifted 16-bit bias. */
+export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
+  requantize: planRequantizeInt16,
+  quantizeBias: quantizeBiasShifted16,
+});
+
+/** The bernoulli2 march backend (RDK X3). Importing the package registers it under 'bernoulli2'. */
+export const bernoulli2: MarchBackendV1 = Object.freeze({
+  apiVersion: 1,
+  id: 'bernoulli2',
+  description: 'RDK X3 BPU: int8 activations, int8 per-channel weights, int16 requantize intermediate',
+  capabilities: BERNOULLI2_CAPABILITIES,
+  hooks: Object.freeze({
+    convertNode: createMarchConverter({ march: 'bernoulli2', table: BERNOULLI2_CAPABILITIES, numerics: BERNOULLI2_NUMERICS }, DEFAULT_CONVERT_RULES),
+  }),
+});
+
+/** Registers bernoulli2 in @qtk/spec's march registry (idempotent). */
+export function registerBernoulli2(): MarchBackendV1 {
+  marches.register(bernoulli2);
+  return bernoulli2;
+}
+
+registerBernoulli2();
