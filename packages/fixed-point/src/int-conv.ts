@@ -1,0 +1,401 @@
+import {
+  InvalidArgumentError,
+  run1,
+  ShapeError,
+  Tensor,
+  type ConvAttrs,
+  type ConvOptions,
+  type ConvTransposeAttrs,
+  type ConvTransposeOptions,
+  type TypedArray,
+} from '@qtk/tensor';
+import {
+  dtypeMaxAbs,
+  EXACT_F32_SUM,
+  int32Tensor,
+  partMaxima,
+  partScales,
+  planChunks,
+  planCost,
+  requireIntInput,
+  saturateInt32,
+  unitMaxima,
+} from './int-matmul.js';
+
+// Exact integer convolutions on the float32 conv kernels (im2col + GEMM, wasm SIMD when loaded).
+// Each output's Σ|x·w| is bounded per input channel by max|x[c]| · L1(w[·, c]); input channels are
+// cut into chunks (the same range in every group) whose bound stays within 2^24, int16 inputs may
+// be split into bytes stacked along the batch (x = 256·hi + lo), chunk results are added in float64
+// and saturated to int32. Only a kernel too large for one channel to fit falls back to float64 loops.
+
+const shapeStr = (s: readonly number[]) => `[${s.join(', ')}]`;
+
+function perDim(fn: string, name: string, value: number | readonly number[] | undefined, rank: number, dflt: number, min: number): number[] {
+  const given = value === undefined ? [dflt] : typeof value === 'number' ? [value] : [...value];
+  const arr = given.length === 1 ? new Array<number>(rank).fill(given[0]!) : given;
+  if (arr.length !== rank || arr.some((v) => !Number.isInteger(v) || v < min)) {
+    throw new InvalidArgumentError(`${fn}: ${name} must be 1 or ${rank} integers ≥ ${min}, got ${JSON.stringify(value)}`);
+  }
+  return arr;
+}
+
+interface Common {
+  r: number;
+  xb: Tensor;
+  unbatched: boolean;
+  groups: number;
+  stride: number[];
+  dilation: number[];
+  kernel: number[];
+}
+
+function common(fn: string, x: Tensor, w: Tensor, o: ConvOptions | ConvTransposeOptions, layout: string): Common {
+  requireIntInput(fn, x, 'input', true);
+  requireIntInput(fn, w, 'weight', false);
+  if (w.ndim < 3 || w.ndim > 5) {
+    throw new ShapeError(`${fn}: weight must be 3-d, 4-d or 5-d ${layout} for a 1-d, 2-d or 3-d conv, got ${shapeStr(w.shape)}`);
+  }
+  const r = w.ndim - 2;
+  let xb = x;
+  let unbatched = false;
+  if (x.ndim === r + 1) {
+    xb = new Tensor({ data: x.values(), shape: [1, ...x.shape], dtype: x.dtype });
+    unbatched = true;
+  } else if (x.ndim !== r + 2) {
+    throw new ShapeError(`${fn}: a ${r}-d conv (weight ${shapeStr(w.shape)}) needs a ${r + 2}-d input [N, C, ...] (or ${r + 1}-d without the batch dim), got ${shapeStr(x.shape)}`);
+  }
+  const groups = o.groups ?? 1;
+  if (!Number.isInteger(groups) || groups < 1) throw new InvalidArgumentError(`${fn}: groups must be a positive integer, got ${groups}`);
+  const stride = perDim(fn, 'stride', o.stride, r, 1, 1);
+  const dilation = perDim(fn, 'dilation', o.dilation, r, 1, 1);
+  return { r, xb, unbatched, groups, stride, dilation, kernel: w.shape.slice(2) };
+}
+
+function finish(c: Common, data: Int32Array, shape: number[]): Tensor {
+  return int32Tensor(data, c.unbatched ? shape.slice(1) : shape);
+}
+
+/**
+ * Σ|w| of each kernel of a weight laid out [rows, cols, kvol]: conv w [Cout, Cin/groups, k] gives
+ * one row per output over its group-local inputs; convT w [Cin, Cout/groups, k] is transposed so
+ * that it does too. Row o, column c bounds what input channel c adds to Σ|x·w| of output o, per |x|.
+ */
+function kernelL1(wv: TypedArray, rows: number, cols: number, kvol: number, transposed: boolean): Float64Array[] {
+  const out = Array.from({ length: transposed ? cols : rows }, () => new Float64Array(transposed ? rows : cols));
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      let s = 0;
+      const base = (i * cols + j) * kvol;
+      for (let t = 0; t < kvol; t++) {
+        const v = wv[base + t]!;
+        s += v < 0 ? -v : v;
+      }
+      if (transposed) out[j]![i] = s;
+      else out[i]![j] = s;
+    }
+  }
+  return out;
+}
+
+interface ChannelPlan {
+  split: boolean;
+  /** Chunk ends over the group-local input channels. */
+  ends: number[];
+}
+
+/**
+ * Picks the byte split and the channel chunks. `l1[o]` (one row per output channel, over the
+ * group-local input channels) bounds Σ|w| that output o sees from each input channel; outputs of
+ * group g read input channels g·cinG + c. Returns null when no plan keeps one channel within 2^24.
+ */
+function planChannels(xv: TypedArray, dtype: string, n: number, cin: number, pin: number, groups: number, l1: Float64Array[]): ChannelPlan | null {
+  const cinG = cin / groups;
+  const perGroup = l1.length / groups;
+  let worst = 0;
+  for (const row of l1) {
+    let s = 0;
+    for (let c = 0; c < cinG; c++) s += row[c]!;
+    if (s > worst) worst = s;
+  }
+  if (worst * dtypeMaxAbs(dtype) <= EXACT_F32_SUM) return { split: false, ends: [cinG] };
+  const m = unitMaxima(xv, n, cin, pin, dtype === 'int16');
+  let best: ChannelPlan | null = null;
+  let bestCost = Infinity;
+  for (const split of dtype === 'int16' ? [false, true] : [false]) {
+    const rows: Float64Array[] = [];
+    l1.forEach((row, o) => {
+      const off = Math.floor(o / perGroup) * cinG;
+      for (const mp of partMaxima(m, split)) rows.push(row.map((v, c) => v * mp[off + c]!));
+    });
+    const ends = planChunks(rows, cinG);
+    if (!ends) continue;
+    const cost = planCost(split ? 2 : 1, ends.length);
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = { split, ends };
+    }
+  }
+  return best;
+}
+
+/** Channels [c0, c1) of every group of x [N, Cin, P], parts stacked along the batch: [parts·N, groups·(c1−c0), P]. */
+function inputChunk(xv: TypedArray, n: number, cin: number, pin: number, groups: number, c0: number, c1: number, split: boolean): Float32Array {
+  const cinG = cin / groups;
+  if (!split && c0 === 0 && c1 === cinG) return new Float32Array(xv);
+  const parts = split ? 2 : 1;
+  const out = new Float32Array(parts * n * groups * (c1 - c0) * pin);
+  let j = 0;
+  for (let p = 0; p < parts; p++) {
+    for (let b = 0; b < n; b++) {
+      for (let g = 0; g < groups; g++) {
+        for (let c = c0; c < c1; c++) {
+          const base = (b * cin + g * cinG + c) * pin;
+          if (!split) out.set(xv.subarray(base, base + pin), j);
+          else if (p === 0) for (let i = 0; i < pin; i++) out[j + i] = xv[base + i]! >> 8;
+          else for (let i = 0; i < pin; i++) out[j + i] = xv[base + i]! & 255;
+          j += pin;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Runs the chunks: `call(c0, c1, xChunk)` gives the float32 result [parts·N, Cout, ...] of one chunk. */
+function runChannels(plan: ChannelPlan, xv: TypedArray, n: number, cin: number, pin: number, groups: number, outLen: number, call: (c0: number, c1: number, xc: Float32Array) => Float32Array): Int32Array {
+  const { split, ends } = plan;
+  const chunkOf = (c0: number, c1: number) => call(c0, c1, inputChunk(xv, n, cin, pin, groups, c0, c1, split));
+  if (!split && ends.length === 1) return new Int32Array(chunkOf(0, ends[0]!)); // |y| <= 2^24
+  if (split && ends.length === 1) {
+    const y = chunkOf(0, ends[0]!);
+    const out = new Int32Array(outLen);
+    for (let i = 0; i < outLen; i++) {
+      const v = 256 * y[i]! + y[outLen + i]!;
+      out[i] = v > 2147483647 ? 2147483647 : v < -2147483648 ? -2147483648 : v;
+    }
+    return out;
+  }
+  const scales = partScales(split);
+  const acc = new Float64Array(outLen);
+  let c0 = 0;
+  for (const c1 of ends) {
+    const y = chunkOf(c0, c1);
+    for (let p = 0; p < scales.length; p++) {
+      const s = scales[p]!;
+      const off = p * outLen;
+      for (let i = 0; i < outLen; i++) acc[i] = acc[i]! + s * y[off + i]!;
+    }
+    c0 = c1;
+  }
+  return saturateInt32(acc);
+}
+
+const f32Tensor = (data: Float32Array, shape: readonly number[]) => new Tensor({ data, shape: [...shape], dtype: 'float32' });
+const lift3 = (a: readonly number[], fill: number) => [...new Array<number>(3 - a.length).fill(fill), ...a];
+
+/**
+ * Exact integer convolution (cross-correlation, as the float conv): x [N, Cin, ...] int8/int16,
+ * w [Cout, Cin/groups, ...kernel] int8 → int32 [N, Cout, ...] = Σ x·w saturated to int32; 1-d,
+ * 2-d or 3-d by the weight's rank, attributes as conv1d/2d/3d. No bias.
+ */
+export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
+  const fn = 'intConv';
+  const c = common(fn, x, w, attrs, '[out_channels, in_channels/groups, ...kernel]');
+  const { r, xb, groups, stride, dilation, kernel } = c;
+  const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
+  const cout = w.shape[0]!;
+  if (cin % groups !== 0 || cout % groups !== 0 || w.shape[1]! * groups !== cin) {
+    throw new ShapeError(
+      `${fn}: input ${shapeStr(x.shape)} has ${cin} channels and weight ${shapeStr(w.shape)} has ${cout} outputs of ${w.shape[1]} inputs each; with groups = ${groups} both channel counts must divide by groups and in_channels/groups must be ${w.shape[1]}`,
+    );
+  }
+  const padding = attrs.padding ?? 0;
+  let pads: number[];
+  if (padding === 'valid') pads = new Array<number>(2 * r).fill(0);
+  else if (padding === 'same') {
+    if (stride.some((s) => s !== 1)) throw new InvalidArgumentError(`${fn}: padding 'same' needs stride 1, got stride ${shapeStr(stride)}; pad explicitly instead`);
+    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
+    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+  } else {
+    const p = perDim(fn, 'padding', padding, r, 0, 0);
+    pads = [...p, ...p];
+  }
+  const image = xb.shape.slice(2);
+  const out = image.map((s, i) => Math.floor((s + pads[i]! + pads[r + i]! - dilation[i]! * (kernel[i]! - 1) - 1) / stride[i]!) + 1);
+  out.forEach((o, i) => {
+    if (o < 1) {
+      throw new ShapeError(`${fn}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(kernel)} (dilation ${shapeStr(dilation)}, padding ${shapeStr(pads.slice(0, r))}) in spatial dim ${i}; pad the input or use a smaller kernel`);
+    }
+  });
+  const pin = image.reduce((p, d) => p * d, 1);
+  const pout = out.reduce((p, d) => p * d, 1);
+  const kvol = kernel.reduce((p, d) => p * d, 1);
+  const outShape = [n, cout, ...out];
+  const cinG = cin / groups;
+  if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
+  const xv = xb.values();
+  const wv = w.values();
+  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, kernelL1(wv, cout, cinG, kvol, false));
+  if (!plan) return finish(c, convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation), outShape);
+  const convAttrs: ConvAttrs = { stride, pads, dilation, groups };
+  const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) => {
+    const cc = c1 - c0;
+    const parts = plan.split ? 2 : 1;
+    let wc: Float32Array;
+    if (cc === cinG) wc = new Float32Array(wv);
+    else {
+      wc = new Float32Array(cout * cc * kvol);
+      for (let o = 0; o < cout; o++) wc.set(new Float32Array(wv.subarray((o * cinG + c0) * kvol, (o * cinG + c1) * kvol)), o * cc * kvol);
+    }
+    const xt = f32Tensor(xc, [parts * n, groups * cc, ...image]);
+    return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, cc, ...kernel])], convAttrs).values() as Float32Array;
+  });
+  return finish(c, data, outShape);
+}
+
+/** Rows per output channel g·coutG + o over the group-local inputs of a convT weight [Cin, Cout/groups, k]. */
+function convTL1(wv: TypedArray, cin: number, coutG: number, kvol: number, groups: number): Float64Array[] {
+  const cinG = cin / groups;
+  const rows: Float64Array[] = [];
+  for (let g = 0; g < groups; g++) rows.push(...kernelL1(wv.subarray(g * cinG * coutG * kvol, (g + 1) * cinG * coutG * kvol), cinG, coutG, kvol, true));
+  return rows;
+}
+
+/** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
+function convF64(xv: TypedArray, wv: TypedArray, n: number, cin: number, image: number[], cout: number, groups: number, kernel: number[], out: number[], stride: number[], pads: number[], dilation: number[]): Int32Array {
+  const r = image.length;
+  const [id, ih, iw] = lift3(image, 1);
+  const [kd, kh, kw] = lift3(kernel, 1);
+  const [od, oh, ow] = lift3(out, 1);
+  const [sd, sh, sw] = lift3(stride, 1);
+  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
+  const [dd, dh, dw] = lift3(dilation, 1);
+  const cinG = cin / groups;
+  const coutG = cout / groups;
+  const acc = new Float64Array(n * cout * od * oh * ow);
+  let j = 0;
+  for (let b = 0; b < n; b++) {
+    for (let co = 0; co < cout; co++) {
+      const g = Math.floor(co / coutG);
+      for (let z = 0; z < od; z++) for (let y = 0; y < oh; y++) for (let xq = 0; xq < ow; xq++) {
+        let s = 0;
+        for (let ci = 0; ci < cinG; ci++) {
+          const xBase = (b * cin + g * cinG + ci) * id * ih * iw;
+          const wBase = (co * cinG + ci) * kd * kh * kw;
+          for (let a = 0; a < kd; a++) {
+            const zi = z * sd - pd + a * dd;
+            if (zi < 0 || zi >= id) continue;
+            for (let e = 0; e < kh; e++) {
+              const yi = y * sh - ph + e * dh;
+              if (yi < 0 || yi >= ih) continue;
+              for (let f = 0; f < kw; f++) {
+                const xi = xq * sw - pw + f * dw;
+                if (xi < 0 || xi >= iw) continue;
+                s += xv[xBase + (zi * ih + yi) * iw + xi]! * wv[wBase + (a * kh + e) * kw + f]!;
+              }
+            }
+          }
+        }
+        acc[j++] = s;
+      }
+    }
+  }
+  return saturateInt32(acc);
+}
+
+/**
+ * Exact integer transposed convolution: x [N, Cin, ...] int8/int16, w [Cin, Cout/groups, ...kernel]
+ * int8 → int32 [N, Cout, ...] saturated; attributes as convTranspose1d/2d (and 3-d). No bias.
+ */
+export function intConvTranspose(x: Tensor, w: Tensor, attrs: ConvTransposeOptions = {}): Tensor {
+  const fn = 'intConvTranspose';
+  const c = common(fn, x, w, attrs, '[in_channels, out_channels/groups, ...kernel]');
+  const { r, xb, groups, stride, dilation, kernel } = c;
+  const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
+  const coutG = w.shape[1]!;
+  const cout = coutG * groups;
+  if (w.shape[0] !== cin || cin % groups !== 0) {
+    throw new ShapeError(
+      `${fn}: weight ${shapeStr(w.shape)} must have the input's ${cin} channels in dim 0 (input ${shapeStr(x.shape)}), divisible by groups = ${groups}`,
+    );
+  }
+  const padding = perDim(fn, 'padding', attrs.padding, r, 0, 0);
+  const outputPadding = perDim(fn, 'outputPadding', attrs.outputPadding, r, 0, 0);
+  outputPadding.forEach((p, i) => {
+    if (p >= stride[i]! && p >= dilation[i]!) {
+      throw new InvalidArgumentError(`${fn}: outputPadding ${p} in dim ${i} must be smaller than the stride (${stride[i]}) or the dilation (${dilation[i]})`);
+    }
+  });
+  const image = xb.shape.slice(2);
+  const out = image.map((s, i) => (s - 1) * stride[i]! - 2 * padding[i]! + dilation[i]! * (kernel[i]! - 1) + outputPadding[i]! + 1);
+  out.forEach((o, i) => {
+    if (o < 1) throw new ShapeError(`${fn}: padding ${shapeStr(padding)} leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`);
+  });
+  const pin = image.reduce((p, d) => p * d, 1);
+  const pout = out.reduce((p, d) => p * d, 1);
+  const kvol = kernel.reduce((p, d) => p * d, 1);
+  const outShape = [n, cout, ...out];
+  const cinG = cin / groups;
+  if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
+  const xv = xb.values();
+  const wv = w.values();
+  const pads = [...padding, ...padding];
+  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, convTL1(wv, cin, coutG, kvol, groups));
+  if (!plan) return finish(c, convTransposeF64(xv, wv, n, cin, image, coutG, groups, kernel, out, stride, pads, dilation), outShape);
+  const tAttrs: ConvTransposeAttrs = { stride, pads, dilation, outputPadding, groups };
+  const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) => {
+    const cc = c1 - c0;
+    const parts = plan.split ? 2 : 1;
+    const row = coutG * kvol;
+    let wc: Float32Array;
+    if (cc === cinG) wc = new Float32Array(wv);
+    else {
+      wc = new Float32Array(groups * cc * row);
+      for (let g = 0; g < groups; g++) wc.set(new Float32Array(wv.subarray((g * cinG + c0) * row, (g * cinG + c1) * row)), g * cc * row);
+    }
+    const xt = f32Tensor(xc, [parts * n, groups * cc, ...image]);
+    return run1<ConvTransposeAttrs>('ConvTranspose', [xt, f32Tensor(wc, [groups * cc, coutG, ...kernel])], tAttrs).values() as Float32Array;
+  });
+  return finish(c, data, outShape);
+}
+
+/** Direct float64 transposed convolution (scatter form), the fallback of intConvTranspose. */
+function convTransposeF64(xv: TypedArray, wv: TypedArray, n: number, cin: number, image: number[], coutG: number, groups: number, kernel: number[], out: number[], stride: number[], pads: number[], dilation: number[]): Int32Array {
+  const r = image.length;
+  const [id, ih, iw] = lift3(image, 1);
+  const [kd, kh, kw] = lift3(kernel, 1);
+  const [od, oh, ow] = lift3(out, 1);
+  const [sd, sh, sw] = lift3(stride, 1);
+  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
+  const [dd, dh, dw] = lift3(dilation, 1);
+  const cinG = cin / groups;
+  const cout = coutG * groups;
+  const acc = new Float64Array(n * cout * od * oh * ow);
+  for (let b = 0; b < n; b++) {
+    for (let ci = 0; ci < cin; ci++) {
+      const g = Math.floor(ci / cinG);
+      for (let z = 0; z < id; z++) for (let y = 0; y < ih; y++) for (let xq = 0; xq < iw; xq++) {
+        const xval = xv[((b * cin + ci) * id + z) * ih * iw + y * iw + xq]!;
+        if (xval === 0) continue;
+        for (let co = 0; co < coutG; co++) {
+          const oBase = (b * cout + g * coutG + co) * od * oh * ow;
+          const wBase = (ci * coutG + co) * kd * kh * kw;
+          for (let a = 0; a < kd; a++) {
+            const zo = z * sd - pd + a * dd;
+            if (zo < 0 || zo >= od) continue;
+            for (let e = 0; e < kh; e++) {
+              const yo = y * sh - ph + e * dh;
+              if (yo < 0 || yo >= oh) continue;
+              for (let f = 0; f < kw; f++) {
+                const xo = xq * sw - pw + f * dw;
+                if (xo < 0 || xo >= ow) continue;
+                acc[oBase + (zo * oh + yo) * ow + xo] += xval * wv[wBase + (a * kh + e) * kw + f]!;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return saturateInt32(acc);
+}
