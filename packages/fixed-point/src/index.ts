@@ -27,3 +27,14 @@ export { intLinear, intMatmul } from './int-matmul.js';
 export * as nonlinear from './nonlinear-functions.js';
 export { type NonlinearFunction, NONLINEAR_FUNCTIONS } from './nonlinear-functions.js';
 export { buildLookupTable, applyLookupTable } from './lookup-table.js';
+export {
+  type SegmentTableV1,
+  type SegmentTableOptions,
+  type SegmentDividing,
+  type SegmentLine,
+  type SegmentIndex,
+  buildSegmentTable,
+  applySegmentTable,
+  evalSegment,
+  segmentY16,
+} from './segment-table.js';
