@@ -37,6 +37,8 @@ export function calibrateWith(float: Module, observer: CalibObserver, batches: T
 export interface CalibrationBench {
   calib_1024_s: Partial<Record<CalibObserver, number>>;
   accuracy: Partial<Record<CalibObserver, number>>;
+  /** The calibrated models (VALIDATION), for conversion. */
+  models: Partial<Record<CalibObserver, Module>>;
 }
 
 /** The calibration protocol for each observer: 1024 training images, batch 64, then test accuracy in VALIDATION. */
@@ -48,12 +50,13 @@ export function benchCalibration(
   const train = loadDataset(dataDir, 'train', options.images ?? 1024);
   const test = loadDataset(dataDir, 'test', options.testLimit);
   const batches = calibrationBatches(train, options.images ?? 1024);
-  const result: CalibrationBench = { calib_1024_s: {}, accuracy: {} };
+  const result: CalibrationBench = { calib_1024_s: {}, accuracy: {}, models: {} };
   options.log?.(`float weights: test accuracy ${(evaluate(float, test) * 100).toFixed(2)} % on the same ${test.labels.size} test images`);
   for (const obs of options.observers ?? CALIB_OBSERVERS) {
     const { seconds, model } = calibrateWith(float, obs, batches);
     result.calib_1024_s[obs] = seconds;
     result.accuracy[obs] = evaluate(model, test);
+    result.models[obs] = model;
     options.log?.(`calibration ${obs}: ${seconds.toFixed(3)} s, fake-quant test accuracy ${(result.accuracy[obs]! * 100).toFixed(2)} %`);
   }
   return result;

@@ -7,6 +7,8 @@ import { existsSync, writeFileSync, renameSync } from 'node:fs';
 import type { Module } from '@qtk/nn';
 import { benchCalibration, loadReferenceNet } from './calibration.js';
 import { benchQat } from './qat.js';
+import { benchFixedPoint, MARCHES } from './fixed-point.js';
+import type { GraphModule } from '@qtk/ir';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
@@ -70,6 +72,28 @@ if (dataDir && floatModel) {
   const qat = benchQat(floatModel, dataDir, { maxSteps: quick ? 10 : undefined, evaluateAccuracy: !quick, log });
   result.qat_train_step_ms = round(qat.stepMs, 2);
   if (qat.accuracy !== null) accuracy.qat = round(qat.accuracy, 4);
+  const test = loadDataset(dataDir, 'test');
+  log(`fixed-point: convert the min-max calibrated model for each march, eval on ${test.labels.size} test images, batch 500`);
+  const fromCalib = benchFixedPoint(calib.models.min_max as GraphModule, test, { label: 'calibration (min_max)', log });
+  let fromQat: typeof fromCalib = {};
+  if (qat.accuracy !== null) {
+    log('fixed-point: convert the QAT model for each march');
+    fromQat = benchFixedPoint(qat.model, test, { label: 'QAT', log });
+  }
+  const fixedAcc: Record<string, Record<string, number>> = {};
+  const evalS: Record<string, number> = {};
+  const agree: Record<string, number> = {};
+  for (const march of MARCHES) {
+    fixedAcc[march] = { calib: round(fromCalib[march]!.accuracy, 4) };
+    if (fromQat[march]) fixedAcc[march]!.qat = round(fromQat[march]!.accuracy, 4);
+    // the eval protocol's figure is for 10k images; a quick run on fewer leaves it out
+    const timed = fromQat[march] ?? fromCalib[march]!;
+    if (test.labels.size === 10000) evalS[march] = round(timed.evalSeconds, 3);
+    agree[march] = round(timed.agreement, 4);
+  }
+  accuracy.fixed_point = fixedAcc;
+  if (Object.keys(evalS).length) result.int_eval_10k_s = evalS;
+  result.agreement_fake_vs_fixed = agree;
 } else {
   log('calibration and QAT protocols skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)');
 }

@@ -77,25 +77,43 @@ export function trainFloat(model: Module, data: Dataset, options: FloatTrainOpti
   return { steps, meanStepMs: (performance.now() - t0) / Math.max(1, steps), finalLoss: lastLoss };
 }
 
-/** Top-1 accuracy in eval mode, batch 500 as in the eval protocol. */
-export function evaluate(model: Module, data: Dataset, options: { batchSize?: number; progress?: boolean } = {}): number {
+/** Top-1 class of every image in eval mode, batch 500 as in the eval protocol. */
+export function predict(model: Module, data: Dataset, options: { batchSize?: number; progress?: boolean; label?: string } = {}): Int32Array {
   const batchSize = options.batchSize ?? 500;
   const n = data.images.shape[0]!;
   const wasTraining = model.training;
   model.eval();
-  let correct = 0;
-  const bar = new ProgressBar({ total: n, label: 'evaluate', enabled: options.progress });
+  const out = new Int32Array(n);
+  const bar = new ProgressBar({ total: n, label: options.label ?? 'evaluate', enabled: options.progress });
   noGrad(() => {
     for (let i = 0; i < n; i += batchSize) {
       const m = Math.min(batchSize, n - i);
-      const { images, labels } = takeBatch(data, null, i, m);
-      const pred = argmax(model.call(images), 1).values();
-      const lab = labels.values();
-      for (let j = 0; j < m; j++) if (pred[j] === lab[j]) correct++;
+      const { images } = takeBatch(data, null, i, m);
+      out.set(argmax(model.call(images) as Tensor, 1).values() as Int32Array, i);
       bar.tick(m);
     }
   });
   bar.finish();
   if (wasTraining) model.train();
-  return correct / n;
+  return out;
+}
+
+/** Top-1 accuracy in eval mode, batch 500 as in the eval protocol. */
+export function evaluate(model: Module, data: Dataset, options: { batchSize?: number; progress?: boolean; label?: string } = {}): number {
+  return accuracyOf(predict(model, data, options), data);
+}
+
+/** The fraction of predictions equal to the dataset's labels. */
+export function accuracyOf(predictions: ArrayLike<number>, data: Dataset): number {
+  const lab = data.labels.values();
+  let correct = 0;
+  for (let j = 0; j < predictions.length; j++) if (predictions[j] === lab[j]) correct++;
+  return correct / predictions.length;
+}
+
+/** The fraction of positions where two prediction arrays agree (top-1 agreement). */
+export function agreement(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let same = 0;
+  for (let j = 0; j < a.length; j++) if (a[j] === b[j]) same++;
+  return same / a.length;
 }

@@ -1,7 +1,7 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
-import { suminTerm, type SuminPlan } from '../bias.js';
+import type { SuminPlan } from '../bias.js';
 import { intConv, intConvTranspose } from '../int-conv.js';
 import { intLinear } from '../int-matmul.js';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
@@ -79,18 +79,27 @@ export class FixedConv extends Module {
       if (e && e.length !== acc.length) {
         throw new InvalidArgumentError(`FixedConv: the added input has ${e.length} values, the conv output ${acc.length}; shapes [${other!.shape}] and [${shape}] must match`);
       }
-      for (let i = 0; i < acc.length; i++) {
-        const c = Math.floor(i / inner) % channels;
-        let v = acc[i]!;
-        if (cfg.bias) {
-          v += cfg.bias[c]!;
+      const sm = cfg.sumin;
+      for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
+        const b = cfg.bias ? cfg.bias[c]! : 0;
+        const sc = sm ? (sm.m.length === 1 ? 0 : c) : 0;
+        const k = sm ? sm.k[sc]! : 0;
+        const m = sm ? sm.m[sc]! : 0;
+        const n = sm ? sm.n[sc]! : 0;
+        const half = n === 0 ? 0 : 2 ** (n - 1);
+        const inv = 2 ** -n;
+        const big = k >= 0 ? m * 2 ** k : 0;
+        const end = start + inner;
+        for (let i = start; i < end; i++) {
+          let v = acc[i]! + b;
           v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+          if (e) {
+            // suminTerm inlined: shrR(e·m, n), or e·mult·2^k when s_e/s_acc >= 32767
+            v += k < 0 ? Math.floor((e[i]! * m + half) * inv) : e[i]! * big;
+            v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+          }
+          acc[i] = v;
         }
-        if (e) {
-          v += suminTerm(e[i]!, cfg.sumin!, cfg.sumin!.m.length === 1 ? 0 : c);
-          v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
-        }
-        acc[i] = v;
       }
     }
     if (!cfg.requant) {
