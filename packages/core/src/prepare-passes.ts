@@ -13,10 +13,12 @@ import {
   LayerNorm,
   LeakyReLU,
   Module,
+  PReLU,
   QuantStub,
   SiLU,
   Sigmoid,
   Softmax,
+  Softplus,
   Tanh,
 } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
@@ -29,11 +31,14 @@ export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
   'add', 'sub', 'mul', 'div', 'cat', 'concat', 'stack', 'matmul', 'mean', 'sum', 'sigmoid', 'tanh', 'softmax',
   'exp', 'log', 'sqrt', 'pow', 'avg_pool2d', 'adaptive_avg_pool2d', 'interpolate', 'gelu', 'silu', 'hardsigmoid',
   'hardswish', 'layer_norm', 'linear', 'conv2d', 'batch_norm', 'elu', 'leaky_relu', 'maximum', 'minimum',
+  // the traced names of the tabulated ops and layer norm (tensor/src/traceable-ops.ts)
+  'rsqrt', 'reciprocal', 'softplus', 'leakyRelu', 'prelu', 'layerNorm',
 ]);
 
 /** Modules (not conv-like) whose output needs its own activation scale. */
 const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = [
   Sigmoid, Tanh, SiLU, GELU, Hardsigmoid, Hardswish, Softmax, AvgPool2d, AdaptiveAvgPool2d, LayerNorm, ELU, LeakyReLU,
+  Softplus, PReLU,
 ];
 
 function moduleOf(gm: GraphModule, node: Node): Module | null {

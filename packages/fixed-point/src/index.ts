@@ -38,3 +38,5 @@ export {
   evalSegment,
   segmentY16,
 } from './segment-table.js';
+export { FixedTableOp, type FixedTableOpConfig, type TablePlan, planTable, applyTablePlan, buildLookupTable16 } from './modules/fixed-table-op.js';
+export { NONLINEAR_RULES, defaultDividing } from './convert/nonlinear-rules.js';
