@@ -6,7 +6,8 @@ export { quantizeBiasInt32, quantizeBiasShifted16, planSumin, suminTerm, type Su
 export { Quantize, Dequantize } from './modules/quantize.js';
 export { FixedConv, type FixedConvConfig, type FixedConvKind, type FixedConvAttrs } from './modules/fixed-conv.js';
 export { FixedAvgPool2d, type AvgPoolWindows, type WindowPlanner } from './modules/fixed-avg-pool.js';
-export { FixedValueOp, type ValueOpTarget } from './modules/fixed-value-op.js';
+export { FixedValueOp, type ValueOpTarget, type ValueOpOutput } from './modules/fixed-value-op.js';
+export { FixedResize, bilinearTaps, resizePlan, RESIZE_WEIGHT_BITS, type BilinearTaps } from './modules/fixed-resize.js';
 export {
   type MarchNumerics,
   type MarchEnv,

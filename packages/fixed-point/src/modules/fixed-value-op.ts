@@ -1,9 +1,23 @@
 import { Module } from '@qtk/nn';
 import { DTypeError, InvalidArgumentError, Tensor, traceables } from '@qtk/tensor';
+import type { QuantDType } from '@qtk/spec';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
+import { requantizeValue, type RequantizePlan } from '../requantize.js';
 
 /** What a value-preserving op runs: a float module, a registered function, or a tensor method. */
 export type ValueOpTarget = { kind: 'module'; module: Module } | { kind: 'function'; name: string } | { kind: 'method'; name: string };
+
+/**
+ * The output of a value op that has its own output scale (an activation fake-quant after it):
+ * the moved integers are requantized from the input scale with the march's plan (null when the
+ * scales are equal), then clamped to [lo, hi] when given (ReLU6's `rhu(6 / s_out)`).
+ */
+export interface ValueOpOutput {
+  readonly scale: number;
+  readonly dtype: QuantDType;
+  readonly plan: RequantizePlan | null;
+  readonly clamp?: readonly [number, number];
+}
 
 function toFloat(q: QTensor): Tensor {
   const v = q.ints();
@@ -26,9 +40,12 @@ export class FixedValueOp extends Module {
   readonly target: ValueOpTarget;
   readonly label: string;
 
-  constructor(target: ValueOpTarget, label?: string) {
+  readonly output: ValueOpOutput | null;
+
+  constructor(target: ValueOpTarget, label?: string, output: ValueOpOutput | null = null) {
     super();
     this.target = target;
+    this.output = output;
     this.label = label ?? (target.kind === 'module' ? target.module.constructor.name : target.name);
     if (target.kind === 'module') this.registerModule('module', target.module);
   }
@@ -62,7 +79,20 @@ export class FixedValueOp extends Module {
     if (y instanceof Tensor) {
       if (y.dtype !== 'float32') return y; // shapes, indices: not quantized values
       const storage = STORAGE_DTYPE[ref.dtype];
-      const v = y.values();
+      let v: ArrayLike<number> = y.values();
+      const o = this.output;
+      if (o) {
+        const plan = o.plan;
+        const [lo, hi] = o.clamp ?? [-Infinity, Infinity];
+        v = Float64Array.from(v, (e) => {
+          const r = plan ? requantizeValue(e, plan) : e;
+          return r < lo ? lo : r > hi ? hi : r;
+        });
+        const storage2 = STORAGE_DTYPE[o.dtype];
+        const out2 = new Tensor({ data: new (storage2 === 'int8' ? Int8Array : storage2 === 'int16' ? Int16Array : Int32Array)(v.length), shape: [...y.shape], dtype: storage2 });
+        out2.data.set(v);
+        return new QTensor(out2, [o.scale], o.dtype);
+      }
       const out = new Tensor({ data: new (storage === 'int8' ? Int8Array : storage === 'int16' ? Int16Array : storage === 'int32' ? Int32Array : Uint8Array)(v.length), shape: [...y.shape], dtype: storage });
       out.data.set(v);
       return new QTensor(out, ref.scale, ref.dtype, ref.axis >= 0 && ref.axis < y.shape.length ? ref.axis : -1);
@@ -72,6 +102,7 @@ export class FixedValueOp extends Module {
   }
 
   override extraRepr(): string {
-    return this.label;
+    const o = this.output;
+    return o ? `${this.label}, out=${o.dtype}@${o.scale}${o.clamp ? `, clamp=[${o.clamp}]` : ''}` : this.label;
   }
 }
