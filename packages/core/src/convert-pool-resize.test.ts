@@ -232,6 +232,6 @@ describe('convertFx: average pooling', () => {
     expect(compare(new Net(new AdaptiveAvgPool2d(1), callOp), [1, 2, 8, 8], 'bayes').steps).toBeLessThanOrEqual(1 + TOL);
     const { fixed } = compare(new Net(new AdaptiveAvgPool2d(1), callOp), [1, 2, 7, 7], 'bernoulli2');
     // the same converted model meets an 8×8 input: one window is larger than bernoulli2's limit
-    expect(() => (fixed as unknown as { call(x: Tensor): Tensor }).call(randn([1, 2, 8, 8], { generator: new Generator(1) }))).toThrow(/8×8 window exceeds this march's average-pool kernel limit of 7/);
+    expect(() => (fixed as unknown as { call(x: Tensor): Tensor }).call(randn([1, 2, 8, 8], { generator: new Generator(1) }))).toThrow(/node 'op', op 'AdaptiveAvgPool2d' as AveragePool, march 'bernoulli2'\): a 8×8 window exceeds this march's average-pool kernel limit of 7/);
   });
 });

@@ -1,7 +1,13 @@
 import { AdaptiveAvgPool2d, AvgPool2d } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
 import { FixedAvgPool2d } from '../modules/fixed-avg-pool.js';
-import { isModule, opNameOf, type ConvertRule } from './march-converter.js';
+import type { RequantizeRule } from '../requantize.js';
+import { isModule, opNameOf, type ConvertRule, type MarchNumerics } from './march-converter.js';
+
+/** The march's requantize rule, read off a plan of its numerics (modules keep the rule name, which serializes). */
+export function requantizeRuleOf(numerics: MarchNumerics): RequantizeRule {
+  return numerics.requantize(1, 1, 'qint8').rule;
+}
 
 function maxKernelOf(ctx: Parameters<ConvertRule['build']>[1]): number | undefined {
   const cap = ctx.table.ops.find((o) => o.op === 'AveragePool');
@@ -21,7 +27,7 @@ export const POOL_RULES = [
       const out = ctx.outputQparams;
       if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
       const attrs = { kernel: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride ?? null };
-      return { module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, (a, o, d) => env.numerics.requantize(a, o, d)), outputQparams: out };
+      return { module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)), outputQparams: out };
     },
   },
   {
@@ -34,8 +40,8 @@ export const POOL_RULES = [
       const out = ctx.outputQparams;
       if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
       const size = typeof m.outputSize === 'number' ? [m.outputSize, m.outputSize] : m.outputSize;
-      const windows = { kind: 'adaptive' as const, outputSize: [size[0] ?? null, size[1] ?? null] as [number | null, number | null], ...(env.op === 'AveragePool' ? { maxKernel: maxKernelOf(env) } : {}) };
-      return { module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, (a, o, d) => env.numerics.requantize(a, o, d)), outputQparams: out };
+      const windows = { kind: 'adaptive' as const, outputSize: [size[0] ?? null, size[1] ?? null] as [number | null, number | null], ...(env.op === 'AveragePool' ? { maxKernel: maxKernelOf(env), where: `node '${ctx.node.name}', op '${opNameOf(ctx)}' as AveragePool, march '${env.march}'` } : {}) };
+      return { module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)), outputQparams: out };
     },
   },
 ] satisfies readonly ConvertRule[];

@@ -1,32 +1,39 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { DTypeError, forEachAvgWindow, InvalidArgumentError, Tensor, type AvgPoolAttrs } from '@qtk/tensor';
-import { requantizeValue, type RequantizePlan } from '../requantize.js';
+import { requantizePlanner, requantizeValue, type RequantizePlan, type RequantizeRule } from '../requantize.js';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 
 /** Builds the requantize plan of a window of N elements: s_acc = s_in / N to s_out (march-chosen rule). */
 export type WindowPlanner = (sAcc: number, sOut: number, outDtype: QuantDType) => RequantizePlan;
 
-export type AvgPoolWindows = { kind: 'fixed'; attrs: AvgPoolAttrs; maxKernel?: number } | { kind: 'adaptive'; outputSize: [number | null, number | null]; maxKernel?: number };
+/** `maxKernel`: the march's kernel limit, checked when the model runs; `where` names node, op and march in that error. */
+export type AvgPoolWindows =
+  | { kind: 'fixed'; attrs: AvgPoolAttrs; maxKernel?: number; where?: string }
+  | { kind: 'adaptive'; outputSize: [number | null, number | null]; maxKernel?: number; where?: string };
 
 /**
  * Average pooling in fixed point (march-semantics.md §1): the exact int32 sum S of each window,
  * then requantize from s_acc = s_in / N (N the window's divisor) to the output scale. Plans are
- * derived once per (input scale, divisor) and cached.
+ * derived once per (input scale, divisor) with the march's requantize rule, and cached.
  */
 export class FixedAvgPool2d extends Module {
   readonly windows: AvgPoolWindows;
   readonly outScale: number;
   readonly outDtype: QuantDType;
+  /** The march's requantize rule (data, so the module serializes). */
+  readonly rule: RequantizeRule;
   private readonly planner: WindowPlanner;
   private readonly plans = new Map<string, RequantizePlan>();
 
-  constructor(windows: AvgPoolWindows, outScale: number, outDtype: QuantDType, planner: WindowPlanner) {
+  constructor(windows: AvgPoolWindows, outScale: number, outDtype: QuantDType, rule: RequantizeRule) {
     super();
     this.windows = windows;
     this.outScale = Math.fround(outScale);
     this.outDtype = outDtype;
-    this.planner = planner;
+    this.rule = rule;
+    const plan = requantizePlanner(rule);
+    this.planner = (sAcc, sOut, d) => plan(sAcc, sOut, d);
   }
 
   private planFor(sIn: number, div: number): RequantizePlan {
@@ -70,7 +77,7 @@ export class FixedAvgPool2d extends Module {
     const big = max === undefined ? undefined : windows.find((w) => w.y1 - w.y0 > max || w.x1 - w.x0 > max);
     if (big) {
       throw new InvalidArgumentError(
-        `FixedAvgPool2d: a ${big.y1 - big.y0}×${big.x1 - big.x0} window exceeds this march's average-pool kernel limit of ${max} (input ${H}×${W}); pool in stages or choose a march with adaptive pooling`,
+        `FixedAvgPool2d${this.windows.where ? ` (${this.windows.where})` : ''}: a ${big.y1 - big.y0}×${big.x1 - big.x0} window exceeds this march's average-pool kernel limit of ${max} (input ${H}×${W}); pool in stages or choose a march with adaptive pooling`,
       );
     }
     const plans = windows.map((w) => this.planFor(sIn, w.div));
