@@ -41,3 +41,28 @@ export {
 } from './segment-table.js';
 export { FixedTableOp, type FixedTableOpConfig, type TablePlan, planTable, applyTablePlan, buildLookupTable16 } from './modules/fixed-table-op.js';
 export { NONLINEAR_RULES, defaultDividing } from './convert/nonlinear-rules.js';
+export {
+  type EwOperand,
+  type AddTerm,
+  type AddPlan,
+  type AddPlanner,
+  type ScalarOperand,
+  type ScalarOperandRule,
+  planAddBayes,
+  planAddBernoulli2,
+  addTermValue,
+  addAccumulate,
+  mulAccScale,
+  roundHalfAway,
+  scalarOperandInt8,
+  scalarOperandWide,
+} from './elementwise.js';
+export { broadcastIndex, type BroadcastIndex } from './broadcast-index.js';
+export { FixedAdd, type FixedAddConfig } from './modules/fixed-add.js';
+export { FixedMul, type FixedMulConfig } from './modules/fixed-mul.js';
+export { FixedCat, type FixedCatConfig } from './modules/fixed-cat.js';
+export { FixedReduce } from './modules/fixed-reduce.js';
+export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js';
+export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modules/fixed-compare.js';
+export { FixedClamp } from './modules/fixed-clamp.js';
+export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';

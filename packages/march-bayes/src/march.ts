@@ -1,10 +1,12 @@
-import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeWide, quantizeBiasInt32, type MarchNumerics } from '@qtk/fixed-point';
+import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeWide, planAddBayes, scalarOperandWide, quantizeBiasInt32, type MarchNumerics } from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BAYES_CAPABILITIES } from './capabilities.js';
 
 /** bayes's integer rules: requantize without an intermediate saturation, an int32 bias. */
 export const BAYES_NUMERICS: MarchNumerics = Object.freeze({
   requantize: planRequantizeWide,
+  planAdd: planAddBayes,
+  scalarOperand: scalarOperandWide,
   quantizeBias: quantizeBiasInt32,
 });
 

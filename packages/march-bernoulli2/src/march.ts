@@ -1,10 +1,12 @@
-import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeInt16, quantizeBiasShifted16, type MarchNumerics } from '@qtk/fixed-point';
+import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeInt16, planAddBernoulli2, scalarOperandInt8, quantizeBiasShifted16, type MarchNumerics } from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
 
 /** bernoulli2's integer rules: an int16 intermediate in requantize, a shifted 16-bit bias. */
 export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
   requantize: planRequantizeInt16,
+  planAdd: planAddBernoulli2,
+  scalarOperand: (c) => scalarOperandInt8(c),
   quantizeBias: quantizeBiasShifted16,
 });
 

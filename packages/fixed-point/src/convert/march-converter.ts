@@ -11,6 +11,7 @@ import {
   type RoundingMode,
 } from '@qtk/spec';
 import type { RequantizePlan, Warn } from '../requantize.js';
+import type { AddPlanner, ScalarOperandRule } from '../elementwise.js';
 
 /** The integer rules where marches differ (march-semantics.md §0–§1); each march package supplies one. */
 export interface MarchNumerics {
@@ -18,6 +19,10 @@ export interface MarchNumerics {
   requantize(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan;
   /** The integer each output channel's accumulator gets for a float bias. */
   quantizeBias(bias: ArrayLike<number>, sAcc: ArrayLike<number>, rounding: RoundingMode): Int32Array;
+  /** add / sub of two per-tensor operands (bayes shift-and-multiplier, bernoulli2 conv with a sumin). */
+  planAdd: AddPlanner;
+  /** The one-element operand a scalar of add_scalar / mul_scalar becomes. */
+  scalarOperand: ScalarOperandRule;
 }
 
 /** What a rule builds with: the march's id, capability table and numerics. */

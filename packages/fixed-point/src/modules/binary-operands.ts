@@ -1,0 +1,37 @@
+// The two operands of a fixed-point binary op: quantized tensors, or a scalar constant the
+// conversion turned into a one-element quantized operand.
+import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { broadcastIndex, type BroadcastIndex } from '../broadcast-index.js';
+import type { ScalarOperand } from '../elementwise.js';
+import { QTensor, STORAGE_DTYPE, type QTensorDType } from '../qtensor.js';
+
+export interface BinaryOperands {
+  readonly a: ArrayLike<number>;
+  readonly b: ArrayLike<number>;
+  readonly index: BroadcastIndex;
+}
+
+function intsOf(label: string, v: unknown, scalar: ScalarOperand | null, which: string): { ints: ArrayLike<number>; shape: readonly number[] } {
+  if (scalar) return { ints: [scalar.value], shape: [] };
+  if (!(v instanceof QTensor)) throw new DTypeError(`${label} (fixed point): its ${which} operand must be a quantized tensor, got ${v instanceof Tensor ? `a ${v.dtype} Tensor` : typeof v}`);
+  if (v.axis >= 0) throw new InvalidArgumentError(`${label} (fixed point): its ${which} operand has a per-channel scale; elementwise ops take per-tensor operands`);
+  return { ints: v.ints(), shape: v.shape };
+}
+
+/** Integers of both operands (a scalar slot takes its converted operand) and the broadcast index. */
+export function binaryOperands(label: string, x: unknown, y: unknown, scalars: readonly [ScalarOperand | null, ScalarOperand | null]): BinaryOperands {
+  const a = intsOf(label, x, scalars[0], 'first');
+  const b = intsOf(label, y, scalars[1], 'second');
+  return { a: a.ints, b: b.ints, index: broadcastIndex(a.shape, b.shape) };
+}
+
+/** A zeroed integer array of a quantized dtype's storage. */
+export function intStorage(dtype: QTensorDType, n: number): Int8Array | Int16Array | Int32Array | Uint8Array {
+  const s = STORAGE_DTYPE[dtype];
+  return s === 'int8' ? new Int8Array(n) : s === 'int16' ? new Int16Array(n) : s === 'int32' ? new Int32Array(n) : new Uint8Array(n);
+}
+
+/** A QTensor over integers already in range. */
+export function qtensorOf(data: Int8Array | Int16Array | Int32Array | Uint8Array, shape: readonly number[], scale: number, dtype: QTensorDType): QTensor {
+  return new QTensor(new Tensor({ data, shape: [...shape], dtype: STORAGE_DTYPE[dtype] }), [scale], dtype);
+}

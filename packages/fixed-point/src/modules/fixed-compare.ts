@@ -1,0 +1,49 @@
+import { Module } from '@qtk/nn';
+import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
+import type { QTensor } from '../qtensor.js';
+import { binaryOperands, intStorage, qtensorOf } from './binary-operands.js';
+
+export type CompareKind = 'eq' | 'ne' | 'gt' | 'lt' | 'ge' | 'le';
+
+export interface FixedCompareConfig {
+  readonly kind: CompareKind;
+  /** bayes's `a - b` plan: the comparison is the sign of its accumulator [choice]. */
+  readonly plan: AddPlan;
+  readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
+}
+
+const TESTS: Record<CompareKind, (d: number) => boolean> = {
+  eq: (d) => d === 0,
+  ne: (d) => d !== 0,
+  gt: (d) => d > 0,
+  lt: (d) => d < 0,
+  ge: (d) => d >= 0,
+  le: (d) => d <= 0,
+};
+
+/**
+ * bayes comparisons: the accumulator of `a - b` (march-semantics.md §1, bayes sub: both operands on
+ * the finer grid `s_x / 2^sh`) compared with 0; the output is a 'qbool' QTensor (bool data, scale 1).
+ */
+export class FixedCompare extends Module {
+  readonly config: FixedCompareConfig;
+
+  constructor(config: FixedCompareConfig) {
+    super();
+    this.config = config;
+  }
+
+  forward(x: QTensor | number, y: QTensor | number): QTensor {
+    const c = this.config;
+    const { a, b, index } = binaryOperands(c.kind, x, y, c.scalars);
+    const n = index.ia.length;
+    const out = intStorage('qbool', n);
+    const test = TESTS[c.kind];
+    for (let i = 0; i < n; i++) out[i] = test(addAccumulate(a[index.ia[i]!]!, b[index.ib[i]!]!, c.plan)) ? 1 : 0;
+    return qtensorOf(out, index.shape, 1, 'qbool');
+  }
+
+  override extraRepr(): string {
+    return this.config.kind;
+  }
+}

@@ -1,0 +1,78 @@
+import { Module } from '@qtk/nn';
+import type { QuantDType } from '@qtk/spec';
+import { DTypeError, InvalidArgumentError, normalizeAxes } from '@qtk/tensor';
+import { requantizeInto, type RequantizePlan } from '../requantize.js';
+import { QTensor } from '../qtensor.js';
+import type { WindowPlanner } from './fixed-avg-pool.js';
+import { intStorage, qtensorOf } from './binary-operands.js';
+
+/**
+ * mean / sum over axes in fixed point (march-semantics.md §1): the exact int32 sum S of the reduced
+ * elements, requantized from `s_acc = s_in / N` (mean) or `s_in` (sum). Plans are cached per (s_in, N).
+ */
+export class FixedReduce extends Module {
+  readonly kind: 'mean' | 'sum';
+  readonly outScale: number;
+  readonly outDtype: QuantDType;
+  private readonly planner: WindowPlanner;
+  private readonly plans = new Map<string, RequantizePlan>();
+
+  constructor(kind: 'mean' | 'sum', outScale: number, outDtype: QuantDType, planner: WindowPlanner) {
+    super();
+    this.kind = kind;
+    this.outScale = Math.fround(outScale);
+    this.outDtype = outDtype;
+    this.planner = planner;
+  }
+
+  forward(x: QTensor, axes?: number | readonly number[] | null, keepdim = false): QTensor {
+    if (!(x instanceof QTensor)) throw new DTypeError(`${this.kind} (fixed point): expected a quantized input`);
+    if (x.axis >= 0) throw new InvalidArgumentError(`${this.kind} (fixed point): the input has a per-channel scale`);
+    const shape = x.shape;
+    const rank = shape.length;
+    const reduced = axes === undefined || axes === null ? shape.map((_, i) => i) : normalizeAxes(typeof axes === 'number' ? [axes] : axes, rank, this.kind);
+    const isRed = shape.map((_, i) => reduced.includes(i));
+    // output strides in the input's axis order (0 on reduced axes)
+    const ostr = new Array<number>(rank).fill(0);
+    let s = 1;
+    for (let d = rank - 1; d >= 0; d--) {
+      if (!isRed[d]) {
+        ostr[d] = s;
+        s *= shape[d]!;
+      }
+    }
+    const outSize = s;
+    const n = shape.reduce((p, d, i) => (isRed[i] ? p * d : p), 1);
+    const v = x.ints();
+    const acc = new Float64Array(outSize);
+    const counter = new Array<number>(rank).fill(0);
+    let o = 0;
+    for (let i = 0; i < v.length; i++) {
+      acc[o] += v[i]!;
+      for (let d = rank - 1; d >= 0; d--) {
+        counter[d]!++;
+        o += ostr[d]!;
+        if (counter[d]! < shape[d]!) break;
+        o -= ostr[d]! * shape[d]!;
+        counter[d] = 0;
+      }
+    }
+    for (let i = 0; i < outSize; i++) acc[i] = acc[i]! < -2147483648 ? -2147483648 : acc[i]! > 2147483647 ? 2147483647 : acc[i]!;
+    const sIn = x.tensorScale;
+    const sAcc = this.kind === 'mean' ? sIn / n : sIn;
+    const key = `${sIn}/${n}`;
+    let plan = this.plans.get(key);
+    if (!plan) {
+      plan = this.planner(sAcc, this.outScale, this.outDtype);
+      this.plans.set(key, plan);
+    }
+    const out = intStorage(this.outDtype, outSize) as Int8Array | Int16Array | Int32Array;
+    requantizeInto(acc, plan, 1, out);
+    const outShape = keepdim ? shape.map((d, i) => (isRed[i] ? 1 : d)) : shape.filter((_, i) => !isRed[i]);
+    return qtensorOf(out, outShape, this.outScale, this.outDtype);
+  }
+
+  override extraRepr(): string {
+    return `${this.kind}, out=${this.outDtype}`;
+  }
+}
