@@ -1,0 +1,253 @@
+import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
+import { FixedConv, QTensor } from '@qtk/fixed-point';
+import type { GraphModule } from '@qtk/ir';
+import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Conv3d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import { QConfigError } from '@qtk/spec';
+import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
+import { afterEach, describe, expect, it } from 'vitest';
+import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule, resetMarch, setMarch, setPreserveQatMode } from './index.js';
+
+/** A compact version of the reference network: conv-bn-relu stem, one residual block (add fused into ConvAddReLU), pool, flatten, high-precision Linear. */
+class TinyResNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly conv1: Conv2d;
+  readonly bn1 = new BatchNorm2d(8);
+  readonly relu1 = new ReLU();
+  readonly conv2: Conv2d;
+  readonly bn2 = new BatchNorm2d(8);
+  readonly relu2 = new ReLU();
+  readonly conv3: Conv2d;
+  readonly bn3 = new BatchNorm2d(8);
+  readonly relu3 = new ReLU();
+  readonly pool = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten({ startDim: 1 });
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+  constructor(g: Generator) {
+    super();
+    this.conv1 = new Conv2d(1, 8, 3, { padding: 1, bias: false, generator: g });
+    this.conv2 = new Conv2d(8, 8, 3, { padding: 1, bias: false, generator: g });
+    this.conv3 = new Conv2d(8, 8, 3, { padding: 1, bias: false, generator: g });
+    this.fc = new Linear(8, 10, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
+    const b = this.relu2.call(this.bn2.call(this.conv2.call(a)));
+    const c = this.relu3.call(this.bn3.call(this.conv3.call(b)).add(a));
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(c))));
+  }
+}
+
+const inputs = (n: number, seed: number): Tensor[] => {
+  const g = new Generator(seed);
+  return Array.from({ length: n }, () => rand([8, 1, 7, 7], { generator: g }).mul(2).sub(1));
+};
+
+/** A calibrated QAT model in VALIDATION state, with non-trivial BN statistics. */
+function preparedModel(seed = 5): GraphModule {
+  const model = new TinyResNet(new Generator(seed));
+  for (const [i, bn] of [model.bn1, model.bn2, model.bn3].entries()) {
+    const g = new Generator(100 + i);
+    bn.runningMean!.values().set(rand([8], { generator: g }).mul(0.2).sub(0.1).values() as Float32Array);
+    bn.runningVar!.values().set(rand([8], { generator: g }).mul(0.5).add(0.5).values() as Float32Array);
+  }
+  model.eval();
+  const gm = prepareQatFx(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
+  calibrate(gm, inputs(4, 1));
+  setFakeQuantize(gm, 'VALIDATION');
+  return gm;
+}
+
+const run = (m: Module, x: Tensor): Float32Array => Float32Array.from((noGrad(() => (m as GraphModule).call(x)) as Tensor).values());
+
+function compare(fake: Float32Array, fixed: Float32Array, classes = 10) {
+  let maxDiff = 0;
+  let maxAbs = 0;
+  let agree = 0;
+  const rows = fake.length / classes;
+  for (let r = 0; r < rows; r++) {
+    let a = 0;
+    let b = 0;
+    for (let c = 0; c < classes; c++) {
+      const i = r * classes + c;
+      maxDiff = Math.max(maxDiff, Math.abs(fake[i]! - fixed[i]!));
+      maxAbs = Math.max(maxAbs, Math.abs(fake[i]!));
+      if (fake[i]! > fake[r * classes + a]!) a = c;
+      if (fixed[i]! > fixed[r * classes + b]!) b = c;
+    }
+    if (a === b) agree++;
+  }
+  return { maxDiff, maxAbs, agreement: agree / rows };
+}
+
+/** Every integer a FixedConv holds, and every other module's printed config. */
+function integerState(gm: GraphModule) {
+  return gm.namedModules().map(([name, m]) => {
+    if (!(m instanceof FixedConv)) return [name, m.constructor.name, m.extraRepr()];
+    const c = m.config;
+    return [
+      name,
+      Array.from(c.weight.values()),
+      c.bias && Array.from(c.bias),
+      c.requant && { ...c.requant, pre: Array.from(c.requant.pre), m: Array.from(c.requant.m), n: Array.from(c.requant.n) },
+      c.sumin && { m: Array.from(c.sumin.m), n: Array.from(c.sumin.n), k: Array.from(c.sumin.k) },
+      Array.from(c.outScale),
+      c.activation,
+    ];
+  });
+}
+
+const stateOf = (m: Module) => Object.entries(m.stateDict().tensors).map(([k, v]) => [k, v.dtype, v.shape, Array.from(v.values())]);
+
+afterEach(() => resetMarch());
+
+describe.each(['bayes', 'bernoulli2'])('convertFx on a small residual network (%s)', (march) => {
+  const gm = preparedModel();
+  const quiet = { march, onWarning: () => {} };
+
+  it('(a) the fixed-point outputs are close to the fake-quant outputs and agree on top-1', () => {
+    const fx = convertFx(gm, quiet);
+    expect(fx.namedModules().some(([, m]) => m instanceof FixedConv && m.config.sumin !== null)).toBe(true); // the residual add is fused
+    let agree = 0;
+    let rows = 0;
+    for (const x of inputs(4, 42)) {
+      const fake = run(gm, x);
+      const fixed = run(fx, x);
+      const c = compare(fake, fixed);
+      expect(c.maxDiff).toBeLessThan(0.05 * c.maxAbs + 1e-3);
+      agree += c.agreement * 8;
+      rows += 8;
+    }
+    expect(agree / rows).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('(b) converting twice gives the same integers and the same outputs', () => {
+    const a = convertFx(gm, quiet);
+    const b = convertFx(gm, quiet);
+    expect(integerState(a)).toEqual(integerState(b));
+    expect(stateOf(a)).toEqual(stateOf(b));
+    expect(integerState(a).length).toBeGreaterThan(4);
+    const x = inputs(1, 9)[0]!;
+    expect(run(a, x)).toEqual(run(b, x));
+  });
+
+  it('(c) the QAT model is not modified', () => {
+    const x = inputs(1, 10)[0]!;
+    const before = stateOf(gm);
+    const out = run(gm, x);
+    const graphBefore = gm.graph.nodes.map((n) => `${n.op}:${n.target}`);
+    const modulesBefore = gm.namedModules().map(([n, m]) => `${n}:${m.constructor.name}`);
+    convertFx(gm, quiet);
+    expect(stateOf(gm)).toEqual(before);
+    expect(run(gm, x)).toEqual(out);
+    expect(gm.graph.nodes.map((n) => `${n.op}:${n.target}`)).toEqual(graphBefore);
+    expect(gm.namedModules().map(([n, m]) => `${n}:${m.constructor.name}`)).toEqual(modulesBefore);
+  });
+
+  it('(d) the high-precision Linear outputs qint32 with a per-channel scale', () => {
+    const fx = convertFx(gm, quiet);
+    const fc = fx.getSubmodule('fc');
+    expect(fc).toBeInstanceOf(FixedConv);
+    let seen: QTensor | null = null;
+    fc.registerForwardHook((_m, _a, out) => {
+      seen = out as QTensor;
+    });
+    run(fx, inputs(1, 11)[0]!);
+    const out = seen as unknown as QTensor;
+    expect(out).toBeInstanceOf(QTensor);
+    expect(out.dtype).toBe('qint32');
+    expect(out.axis).toBe(1);
+    expect(out.scale.length).toBe(10);
+    expect(new Set(out.scale).size).toBeGreaterThan(1);
+    expect((fc as FixedConv).config.requant).toBeNull();
+  });
+
+  it('(e) setPreserveQatMode keeps modules as QAT modules between a dequantize and a quantize, by prefix and by type', () => {
+    const base = convertFx(gm, quiet);
+    expect(base.namedModules().some(([, m]) => m instanceof QatModule)).toBe(false);
+    const byPrefix = 'relu2'; // the fused conv2-bn2-relu2
+    expect(gm.getSubmodule(byPrefix)).toBeInstanceOf(QatModule);
+    try {
+      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'])).toEqual(expect.arrayContaining([byPrefix, 'pool']));
+      const fx = convertFx(gm, quiet);
+      for (const name of [byPrefix, 'pool']) {
+        expect(fx.getSubmodule(name)).toBeInstanceOf(QatModule);
+        const node = fx.graph.nodes.find((n) => n.op === 'call_module' && n.target === name)!;
+        const input = node.inputNodes[0]!;
+        expect(input.op === 'call_module' && fx.getSubmodule(input.target).constructor.name).toBe('Dequantize');
+        const users = [...node.users];
+        expect(users).toHaveLength(1);
+        expect(fx.getSubmodule(users[0]!.target).constructor.name).toMatch(/Quantize/);
+        expect(fx.getSubmodule(users[0]!.target).constructor.name).not.toBe('Dequantize');
+      }
+      // the preserved modules are copies: the QAT model's own modules are untouched
+      expect(fx.getSubmodule('pool')).not.toBe(gm.getSubmodule('pool'));
+      for (const x of inputs(2, 12)) {
+        const fake = run(gm, x);
+        const c = compare(fake, run(fx, x));
+        const c0 = compare(fake, run(base, x));
+        expect(c.maxDiff).toBeLessThan(0.05 * c.maxAbs + 1e-3);
+        expect(c.agreement).toBeGreaterThanOrEqual(Math.min(c0.agreement, 0.75));
+      }
+    } finally {
+      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'], false)).toEqual(expect.arrayContaining([byPrefix, 'pool']));
+    }
+    const undone = convertFx(gm, quiet);
+    expect(undone.namedModules().some(([, m]) => m instanceof QatModule)).toBe(false);
+    expect(integerState(undone)).toEqual(integerState(base));
+  });
+});
+
+describe('convertFx errors', () => {
+  it('(f) reports every node bernoulli2 cannot convert at once, with node, op and march', () => {
+    class Unsupported extends Module {
+      readonly quant = new QuantStub({ scale: 1 / 128 });
+      readonly conv3d = new Conv3d(1, 1, 3, { padding: 1, generator: new Generator(1) });
+      readonly softmax = new Softmax({ dim: 1 });
+      readonly dq1 = new DeQuantStub();
+      readonly dq2 = new DeQuantStub();
+      forward(x: Tensor): Tensor {
+        const q = this.quant.call(x);
+        return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
+      }
+    }
+    const gm = prepareQatFx(new Unsupported().eval(), { global: defaultQatQconfig });
+    const g = new Generator(3);
+    calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: g })]);
+    let err: unknown;
+    try {
+      convertFx(gm, { march: 'bernoulli2', onWarning: () => {} });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConversionError);
+    const ce = err as ConversionError;
+    expect(ce.failures.map((f) => [f.node, f.march])).toEqual([
+      ['conv3d', 'bernoulli2'],
+      ['softmax', 'bernoulli2'],
+    ]);
+    expect(ce.failures[0]!.op).toMatch(/Conv3d|Conv/);
+    expect(ce.failures[1]!.op).toMatch(/Softmax/);
+    expect(ce.message).toMatch(/march 'bernoulli2' cannot convert 2 node\(s\)/);
+    expect(ce.message).toMatch(/conv3d: .*Conv/);
+    expect(ce.message).toMatch(/softmax: .*Softmax/);
+  });
+
+  it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {
+    setMarch('bernoulli2');
+    let err: unknown;
+    try {
+      prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(QConfigError);
+    expect((err as Error).message).toMatch(/conv2/);
+    expect((err as Error).message).toMatch(/qint16/);
+    expect((err as Error).message).toMatch(/bernoulli2/);
+    setMarch('bayes');
+    expect(() => prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } })).not.toThrow();
+  });
+});
