@@ -3,7 +3,7 @@ import '@qtk/march-bernoulli2';
 import { defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
 import { bilinearTaps, FixedResize, QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
-import { AdaptiveAvgPool2d, AvgPool2d, DeQuantStub, Flatten, Identity, MaxPool2d, Module, QuantStub, ReLU, ReLU6, Upsample } from '@qtk/nn';
+import { AdaptiveAvgPool2d, AvgPool2d, ChannelShuffle, DeQuantStub, Flatten, Identity, MaxPool2d, Module, PixelShuffle, PixelUnshuffle, QuantStub, ReLU, ReLU6, Upsample } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
 import { expand, Generator, interpolate, maxPool2d, pad, randn, relu, relu6, reshape, slice, split, Tensor, transpose } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
@@ -110,6 +110,9 @@ const VALUE_OPS: { name: string; make: () => Net; marches: March[]; rejectOp?: R
   { name: 'unsqueeze/squeeze', make: () => new Net(null, (_, x) => x.unsqueeze(1).squeeze(1)), marches: MARCHES },
   { name: 'split + item', make: () => new Net(null, (_, x) => split(x, [1, 2], 1)[1]!), marches: MARCHES },
   { name: 'nearest Upsample module', make: () => new Net(new Upsample({ scaleFactor: 2 }), callOp), marches: MARCHES },
+  { name: 'PixelShuffle', make: () => new Net(new PixelShuffle(2), (n, x) => callOp(n, pad(x, [0, 0, 0, 0, 0, 1]))), marches: MARCHES },
+  { name: 'ChannelShuffle', make: () => new Net(new ChannelShuffle(3), callOp), marches: MARCHES },
+  { name: 'PixelUnshuffle', make: () => new Net(new PixelUnshuffle(2), callOp), marches: ['bayes'], rejectOp: /PixelUnshuffle.*SpaceToDepth/ },
   { name: 'transpose', make: () => new Net(null, (_, x) => transpose(x, 2, 3)), marches: ['bayes'], rejectOp: /transpose.*Transpose/ },
   { name: 'permute', make: () => new Net(null, (_, x) => x.permute(0, 2, 3, 1).contiguous()), marches: ['bayes'], rejectOp: /permute.*Transpose/ },
   { name: 'slice', make: () => new Net(null, (_, x) => slice(x, { axis: 3, start: 1, end: 7, step: 2 })), marches: ['bayes'], rejectOp: /slice.*Slice/ },

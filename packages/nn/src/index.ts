@@ -75,6 +75,7 @@ export {
   type AvgPool2dLayerOptions,
 } from './layers/pooling.js';
 export { Upsample, type UpsampleOptions } from './layers/upsample.js';
+export { PixelShuffle, PixelUnshuffle, ChannelShuffle } from './layers/shuffle.js';
 export { Dropout, type DropoutOptions } from './layers/dropout.js';
 export { dropout } from './functional.js';
 export { Identity, Flatten, Lambda, type FlattenOptions } from './layers/basic.js';

@@ -1,5 +1,5 @@
 import type { Node } from '@qtk/ir';
-import { deepCopy, Flatten, MaxPool2d, ReLU, ReLU6, Upsample, type Module } from '@qtk/nn';
+import { ChannelShuffle, deepCopy, Flatten, MaxPool2d, PixelShuffle, PixelUnshuffle, ReLU, ReLU6, Upsample, type Module } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import type { InterpolateOptions } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
@@ -140,6 +140,10 @@ export const VALUE_OP_RULES: readonly ConvertRule[] = [
   valueOpRule('flatten', ['Flatten', 'Reshape'], [Flatten], ['flatten']),
   valueOpRule('reshape', ['Reshape'], [], ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous']),
   valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute']),
+  valueOpRule('pixel_shuffle', ['DepthToSpace'], [PixelShuffle], []),
+  // SpaceToDepth is in neither table; bayes runs it as the reshape + transpose it is
+  valueOpRule('pixel_unshuffle', ['SpaceToDepth', 'Transpose'], [PixelUnshuffle], []),
+  valueOpRule('channel_shuffle', ['ChannelShuffle'], [ChannelShuffle], []),
   valueOpRule('split', ['Split'], [], ['split']),
   valueOpRule('slice', ['Slice'], [], ['slice']),
   valueOpRule('expand', ['Expand'], [], ['expand']),
