@@ -235,6 +235,26 @@ describe('convertFx errors', () => {
     expect(ce.message).toMatch(/softmax: .*Softmax/);
   });
 
+  it('(f) also reports the failing nodes after a failing node on the same path', () => {
+    class Chain extends Module {
+      readonly quant = new QuantStub({ scale: 1 / 128 });
+      readonly conv3d = new Conv3d(1, 2, 3, { padding: 1, generator: new Generator(2) });
+      readonly softmax = new Softmax({ dim: 1 });
+      readonly dequant = new DeQuantStub();
+      forward(x: Tensor): Tensor {
+        return this.dequant.call(this.softmax.call(this.conv3d.call(this.quant.call(x))));
+      }
+    }
+    const gm = prepareQatFx(new Chain().eval(), { global: defaultQatQconfig });
+    calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: new Generator(4) })]);
+    expect(() => convertFx(gm, { march: 'bernoulli2', onWarning: () => {} })).toThrow(ConversionError);
+    try {
+      convertFx(gm, { march: 'bernoulli2', onWarning: () => {} });
+    } catch (e) {
+      expect((e as ConversionError).failures.map((f) => f.node)).toEqual(['conv3d', 'softmax']);
+    }
+  });
+
   it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {
     setMarch('bernoulli2');
     let err: unknown;

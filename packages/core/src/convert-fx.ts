@@ -166,18 +166,25 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       rounding,
       warn: (m) => warn(`${node.name}: ${m}`),
     };
+    // a failed node still counts as quantized, so the nodes after it are checked too and every
+    // failure is reported at once
+    const fail = (e: UnsupportedOpError) => {
+      failures.push(e);
+      const qp = ctx.outputQparams ?? qparams.get(quantizedInputs[0]!);
+      if (qp) qparams.set(node, qp);
+    };
     let converted;
     try {
       converted = convertNode.call(march.hooks, ctx);
     } catch (e) {
       if (e instanceof UnsupportedOpError) {
-        failures.push(e);
+        fail(e);
         continue;
       }
       throw e;
     }
     if (!converted) {
-      failures.push(new UnsupportedOpError({ op: opLabel(node, inner), node: node.name, march: march.id, reason: 'the march has no conversion rule for it' }));
+      fail(new UnsupportedOpError({ op: opLabel(node, inner), node: node.name, march: march.id, reason: 'the march has no conversion rule for it' }));
       continue;
     }
     const created = place(node, nameFor(node), converted.module);
