@@ -6,7 +6,7 @@ import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
 export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
   requantize: planRequantizeInt16,
   planAdd: planAddBernoulli2,
-  scalarOperand: (c) => scalarOperandInt8(c),
+  scalarOperand: (c: number) => scalarOperandInt8(c),
   quantizeBias: quantizeBiasShifted16,
 });
 
