@@ -1,0 +1,125 @@
+import { usageError } from './io.js';
+
+/** One option of a command: `--name value` (string / number) or a `--name` flag (boolean). */
+export interface OptionSpec {
+  readonly type: 'string' | 'number' | 'boolean';
+  /** Shown by --help after the option name (e.g. 'DIR'). */
+  readonly value?: string;
+  readonly description: string;
+  readonly default?: string | number | boolean;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  /** Positional arguments, in order (all required). */
+  readonly positionals: readonly { readonly name: string; readonly description: string }[];
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  readonly summary: string;
+  /** Extra paragraphs of --help. */
+  readonly details?: string;
+}
+
+export interface ParsedArgs {
+  readonly positionals: string[];
+  readonly options: Record<string, string | number | boolean | undefined>;
+  readonly help: boolean;
+  readonly verbose: boolean;
+}
+
+/** Options every command accepts. */
+export const COMMON_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  help: { type: 'boolean', description: 'show this help' },
+  verbose: { type: 'boolean', description: 'print stack traces of errors' },
+};
+
+/** Parses a number, also a fraction ('1/128'). */
+export function parseNumber(text: string): number {
+  const m = /^\s*([-+]?[0-9.eE+-]+)\s*\/\s*([-+]?[0-9.eE+-]+)\s*$/.exec(text);
+  const v = m ? Number(m[1]) / Number(m[2]) : text.trim() === '' ? NaN : Number(text);
+  return v;
+}
+
+/**
+ * Parses `argv` against a command's spec: `--name value`, `--name=value`, flags, positionals.
+ * Unknown options, missing values, non-numbers and a wrong positional count are usage errors
+ * naming the argument.
+ */
+export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArgs {
+  const all = { ...spec.options, ...COMMON_OPTIONS };
+  const positionals: string[] = [];
+  const options: Record<string, string | number | boolean | undefined> = {};
+  for (const [k, o] of Object.entries(spec.options)) if (o.default !== undefined) options[k] = o.default;
+  let help = false;
+  let verbose = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith('--') || a === '-') {
+      if (a === '-h') {
+        help = true;
+        continue;
+      }
+      if (a.startsWith('-') && a.length > 1 && Number.isNaN(Number(a))) throw usageError(spec.name, `unknown option '${a}' (options are written --name)`);
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    const o = all[name];
+    if (!o) {
+      const known = Object.keys(all).map((k) => `--${k}`).join(', ');
+      throw usageError(spec.name, `unknown option '--${name}' for 'qtk ${spec.name}' (known: ${known})`);
+    }
+    if (o.type === 'boolean') {
+      if (eq >= 0) throw usageError(spec.name, `option '--${name}' is a flag and takes no value`);
+      if (name === 'help') help = true;
+      else if (name === 'verbose') verbose = true;
+      else options[name] = true;
+      continue;
+    }
+    let value: string | undefined;
+    if (eq >= 0) value = a.slice(eq + 1);
+    else {
+      value = argv[i + 1];
+      if (value === undefined || (value.startsWith('--') && value.length > 2)) throw usageError(spec.name, `option '--${name}' needs a value${o.value ? ` (${o.value})` : ''}`);
+      i++;
+    }
+    if (o.type === 'number') {
+      const v = parseNumber(value);
+      if (!Number.isFinite(v)) throw usageError(spec.name, `option '--${name}' must be a number, got '${value}'`);
+      options[name] = v;
+    } else options[name] = value;
+  }
+  if (!help) {
+    if (positionals.length < spec.positionals.length) {
+      const missing = spec.positionals.slice(positionals.length).map((p) => p.name);
+      throw usageError(spec.name, `missing argument${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+    }
+    if (positionals.length > spec.positionals.length) {
+      throw usageError(spec.name, `unexpected argument '${positionals[spec.positionals.length]}' (takes ${spec.positionals.map((p) => p.name).join(' ') || 'no positional arguments'})`);
+    }
+  }
+  return { positionals, options, help, verbose };
+}
+
+/** The --help text of a command. */
+export function formatHelp(spec: CommandSpec): string {
+  const usage = `usage: qtk ${spec.name} ${spec.positionals.map((p) => p.name).join(' ')} [options]`.replace(/\s+\[/, ' [');
+  const lines = [usage, '', spec.summary, ''];
+  if (spec.positionals.length) {
+    lines.push('arguments:');
+    for (const p of spec.positionals) lines.push(`  ${p.name.padEnd(24)}${p.description}`);
+    lines.push('');
+  }
+  lines.push('options:');
+  for (const [k, o] of Object.entries({ ...spec.options, ...COMMON_OPTIONS })) {
+    const left = `--${k}${o.value ? ` ${o.value}` : ''}`;
+    const def = o.default !== undefined && o.type !== 'boolean' ? ` (default: ${o.default})` : '';
+    lines.push(`  ${left.padEnd(24)}${o.description}${def}`);
+  }
+  if (spec.details) lines.push('', spec.details.trim());
+  return `${lines.join('\n')}\n`;
+}

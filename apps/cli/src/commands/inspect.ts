@@ -1,0 +1,72 @@
+import { marches } from '@qtk/spec';
+import { parseArgs, type CommandSpec } from '../args.js';
+import { CliError, type CliIo } from '../io.js';
+import { checkMarch, type MarchReport } from '../march-check.js';
+import { exampleShape, loadOnnx, parseShape, sampleShapeOf } from '../model-input.js';
+import { nodeOp } from '../op-names.js';
+import { formatTable } from '../table.js';
+
+export const inspectSpec: CommandSpec = {
+  name: 'inspect',
+  summary: "Prints an ONNX model's graph and operator counts, and with --march which operators the march supports.",
+  positionals: [{ name: 'MODEL', description: 'the ONNX model (.onnx)' }],
+  options: {
+    march: { type: 'string', value: 'ID', description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)' },
+    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+  },
+  details: `Support is decided twice: by the march's capability table (op name and attributes) and by a trial
+conversion (prepare with the default QAT qconfig and a 1/128 input stub, calibrate on one random batch in
+[-1, 1], convert); the conversion decides, the table alone only when the trial cannot run. Exit code 1 when the march cannot run every operator.`,
+};
+
+export function runInspect(argv: readonly string[], io: CliIo): number {
+  const args = parseArgs(inspectSpec, argv);
+  const path = args.positionals[0]!;
+  const gm = loadOnnx(path);
+  const spec = gm.inputSpecs[0]!;
+  const inputShape = args.options['input-shape'] !== undefined ? parseShape(String(args.options['input-shape']), '--input-shape') : undefined;
+  io.out(`model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`);
+  io.out(`${gm.printTabular()}\n\n`);
+
+  const counts = new Map<string, { label: Set<string>; n: number }>();
+  for (const node of gm.graph.nodes) {
+    const op = nodeOp(gm, node);
+    if (!op) continue;
+    const c = counts.get(op.op) ?? { label: new Set<string>(), n: 0 };
+    c.label.add(op.label);
+    c.n++;
+    counts.set(op.op, c);
+  }
+  const total = [...counts.values()].reduce((s, c) => s + c.n, 0);
+  io.out(`operators (${total} nodes, ${counts.size} types):\n`);
+  io.out(formatTable(['op', 'count', 'as'], [...counts].sort((a, b) => b[1].n - a[1].n || (a[0] < b[0] ? -1 : 1)).map(([op, c]) => [op, String(c.n), [...c.label].join(', ')])));
+
+  const marchId = args.options.march as string | undefined;
+  if (marchId === undefined) {
+    io.out(`\npass --march ${marches.names().join('|')} to check which operators a march supports\n`);
+    return 0;
+  }
+  if (!marches.has(marchId)) throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  const report = checkMarch(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
+  printReport(report, io);
+  return report.nodes.every((n) => n.supported) && !report.prepareError ? 0 : 1;
+}
+
+function printReport(r: MarchReport, io: CliIo): void {
+  io.out(`\nsupport on march '${r.march}':\n`);
+  if (r.prepareError) io.out(`  (the trial conversion could not run: ${r.prepareError}; the capability table alone decides)\n`);
+  const rows = r.nodes.map((n) => [
+    n.node,
+    n.op.op,
+    n.table.ok ? 'yes' : 'no',
+    n.convert,
+    n.supported ? 'supported' : `UNSUPPORTED${n.reason ?? n.table.reason ? `: ${n.reason ?? n.table.reason}` : ''}`,
+  ]);
+  io.out(formatTable(['node', 'op', 'in table', 'trial conversion', 'verdict'], rows));
+  const bad = r.nodes.filter((n) => !n.supported);
+  const ops = new Set(bad.map((n) => n.op.op));
+  io.out(`\n${r.nodes.length - bad.length} of ${r.nodes.length} nodes supported on '${r.march}'`);
+  io.out(bad.length ? `; unsupported: ${bad.length} node(s) of ${ops.size} op type(s) (${[...ops].join(', ')})\n` : '\n');
+  for (const n of bad) io.err(`unsupported on '${r.march}': ${n.node} (${n.op.op}): ${n.reason ?? n.table.reason ?? 'no conversion rule'}\n`);
+  if (r.warnings.length) io.out(`warnings:\n${r.warnings.map((w) => `  ${w}`).join('\n')}\n`);
+}

@@ -1,0 +1,127 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { parseNpy, rawToTensor } from '@qtk/nn';
+import { Tensor } from '@qtk/tensor';
+import { CliError } from '../io.js';
+import { decodeImage, imageToChw } from './image-decode.js';
+
+export const SAMPLE_EXTENSIONS = ['.npy', '.png', '.jpg', '.jpeg'] as const;
+
+/** Image preprocessing: resize target (width × height) and normalisation (pixel/255 − mean)/std. */
+export interface Preprocess {
+  readonly mean: readonly number[];
+  readonly std: readonly number[];
+  /** [width, height]; default the model's input size. */
+  readonly size?: readonly [number, number];
+}
+
+/** A folder's samples stacked along a new batch axis. */
+export interface Samples {
+  /** [N, ...sampleShape] float32. */
+  readonly tensor: Tensor;
+  /** The files read, in order. */
+  readonly files: readonly string[];
+}
+
+/** A directory's sample files (.npy, .png, .jpg, .jpeg), sorted by file name (code-point order). */
+export function listSampleFiles(dir: string, what: string): string[] {
+  if (!existsSync(dir)) throw new CliError(`${what} directory '${dir}' does not exist`);
+  if (!statSync(dir).isDirectory()) throw new CliError(`${what} '${dir}' is not a directory`);
+  const files = readdirSync(dir)
+    .filter((f) => (SAMPLE_EXTENSIONS as readonly string[]).includes(extname(f).toLowerCase()))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (files.length === 0) throw new CliError(`${what} directory '${dir}' holds no .npy, .png or .jpg/.jpeg files`);
+  return files.map((f) => join(dir, f));
+}
+
+const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join(', ')}]`;
+
+function matches(shape: readonly number[], want: readonly (number | null)[]): boolean {
+  return shape.length === want.length && want.every((d, i) => d === null || d === shape[i]);
+}
+
+/**
+ * Reads sample files into one tensor of shape [N, ...sampleShape] (sampleShape: the model's input
+ * shape without the batch axis; null for a free dimension). A .npy holds one sample
+ * (sampleShape) or a batch ([k, ...sampleShape]); an image becomes one sample of the model's
+ * channels, resized and normalised. Every sample must have the same shape.
+ */
+export function loadSamples(files: readonly string[], sampleShape: readonly (number | null)[], pre: Preprocess, limit = Infinity): Samples {
+  const chunks: Float32Array[] = [];
+  let shape: number[] | null = null;
+  let count = 0;
+  const used: string[] = [];
+  for (const file of files) {
+    if (count >= limit) break;
+    const { data, shape: s, n } = extname(file).toLowerCase() === '.npy' ? readNpySample(file, sampleShape) : readImageSample(file, sampleShape, pre);
+    if (shape && !matches(s, shape)) {
+      throw new CliError(`wrong input shape: ${file} holds samples of shape ${fmt(s)}, earlier files ${fmt(shape)}; every sample must have the same shape`);
+    }
+    shape ??= s;
+    const per = data.length / n;
+    const take = Math.min(n, limit - count);
+    chunks.push(take === n ? data : data.subarray(0, take * per));
+    count += take;
+    used.push(file);
+  }
+  const per = shape!.reduce((p, d) => p * d, 1);
+  const all = new Float32Array(count * per);
+  let o = 0;
+  for (const c of chunks) {
+    all.set(c, o);
+    o += c.length;
+  }
+  return { tensor: new Tensor({ data: all, shape: [count, ...shape!], dtype: 'float32' }), files: used };
+}
+
+function readNpySample(file: string, sampleShape: readonly (number | null)[]): { data: Float32Array; shape: number[]; n: number } {
+  const a = parseNpy(readFileSync(file), file);
+  if (a.dtype === 'bool') throw new CliError(`${file}: a bool array cannot be a model input`);
+  const t = rawToTensor(a, 'float32');
+  const data = t.values() as Float32Array;
+  if (matches(a.shape, sampleShape)) return { data, shape: a.shape, n: 1 };
+  if (a.shape.length === sampleShape.length + 1 && matches(a.shape.slice(1), sampleShape)) return { data, shape: a.shape.slice(1), n: a.shape[0]! };
+  throw new CliError(
+    `wrong input shape: ${file} has shape ${fmt(a.shape)}, but the model takes samples of shape ${fmt(sampleShape)} ` +
+      `(a .npy holds one sample ${fmt(sampleShape)} or a batch ${fmt([null, ...sampleShape])}); check the file or pass --input-shape`,
+  );
+}
+
+function readImageSample(file: string, sampleShape: readonly (number | null)[], pre: Preprocess): { data: Float32Array; shape: number[]; n: number } {
+  if (sampleShape.length !== 3) {
+    throw new CliError(`${file}: images feed models whose input is [N, C, H, W]; this model takes ${fmt([null, ...sampleShape])}`);
+  }
+  const [c, h, w] = sampleShape;
+  if (c === null) throw new CliError(`${file}: the model's channel count is not fixed; pass --input-shape N,C,H,W`);
+  let [width, height] = pre.size ?? [w, h];
+  if (pre.size && ((w !== null && w !== width) || (h !== null && h !== height))) {
+    throw new CliError(`wrong input shape: --size ${width}x${height}, but the model takes ${fmt([null, ...sampleShape])} images (W×H ${w ?? '?'}x${h ?? '?'})`);
+  }
+  if (width === null || height === null) throw new CliError(`${file}: the model's image size is not fixed; pass --size WxH`);
+  for (const [name, v] of [['mean', pre.mean], ['std', pre.std]] as const) {
+    if (v.length !== 1 && v.length !== c) throw new CliError(`--${name} has ${v.length} values; give 1 or one per channel (${c})`);
+  }
+  const img = decodeImage(readFileSync(file), file);
+  const data = imageToChw(img, { channels: c, width: width!, height: height!, mean: pre.mean, std: pre.std }, file);
+  return { data, shape: [c, height!, width!], n: 1 };
+}
+
+/**
+ * The labels of a labels file: one integer class per line, blank lines ignored, in the order of the
+ * samples (sorted file names; rows of a batched .npy in order).
+ */
+export function readLabels(file: string, count: number): Int32Array {
+  if (!existsSync(file)) throw new CliError(`labels file '${file}' does not exist`);
+  const lines = readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const out = new Int32Array(lines.length);
+  lines.forEach((l, i) => {
+    const v = Number(l);
+    if (!Number.isInteger(v) || v < 0) throw new CliError(`${file}, label ${i + 1}: '${l}' is not a class index (a non-negative integer)`);
+    out[i] = v;
+  });
+  if (out.length !== count) throw new CliError(`${file} holds ${out.length} labels, but the data has ${count} samples (one label per sample, in sorted file-name order)`);
+  return out;
+}

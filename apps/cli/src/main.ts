@@ -1,0 +1,72 @@
+import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { QtkError } from '@qtk/spec';
+import { formatHelp, type CommandSpec } from './args.js';
+import { evalSpec, runEval } from './commands/eval.js';
+import { inspectSpec, runInspect } from './commands/inspect.js';
+import { quantizeSpec, runQuantize } from './commands/quantize.js';
+import { CliError, usageError, type CliIo } from './io.js';
+
+interface Command {
+  readonly spec: CommandSpec;
+  run(argv: readonly string[], io: CliIo): number | Promise<number>;
+}
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  inspect: { spec: inspectSpec, run: runInspect },
+  quantize: { spec: quantizeSpec, run: runQuantize },
+  eval: { spec: evalSpec, run: runEval },
+};
+
+const HELP = `usage: qtk <command> [arguments] [options]
+
+QTK's command line: quantize an ONNX model for a march without writing code.
+
+commands:
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.spec.name.padEnd(10)}${c.spec.summary}`)
+  .join('\n')}
+
+options:
+  --help      show this help (qtk <command> --help: the command's options)
+  --verbose   print stack traces of errors
+
+exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...), 2 usage error
+`;
+
+/**
+ * Runs the qtk command line with `argv` (without the node and script paths) and returns the exit
+ * code. Output goes to `io`; errors are printed as one clear message (with the stack trace only
+ * under --verbose), never thrown.
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const verbose = argv.includes('--verbose');
+  const [name, ...rest] = argv;
+  try {
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      io.out(HELP);
+      return name === undefined ? 2 : 0;
+    }
+    const command = COMMANDS[name];
+    if (!command) {
+      if (name.startsWith('-')) throw usageError('', `expected a command before '${name}'`);
+      throw usageError('', `unknown command '${name}' (commands: ${Object.keys(COMMANDS).join(', ')})`);
+    }
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.out(formatHelp(command.spec));
+      return 0;
+    }
+    return await command.run(rest, io);
+  } catch (e) {
+    return reportError(e, io, verbose);
+  }
+}
+
+function reportError(e: unknown, io: CliIo, verbose: boolean): number {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const expected = err instanceof CliError || err instanceof QtkError;
+  io.err(`qtk: error: ${err.message}\n`);
+  if (verbose) io.err(`${err.stack ?? ''}\n`);
+  else if (!expected) io.err('(an unexpected error: run again with --verbose for the stack trace, and please report it)\n');
+  return err instanceof CliError ? err.exitCode : 1;
+}

@@ -1,0 +1,83 @@
+import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
+import { defaultQatQconfig } from '@qtk/fake-quant';
+import type { GraphModule } from '@qtk/ir';
+import { checkOpSupport, marches, type MarchBackendV1 } from '@qtk/spec';
+import { Generator, rand } from '@qtk/tensor';
+import { nodeOp, type NodeOp } from './op-names.js';
+
+/** How one node of the float graph fares on a march. */
+export interface NodeSupport {
+  readonly node: string;
+  readonly op: NodeOp;
+  /** The capability table's verdict for the op (no dtype; attribute constraints checked). */
+  readonly table: { readonly ok: boolean; readonly reason?: string };
+  /**
+   * What a trial conversion did: 'converted'; 'fused' (absorbed into a neighbour by fusion);
+   * 'failed' (reason given); 'not-run' (prepare or calibration failed, so only the table speaks).
+   */
+  readonly convert: 'converted' | 'fused' | 'failed' | 'not-run';
+  readonly reason?: string;
+  /** The verdict: the trial conversion's, or the table's when it could not run. */
+  readonly supported: boolean;
+}
+
+export interface MarchReport {
+  readonly march: string;
+  readonly nodes: readonly NodeSupport[];
+  /** Set when prepare or calibration failed (then only the table speaks). */
+  readonly prepareError?: string;
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Checks every node of a float graph against a march twice: by the capability table (op name and
+ * attributes) and by a trial conversion (prepare with the default QAT qconfig and a 1/128 input
+ * stub, calibrate on one random batch in [-1, 1], convertFx, which checks every node, also those
+ * after a failed one). The conversion decides; the table only when prepare or calibration failed.
+ */
+export function checkMarch(gm: GraphModule, marchId: string, exampleShape: readonly number[]): MarchReport {
+  const march: MarchBackendV1 = marches.get(marchId);
+  const warnings: string[] = [];
+  const failed = new Map<string, string>();
+  let prepared: GraphModule | null = null;
+  let prepareError: string | undefined;
+  try {
+    prepared = prepareQatFx(gm, { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 }, onWarning: (m) => warnings.push(m) });
+    calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })]);
+  } catch (e) {
+    prepareError = (e as Error).message;
+    prepared = null;
+  }
+  if (prepared) {
+    try {
+      convertFx(prepared, { march, onWarning: (m) => warnings.push(m) });
+    } catch (e) {
+      if (!(e instanceof ConversionError)) throw e;
+      for (const f of e.failures) failed.set(f.node, reasonOf(f.message) ?? f.op);
+    }
+  }
+  const preparedNames = new Set(prepared ? [...prepared.graph.nodes].map((n) => n.name) : []);
+  const nodes: NodeSupport[] = [];
+  for (const node of gm.graph.nodes) {
+    const op = nodeOp(gm, node);
+    if (!op) continue;
+    const t = checkOpSupport(march.capabilities, { op: op.op, attrs: op.attrs });
+    const table = t.ok ? { ok: true } : { ok: false, reason: t.reason };
+    let convert: NodeSupport['convert'];
+    let reason: string | undefined;
+    if (!prepared) convert = 'not-run';
+    else if (failed.has(node.name)) {
+      convert = 'failed';
+      reason = failed.get(node.name);
+    } else convert = preparedNames.has(node.name) ? 'converted' : 'fused';
+    const supported = convert === 'converted' || convert === 'fused' ? true : convert === 'failed' ? false : table.ok;
+    nodes.push({ node: node.name, op, table, convert, ...(reason !== undefined ? { reason } : {}), supported });
+  }
+  return { march: march.id, nodes, ...(prepareError !== undefined ? { prepareError } : {}), warnings };
+}
+
+/** The parenthesised reason of an UnsupportedOpError message. */
+function reasonOf(message: string): string | undefined {
+  const m = /at node '[^']*' \((.*)\); keep it/.exec(message);
+  return m?.[1];
+}
