@@ -1,0 +1,126 @@
+// A third-party march (the fixture package qtk-march-toy, written only against @qtk/spec and the
+// peer packages) registers itself and converts models through convertFx with no change to core.
+import { defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
+import type { GraphModule } from '@qtk/ir';
+import { Conv2d, DeQuantStub, Linear, Module, QuantStub, ReLU, Sigmoid } from '@qtk/nn';
+import { marches } from '@qtk/spec';
+import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ToyLayer, ToyQuantize, ToyTensor, toyMarch } from 'qtk-march-toy';
+import { afterEach, describe, expect, it } from 'vitest';
+import { calibrate, ConversionError, convertFx, prepareQatFx, resetMarch, setMarch } from './index.js';
+
+class ConvNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly conv1 = new Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
+  readonly relu1 = new ReLU();
+  readonly conv2 = new Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.conv2.call(this.relu1.call(this.conv1.call(this.quant.call(x)))));
+  }
+}
+
+class MlpNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly fc1 = new Linear(12, 16, { generator: new Generator(3) });
+  readonly relu = new ReLU();
+  readonly fc2 = new Linear(16, 5, { generator: new Generator(4) });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.fc2.call(this.relu.call(this.fc1.call(this.quant.call(x)))));
+  }
+}
+
+const uniform = (shape: number[], seed: number): Tensor => rand(shape, { generator: new Generator(seed) }).mul(2).sub(1);
+
+function prepared(model: Module, shape: number[]): GraphModule {
+  // unfused: the toy march converts Conv/Linear and ReLU one by one
+  const gm = prepareQatFx(model.eval(), { global: defaultQatQconfig }, { fuse: false });
+  calibrate(gm, [0, 1, 2].map((s) => uniform(shape, 10 + s)));
+  setFakeQuantize(gm, 'VALIDATION');
+  return gm;
+}
+
+/** The scale of the last activation fake-quant before the DeQuantStub: one output step. */
+function outputStep(gm: GraphModule, layer: string): number {
+  const m = gm.getSubmodule(layer) as unknown as { activationPostProcess: { calculateQparams(): { scale: Float32Array } } };
+  return m.activationPostProcess.calculateQparams().scale[0]!;
+}
+
+const run = (m: GraphModule, x: Tensor) => Float32Array.from((noGrad(() => m.call(x)) as Tensor).values());
+
+afterEach(() => resetMarch());
+
+describe('a third-party march (qtk-march-toy)', () => {
+  it('registers itself by import, and core contains no reference to it', () => {
+    expect(marches.get('toy')).toBe(toyMarch);
+    expect(() => marches.register(toyMarch)).not.toThrow(); // the same object twice is a no-op
+    const dir = fileURLToPath(new URL('.', import.meta.url));
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts') && !n.endsWith('.test.ts'))) {
+      expect(readFileSync(dir + f, 'utf8')).not.toMatch(/toy/i);
+    }
+  });
+
+  it.each([
+    ['Conv2d + ReLU + Conv2d', () => new ConvNet(), [4, 2, 6, 6], 'conv2'],
+    ['Linear + ReLU + Linear', () => new MlpNet(), [6, 12], 'fc2'],
+  ] as const)('converts %s with its own integer modules, within 1 output step of the fake-quant model', (_, make, shape, last) => {
+    setMarch('toy'); // prepare reads the toy's table too (qint8 only)
+    const gm = prepared(make(), [...shape]);
+    const fx = convertFx(gm, { march: 'toy' });
+    expect(fx.getSubmodule('quant')).toBeInstanceOf(ToyQuantize);
+    expect(fx.getSubmodule(last)).toBeInstanceOf(ToyLayer);
+    let seen: unknown = null;
+    fx.getSubmodule(last).registerForwardHook((_m, _a, out) => {
+      seen = out;
+    });
+    const step = outputStep(gm, last);
+    let exact = 0;
+    let total = 0;
+    for (const seed of [20, 21, 22]) {
+      const x = uniform([...shape], seed);
+      const fake = run(gm, x);
+      const fixed = run(fx, x);
+      expect(fixed.length).toBe(fake.length);
+      for (let i = 0; i < fake.length; i++) {
+        const d = Math.abs(fake[i]! - fixed[i]!);
+        expect(d).toBeLessThanOrEqual(step * 1.0001);
+        if (d < step / 2) exact++;
+        total++;
+      }
+    }
+    expect(exact / total).toBeGreaterThan(0.9);
+    expect(seen).toBeInstanceOf(ToyTensor);
+    expect((seen as ToyTensor).scale).toBe(Math.fround(step));
+  });
+
+  it('rejects ops and attributes outside its table, naming node, op and march, all at once', () => {
+    class Bad extends Module {
+      readonly quant = new QuantStub({ scale: 1 / 128 });
+      readonly grouped = new Conv2d(2, 2, 3, { padding: 1, groups: 2, generator: new Generator(5) });
+      readonly sigmoid = new Sigmoid();
+      readonly dequant = new DeQuantStub();
+      forward(x: Tensor): Tensor {
+        return this.dequant.call(this.sigmoid.call(this.grouped.call(this.quant.call(x))));
+      }
+    }
+    const gm = prepared(new Bad(), [2, 2, 4, 4]);
+    let err: unknown;
+    try {
+      convertFx(gm, { march: 'toy' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConversionError);
+    const failures = (err as ConversionError).failures;
+    expect(failures.map((f) => [f.node, f.op, f.march])).toEqual([
+      ['grouped', 'Conv', 'toy'],
+      ['sigmoid', 'Sigmoid', 'toy'],
+    ]);
+    expect(failures[0]!.message).toMatch(/groups/);
+    expect(failures[1]!.message).toMatch(/not in the toy capability table/);
+    expect((err as Error).message).toMatch(/march 'toy' cannot convert 2 node\(s\)/);
+  });
+});
