@@ -1,7 +1,7 @@
 import '@qtk/march-bayes';
-import '@qtk/march-bernoulli2';
+import { bernoulli2UnifyCat } from '@qtk/march-bernoulli2';
 import { defaultQat16bitQconfig, defaultQatQconfig, FakeQuantize, type QConfig } from '@qtk/fake-quant';
-import { FixedAdd, QTensor } from '@qtk/fixed-point';
+import { FixedAdd, FixedCat, FixedMul, QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
@@ -9,7 +9,7 @@ import { abs, add, cat, clamp, eq, ge, Generator, gt, le, lt, maximum, mean, min
 import { describe, expect, it } from 'vitest';
 import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule } from './index.js';
 
-type March = 'bayes' | 'bernoulli2';
+type March = 'bayes' | 'bernoulli2' | typeof bernoulli2UnifyCat;
 type Body = (n: Pair, a: Tensor, b: Tensor) => Tensor;
 
 /** Two QuantStubs (so the operands get their own scales) → body → DeQuantStub. */
@@ -63,11 +63,11 @@ const run = (gm: GraphModule, a: Tensor, b: Tensor) => (gm as unknown as { call(
  * Largest |fake-quant − fixed-point| in output steps over fresh random inputs, both read back as
  * integers on the output grid (so float32 rounding of q·s, up to 0.002 steps for qint16, is not counted).
  */
-function steps(body: Body, march: March, qconfig?: QConfig): number {
+function steps(body: Body, march: March, qconfig?: QConfig, seed = 77): number {
   const qat = prepared(body, qconfig);
   const fixed = convertFx(qat, { march, onWarning: () => {} });
   const step = outputStep(qat);
-  const g = new Generator(77);
+  const g = new Generator(seed);
   let worst = 0;
   for (let k = 0; k < 3; k++) {
     const [a, b] = inputs(g);
@@ -187,5 +187,36 @@ describe('convertFx: elementwise integers and errors', () => {
       expect(f.op).toMatch(/maximum \(Max\)|abs \(Abs\)/);
       expect((err as Error).message).toMatch(/bernoulli2/);
     }
+  });
+});
+
+describe('unifyCatScale (bernoulli2, optional)', () => {
+  const body: Body = (_, a, b) => cat([add(a, b), mul(a, b), a], 1);
+
+  it('producers of a cat adopt its scale, so the cat copies them; a QuantStub input keeps its scale', () => {
+    const qat = prepared(body);
+    const targets = qat.graph.nodes.map((n) => n.target).join();
+    const fixed = convertFx(qat, { march: bernoulli2UnifyCat, onWarning: () => {} });
+    expect(qat.graph.nodes.map((n) => n.target).join()).toBe(targets); // the QAT model is not modified
+    const mods = [...fixed.modules()];
+    const c = mods.find((m) => m instanceof FixedCat) as FixedCat;
+    const addM = mods.find((m) => m instanceof FixedAdd) as FixedAdd;
+    const mulM = mods.find((m) => m instanceof FixedMul) as FixedMul;
+    expect(addM.config.outScale).toBe(c.config.outScale);
+    expect(mulM.config.outScale).toBe(c.config.outScale);
+    const copy = (k: number) => [c.config.requants[k]!.m[0], c.config.requants[k]!.n[0], c.config.requants[k]!.pre[0]];
+    expect(copy(0)).toEqual([1, 0, 0]);
+    expect(copy(1)).toEqual([1, 0, 0]);
+    expect(copy(2)).not.toEqual([1, 0, 0]); // a: the QuantStub's own scale, requantized by the cat
+    // without the pass every input is requantized
+    const plain = [...convertFx(qat, { march: 'bernoulli2', onWarning: () => {} }).modules()].find((m) => m instanceof FixedCat) as FixedCat;
+    expect(plain.config.requants[0]!.m[0]).not.toBe(1);
+  });
+
+  it('stays within 1 output step of the fake-quant model inside the calibrated ranges', () => {
+    // the calibration inputs (seed 5): outside them the QAT model clips add / mul at their own
+    // ranges, the unified model at the cat's wider one
+    expect(steps(body, bernoulli2UnifyCat, undefined, 5)).toBeLessThanOrEqual(1);
+    expect(steps(body, 'bernoulli2')).toBeLessThanOrEqual(1);
   });
 });

@@ -66,3 +66,4 @@ export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js'
 export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modules/fixed-compare.js';
 export { FixedClamp } from './modules/fixed-clamp.js';
 export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';
+export { unifyCatScale } from './convert/unify-cat-scale.js';

@@ -1,2 +1,3 @@
 export { BERNOULLI2_CAPABILITIES } from './capabilities.js';
 export { bernoulli2, BERNOULLI2_NUMERICS, registerBernoulli2 } from './march.js';
+export { bernoulli2UnifyCat } from './unify-cat.js';
