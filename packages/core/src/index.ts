@@ -14,3 +14,4 @@ export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode } from './preserve-qat-mode.js';
+export { SoftmaxQat, LayerNormQat, compositeQatForm, compositeOpOf, type StepFakeQuant } from './qat-composites.js';

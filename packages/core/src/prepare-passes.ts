@@ -24,6 +24,7 @@ import {
 import { QConfigError } from '@qtk/spec';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
+import { compositeOpOf, compositeQatForm } from './qat-composites.js';
 import type { PrepareContext } from './prepare-context.js';
 
 /** Functions / tensor methods whose output is a new value that needs its own activation scale. */
@@ -93,6 +94,21 @@ function createFakeQuant(factory: QConfig['activation'], overrides: Parameters<N
   return factory ? factory(overrides) : null;
 }
 
+/**
+ * The composite QAT form of a Softmax / LayerNorm (qat-composites.ts) when the march runs the op as
+ * a composite, or always when no march is selected: each intermediate gets its own fake-quant of
+ * the module's activation qconfig at qint16 (qint8 on a march without qint16).
+ */
+function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig): Module | null {
+  const op = compositeOpOf(module);
+  if (!op || !qc.activation) return null;
+  const march = ctx.march;
+  if (march && !march.capabilities.ops.some((o) => o.op === op && o.impl === 'composite')) return null;
+  const dtype = march && !march.capabilities.activationDtypes.includes('qint16') ? 'qint8' : 'qint16';
+  const factory = qc.activation;
+  return compositeQatForm(module, () => factory({ dtype }));
+}
+
 /** Swaps conv/linear families, fused modules, quantizing modules and stubs for their QAT forms. */
 export function swapQatModulesPass(ctx: PrepareContext): void {
   const { gm } = ctx;
@@ -119,7 +135,7 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
       replacement = new QatModule(module, wfq, createFakeQuant(qc.activation));
     } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
       const act = createFakeQuant(qc.activation);
-      if (act) replacement = new QatModule(module, null, act);
+      if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc) ?? module, null, act);
     }
     if (!replacement) continue;
     const q = replacement as QatModule;

@@ -67,3 +67,7 @@ export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modul
 export { FixedClamp } from './modules/fixed-clamp.js';
 export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';
 export { unifyCatScale } from './convert/unify-cat-scale.js';
+export { type ObservedStep, type SoftmaxQatForm, type LayerNormQatForm, type DivQatForm, type CompositeQatForm, compositeFormOf } from './composite-forms.js';
+export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
+export { FixedLayerNorm, type FixedLayerNormConfig, planSubBayes, type SubPlan } from './modules/fixed-layer-norm.js';
+export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';

@@ -1,0 +1,128 @@
+// bayes composites: the QAT form against the float op, and the fixed-point model against the QAT form.
+import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { defaultQatQconfig, defaultQat16bitQconfig, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
+import { FixedLayerNorm, FixedSoftmax } from '@qtk/fixed-point';
+import { DeQuantStub, LayerNorm, Module, QuantStub, Softmax } from '@qtk/nn';
+import { Generator, layerNorm, noGrad, randn, softmax, type Tensor } from '@qtk/tensor';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConversionError } from './convert-fx.js';
+import { calibrate, convertFx, LayerNormQat, prepareQatFx, QatModule, resetMarch, setMarch, SoftmaxQat } from './index.js';
+
+class Net extends Module {
+  readonly quant = new QuantStub();
+  readonly dequant = new DeQuantStub();
+  constructor(readonly op: Module) {
+    super();
+    this.registerModule('op', op);
+  }
+  forward(x: Tensor): Tensor {
+    return this.dequant.call((this.op as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
+  }
+}
+
+const g = new Generator(Number(process.env.QTK_SEED ?? 5));
+const call = (m: Module, x: Tensor): Tensor => (m as unknown as { call(x: Tensor): Tensor }).call(x);
+
+function maxAbs(a: Tensor, b: Tensor): number {
+  const u = a.values();
+  const v = b.values();
+  let w = 0;
+  for (let i = 0; i < u.length; i++) w = Math.max(w, Math.abs(u[i]! - v[i]!));
+  return w;
+}
+
+interface Result {
+  /** max |QAT − float|, in output steps */
+  qatVsFloat: number;
+  /** max |fixed − QAT|, in output steps */
+  fixedVsQat: number;
+}
+
+function run(op: Module, shape: number[], std: number, qconfig: QConfig, floatOp: (x: Tensor) => Tensor, fixedClass: typeof FixedSoftmax | typeof FixedLayerNorm): Result {
+  setMarch('bayes');
+  const gm = prepareQatFx(new Net(op), { global: qconfig });
+  // calibrated on the input compared, so no observed range clips it (the comparison measures the
+  // composite's arithmetic, not calibration coverage)
+  const x = randn(shape, { std, generator: g });
+  calibrate(gm, [x]);
+  setFakeQuantize(gm, 'VALIDATION');
+  const fx = convertFx(gm, { onWarning: () => {} });
+  const fixed = fx.modules().find((m) => m instanceof fixedClass) as FixedSoftmax | FixedLayerNorm | undefined;
+  expect(fixed).toBeDefined();
+  const step = fixed!.config.outScale;
+  return noGrad(() => {
+    const yq = call(gm, x);
+    const yf = call(fx, x);
+    // rounded to 1e-3: float32 dequantization adds ~1e-6 steps
+    const r3 = (v: number) => Math.round(v * 1000) / 1000;
+    return { qatVsFloat: r3(maxAbs(yq, floatOp(x)) / step), fixedVsQat: r3(maxAbs(yf, yq) / step) };
+  });
+}
+
+afterEach(() => resetMarch());
+
+// Measured over seeds 1–5 (docs/march-numerics.md, "Composites"): softmax fixed−QAT ≤ 1 int8 / 5 int16
+// steps, QAT−float ≤ 2.3 / 4.5; layernorm fixed−QAT ≤ 1 / 3, QAT−float ≤ 1.3 / 2.
+describe('bayes composites', () => {
+  it('prepare gives Softmax and LayerNorm their composite QAT forms on bayes, with qint16 intermediates', () => {
+    setMarch('bayes');
+    const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
+    const qat = gm.getSubmodule('op') as QatModule;
+    expect(qat.module).toBeInstanceOf(SoftmaxQat);
+    expect(Object.values((qat.module as SoftmaxQat).steps).map((s) => s.dtype)).toEqual(['qint16', 'qint16', 'qint16', 'qint16']);
+    expect(qat.activationPostProcess!.dtype).toBe('qint8');
+    const gm2 = prepareQatFx(new Net(new LayerNorm(32)), { global: defaultQatQconfig });
+    expect((gm2.getSubmodule('op') as QatModule).module).toBeInstanceOf(LayerNormQat);
+  });
+
+  it('softmax over 10–64 elements: QAT close to float, fixed point within 1 (int8) / 6 (int16) output steps of QAT', () => {
+    for (const n of [10, 32, 64]) {
+      for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+        const r = run(new Softmax(-1), [16, n], 3, qc, (x) => softmax(x, -1), FixedSoftmax);
+        if (process.env.QTK_MEASURE) console.log(`MEASURE softmax n=${n} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`);
+        if (!process.env.QTK_MEASURE) {
+          expect(r.qatVsFloat, `softmax ${n} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 3 : 6);
+          expect(r.fixedVsQat, `softmax ${n} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 6);
+        }
+      }
+    }
+  });
+
+  it('layernorm over 32–64 features, with and without affine: QAT close to float, fixed point within the bound', () => {
+    for (const d of [32, 64]) {
+      for (const affine of [true, false]) {
+        for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+          const ln = new LayerNorm(d, { elementwiseAffine: affine });
+          if (ln.weight) ln.weight.data.set(randn([d], { std: 0.5, mean: 1, generator: g }).values());
+          if (ln.bias) ln.bias.data.set(randn([d], { std: 0.3, generator: g }).values());
+          const floatOp = (x: Tensor) => layerNorm(x, [d], ln.weight, ln.bias, ln.eps);
+          const r = run(ln, [2, 8, d], 2, qc, floatOp, FixedLayerNorm);
+          if (process.env.QTK_MEASURE) console.log(`MEASURE layernorm d=${d} affine=${affine} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`);
+          if (!process.env.QTK_MEASURE) {
+            expect(r.qatVsFloat, `layernorm ${d} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 2 : 3);
+            expect(r.fixedVsQat, `layernorm ${d} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 4);
+          }
+        }
+      }
+    }
+  });
+
+  it('bernoulli2 rejects Softmax, naming node, op and march', () => {
+    setMarch('bernoulli2');
+    const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
+    calibrate(gm, [randn([4, 10], { generator: g })]);
+    setFakeQuantize(gm, 'VALIDATION');
+    let err: unknown;
+    try {
+      convertFx(gm);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConversionError);
+    const f = (err as ConversionError).failures[0]!;
+    expect([f.node, f.march]).toEqual(['op', 'bernoulli2']);
+    expect(f.op).toMatch(/Softmax/);
+    expect((err as Error).message).toMatch(/not in the capability table/);
+  });
+});

@@ -1,0 +1,105 @@
+// LayerNorm on bayes as a composite (march-semantics.md §1), every intermediate int16 at the scale
+// its QAT fake-quant observed, over the D trailing elements of each row:
+//   m = Σx / D                       (requantized s_x/D → s_m)
+//   c = x − m                        (bayes sub rule, requantized → s_c)
+//   q = c²                           (requantized s_c² → s_q)
+//   v = Σq / D                       (requantized s_q/D → s_v)
+//   r = rsqrt(v + eps) table         (int16 segment table, eps folded into the tabulated function)
+//   n = c·r                          (requantized s_c·s_r → s_n)
+//   y = n·w_q[i] + b_q[i]            (weight int8 per feature, int32 bias; requantized per feature → s_out)
+// Without an affine, y = n requantized s_n → s_out.
+import { Module } from '@qtk/nn';
+import type { QuantDType } from '@qtk/spec';
+import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { rhu } from '../integer-math.js';
+import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
+import { requantizeValue, type RequantizePlan } from '../requantize.js';
+import { applyTablePlan, type TablePlan } from './fixed-table-op.js';
+
+/** `acc = x·mx + m·mm` at `sAcc`: x − m by the bayes add/sub rule (march-semantics.md §1 "Elementwise"). */
+export interface SubPlan {
+  readonly mx: number;
+  readonly mm: number;
+  readonly sAcc: number;
+}
+
+/**
+ * x − m with the bayes rule: the operand with the larger scale is shifted by
+ * `sh = min(23 (qint8) or 15, floor(log2(32767·s_big/s_small)))`, the other multiplied by
+ * `Q = sat(rhu(±s_small·2^sh/s_big), ±32767)`, `s_acc = s_big/2^sh`.
+ */
+export function planSubBayes(sx: number, dx: QuantDType, sm: number, dm: QuantDType): SubPlan {
+  const fx = Math.fround(sx);
+  const fm = Math.fround(sm);
+  const xBig = fx >= fm;
+  const [sBig, sSmall, dBig] = xBig ? [fx, fm, dx] : [fm, fx, dm];
+  const sh = Math.min(dBig === 'qint8' ? 23 : 15, Math.floor(Math.log2((32767 * sBig) / sSmall)));
+  const raw = (sSmall * 2 ** sh) / sBig;
+  if (xBig) return { mx: 2 ** sh, mm: Math.max(-32767, rhu(-raw)), sAcc: sBig / 2 ** sh };
+  return { mx: Math.min(32767, rhu(raw)), mm: -(2 ** sh), sAcc: sBig / 2 ** sh };
+}
+
+export interface FixedLayerNormConfig {
+  /** The number of trailing elements normalised together. */
+  readonly features: number;
+  readonly inScale: number;
+  readonly inDtype: QuantDType;
+  readonly mean: RequantizePlan;
+  readonly sub: SubPlan;
+  readonly subOut: RequantizePlan;
+  readonly square: RequantizePlan;
+  readonly variance: RequantizePlan;
+  readonly rsqrt: TablePlan;
+  readonly normalized: RequantizePlan;
+  /** Per feature: int8 weight, int32 bias, requantize channel; null without an affine. */
+  readonly affine: { readonly weight: Int8Array; readonly bias: Int32Array; readonly out: RequantizePlan } | null;
+  /** s_n → s_out when there is no affine. */
+  readonly out: RequantizePlan | null;
+  readonly outScale: number;
+  readonly outDtype: QuantDType;
+}
+
+export class FixedLayerNorm extends Module {
+  readonly config: FixedLayerNormConfig;
+
+  constructor(config: FixedLayerNormConfig) {
+    super();
+    this.config = { ...config, inScale: Math.fround(config.inScale), outScale: Math.fround(config.outScale) };
+  }
+
+  forward(x: QTensor): QTensor {
+    const c = this.config;
+    if (!(x instanceof QTensor)) throw new DTypeError(`layer_norm (fixed point): expected a quantized input, got ${typeof x}`);
+    if (x.dtype !== c.inDtype || x.axis >= 0 || x.scale[0] !== c.inScale) {
+      throw new InvalidArgumentError(`layer_norm (fixed point): built for a ${c.inDtype} input at scale ${c.inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
+    }
+    const v = x.ints();
+    const D = c.features;
+    if (v.length % D !== 0) throw new InvalidArgumentError(`layer_norm (fixed point): ${v.length} values do not split into rows of ${D}`);
+    const storage = STORAGE_DTYPE[c.outDtype];
+    const out = storage === 'int8' ? new Int8Array(v.length) : new Int16Array(v.length);
+    const cq = new Int32Array(D);
+    const { mx, mm } = c.sub;
+    for (let base = 0; base < v.length; base += D) {
+      let s = 0;
+      for (let k = 0; k < D; k++) s += v[base + k]!;
+      const m = requantizeValue(s, c.mean);
+      let sq = 0;
+      for (let k = 0; k < D; k++) {
+        const ck = requantizeValue(v[base + k]! * mx + m * mm, c.subOut);
+        cq[k] = ck;
+        sq += requantizeValue(ck * ck, c.square);
+      }
+      const r = applyTablePlan(c.rsqrt, requantizeValue(sq, c.variance));
+      for (let k = 0; k < D; k++) {
+        const n = requantizeValue(cq[k]! * r, c.normalized);
+        out[base + k] = c.affine ? requantizeValue(n * c.affine.weight[k]! + c.affine.bias[k]!, c.affine.out, k) : requantizeValue(n, c.out!);
+      }
+    }
+    return new QTensor(new Tensor({ data: out, shape: [...x.shape], dtype: storage }), [c.outScale], c.outDtype);
+  }
+
+  override extraRepr(): string {
+    return `features=${this.config.features}, ${this.config.inDtype} → int16 intermediates → ${this.config.outDtype}${this.config.affine ? ', affine' : ''}`;
+  }
+}
