@@ -1,19 +1,14 @@
-// The QTK model file (packages/core/src/model-file.ts) — wired here once it lands.
+import { loadModelFileSync, saveModelFileSync, type LoadedModel } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
-import { CliError } from './io.js';
+import { requireFile } from './model-input.js';
 
-export type ModelKind = 'float' | 'qat' | 'fixed-point';
-
-export interface LoadedModel {
-  readonly kind: ModelKind;
-  readonly model: GraphModule;
-  readonly meta: Record<string, unknown>;
+/** Writes a QTK model file (@qtk/core's versioned format); a fixed-point model records its march. */
+export function saveModel(gm: GraphModule, path: string, kind: 'float' | 'qat' | 'fixed-point', meta: Record<string, unknown>, march?: string): void {
+  saveModelFileSync(gm, path, { kind, meta, ...(march !== undefined ? { march } : {}) });
 }
 
-export function saveModel(_gm: GraphModule, _path: string, _kind: ModelKind, _meta: Record<string, unknown>): void {
-  throw new CliError('saving QTK model files is not available yet (@qtk/core saveModelFile)');
-}
-
-export function loadModel(_path: string): LoadedModel {
-  throw new CliError('loading QTK model files is not available yet (@qtk/core loadModelFile)');
+/** Reads a QTK model file written by saveModelFile (float, QAT or fixed-point). */
+export function loadModel(path: string): LoadedModel {
+  requireFile(path, 'model');
+  return loadModelFileSync(path);
 }

@@ -77,7 +77,7 @@ function load(path: string): { model: GraphModule; kind: string; meta: Record<st
   requireFile(path, 'model');
   if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path), kind: 'float, ONNX', meta: {} };
   const m = loadModel(path);
-  return { model: m.model, kind: m.kind, meta: m.meta };
+  return { model: m.model, kind: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
 }
 
 function savedShape(meta: Record<string, unknown>): number[] | undefined {

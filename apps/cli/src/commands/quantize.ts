@@ -91,7 +91,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
   };
   const out = String(o.out);
-  saveModel(fixed, out, 'fixed-point', meta);
+  saveModel(fixed, out, 'fixed-point', meta, marchId);
 
   const summary = summarize(prepared, fixed);
   const lines = [

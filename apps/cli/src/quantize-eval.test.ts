@@ -1,0 +1,162 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadModelFileSync } from '@qtk/core';
+import { QTensor } from '@qtk/fixed-point';
+import type { GraphModule } from '@qtk/ir';
+import { loadFashionMnist, parseNpy } from '@qtk/nn';
+import { importOnnx } from '@qtk/onnx';
+import { argmax, Generator, noGrad, rand, Tensor } from '@qtk/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BadForBernoulli2, npyBytes, pngBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+
+const SUBSET = join(__dirname, '../../../data/fashion-mnist-subset');
+let dir: string;
+let tiny: string;
+let bad: string;
+let calib: string;
+let evalDir: string;
+
+/** The number of samples (of `n` in order) a model classifies as `labels` says, computed directly. */
+function correct(model: GraphModule, x: Tensor, labels: ArrayLike<number>): number {
+  const y = noGrad(() => model.call(x)) as Tensor | QTensor;
+  const pred = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
+  let c = 0;
+  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
+  return c;
+}
+
+beforeAll(() => {
+  dir = tempDir();
+  const g = new Generator(3);
+  tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
+  bad = writeOnnx(join(dir, 'bad.onnx'), new BadForBernoulli2(g));
+  calib = join(dir, 'calib');
+  mkdirSync(calib);
+  for (let i = 0; i < 3; i++) writeFileSync(join(calib, `s${i}.npy`), npyBytes([1, 28, 28], rand([1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
+  writeFileSync(join(calib, 'batch.npy'), npyBytes([5, 1, 28, 28], rand([5, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
+  // a greyscale 28×28 gradient and an RGB 32×32 image (resized)
+  const grey = new Uint8Array(28 * 28 * 4);
+  for (let i = 0; i < 28 * 28; i++) grey.fill(i % 256, 4 * i, 4 * i + 3), (grey[4 * i + 3] = 255);
+  writeFileSync(join(calib, 'img0.png'), pngBytes(28, 28, grey));
+  const rgb = new Uint8Array(32 * 32 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 37) % 256));
+  writeFileSync(join(calib, 'img1.png'), pngBytes(32, 32, rgb));
+
+  evalDir = join(dir, 'eval');
+  mkdirSync(evalDir);
+  const x = rand([20, 1, 28, 28], { low: -1, high: 1, generator: g });
+  writeFileSync(join(evalDir, 'a.npy'), npyBytes([12, 1, 28, 28], (x.values() as Float32Array).subarray(0, 12 * 784)));
+  writeFileSync(join(evalDir, 'b.npy'), npyBytes([8, 1, 28, 28], (x.values() as Float32Array).subarray(12 * 784)));
+  writeFileSync(join(evalDir, 'labels.txt'), Array.from({ length: 20 }, (_, i) => String((i * 7) % 10)).join('\n') + '\n');
+});
+
+function evalInputs(): { x: Tensor; labels: number[] } {
+  const parts = ['a.npy', 'b.npy'].map((f) => parseNpy(readFileSync(join(evalDir, f))).data as Float32Array);
+  const data = new Float32Array(20 * 784);
+  data.set(parts[0]!);
+  data.set(parts[1]!, 12 * 784);
+  const labels = readFileSync(join(evalDir, 'labels.txt'), 'utf8').trim().split('\n').map(Number);
+  return { x: new Tensor({ data, shape: [20, 1, 28, 28], dtype: 'float32' }), labels };
+}
+
+describe('qtk quantize and qtk eval', () => {
+  it('quantizes from .npy and PNG files, writes a fixed-point model file and summarises it', async () => {
+    const out = join(dir, 'tiny-bayes.qtk');
+    const r = await run('quantize', tiny, '--calib', calib, '--march', 'bayes', '--observer', 'mse', '--out', out, '--mean', '0.5', '--std', '0.5', '--batch', '4');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // 3 single samples + a batch of 5 + 2 images
+    expect(r.stdout).toContain(`calibration: 10 samples of shape [1, 28, 28] from 6 file(s) in ${calib}`);
+    expect(r.stdout).toMatch(/^march:\s+bayes$/m);
+    expect(r.stdout).toMatch(/^observer:\s+mse \(activations\)/m);
+    expect(r.stdout).toMatch(/^dtypes:\s+activations qint8; weights qint8$/m);
+    expect(r.stdout).toContain(`written:      ${out}`);
+
+    const loaded = loadModelFileSync(out);
+    expect(loaded.kind).toBe('fixed-point');
+    expect(loaded.march).toBe('bayes');
+    expect(loaded.meta).toMatchObject({ march: 'bayes', observer: 'mse', inputShape: [null, 1, 28, 28], preprocess: { mean: [0.5], std: [0.5] } });
+    const converted = [...loaded.model.graph.nodes].filter((n) => n.op === 'call_module').length;
+    // quantize stub, conv+relu, pool, flatten, fc
+    expect(converted).toBe(5);
+    expect(r.stdout).toMatch(new RegExp(`^nodes:\\s+${converted} converted to fixed point \\(`, 'm'));
+
+    // eval on .npy files with labels = evaluating the loaded model directly
+    const { x, labels } = evalInputs();
+    const want = correct(loaded.model, x, labels);
+    const e = await run('eval', out, '--data', evalDir, '--batch', '7');
+    expect(e.stderr).toBe('');
+    expect(e.code).toBe(0);
+    expect(e.stdout).toContain(`(fixed-point, march bayes)`);
+    expect(e.stdout).toContain(`accuracy:  ${((100 * want) / 20).toFixed(2)}% (${want} / 20)`);
+
+    // and the float ONNX model, likewise
+    const float = importOnnx(tiny);
+    const wantFloat = correct(float, x, labels);
+    const f = await run('eval', tiny, '--data', evalDir);
+    expect(f.code).toBe(0);
+    expect(f.stdout).toContain(`(${wantFloat} / 20)`);
+  });
+
+  it('evaluates on IDX files (the repository subset) like a direct evaluation', async () => {
+    const out = join(dir, 'tiny-b2.qtk');
+    const q = await run('quantize', tiny, '--calib', calib, '--march', 'bernoulli2', '--out', out, '--input-scale', 'auto');
+    expect(q.code).toBe(0);
+    expect(q.stdout).toMatch(/^march:\s+bernoulli2$/m);
+    const d = loadFashionMnist(SUBSET, { split: 'test', limit: 300 });
+    const labels = d.labels.values();
+    const want = correct(loadModelFileSync(out).model, d.images, labels);
+    const e = await run('eval', out, '--data', SUBSET, '--limit', '300');
+    expect(e.code).toBe(0);
+    expect(e.stdout).toContain('IDX test split');
+    expect(e.stdout).toContain(`(${want} / 300)`);
+  });
+
+  it('lists every operator bernoulli2 cannot convert and writes nothing', async () => {
+    const out = join(dir, 'bad.qtk');
+    const r = await run('quantize', bad, '--calib', calib, '--march', 'bernoulli2', '--out', out);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("march 'bernoulli2' cannot convert 3 node(s):");
+    for (const n of ['lrelu: LeakyReLU', 'abs: abs', 'sm: Softmax']) expect(r.stderr).toContain(`  - ${n}`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(() => readFileSync(out)).toThrow();
+  });
+
+  it('rejects wrong input shapes, missing options and missing directories clearly', async () => {
+    const wrong = join(dir, 'wrong');
+    mkdirSync(wrong);
+    writeFileSync(join(wrong, 'x.npy'), npyBytes([1, 32, 32], new Float32Array(32 * 32)));
+    const out = join(dir, 'never.qtk');
+    const shape = await run('quantize', tiny, '--calib', wrong, '--out', out);
+    expect(shape.code).toBe(1);
+    expect(shape.stderr).toContain(`wrong input shape: ${join(wrong, 'x.npy')} has shape [1, 32, 32], but the model takes samples of shape [1, 28, 28]`);
+
+    const given = await run('quantize', tiny, '--calib', calib, '--out', out, '--input-shape', '1,3,28,28');
+    expect(given.code).toBe(1);
+    expect(given.stderr).toContain("wrong input shape: --input-shape [1, 3, 28, 28] does not match the model's input [?, 1, 28, 28]");
+
+    const size = await run('quantize', tiny, '--calib', calib, '--out', out, '--size', '32x32');
+    expect(size.code).toBe(1);
+    expect(size.stderr).toContain('wrong input shape: --size 32x32');
+
+    const noCalib = await run('quantize', tiny, '--out', out);
+    expect(noCalib.code).toBe(2);
+    expect(noCalib.stderr).toContain('missing --calib DIR');
+
+    const noDir = await run('quantize', tiny, '--calib', join(dir, 'nope'), '--out', out);
+    expect(noDir.code).toBe(1);
+    expect(noDir.stderr).toBe(`qtk: error: calibration directory '${join(dir, 'nope')}' does not exist\n`);
+
+    const observer = await run('quantize', tiny, '--calib', calib, '--out', out, '--observer', 'msee');
+    expect(observer.code).toBe(2);
+    expect(observer.stderr).toContain("unknown observer 'msee' (registered: ");
+
+    const labels = await run('eval', tiny, '--data', calib);
+    expect(labels.code).toBe(1);
+    expect(labels.stderr).toContain(`labels file '${join(calib, 'labels.txt')}' does not exist`);
+
+    const evalShape = await run('eval', tiny, '--data', wrong, '--labels', join(evalDir, 'labels.txt'));
+    expect(evalShape.code).toBe(1);
+    expect(evalShape.stderr).toContain('wrong input shape');
+    expect(() => readFileSync(out)).toThrow();
+  });
+});

@@ -1,0 +1,81 @@
+// Test fixtures: tiny ONNX models, .npy and PNG files in a temporary directory.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { symbolicTrace } from '@qtk/ir';
+import { AvgPool2d, Conv2d, Flatten, LeakyReLU, Linear, Module, ReLU, Softmax } from '@qtk/nn';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { PNG } from 'pngjs';
+import { bufferIo } from '../io.js';
+import { main } from '../main.js';
+
+/** conv(1→4, 3×3) → ReLU → avg pool 2 → flatten → linear(→10): every op on both marches. */
+export class TinyNet extends Module {
+  readonly conv: Conv2d;
+  readonly relu = new ReLU();
+  readonly pool = new AvgPool2d(2);
+  readonly flat = new Flatten();
+  readonly fc: Linear;
+  constructor(g: Generator) {
+    super();
+    this.conv = new Conv2d(1, 4, 3, { padding: 1, generator: g });
+    this.fc = new Linear(4 * 14 * 14, 10, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    return this.fc.call(this.flat.call(this.pool.call(this.relu.call(this.conv.call(x)))));
+  }
+}
+
+/** LeakyReLU, abs and Softmax: three nodes bernoulli2 cannot convert. */
+export class BadForBernoulli2 extends Module {
+  readonly conv: Conv2d;
+  readonly lrelu = new LeakyReLU();
+  readonly flat = new Flatten();
+  readonly fc: Linear;
+  readonly sm = new Softmax({ dim: 1 });
+  constructor(g: Generator) {
+    super();
+    this.conv = new Conv2d(1, 2, 3, { stride: 2, generator: g });
+    this.fc = new Linear(2 * 13 * 13, 10, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    return this.sm.call(this.fc.call(this.flat.call(this.lrelu.call(this.conv.call(x)).abs())));
+  }
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'qtk-cli-'));
+}
+
+/** Exports a model taking [N, 1, 28, 28] to an ONNX file. */
+export function writeOnnx(path: string, model: Module): string {
+  writeFileSync(path, exportOnnxBytes(symbolicTrace(model), [rand([2, 1, 28, 28], { generator: new Generator(1) })]));
+  return path;
+}
+
+/** A little-endian float32 .npy file. */
+export function npyBytes(shape: readonly number[], data: Float32Array): Uint8Array {
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
+  const out = new Uint8Array(10 + header.length + data.byteLength);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  new DataView(out.buffer).setUint16(8, header.length, true);
+  out.set(new TextEncoder().encode(header), 10);
+  out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 10 + header.length);
+  return out;
+}
+
+/** A PNG from RGBA pixels. */
+export function pngBytes(width: number, height: number, rgba: Uint8Array): Uint8Array {
+  const png = new PNG({ width, height });
+  png.data = Buffer.from(rgba);
+  return PNG.sync.write(png);
+}
+
+/** Runs qtk in-process. */
+export async function run(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = bufferIo();
+  const code = await main(argv, io);
+  return { code, stdout: io.stdout, stderr: io.stderr };
+}
