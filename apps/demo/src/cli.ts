@@ -1,0 +1,40 @@
+// `pnpm demo [options]`: the whole toolkit end to end (see --help and apps/demo/README.md).
+import { wasmStatus } from '@qtk/tensor';
+import { DemoArgsError, HELP, parseDemoArgs } from './args.js';
+import { writeArtifacts } from './artifacts.js';
+import { runDemo } from './pipeline.js';
+import { formatSummary } from './summary.js';
+
+function main(argv: string[]): number {
+  let options;
+  try {
+    options = parseDemoArgs(argv);
+  } catch (e) {
+    if (e instanceof DemoArgsError) {
+      process.stderr.write(`error: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (options === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const t0 = performance.now();
+  const status = wasmStatus();
+  const log = (line: string) => process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+  log(`gemm backend: ${status.loaded ? 'wasm SIMD' : `cpu (${status.reason})`}`);
+  let result;
+  try {
+    result = runDemo(options, log);
+  } catch (e) {
+    process.stderr.write(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const files = writeArtifacts(result, options.out);
+  log(`artifacts in ${options.out}: ${files.map((f) => f.slice(options.out.length + 1)).join(', ')}`);
+  process.stdout.write(`\n${formatSummary(result)}\n\ntotal ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));

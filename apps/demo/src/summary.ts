@@ -1,0 +1,47 @@
+import type { DemoResult } from './pipeline.js';
+
+/** A plain text table: the first row is the header, columns left-aligned except numbers. */
+export function formatTable(rows: string[][], rightAlign: (col: number) => boolean = () => false): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  const line = (r: string[]) => r.map((cell, c) => (rightAlign(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
+}
+
+const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(2)} %`);
+const sec = (x: number) => `${x.toFixed(1)} s`;
+
+/** The summary table the demo prints: accuracy per stage and fake-quant vs fixed-point agreement. */
+export function formatSummary(r: DemoResult): string {
+  const o = r.options;
+  const rows = [
+    ['stage', 'test top-1', 'time', 'what'],
+    ['float', pct(r.accuracy.float), sec(r.seconds.float), `reference network, ${r.weightsSource}`],
+    ['calibration', pct(r.accuracy.calibration), sec(r.seconds.calibration), `fused, ${o.observer} observer, ${Math.min(o.calibImages, r.trainImages)} images, fake-quant`],
+    ['QAT', pct(r.accuracy.qat), sec(r.seconds.qat), o.qatSteps > 0 ? `${o.qatSteps} steps from calibration (LSQ activations), fake-quant` : 'skipped (--qat-steps 0)'],
+    ['fixed point', pct(r.accuracy.fixedPoint), sec(r.seconds.convert + r.seconds.evaluate), `${o.march} march, integer model converted from ${o.qatSteps > 0 ? 'QAT' : 'calibration'}`],
+    ['agreement', pct(r.agreement), '', `top-1 agreement, fake-quant (${o.qatSteps > 0 ? 'QAT' : 'calibration'}) vs fixed point`],
+  ];
+  const title = `QTK demo: ${r.testImages} test images, ${r.trainImages} training images (${o.data ?? 'embedded Fashion-MNIST subset'})`;
+  return `${title}\n\n${formatTable(rows, (c) => c === 1 || c === 2)}`;
+}
+
+/** The summary's numbers as JSON-ready data (summary.json in the output folder). */
+export function summaryJson(r: DemoResult): Record<string, unknown> {
+  const { options: o } = r;
+  return {
+    version: 1,
+    data: o.data ?? 'embedded-subset',
+    trainImages: r.trainImages,
+    testImages: r.testImages,
+    weights: r.weightsSource,
+    observer: o.observer,
+    march: o.march,
+    qatSteps: o.qatSteps,
+    calibImages: Math.min(o.calibImages, r.trainImages),
+    accuracy: r.accuracy,
+    agreement: r.agreement,
+    qatFinalLoss: r.qatLoss,
+    seconds: r.seconds,
+  };
+}
