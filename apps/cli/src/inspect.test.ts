@@ -45,6 +45,22 @@ describe('qtk inspect', () => {
     expect(r.stdout).toContain("5 of 5 nodes supported on 'bayes'");
   });
 
+  it('names the ops of a PyTorch-exported model (packages/onnx/fixtures) with capability-table names', async () => {
+    const r = await run('inspect', join(__dirname, '../../../packages/onnx/fixtures/torch-small.onnx'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('operators (15 nodes, 11 types)');
+    for (const [op, n, as] of [
+      ['MaxPool', 3, 'MaxPool2d'],
+      ['Conv', 2, 'Conv2d'],
+      ['Gemm', 2, 'Linear'],
+      ['Reshape', 1, 'onnx.reshape'],
+      ['HardSwish', 1, 'Hardswish'],
+      ['Resize', 1, 'Upsample'],
+    ] as const) {
+      expect(r.stdout).toMatch(new RegExp(`\\n${op}\\s+${n}\\s+${as}\\n`));
+    }
+  });
+
   it('without --march prints no support report', async () => {
     const r = await run('inspect', tiny);
     expect(r.code).toBe(0);

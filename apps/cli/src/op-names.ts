@@ -43,8 +43,11 @@ const FUNCTION_OPS: Readonly<Record<string, string>> = {
   concat: 'Concat',
   matmul: 'MatMul',
   getitem: 'Split',
-  onnxGlobalMaxPool: 'GlobalMaxPool',
-  onnxOnesMask: 'Dropout',
+  globalMaxPool: 'GlobalMaxPool',
+  onesMask: 'Dropout',
+  prelu: 'PRelu',
+  hardSigmoid: 'HardSigmoid',
+  softmax: 'Softmax',
   maxPool2d: 'MaxPool',
   avgPool2d: 'AveragePool',
   relu: 'Relu',
@@ -85,12 +88,15 @@ export function nodeOp(gm: GraphModule, node: Node): NodeOp | null {
     return { label, op, attrs: moduleAttrs(cls, m) };
   }
   const name = node.target;
-  if (name === 'onnxReduce') {
-    const kind = node.args[1];
-    return { label: name, op: REDUCE_OPS[String(kind)] ?? `Reduce${capitalise(String(kind))}`, attrs: {} };
+  const label = node.op === 'call_method' ? `Tensor.${name}` : name;
+  // the importer's functions are registered as 'onnx.<name>'
+  const base = name.slice(name.lastIndexOf('.') + 1);
+  if (base === 'reduce') {
+    const kind = String(node.args[1]);
+    return { label, op: REDUCE_OPS[kind] ?? `Reduce${capitalise(kind)}`, attrs: {} };
   }
-  const op = FUNCTION_OPS[name] ?? capitalise(name.replace(/^onnx/, ''));
-  return { label: node.op === 'call_method' ? `Tensor.${name}` : name, op, attrs: {} };
+  if (base === 'softmaxCoerced') return { label, op: node.args[2] === true ? 'LogSoftmax' : 'Softmax', attrs: {} };
+  return { label, op: FUNCTION_OPS[base] ?? capitalise(base), attrs: {} };
 }
 
 function capitalise(s: string): string {
