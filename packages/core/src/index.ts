@@ -15,3 +15,23 @@ export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode } from './preserve-qat-mode.js';
 export { SoftmaxQat, LayerNormQat, compositeQatForm, compositeOpOf, type StepFakeQuant } from './qat-composites.js';
+export { registerQatCodecs } from './qat-codecs.js';
+export {
+  saveModelFile,
+  saveModelFileSync,
+  loadModelFile,
+  loadModelFileSync,
+  readModelFileHeader,
+  modelToBytes,
+  modelFromBytes,
+  modelHeaderFromBytes,
+  inferModelKind,
+  ModelFileError,
+  MODEL_FILE_FORMAT,
+  MODEL_FILE_VERSION,
+  MODEL_KINDS,
+  type ModelKind,
+  type ModelFileHeader,
+  type SaveModelOptions,
+  type LoadedModel,
+} from './model-file.js';

@@ -2,6 +2,7 @@ import '@qtk/observers';
 import { registerLeafModule } from '@qtk/ir';
 import { FakeQuantize } from './fake-quantize.js';
 import { registerBuiltinFakeQuants } from './qconfig.js';
+import { registerFakeQuantCodecs } from './codec.js';
 
 export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
 export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
@@ -22,3 +23,6 @@ export { setFakeQuantize, namedFakeQuants } from './set-fake-quantize.js';
 registerBuiltinFakeQuants();
 // an observer cannot run on trace proxies: fake-quants stay call_module nodes when a prepared model is retraced
 registerLeafModule(FakeQuantize);
+// FakeQuantize serializes (options, state, observer statistics) in saved QAT models
+export { registerFakeQuantCodecs } from './codec.js';
+registerFakeQuantCodecs();

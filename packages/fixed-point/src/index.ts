@@ -66,8 +66,12 @@ export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js'
 export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modules/fixed-compare.js';
 export { FixedClamp } from './modules/fixed-clamp.js';
 export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';
-export { unifyCatScale } from './convert/unify-cat-scale.js';
+export { requantizePlanner } from './requantize.js';
+export { requantizeRuleOf } from './convert/pool-rules.js';
+export { registerFixedPointCodecs } from './codecs.js';
+export { toJsonData, fromJsonData } from './codec-json.js';
 export { type ObservedStep, type SoftmaxQatForm, type LayerNormQatForm, type DivQatForm, type CompositeQatForm, compositeFormOf } from './composite-forms.js';
 export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
 export { FixedLayerNorm, type FixedLayerNormConfig, planSubBayes, type SubPlan } from './modules/fixed-layer-norm.js';
 export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';
+export { unifyCatScale } from './convert/unify-cat-scale.js';

@@ -137,3 +137,10 @@ export function requantizeInto(
     }
   }
 }
+
+/** The plan function of a requantize rule (serialized modules name their march's rule, not a function). */
+export function requantizePlanner(rule: RequantizeRule): (sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn) => RequantizePlan {
+  if (rule === 'int16_intermediate') return planRequantizeInt16;
+  if (rule === 'wide') return planRequantizeWide;
+  throw new InvalidArgumentError(`requantizePlanner: unknown requantize rule '${String(rule)}'; use 'int16_intermediate' or 'wide'`);
+}

@@ -1,0 +1,252 @@
+import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { defaultQatOutQconfig, defaultQatQconfig, FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
+import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
+import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
+import { AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync } from '@qtk/nn';
+import { StateVersionError } from '@qtk/spec';
+import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  calibrate,
+  convertFx,
+  loadModelFile,
+  loadModelFileSync,
+  modelFromBytes,
+  ModelFileError,
+  modelToBytes,
+  prepareQatFx,
+  QatModule,
+  readModelFileHeader,
+  saveModelFile,
+  saveModelFileSync,
+} from './index.js';
+
+/** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
+class SmallNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv1: Conv2d;
+  readonly bn1 = new BatchNorm2d(6);
+  readonly relu1 = new ReLU();
+  readonly conv2: Conv2d;
+  readonly bn2 = new BatchNorm2d(6);
+  readonly relu2 = new ReLU();
+  readonly conv3: Conv2d;
+  readonly bn3 = new BatchNorm2d(6);
+  readonly relu3 = new ReLU();
+  readonly maxpool = new MaxPool2d(2, { stride: 1 });
+  readonly avgpool = new AvgPool2d(2, { stride: 2 });
+  readonly gap = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten({ startDim: 1 });
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+  constructor(g: Generator) {
+    super();
+    this.conv1 = new Conv2d(2, 6, 3, { padding: 1, bias: false, generator: g });
+    this.conv2 = new Conv2d(6, 6, 3, { padding: 1, generator: g });
+    this.conv3 = new Conv2d(6, 6, 3, { padding: 1, bias: false, generator: g });
+    this.fc = new Linear(6, 5, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
+    const b = this.relu2.call(this.bn2.call(this.conv2.call(a)));
+    const c = this.relu3.call(this.bn3.call(this.conv3.call(b)).add(a));
+    const d = this.avgpool.call(this.maxpool.call(c));
+    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(d))));
+  }
+}
+
+const batch = (seed: number): Tensor => rand([3, 2, 9, 9], { generator: new Generator(seed) }).mul(2).sub(1);
+
+function floatModel(): SmallNet {
+  const model = new SmallNet(new Generator(7));
+  for (const [i, bn] of [model.bn1, model.bn2, model.bn3].entries()) {
+    const g = new Generator(50 + i);
+    bn.runningMean!.values().set(rand([6], { generator: g }).mul(0.2).sub(0.1).values() as Float32Array);
+    bn.runningVar!.values().set(rand([6], { generator: g }).mul(0.5).add(0.5).values() as Float32Array);
+  }
+  return model.eval();
+}
+
+function qatModel(): GraphModule {
+  const gm = prepareQatFx(floatModel(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
+  calibrate(gm, [batch(1), batch(2)]);
+  setFakeQuantize(gm, 'VALIDATION');
+  return gm;
+}
+
+const run = (gm: GraphModule, x: Tensor): Tensor => (gm as unknown as { call(x: Tensor): Tensor }).call(x);
+const values = (t: Tensor): number[] => Array.from(t.values());
+
+const dir = mkdtempSync(join(tmpdir(), 'qtk-model-file-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const tmpFiles = () => readdirSync(dir).filter((f) => f.endsWith('.tmp'));
+
+describe('model files', () => {
+  it('round-trips a float model: outputs identical, kind float, meta kept', async () => {
+    const gm = symbolicTrace(floatModel());
+    const path = join(dir, 'float.qtkm');
+    await saveModelFile(gm, path, { meta: { inputShape: [1, 2, 9, 9], classes: ['a', 'b', 'c', 'd', 'e'] } });
+    const loaded = await loadModelFile(path);
+    expect(loaded.kind).toBe('float');
+    expect(loaded.march).toBeNull();
+    expect(loaded.meta).toEqual({ inputShape: [1, 2, 9, 9], classes: ['a', 'b', 'c', 'd', 'e'] });
+    expect(loaded.model.training).toBe(false);
+    expect(loaded.model.printTabular()).toBe(gm.printTabular());
+    const x = batch(9);
+    expect(values(run(loaded.model, x))).toEqual(values(run(gm, x)));
+  });
+
+  it('round-trips a prepared, calibrated QAT model: identical outputs, scales, fake-quant states and observer statistics', () => {
+    const gm = qatModel();
+    const fqs = namedFakeQuants(gm);
+    // mixed states, each must come back as it was
+    const states = ['VALIDATION', 'QAT', 'CALIBRATION'] as const;
+    fqs.forEach(([, fq], i) => fq.setFakeQuantState(states[i % 3]!));
+    const path = join(dir, 'qat.qtkm');
+    saveModelFileSync(gm, path);
+    const { model, kind } = loadModelFileSync(path);
+    expect(kind).toBe('qat');
+    expect(model.printTabular()).toBe(gm.printTabular());
+    const back = new Map(namedFakeQuants(model));
+    expect([...back.keys()]).toEqual(fqs.map(([n]) => n));
+    for (const [name, fq] of fqs) {
+      const b = back.get(name)!;
+      expect(b).toBeInstanceOf(FakeQuantize);
+      expect(b.fakeQuantState).toBe(fq.fakeQuantState);
+      expect(b.options).toEqual(fq.options);
+      expect(values(b.scale)).toEqual(values(fq.scale));
+      expect(b.isInitialized).toBe(true);
+      expect(b.observer.state()).toEqual(fq.observer.state());
+    }
+    expect(model.getSubmodule('fc')).toBeInstanceOf(QatModule);
+    expect((model.getSubmodule('fc') as QatModule).activationPostProcess).toBeNull();
+    expect((model.getSubmodule('fc') as QatModule).weightFakeQuant).toBeInstanceOf(FakeQuantize);
+
+    setFakeQuantize(gm, 'VALIDATION');
+    setFakeQuantize(model, 'VALIDATION');
+    for (const seed of [11, 12]) {
+      const x = batch(seed);
+      expect(values(run(model, x))).toEqual(values(run(gm, x)));
+    }
+  });
+
+  it('a calibration or QAT state continues from the saved observer statistics', () => {
+    const gm = qatModel();
+    setFakeQuantize(gm, 'CALIBRATION');
+    const { model } = modelFromBytes(modelToBytes(gm));
+    for (const m of [gm, model]) {
+      calibrate(m, [batch(30)]);
+      setFakeQuantize(m, 'VALIDATION');
+    }
+    const x = batch(31);
+    expect(values(run(model, x))).toEqual(values(run(gm, x)));
+  });
+
+  for (const march of ['bayes', 'bernoulli2'] as const) {
+    it(`round-trips the ${march} fixed-point model bit-exactly`, async () => {
+      const fixed = convertFx(qatModel(), { march, onWarning: () => {} });
+      const types = fixed.namedModules().map(([, m]) => m.constructor.name);
+      expect(types).toEqual(expect.arrayContaining(['Quantize', 'FixedConv', 'FixedAvgPool2d', 'FixedValueOp', 'Dequantize']));
+      const path = join(dir, `fixed-${march}.qtkm`);
+      await saveModelFile(fixed, path, { march, meta: { inputShape: [1, 2, 9, 9] } });
+      expect((await readModelFileHeader(path)).kind).toBe('fixed-point');
+      const loaded = await loadModelFile(path);
+      expect([loaded.kind, loaded.march]).toEqual(['fixed-point', march]);
+      const model = loaded.model;
+      expect(model.namedModules().map(([, m]) => m.constructor.name)).toEqual(types);
+      expect(model.printTabular()).toBe(fixed.printTabular());
+      const pool = model.namedModules().find(([, m]) => m instanceof FixedAvgPool2d)![1] as FixedAvgPool2d;
+      expect(pool.rule).toBe(march === 'bayes' ? 'wide' : 'int16_intermediate');
+      for (const [name, m] of fixed.namedModules()) {
+        if (m instanceof FixedConv) expect(values((model.getSubmodule(name) as FixedConv).config.weight)).toEqual(values(m.config.weight));
+        if (m instanceof Quantize) expect((model.getSubmodule(name) as Quantize).scale).toBe(m.scale);
+      }
+      for (const seed of [21, 22]) {
+        const x = batch(seed);
+        expect(values(run(model, x))).toEqual(values(run(fixed, x)));
+      }
+      // the integers between Quantize and Dequantize, too: stop before the Dequantize
+      const dq = model.graph.nodes.find((n) => n.op === 'call_module' && n.target.includes('dequant'))!;
+      expect(dq).toBeDefined();
+    });
+  }
+
+  it('a fixed-point model needs its march', () => {
+    const fixed = convertFx(qatModel(), { march: 'bayes', onWarning: () => {} });
+    expect(() => modelToBytes(fixed)).toThrow(/needs the march/);
+  });
+
+  describe('bad files give typed errors naming the file', () => {
+    const good = modelToBytes(symbolicTrace(floatModel()));
+    const write = (name: string, bytes: Uint8Array | string) => {
+      const p = join(dir, name);
+      writeFileSync(p, bytes);
+      return p;
+    };
+
+    it('truncated', async () => {
+      for (const n of [20, 40, good.byteLength - 1, Math.floor(good.byteLength / 2)]) {
+        const p = write('cut.qtkm', good.subarray(0, n));
+        const err = await loadModelFile(p).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(SerializationError);
+        expect(err).toBeInstanceOf(ModelFileError);
+        expect((err as Error).message).toContain(p);
+        expect((err as Error).message).toMatch(/truncated/);
+      }
+    });
+
+    it('wrong version', () => {
+      const newer = good.slice();
+      new DataView(newer.buffer).setUint32(8, 2, true);
+      const p = write('v2.qtkm', newer);
+      expect(() => loadModelFileSync(p)).toThrow(StateVersionError);
+      expect(() => loadModelFileSync(p)).toThrow(/v2\.qtkm: model file version 2 is newer .*upgrade/);
+      const zero = good.slice();
+      new DataView(zero.buffer).setUint32(8, 0, true);
+      expect(() => modelFromBytes(zero, 'zero.qtkm')).toThrow(StateVersionError);
+    });
+
+    it('not a QTK model file (text, a state dict file), corrupted, missing', async () => {
+      const text = write('notes.txt', 'hello, this is not a model\n');
+      expect(() => loadModelFileSync(text)).toThrow(SerializationError);
+      expect(() => loadModelFileSync(text)).toThrow(/notes\.txt: not a QTK model file/);
+      const sd = join(dir, 'weights.qtk');
+      saveStateDictSync(symbolicTrace(floatModel()).stateDict(), sd);
+      expect(() => loadModelFileSync(sd)).toThrow(/weights\.qtk: not a QTK model file/);
+      const flipped = good.slice();
+      flipped[flipped.byteLength - 3] ^= 0x40;
+      expect(() => modelFromBytes(flipped, 'flip.qtkm')).toThrow(/flip\.qtkm: corrupted/);
+      const err = await loadModelFile(join(dir, 'missing.qtkm')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ModelFileError);
+      expect((err as Error).message).toMatch(/missing\.qtkm: cannot read/);
+    });
+  });
+
+  it('a failed save leaves an existing file untouched and no temporary file', async () => {
+    const path = join(dir, 'keep.qtkm');
+    await saveModelFile(symbolicTrace(floatModel()), path);
+    const before = readFileSync(path);
+
+    class Custom extends Module {
+      forward(x: Tensor): Tensor {
+        return x.mul(2);
+      }
+    }
+    const custom = new GraphModule(floatModel(), symbolicTrace(floatModel()).graph);
+    custom.addSubmodule('relu1', new Custom());
+    await expect(saveModelFile(custom, path)).rejects.toThrow(/without a serialization codec: 'relu1' \(Custom\)/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+
+    const asDir = join(dir, 'a-directory.qtkm');
+    mkdirSync(join(asDir, 'inside'), { recursive: true });
+    expect(() => saveModelFileSync(symbolicTrace(floatModel()), asDir)).toThrow(ModelFileError);
+    await expect(saveModelFile(symbolicTrace(floatModel()), asDir)).rejects.toThrow(/could not save the model/);
+    expect(readdirSync(asDir)).toEqual(['inside']);
+    expect(tmpFiles()).toEqual([]);
+    expect(loadModelFileSync(path).kind).toBe('float');
+  });
+});

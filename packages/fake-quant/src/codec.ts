@@ -1,0 +1,58 @@
+// Serialization codec of FakeQuantize (see @qtk/ir's moduleCodecs): its options with the current
+// state (CALIBRATION / QAT / VALIDATION) and its observer's statistics. The scale and the
+// `initialized` flag are buffers (the scale a Parameter under LSQ), so the state dict carries them.
+import { moduleCodecs, SerializationError, type JsonValue } from '@qtk/ir';
+import type { FakeQuantState, ObserverState } from '@qtk/spec';
+import { FakeQuantize, type FakeQuantizeOptions } from './fake-quantize.js';
+
+interface FakeQuantizeConfig {
+  /** The constructor options as given (their `state` is the initial one). */
+  options: FakeQuantizeOptions;
+  /** The state when saved. */
+  state: FakeQuantState;
+  /** The observer's statistics, when it has seen data (so QAT or calibration can continue). */
+  observer?: ObserverState;
+}
+
+/** Plain data as JSON, non-finite numbers as { $number: 'Infinity' | '-Infinity' | 'NaN' } (histogram ranges may hold them). */
+function encode(v: unknown, where: string): JsonValue {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : { $number: String(v) };
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+  if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v as ArrayLike<unknown>, (x, i) => encode(x, `${where}[${i}]`));
+  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) {
+    const o: Record<string, JsonValue> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined) o[k] = encode(x, `${where}.${k}`);
+    return o;
+  }
+  throw new SerializationError(`FakeQuantize: cannot serialize ${where}: it is ${typeof v === 'object' ? `a ${v?.constructor?.name}` : typeof v}`);
+}
+
+function decode(v: JsonValue): unknown {
+  if (Array.isArray(v)) return v.map(decode);
+  if (v === null || typeof v !== 'object') return v;
+  if (Object.keys(v).length === 1 && typeof v.$number === 'string') return Number(v.$number);
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
+}
+
+let registered = false;
+
+/** Registers FakeQuantize's codec with @qtk/ir's moduleCodecs (idempotent). */
+export function registerFakeQuantCodecs(): void {
+  if (registered) return;
+  registered = true;
+  moduleCodecs.register<FakeQuantize>({
+    cls: FakeQuantize,
+    config: (m) => {
+      const c: FakeQuantizeConfig = { options: m.options, state: m.fakeQuantState };
+      if (m.observer.hasData()) c.observer = m.observer.state();
+      return encode(c, 'config');
+    },
+    create: (json: JsonValue) => {
+      const c = decode(json) as FakeQuantizeConfig;
+      const fq = new FakeQuantize(c.options);
+      fq.setFakeQuantState(c.state);
+      if (c.observer) fq.observer.load(c.observer);
+      return fq;
+    },
+  });
+}
