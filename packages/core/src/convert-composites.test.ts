@@ -1,10 +1,10 @@
 // bayes composites: the QAT form against the float op, and the fixed-point model against the QAT form.
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { defaultQatQconfig, defaultQat16bitQconfig, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
+import { defaultQatQconfig, defaultQat16bitQconfig, FakeQuantize, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { FixedLayerNorm, FixedSoftmax } from '@qtk/fixed-point';
 import { DeQuantStub, LayerNorm, Module, QuantStub, Softmax } from '@qtk/nn';
-import { Generator, layerNorm, noGrad, randn, softmax, type Tensor } from '@qtk/tensor';
+import { div, Generator, layerNorm, noGrad, rand, randn, softmax, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConversionError } from './convert-fx.js';
 import { calibrate, convertFx, LayerNormQat, prepareQatFx, QatModule, resetMarch, setMarch, SoftmaxQat } from './index.js';
@@ -105,6 +105,39 @@ describe('bayes composites', () => {
           }
         }
       }
+    }
+  });
+
+  it('div = x · reciprocal(y): prepare decomposes it with a qint16 reciprocal; fixed point within the bound of the QAT model', () => {
+    class DivNet extends Module {
+      readonly qx = new QuantStub();
+      readonly qy = new QuantStub();
+      readonly dequant = new DeQuantStub();
+      forward(x: Tensor, y: Tensor): Tensor {
+        return this.dequant.call(div(this.qx.call(x), this.qy.call(y)));
+      }
+    }
+    for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+      setMarch('bayes');
+      const gm = prepareQatFx(new DivNet(), { global: qc });
+      const targets = gm.graph.nodes.map((n) => n.target);
+      expect(targets).toContain('reciprocal');
+      expect(targets).not.toContain('div');
+      const x = randn([8, 32], { std: 2, generator: g });
+      const y = rand([8, 32], { low: 0.25, high: 4, generator: g });
+      calibrate(gm, [[x, y]]);
+      setFakeQuantize(gm, 'VALIDATION');
+      const fx = convertFx(gm, { onWarning: () => {} });
+      const dq = gm.graph.nodes.find((n) => n.target === 'dequant')!;
+      const step = (gm.getSubmodule((dq.args[0] as { target: string }).target) as FakeQuantize).calculateQparams().scale[0]!;
+      noGrad(() => {
+        const yq = (gm as unknown as { call(a: Tensor, b: Tensor): Tensor }).call(x, y);
+        const yf = (fx as unknown as { call(a: Tensor, b: Tensor): Tensor }).call(x, y);
+        const steps = Math.round((maxAbs(yf, yq) / step) * 1000) / 1000;
+        const vsFloat = maxAbs(yq, div(x, y));
+        if (process.env.QTK_MEASURE) console.log(`MEASURE div ${label}: fixed-qat ${steps} qat-float ${vsFloat}`);
+        if (!process.env.QTK_MEASURE) expect(steps, `div ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 10);
+      });
     }
   });
 

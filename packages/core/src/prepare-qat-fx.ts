@@ -6,6 +6,7 @@ import { getMarch } from './march.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
 import { checkFloatFunctionalPass, checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
+import { decomposeDivPass } from './decompose-div-pass.js';
 
 /**
  * The default passes, in order. A hybrid CPU/BPU partition pass goes in with
@@ -15,6 +16,7 @@ export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'check-float-functional', run: checkFloatFunctionalPass },
   { name: 'swap-qat-modules', run: swapQatModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
+  { name: 'decompose-div', run: decomposeDivPass },
   { name: 'check-quant-stub', run: checkQuantStubPass },
 ]);
 

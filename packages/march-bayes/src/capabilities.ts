@@ -17,7 +17,7 @@ export const BAYES_CAPABILITIES = defineCapabilities({
     { op: 'ConvTranspose', impl: 'integer', fusable: CONV_FUSABLE, constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }] },
     { op: 'Gemm', impl: 'integer', fusable: CONV_FUSABLE },
     { op: 'MatMul', impl: 'integer' },
-    ...table('integer', 'Add', 'Sub', 'Mul', 'Div', 'Concat', 'ReduceMean', 'ReduceSum', 'Max', 'Min', 'Clip', 'Abs'),
+    ...table('integer', 'Add', 'Sub', 'Mul', 'Concat', 'ReduceMean', 'ReduceSum', 'Max', 'Min', 'Clip', 'Abs'),
     ...table('integer', 'Equal', 'Greater', 'Less', 'GreaterOrEqual', 'LessOrEqual'),
     { op: 'Split', impl: 'passthrough' },
     ...table(
@@ -25,7 +25,7 @@ export const BAYES_CAPABILITIES = defineCapabilities({
       'Exp', 'Sigmoid', 'Tanh', 'Silu', 'Gelu', 'Reciprocal', 'Sqrt', 'Rsqrt', 'Log', 'Pow', 'Sin', 'Cos', 'Erf',
       'Softplus', 'Elu', 'LeakyRelu', 'PRelu', 'HardSigmoid', 'HardSwish',
     ),
-    ...table('composite', 'Softmax', 'LayerNormalization'),
+    ...table('composite', 'Softmax', 'LayerNormalization', 'Div'),
     { op: 'AveragePool', impl: 'integer' },
     { op: 'AdaptiveAveragePool', impl: 'integer' },
     { op: 'MaxPool', impl: 'passthrough' },

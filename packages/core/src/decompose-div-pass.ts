@@ -1,0 +1,52 @@
+// div on bayes is the composite x · reciprocal(y) (march-semantics.md §1 "Composite ops on bayes"):
+// this prepare pass rewrites a tensor-by-tensor div into mul(x, fq(reciprocal(y))), with the
+// reciprocal through its own fake-quant (qint16 where the march has it), so calibration observes the
+// intermediate's scale and conversion builds it from the existing reciprocal-table and mul rules.
+import { FloatFunctional } from '@qtk/nn';
+import type { Node } from '@qtk/ir';
+import type { PrepareContext } from './prepare-context.js';
+
+function isDiv(ctx: PrepareContext, n: Node): boolean {
+  if ((n.op === 'call_function' || n.op === 'call_method') && n.target === 'div') return true;
+  if (n.op !== 'call_module' || n.method !== 'div') return false;
+  try {
+    return ctx.gm.getSubmodule(n.target) instanceof FloatFunctional;
+  } catch {
+    return false;
+  }
+}
+
+const isNode = (a: unknown): a is Node => typeof a === 'object' && a !== null && 'users' in a && 'op' in a;
+
+/**
+ * Runs after the activation fake-quants are inserted: only a div whose output is fake-quantized
+ * (its single user an inserted fake-quant) is rewritten; the rewrite happens when the march's table
+ * marks Div 'composite', or always when no march is selected.
+ */
+export function decomposeDivPass(ctx: PrepareContext): void {
+  const march = ctx.march;
+  if (march && !march.capabilities.ops.some((o) => o.op === 'Div' && o.impl === 'composite')) return;
+  const dtype = march && !march.capabilities.activationDtypes.includes('qint16') ? 'qint8' : 'qint16';
+  const { gm } = ctx;
+  const graph = gm.graph;
+  for (const node of [...graph.nodes]) {
+    if (!isDiv(ctx, node)) continue;
+    const [x, y] = node.args;
+    if (!isNode(x) || !isNode(y)) continue;
+    const users = [...node.users];
+    if (users.length !== 1 || !ctx.quantized.has(users[0]!)) continue;
+    const path = node.op === 'call_module' ? node.target : node.scope;
+    const factory = ctx.resolver.resolve(path)?.activation;
+    if (!factory) continue;
+    const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), factory({ dtype }));
+    const mul = graph.insertingBefore(node, () => {
+      const r = graph.callFunction('reciprocal', [y]);
+      const rq = graph.callModule(fqName, [r]);
+      ctx.quantized.add(rq);
+      return graph.callFunction('mul', [x, rq]);
+    });
+    mul.meta = { ...node.meta, decomposedFrom: node.name };
+    node.replaceAllUsesWith(mul);
+    graph.eraseNode(node);
+  }
+}
