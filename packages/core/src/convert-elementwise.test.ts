@@ -103,6 +103,10 @@ const BOTH: [string, Body][] = [
   ['ff.mean(a, [1, 2], true)', (n, a) => n.ff.mean(a, [1, 2], true)],
   ['sum(a, 2)', (_, a) => sum(a, 2)],
   ['add after mul (a chain)', (_, a, b) => add(mul(a, b), a)],
+  ['sub(2, a) (the number first)', (_, a) => sub(2, a)],
+  ['b.sub(0) (x − 0)', (_, __, b) => b.sub(0)],
+  ['a.mul(b)', (_, a, b) => a.mul(b)],
+  ['mul(a, 0) (x · 0)', (_, a) => mul(a, 0)],
 ];
 
 const BAYES_ONLY: [string, Body][] = [
@@ -141,6 +145,7 @@ describe('convertFx: bayes comparisons give qbool', () => {
     ['le', (_, a, b) => le(a, b)],
     ['eq (a vs a)', (_, a) => eq(a, a)],
     ['gt(b, 0.5)', (_, __, b) => gt(b, 0.5)],
+    ['lt(a, 0)', (_, a) => lt(a, 0)],
   ];
   for (const [name, body] of cases) {
     it(name, () => {

@@ -24,7 +24,8 @@ export interface AddTerm {
 /** `acc = term_a(a) + term_b(b)` at scale `sAcc` (then requantized); `saturate32`: the acc is an int32 conv accumulator. */
 export interface AddPlan {
   readonly version: 1;
-  readonly rule: 'bayes' | 'bernoulli2';
+  /** 'single': one tensor operand alone (x ± 0, a comparison with 0). */
+  readonly rule: 'bayes' | 'bernoulli2' | 'single';
   readonly a: AddTerm;
   readonly b: AddTerm;
   readonly sAcc: number;

@@ -72,7 +72,7 @@ function addRule(sub: boolean): ConvertRule {
         const k = ops[0] ? 0 : 1;
         const t = { m: sub && k === 1 ? -1 : 1, shift: 0, negate: false };
         const zero = { m: 0, shift: 0, negate: false };
-        plan = { version: 1, rule: 'bayes', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
+        plan = { version: 1, rule: 'single', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
       }
       const requant = env.numerics.requantize(plan.sAcc, sOut, out.dtype, ctx.warn);
@@ -178,7 +178,7 @@ function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
         const t = { m: k === 0 ? 1 : -1, shift: 0, negate: false };
         const zero = { m: 0, shift: 0, negate: false };
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
-        const plan: AddPlan = { version: 1, rule: 'bayes', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
+        const plan: AddPlan = { version: 1, rule: 'single', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
         return { module: new FixedCompare({ kind, plan, scalars }), outputQparams: null };
       }
       return { module: new FixedCompare({ kind, plan: env.numerics.planAdd(ops[0], ops[1], true), scalars }), outputQparams: null };
