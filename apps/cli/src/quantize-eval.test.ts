@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadModelFileSync } from '@qtk/core';
+import { calibrate, loadModelFileSync, prepareQatFx, saveModelFileSync } from '@qtk/core';
+import { defaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { loadFashionMnist, parseNpy } from '@qtk/nn';
@@ -109,6 +110,22 @@ describe('qtk quantize and qtk eval', () => {
     expect(e.code).toBe(0);
     expect(e.stdout).toContain('IDX test split');
     expect(e.stdout).toContain(`(${want} / 300)`);
+  });
+
+  it('evaluates QAT and float model files like a direct evaluation', async () => {
+    const float = importOnnx(tiny);
+    const qat = prepareQatFx(float, { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 } });
+    calibrate(qat, [rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) })]);
+    const { x, labels } = evalInputs();
+    for (const [kind, model] of [['qat', qat], ['float', float]] as const) {
+      const path = join(dir, `tiny-${kind}.qtk`);
+      saveModelFileSync(model, path, { kind, meta: { inputShape: [null, 1, 28, 28] } });
+      const want = correct(loadModelFileSync(path).model, x, labels);
+      const e = await run('eval', path, '--data', evalDir);
+      expect(e.stderr).toBe('');
+      expect(e.stdout).toContain(`(${kind})`);
+      expect(e.stdout).toContain(`(${want} / 20)`);
+    }
   });
 
   it('lists every operator bernoulli2 cannot convert and writes nothing', async () => {

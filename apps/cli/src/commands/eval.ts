@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import { setFakeQuantize } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
 import { argmax, noGrad } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
@@ -41,7 +42,7 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   const batch = Number(o.batch);
   if (!Number.isInteger(batch) || batch < 1) throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
 
-  const { model, kind, meta } = load(path);
+  const { model, kind, label, meta } = load(path);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
@@ -54,6 +55,7 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   checkShape(model, inputShape, data.inputs.shape);
 
   model.eval();
+  if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // evaluate with frozen scales, whatever state it was saved in
   let correct = 0;
   let k = 0;
   noGrad(() => {
@@ -66,18 +68,18 @@ export function runEval(argv: readonly string[], io: CliIo): number {
     }
   });
   const n = data.inputs.shape[0]!;
-  io.out(`model:     ${path} (${kind})\n`);
+  io.out(`model:     ${path} (${label})\n`);
   io.out(`data:      ${data.source}\n`);
   io.out(`accuracy:  ${((100 * correct) / n).toFixed(2)}% (${correct} / ${n})\n`);
   io.out(`time:      ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
   return 0;
 }
 
-function load(path: string): { model: GraphModule; kind: string; meta: Record<string, unknown> } {
+function load(path: string): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
   requireFile(path, 'model');
-  if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path), kind: 'float, ONNX', meta: {} };
+  if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path), kind: 'float', label: 'float, ONNX', meta: {} };
   const m = loadModel(path);
-  return { model: m.model, kind: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
+  return { model: m.model, kind: m.kind, label: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
 }
 
 function savedShape(meta: Record<string, unknown>): number[] | undefined {
