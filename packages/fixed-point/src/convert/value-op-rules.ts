@@ -136,16 +136,18 @@ const resizeRule: ConvertRule = {
 export const VALUE_OP_RULES: readonly ConvertRule[] = [
   valueOpRule('relu', ['Relu'], [ReLU], ['relu']),
   relu6Rule,
-  valueOpRule('max_pool2d', ['MaxPool'], [MaxPool2d], ['maxPool2d', 'max_pool2d']),
-  valueOpRule('flatten', ['Flatten', 'Reshape'], [Flatten], ['flatten']),
-  valueOpRule('reshape', ['Reshape'], [], ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous']),
-  valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute']),
+  valueOpRule('max_pool2d', ['MaxPool'], [MaxPool2d], ['maxPool2d', 'max_pool2d', 'onnx.globalMaxPool']),
+  valueOpRule('flatten', ['Flatten', 'Reshape'], [Flatten], ['flatten', 'onnx.flatten']),
+  // the onnx.* names are the functions importOnnx emits
+  valueOpRule('reshape', ['Reshape'], [], ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous', 'onnx.reshape', 'onnx.squeeze', 'onnx.unsqueeze']),
+  valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute', 'onnx.transpose']),
   valueOpRule('pixel_shuffle', ['DepthToSpace'], [PixelShuffle], []),
   // SpaceToDepth is in neither table; bayes runs it as the reshape + transpose it is
   valueOpRule('pixel_unshuffle', ['SpaceToDepth', 'Transpose'], [PixelUnshuffle], []),
   valueOpRule('channel_shuffle', ['ChannelShuffle'], [ChannelShuffle], []),
   valueOpRule('split', ['Split'], [], ['split']),
-  valueOpRule('slice', ['Slice'], [], ['slice']),
+  valueOpRule('slice', ['Slice'], [], ['slice', 'onnx.slice']),
+  valueOpRule('gather', ['Gather'], [], ['onnx.gather']),
   valueOpRule('expand', ['Expand'], [], ['expand']),
   padRule,
   resizeRule,
