@@ -8,6 +8,8 @@ import { fromJsonData, toJsonData } from './codec-json.js';
 import { FixedAdd } from './modules/fixed-add.js';
 import { FixedAvgPool2d, type WindowPlanner } from './modules/fixed-avg-pool.js';
 import { FixedCat } from './modules/fixed-cat.js';
+import { FixedLayerNorm } from './modules/fixed-layer-norm.js';
+import { FixedSoftmax } from './modules/fixed-softmax.js';
 import { FixedClamp } from './modules/fixed-clamp.js';
 import { FixedCompare } from './modules/fixed-compare.js';
 import { FixedConv, type FixedConvConfig } from './modules/fixed-conv.js';
@@ -130,6 +132,8 @@ const CODECS: ModuleCodec[] = [
   configCodec(FixedMinMax),
   configCodec(FixedCompare),
   configCodec(FixedTableOp),
+  configCodec(FixedSoftmax),
+  configCodec(FixedLayerNorm),
 ];
 
 /** Registers the codecs of every fixed-point module with @qtk/ir's moduleCodecs (idempotent). */

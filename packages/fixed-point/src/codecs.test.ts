@@ -1,0 +1,102 @@
+import { moduleCodecs } from '@qtk/ir';
+import { MaxPool2d, Module } from '@qtk/nn';
+import { Generator, rand } from '@qtk/tensor';
+import { describe, expect, it } from 'vitest';
+import * as fixedPoint from './index.js';
+import {
+  FixedAdd,
+  FixedCat,
+  FixedClamp,
+  FixedCompare,
+  FixedMinMax,
+  FixedMul,
+  FixedReduce,
+  FixedResize,
+  FixedTableOp,
+  FixedValueOp,
+  planAddBayes,
+  planAddBernoulli2,
+  planRequantizeInt16,
+  planRequantizeWide,
+  planTable,
+  QTensor,
+  Quantize,
+  scalarOperandInt8,
+} from './index.js';
+import { nonlinear } from './index.js';
+
+/** Every Module subclass @qtk/fixed-point exports. */
+const MODULE_CLASSES = Object.entries(fixedPoint).filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module) as [string, new (...a: never[]) => Module][];
+
+/** Through the codec and JSON text, as a model file carries it. */
+function roundTrip<M extends Module>(m: M): M {
+  const codec = moduleCodecs.forModule(m);
+  if (!codec) throw new Error(`no codec for ${m.constructor.name}`);
+  const back = moduleCodecs.get(m.constructor.name).create(JSON.parse(JSON.stringify(codec.config(m))));
+  expect(back).toBeInstanceOf(m.constructor);
+  expect(JSON.stringify(moduleCodecs.forModule(back)!.config(back))).toBe(JSON.stringify(codec.config(m)));
+  return back as M;
+}
+
+const q = (n: number, seed: number, scale: number, dtype: 'qint8' | 'qint16' = 'qint8', shape = [2, 3, 4, 4]): QTensor => {
+  const hi = dtype === 'qint8' ? 127 : 32767;
+  const v = rand([n], { generator: new Generator(seed) }).values();
+  return QTensor.fromInts(Array.from(v, (x) => Math.round((x * 2 - 1) * hi)), shape, [scale], dtype);
+};
+const ints = (y: unknown) => Array.from((y as QTensor).ints());
+const call = (m: Module, ...a: unknown[]) => (m as unknown as { call(...x: unknown[]): unknown }).call(...a);
+
+describe('fixed-point module codecs', () => {
+  it('every Module class exported by @qtk/fixed-point has a codec (a new module needs one in codecs.ts)', () => {
+    expect(MODULE_CLASSES.length).toBeGreaterThanOrEqual(15);
+    const missing = MODULE_CLASSES.filter(([, cls]) => !moduleCodecs.has(cls.name) || moduleCodecs.get(cls.name).cls !== cls).map(([name]) => name);
+    expect(missing).toEqual([]);
+  });
+
+  it('elementwise modules round-trip with identical integers', () => {
+    const a = q(96, 1, 0.02);
+    const b = q(96, 2, 0.03);
+    const modules: [Module, unknown[]][] = [
+      [new FixedAdd({ sub: false, plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false), requant: planRequantizeWide(planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false).sAcc, 0.04, 'qint8'), outScale: 0.04, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
+      [new FixedAdd({ sub: true, plan: planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true), requant: planRequantizeInt16(planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc, 0.05, 'qint8'), outScale: 0.05, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
+      [new FixedMul({ requant: planRequantizeWide(0.02 * 0.5, 0.03, 'qint8'), outScale: 0.03, outDtype: 'qint8', scalars: [null, scalarOperandInt8(-0.5)] }), [a, -0.5]],
+      [new FixedCat({ requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')], outScale: 0.03, outDtype: 'qint8' }), [[a, b], 1]],
+      [new FixedMinMax({ kind: 'maximum', requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')], outScale: 0.03, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
+      [new FixedCompare({ kind: 'ge', plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true), scalars: [null, null] }), [a, b]],
+      [new FixedClamp('clamp', 'half_even', planRequantizeWide(0.02, 0.01, 'qint16'), 0.01), [a, -0.5, 0.7]],
+      [new FixedClamp('abs', 'half_up'), [a]],
+      [new FixedReduce('mean', 0.01, 'qint8', planRequantizeInt16), [a, [2, 3], true]],
+      [new FixedReduce('sum', 0.2, 'qint16', planRequantizeWide), [a, 1]],
+    ];
+    for (const [m, args] of modules) {
+      const back = roundTrip(m);
+      expect(ints(call(back, ...args))).toEqual(ints(call(m, ...args)));
+    }
+  });
+
+  it('tables, resize, value ops and Quantize round-trip with identical integers', () => {
+    const a8 = q(96, 3, 0.05);
+    const a16 = q(96, 4, 0.0004, 'qint16');
+    const fn = nonlinear.sigmoid;
+    const modules: [Module, unknown[]][] = [
+      [new FixedTableOp({ label: 'sigmoid', inDtype: 'qint8', inScale: 0.05, outScale: 1 / 128, outDtype: 'qint8', plans: [planTable(fn, 0.05, 'qint8', 1 / 128, 'qint8', 'even')] }), [a8]],
+      [new FixedTableOp({ label: 'sigmoid', inDtype: 'qint16', inScale: 0.0004, outScale: 1 / 32768, outDtype: 'qint16', plans: [planTable(fn, 0.0004, 'qint16', 1 / 32768, 'qint16', 'curvature')] }), [a16]],
+      [new FixedResize({ options: { scaleFactor: 2, mode: 'bilinear', alignCorners: false } }), [a8]],
+      [new FixedResize({ options: { size: [7, 5], mode: 'bilinear' }, output: { scale: 0.04, dtype: 'qint8', plan: planRequantizeWide(0.05 / 65536, 0.04, 'qint8') } }), [a8]],
+      [new FixedValueOp({ kind: 'module', module: new MaxPool2d(2, { stride: 1 }) }), [a8]],
+      [new FixedValueOp({ kind: 'function', name: 'relu' }, 'relu6', { scale: 0.05, dtype: 'qint8', plan: null, clamp: [0, 120] }), [a8]],
+      [new FixedValueOp({ kind: 'method', name: 'reshape' }), [a8, [2, 48]]],
+    ];
+    for (const [m, args] of modules) {
+      const back = roundTrip(m);
+      const want = call(m, ...args) as QTensor;
+      const got = call(back, ...args) as QTensor;
+      expect(got.shape).toEqual(want.shape);
+      expect(Array.from(got.scale)).toEqual(Array.from(want.scale));
+      expect(ints(got)).toEqual(ints(want));
+    }
+    const quant = new Quantize({ scale: Float32Array.of(0.013), dtype: 'qint16' }, 'half_even');
+    const x = rand([2, 8], { generator: new Generator(5) });
+    expect(ints(call(roundTrip(quant), x))).toEqual(ints(call(quant, x)));
+  });
+});
