@@ -22,6 +22,9 @@ function common(ctx: ConvertNodeContext, env: Env, kind: 'softmax' | 'layer_norm
   const fail = failer(ctx, env);
   const cap = env.table.ops.find((o) => o.op === env.op)!;
   if (cap.impl !== 'composite') throw fail(`this march runs ${env.op} as '${cap.impl ?? 'unspecified'}', not as the composite this rule builds`);
+  if (ctx.node.op !== 'call_module') {
+    throw fail(`the functional form has no composite QAT form to observe its intermediates; use the ${kind === 'softmax' ? 'nn.Softmax' : 'nn.LayerNorm'} module`);
+  }
   if (!compositeFormOf(ctx.module) || compositeFormOf(ctx.module)!.composite !== kind) {
     throw fail(`it was prepared without its composite QAT form (the fake-quants of its int16 intermediates); call setMarch('${env.march}') before prepareQatFx so prepare decomposes it`);
   }
