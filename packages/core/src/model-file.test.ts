@@ -1,9 +1,9 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
+import { defaultLsqQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
 import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
 import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
-import { AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync, Softmax } from '@qtk/nn';
+import { Parameter, AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync, Softmax } from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -136,6 +136,20 @@ describe('model files', () => {
       const x = batch(seed);
       expect(values(run(model, x))).toEqual(values(run(gm, x)));
     }
+  });
+
+  it('an LSQ model keeps its learned scales (Parameters)', () => {
+    const gm = prepareQatFx(floatModel(), { global: defaultLsqQconfig, moduleName: { fc: defaultQatOutQconfig } });
+    calibrate(gm, [batch(1)]);
+    setFakeQuantize(gm, 'VALIDATION');
+    const fq = namedFakeQuants(gm)[1]![1] as FakeQuantize;
+    fq.scale.values()[0] *= 1.25; // as if trained
+    const { model } = modelFromBytes(modelToBytes(gm));
+    const back = new Map(namedFakeQuants(model) as [string, FakeQuantize][]).get(namedFakeQuants(gm)[1]![0])!;
+    expect(back.scale).toBeInstanceOf(Parameter);
+    expect(values(back.scale)).toEqual(values(fq.scale));
+    const x = batch(13);
+    expect(values(run(model, x))).toEqual(values(run(gm, x)));
   });
 
   it('a calibration or QAT state continues from the saved observer statistics', () => {
