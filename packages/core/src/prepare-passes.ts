@@ -29,11 +29,13 @@ import type { PrepareContext } from './prepare-context.js';
 
 /** Functions / tensor methods whose output is a new value that needs its own activation scale. */
 export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
-  'add', 'sub', 'mul', 'div', 'cat', 'concat', 'stack', 'matmul', 'mean', 'sum', 'sigmoid', 'tanh', 'softmax',
-  'exp', 'log', 'sqrt', 'pow', 'avg_pool2d', 'adaptive_avg_pool2d', 'interpolate', 'gelu', 'silu', 'hardsigmoid',
-  'hardswish', 'layer_norm', 'linear', 'conv2d', 'batch_norm', 'elu', 'leaky_relu', 'maximum', 'minimum',
-  // the traced names of the tabulated ops and layer norm (tensor/src/traceable-ops.ts)
-  'rsqrt', 'reciprocal', 'softplus', 'leakyRelu', 'prelu', 'layerNorm',
+  // traced names (tensor/src/traceable-ops.ts) and tensor methods
+  'add', 'sub', 'mul', 'div', 'cat', 'matmul', 'mean', 'sum', 'sigmoid', 'tanh', 'softmax', 'exp', 'log', 'sqrt',
+  'rsqrt', 'reciprocal', 'pow', 'avgPool2d', 'adaptiveAvgPool2d', 'interpolate', 'gelu', 'silu', 'hardsigmoid',
+  'hardswish', 'softplus', 'elu', 'leakyRelu', 'prelu', 'layerNorm', 'linear', 'conv1d', 'conv2d', 'conv3d',
+  'convTranspose1d', 'convTranspose2d', 'batchNorm', 'maximum', 'minimum',
+  // functions importOnnx emits (onnx/src/onnx-functions.ts)
+  'onnx.concat', 'onnx.reduce', 'onnx.softmaxCoerced', 'onnx.avgPoolExcludePad', 'onnx.hardSigmoid', 'onnx.prelu',
 ]);
 
 /** Modules (not conv-like) whose output needs its own activation scale. */
