@@ -27,9 +27,9 @@ export interface DemoOptions {
 }
 
 export const DEFAULTS = {
-  observer: 'percentile' as DemoObserver,
+  observer: 'mse' as DemoObserver,
   march: 'bayes' as DemoMarch,
-  qatSteps: 300,
+  qatSteps: 150,
   calibImages: 1024,
   out: 'runs/demo',
 };
@@ -85,7 +85,8 @@ export function parseDemoArgs(argv: string[]): DemoOptions | 'help' {
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args: argv,
+      // `pnpm demo -- --flag` passes a literal '--' through on some pnpm versions
+      args: argv[0] === '--' ? argv.slice(1) : argv,
       allowPositionals: true,
       options: {
         observer: { type: 'string' },
@@ -108,9 +109,7 @@ export function parseDemoArgs(argv: string[]): DemoOptions | 'help' {
     throw new DemoArgsError(`${(e as Error).message.split('\n')[0]!.replace(/\. To specify.*$/s, '')} (see --help)`);
   }
   if (values.help) return 'help';
-  // `pnpm demo -- --flag` passes a literal '--' through on some pnpm versions
-  const extra = positionals.filter((p) => p !== '--');
-  if (extra.length) throw new DemoArgsError(`unexpected argument '${extra[0]}' (see --help)`);
+  if (positionals.length) throw new DemoArgsError(`unexpected argument '${positionals[0]}' (see --help)`);
   for (const f of ['out', 'data', 'weights'] as const) {
     if (values[f] !== undefined && String(values[f]).trim() === '') throw new DemoArgsError(`--${f} needs a path`);
   }

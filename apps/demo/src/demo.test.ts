@@ -13,13 +13,14 @@ import { formatSummary } from './summary.js';
 describe('parseDemoArgs', () => {
   it('has the documented defaults and rejects bad flags with clear messages', () => {
     const o = parseDemoArgs([]) as DemoOptions;
-    expect(o).toMatchObject({ observer: 'percentile', march: 'bayes', qatSteps: 300, out: 'runs/demo', data: null, trainFloat: false });
+    expect(o).toMatchObject({ observer: 'mse', march: 'bayes', qatSteps: 150, out: 'runs/demo', data: null, trainFloat: false });
     expect(parseDemoArgs(['--help'])).toBe('help');
     expect(parseDemoArgs(['--march', 'bernoulli2', '--observer', 'mse', '--qat-steps', '0'])).toMatchObject({ march: 'bernoulli2', observer: 'mse', qatSteps: 0 });
     expect(() => parseDemoArgs(['--march', 'x86'])).toThrow(/--march must be one of bayes, bernoulli2, got 'x86'/);
     expect(() => parseDemoArgs(['--observer', 'max'])).toThrow(/--observer must be one of min_max, percentile, mse, kl, mix/);
     expect(() => parseDemoArgs(['--qat-steps', '1.5'])).toThrow(/--qat-steps expects an integer >= 0, got '1.5'/);
     expect(() => parseDemoArgs(['--bogus'])).toThrow(DemoArgsError);
+    expect(parseDemoArgs(['--', '--qat-steps', '7'])).toMatchObject({ qatSteps: 7 });
     expect(() => parseDemoArgs(['extra'])).toThrow(/unexpected argument 'extra'/);
     expect(() => parseDemoArgs(['--weights', 'w.qtk', '--train-float'])).toThrow(/exclude each other/);
   });
@@ -63,7 +64,7 @@ describe('the demo pipeline on a tiny slice', () => {
     const fc = report.qat.find((r: { module: string }) => r.module === 'fc');
     expect(fc.activation).toBeNull(); // the "out" qconfig keeps the logits in high precision
     expect(fc.weight).toMatchObject({ observer: 'min_max', dtype: 'qint8', granularity: 'per-channel (axis 0)' });
-    expect(report.calibration.some((r: { activation: { observer: string } | null }) => r.activation?.observer === 'percentile')).toBe(true);
+    expect(report.calibration.some((r: { activation: { observer: string } | null }) => r.activation?.observer === 'mse')).toBe(true);
     expect(readFileSync(join(out, ARTIFACTS.qconfigText), 'utf8')).toMatch(/QAT model/);
     const test = loadDataset(SUBSET_DIR, 'test', 200);
     const onnx = importOnnx(readFileSync(join(out, ARTIFACTS.floatOnnx)));

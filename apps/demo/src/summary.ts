@@ -15,11 +15,11 @@ const sec = (x: number) => `${x.toFixed(1)} s`;
 export function formatSummary(r: DemoResult): string {
   const o = r.options;
   const rows = [
-    ['stage', 'test top-1', 'time', 'what'],
+    ['stage', 'test top-1', 'time', 'what (time includes the test evaluation)'],
     ['float', pct(r.accuracy.float), sec(r.seconds.float), `reference network, ${r.weightsSource}`],
     ['calibration', pct(r.accuracy.calibration), sec(r.seconds.calibration), `fused, ${o.observer} observer, ${Math.min(o.calibImages, r.trainImages)} images, fake-quant`],
     ['QAT', pct(r.accuracy.qat), sec(r.seconds.qat), o.qatSteps > 0 ? `${o.qatSteps} steps from calibration (LSQ activations), fake-quant` : 'skipped (--qat-steps 0)'],
-    ['fixed point', pct(r.accuracy.fixedPoint), sec(r.seconds.convert + r.seconds.evaluate), `${o.march} march, integer model converted from ${o.qatSteps > 0 ? 'QAT' : 'calibration'}`],
+    ['fixed point', pct(r.accuracy.fixedPoint), sec(r.seconds.fixedPoint), `${o.march} march, integer model converted from ${o.qatSteps > 0 ? 'QAT' : 'calibration'}`],
     ['agreement', pct(r.agreement), '', `top-1 agreement, fake-quant (${o.qatSteps > 0 ? 'QAT' : 'calibration'}) vs fixed point`],
   ];
   const title = `QTK demo: ${r.testImages} test images, ${r.trainImages} training images (${o.data ?? 'embedded Fashion-MNIST subset'})`;
