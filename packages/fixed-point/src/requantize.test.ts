@@ -147,3 +147,14 @@ describe('per-channel plans', () => {
     expect(() => requantizeInto([1, 2], p, 1, new Int8Array(3))).toThrow(/holds/);
   });
 });
+
+describe('requantize warnings', () => {
+  it('a ratio too small for any multiplier warns that the output is always 0', () => {
+    const warnings: string[] = [];
+    const plan = planRequantizeWide([1e-30], 1, 'qint8', (m) => warnings.push(m));
+    expect(plan.m[0]).toBe(0);
+    expect(requantizeValue(2147483647, plan)).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/zero multiplier.*always 0/);
+  });
+});

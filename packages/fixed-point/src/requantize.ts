@@ -41,6 +41,10 @@ function checkOut(sOut: number): number {
   return o;
 }
 
+function vanishingWarning(warn: Warn | undefined, ratio: number, c: number): void {
+  warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} rounds to a zero multiplier; that output is always 0 (check the scales)`);
+}
+
 function saturationWarning(warn: Warn | undefined, ratio: number, c: number): void {
   warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} does not fit a 15-bit multiplier; the output saturates`);
 }
@@ -61,6 +65,7 @@ export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: numb
     const p = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
     const fit = fitMul((sa * 2 ** p) / so, 15, 31);
     if (fit.saturated) saturationWarning(warn, sa / so, c);
+    else if (fit.m === 0) vanishingWarning(warn, sa / so, c);
     pre[c] = p;
     m[c] = fit.m;
     n[c] = fit.n;
@@ -83,6 +88,7 @@ export function planRequantizeWide(sAcc: number | ArrayLike<number>, sOut: numbe
     }
     const fit = fitMul(sa / so, 15, 62);
     if (fit.saturated) saturationWarning(warn, sa / so, c);
+    else if (fit.m === 0) vanishingWarning(warn, sa / so, c);
     const p = Math.max(0, fit.n - 31);
     pre[c] = p;
     m[c] = fit.m;
