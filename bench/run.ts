@@ -3,7 +3,8 @@
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
 // exist yet are left out.
 import { availableParallelism } from 'node:os';
-import { existsSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { writeFileAtomicSync } from '@qtk/nn';
 import type { Module } from '@qtk/nn';
 import { benchCalibration, loadReferenceNet } from './calibration.js';
 import { benchQat } from './qat.js';
@@ -106,7 +107,6 @@ function round(v: number, digits: number): number {
 
 const json = JSON.stringify(result, null, 2);
 if (values.json) {
-  writeFileSync(`${values.json}.tmp`, json);
-  renameSync(`${values.json}.tmp`, values.json);
+  writeFileAtomicSync(values.json, json);
 }
 console.log(json);

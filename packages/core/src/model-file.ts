@@ -13,12 +13,11 @@
 import * as fixedPoint from '@qtk/fixed-point';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
-import { deserializeStateDict, Module, serializeStateDict } from '@qtk/nn';
+import { deserializeStateDict, Module, serializeStateDict, writeFileAtomic, writeFileAtomicSync } from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { isPreserveQatMode, setPreserveQatMode } from './preserve-qat-mode.js';
 import { QatModule } from './qat-module.js';
@@ -190,28 +189,15 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
   return out;
 }
 
-function tempPath(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`);
-}
-
 /**
  * Saves `gm` to `path` atomically: the bytes are built first, written to a temporary file in the
  * same directory, flushed, then renamed over `path`; on any failure `path` is left as it was.
  */
 export async function saveModelFile(gm: GraphModule, path: string, options: SaveModelOptions = {}): Promise<void> {
   const bytes = modelToBytes(gm, options);
-  const tmp = tempPath(path);
   try {
-    const fh = await open(tmp, 'wx');
-    try {
-      await fh.writeFile(bytes);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
+    await writeFileAtomic(path, bytes);
   } catch (err) {
-    await unlink(tmp).catch(() => {});
     throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, { cause: err });
   }
 }
@@ -219,23 +205,9 @@ export async function saveModelFile(gm: GraphModule, path: string, options: Save
 /** Synchronous saveModelFile. */
 export function saveModelFileSync(gm: GraphModule, path: string, options: SaveModelOptions = {}): void {
   const bytes = modelToBytes(gm, options);
-  const tmp = tempPath(path);
   try {
-    const fd = openSync(tmp, 'wx');
-    try {
-      let written = 0;
-      while (written < bytes.byteLength) written += writeSync(fd, bytes, written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
+    writeFileAtomicSync(path, bytes);
   } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* never created or already gone */
-    }
     throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, { cause: err });
   }
 }

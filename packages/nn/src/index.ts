@@ -19,6 +19,7 @@ export {
   loadStateDictFile,
   loadStateDictFileSync,
 } from './state-dict-file.js';
+export { writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
 export { manualSeed, defaultGenerator } from '@qtk/tensor';
 export * as init from './init.js';
 export * as F from './functional.js';

@@ -1,7 +1,7 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { allocate, DTYPES, sizeOf, Tensor, type DType } from '@qtk/tensor';
+import { writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
 import { DataFormatError } from './errors.js';
 import { STATE_DICT_VERSION, type StateDict } from './state-dict.js';
 
@@ -95,50 +95,13 @@ export function deserializeStateDict(bytes: Uint8Array, source?: string): StateD
   return { version: STATE_DICT_VERSION, tensors, ...(header.metadata ? { metadata: header.metadata } : {}) };
 }
 
-function tempPath(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`);
-}
-
 /** Writes a state dict atomically: a temporary file in the same directory, flushed, then renamed over `path`. */
 export async function saveStateDict(sd: StateDict, path: string): Promise<void> {
-  const bytes = serializeStateDict(sd);
-  const tmp = tempPath(path);
-  try {
-    const fh = await open(tmp, 'w');
-    try {
-      await fh.writeFile(bytes);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
+  await writeFileAtomic(path, serializeStateDict(sd));
 }
 
 export function saveStateDictSync(sd: StateDict, path: string): void {
-  const bytes = serializeStateDict(sd);
-  const tmp = tempPath(path);
-  try {
-    const fd = openSync(tmp, 'w');
-    try {
-      let written = 0;
-      while (written < bytes.byteLength) written += writeSync(fd, bytes, written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
-    }
-    throw err;
-  }
+  writeFileAtomicSync(path, serializeStateDict(sd));
 }
 
 export async function loadStateDictFile(path: string): Promise<StateDict> {

@@ -1,6 +1,5 @@
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { GraphModule, type Argument, type Node } from '@qtk/ir';
-import type { Module } from '@qtk/nn';
+import { writeFileAtomicSync, type Module } from '@qtk/nn';
 import { Tensor, noGrad, traceables } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
@@ -188,16 +187,9 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
  */
 export function exportOnnx(gm: GraphModule, exampleInputs: Tensor | readonly Tensor[], path: string, options: ExportOnnxOptions = {}): Uint8Array {
   const bytes = exportOnnxBytes(gm, exampleInputs, options);
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    writeFileSync(tmp, bytes);
-    renameSync(tmp, path);
+    writeFileAtomicSync(path, bytes);
   } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* nothing to clean up */
-    }
     throw new OnnxExportError(`exportOnnx: cannot write '${path}': ${(e as Error).message}`, { cause: e });
   }
   return bytes;
