@@ -4,7 +4,7 @@
 // the "equal scales" test rounds s_acc to float32.
 import type { QuantDType } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { fitMul } from './fit-mul.js';
+import { fitMul, type FixedMultiplier } from './fit-mul.js';
 import { intRange } from './integer-math.js';
 
 /**
@@ -49,52 +49,53 @@ function saturationWarning(warn: Warn | undefined, ratio: number, c: number): vo
   warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} does not fit a 15-bit multiplier; the output saturates`);
 }
 
-/** bernoulli2's rule: an int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
-export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+/**
+ * A plan from one fitting rule per channel: equal float32 scales give a pure saturating cast (m = 1),
+ * otherwise `fit(s_acc, s_out)` gives (pre, multiplier); warnings for saturated and zero multipliers.
+ */
+function planPerChannel(
+  rule: RequantizeRule,
+  sAcc: number | ArrayLike<number>,
+  sOut: number,
+  outDtype: QuantDType,
+  warn: Warn | undefined,
+  fit: (sa: number, so: number) => { pre: number; fit: FixedMultiplier },
+): RequantizePlan {
   const accs = scalesOf(sAcc);
   const so = checkOut(sOut);
   const pre = new Int32Array(accs.length);
   const m = new Int32Array(accs.length);
   const n = new Int32Array(accs.length);
-  accs.forEach((s, c) => {
-    const sa = s;
+  accs.forEach((sa, c) => {
     if (Math.fround(sa) === so) {
       m[c] = 1;
       return;
     }
-    const p = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
-    const fit = fitMul((sa * 2 ** p) / so, 15, 31);
-    if (fit.saturated) saturationWarning(warn, sa / so, c);
-    else if (fit.m === 0) vanishingWarning(warn, sa / so, c);
-    pre[c] = p;
-    m[c] = fit.m;
-    n[c] = fit.n;
+    const r = fit(sa, so);
+    if (r.fit.saturated) saturationWarning(warn, sa / so, c);
+    else if (r.fit.m === 0) vanishingWarning(warn, sa / so, c);
+    pre[c] = r.pre;
+    m[c] = r.fit.m;
+    n[c] = r.fit.n;
   });
-  return { version: 1, rule: 'int16_intermediate', outDtype, pre, m, n };
+  return { version: 1, rule, outDtype, pre, m, n };
+}
+
+/** bernoulli2's rule: an int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
+export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+  return planPerChannel('int16_intermediate', sAcc, sOut, outDtype, warn, (sa, so) => {
+    const pre = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
+    return { pre, fit: fitMul((sa * 2 ** pre) / so, 15, 31) };
+  });
 }
 
 /** bayes's rule: a 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
 export function planRequantizeWide(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
-  const accs = scalesOf(sAcc);
-  const so = checkOut(sOut);
-  const pre = new Int32Array(accs.length);
-  const m = new Int32Array(accs.length);
-  const n = new Int32Array(accs.length);
-  accs.forEach((s, c) => {
-    const sa = s;
-    if (Math.fround(sa) === so) {
-      m[c] = 1;
-      return;
-    }
-    const fit = fitMul(sa / so, 15, 62);
-    if (fit.saturated) saturationWarning(warn, sa / so, c);
-    else if (fit.m === 0) vanishingWarning(warn, sa / so, c);
-    const p = Math.max(0, fit.n - 31);
-    pre[c] = p;
-    m[c] = fit.m;
-    n[c] = fit.n - p;
+  return planPerChannel('wide', sAcc, sOut, outDtype, warn, (sa, so) => {
+    const f = fitMul(sa / so, 15, 62);
+    const pre = Math.max(0, f.n - 31);
+    return { pre, fit: { ...f, n: f.n - pre } };
   });
-  return { version: 1, rule: 'wide', outDtype, pre, m, n };
 }
 
 /** Requantizes one accumulator value with channel `c` of a plan. */
