@@ -12,6 +12,7 @@ import {
 import {
   dtypeMaxAbs,
   EXACT_F32_SUM,
+  f32Tensor,
   int32Tensor,
   partMaxima,
   partScales,
@@ -20,7 +21,7 @@ import {
   requireIntInput,
   saturateInt32,
   unitMaxima,
-} from './int-matmul.js';
+} from './exact-sum.js';
 
 // Exact integer convolutions on the float32 conv kernels (im2col + GEMM, wasm SIMD when loaded).
 // Each output's Σ|x·w| is bounded per input channel by max|x[c]| · L1(w[·, c]); input channels are
@@ -190,8 +191,53 @@ function runChannels(plan: ChannelPlan, xv: TypedArray, n: number, cin: number, 
   return saturateInt32(acc);
 }
 
-const f32Tensor = (data: Float32Array, shape: readonly number[]) => new Tensor({ data, shape: [...shape], dtype: 'float32' });
 const lift3 = (a: readonly number[], fill: number) => [...new Array<number>(3 - a.length).fill(fill), ...a];
+const volume = (dims: readonly number[]) => dims.reduce((p, d) => p * d, 1);
+
+/**
+ * Input channels [c0, c1) of a weight laid out as `blocks` blocks of cinG channels of `unit` values
+ * each (conv [Cout, Cin/groups, k]: Cout blocks of kvol; convT [Cin, Cout/groups, k]: one block per
+ * group of (Cout/groups)·kvol), as float32 [blocks, c1−c0, unit].
+ */
+function weightChannels(wv: TypedArray, blocks: number, cinG: number, unit: number, c0: number, c1: number): Float32Array {
+  const cc = c1 - c0;
+  if (cc === cinG) return new Float32Array(wv);
+  const wc = new Float32Array(blocks * cc * unit);
+  for (let b = 0; b < blocks; b++) wc.set(new Float32Array(wv.subarray((b * cinG + c0) * unit, (b * cinG + c1) * unit)), b * cc * unit);
+  return wc;
+}
+
+/** What intConv and intConvTranspose do differently in exactConv. */
+interface ConvKind {
+  /** Σ|w| rows, one per output channel over the group-local input channels (see planChannels). */
+  l1(wv: TypedArray, cinG: number, kvol: number): Float64Array[];
+  /** The float64 fallback. */
+  f64(xv: TypedArray, wv: TypedArray): Int32Array;
+  /** The float32 result of input channels [c0, c1): xt is that chunk of the input, [parts·N, groups·(c1−c0), ...image]. */
+  run(xt: Tensor, wv: TypedArray, c0: number, c1: number, cinG: number, kvol: number): Float32Array;
+}
+
+/** The part both convolutions share once the output size is known: the channel plan, its chunked float32 runs or the float64 fallback. */
+function exactConv(c: Common, w: Tensor, cout: number, out: number[], kind: ConvKind): Tensor {
+  const { xb, groups, kernel } = c;
+  const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
+  const image = xb.shape.slice(2);
+  const pin = volume(image);
+  const pout = volume(out);
+  const kvol = volume(kernel);
+  const outShape = [n, cout, ...out];
+  const cinG = cin / groups;
+  if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
+  const xv = xb.values();
+  const wv = w.values();
+  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, kind.l1(wv, cinG, kvol));
+  if (!plan) return finish(c, kind.f64(xv, wv), outShape);
+  const parts = plan.split ? 2 : 1;
+  const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) =>
+    kind.run(f32Tensor(xc, [parts * n, groups * (c1 - c0), ...image]), wv, c0, c1, cinG, kvol),
+  );
+  return finish(c, data, outShape);
+}
 
 /**
  * Exact integer convolution (cross-correlation, as the float conv): x [N, Cin, ...] int8/int16,
@@ -227,30 +273,15 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
       throw new ShapeError(`${fn}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(kernel)} (dilation ${shapeStr(dilation)}, padding ${shapeStr(pads.slice(0, r))}) in spatial dim ${i}; pad the input or use a smaller kernel`);
     }
   });
-  const pin = image.reduce((p, d) => p * d, 1);
-  const pout = out.reduce((p, d) => p * d, 1);
-  const kvol = kernel.reduce((p, d) => p * d, 1);
-  const outShape = [n, cout, ...out];
-  const cinG = cin / groups;
-  if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
-  const xv = xb.values();
-  const wv = w.values();
-  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, kernelL1(wv, cout, cinG, kvol, false));
-  if (!plan) return finish(c, convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation), outShape);
   const convAttrs: ConvAttrs = { stride, pads, dilation, groups };
-  const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) => {
-    const cc = c1 - c0;
-    const parts = plan.split ? 2 : 1;
-    let wc: Float32Array;
-    if (cc === cinG) wc = new Float32Array(wv);
-    else {
-      wc = new Float32Array(cout * cc * kvol);
-      for (let o = 0; o < cout; o++) wc.set(new Float32Array(wv.subarray((o * cinG + c0) * kvol, (o * cinG + c1) * kvol)), o * cc * kvol);
-    }
-    const xt = f32Tensor(xc, [parts * n, groups * cc, ...image]);
-    return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, cc, ...kernel])], convAttrs).values() as Float32Array;
+  return exactConv(c, w, cout, out, {
+    l1: (wv, cinG, kvol) => kernelL1(wv, cout, cinG, kvol, false),
+    f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
+    run: (xt, wv, c0, c1, cinG, kvol) => {
+      const wc = weightChannels(wv, cout, cinG, kvol, c0, c1);
+      return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])], convAttrs).values() as Float32Array;
+    },
   });
-  return finish(c, data, outShape);
 }
 
 /** Rows per output channel g·coutG + o over the group-local inputs of a convT weight [Cin, Cout/groups, k]. */
@@ -331,32 +362,16 @@ export function intConvTranspose(x: Tensor, w: Tensor, attrs: ConvTransposeOptio
   out.forEach((o, i) => {
     if (o < 1) throw new ShapeError(`${fn}: padding ${shapeStr(padding)} leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`);
   });
-  const pin = image.reduce((p, d) => p * d, 1);
-  const pout = out.reduce((p, d) => p * d, 1);
-  const kvol = kernel.reduce((p, d) => p * d, 1);
-  const outShape = [n, cout, ...out];
-  const cinG = cin / groups;
-  if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
-  const xv = xb.values();
-  const wv = w.values();
   const pads = [...padding, ...padding];
-  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, convTL1(wv, cin, coutG, kvol, groups));
-  if (!plan) return finish(c, convTransposeF64(xv, wv, n, cin, image, coutG, groups, kernel, out, stride, pads, dilation), outShape);
   const tAttrs: ConvTransposeAttrs = { stride, pads, dilation, outputPadding, groups };
-  const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) => {
-    const cc = c1 - c0;
-    const parts = plan.split ? 2 : 1;
-    const row = coutG * kvol;
-    let wc: Float32Array;
-    if (cc === cinG) wc = new Float32Array(wv);
-    else {
-      wc = new Float32Array(groups * cc * row);
-      for (let g = 0; g < groups; g++) wc.set(new Float32Array(wv.subarray((g * cinG + c0) * row, (g * cinG + c1) * row)), g * cc * row);
-    }
-    const xt = f32Tensor(xc, [parts * n, groups * cc, ...image]);
-    return run1<ConvTransposeAttrs>('ConvTranspose', [xt, f32Tensor(wc, [groups * cc, coutG, ...kernel])], tAttrs).values() as Float32Array;
+  return exactConv(c, w, cout, out, {
+    l1: (wv, _cinG, kvol) => convTL1(wv, cin, coutG, kvol, groups),
+    f64: (xv, wv) => convTransposeF64(xv, wv, n, cin, image, coutG, groups, kernel, out, stride, pads, dilation),
+    run: (xt, wv, c0, c1, cinG, kvol) => {
+      const wc = weightChannels(wv, groups, cinG, coutG * kvol, c0, c1);
+      return run1<ConvTransposeAttrs>('ConvTranspose', [xt, f32Tensor(wc, [groups * (c1 - c0), coutG, ...kernel])], tAttrs).values() as Float32Array;
+    },
   });
-  return finish(c, data, outShape);
 }
 
 /** Direct float64 transposed convolution (scatter form), the fallback of intConvTranspose. */
