@@ -1,8 +1,10 @@
 // The two operands of a fixed-point binary op: quantized tensors, or a scalar constant the
 // conversion turned into a one-element quantized operand.
+import type { QuantDType } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { broadcastIndex, type BroadcastIndex } from '../broadcast-index.js';
 import type { ScalarOperand } from '../elementwise.js';
+import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { QTensor, STORAGE_DTYPE, type QTensorDType } from '../qtensor.js';
 
 export interface BinaryOperands {
@@ -34,4 +36,23 @@ export function intStorage(dtype: QTensorDType, n: number): Int8Array | Int16Arr
 /** A QTensor over integers already in range. */
 export function qtensorOf(data: Int8Array | Int16Array | Int32Array | Uint8Array, shape: readonly number[], scale: number, dtype: QTensorDType): QTensor {
   return new QTensor(new Tensor({ data, shape: [...shape], dtype: STORAGE_DTYPE[dtype] }), [scale], dtype);
+}
+
+/** What a binary op that requantizes its accumulator needs: the plan, the output grid and the scalar slots. */
+export interface RequantizedBinaryConfig {
+  readonly requant: RequantizePlan;
+  readonly outScale: number;
+  readonly outDtype: QuantDType;
+  readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
+}
+
+/** Broadcasts the operands, takes `acc = accumulate(a, b)` per element (exact, float64) and requantizes it to the output (add/sub, mul). */
+export function requantizedBinary(label: string, x: unknown, y: unknown, c: RequantizedBinaryConfig, accumulate: (a: number, b: number) => number): QTensor {
+  const { a, b, index } = binaryOperands(label, x, y, c.scalars);
+  const n = index.ia.length;
+  const acc = new Float64Array(n);
+  for (let i = 0; i < n; i++) acc[i] = accumulate(a[index.ia[i]!]!, b[index.ib[i]!]!);
+  const out = intStorage(c.outDtype, n) as Int8Array | Int16Array | Int32Array;
+  requantizeInto(acc, c.requant, 1, out);
+  return qtensorOf(out, index.shape, c.outScale, c.outDtype);
 }

@@ -1,9 +1,9 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
-import { requantizeInto, type RequantizePlan } from '../requantize.js';
+import type { RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
-import { binaryOperands, intStorage, qtensorOf } from './binary-operands.js';
+import { requantizedBinary } from './binary-operands.js';
 
 export interface FixedAddConfig {
   readonly sub: boolean;
@@ -29,13 +29,7 @@ export class FixedAdd extends Module {
 
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
-    const { a, b, index } = binaryOperands(c.sub ? 'sub' : 'add', x, y, c.scalars);
-    const n = index.ia.length;
-    const acc = new Float64Array(n);
-    for (let i = 0; i < n; i++) acc[i] = addAccumulate(a[index.ia[i]!]!, b[index.ib[i]!]!, c.plan);
-    const out = intStorage(c.outDtype, n) as Int8Array | Int16Array | Int32Array;
-    requantizeInto(acc, c.requant, 1, out);
-    return qtensorOf(out, index.shape, c.outScale, c.outDtype);
+    return requantizedBinary(c.sub ? 'sub' : 'add', x, y, c, (a, b) => addAccumulate(a, b, c.plan));
   }
 
   override extraRepr(): string {
