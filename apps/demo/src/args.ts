@@ -9,6 +9,8 @@ export interface DemoOptions {
   observer: DemoObserver;
   march: DemoMarch;
   qatSteps: number;
+  /** Initial QAT learning rate (cosine-decayed over the steps). */
+  qatLr: number;
   /** Training images used for calibration (the first ones, batch 64). */
   calibImages: number;
   out: string;
@@ -30,6 +32,7 @@ export const DEFAULTS = {
   observer: 'mse' as DemoObserver,
   march: 'bayes' as DemoMarch,
   qatSteps: 150,
+  qatLr: 1e-4,
   calibImages: 1024,
   out: 'runs/demo',
 };
@@ -45,6 +48,7 @@ Options:
   --observer NAME   activation observer for calibration: ${OBSERVERS.join(', ')} (default ${DEFAULTS.observer})
   --march NAME      target march: ${MARCHES.join(', ')} (default ${DEFAULTS.march})
   --qat-steps N     QAT fine-tuning steps, batch 64 (default ${DEFAULTS.qatSteps}; 0 skips QAT)
+  --qat-lr X       initial QAT learning rate, cosine-decayed (default ${DEFAULTS.qatLr})
   --calib-images N  training images for calibration (default ${DEFAULTS.calibImages})
   --out DIR         output folder for the artifacts (default ${DEFAULTS.out})
   --data DIR        folder with the full Fashion-MNIST IDX .gz files instead of the embedded subset
@@ -71,6 +75,13 @@ function count(flag: string, v: string | undefined, min: number): number | null 
   return n;
 }
 
+function positive(flag: string, v: string | undefined): number | null {
+  if (v === undefined) return null;
+  const x = Number(v);
+  if (v.trim() === '' || !Number.isFinite(x) || x <= 0) throw new DemoArgsError(`--${flag} expects a positive number, got '${v}'`);
+  return x;
+}
+
 function oneOf<T extends string>(flag: string, v: string | undefined, allowed: readonly T[], dflt: T): T {
   if (v === undefined) return dflt;
   if (!(allowed as readonly string[]).includes(v)) {
@@ -92,6 +103,7 @@ export function parseDemoArgs(argv: string[]): DemoOptions | 'help' {
         observer: { type: 'string' },
         march: { type: 'string' },
         'qat-steps': { type: 'string' },
+        'qat-lr': { type: 'string' },
         'calib-images': { type: 'string' },
         out: { type: 'string' },
         data: { type: 'string' },
@@ -118,6 +130,7 @@ export function parseDemoArgs(argv: string[]): DemoOptions | 'help' {
     observer: oneOf('observer', values.observer as string | undefined, OBSERVERS, DEFAULTS.observer),
     march: oneOf('march', values.march as string | undefined, MARCHES, DEFAULTS.march),
     qatSteps: count('qat-steps', values['qat-steps'] as string | undefined, 0) ?? DEFAULTS.qatSteps,
+    qatLr: positive('qat-lr', values['qat-lr'] as string | undefined) ?? DEFAULTS.qatLr,
     calibImages: count('calib-images', values['calib-images'] as string | undefined, 1) ?? DEFAULTS.calibImages,
     out: (values.out as string | undefined) ?? DEFAULTS.out,
     data: (values.data as string | undefined) ?? null,

@@ -13,11 +13,12 @@ import { formatSummary } from './summary.js';
 describe('parseDemoArgs', () => {
   it('has the documented defaults and rejects bad flags with clear messages', () => {
     const o = parseDemoArgs([]) as DemoOptions;
-    expect(o).toMatchObject({ observer: 'mse', march: 'bayes', qatSteps: 150, out: 'runs/demo', data: null, trainFloat: false });
+    expect(o).toMatchObject({ observer: 'mse', march: 'bayes', qatSteps: 150, qatLr: 1e-4, out: 'runs/demo', data: null, trainFloat: false });
     expect(parseDemoArgs(['--help'])).toBe('help');
     expect(parseDemoArgs(['--march', 'bernoulli2', '--observer', 'mse', '--qat-steps', '0'])).toMatchObject({ march: 'bernoulli2', observer: 'mse', qatSteps: 0 });
     expect(() => parseDemoArgs(['--march', 'x86'])).toThrow(/--march must be one of bayes, bernoulli2, got 'x86'/);
     expect(() => parseDemoArgs(['--observer', 'max'])).toThrow(/--observer must be one of min_max, percentile, mse, kl, mix/);
+    expect(() => parseDemoArgs(['--qat-lr', '0'])).toThrow(/--qat-lr expects a positive number/);
     expect(() => parseDemoArgs(['--qat-steps', '1.5'])).toThrow(/--qat-steps expects an integer >= 0, got '1.5'/);
     expect(() => parseDemoArgs(['--bogus'])).toThrow(DemoArgsError);
     expect(parseDemoArgs(['--', '--qat-steps', '7'])).toMatchObject({ qatSteps: 7 });

@@ -118,7 +118,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
       const r = trainFloat(gm, train, {
         epochs: Math.ceil(options.qatSteps / perEpoch),
         maxSteps: options.qatSteps,
-        lr: 1e-3,
+        lr: options.qatLr,
         seed: options.seed,
         progress,
         label: 'QAT train',
