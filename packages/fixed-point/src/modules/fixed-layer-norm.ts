@@ -10,11 +10,11 @@
 // Without an affine, y = n requantized s_n → s_out.
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { rhu } from '../integer-math.js';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
-import { applyTablePlan, type TablePlan } from './fixed-table-op.js';
+import { applyTablePlan, requirePlannedInput, type TablePlan } from './fixed-table-op.js';
 
 /** `acc = x·mx + m·mm` at `sAcc`: x − m by the bayes add/sub rule (march-semantics.md §1 "Elementwise"). */
 export interface SubPlan {
@@ -69,10 +69,7 @@ export class FixedLayerNorm extends Module {
 
   forward(x: QTensor): QTensor {
     const c = this.config;
-    if (!(x instanceof QTensor)) throw new DTypeError(`layer_norm (fixed point): expected a quantized input, got ${typeof x}`);
-    if (x.dtype !== c.inDtype || x.axis >= 0 || x.scale[0] !== c.inScale) {
-      throw new InvalidArgumentError(`layer_norm (fixed point): built for a ${c.inDtype} input at scale ${c.inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
-    }
+    requirePlannedInput('layer_norm', x, c.inDtype, c.inScale);
     const v = x.ints();
     const D = c.features;
     if (v.length % D !== 0) throw new InvalidArgumentError(`layer_norm (fixed point): ${v.length} values do not split into rows of ${D}`);

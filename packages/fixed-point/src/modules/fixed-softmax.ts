@@ -3,10 +3,10 @@
 // (requantized s_e → s_s), r = reciprocal table(S), y = e·r (requantized s_e·s_r → s_out).
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
-import { applyTablePlan, type TablePlan } from './fixed-table-op.js';
+import { applyTablePlan, requirePlannedInput, type TablePlan } from './fixed-table-op.js';
 
 export interface FixedSoftmaxConfig {
   readonly dim: number;
@@ -47,10 +47,7 @@ export class FixedSoftmax extends Module {
 
   forward(x: QTensor): QTensor {
     const c = this.config;
-    if (!(x instanceof QTensor)) throw new DTypeError(`softmax (fixed point): expected a quantized input, got ${typeof x}`);
-    if (x.dtype !== c.inDtype || x.axis >= 0 || x.scale[0] !== c.inScale) {
-      throw new InvalidArgumentError(`softmax (fixed point): built for a ${c.inDtype} input at scale ${c.inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
-    }
+    requirePlannedInput('softmax', x, c.inDtype, c.inScale);
     const v = x.ints();
     const { outer, size, inner } = aroundAxis(x.shape, c.dim, 'softmax (fixed point)');
     const storage = STORAGE_DTYPE[c.outDtype];

@@ -51,6 +51,17 @@ export interface FixedTableOpConfig {
   readonly channelAxis?: number;
 }
 
+/**
+ * Checks that x is the input a table or composite module was planned for: a per-tensor QTensor of
+ * its input dtype and scale (`built` names what was planned, in the error).
+ */
+export function requirePlannedInput(label: string, x: unknown, inDtype: QuantDType, inScale: number, built = 'built'): asserts x is QTensor {
+  if (!(x instanceof QTensor)) throw new DTypeError(`${label} (fixed point): expected a quantized input, got ${typeof x}`);
+  if (x.dtype !== inDtype || x.axis >= 0 || x.scale[0] !== inScale) {
+    throw new InvalidArgumentError(`${label} (fixed point): ${built} for a ${inDtype} input at scale ${inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
+  }
+}
+
 /** y = table(q) elementwise; the output carries the table's output scale and dtype. */
 export class FixedTableOp extends Module {
   readonly config: FixedTableOpConfig;
@@ -63,10 +74,7 @@ export class FixedTableOp extends Module {
 
   forward(x: QTensor): QTensor {
     const c = this.config;
-    if (!(x instanceof QTensor)) throw new DTypeError(`${c.label} (fixed point): expected a quantized input, got ${typeof x}`);
-    if (x.dtype !== c.inDtype || x.axis >= 0 || x.scale[0] !== c.inScale) {
-      throw new InvalidArgumentError(`${c.label} (fixed point): the table was built for a ${c.inDtype} input at scale ${c.inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
-    }
+    requirePlannedInput(c.label, x, c.inDtype, c.inScale, 'the table was built');
     const v = x.ints();
     const shape = x.shape;
     const storage = STORAGE_DTYPE[c.outDtype];
