@@ -1,4 +1,5 @@
 import type { GraphModule, Node } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
 import type { MarchBackendV1 } from '@qtk/spec';
 import type { QconfigResolver } from './qconfig-dict.js';
 
@@ -12,6 +13,11 @@ export interface PrepareContext {
   readonly march: MarchBackendV1 | null;
   /** Nodes whose output is fake-quantized (QAT modules and inserted activation fake-quants). */
   readonly quantized: Set<Node>;
+  /**
+   * Containers this prepare cloned (copy-on-write): replace modules with
+   * `setModuleCopyOnWrite(ctx.gm, path, module, ctx.owned)` so the input model's containers stay unchanged.
+   */
+  readonly owned: Set<Module>;
   warn(message: string): void;
 }
 

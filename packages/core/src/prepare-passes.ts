@@ -1,5 +1,5 @@
 import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
-import { FusedConvBase } from '@qtk/fusion';
+import { FusedConvBase, setModuleCopyOnWrite } from '@qtk/fusion';
 import type { GraphModule, Node } from '@qtk/ir';
 import {
   AdaptiveAvgPool2d,
@@ -142,7 +142,7 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
     if (!replacement) continue;
     const q = replacement as QatModule;
     if (ctx.march) checkQconfigForMarch(ctx.march, qconfigPathOf(ctx, node), module.constructor.name, { activation: q.activationPostProcess, weight: q.weightFakeQuant });
-    gm.addSubmodule(node.target, replacement);
+    setModuleCopyOnWrite(gm, node.target, replacement, ctx.owned);
     done.set(node.target, replacement);
     ctx.quantized.add(node);
   }

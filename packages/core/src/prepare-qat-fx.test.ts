@@ -246,3 +246,19 @@ describe('errors and warnings', () => {
   });
 });
 
+
+describe('prepareQatFx leaves its input untouched', () => {
+  it('two models prepared from one fused GraphModule (fuse: false) own their QAT modules', async () => {
+    const { fuseFx } = await import('@qtk/fusion');
+    const fused = fuseFx(symbolicTrace(new Net()));
+    const before = fused.namedModules().map(([n, m]) => [n, m] as const);
+    const a = prepareQatFx(fused, { global: defaultQatQconfig }, { fuse: false });
+    const b = prepareQatFx(fused, { global: defaultQatQconfig }, { fuse: false });
+    expect(fused.namedModules().map(([n, m]) => [n, m] as const)).toEqual(before);
+    expect(fused.modules().some((m) => m instanceof QatModule)).toBe(false);
+    const qatOf = (gm: Module) => gm.modules().filter((m) => m instanceof QatModule);
+    expect(qatOf(a).length).toBeGreaterThan(0);
+    expect(qatOf(a).length).toBe(qatOf(b).length);
+    for (const m of qatOf(a)) expect(qatOf(b)).not.toContain(m);
+  });
+});

@@ -74,6 +74,7 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     resolver: new QconfigResolver(gm, qconfigDict),
     march: getMarch(),
     quantized: new Set(),
+    owned: new Set(),
     warn,
   };
   for (const pass of passes) if (pass !== ffPass) pass.run(ctx);
