@@ -8,6 +8,7 @@ import { div, Generator, layerNorm, noGrad, rand, randn, softmax, type Tensor } 
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConversionError } from './convert-fx.js';
 import { calibrate, convertFx, LayerNormQat, prepareQatFx, QatModule, resetMarch, setMarch, SoftmaxQat } from './index.js';
+import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
 
 class Net extends Module {
   readonly quant = new QuantStub();
@@ -22,15 +23,6 @@ class Net extends Module {
 }
 
 const g = new Generator(Number(process.env.QTK_SEED ?? 5));
-const call = (m: Module, x: Tensor): Tensor => (m as unknown as { call(x: Tensor): Tensor }).call(x);
-
-function maxAbs(a: Tensor, b: Tensor): number {
-  const u = a.values();
-  const v = b.values();
-  let w = 0;
-  for (let i = 0; i < u.length; i++) w = Math.max(w, Math.abs(u[i]! - v[i]!));
-  return w;
-}
 
 interface Result {
   /** max |QAT − float|, in output steps */
@@ -41,22 +33,20 @@ interface Result {
 
 function run(op: Module, shape: number[], std: number, qconfig: QConfig, floatOp: (x: Tensor) => Tensor, fixedClass: typeof FixedSoftmax | typeof FixedLayerNorm): Result {
   setMarch('bayes');
-  const gm = prepareQatFx(new Net(op), { global: qconfig });
   // calibrated on the input compared, so no observed range clips it (the comparison measures the
   // composite's arithmetic, not calibration coverage)
   const x = randn(shape, { std, generator: g });
-  calibrate(gm, [x]);
-  setFakeQuantize(gm, 'VALIDATION');
+  const gm = calibratedQat(new Net(op), { global: qconfig }, [x]);
   const fx = convertFx(gm, { onWarning: () => {} });
   const fixed = fx.modules().find((m) => m instanceof fixedClass) as FixedSoftmax | FixedLayerNorm | undefined;
   expect(fixed).toBeDefined();
   const step = fixed!.config.outScale;
   return noGrad(() => {
-    const yq = call(gm, x);
-    const yf = call(fx, x);
+    const yq = callModel(gm, x);
+    const yf = callModel(fx, x);
     // rounded to 1e-3: float32 dequantization adds ~1e-6 steps
     const r3 = (v: number) => Math.round(v * 1000) / 1000;
-    return { qatVsFloat: r3(maxAbs(yq, floatOp(x)) / step), fixedVsQat: r3(maxAbs(yf, yq) / step) };
+    return { qatVsFloat: r3(maxSteps(yq, floatOp(x), step)), fixedVsQat: r3(maxSteps(yf, yq, step)) };
   });
 }
 
@@ -132,10 +122,10 @@ describe('bayes composites', () => {
       const dq = gm.graph.nodes.find((n) => n.target === 'dequant')!;
       const step = (gm.getSubmodule((dq.args[0] as { target: string }).target) as FakeQuantize).calculateQparams().scale[0]!;
       noGrad(() => {
-        const yq = (gm as unknown as { call(a: Tensor, b: Tensor): Tensor }).call(x, y);
-        const yf = (fx as unknown as { call(a: Tensor, b: Tensor): Tensor }).call(x, y);
-        const steps = Math.round((maxAbs(yf, yq) / step) * 1000) / 1000;
-        const vsFloat = maxAbs(yq, div(x, y));
+        const yq = callModel(gm, x, y);
+        const yf = callModel(fx, x, y);
+        const steps = Math.round(maxSteps(yf, yq, step) * 1000) / 1000;
+        const vsFloat = maxSteps(yq, div(x, y), 1);
         if (process.env.QTK_MEASURE) console.log(`MEASURE div ${label}: fixed-qat ${steps} qat-float ${vsFloat}`);
         if (!process.env.QTK_MEASURE) expect(steps, `div ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 10);
       });
@@ -144,15 +134,8 @@ describe('bayes composites', () => {
 
   it('bernoulli2 rejects Softmax, naming node, op and march', () => {
     setMarch('bernoulli2');
-    const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
-    calibrate(gm, [randn([4, 10], { generator: g })]);
-    setFakeQuantize(gm, 'VALIDATION');
-    let err: unknown;
-    try {
-      convertFx(gm);
-    } catch (e) {
-      err = e;
-    }
+    const gm = calibratedQat(new Net(new Softmax(-1)), { global: defaultQatQconfig }, [randn([4, 10], { generator: g })]);
+    const err = thrownBy(() => convertFx(gm));
     expect(err).toBeInstanceOf(ConversionError);
     const f = (err as ConversionError).failures[0]!;
     expect([f.node, f.march]).toEqual(['op', 'bernoulli2']);

@@ -1,13 +1,14 @@
 import '@qtk/march-bayes';
 import { bernoulli2UnifyCat } from '@qtk/march-bernoulli2';
-import { defaultQat16bitQconfig, defaultQatQconfig, FakeQuantize, type QConfig } from '@qtk/fake-quant';
+import { defaultQat16bitQconfig, defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
 import { FixedAdd, FixedCat, FixedMul, QTensor } from '@qtk/fixed-point';
-import type { GraphModule, Node } from '@qtk/ir';
+import type { GraphModule } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
 import { abs, add, cat, clamp, eq, ge, Generator, gt, le, lt, maximum, mean, minimum, mul, randn, sub, sum, Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule } from './index.js';
+import { ConversionError, convertFx } from './index.js';
+import { calibratedQat, maxSteps, outputStep, thrownBy } from './testing/convert-harness.js';
 
 type March = 'bayes' | 'bernoulli2' | typeof bernoulli2UnifyCat;
 type Body = (n: Pair, a: Tensor, b: Tensor) => Tensor;
@@ -36,25 +37,8 @@ function inputs(g: Generator): [Tensor, Tensor] {
 }
 
 function prepared(body: Body, qconfig: QConfig = defaultQatQconfig): GraphModule {
-  const gm = prepareQatFx(new Pair(body).eval(), { global: qconfig });
   const g = new Generator(5);
-  const batches = Array.from({ length: 3 }, () => inputs(g));
-  calibrate(gm, batches as never);
-  return gm;
-}
-
-const moduleAt = (gm: GraphModule, n: Node): Module | null => (n.op === 'call_module' ? gm.getSubmodule(n.target) : null);
-
-/** The scale of the value the DeQuantStub receives: the nearest activation fake-quant upstream. */
-function outputStep(gm: GraphModule): number {
-  const dq = gm.graph.nodes.find((n) => moduleAt(gm, n) instanceof DeQuantStub)!;
-  let n: Node = dq.inputNodes[0]!;
-  for (;;) {
-    const m = moduleAt(gm, n);
-    const fq = m instanceof FakeQuantize ? m : m instanceof QatModule ? m.activationPostProcess : null;
-    if (fq) return fq.calculateQparams().scale[0]!;
-    n = n.inputNodes[0]!;
-  }
+  return calibratedQat(new Pair(body).eval(), { global: qconfig }, Array.from({ length: 3 }, () => inputs(g)), { validation: false });
 }
 
 const run = (gm: GraphModule, a: Tensor, b: Tensor) => (gm as unknown as { call(a: Tensor, b: Tensor): unknown }).call(a, b);
@@ -74,9 +58,7 @@ function steps(body: Body, march: March, qconfig?: QConfig, seed = 77): number {
     const want = run(qat, a, b) as Tensor;
     const got = run(fixed, a, b) as Tensor;
     expect(got.shape).toEqual(want.shape);
-    const w = want.values();
-    const c = got.values();
-    for (let i = 0; i < w.length; i++) worst = Math.max(worst, Math.abs(Math.round(w[i]! / step) - Math.round(c[i]! / step)));
+    worst = Math.max(worst, maxSteps(want, got, step, true));
   }
   return worst;
 }
@@ -178,12 +160,7 @@ describe('convertFx: elementwise integers and errors', () => {
   it('an op bayes has and bernoulli2 lacks is a ConversionError naming the node, the op and the march', () => {
     for (const body of [(_: Pair, a: Tensor, b: Tensor) => maximum(a, b), (_: Pair, a: Tensor) => abs(a)]) {
       const qat = prepared(body);
-      let err: unknown;
-      try {
-        convertFx(qat, { march: 'bernoulli2', onWarning: () => {} });
-      } catch (e) {
-        err = e;
-      }
+      const err = thrownBy(() => convertFx(qat, { march: 'bernoulli2', onWarning: () => {} }));
       expect(err).toBeInstanceOf(ConversionError);
       const f = (err as ConversionError).failures[0]!;
       expect(f).toBeInstanceOf(UnsupportedOpError);

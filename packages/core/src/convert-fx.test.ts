@@ -1,4 +1,4 @@
-import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
+import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import { FixedConv, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
@@ -8,6 +8,7 @@ import { QConfigError } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule, resetMarch, setMarch, setPreserveQatMode } from './index.js';
+import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 /** A compact version of the reference network: conv-bn-relu stem, one residual block (add fused into ConvAddReLU), pool, flatten, high-precision Linear. */
 class TinyResNet extends Module {
@@ -48,16 +49,9 @@ const inputs = (n: number, seed: number): Tensor[] => {
 /** A calibrated QAT model in VALIDATION state, with non-trivial BN statistics. */
 function preparedModel(seed = 5): GraphModule {
   const model = new TinyResNet(new Generator(seed));
-  for (const [i, bn] of [model.bn1, model.bn2, model.bn3].entries()) {
-    const g = new Generator(100 + i);
-    bn.runningMean!.values().set(rand([8], { generator: g }).mul(0.2).sub(0.1).values() as Float32Array);
-    bn.runningVar!.values().set(rand([8], { generator: g }).mul(0.5).add(0.5).values() as Float32Array);
-  }
+  setBatchNormStats([model.bn1, model.bn2, model.bn3], 100);
   model.eval();
-  const gm = prepareQatFx(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
-  calibrate(gm, inputs(4, 1));
-  setFakeQuantize(gm, 'VALIDATION');
-  return gm;
+  return calibratedQat(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, inputs(4, 1));
 }
 
 const run = (m: Module, x: Tensor): Float32Array => Float32Array.from((noGrad(() => (m as GraphModule).call(x)) as Tensor).values());
@@ -216,12 +210,7 @@ describe('convertFx errors', () => {
     const gm = prepareQatFx(new Unsupported().eval(), { global: defaultQatQconfig });
     const g = new Generator(3);
     calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: g })]);
-    let err: unknown;
-    try {
-      convertFx(gm, { march: 'bernoulli2', onWarning: () => {} });
-    } catch (e) {
-      err = e;
-    }
+    const err = thrownBy(() => convertFx(gm, { march: 'bernoulli2', onWarning: () => {} }));
     expect(err).toBeInstanceOf(ConversionError);
     const ce = err as ConversionError;
     expect(ce.failures.map((f) => [f.node, f.march])).toEqual([
@@ -257,12 +246,7 @@ describe('convertFx errors', () => {
 
   it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {
     setMarch('bernoulli2');
-    let err: unknown;
-    try {
-      prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } });
-    } catch (e) {
-      err = e;
-    }
+    const err = thrownBy(() => prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } }));
     expect(err).toBeInstanceOf(QConfigError);
     expect((err as Error).message).toMatch(/conv2/);
     expect((err as Error).message).toMatch(/qint16/);

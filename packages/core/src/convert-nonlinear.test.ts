@@ -9,6 +9,7 @@ import * as T from '@qtk/tensor';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { calibrate, convertFx, prepareQatFx } from './index.js';
+import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
 
 type OpFn = (x: Tensor) => Tensor;
 
@@ -78,19 +79,13 @@ function batches(lo: number, hi: number, n = 3): Tensor[] {
 
 /** Max |fixed − fake-quant| over a fresh input, in output steps. */
 function compare(c: Case, march: string, dict: { global: QConfig; moduleName?: Record<string, QConfig> }): { steps: number; kind: string } {
-  const gm = prepareQatFx(c.make(), dict);
-  calibrate(gm, batches(c.lo, c.hi));
-  setFakeQuantize(gm, 'VALIDATION');
+  const gm = calibratedQat(c.make(), dict, batches(c.lo, c.hi));
   const fx = convertFx(gm, { march, onWarning: () => {} });
   const table = fx.modules().find((m) => m instanceof FixedTableOp) as FixedTableOp | undefined;
   expect(table, 'a FixedTableOp in the converted model').toBeDefined();
   const x = batches(c.lo, c.hi, 1)[0]!;
-  const [yq, yf] = noGrad(() => [(gm as unknown as { call(x: Tensor): Tensor }).call(x), (fx as unknown as { call(x: Tensor): Tensor }).call(x)]);
-  const a = yq!.values();
-  const b = yf!.values();
-  const s = table!.config.outScale;
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!) / s);
+  const [yq, yf] = noGrad(() => [callModel(gm, x), callModel(fx, x)]);
+  const worst = maxSteps(yq!, yf!, table!.config.outScale);
   return { steps: Math.round(worst * 1000) / 1000, kind: table!.config.plans[0]!.kind };
 }
 
@@ -128,12 +123,7 @@ describe('convert: tabulated nonlinear ops', () => {
     const gm = prepareQatFx(fun((x) => T.log(x))(), { global: defaultQatQconfig });
     calibrate(gm, batches(0.1, 4, 1));
     setFakeQuantize(gm, 'VALIDATION');
-    let err: unknown;
-    try {
-      convertFx(gm, { march: 'bernoulli2' });
-    } catch (e) {
-      err = e;
-    }
+    const err = thrownBy(() => convertFx(gm, { march: 'bernoulli2' }));
     expect(err).toBeInstanceOf(ConversionError);
     const f = (err as ConversionError).failures[0]!;
     expect([f.node, f.march]).toEqual(['log', 'bernoulli2']);

@@ -1,13 +1,14 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
+import { defaultQatQconfig } from '@qtk/fake-quant';
 import { bilinearTaps, FixedResize, QTensor } from '@qtk/fixed-point';
-import type { GraphModule, Node } from '@qtk/ir';
+import type { GraphModule } from '@qtk/ir';
 import { AdaptiveAvgPool2d, AvgPool2d, ChannelShuffle, DeQuantStub, Flatten, Identity, MaxPool2d, Module, PixelShuffle, PixelUnshuffle, QuantStub, ReLU, ReLU6, Upsample } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
 import { expand, Generator, interpolate, maxPool2d, pad, randn, relu, relu6, reshape, slice, split, Tensor, transpose } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule } from './index.js';
+import { ConversionError, convertFx } from './index.js';
+import { calibratedQat, callModel, maxSteps, moduleAt, outputStep, thrownBy } from './testing/convert-harness.js';
 
 type March = 'bayes' | 'bernoulli2';
 const MARCHES: March[] = ['bayes', 'bernoulli2'];
@@ -31,27 +32,8 @@ class Net extends Module {
 const callOp = (n: Net, x: Tensor) => (n.op as unknown as { call(x: Tensor): Tensor }).call(x);
 
 function prepared(net: Net, shape: number[], seed = 3, gain = 1): GraphModule {
-  const gm = prepareQatFx(net.eval(), { global: defaultQatQconfig });
   const g = new Generator(seed);
-  calibrate(gm, Array.from({ length: 3 }, () => randn(shape, { generator: g }).mul(gain)));
-  return gm;
-}
-
-function moduleAt(gm: GraphModule, n: Node): Module | null {
-  if (n.op !== 'call_module') return null;
-  return gm.getSubmodule(n.target);
-}
-
-/** The scale of the value the DeQuantStub receives: the nearest activation fake-quant upstream. */
-function outputStep(gm: GraphModule): number {
-  const dq = gm.graph.nodes.find((n) => moduleAt(gm, n) instanceof DeQuantStub)!;
-  let n: Node = dq.inputNodes[0]!;
-  for (;;) {
-    const m = moduleAt(gm, n);
-    const fq = m instanceof FakeQuantize ? m : m instanceof QatModule ? m.activationPostProcess : null;
-    if (fq) return fq.calculateQparams().scale[0]!;
-    n = n.inputNodes[0]!;
-  }
+  return calibratedQat(net.eval(), { global: defaultQatQconfig }, Array.from({ length: 3 }, () => randn(shape, { generator: g }).mul(gain)), { validation: false });
 }
 
 /** Converts, runs both models on fresh random inputs; returns the largest error in output steps. */
@@ -63,24 +45,17 @@ function compare(net: Net, shape: number[], march: March, seed = 3, gain = 1): {
   let worst = 0;
   for (let b = 0; b < 2; b++) {
     const x = randn(shape, { generator: g }).mul(gain);
-    const want = (qat as unknown as { call(x: Tensor): Tensor }).call(x);
-    const got = (fixed as unknown as { call(x: Tensor): Tensor }).call(x);
+    const want = callModel(qat, x);
+    const got = callModel(fixed, x);
     expect(got.shape).toEqual(want.shape);
-    const a = want.values();
-    const c = got.values();
-    for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - c[i]!) / step);
+    worst = Math.max(worst, maxSteps(want, got, step));
   }
   return { steps: worst, qat, fixed };
 }
 
 function expectRejected(net: Net, shape: number[], march: March, op: RegExp): void {
   const qat = prepared(net, shape);
-  let err: unknown;
-  try {
-    convertFx(qat, { march, onWarning: () => {} });
-  } catch (e) {
-    err = e;
-  }
+  const err = thrownBy(() => convertFx(qat, { march, onWarning: () => {} }));
   expect(err).toBeInstanceOf(ConversionError);
   const f = (err as ConversionError).failures[0]!;
   expect(f).toBeInstanceOf(UnsupportedOpError);

@@ -1,6 +1,6 @@
 // A third-party march (the fixture package qtk-march-toy, written only against @qtk/spec and the
 // peer packages) registers itself and converts models through convertFx with no change to core.
-import { defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
+import { defaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { Conv2d, DeQuantStub, Linear, Module, QuantStub, ReLU, Sigmoid } from '@qtk/nn';
 import { marches } from '@qtk/spec';
@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ToyLayer, ToyQuantize, ToyTensor, toyMarch } from 'qtk-march-toy';
 import { afterEach, describe, expect, it } from 'vitest';
-import { calibrate, ConversionError, convertFx, prepareQatFx, resetMarch, setMarch } from './index.js';
+import { ConversionError, convertFx, resetMarch, setMarch } from './index.js';
+import { calibratedQat, thrownBy } from './testing/convert-harness.js';
 
 class ConvNet extends Module {
   readonly quant = new QuantStub({ scale: 1 / 128 });
@@ -37,10 +38,7 @@ const uniform = (shape: number[], seed: number): Tensor => rand(shape, { generat
 
 function prepared(model: Module, shape: number[]): GraphModule {
   // unfused: the toy march converts Conv/Linear and ReLU one by one
-  const gm = prepareQatFx(model.eval(), { global: defaultQatQconfig }, { fuse: false });
-  calibrate(gm, [0, 1, 2].map((s) => uniform(shape, 10 + s)));
-  setFakeQuantize(gm, 'VALIDATION');
-  return gm;
+  return calibratedQat(model.eval(), { global: defaultQatQconfig }, [0, 1, 2].map((s) => uniform(shape, 10 + s)), { prepare: { fuse: false } });
 }
 
 /** The scale of the last activation fake-quant before the DeQuantStub: one output step. */
@@ -107,12 +105,7 @@ describe('a third-party march (qtk-march-toy)', () => {
       }
     }
     const gm = prepared(new Bad(), [2, 2, 4, 4]);
-    let err: unknown;
-    try {
-      convertFx(gm, { march: 'toy' });
-    } catch (e) {
-      err = e;
-    }
+    const err = thrownBy(() => convertFx(gm, { march: 'toy' }));
     expect(err).toBeInstanceOf(ConversionError);
     const failures = (err as ConversionError).failures;
     expect(failures.map((f) => [f.node, f.op, f.march])).toEqual([

@@ -28,6 +28,7 @@ import {
   setMarch,
   SoftmaxQat,
 } from './index.js';
+import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
 
 /** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
 class SmallNet extends Module {
@@ -67,22 +68,15 @@ const batch = (seed: number): Tensor => rand([3, 2, 9, 9], { generator: new Gene
 
 function floatModel(): SmallNet {
   const model = new SmallNet(new Generator(7));
-  for (const [i, bn] of [model.bn1, model.bn2, model.bn3].entries()) {
-    const g = new Generator(50 + i);
-    bn.runningMean!.values().set(rand([6], { generator: g }).mul(0.2).sub(0.1).values() as Float32Array);
-    bn.runningVar!.values().set(rand([6], { generator: g }).mul(0.5).add(0.5).values() as Float32Array);
-  }
+  setBatchNormStats([model.bn1, model.bn2, model.bn3], 50);
   return model.eval();
 }
 
 function qatModel(): GraphModule {
-  const gm = prepareQatFx(floatModel(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
-  calibrate(gm, [batch(1), batch(2)]);
-  setFakeQuantize(gm, 'VALIDATION');
-  return gm;
+  return calibratedQat(floatModel(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [batch(1), batch(2)]);
 }
 
-const run = (gm: GraphModule, x: Tensor): Tensor => (gm as unknown as { call(x: Tensor): Tensor }).call(x);
+const run = (gm: GraphModule, x: Tensor): Tensor => callModel(gm, x);
 const values = (t: Tensor): number[] => Array.from(t.values());
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-model-file-'));

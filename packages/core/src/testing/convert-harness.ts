@@ -1,0 +1,76 @@
+// Shared steps of the conversion tests (convert-*.test.ts, model-file.test.ts): build a calibrated
+// QAT model, call models, find the output step and measure fixed-point vs fake-quant in output
+// steps. Not a test file itself (vitest includes *.test.ts only) and not part of the package build.
+import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
+import type { GraphModule, Node } from '@qtk/ir';
+import { DeQuantStub, type BatchNorm2d, type Module } from '@qtk/nn';
+import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { calibrate, prepareQatFx, QatModule, type PrepareQatFxOptions, type QConfigDict } from '../index.js';
+
+/** Calls a model (traced or eager) with tensor arguments. */
+export const callModel = (m: Module, ...args: Tensor[]): Tensor => (m as unknown as { call(...a: Tensor[]): Tensor }).call(...args);
+
+/**
+ * prepareQatFx + calibrate on `batches`; then the fake-quants are frozen in VALIDATION unless
+ * `validation` is false (the model stays as calibrate leaves it).
+ */
+export function calibratedQat(
+  model: Module,
+  qconfig: QConfigDict,
+  batches: Iterable<Tensor | Tensor[]>,
+  options: { prepare?: PrepareQatFxOptions; validation?: boolean } = {},
+): GraphModule {
+  const gm = prepareQatFx(model, qconfig, options.prepare);
+  calibrate(gm, batches);
+  if (options.validation !== false) setFakeQuantize(gm, 'VALIDATION');
+  return gm;
+}
+
+/** Non-trivial BatchNorm statistics: running mean in [−0.1, 0.1), running var in [0.5, 1), from generator seed + i for BN i. */
+export function setBatchNormStats(bns: readonly BatchNorm2d[], seed: number): void {
+  for (const [i, bn] of bns.entries()) {
+    const g = new Generator(seed + i);
+    const c = bn.runningMean!.size;
+    bn.runningMean!.values().set(rand([c], { generator: g }).mul(0.2).sub(0.1).values() as Float32Array);
+    bn.runningVar!.values().set(rand([c], { generator: g }).mul(0.5).add(0.5).values() as Float32Array);
+  }
+}
+
+export const moduleAt = (gm: GraphModule, n: Node): Module | null => (n.op === 'call_module' ? gm.getSubmodule(n.target) : null);
+
+/** The scale of the value the DeQuantStub receives: the nearest activation fake-quant upstream. */
+export function outputStep(gm: GraphModule): number {
+  const dq = gm.graph.nodes.find((n) => moduleAt(gm, n) instanceof DeQuantStub)!;
+  let n: Node = dq.inputNodes[0]!;
+  for (;;) {
+    const m = moduleAt(gm, n);
+    const fq = m instanceof FakeQuantize ? m : m instanceof QatModule ? m.activationPostProcess : null;
+    if (fq) return fq.calculateQparams().scale[0]!;
+    n = n.inputNodes[0]!;
+  }
+}
+
+/**
+ * Largest |want − got| / step over the elements. `onGrid`: both read back as integers on the
+ * output grid first (so float32 rounding of q·s is not counted).
+ */
+export function maxSteps(want: Tensor, got: Tensor, step: number, onGrid = false): number {
+  const w = want.values();
+  const c = got.values();
+  let worst = 0;
+  for (let i = 0; i < w.length; i++) {
+    const d = onGrid ? Math.abs(Math.round(w[i]! / step) - Math.round(c[i]! / step)) : Math.abs(w[i]! - c[i]!) / step;
+    worst = Math.max(worst, d);
+  }
+  return worst;
+}
+
+/** What `fn` throws (undefined when it returns), for asserting on a conversion's error. */
+export function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
