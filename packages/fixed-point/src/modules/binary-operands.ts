@@ -38,6 +38,15 @@ export function qtensorOf(data: Int8Array | Int16Array | Int32Array | Uint8Array
   return new QTensor(new Tensor({ data, shape: [...shape], dtype: STORAGE_DTYPE[dtype] }), [scale], dtype);
 }
 
+/** Broadcasts the operands and maps each pair of integers to an output integer already in range of `dtype` (comparisons, maximum/minimum). */
+export function mapBinary(label: string, x: unknown, y: unknown, scalars: readonly [ScalarOperand | null, ScalarOperand | null], dtype: QTensorDType, scale: number, f: (a: number, b: number) => number): QTensor {
+  const { a, b, index } = binaryOperands(label, x, y, scalars);
+  const n = index.ia.length;
+  const out = intStorage(dtype, n);
+  for (let i = 0; i < n; i++) out[i] = f(a[index.ia[i]!]!, b[index.ib[i]!]!);
+  return qtensorOf(out, index.shape, scale, dtype);
+}
+
 /** What a binary op that requantizes its accumulator needs: the plan, the output grid and the scalar slots. */
 export interface RequantizedBinaryConfig {
   readonly requant: RequantizePlan;

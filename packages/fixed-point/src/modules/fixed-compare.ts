@@ -1,7 +1,7 @@
 import { Module } from '@qtk/nn';
 import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
 import type { QTensor } from '../qtensor.js';
-import { binaryOperands, intStorage, qtensorOf } from './binary-operands.js';
+import { mapBinary } from './binary-operands.js';
 
 export type CompareKind = 'eq' | 'ne' | 'gt' | 'lt' | 'ge' | 'le';
 
@@ -35,12 +35,8 @@ export class FixedCompare extends Module {
 
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
-    const { a, b, index } = binaryOperands(c.kind, x, y, c.scalars);
-    const n = index.ia.length;
-    const out = intStorage('qbool', n);
     const test = TESTS[c.kind];
-    for (let i = 0; i < n; i++) out[i] = test(addAccumulate(a[index.ia[i]!]!, b[index.ib[i]!]!, c.plan)) ? 1 : 0;
-    return qtensorOf(out, index.shape, 1, 'qbool');
+    return mapBinary(c.kind, x, y, c.scalars, 'qbool', 1, (a, b) => (test(addAccumulate(a, b, c.plan)) ? 1 : 0));
   }
 
   override extraRepr(): string {

@@ -3,7 +3,7 @@ import type { QuantDType } from '@qtk/spec';
 import type { ScalarOperand } from '../elementwise.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
-import { binaryOperands, intStorage, qtensorOf } from './binary-operands.js';
+import { mapBinary } from './binary-operands.js';
 
 export interface FixedMinMaxConfig {
   readonly kind: 'maximum' | 'minimum';
@@ -29,17 +29,13 @@ export class FixedMinMax extends Module {
 
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
-    const { a, b, index } = binaryOperands(c.kind, x, y, c.scalars);
-    const n = index.ia.length;
-    const out = intStorage(c.outDtype, n);
     const [pa, pb] = c.requants;
     const max = c.kind === 'maximum';
-    for (let i = 0; i < n; i++) {
-      const u = requantizeValue(a[index.ia[i]!]!, pa);
-      const v = requantizeValue(b[index.ib[i]!]!, pb);
-      out[i] = max ? (u >= v ? u : v) : u <= v ? u : v;
-    }
-    return qtensorOf(out, index.shape, c.outScale, c.outDtype);
+    return mapBinary(c.kind, x, y, c.scalars, c.outDtype, c.outScale, (a, b) => {
+      const u = requantizeValue(a, pa);
+      const v = requantizeValue(b, pb);
+      return max ? (u >= v ? u : v) : u <= v ? u : v;
+    });
   }
 
   override extraRepr(): string {
