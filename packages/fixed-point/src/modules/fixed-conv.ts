@@ -4,7 +4,8 @@ import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import type { SuminPlan } from '../bias.js';
 import { intConv, intConvTranspose } from '../int-conv.js';
 import { intLinear } from '../int-matmul.js';
-import { requantizeInto, type RequantizePlan } from '../requantize.js';
+import type { RequantizePlan } from '../requantize.js';
+import { intRange } from '../integer-math.js';
 import { QTensor } from '../qtensor.js';
 
 export type FixedConvKind = 'conv' | 'conv_transpose' | 'linear';
@@ -72,51 +73,19 @@ export class FixedConv extends Module {
           : intConvTranspose(x.data, cfg.weight, cfg.attrs as Required<FixedConvAttrs>);
     const shape = accT.shape;
     const acc = accT.values() as Int32Array;
+    const e = other ? other.ints() : null;
+    if (e && e.length !== acc.length) {
+      throw new InvalidArgumentError(`FixedConv: the added input has ${e.length} values, the conv output ${acc.length}; shapes [${other!.shape}] and [${shape}] must match`);
+    }
     const channels = this.outChannels;
     const inner = cfg.kind === 'linear' ? 1 : acc.length / (shape[0]! * channels);
-    if (cfg.bias || cfg.sumin) {
-      const e = other ? other.ints() : null;
-      if (e && e.length !== acc.length) {
-        throw new InvalidArgumentError(`FixedConv: the added input has ${e.length} values, the conv output ${acc.length}; shapes [${other!.shape}] and [${shape}] must match`);
-      }
-      const sm = cfg.sumin;
-      for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
-        const b = cfg.bias ? cfg.bias[c]! : 0;
-        const sc = sm ? (sm.m.length === 1 ? 0 : c) : 0;
-        const k = sm ? sm.k[sc]! : 0;
-        const m = sm ? sm.m[sc]! : 0;
-        const n = sm ? sm.n[sc]! : 0;
-        const half = n === 0 ? 0 : 2 ** (n - 1);
-        const inv = 2 ** -n;
-        const big = k >= 0 ? m * 2 ** k : 0;
-        const end = start + inner;
-        for (let i = start; i < end; i++) {
-          let v = acc[i]! + b;
-          v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
-          if (e) {
-            // suminTerm inlined: shrR(e·m, n), or e·mult·2^k when s_e/s_acc >= 32767
-            v += k < 0 ? Math.floor((e[i]! * m + half) * inv) : e[i]! * big;
-            v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
-          }
-          acc[i] = v;
-        }
-      }
-    }
     if (!cfg.requant) {
-      if (cfg.activation) for (let i = 0; i < acc.length; i++) if (acc[i]! < 0) acc[i] = 0;
+      convEpilogue(cfg, acc, e, inner, channels, acc);
       return new QTensor(accT, cfg.outScale, 'qint32', cfg.kind === 'linear' ? shape.length - 1 : 1);
     }
     const dtype: QuantDType = cfg.requant.outDtype;
     const out = dtype === 'qint8' ? new Int8Array(acc.length) : dtype === 'qint16' ? new Int16Array(acc.length) : new Int32Array(acc.length);
-    requantizeInto(acc, cfg.requant, inner, out);
-    if (cfg.activation) {
-      const hi = cfg.activation === 'relu6' ? cfg.relu6Max : Infinity;
-      for (let i = 0; i < out.length; i++) {
-        const v = out[i]!;
-        if (v < 0) out[i] = 0;
-        else if (v > hi) out[i] = hi;
-      }
-    }
+    convEpilogue(cfg, acc, e, inner, channels, out);
     const storage = dtype === 'qint8' ? 'int8' : dtype === 'qint16' ? 'int16' : 'int32';
     return new QTensor(new Tensor({ data: out, shape: [...shape], dtype: storage }), cfg.outScale, dtype);
   }
@@ -124,5 +93,52 @@ export class FixedConv extends Module {
   override extraRepr(): string {
     const c = this.config;
     return `${c.kind}, out=${c.requant ? c.requant.outDtype : 'qint32 (high precision)'}${c.bias ? ', bias' : ''}${c.sumin ? ', sumin' : ''}${c.activation ? `, ${c.activation}` : ''}`;
+  }
+}
+
+/**
+ * The conv epilogue in one pass over [outer, channels, inner]: `+ bias` (int32 saturation), `+ sumin
+ * term` (int32 saturation), then requantize (the plan's rule) and the fused ReLU / ReLU6 clamp; with
+ * no plan (high precision) the int32 sum, clamped at 0 under a fused ReLU. Same integers as
+ * requantizeInto followed by the clamp (docs/march-numerics.md, "Saturation order").
+ */
+function convEpilogue(cfg: FixedConvConfig, acc: Int32Array, e: ArrayLike<number> | null, inner: number, channels: number, out: Int8Array | Int16Array | Int32Array): void {
+  const plan = cfg.requant;
+  const sm = cfg.sumin;
+  const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };
+  const lo = cfg.activation ? Math.max(0, range.min) : range.min;
+  const hi = cfg.activation === 'relu6' && plan ? Math.min(range.max, cfg.relu6Max) : range.max;
+  const int16 = plan?.rule === 'int16_intermediate';
+  for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
+    const b = cfg.bias ? cfg.bias[c]! : 0;
+    const sc = sm && sm.m.length !== 1 ? c : 0;
+    const sk = sm ? sm.k[sc]! : 0;
+    const sMul = sm ? sm.m[sc]! : 0;
+    const sN = sm ? sm.n[sc]! : 0;
+    const sHalf = sN === 0 ? 0 : 2 ** (sN - 1);
+    const sInv = 2 ** -sN;
+    const sBig = sk >= 0 ? sMul * 2 ** sk : 0;
+    const pc = plan && plan.m.length !== 1 ? c : 0;
+    const preScale = plan ? 2 ** -plan.pre[pc]! : 1;
+    const m = plan ? plan.m[pc]! : 1;
+    const n = plan ? plan.n[pc]! : 0;
+    const half = n === 0 ? 0 : 2 ** (n - 1);
+    const inv = 2 ** -n;
+    const end = start + inner;
+    for (let i = start; i < end; i++) {
+      let v = acc[i]! + b;
+      v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+      if (e) {
+        // shrR(e·m, n), or e·mult·2^k when s_e/s_acc >= 32767
+        v += sk < 0 ? Math.floor((e[i]! * sMul + sHalf) * sInv) : e[i]! * sBig;
+        v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+      }
+      if (plan) {
+        let t = preScale === 1 ? v : Math.floor(v * preScale);
+        if (int16) t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
+        v = Math.floor((t * m + half) * inv);
+      }
+      out[i] = v < lo ? lo : v > hi ? hi : v;
+    }
   }
 }
