@@ -9,6 +9,7 @@
 // images are grouped into chunks, and each chunk owns one partial dW so the sum over the batch
 // has the same order however chunks are spread over threads.
 import { gemm } from './_gemm';
+import { intConvImage } from './_int-conv';
 
 // @ts-ignore: decorator
 @inline export const JOB_NEXT: usize = 0;
@@ -18,6 +19,8 @@ import { gemm } from './_gemm';
 @inline export const KIND_CONV_FORWARD: i32 = 1;
 // @ts-ignore: decorator
 @inline export const KIND_CONV_BACKWARD: i32 = 2;
+// @ts-ignore: decorator
+@inline export const KIND_INT_CONV: i32 = 3; // ConvInteger forward, assembly/_int-conv.ts
 
 // @ts-ignore: decorator
 @inline const N: usize = 8;
@@ -362,6 +365,10 @@ export function convChunk(job: usize, i: i32, work: usize, thread: i32): void {
   const scratch = <usize>load<i32>(job + SCRATCH + (<usize>thread << 2));
   if (field(job, JOB_KIND) == KIND_CONV_FORWARD) {
     for (let n = n0; n < n1; n++) forwardImage(job, n, work, scratch);
+    return;
+  }
+  if (field(job, JOB_KIND) == KIND_INT_CONV) {
+    for (let n = n0; n < n1; n++) intConvImage(job, n, scratch);
     return;
   }
   let dwp = <usize>field(job, DWP);

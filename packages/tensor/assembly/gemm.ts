@@ -2,4 +2,5 @@
 // and the pointwise kernels (batch norm, relu, add).
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
+export { intConvImage } from './_int-conv';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';

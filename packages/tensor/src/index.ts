@@ -65,3 +65,4 @@ export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops
 export { type BatchNormAttrs, type BatchNormBackwardAttrs, type BatchNormBackwardKernel, type BatchNormKernel } from './ops/batch-norm.js';
 export { type ReluBackwardKernel } from './ops/unary.js';
 export { type ResizeOptions, type ResizeMode, type ResizeCoordinateMode, type ResizeNearestMode } from './ops/resize.js';
+export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';

@@ -4,6 +4,7 @@ import { wasmApi, type WasmBytes } from './wasm-api.js';
 import { align64, createArena } from './wasm-arena.js';
 import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js';
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
+import { createWasmIntConv, registerWasmIntConvKernel, type WasmIntConv } from './wasm-int-conv.js';
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
@@ -31,6 +32,8 @@ export interface WasmStatus {
 interface Engine {
   gemm: GemmKernel;
   conv: WasmConv;
+  /** Null on a binary built before ConvInteger (it lacks the intConvImage export). */
+  intConv: WasmIntConv | null;
   pointwise: WasmPointwise;
   runner: ThreadedRunner | null;
   source: string;
@@ -73,6 +76,9 @@ registerKernel<GemmKernel>({
 
 registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
 registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
+registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+
+const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
 
 function nodeWorker(): WorkerCtor | null {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
@@ -107,6 +113,7 @@ function loadThreaded(): Engine | { reason: string } {
   return {
     gemm: createWasmGemm(arena, runner.run),
     conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
+    intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 2, run: runner.runConv }) : null,
     pointwise: createWasmPointwise(exports, arena),
     runner,
     source: loaded.source,
@@ -133,18 +140,14 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
   const job = align64(exports.dataStart());
   const work = align64(job + exports.jobBytes());
   const arena = createArena(exports.memory, align64(work + exports.workBytes()));
+  const runSingle = (_flops: number, _chunks: number, prepare: (shared: boolean) => void): void => {
+    prepare(false);
+    exports.convRun(job, work);
+  };
   engine = {
     gemm: createWasmGemm(arena, runOnThisThread(exports, work)),
-    conv: createWasmConv({
-      exports,
-      arena,
-      job,
-      threads: 1,
-      run: (_flops, _chunks, prepare) => {
-        prepare(false);
-        exports.convRun(job, work);
-      },
-    }),
+    conv: createWasmConv({ exports, arena, job, threads: 1, run: runSingle }),
+    intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 1, run: runSingle }) : null,
     pointwise: createWasmPointwise(exports, arena),
     runner: null,
     source: result.source,
