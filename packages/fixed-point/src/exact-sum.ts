@@ -7,6 +7,8 @@ import { DTypeError, Tensor, type TypedArray } from '@qtk/tensor';
 
 /** Σ|terms| up to which a float32 sum of integers is exact, whatever the summation order. */
 export const EXACT_F32_SUM = 2 ** 24;
+/** Σ|terms| up to which an int32 sum of integers is exact (no partial sum leaves int32), whatever the order. */
+export const EXACT_I32_SUM = 2 ** 31 - 1;
 const I32_MIN = -2147483648;
 const I32_MAX = 2147483647;
 

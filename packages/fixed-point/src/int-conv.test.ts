@@ -1,4 +1,4 @@
-import { conv2d, DTypeError, Generator, InvalidArgumentError, ShapeError, Tensor } from '@qtk/tensor';
+import { conv2d, DTypeError, Generator, InvalidArgumentError, kernels, profileOps, ShapeError, Tensor, wasmStatus } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { intConv, intConvTranspose } from './int-conv.js';
 
@@ -202,6 +202,29 @@ describe('intConv', () => {
     const wv = w.values();
     for (let i = 0; i < wv.length; i += 2) wv[i] = -wv[i]!;
     expectExact(intConv(x, w, { stride: 3 }), refConv(x, w, geo({ r: 1, stride: [3] })));
+  });
+
+  it("runs on the backend's ConvInteger kernel while Σ|x·w| fits int32, on the exact float path beyond", () => {
+    const opsOf = (fn: () => unknown) => profileOps(fn).timings.map((t) => t.op);
+    const g = new Generator(19);
+    // 64 channels · 9 taps · 127 · 20000 ≈ 1.46e9: over the int16 dtype bound, within int32 by the data's maxima.
+    const x = ints(g, [2, 64, 4, 4], 15000, 20000, 'int16');
+    const w = ints(g, [3, 64, 3, 3], 120, 127, 'int8');
+    const ref = refConv(x, w, geo({ r: 2, pad: [1, 1] }));
+    expect(Math.max(...ref.data)).toBeGreaterThan(2 ** 30);
+    let y: Tensor | undefined;
+    const ops = opsOf(() => (y = intConv(x, w, { padding: 1 })));
+    expectExact(y!, ref);
+    const native = wasmStatus().loaded && kernels.kernelOn('ConvInteger', 'wasm') !== undefined;
+    expect(ops.includes('ConvInteger')).toBe(native);
+    expect(ops.includes('Conv')).toBe(!native);
+    // One input of 32767 in every channel pushes the bound past 2^31 − 1: the float path, same exact sums.
+    const xv = x.values();
+    for (let c = 0; c < 64; c++) xv[c * 16 + 5] = 32767;
+    const ref2 = refConv(x, w, geo({ r: 2, pad: [1, 1] }));
+    const ops2 = opsOf(() => (y = intConv(x, w, { padding: 1 })));
+    expect(ops2).not.toContain('ConvInteger');
+    expectExact(y!, ref2);
   });
 
   it('rejects bad arguments with typed errors naming intConv', () => {

@@ -1,5 +1,6 @@
 import {
   InvalidArgumentError,
+  kernels,
   run1,
   ShapeError,
   Tensor,
@@ -12,6 +13,7 @@ import {
 import {
   dtypeMaxAbs,
   EXACT_F32_SUM,
+  EXACT_I32_SUM,
   f32Tensor,
   int32Tensor,
   partMaxima,
@@ -28,6 +30,8 @@ import {
 // cut into chunks (the same range in every group) whose bound stays within 2^24, int16 inputs may
 // be split into bytes stacked along the batch (x = 256·hi + lo), chunk results are added in float64
 // and saturated to int32. Only a kernel too large for one channel to fit falls back to float64 loops.
+// Where the backend has an integer kernel (ConvInteger on wasm: int16 pairs, int32 sums) and every
+// output's Σ|x·w| stays within int32, intConv uses it instead: its sums are then exact, no chunks.
 
 const shapeStr = (s: readonly number[]) => `[${s.join(', ')}]`;
 
@@ -274,6 +278,8 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
     }
   });
   const convAttrs: ConvAttrs = { stride, pads, dilation, groups };
+  const direct = integerConv(c, w, cout, out, convAttrs);
+  if (direct) return direct;
   return exactConv(c, w, cout, out, {
     l1: (wv, cinG, kvol) => kernelL1(wv, cout, cinG, kvol, false),
     f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
@@ -282,6 +288,49 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
       return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])], convAttrs).values() as Float32Array;
     },
   });
+}
+
+/** Whether the backend would run ConvInteger natively (not on the cpu reference loops) for these operands. */
+function hasIntegerKernel(x: Tensor, w: Tensor, attrs: ConvAttrs): boolean {
+  try {
+    return kernels.resolve('ConvInteger', [x, w], attrs).backend !== 'cpu';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether Σ|x·w| of every output stays within int32 (so int32 sums, in any order, are exact):
+ * by the dtype's largest |x| first, else by each input channel's largest |x| in this batch.
+ */
+function fitsInt32(xv: TypedArray, dtype: string, n: number, cin: number, pin: number, groups: number, l1: Float64Array[]): boolean {
+  const cinG = cin / groups;
+  let worst = 0;
+  for (const row of l1) {
+    let s = 0;
+    for (let ch = 0; ch < cinG; ch++) s += row[ch]!;
+    if (s > worst) worst = s;
+  }
+  if (worst * dtypeMaxAbs(dtype) <= EXACT_I32_SUM) return true;
+  const m = unitMaxima(xv, n, cin, pin, false).abs;
+  const perGroup = l1.length / groups;
+  return l1.every((row, o) => {
+    const off = Math.floor(o / perGroup) * cinG;
+    let s = 0;
+    for (let ch = 0; ch < cinG; ch++) s += row[ch]! * m[off + ch]!;
+    return s <= EXACT_I32_SUM;
+  });
+}
+
+/** intConv on the backend's ConvInteger kernel when it has one and the sums fit int32; else null. */
+function integerConv(c: Common, w: Tensor, cout: number, out: number[], attrs: ConvAttrs): Tensor | null {
+  const { xb, groups, kernel } = c;
+  const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
+  const kvol = volume(kernel);
+  if (n * cout * volume(out) === 0 || (cin / groups) * kvol === 0 || !hasIntegerKernel(xb, w, attrs)) return null;
+  if (!fitsInt32(xb.values(), xb.dtype, n, cin, volume(xb.shape.slice(2)), groups, kernelL1(w.values(), cout, cin / groups, kvol, false))) return null;
+  const y = run1<ConvAttrs>('ConvInteger', [xb, w], attrs);
+  return finish(c, y.values() as Int32Array, [n, cout, ...out]);
 }
 
 /** Rows per output channel g·coutG + o over the group-local inputs of a convT weight [Cin, Cout/groups, k]. */
