@@ -1,7 +1,7 @@
 import { FakeQuantize, getDefaultRounding, setFakeQuantize } from '@qtk/fake-quant';
 import { Dequantize, Quantize } from '@qtk/fixed-point';
 import { GraphModule, type Node } from '@qtk/ir';
-import { deepCopy, Module } from '@qtk/nn';
+import { deepCopy, Module, QuantStub } from '@qtk/nn';
 import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type QParams, type RoundingMode } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
@@ -122,15 +122,12 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   const nameFor = (node: Node) => (node.op === 'call_module' ? node.target : `_fixed_${node.name}`);
 
   for (const node of [...graph.nodes]) {
-    if (node.op === 'placeholder' || node.op === 'output') continue;
-    if (node.op === 'get_attr') {
-      continue;
-    }
+    if (node.op === 'placeholder' || node.op === 'output' || node.op === 'get_attr') continue;
     const module = moduleOf(node);
     const qat = module instanceof QatModule ? module : null;
     const inner = qat ? qat.module : module;
     const quantizedInputs = node.inputNodes.filter((n) => qparams.has(n));
-    const isQuantStub = inner !== null && inner.constructor.name === 'QuantStub';
+    const isQuantStub = inner instanceof QuantStub;
 
     if (module && isActivationFakeQuant(qatModel, node) && node.args.length === 1) {
       const input = node.inputNodes[0]!;
