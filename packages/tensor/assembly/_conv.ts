@@ -10,6 +10,7 @@
 // has the same order however chunks are spread over threads.
 import { gemm } from './_gemm';
 import { intConvImage } from './_int-conv';
+import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
 
 // @ts-ignore: decorator
 @inline export const JOB_NEXT: usize = 0;
@@ -23,57 +24,7 @@ import { intConvImage } from './_int-conv';
 @inline export const KIND_INT_CONV: i32 = 3; // ConvInteger forward, assembly/_int-conv.ts
 
 // @ts-ignore: decorator
-@inline const N: usize = 8;
-// @ts-ignore: decorator
-@inline const C: usize = 12;
-// @ts-ignore: decorator
-@inline const ID: usize = 16;
-// @ts-ignore: decorator
-@inline const IH: usize = 20;
-// @ts-ignore: decorator
-@inline const IW: usize = 24;
-// @ts-ignore: decorator
-@inline const KD: usize = 28;
-// @ts-ignore: decorator
-@inline const KH: usize = 32;
-// @ts-ignore: decorator
-@inline const KW: usize = 36;
-// @ts-ignore: decorator
-@inline const OD: usize = 40;
-// @ts-ignore: decorator
-@inline const OH: usize = 44;
-// @ts-ignore: decorator
-@inline const OW: usize = 48;
-// @ts-ignore: decorator
-@inline const SD: usize = 52;
-// @ts-ignore: decorator
-@inline const SH: usize = 56;
-// @ts-ignore: decorator
-@inline const SW: usize = 60;
-// @ts-ignore: decorator
-@inline const PD: usize = 64;
-// @ts-ignore: decorator
-@inline const PH: usize = 68;
-// @ts-ignore: decorator
-@inline const PW: usize = 72;
-// @ts-ignore: decorator
-@inline const DD: usize = 76;
-// @ts-ignore: decorator
-@inline const DH: usize = 80;
-// @ts-ignore: decorator
-@inline const DW: usize = 84;
-// @ts-ignore: decorator
-@inline const COUT: usize = 88;
-// @ts-ignore: decorator
-@inline const GROUPS: usize = 92;
-// @ts-ignore: decorator
-@inline const X: usize = 96;
-// @ts-ignore: decorator
-@inline const WEIGHT: usize = 100;
-// @ts-ignore: decorator
 @inline const BIAS: usize = 104; // 0: no bias
-// @ts-ignore: decorator
-@inline const Y: usize = 108; // forward output
 // @ts-ignore: decorator
 @inline const GY: usize = 112; // backward: gradient of the output
 // @ts-ignore: decorator
@@ -85,21 +36,7 @@ import { intConvImage } from './_int-conv';
 // @ts-ignore: decorator
 @inline export const CONV_CHUNKS: usize = 128;
 // @ts-ignore: decorator
-@inline const TILE: usize = 132; // output rows (OD·OH flattened) per column band
-// @ts-ignore: decorator
 @inline const POINTWISE: usize = 136;
-// @ts-ignore: decorator
-@inline const COLS_LEN: usize = 140; // floats of one column buffer
-// @ts-ignore: decorator
-@inline const SCRATCH: usize = 144; // per thread (144, 148): cols, dcols (COLS_LEN + COLS_SLACK floats each), pad, dpad
-// @ts-ignore: decorator
-@inline const PAD_D: usize = 152; // padded image dims
-// @ts-ignore: decorator
-@inline const PAD_H: usize = 156;
-// @ts-ignore: decorator
-@inline const PAD_W: usize = 160;
-// @ts-ignore: decorator
-@inline const PAD_LEN: usize = 164; // floats of one padded-image buffer (slack included); 0: the conv does not pad
 // @ts-ignore: decorator
 @inline export const CONV_STAGED: usize = 168; // images whose inputs the host has copied in so far (atomic)
 // @ts-ignore: decorator

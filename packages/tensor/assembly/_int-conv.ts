@@ -1,6 +1,6 @@
 // Integer convolution (ConvInteger) per image: int16 inputs and weights, exact int32 sums that wrap
 // modulo 2^32 like any int32 addition (so the order of the additions never matters). Same job
-// descriptor and chunking as the float conv (_conv.ts; the fields below are the same offsets), but
+// descriptor (_conv-job.ts) and chunking as the float conv (_conv.ts), but
 //   X       int16 images [N, C, ID, IH, IW] (read slack after the last), or int8 ones (X_INT8),
 //   WEIGHT  per group, per block of 4 output channels, per pair of reduction rows: 4 i32 words,
 //           each the int16 pair (w[co, 2q], w[co, 2q + 1]) (zero past the group's rows or channels),
@@ -9,71 +9,8 @@
 // The columns of a band of output rows are stored as pairs of reduction rows interleaved,
 // cols[g][q][j] = (x of row 2q, x of row 2q + 1) at output position j, so that i32x4.dot_i16x8_s
 // on 4 positions against a splatted weight pair does 8 multiply-adds at once.
+import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
 
-// @ts-ignore: decorator
-@inline const N: usize = 8;
-// @ts-ignore: decorator
-@inline const C: usize = 12;
-// @ts-ignore: decorator
-@inline const ID: usize = 16;
-// @ts-ignore: decorator
-@inline const IH: usize = 20;
-// @ts-ignore: decorator
-@inline const IW: usize = 24;
-// @ts-ignore: decorator
-@inline const KD: usize = 28;
-// @ts-ignore: decorator
-@inline const KH: usize = 32;
-// @ts-ignore: decorator
-@inline const KW: usize = 36;
-// @ts-ignore: decorator
-@inline const OD: usize = 40;
-// @ts-ignore: decorator
-@inline const OH: usize = 44;
-// @ts-ignore: decorator
-@inline const OW: usize = 48;
-// @ts-ignore: decorator
-@inline const SD: usize = 52;
-// @ts-ignore: decorator
-@inline const SH: usize = 56;
-// @ts-ignore: decorator
-@inline const SW: usize = 60;
-// @ts-ignore: decorator
-@inline const PD: usize = 64;
-// @ts-ignore: decorator
-@inline const PH: usize = 68;
-// @ts-ignore: decorator
-@inline const PW: usize = 72;
-// @ts-ignore: decorator
-@inline const DD: usize = 76;
-// @ts-ignore: decorator
-@inline const DH: usize = 80;
-// @ts-ignore: decorator
-@inline const DW: usize = 84;
-// @ts-ignore: decorator
-@inline const COUT: usize = 88;
-// @ts-ignore: decorator
-@inline const GROUPS: usize = 92;
-// @ts-ignore: decorator
-@inline const X: usize = 96;
-// @ts-ignore: decorator
-@inline const WEIGHT: usize = 100;
-// @ts-ignore: decorator
-@inline const Y: usize = 108;
-// @ts-ignore: decorator
-@inline const TILE: usize = 132;
-// @ts-ignore: decorator
-@inline const COLS_LEN: usize = 140;
-// @ts-ignore: decorator
-@inline const SCRATCH: usize = 144;
-// @ts-ignore: decorator
-@inline const PAD_D: usize = 152;
-// @ts-ignore: decorator
-@inline const PAD_H: usize = 156;
-// @ts-ignore: decorator
-@inline const PAD_W: usize = 160;
-// @ts-ignore: decorator
-@inline const PAD_LEN: usize = 164;
 // @ts-ignore: decorator
 @inline const PAIRS: usize = 172; // pairs of reduction rows per group, ceil(C/groups·KD·KH·KW / 2)
 // @ts-ignore: decorator
