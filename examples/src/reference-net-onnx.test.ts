@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ReferenceNet } from '@qtk/examples';
-import { symbolicTrace } from '@qtk/ir';
+import { findMatches, RuleTable, symbolicTrace } from '@qtk/ir';
 import { BatchNorm2d, Conv2d, Linear, ReLU } from '@qtk/nn';
 import { Generator, Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { exportOnnx, importOnnx } from './index.js';
-import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
+import { exportOnnx, exportOnnxBytes, importOnnx } from '@qtk/onnx';
+import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
+import { ReferenceNet } from './reference-net.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,4 +91,15 @@ describe.skipIf(!python)('onnx.checker on exports at other opsets', () => {
       expect(onnxCheck(python!, path)).toBeNull();
     });
   }
+});
+
+describe('imported graphs work with the rule engine like traced ones', () => {
+  it('a conv-bn-relu pattern matches the same places in the traced and the imported ReferenceNet', () => {
+    const gm = symbolicTrace(new ReferenceNet({ generator: new Generator(3) }).eval());
+    const back = importOnnx(exportOnnxBytes(gm, [randn([2, 1, 28, 28])]));
+    const table = new RuleTable('t', [{ name: 'conv_bn_relu', pattern: [ReLU, [BatchNorm2d, Conv2d]], apply: () => undefined }]);
+    const roots = (m: typeof gm) => findMatches(m, table).map((x) => x.match.root.name).sort();
+    expect(roots(back)).toEqual(roots(gm));
+    expect(roots(back).length).toBe(4);
+  });
 });
