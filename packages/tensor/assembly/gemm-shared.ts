@@ -7,6 +7,7 @@ import { CONV_CHUNK, CONV_CHUNKS, CONV_N, CONV_STAGED, convChunk, JOB_KIND, JOB_
 export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
 export { intConvImage } from './_int-conv';
+export { requantizeInt32 } from './_requantize';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';
 
 // Gemm job fields (i32) after the common header.

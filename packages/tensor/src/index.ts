@@ -66,3 +66,4 @@ export { type BatchNormAttrs, type BatchNormBackwardAttrs, type BatchNormBackwar
 export { type ReluBackwardKernel } from './ops/unary.js';
 export { type ResizeOptions, type ResizeMode, type ResizeCoordinateMode, type ResizeNearestMode } from './ops/resize.js';
 export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';
+export { requantizeInt32, REQUANTIZE_MAX_MULTIPLIER, type RequantizeInt32Attrs, type RequantizeInt32Options, type RequantizeInt32Rule } from './ops/requantize-int32.js';

@@ -1,13 +1,14 @@
 import { cpuGemm, type GemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { registerBackend, registerKernel, type Backend } from '../registry.js';
 import { wasmApi, type WasmBytes } from './wasm-api.js';
-import { align64, createArena } from './wasm-arena.js';
+import { align64, createArena, type Arena } from './wasm-arena.js';
 import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js';
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
 import { createWasmIntConv, registerWasmIntConvKernel, type WasmIntConv } from './wasm-int-conv.js';
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
+import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
 
@@ -35,6 +36,8 @@ interface Engine {
   /** Null on a binary built before ConvInteger (it lacks the intConvImage export). */
   intConv: WasmIntConv | null;
   pointwise: WasmPointwise;
+  /** Null on a binary built before RequantizeInt32. */
+  requant: WasmRequantize | null;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -77,8 +80,11 @@ registerKernel<GemmKernel>({
 registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
 registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
 registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+registerWasmRequantizeKernel(() => engine?.requant ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
+const requantOf = (exports: object, arena: Arena): WasmRequantize | null =>
+  typeof (exports as { requantizeInt32?: unknown }).requantizeInt32 === 'function' ? createWasmRequantize(exports as RequantizeExports, arena) : null;
 
 function nodeWorker(): WorkerCtor | null {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
@@ -115,6 +121,7 @@ function loadThreaded(): Engine | { reason: string } {
     conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 2, run: runner.runConv }) : null,
     pointwise: createWasmPointwise(exports, arena),
+    requant: requantOf(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -149,6 +156,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     conv: createWasmConv({ exports, arena, job, threads: 1, run: runSingle }),
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 1, run: runSingle }) : null,
     pointwise: createWasmPointwise(exports, arena),
+    requant: requantOf(exports, arena),
     runner: null,
     source: result.source,
   };
