@@ -1,6 +1,6 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { DTypeError, InvalidArgumentError, REQUANTIZE_MAX_MULTIPLIER, requantizeInt32, Tensor } from '@qtk/tensor';
 import type { SuminPlan } from '../bias.js';
 import { intConv, intConvTranspose } from '../int-conv.js';
 import { intLinear } from '../int-matmul.js';
@@ -79,6 +79,8 @@ export class FixedConv extends Module {
     }
     const channels = this.outChannels;
     const inner = cfg.kind === 'linear' ? 1 : acc.length / (shape[0]! * channels);
+    const viaOp = epilogueOp(cfg, accT, other ? other.data : null, channels, inner);
+    if (viaOp) return new QTensor(viaOp, cfg.outScale, cfg.requant ? cfg.requant.outDtype : 'qint32', cfg.requant ? -1 : cfg.kind === 'linear' ? shape.length - 1 : 1);
     if (!cfg.requant) {
       convEpilogue(cfg, acc, e, inner, channels, acc);
       return new QTensor(accT, cfg.outScale, 'qint32', cfg.kind === 'linear' ? shape.length - 1 : 1);
@@ -94,6 +96,34 @@ export class FixedConv extends Module {
     const c = this.config;
     return `${c.kind}, out=${c.requant ? c.requant.outDtype : 'qint32 (high precision)'}${c.bias ? ', bias' : ''}${c.sumin ? ', sumin' : ''}${c.activation ? `, ${c.activation}` : ''}`;
   }
+}
+
+const STORAGE: Partial<Record<QuantDType, 'int8' | 'int16' | 'int32'>> = { qint8: 'int8', qint16: 'int16', qint32: 'int32' };
+const INT_STORAGE = new Set(['int8', 'int16', 'int32']);
+const withinMultiplier = (v: Int32Array): boolean => v.every((x) => Math.abs(x) <= REQUANTIZE_MAX_MULTIPLIER);
+
+/**
+ * The epilogue as the backend's RequantizeInt32 op (wasm when loaded), or null when the op cannot
+ * express it (an output dtype other than qint8/16/32, a multiplier beyond 2^16): convEpilogue then.
+ */
+function epilogueOp(cfg: FixedConvConfig, acc: Tensor, other: Tensor | null, channels: number, inner: number): Tensor | null {
+  const plan = cfg.requant;
+  const outDtype = plan ? STORAGE[plan.outDtype] : 'int32';
+  if (!outDtype || (other && !INT_STORAGE.has(other.dtype))) return null;
+  if ((plan && !withinMultiplier(plan.m)) || (cfg.sumin && !withinMultiplier(cfg.sumin.m))) return null;
+  const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };
+  const lo = cfg.activation ? Math.max(0, range.min) : range.min;
+  const hi = cfg.activation === 'relu6' && plan ? Math.max(lo, Math.min(range.max, cfg.relu6Max)) : range.max;
+  return requantizeInt32(acc, other, {
+    channels,
+    inner,
+    bias: cfg.bias,
+    sumin: cfg.sumin,
+    plan: plan ? { rule: plan.rule, pre: plan.pre, m: plan.m, n: plan.n } : null,
+    lo,
+    hi,
+    outDtype,
+  });
 }
 
 /**
