@@ -9,12 +9,30 @@
 // The columns of a band of output rows are stored as pairs of reduction rows interleaved,
 // cols[g][q][j] = (x of row 2q, x of row 2q + 1) at output position j, so that i32x4.dot_i16x8_s
 // on 4 positions against a splatted weight pair does 8 multiply-adds at once.
+import { requantizeInt32 } from './_requantize';
 import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
 
 // @ts-ignore: decorator
 @inline const PAIRS: usize = 172; // pairs of reduction rows per group, ceil(C/groups·KD·KH·KW / 2)
 // @ts-ignore: decorator
 @inline const X_INT8: usize = 176; // 1: X holds int8 images, widened while padding (PAD_LEN is then never 0)
+// The optional epilogue (_requantize.ts) applied to each image's sums [COUT, P] as soon as they are computed:
+// @ts-ignore: decorator
+@inline const EPI_OUT: usize = 180; // output [N, COUT, P] of EPI_OUT_BYTES per value; 0: no epilogue
+// @ts-ignore: decorator
+@inline const EPI_OUT_BYTES: usize = 184;
+// @ts-ignore: decorator
+@inline const EPI_OTHER: usize = 188; // the fused add's input [N, COUT, P] of EPI_OTHER_BYTES per value
+// @ts-ignore: decorator
+@inline const EPI_OTHER_BYTES: usize = 192;
+// @ts-ignore: decorator
+@inline const EPI_PARAMS: usize = 196; // 7 vectors of COUT i32 (see _requantize.ts)
+// @ts-ignore: decorator
+@inline const EPI_FLAGS: usize = 200;
+// @ts-ignore: decorator
+@inline const EPI_LO: usize = 204;
+// @ts-ignore: decorator
+@inline const EPI_HI: usize = 208;
 
 /** i32 words past a column buffer that the whole-vector row copies may write into. */
 // @ts-ignore: decorator
@@ -222,5 +240,12 @@ export function intConvImage(job: usize, n: i32, scratch: usize): void {
       pairGemm(w + (<usize>(g * blocks * pairs) << 4), scratch, pairs, twp, tw, coutG,
         yn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2), p);
     }
+  }
+  const epiOut = <usize>field(job, EPI_OUT);
+  if (epiOut != 0) {
+    const at = <usize>(n * cout) * <usize>p;
+    const eBytes = field(job, EPI_OTHER_BYTES);
+    requantizeInt32(yn, <usize>field(job, EPI_OTHER) + at * <usize>eBytes, eBytes, epiOut + at * <usize>field(job, EPI_OUT_BYTES),
+      field(job, EPI_OUT_BYTES), 1, cout, p, <usize>field(job, EPI_PARAMS), field(job, EPI_FLAGS), field(job, EPI_LO), field(job, EPI_HI));
   }
 }

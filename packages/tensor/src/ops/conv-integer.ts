@@ -4,6 +4,7 @@ import { registerKernel, type Saved } from '../registry.js';
 import { Tensor } from '../tensor.js';
 import { perDim, shapeStr } from './conv-args.js';
 import { convPlan, type ConvAttrs } from './conv.js';
+import { requantizeAttrs, requantizeInt32Values, type RequantizeInt32Attrs, type RequantizeInt32Options } from './requantize-int32.js';
 import { make } from './util.js';
 
 // ConvInteger (ONNX's name; zero points are 0 here): x [N, Cin, ...] int8/int16 and
@@ -11,13 +12,19 @@ import { make } from './util.js';
 // wrapping modulo 2^32 like any int32 addition. Wrapping sums do not depend on the order of the
 // additions, so every backend gives the same bits; a caller that needs the exact sum bounds
 // Σ|x·w| below 2^31 first. The cpu kernel is the reference: direct loops, no float on the way.
+// An optional epilogue (RequantizeInt32 over [N, Cout, P], with an optional third input, the fused
+// add's) turns the sums into int8/int16/int32 outputs inside the kernel, so a backend can apply it
+// while the sums are still in its memory.
+
+/** ConvInteger's attributes: the conv's, and the epilogue (channels = Cout, inner = output positions). */
+export type ConvIntegerAttrs = ConvAttrs & { epilogue?: RequantizeInt32Attrs };
 
 const INT_DTYPES = new Set(['int8', 'int16']);
 
-registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
+registerKernel<(i: Tensor[], a: ConvIntegerAttrs, s: Saved) => Tensor>({
   op: 'ConvInteger',
   backend: 'cpu',
-  fn: ([x, w], attrs) => {
+  fn: ([x, w, other], attrs) => {
     const pl = convPlan(x!, w!, attrs);
     const g = pl.geom;
     const xv = x!.values();
@@ -54,7 +61,9 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
         }
       }
     }
-    return make(y, [g.n, pl.cout, ...pl.out], 'int32');
+    const shape = [g.n, pl.cout, ...pl.out];
+    const epi = attrs.epilogue;
+    return epi ? make(requantizeInt32Values(y, other ? other.values() : null, epi), shape, epi.outDtype) : make(y, shape, 'int32');
   },
 });
 
@@ -65,12 +74,17 @@ export interface ConvIntegerOptions {
   pads?: number | number[];
   dilation?: number | number[];
   groups?: number;
+  /** Applied to the sums [N, Cout, P] before they are returned (channels and inner are the conv's). */
+  epilogue?: Omit<RequantizeInt32Options, 'channels' | 'inner'>;
+  /** The epilogue's fused-add input, one value per output (needs `epilogue.sumin`). */
+  added?: Tensor | null;
 }
 
 /**
  * Integer convolution: x [N, Cin, ...] int8/int16, w [Cout, Cin/groups, ...kernel] int8/int16 →
  * int32 [N, Cout, ...] of Σ x·w, wrapping modulo 2^32 (exact while Σ|x·w| < 2^31). 1-d to 3-d by
- * the weight's rank; no bias, zero points 0. Not differentiable.
+ * the weight's rank; no bias, zero points 0. Not differentiable. With `epilogue`, the sums go
+ * through requantizeInt32 (per output channel) and the result has its outDtype.
  */
 export function convInteger(x: Tensor, w: Tensor, options: ConvIntegerOptions = {}): Tensor {
   const op = 'convInteger';
@@ -96,10 +110,14 @@ export function convInteger(x: Tensor, w: Tensor, options: ConvIntegerOptions = 
     const half = perDim(p, r, op, 'pads', 0);
     return [...half, ...half];
   })();
-  const attrs: ConvAttrs = { stride, pads, dilation, groups };
-  const pl = convPlan(x, w, attrs);
+  const conv: ConvAttrs = { stride, pads, dilation, groups };
+  const pl = convPlan(x, w, conv);
   if (pl.out.some((o) => o < 1)) {
     throw new ShapeError(`${op}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(w.shape.slice(2))} with pads ${shapeStr(pads)} and dilation ${shapeStr(dilation)}`);
   }
-  return run1<ConvAttrs>('ConvInteger', [x, w], attrs);
+  if (!options.epilogue) return run1<ConvIntegerAttrs>('ConvInteger', [x, w], conv);
+  const added = options.added ?? null;
+  const positions = pl.out.reduce((a, b) => a * b, 1);
+  const epilogue = requantizeAttrs(op, x.shape[0]! * cout * positions, added, { ...options.epilogue, channels: cout, inner: positions });
+  return run1<ConvIntegerAttrs>('ConvInteger', added ? [x, w, added] : [x, w], { ...conv, epilogue });
 }

@@ -69,41 +69,42 @@ export function channelParams(a: RequantizeInt32Attrs, c: number) {
   };
 }
 
+/** The reference epilogue on arrays (the cpu kernel; also the cpu ConvInteger's fused epilogue). */
+export function requantizeInt32Values(acc: Int32Array, e: ArrayLike<number> | null, a: RequantizeInt32Attrs): Int8Array | Int16Array | Int32Array {
+  const out = a.outDtype === 'int8' ? new Int8Array(acc.length) : a.outDtype === 'int16' ? new Int16Array(acc.length) : new Int32Array(acc.length);
+  const { lo, hi, inner, channels } = a;
+  const int16 = a.plan?.rule === 'int16_intermediate';
+  for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
+    const p = channelParams(a, c);
+    const sHalf = p.sn === 0 ? 0 : 2 ** (p.sn - 1);
+    const sInv = 2 ** -p.sn;
+    const sBig = p.sk >= 0 ? p.sm * 2 ** p.sk : 0;
+    const preScale = 2 ** -p.pre;
+    const half = p.n === 0 ? 0 : 2 ** (p.n - 1);
+    const inv = 2 ** -p.n;
+    const end = start + inner;
+    for (let i = start; i < end; i++) {
+      let v = acc[i]! + p.bias;
+      v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+      if (e) {
+        v += p.sk < 0 ? Math.floor((e[i]! * p.sm + sHalf) * sInv) : e[i]! * sBig;
+        v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
+      }
+      if (a.plan) {
+        let t = preScale === 1 ? v : Math.floor(v * preScale);
+        if (int16) t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
+        v = Math.floor((t * p.m + half) * inv);
+      }
+      out[i] = v < lo ? lo : v > hi ? hi : v;
+    }
+  }
+  return out;
+}
+
 registerKernel<(i: Tensor[], a: RequantizeInt32Attrs) => Tensor>({
   op: 'RequantizeInt32',
   backend: 'cpu',
-  fn: ([accT, otherT], a) => {
-    const acc = accT!.values() as Int32Array;
-    const e = otherT ? otherT.values() : null;
-    const out = a.outDtype === 'int8' ? new Int8Array(acc.length) : a.outDtype === 'int16' ? new Int16Array(acc.length) : new Int32Array(acc.length);
-    const { lo, hi, inner, channels } = a;
-    const int16 = a.plan?.rule === 'int16_intermediate';
-    for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
-      const p = channelParams(a, c);
-      const sHalf = p.sn === 0 ? 0 : 2 ** (p.sn - 1);
-      const sInv = 2 ** -p.sn;
-      const sBig = p.sk >= 0 ? p.sm * 2 ** p.sk : 0;
-      const preScale = 2 ** -p.pre;
-      const half = p.n === 0 ? 0 : 2 ** (p.n - 1);
-      const inv = 2 ** -p.n;
-      const end = start + inner;
-      for (let i = start; i < end; i++) {
-        let v = acc[i]! + p.bias;
-        v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
-        if (e) {
-          v += p.sk < 0 ? Math.floor((e[i]! * p.sm + sHalf) * sInv) : e[i]! * sBig;
-          v = v < I32_MIN ? I32_MIN : v > I32_MAX ? I32_MAX : v;
-        }
-        if (a.plan) {
-          let t = preScale === 1 ? v : Math.floor(v * preScale);
-          if (int16) t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
-          v = Math.floor((t * p.m + half) * inv);
-        }
-        out[i] = v < lo ? lo : v > hi ? hi : v;
-      }
-    }
-    return make(out, [...accT!.shape], a.outDtype);
-  },
+  fn: ([accT, otherT], a) => make(requantizeInt32Values(accT!.values() as Int32Array, otherT ? otherT.values() : null, a), [...accT!.shape], a.outDtype),
 });
 
 function checkVector(op: string, what: string, v: Int32Array, channels: number, min: number, max: number): void {
@@ -123,9 +124,15 @@ function checkVector(op: string, what: string, v: Int32Array, channels: number, 
 export function requantizeInt32(acc: Tensor, other: Tensor | null, o: RequantizeInt32Options): Tensor {
   const op = 'requantizeInt32';
   if (acc.dtype !== 'int32') throw new DTypeError(`${op}: the accumulator must be int32, got '${acc.dtype}'`);
+  const attrs = requantizeAttrs(op, acc.size, other, o);
+  return run1<RequantizeInt32Attrs>('RequantizeInt32', other ? [acc, other] : [acc], attrs);
+}
+
+/** Validates the options of an epilogue over `size` accumulator values (and its added input) into attrs. */
+export function requantizeAttrs(op: string, size: number, other: Tensor | null, o: RequantizeInt32Options): RequantizeInt32Attrs {
   const { channels, inner } = o;
-  if (!Number.isInteger(channels) || channels < 1 || !Number.isInteger(inner) || inner < 1 || acc.size % (channels * inner) !== 0) {
-    throw new ShapeError(`${op}: ${acc.size} values do not split into [outer, ${channels}, ${inner}]; channels and inner must be positive integers dividing the size`);
+  if (!Number.isInteger(channels) || channels < 1 || !Number.isInteger(inner) || inner < 1 || size % (channels * inner) !== 0) {
+    throw new ShapeError(`${op}: ${size} values do not split into [outer, ${channels}, ${inner}]; channels and inner must be positive integers dividing the size`);
   }
   if (!(o.outDtype in OUT_RANGE)) throw new DTypeError(`${op}: outDtype must be 'int8', 'int16' or 'int32', got '${String(o.outDtype)}'`);
   const [dmin, dmax] = OUT_RANGE[o.outDtype];
@@ -159,8 +166,7 @@ export function requantizeInt32(acc: Tensor, other: Tensor | null, o: Requantize
     if (other.dtype !== 'int8' && other.dtype !== 'int16' && other.dtype !== 'int32') {
       throw new DTypeError(`${op}: the added input must be int8, int16 or int32, got '${other.dtype}'`);
     }
-    if (other.size !== acc.size) throw new ShapeError(`${op}: the added input has ${other.size} values, the accumulator ${acc.size}`);
+    if (other.size !== size) throw new ShapeError(`${op}: the added input has ${other.size} values, the accumulator ${size}`);
   }
-  const attrs: RequantizeInt32Attrs = { channels, inner, bias, sumin, plan, lo, hi, outDtype: o.outDtype };
-  return run1<RequantizeInt32Attrs>('RequantizeInt32', other ? [acc, other] : [acc], attrs);
+  return { channels, inner, bias, sumin, plan, lo, hi, outDtype: o.outDtype };
 }

@@ -1,19 +1,34 @@
-import { convPlan, type ConvAttrs } from '../ops/conv.js';
+import { convPlan } from '../ops/conv.js';
+import type { ConvIntegerAttrs } from '../ops/conv-integer.js';
+import type { RequantizeInt32Attrs } from '../ops/requantize-int32.js';
 import { make } from '../ops/util.js';
 import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import type { ConvJobRunner, ConvProblem } from './wasm-conv.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
+import { epilogueFlags, packParams } from './wasm-requantize.js';
 
 // Host side of assembly/_int-conv.ts (the ConvInteger forward): stages int8/int16 images as int16
 // and the weight as interleaved int16 pairs in wasm memory, writes the same job descriptor as the
 // float conv (kind 3), runs it on one thread or two (one image per chunk) and copies the int32
-// result out. Sums wrap modulo 2^32, so the result does not depend on the split.
+// result out. Sums wrap modulo 2^32, so the result does not depend on the split. With an epilogue
+// each image's sums are requantized in wasm memory right after they are computed (by whichever
+// thread computed them) and only the int8/int16/int32 result is copied out.
+
+type IntArray = Int8Array | Int16Array | Int32Array;
+
+/** The epilogue of a ConvInteger (channels = Cout, inner = output positions) and its fused-add input. */
+export interface IntConvEpilogue {
+  attrs: RequantizeInt32Attrs;
+  other: IntArray | null;
+}
 
 export interface WasmIntConv {
-  forward(x: Int8Array | Int16Array, w: Int8Array | Int16Array, p: ConvProblem): Int32Array;
+  forward(x: Int8Array | Int16Array, w: Int8Array | Int16Array, p: ConvProblem, epilogue?: IntConvEpilogue): IntArray;
 }
+
+const BYTES = { int8: 1, int16: 2, int32: 4 } as const;
 
 const KIND_INT_CONV = 3;
 /** i32 words of one column buffer (pairs of reduction rows × a band of output positions). */
@@ -24,6 +39,7 @@ const INT_COLS_SLACK = 16;
 const F = {
   n: 2, x: 24, w: 25, y: 27, chunk: 31, chunks: 32, tile: 33, colsLen: 35, scratch0: 36, scratch1: 37,
   padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42, pairs: 43, xInt8: 44,
+  epiOut: 45, epiOutBytes: 46, epiOther: 47, epiOtherBytes: 48, epiParams: 49, epiFlags: 50, epiLo: 51, epiHi: 52,
 } as const;
 
 interface IntLayout {
@@ -81,10 +97,12 @@ function layout(pr: ConvProblem, int8: boolean): IntLayout {
 }
 
 /** Bytes of wasm memory (beyond the fixed work areas) one call stages. */
-export function wasmIntConvBytes(pr: ConvProblem, threads: number, int8 = false): number {
+export function wasmIntConvBytes(pr: ConvProblem, threads: number, int8 = false, epilogue?: { outBytes: number; otherBytes: number }): number {
   const L = layout(pr, int8);
   const { n, c } = pr.geom;
-  return (n * c * L.plane + L.readSlack) * 2 + L.wWords * 4 + n * pr.cout * L.p * 4 + threads * L.scratchBytes + 8 * 64;
+  const yLen = n * pr.cout * L.p;
+  const epi = epilogue ? yLen * (epilogue.outBytes + epilogue.otherBytes) + 7 * pr.cout * 4 + 3 * 64 : 0;
+  return (n * c * L.plane + L.readSlack) * 2 + L.wWords * 4 + yLen * 4 + threads * L.scratchBytes + 8 * 64 + epi;
 }
 
 /**
@@ -113,7 +131,7 @@ export function createWasmIntConv(opts: {
 }): WasmIntConv {
   const { arena, job, threads } = opts;
   return {
-    forward(x, w, pr) {
+    forward(x, w, pr, epilogue) {
       const int8 = x instanceof Int8Array;
       const L = layout(pr, int8);
       const { n, c } = pr.geom;
@@ -131,7 +149,18 @@ export function createWasmIntConv(opts: {
       const yp = alloc(yLen * 4);
       const s0 = alloc(L.scratchBytes);
       const s1 = threads === 2 ? alloc(L.scratchBytes) : s0;
+      const epi = epilogue?.attrs;
+      const outBytes = epi ? BYTES[epi.outDtype] : 4;
+      const other = epilogue?.other ?? null;
+      const otherBytes = other ? other.BYTES_PER_ELEMENT : 1;
+      const op = epi ? alloc(yLen * outBytes) : 0;
+      const ep = other ? alloc(yLen * otherBytes) : 0;
+      const pp = epi ? alloc(7 * pr.cout * 4) : 0;
       const buffer = arena.reserve(top - arena.base).buffer;
+      if (epi) {
+        if (other) new (other.constructor as new (b: ArrayBufferLike, at: number, n: number) => IntArray)(buffer, ep, yLen).set(other);
+        packParams(epi, new Int32Array(buffer), pp >>> 2);
+      }
       const h16 = new Int16Array(buffer);
       packWeight(w, pr, L, h16, wp >>> 1);
       // Images are copied as they are (int8 ones as bytes); xh is their view, xAt their first element.
@@ -158,7 +187,18 @@ export function createWasmIntConv(opts: {
       d[F.padLen] = L.padLen;
       d[F.pairs] = L.pairs;
       d[F.xInt8] = int8 ? 1 : 0;
-      let out: Int32Array | undefined;
+      if (epi) {
+        d[F.epiOut] = op;
+        d[F.epiOutBytes] = outBytes;
+        d[F.epiOther] = ep;
+        d[F.epiOtherBytes] = otherBytes;
+        d[F.epiParams] = pp;
+        d[F.epiFlags] = epilogueFlags(epi);
+        d[F.epiLo] = epi.lo;
+        d[F.epiHi] = epi.hi;
+      }
+      const fresh = (): IntArray => (outBytes === 1 ? new Int8Array(yLen) : outBytes === 2 ? new Int16Array(yLen) : new Int32Array(yLen));
+      let out: IntArray | undefined;
       const prepare = (shared: boolean): void => {
         let staged = 0;
         const publish = (count: number): void => {
@@ -178,7 +218,7 @@ export function createWasmIntConv(opts: {
               staged = next;
               publish(staged);
             }
-            out = new Int32Array(yLen).fill(0);
+            out = fresh().fill(0);
           }
         } finally {
           if (staged < n) staged = n;
@@ -186,14 +226,17 @@ export function createWasmIntConv(opts: {
         }
       };
       opts.run(2 * n * pr.cout * L.p * L.kg, n, prepare);
-      const result = out ?? new Int32Array(yLen);
-      result.set(new Int32Array(arena.heap().buffer, yp, yLen));
+      const result = out ?? fresh();
+      const heap = arena.heap().buffer;
+      if (result instanceof Int8Array) result.set(new Int8Array(heap, op, yLen));
+      else if (result instanceof Int16Array) result.set(new Int16Array(heap, op, yLen));
+      else result.set(new Int32Array(heap, epi ? op : yp, yLen));
       return result;
     },
   };
 }
 
-function problem(x: Tensor, w: Tensor, attrs: ConvAttrs): ConvProblem & { out: number[] } {
+function problem(x: Tensor, w: Tensor, attrs: ConvIntegerAttrs): ConvProblem & { out: number[] } {
   const pl = convPlan(x, w, attrs);
   return { geom: pl.geom, cout: pl.cout, groups: attrs.groups, out: pl.out };
 }
@@ -204,24 +247,30 @@ export function registerWasmIntConvKernel(
   threads: () => number,
   noteFallback: (what: string, error: Error) => void,
 ): void {
-  registerKernel<TensorKernel<ConvAttrs>>({
+  registerKernel<TensorKernel<ConvIntegerAttrs>>({
     op: 'ConvInteger',
     backend: 'wasm',
-    accepts: (inputs: Tensor[], attrs: ConvAttrs) =>
+    accepts: (inputs: Tensor[], attrs: ConvIntegerAttrs) =>
       intConv() !== null &&
-      wasmIntConvBytes(problem(inputs[0]!, inputs[1]!, attrs), threads(), inputs[0]!.dtype === 'int8') <= MAX_WASM_BYTES,
+      wasmIntConvBytes(
+        problem(inputs[0]!, inputs[1]!, attrs),
+        threads(),
+        inputs[0]!.dtype === 'int8',
+        attrs.epilogue ? { outBytes: BYTES[attrs.epilogue.outDtype], otherBytes: inputs[2] ? BYTES[inputs[2].dtype as keyof typeof BYTES] : 0 } : undefined,
+      ) <= MAX_WASM_BYTES,
     fn: (inputs, attrs, saved: Saved) => {
-      const [x, w] = inputs;
+      const [x, w, other] = inputs;
       const pr = problem(x!, w!, attrs);
-      let y: Int32Array;
+      const epilogue = attrs.epilogue ? { attrs: attrs.epilogue, other: other ? (other.values() as IntArray) : null } : undefined;
+      let y: IntArray;
       try {
-        y = intConv()!.forward(x!.values() as Int8Array | Int16Array, w!.values() as Int8Array | Int16Array, pr);
+        y = intConv()!.forward(x!.values() as Int8Array | Int16Array, w!.values() as Int8Array | Int16Array, pr, epilogue);
       } catch (error) {
         if (!(error instanceof RangeError)) throw error;
         noteFallback(`ConvInteger ${x!.shape.join('×')}`, error);
-        return kernels.kernelOn<TensorKernel<ConvAttrs>>('ConvInteger', 'cpu')!.fn(inputs, attrs, saved);
+        return kernels.kernelOn<TensorKernel<ConvIntegerAttrs>>('ConvInteger', 'cpu')!.fn(inputs, attrs, saved);
       }
-      return make(y, [pr.geom.n, pr.cout, ...pr.out], 'int32');
+      return make(y, [pr.geom.n, pr.cout, ...pr.out], attrs.epilogue?.outDtype ?? 'int32');
     },
   });
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Generator, requantizeInt32, Tensor, type RequantizeInt32Attrs } from '../index.js';
+import { convInteger, Generator, requantizeInt32, Tensor, type RequantizeInt32Attrs } from '../index.js';
+import type { ConvIntegerAttrs } from '../ops/conv-integer.js';
 import { kernels, type TensorKernel } from '../registry.js';
-import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
+import { loadWasmBackend, setWasmThreads, wasmStatus } from './wasm-backend.js';
 
 type Kernel = TensorKernel<RequantizeInt32Attrs>;
 const onWasm = kernels.kernelOn<Kernel>('RequantizeInt32', 'wasm')!;
@@ -170,4 +171,61 @@ describe('RequantizeInt32', () => {
     const f = new Tensor({ data: new Float32Array(6), shape: [6], dtype: 'float32' });
     expect(() => requantizeInt32(f, null, { channels: 1, inner: 6, outDtype: 'int8' })).toThrow(/int32/);
   });
+
+  for (const threads of [false, true]) {
+    it(`ConvInteger with an epilogue: wasm (applied per image in wasm memory) matches cpu and conv-then-requantize (threads ${threads})`, async () => {
+      setWasmThreads(threads);
+      const convWasm = kernels.kernelOn<TensorKernel<ConvIntegerAttrs>>('ConvInteger', 'wasm')!;
+      const convCpu = kernels.kernelOn<TensorKernel<ConvIntegerAttrs>>('ConvInteger', 'cpu')!;
+      const gen = new Generator(threads ? 41 : 43);
+      const u = (n: number): number => gen.nextUint32() % n;
+      if (threads) {
+        // The worker starts on the first job big enough to share; give it time to come up.
+        const x = new Tensor({ data: new Int8Array(40 * 16 * 28 * 28), shape: [40, 16, 28, 28], dtype: 'int8' });
+        convInteger(x, new Tensor({ data: new Int8Array(16 * 16 * 9), shape: [16, 16, 3, 3], dtype: 'int8' }), { pads: 1 });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const before = wasmStatus().workerChunks ?? 0;
+      for (let t = 0; t < 30; t++) {
+        // The first few are big enough for the worker to share.
+        const big = threads && t < 2;
+        const n = big ? 40 : 1 + u(t % 5 === 0 ? 40 : 4);
+        const cin = big ? 16 : 1 + u(6);
+        const cout = big ? 16 : 1 + u(9);
+        const h = big ? 28 : 3 + u(12);
+        const int8 = u(2) === 0;
+        const xLen = n * cin * h * h;
+        const xData = int8 ? Int8Array.from({ length: xLen }, () => u(256) - 128) : Int16Array.from({ length: xLen }, () => u(65536) - 32768);
+        const x = new Tensor({ data: xData, shape: [n, cin, h, h], dtype: int8 ? 'int8' : 'int16' });
+        const w = new Tensor({ data: Int8Array.from({ length: cout * cin * 9 }, () => u(256) - 128), shape: [cout, cin, 3, 3], dtype: 'int8' });
+        const stride = 1 + u(2);
+        const acc = convInteger(x, w, { pads: 1, stride });
+        const c = randomCase(gen, 'small');
+        const a = { ...c.attrs, channels: cout, inner: acc.size / (n * cout) };
+        // Per-tensor vectors stay, per-channel ones are cycled to Cout values.
+        const fit = (v: Int32Array | null) => (v && v.length !== 1 ? Int32Array.from({ length: cout }, (_, i) => v[i % v.length]!) : v);
+        const epi = {
+          bias: fit(a.bias),
+          sumin: a.sumin ? { m: fit(a.sumin.m)!, n: fit(a.sumin.n)!, k: fit(a.sumin.k)! } : null,
+          plan: a.plan ? { ...a.plan, pre: fit(a.plan.pre)!, m: fit(a.plan.m)!, n: fit(a.plan.n)! } : null,
+          lo: a.lo, hi: a.hi, outDtype: a.outDtype,
+        };
+        let added: Tensor | null = null;
+        if (c.other) {
+          const len = acc.size;
+          const src = c.other.values();
+          const data = new (src.constructor as new (n: number) => Int8Array | Int16Array | Int32Array)(len);
+          for (let i = 0; i < len; i++) data[i] = src[i % src.length]!;
+          added = new Tensor({ data, shape: [...acc.shape], dtype: c.other.dtype });
+        }
+        const want = requantizeInt32(acc, added, { ...epi, channels: cout, inner: a.inner });
+        const attrs: ConvIntegerAttrs = { stride: [stride, stride], pads: [1, 1, 1, 1], dilation: [1, 1], groups: 1, epilogue: { ...epi, channels: cout, inner: a.inner } };
+        const inputs = added ? [x, w, added] : [x, w];
+        sameBits(convWasm.fn(inputs, attrs, {}) as Tensor, want);
+        sameBits(convCpu.fn(inputs, attrs, {}) as Tensor, want);
+        sameBits(convInteger(x, w, { pads: 1, stride, epilogue: epi, added }), want);
+      }
+      if (threads && wasmStatus().threads === 2) expect(wasmStatus().workerChunks).toBeGreaterThan(before);
+    });
+  }
 });
