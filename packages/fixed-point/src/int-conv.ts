@@ -1,10 +1,12 @@
 import {
+  convInteger,
   InvalidArgumentError,
   kernels,
   run1,
   ShapeError,
   Tensor,
   type ConvAttrs,
+  type ConvIntegerOptions,
   type ConvOptions,
   type ConvTransposeAttrs,
   type ConvTransposeOptions,
@@ -249,7 +251,33 @@ function exactConv(c: Common, w: Tensor, cout: number, out: number[], kind: Conv
  * 2-d or 3-d by the weight's rank, attributes as conv1d/2d/3d. No bias.
  */
 export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
-  const fn = 'intConv';
+  const { c, cout, out, convAttrs, n, cin, image, pads } = convSetup('intConv', x, w, attrs);
+  const { groups, stride, dilation, kernel } = c;
+  const direct = integerConv(c, w, cout, out, convAttrs);
+  if (direct) return direct;
+  return exactConv(c, w, cout, out, {
+    l1: (wv, cinG, kvol) => kernelL1(wv, cout, cinG, kvol, false),
+    f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
+    run: (xt, wv, c0, c1, cinG, kvol) => {
+      const wc = weightChannels(wv, cout, cinG, kvol, c0, c1);
+      return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])], convAttrs).values() as Float32Array;
+    },
+  });
+}
+
+/**
+ * intConv followed by the epilogue `epi` (requantizeInt32 over [N, Cout, P]; `added` is the fused
+ * add's input), in one ConvInteger call when the backend has an integer kernel and the sums fit
+ * int32, so the backend applies it before the sums leave its memory; null otherwise (then run
+ * intConv and requantizeInt32).
+ */
+export function intConvRequantized(x: Tensor, w: Tensor, attrs: ConvOptions, epi: NonNullable<ConvIntegerOptions['epilogue']>, added: Tensor | null): Tensor | null {
+  const { c, cout, out, convAttrs } = convSetup('intConv', x, w, attrs);
+  if (c.unbatched) return null;
+  return integerConv(c, w, cout, out, convAttrs, { epi, added });
+}
+
+function convSetup(fn: string, x: Tensor, w: Tensor, attrs: ConvOptions) {
   const c = common(fn, x, w, attrs, '[out_channels, in_channels/groups, ...kernel]');
   const { r, xb, groups, stride, dilation, kernel } = c;
   const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
@@ -278,16 +306,7 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
     }
   });
   const convAttrs: ConvAttrs = { stride, pads, dilation, groups };
-  const direct = integerConv(c, w, cout, out, convAttrs);
-  if (direct) return direct;
-  return exactConv(c, w, cout, out, {
-    l1: (wv, cinG, kvol) => kernelL1(wv, cout, cinG, kvol, false),
-    f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
-    run: (xt, wv, c0, c1, cinG, kvol) => {
-      const wc = weightChannels(wv, cout, cinG, kvol, c0, c1);
-      return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])], convAttrs).values() as Float32Array;
-    },
-  });
+  return { c, cout, out, convAttrs, n, cin, image, pads };
 }
 
 /** Whether the backend would run ConvInteger natively (not on the cpu reference loops) for these operands. */
@@ -323,12 +342,16 @@ function fitsInt32(xv: TypedArray, dtype: string, n: number, cin: number, pin: n
 }
 
 /** intConv on the backend's ConvInteger kernel when it has one and the sums fit int32; else null. */
-function integerConv(c: Common, w: Tensor, cout: number, out: number[], attrs: ConvAttrs): Tensor | null {
+function integerConv(c: Common, w: Tensor, cout: number, out: number[], attrs: ConvAttrs, epilogue?: { epi: NonNullable<ConvIntegerOptions['epilogue']>; added: Tensor | null }): Tensor | null {
   const { xb, groups, kernel } = c;
   const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
   const kvol = volume(kernel);
   if (n * cout * volume(out) === 0 || (cin / groups) * kvol === 0 || !hasIntegerKernel(xb, w, attrs)) return null;
   if (!fitsInt32(xb.values(), xb.dtype, n, cin, volume(xb.shape.slice(2)), groups, kernelL1(w.values(), cout, cin / groups, kvol, false))) return null;
+  if (epilogue) {
+    const { stride, pads, dilation, groups } = attrs;
+    return convInteger(xb, w, { stride, pads, dilation, groups, epilogue: epilogue.epi, added: epilogue.added });
+  }
   const y = run1<ConvAttrs>('ConvInteger', [xb, w], attrs);
   return finish(c, y.values() as Int32Array, [n, cout, ...out]);
 }

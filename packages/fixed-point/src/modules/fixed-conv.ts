@@ -1,8 +1,8 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, REQUANTIZE_MAX_MULTIPLIER, requantizeInt32, Tensor } from '@qtk/tensor';
+import { DTypeError, InvalidArgumentError, REQUANTIZE_MAX_MULTIPLIER, requantizeInt32, Tensor, type RequantizeInt32Options } from '@qtk/tensor';
 import type { SuminPlan } from '../bias.js';
-import { intConv, intConvTranspose } from '../int-conv.js';
+import { intConv, intConvRequantized, intConvTranspose } from '../int-conv.js';
 import { intLinear } from '../int-matmul.js';
 import type { RequantizePlan } from '../requantize.js';
 import { intRange } from '../integer-math.js';
@@ -65,6 +65,14 @@ export class FixedConv extends Module {
     if ((cfg.sumin !== null) !== (other !== undefined)) {
       throw new InvalidArgumentError(`FixedConv: ${cfg.sumin ? 'fused with an add, it takes (x, other)' : 'not fused with an add, it takes one input'}`);
     }
+    const axis = cfg.requant ? -1 : cfg.kind === 'linear' ? x.data.ndim - 1 : 1;
+    const outDtype = cfg.requant ? cfg.requant.outDtype : 'qint32';
+    const epi = epilogueOptions(cfg, other ? other.data : null);
+    if (epi && cfg.kind === 'conv') {
+      // On an integer conv kernel the backend requantizes before the sums leave its memory.
+      const fused = intConvRequantized(x.data, cfg.weight, cfg.attrs, epi, other ? other.data : null);
+      if (fused) return new QTensor(fused, cfg.outScale, outDtype, axis);
+    }
     const accT =
       cfg.kind === 'linear'
         ? intLinear(x.data, cfg.weight)
@@ -79,8 +87,7 @@ export class FixedConv extends Module {
     }
     const channels = this.outChannels;
     const inner = cfg.kind === 'linear' ? 1 : acc.length / (shape[0]! * channels);
-    const viaOp = epilogueOp(cfg, accT, other ? other.data : null, channels, inner);
-    if (viaOp) return new QTensor(viaOp, cfg.outScale, cfg.requant ? cfg.requant.outDtype : 'qint32', cfg.requant ? -1 : cfg.kind === 'linear' ? shape.length - 1 : 1);
+    if (epi) return new QTensor(requantizeInt32(accT, other ? other.data : null, { ...epi, channels, inner }), cfg.outScale, outDtype, axis);
     if (!cfg.requant) {
       convEpilogue(cfg, acc, e, inner, channels, acc);
       return new QTensor(accT, cfg.outScale, 'qint32', cfg.kind === 'linear' ? shape.length - 1 : 1);
@@ -103,10 +110,10 @@ const INT_STORAGE = new Set(['int8', 'int16', 'int32']);
 const withinMultiplier = (v: Int32Array): boolean => v.every((x) => Math.abs(x) <= REQUANTIZE_MAX_MULTIPLIER);
 
 /**
- * The epilogue as the backend's RequantizeInt32 op (wasm when loaded), or null when the op cannot
- * express it (an output dtype other than qint8/16/32, a multiplier beyond 2^16): convEpilogue then.
+ * The epilogue as options of the backend's RequantizeInt32 op (wasm when loaded), or null when the
+ * op cannot express it (an output dtype other than qint8/16/32, a multiplier beyond 2^16): convEpilogue then.
  */
-function epilogueOp(cfg: FixedConvConfig, acc: Tensor, other: Tensor | null, channels: number, inner: number): Tensor | null {
+function epilogueOptions(cfg: FixedConvConfig, other: Tensor | null): Omit<RequantizeInt32Options, 'channels' | 'inner'> | null {
   const plan = cfg.requant;
   const outDtype = plan ? STORAGE[plan.outDtype] : 'int32';
   if (!outDtype || (other && !INT_STORAGE.has(other.dtype))) return null;
@@ -114,16 +121,14 @@ function epilogueOp(cfg: FixedConvConfig, acc: Tensor, other: Tensor | null, cha
   const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };
   const lo = cfg.activation ? Math.max(0, range.min) : range.min;
   const hi = cfg.activation === 'relu6' && plan ? Math.max(lo, Math.min(range.max, cfg.relu6Max)) : range.max;
-  return requantizeInt32(acc, other, {
-    channels,
-    inner,
+  return {
     bias: cfg.bias,
     sumin: cfg.sumin,
     plan: plan ? { rule: plan.rule, pre: plan.pre, m: plan.m, n: plan.n } : null,
     lo,
     hi,
     outDtype,
-  });
+  };
 }
 
 /**
