@@ -59,7 +59,7 @@ function pathOf(node: Node): string {
 }
 
 /**
- * The module path whose qconfig a node takes: a fused module takes its conv's (the seed's fused
+ * The module path whose qconfig a node takes: a fused module takes its conv's (horizon_plugin_pytorch's fused
  * modules keep the conv's qconfig), another call_module its own, any other node its scope's.
  */
 export function qconfigPathOf(ctx: PrepareContext, node: Node): string {

@@ -5,7 +5,7 @@ import { QConfigError } from '@qtk/spec';
 type ModuleClass = abstract new (...args: any[]) => Module;
 
 /**
- * Which qconfig applies where (the seed's qconfig_dict, camelCase). Precedence, lowest first:
+ * Which qconfig applies where (horizon_plugin_pytorch's qconfig_dict, camelCase). Precedence, lowest first:
  * `global` < `moduleType` < `moduleName` < a module's own `qconfig` property; a name or an own
  * qconfig covers the module's children too. null means "not quantized".
  */

@@ -5,7 +5,7 @@ import { qconfig, withArgs, type QConfig } from './qconfig.js';
 export type FakeQuantKind = 'fake_quant' | 'lsq' | null;
 
 /**
- * The seed's get_default_qconfig: activation / weight fake-quant kind ('fake_quant', 'lsq' or null
+ * horizon_plugin_pytorch's get_default_qconfig: activation / weight fake-quant kind ('fake_quant', 'lsq' or null
  * for none), their observer names, and extra options for each. Activations per tensor, weights per
  * channel along axis 0, qint8 unless the qkwargs say otherwise.
  */

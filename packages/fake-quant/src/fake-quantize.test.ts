@@ -116,7 +116,7 @@ describe('setFakeQuantize and qconfigs', () => {
     expect(() => withArgs({ dtype: 'qint4' as never })).toThrow();
   });
 
-  it("the default qconfigs follow the seed's shapes", () => {
+  it("the default qconfigs follow horizon_plugin_pytorch's shapes", () => {
     expect(defaultQatQconfig.activation!().options).toMatchObject({ chAxis: -1, dtype: 'qint8', learnable: false });
     expect(defaultQatQconfig.weight!({ numChannels: 4 }).options).toMatchObject({ chAxis: 0, dtype: 'qint8' });
     expect(defaultQatOutQconfig.activation).toBeNull();

@@ -43,7 +43,7 @@ type Parsed = z.output<typeof fakeQuantizeOptionsSchema>;
 
 /**
  * Fake quantization after horizon_plugin_pytorch's FakeQuantize and LSQ:
- * - CALIBRATION: the observer sees x, the output is x unchanged (the seed's calibration);
+ * - CALIBRATION: the observer sees x, the output is x unchanged (horizon_plugin_pytorch's calibration);
  * - VALIDATION: the observer is frozen, the output is fake-quantized with the calibrated scale;
  * - QAT: the observer sees x (LSQ: only until the scale is initialised) and the output is
  *   fake-quantized, gradient straight-through (zero outside [qmin·s, qmax·s]); LSQ learns s.

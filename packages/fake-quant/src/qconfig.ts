@@ -2,7 +2,7 @@ import { fakeQuants, QConfigError, type FakeQuantFactoryV1, type FakeQuantV1 } f
 import { z } from 'zod';
 import { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 
-/** A factory of fake-quant modules with bound options (the seed's `FakeQuantize.with_args(...)`). */
+/** A factory of fake-quant modules with bound options (horizon_plugin_pytorch's `FakeQuantize.with_args(...)`). */
 export interface FakeQuantFactory {
   (overrides?: FakeQuantizeOptions): FakeQuantize;
   readonly options: Readonly<FakeQuantizeOptions>;

@@ -7,7 +7,7 @@ function isFakeQuant(m: unknown): m is FakeQuantV1 {
 }
 
 /**
- * Sets every fake-quant module under `model` to `state` (the seed's set_fake_quantize). VALIDATION
+ * Sets every fake-quant module under `model` to `state` (horizon_plugin_pytorch's set_fake_quantize). VALIDATION
  * also puts the model in eval mode, QAT and CALIBRATION leave train/eval alone. Returns the count.
  */
 export function setFakeQuantize(model: Module, state: FakeQuantState): number {

@@ -1,4 +1,4 @@
-// The fusion table, generated from the sets of layers, norms, adds and activations the seed lists:
+// The fusion table, generated from the sets of layers, norms, adds and activations horizon_plugin_pytorch lists:
 // every conv family × the shapes Conv-BN, Conv-ReLU, Conv-Add, Conv-BN-ReLU, Conv-BN-Add,
 // Conv-Add-ReLU, Conv-BN-Add-ReLU (adds with the conv output first or second), as FusionPatternV1.
 import { anyOf, MatchAll, Node, type Match, type Pattern, type PatternElement, type RewriteContext } from '@qtk/ir';
@@ -34,7 +34,7 @@ export interface FusionFamily {
 }
 
 /**
- * The conv families. The seed's cross product convs × {BatchNorm1d/2d/3d, SyncBatchNorm} is
+ * The conv families. horizon_plugin_pytorch's cross product convs × {BatchNorm1d/2d/3d, SyncBatchNorm} is
  * restricted to the pairs that can run: a BatchNormNd rejects inputs of another rank, so Conv2d
  * and ConvTranspose2d pair with BatchNorm2d, Conv3d with BatchNorm3d, Linear with BatchNorm1d,
  * and each with SyncBatchNorm (any rank).

@@ -1,4 +1,4 @@
-// The seed's graph edit: insert a color-space conversion right after the QuantStub node of a traced
+// horizon_plugin_pytorch's graph edit: insert a color-space conversion right after the QuantStub node of a traced
 // model, reroute its users, recompile and run.
 import { BatchNorm2d, Conv2d, deepCopy, Module, QuantStub, ReLU } from '@qtk/nn';
 import { Generator, randn, Tensor, tensor } from '@qtk/tensor';
@@ -67,7 +67,7 @@ describe('graph edit after tracing', () => {
         traced.graph.insertingAfter(n, () => {
           const converted = traced.graph.callFunction(centeredYuvToRgb, [n], { swing: 'full' });
           n.replaceAllUsesWith(converted);
-          converted.args = [n]; // as in the seed (replaceAllUsesWith already leaves it alone)
+          converted.args = [n]; // as in horizon_plugin_pytorch (replaceAllUsesWith already leaves it alone)
         });
       }
     }

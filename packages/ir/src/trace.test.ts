@@ -13,7 +13,7 @@ function expectSame(a: Tensor, b: Tensor) {
   expect(Array.from(b.values())).toEqual(Array.from(a.values()));
 }
 
-describe('symbolicTrace: the seed models', () => {
+describe('symbolicTrace: horizon_plugin_pytorch models', () => {
   it('ModelForFusion (conv, bn, functional add, relu) traces to the FX table and runs like the eager model', () => {
     const g = new Generator(0);
     const model = new ModelForFusion(g);

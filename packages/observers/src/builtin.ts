@@ -26,7 +26,7 @@ function factory<O>(
 
 /** The built-in observer factories, registered in @qtk/spec's `observers` registry on import. */
 export const builtinObservers = [
-  factory('min_max', "the seed's moving-average min/max, per tensor or per channel (chAxis)", minMaxOptionsSchema, (o) => new MinMaxObserver(o)),
+  factory('min_max', "horizon_plugin_pytorch's moving-average min/max, per tensor or per channel (chAxis)", minMaxOptionsSchema, (o) => new MinMaxObserver(o)),
   factory('moving_average_min_max', 'moving-average min/max per tensor', movingAverageMinMaxOptionsSchema, (o) => new MovingAverageMinMaxObserver(o)),
   factory(
     'moving_average_per_channel_min_max',

@@ -76,7 +76,7 @@ describe('KLObserver', () => {
     }
   });
 
-  it('periodic mode (updateInterval) averages per-interval thresholds as the seed does', () => {
+  it('periodic mode (updateInterval) averages per-interval thresholds as horizon_plugin_pytorch does', () => {
     const parts = [0, 1, 2, 3].map((i) => reluData(3000, 50 + i, 1 + i * 0.3));
     const o = new KLObserver({ bins: 512, updateInterval: 2, averagingConstant: 0.25 });
     for (const p of parts) o.observe(t(p));

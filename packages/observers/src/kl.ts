@@ -10,17 +10,17 @@ export const klOptionsSchema = perTensorSchema('kl', {
   bins: binsSchema(1024),
   /**
    * null (default): one KL search over everything observed, when qparams are asked for.
-   * k: the seed's periodic mode — every k batches search the histogram of those batches, fold the
+   * k: horizon_plugin_pytorch's periodic mode — every k batches search the histogram of those batches, fold the
    * threshold into a moving average (`averagingConstant`) and start a new histogram.
    */
   updateInterval: z.number().int().min(1).nullable().default(null),
   averagingConstant: z.number().min(0).max(1).default(0.01),
-  /** First candidate threshold, in |x| bins (TensorRT and the seed use 128). */
+  /** First candidate threshold, in |x| bins (TensorRT and horizon_plugin_pytorch use 128). */
   startBin: z.number().int().min(1).default(128),
 });
 export type KlOptions = z.output<typeof klOptionsSchema>;
 
-/** Window of the moving sum over divergences that picks the threshold (the seed's 9). */
+/** Window of the moving sum over divergences that picks the threshold (horizon_plugin_pytorch's 9). */
 export const KL_SMOOTH_WINDOW = 9;
 
 export interface KlSearch {
@@ -36,9 +36,9 @@ export interface KlSearch {
  * for each candidate end bin i, P is the histogram up to i with everything beyond folded into bin
  * i - 1, Q is the first i bins merged into `levels` quantization levels (bin b goes to level
  * ⌊b · levels / i⌋) and spread back evenly over that level's nonempty bins; the divergence is
- * KL(P‖Q) of the normalised vectors (Q + 1e-10). As in the seed and pytorch-quantization, bin 0
+ * KL(P‖Q) of the normalised vectors (Q + 1e-10). As in horizon_plugin_pytorch and pytorch-quantization, bin 0
  * takes bin 1's count first (the spike of zeros after a ReLU says nothing about the threshold).
- * The seed then smooths: the threshold is the centre of the 9-candidate window with the smallest
+ * horizon_plugin_pytorch then smooths: the threshold is the centre of the 9-candidate window with the smallest
  * summed divergence (the later window on ties). Candidates stop one bin past the last nonempty bin.
  */
 export function klThresholdBin(counts: ArrayLike<number>, levels: number, startBin = 128, stride = 1): KlSearch {
@@ -155,7 +155,7 @@ export class KLObserver extends HistogramObserver<KlOptions> {
     this.clip = numberArray(s, 'clip', this.name)[0] ?? null;
   }
 
-  /** Histograms add; in periodic mode running thresholds combine by maximum (the seed's all-reduce of min/max). */
+  /** Histograms add; in periodic mode running thresholds combine by maximum (horizon_plugin_pytorch's all-reduce of min/max). */
   override merge(other: ObserverState): void {
     super.merge(other);
     const c = numberArray(other.stats, 'clip', this.name)[0];

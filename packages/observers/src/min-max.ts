@@ -59,10 +59,10 @@ export function minMaxOf(
 }
 
 /**
- * The seed's MinMaxObserver: the first batch sets min/max, each later batch moves them toward its own
+ * horizon_plugin_pytorch's MinMaxObserver: the first batch sets min/max, each later batch moves them toward its own
  * min/max by `averagingConstant` (`min += c * (batchMin - min)`): 0 keeps the first batch, 1 keeps the
  * last. Per channel when `chAxis >= 0`. `merge` takes the elementwise min of minima and max of maxima,
- * as the seed's multi-worker synchronisation (`isSyncQuantize`) does.
+ * as horizon_plugin_pytorch's multi-worker synchronisation (`isSyncQuantize`) does.
  */
 export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
   private min: Float64Array | null = null;
@@ -178,7 +178,7 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
   }
 }
 
-/** Per-tensor moving-average min/max (PyTorch's name for the seed's default activation observer). */
+/** Per-tensor moving-average min/max (PyTorch's name for horizon_plugin_pytorch's default activation observer). */
 export class MovingAverageMinMaxObserver extends MinMaxObserver {
   constructor(options: unknown = {}) {
     super(options, 'moving_average_min_max', movingAverageMinMaxOptionsSchema);

@@ -5,7 +5,7 @@ import { binsSchema, perTensorSchema } from './options.js';
 import { histogramPercentile } from './percentile.js';
 import { histogramQuantError } from './quant-error.js';
 
-/** The seed's candidate percentiles. */
+/** horizon_plugin_pytorch's candidate percentiles. */
 export const MIX_PERCENTILES = [99.9, 99.95, 99.99, 99.993, 99.995, 99.997, 99.999, 99.9995, 99.9999] as const;
 
 export const mixOptionsSchema = perTensorSchema('mix', {
@@ -26,9 +26,9 @@ export interface MixCandidate {
 /**
  * Chooses among candidate ranges the one with the smallest quantization error on everything
  * observed. Candidates: the plain min/max, and min/max clipped at each of `percentiles` of |x|
- * (the seed's nine, 99.9 ... 99.9999, by default). Each candidate's error is the expected sum of
+ * (horizon_plugin_pytorch's nine, 99.9 ... 99.9999, by default). Each candidate's error is the expected sum of
  * squared quantization errors over the histogram (same estimate as the MSE observer); ties go to the
- * earlier candidate (min/max first). The seed scores the same candidates per batch and averages the
+ * earlier candidate (min/max first). horizon_plugin_pytorch scores the same candidates per batch and averages the
  * winners; here one histogram covers all batches, so workers' states merge exactly.
  */
 export class MixObserver extends HistogramObserver<MixOptions> {

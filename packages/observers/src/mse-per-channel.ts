@@ -24,7 +24,7 @@ function channelError(v: ArrayLike<number>, c: number, channels: number, inner: 
 }
 
 /**
- * The seed's per-channel MSE observer (`mse` with `chAxis >= 0`, typically for weights): for each
+ * horizon_plugin_pytorch's per-channel MSE observer (`mse` with `chAxis >= 0`, typically for weights): for each
  * batch and channel, search min/max · (1 - 0.01·i) over the raw values for the least fake-quant
  * squared error, then moving-average the winners with `averagingConstant` (first batch sets them).
  * Merge takes min of minima / max of maxima, as min_max does.

@@ -12,7 +12,7 @@ export interface ThresholdSearch {
   readonly factors: readonly number[];
   /** Estimated total squared error of each candidate. */
   readonly errors: readonly number[];
-  /** Index of the chosen candidate (smallest error; ties go to the larger clip, as in the seed). */
+  /** Index of the chosen candidate (smallest error; ties go to the larger clip, as in horizon_plugin_pytorch). */
   readonly best: number;
 }
 
@@ -32,7 +32,7 @@ export function mseFactors(stride: number): number[] {
 
 /**
  * Searches clipping thresholds `max(-min, max) · (1 - 0.01·i)` for i = 0, stride, ... < 95 (the
- * seed's grid) and keeps the one with the smallest quantization MSE. The MSE is estimated from a
+ * horizon_plugin_pytorch's grid) and keeps the one with the smallest quantization MSE. The MSE is estimated from a
  * histogram of everything observed (each bin's values spread uniformly, clipping and rounding error
  * integrated exactly), not recomputed over raw batches, so memory is bounded and states merge.
  * Per tensor; `PerChannelMSEObserver` is the per-channel form (same registry name, `chAxis >= 0`).

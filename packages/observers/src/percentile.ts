@@ -11,7 +11,7 @@ export const percentileOptionsSchema = perTensorSchema('percentile', {
 export type PercentileOptions = z.output<typeof percentileOptionsSchema>;
 
 /**
- * The `percentile`-th percentile of |x| from the histogram, as the seed computes it: the first
+ * The `percentile`-th percentile of |x| from the histogram, as horizon_plugin_pytorch computes it: the first
  * |x| bin whose cumulative count reaches `percentile / 100` of all values, taken at its centre.
  * Within one bin width (`range / bins`) of the exact percentile.
  */
@@ -31,7 +31,7 @@ export function histogramPercentile(h: SignedHistogram, percentile: number): num
 }
 
 /**
- * Clips at a percentile of |x| over everything observed (the seed does the same per batch and
+ * Clips at a percentile of |x| over everything observed (horizon_plugin_pytorch does the same per batch and
  * averages; here one histogram over all batches, so merging workers is exact). The clip never
  * exceeds the observed min / max: `min' = max(min, -clip)`, `max' = min(max, clip)`.
  */

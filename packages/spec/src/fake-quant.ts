@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ObserverV1, QParams } from './observer.js';
 
 /**
- * The seed's fake-quant states:
+ * horizon_plugin_pytorch's fake-quant states:
  * - CALIBRATION: the observer runs, the output is the float input unchanged;
  * - QAT: the observer runs (unless frozen) and the output is fake-quantized with a straight-through gradient;
  * - VALIDATION: the observer is frozen and the output is fake-quantized.

@@ -10,7 +10,7 @@ export interface QParams {
   readonly dtype: QuantDType;
   readonly quantMin: number;
   readonly quantMax: number;
-  /** Channel axis of a per-channel scale; -1 for per tensor (the seed's convention). */
+  /** Channel axis of a per-channel scale; -1 for per tensor (horizon_plugin_pytorch's convention). */
   readonly chAxis: number;
 }
 
@@ -18,7 +18,7 @@ export const QSCHEMES = ['per_tensor_symmetric', 'per_channel_symmetric'] as con
 export type QScheme = (typeof QSCHEMES)[number];
 
 /**
- * Options every observer accepts (the seed's parameters, camelCase).
+ * Options every observer accepts (horizon_plugin_pytorch's parameters, camelCase).
  * - `chAxis` -1 observes per tensor; >= 0 per channel along that axis. `qscheme` may be left out and
  *   is then derived from `chAxis`; when given it must agree with it.
  * - `quantMin` / `quantMax` narrow the dtype's range (null = the dtype's own).
