@@ -11,7 +11,7 @@ function sortedPercentile(v: ArrayLike<number>, p: number): number {
 }
 
 describe('MixObserver', () => {
-  it('scores min/max and horizon_plugin_pytorch's percentiles and keeps the one a raw-data MSE search keeps', () => {
+  it("scores min/max and horizon_plugin_pytorch's percentiles and keeps the one a raw-data MSE search keeps", () => {
     for (const seed of [1, 2, 3]) {
       const parts = [activations(20000, seed, 1, 0.002), activations(20000, seed + 9, 1.3, 0.002)];
       parts[0]![5] = 25; // one far outlier
