@@ -104,6 +104,7 @@ export {
 } from './optim/optimizer.js';
 export { SGD, type SGDOptions } from './optim/sgd.js';
 export { Adam, AdamW, type AdamOptions } from './optim/adam.js';
+export { clipGradNorm, clipGradValue, NonfiniteGradientError, type ClipGradNormOptions } from './optim/clip-grad.js';
 export {
   LRScheduler,
   StepLR,
