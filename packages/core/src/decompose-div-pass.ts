@@ -5,6 +5,7 @@
 import { FloatFunctional } from '@qtk/nn';
 import type { Node } from '@qtk/ir';
 import type { PrepareContext } from './prepare-context.js';
+import { qconfigOf } from './qconfig-of.js';
 
 function isDiv(ctx: PrepareContext, n: Node): boolean {
   if ((n.op === 'call_function' || n.op === 'call_method') && n.target === 'div') return true;
@@ -35,8 +36,7 @@ export function decomposeDivPass(ctx: PrepareContext): void {
     if (!isNode(x) || !isNode(y)) continue;
     const users = [...node.users];
     if (users.length !== 1 || !ctx.quantized.has(users[0]!)) continue;
-    const path = node.op === 'call_module' ? node.target : node.scope;
-    const factory = ctx.resolver.resolve(path)?.activation;
+    const factory = qconfigOf(ctx, node).qconfig?.activation;
     if (!factory) continue;
     const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), factory({ dtype }));
     const mul = graph.insertingBefore(node, () => {

@@ -1,5 +1,5 @@
 import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
-import { FusedConvBase, setModuleCopyOnWrite } from '@qtk/fusion';
+import { setModuleCopyOnWrite } from '@qtk/fusion';
 import type { GraphModule, Node } from '@qtk/ir';
 import {
   AdaptiveAvgPool2d,
@@ -24,6 +24,7 @@ import {
 import { QConfigError } from '@qtk/spec';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
+import { moduleOf, pathOf, qconfigOf } from './qconfig-of.js';
 import { compositeOpOf, compositeQatForm } from './qat-composites.js';
 import type { PrepareContext } from './prepare-context.js';
 
@@ -43,36 +44,6 @@ const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = 
   Sigmoid, Tanh, SiLU, GELU, Hardsigmoid, Hardswish, Softmax, AvgPool2d, AdaptiveAvgPool2d, LayerNorm, ELU, LeakyReLU,
   Softplus, PReLU,
 ];
-
-function moduleOf(gm: GraphModule, node: Node): Module | null {
-  if (node.op !== 'call_module') return null;
-  try {
-    return gm.getSubmodule(node.target);
-  } catch {
-    return null;
-  }
-}
-
-/** Qualified path used for qconfig lookup: the module of a call_module, else the scope that created the node. */
-function pathOf(node: Node): string {
-  return node.op === 'call_module' ? node.target : node.scope;
-}
-
-/**
- * The module path whose qconfig a node takes: a fused module takes its conv's (horizon_plugin_pytorch's fused
- * modules keep the conv's qconfig), another call_module its own, any other node its scope's.
- */
-export function qconfigPathOf(ctx: PrepareContext, node: Node): string {
-  const from = node.meta.fusedFrom as readonly string[] | undefined;
-  if (from) {
-    for (const name of from) {
-      const src = ctx.source.graph.node(name);
-      const m = src ? moduleOf(ctx.source, src) : null;
-      if (src && m && weightedLayer(m)) return src.target;
-    }
-  }
-  return pathOf(node);
-}
 
 /** Warns for every FloatFunctional instance called more than once (each call needs its own output scale). */
 export function checkFloatFunctionalPass(ctx: PrepareContext): void {
@@ -121,8 +92,7 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
     const module = moduleOf(gm, node);
     if (!module || module instanceof FloatFunctional || module instanceof DeQuantStub) continue;
     const w = weightedLayer(module);
-    const hints = module instanceof FusedConvBase ? [module.conv as Module] : [];
-    const qc = ctx.resolver.resolve(qconfigPathOf(ctx, node), hints);
+    const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc) continue;
     let replacement: Module | null = null;
     if (module instanceof QuantStub) {
@@ -141,7 +111,7 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
     }
     if (!replacement) continue;
     const q = replacement as QatModule;
-    if (ctx.march) checkQconfigForMarch(ctx.march, qconfigPathOf(ctx, node), module.constructor.name, { activation: q.activationPostProcess, weight: q.weightFakeQuant });
+    if (ctx.march) checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: q.activationPostProcess, weight: q.weightFakeQuant });
     setModuleCopyOnWrite(gm, node.target, replacement, ctx.owned);
     done.set(node.target, replacement);
     ctx.quantized.add(node);
@@ -154,14 +124,13 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
   const graph = gm.graph;
   for (const node of [...graph.nodes]) {
     let requant = false;
-    const ownerPath = pathOf(node);
     if (node.op === 'call_function' || node.op === 'call_method') requant = REQUANTIZING_FUNCTIONS.has(node.target);
     else if (node.op === 'call_module' && node.method !== undefined && moduleOf(gm, node) instanceof FloatFunctional) requant = true;
     if (!requant) continue;
-    const qc = ctx.resolver.resolve(ownerPath);
+    const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc?.activation) continue;
     const fq = qc.activation();
-    if (ctx.march) checkQconfigForMarch(ctx.march, `${ownerPath || '<root>'} (${node.name})`, node.target, { activation: fq, weight: null });
+    if (ctx.march) checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, { activation: fq, weight: null });
     const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
     const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));
     node.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode });

@@ -68,14 +68,14 @@ describe('prepareQatFx', () => {
       expect.arrayContaining([
         ['quant', 'QuantStub'],
         ['relu1', 'ConvAddReLU2d'],
-        ['block.relu', 'ConvAddReLU2d'],
+        ['block.skip', 'ConvAddReLU2d'], // conv + bn + FloatFunctional add + relu sits at the add's name
         ['_generated_add_0', 'ConvAddReLU2d'], // conv2 + the functional add
         ['pool', 'AdaptiveAvgPool2d'],
         ['fc', 'Linear'],
       ]),
     );
     const inserted = qat.graph.nodes.filter((n) => n.op === 'call_module' && n.target.includes('activation_post_process')).map((n) => n.args[0] as { name: string });
-    expect(inserted.map((n) => n.name)).toEqual(['cat']);
+    expect(inserted.map((n) => n.name)).toEqual(['_generated_cat_0']); // the functional cat, now a generated FloatFunctional
     expect((qat.getSubmodule('fc') as QatModule).weightFakeQuant!.scale.shape).toEqual([3]);
     expect(model.conv2).toBeInstanceOf(Conv2d);
     expect(namedFakeQuants(model)).toEqual([]);
@@ -186,12 +186,12 @@ describe('qconfig resolution', () => {
     expect(act(qat.getSubmodule('_generated_add_0'))!.observer.name).toBe('kl'); // conv2 fused with the add: name beats type
     expect(act(qat.getSubmodule('fc'))).toBeNull(); // module.qconfig beats type
     expect(act(qat.getSubmodule('quant'))!.dtype).toBe('qint8'); // global
-    expect(act(qat.getSubmodule('block.relu'))!.observer.name).toBe('kl'); // inherited from block
+    expect(act(qat.getSubmodule('block.skip'))!.observer.name).toBe('kl'); // inherited from block
     const fqOf = (node: string) => {
       const n = qat.graph.nodes.find((m) => m.op === 'call_module' && (m.args[0] as { name?: string })?.name === node && m.target.includes('activation_post_process'))!;
       return qat.getSubmodule(n.target) as FakeQuantize;
     };
-    expect(fqOf('cat').observer.name).toBe('min_max'); // root-level op: global
+    expect(fqOf('_generated_cat_0').observer.name).toBe('min_max'); // root-level op: global
   });
 
   it('null leaves a module float', () => {

@@ -1,4 +1,4 @@
-import { fuseFx } from '@qtk/fusion';
+import { fuseFx, moduleizeFunctionalOps } from '@qtk/fusion';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import { Module, QuantStub } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
@@ -64,7 +64,14 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
   const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
   const ffPass = passes.find((p) => p.run === checkFloatFunctionalPass);
   ffPass?.run(preCtx);
-  const gm = options.fuse === false ? new GraphModule(traced, traced.graph.clone().graph, { className: traced.className }) : fuseFx(traced);
+  let gm: GraphModule;
+  const owned = new Set<Module>();
+  if (options.fuse === false) {
+    gm = new GraphModule(traced, traced.graph.clone().graph, { className: traced.className });
+    moduleizeFunctionalOps(gm, owned);
+  } else {
+    gm = fuseFx(traced);
+  }
   if (options.inputQuantStubs) {
     insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
   }
@@ -74,7 +81,7 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     resolver: new QconfigResolver(gm, qconfigDict),
     march: getMarch(),
     quantized: new Set(),
-    owned: new Set(),
+    owned,
     warn,
   };
   for (const pass of passes) if (pass !== ffPass) pass.run(ctx);

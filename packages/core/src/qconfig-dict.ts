@@ -74,6 +74,21 @@ export class QconfigResolver {
     return q;
   }
 
+  /**
+   * The qconfig set for exactly this path, not inherited: the module's own `qconfig` property, else
+   * a `moduleName` entry; undefined when neither exists (null is "not quantized").
+   */
+  explicit(path: string): QConfig | null | undefined {
+    const m = this.moduleAt(path);
+    const own = m ? (m as unknown as { qconfig?: QConfig | null }).qconfig : undefined;
+    if (own !== undefined) {
+      if (own !== null && !isQConfig(own)) throw new QConfigError('module.qconfig must be a QConfig or null', { module: path || '<root>' });
+      return own;
+    }
+    if (this.dict.moduleName && Object.hasOwn(this.dict.moduleName, path)) return this.dict.moduleName[path]!;
+    return undefined;
+  }
+
   private moduleAt(path: string): Module | null {
     if (path === '') return this.root;
     try {

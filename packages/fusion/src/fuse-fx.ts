@@ -18,6 +18,7 @@ import { fusionPatterns, type FusionPatternV1 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { FusedConvBase, registerFusedModules } from './fused-modules.js';
 import { defaultFusionPatterns, referencedElsewhere } from './fusion-patterns.js';
+import { moduleizeFunctionalOps } from './functional-modules.js';
 import { setModuleCopyOnWrite } from './module-tree.js';
 
 /** Modules created for (or cloned into) a fused GraphModule, which edits may change in place. */
@@ -39,9 +40,10 @@ function kindOf(root: Node, ctx: RewriteContext): string {
 /**
  * Rewrites one match: the fused module (`entry.createFused`) is called by a new node in the root's
  * place with the inputs of the match's first op (its last node) followed by the MatchAll captures.
- * It is stored at the root's module path when the root is a call_module nothing else uses, else
- * as `_generated_<op>_<k>` (`_generated_add_0` for a functional or tensor add). Other matched
- * modules that nothing else uses become Identity. Returns the fused node.
+ * It is stored at the module path of the match's add when that add is a FloatFunctional call nothing
+ * else uses (`block.skip`, or `_generated_add_0` for a functional add that fuseFx turned into one),
+ * else at the root's path when the root is a call_module nothing else uses, else as
+ * `_generated_<op>_<k>`. Other matched modules that nothing else uses become Identity. Returns the fused node.
  */
 export function applyFusion(entry: FusionPatternV1, match: Match, ctx: RewriteContext): Node {
   const { gm, graph } = ctx;
@@ -50,8 +52,14 @@ export function applyFusion(entry: FusionPatternV1, match: Match, ctx: RewriteCo
   const first = match.nodes[match.nodes.length - 1]!;
   const args = [...first.args, ...match.captures];
   const mine = owned(gm);
+  // an add that is a module call (a FloatFunctional, or a generated one for a functional add) gives
+  // the fused module its name, as documented for horizon_plugin_pytorch; else the last op does
+  const addCall = match.nodes.find((n) => n.op === 'call_module' && n.method === 'add' && !referencedElsewhere(ctx, n, match.nodes));
   let path: string;
-  if (root.op === 'call_module' && !referencedElsewhere(ctx, root, match.nodes)) {
+  if (addCall) {
+    path = addCall.target;
+    setModuleCopyOnWrite(gm, path, fused, mine);
+  } else if (root.op === 'call_module' && !referencedElsewhere(ctx, root, match.nodes)) {
     path = root.target;
     setModuleCopyOnWrite(gm, path, fused, mine);
   } else {
@@ -59,7 +67,7 @@ export function applyFusion(entry: FusionPatternV1, match: Match, ctx: RewriteCo
   }
   mine.add(fused);
   for (const n of match.nodes) {
-    if (n === root || n.op !== 'call_module' || n.target === path) continue;
+    if (n.op !== 'call_module' || n.target === path) continue;
     if (!referencedElsewhere(ctx, n, match.nodes)) setModuleCopyOnWrite(gm, n.target, new Identity(), mine);
   }
   const node = graph.insertingBefore(root, () => graph.callModule(path, args, {}, { scope: root.scope }));
@@ -105,11 +113,19 @@ export interface FuseFxOptions {
   trace?: TraceOptions;
   /** Receives what was fused (pattern name and the matched node names, root first). */
   onFused?: (applied: readonly AppliedRewrite[]) => void;
+  /**
+   * Turn functional add/sub/mul/div/cat/matmul into generated FloatFunctional modules first
+   * (`_generated_add_0`, ...; see moduleizeFunctionalOps). Default true.
+   */
+  moduleizeFunctions?: boolean;
 }
 
 /**
  * Fuses a model: Conv2d / ConvTranspose2d / Conv3d / Linear followed by BatchNorm, add and
  * ReLU / ReLU6 (see the fusion table) become one fused module each (ConvAddReLU2d, ...).
+ *
+ * Functional add/sub/mul/div/cat/matmul calls first become generated FloatFunctional modules
+ * (`_generated_add_0`, ...), so each has a name; a fused conv + add sits at its add's name.
  *
  * Accepts a Module (traced with symbolicTrace) or a GraphModule, and returns a NEW GraphModule;
  * the input and its modules are not modified. Sharing, precisely:
@@ -131,6 +147,7 @@ export function fuseFx(model: Module, options: FuseFxOptions = {}): GraphModule 
   registerDefaultFusions();
   const source = model instanceof GraphModule ? model : symbolicTrace(model, options.trace);
   const gm = new GraphModule(source, source.graph.clone().graph, { className: source.className });
+  if (options.moduleizeFunctions !== false) moduleizeFunctionalOps(gm, owned(gm));
   // applyFusion erases what it replaces; other nodes (even dead ones) are left as they were
   const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()), { eliminateDeadCode: false });
   gm.recompile();

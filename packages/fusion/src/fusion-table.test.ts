@@ -7,12 +7,15 @@ import { defaultFusionPatterns, FUSION_FAMILIES, FUSION_SHAPES, shapeName } from
 import { expectClose } from './testing/expect-close.js';
 import { allCombos, ComboNet, comboInputs, type ComboSpec } from './testing/combo-net.js';
 
-/** Where the fused module lives: the root's module when it is one, else a generated name. */
+/**
+ * Where the fused module lives: the add's module when there is an add (a FloatFunctional, or the
+ * generated one of a functional add), else the root's module when it is one, else a generated name.
+ */
 function pathFor(c: ComboSpec): string {
-  if (c.relu === 'ReLU' || c.relu === 'ReLU6') return 'act';
-  if (c.relu) return `_generated_${c.relu}_0`;
   if (c.add === 'float_functional') return 'ff';
   if (c.add) return '_generated_add_0';
+  if (c.relu === 'ReLU' || c.relu === 'ReLU6') return 'act';
+  if (c.relu) return `_generated_${c.relu}_0`;
   return 'bn';
 }
 
@@ -65,6 +68,7 @@ describe('the generated fusion table', () => {
       expect([fused.withAdd, fused.convFirst, fused.activation], label).toEqual([c.add !== null, c.order === 'first', c.relu ? c.relu.toLowerCase() : null]);
       if (c.norm && pathFor(c) !== 'bn') expect(gm.getSubmodule('bn'), label).toBeInstanceOf(Identity);
       if (c.add === 'float_functional' && pathFor(c) !== 'ff') expect(gm.getSubmodule('ff'), label).toBeInstanceOf(Identity);
+      if ((c.relu === 'ReLU' || c.relu === 'ReLU6') && pathFor(c) !== 'act') expect(gm.getSubmodule('act'), label).toBeInstanceOf(Identity);
       expect(gm.getSubmodule('layer'), label).toBeInstanceOf(Identity);
       expectClose(gm.call(x, other), expected);
     }

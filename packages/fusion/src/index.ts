@@ -26,3 +26,4 @@ export {
 } from './fused-modules.js';
 export { absorbBatchNorm, bnAbsorptionProblem, fuseLayerWithBatchNorm, outChannelsOf, type AbsorbingLayer } from './bn-absorption.js';
 export { shallowCloneModule, setModuleCopyOnWrite } from './module-tree.js';
+export { moduleizeFunctionalOps, functionalOriginOf, MODULEIZED_FUNCTIONS, type FunctionalOrigin } from './functional-modules.js';
