@@ -1,11 +1,11 @@
 import { FakeQuantize, getDefaultRounding, setFakeQuantize } from '@qtk/fake-quant';
 import { Dequantize, Quantize } from '@qtk/fixed-point';
-import { GraphModule, type Node } from '@qtk/ir';
+import { GraphModule, mapArg, type Node } from '@qtk/ir';
 import { deepCopy, Module, QuantStub } from '@qtk/nn';
 import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type QParams, type RoundingMode } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
-import { isPreserveQatMode } from './preserve-qat-mode.js';
+import { isPreservedAt } from './preserve-qat-mode.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface ConvertFxOptions {
@@ -109,9 +109,9 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     }
     return c;
   };
-  const place = (node: Node, name: string, module: Module, args = node.args, kwargs = node.kwargs): Node => {
+  const place = (node: Node, name: string, module: Module, args = node.args, kwargs = node.kwargs, method?: string): Node => {
     out.addSubmodule(name, module);
-    const created = graph.insertingBefore(node, () => graph.callModule(name, args, kwargs));
+    const created = graph.insertingBefore(node, () => graph.callModule(name, args, kwargs, method !== undefined ? { method } : {}));
     created.meta = { ...node.meta, convertedFrom: node.name };
     node.replaceAllUsesWith(created);
     const name0 = node.name;
@@ -143,9 +143,9 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       if (module) out.addSubmodule(node.target, copyOf(module));
       continue;
     }
-    if (module && isPreserveQatMode(module)) {
-      const created = preserve(node, module);
-      if (created) continue;
+    if (module && !(module instanceof FakeQuantize) && isPreservedAt(qatModel, node.target)) {
+      preserve(node, module, quantizedInputs);
+      continue;
     }
 
     // the activation fake-quant after this node (inserted by prepare), if any
@@ -193,26 +193,37 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   out.recompile();
   return out;
 
-  /** Dequantize → the QAT module (copied, VALIDATION) → quantize with its activation qparams. */
-  function preserve(node: Node, module: Module): Node | null {
+  /**
+   * Dequantize → the QAT module (copied, VALIDATION) → quantize: with its activation fake-quant's
+   * qparams (its own, or the one prepare inserted after it, which stays in between), or, for a
+   * module without an output scale of its own (ReLU, pooling), its first quantized input's.
+   */
+  function preserve(node: Node, module: Module, quantizedInputs: readonly Node[]): void {
     const qat = module instanceof QatModule ? module : null;
-    const args = node.args.map((a) => {
-      if (typeof a !== 'object' || a === null || !('op' in (a as object)) || !qparams.has(a as Node)) return a;
-      const dq = march.hooks.dequantizeNode?.({ march: march.id }) ?? new Dequantize();
-      const name = out.addGeneratedSubmodule('dequantize', dq);
-      return graph.insertingBefore(node, () => graph.callModule(name, [a]));
-    });
-    const copy = copyOf(module);
-    const fq = qat?.activationPostProcess ?? null;
-    const created = place(node, node.target, copy, args);
-    if (!fq) return created;
-    const qp = fq.calculateQparams();
-    const q = march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding);
-    const name = out.addGeneratedSubmodule('quantize', q);
-    const qNode = graph.insertingAfter(created, () => graph.callModule(name, [created]));
-    created.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
+    const dequantized = new Map<Node, Node>();
+    const toFloat = (a: Node): Node => {
+      if (!qparams.has(a)) return a;
+      let dq = dequantized.get(a);
+      if (!dq) {
+        const name = out.addGeneratedSubmodule('dequantize', march.hooks.dequantizeNode?.({ march: march.id }) ?? new Dequantize());
+        dq = graph.insertingBefore(node, () => graph.callModule(name, [a]));
+        dequantized.set(a, dq);
+      }
+      return dq;
+    };
+    const args = node.args.map((a) => mapArg(a, toFloat));
+    const kwargs = mapArg(node.kwargs, toFloat) as Record<string, unknown>;
+    const users = [...node.users];
+    const fqUser = users.length === 1 && isActivationFakeQuant(qatModel, users[0]!) ? users[0]! : null;
+    const created = place(node, node.target, copyOf(module), args, kwargs, node.method);
+    const fq = qat?.activationPostProcess ?? (fqUser ? (moduleOf(fqUser) as FakeQuantize) : null);
+    const qp = fq ? fq.calculateQparams() : qat ? null : (qparams.get(quantizedInputs[0]!) ?? null);
+    if (!qp) return; // an "out" module: its output stays float
+    const after = fqUser ?? created;
+    const name = out.addGeneratedSubmodule('quantize', march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
+    const qNode = graph.insertingAfter(after, () => graph.callModule(name, [after]));
+    after.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
     qparams.set(qNode, qp);
-    return created;
   }
 }
 

@@ -13,7 +13,8 @@ export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type Prepa
 export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
-export { setPreserveQatMode, isPreserveQatMode } from './preserve-qat-mode.js';
+export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';
+export { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 export { SoftmaxQat, LayerNormQat, compositeQatForm, compositeOpOf, type StepFakeQuant } from './qat-composites.js';
 export { registerQatCodecs } from './qat-codecs.js';
 export {

@@ -6,6 +6,8 @@ import type { QconfigResolver } from './qconfig-dict.js';
 /** What every prepare pass sees. Passes edit `gm` in place. */
 export interface PrepareContext {
   readonly gm: GraphModule;
+  /** The model given to prepareQatFx (a float Module or GraphModule). */
+  readonly input: Module;
   /** The traced model before fusion (fused nodes' `meta.fusedFrom` names its nodes). */
   readonly source: GraphModule;
   readonly resolver: QconfigResolver;

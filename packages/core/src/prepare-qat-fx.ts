@@ -7,6 +7,7 @@ import type { PrepareContext, PreparePass } from './prepare-context.js';
 import { checkFloatFunctionalPass, checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { decomposeDivPass } from './decompose-div-pass.js';
+import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 
 /**
  * The default passes, in order. A hybrid CPU/BPU partition pass goes in with
@@ -17,6 +18,7 @@ export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'swap-qat-modules', run: swapQatModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
   { name: 'decompose-div', run: decomposeDivPass },
+  { name: 'carry-preserve-qat-mode', run: carryPreserveQatModePass },
   { name: 'check-quant-stub', run: checkQuantStubPass },
 ]);
 
@@ -77,6 +79,7 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
   }
   const ctx: PrepareContext = {
     gm,
+    input: model,
     source: traced,
     resolver: new QconfigResolver(gm, qconfigDict),
     march: getMarch(),
