@@ -1,11 +1,12 @@
 import { FakeQuantize, getDefaultRounding, setFakeQuantize } from '@qtk/fake-quant';
-import { Dequantize, Quantize } from '@qtk/fixed-point';
+import { Dequantize, parseTableOptions, Quantize, tableOptionsOf } from '@qtk/fixed-point';
 import { GraphModule, mapArg, type Node } from '@qtk/ir';
 import { deepCopy, Module, QuantStub } from '@qtk/nn';
-import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type QParams, type RoundingMode } from '@qtk/spec';
+import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type NodeTableOptions, type QParams, type RoundingMode } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
+import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface ConvertFxOptions {
@@ -15,6 +16,12 @@ export interface ConvertFxOptions {
   onWarning?: (message: string) => void;
   /** Rounding of real numbers; default: the fake-quant default (half_up unless changed). */
   rounding?: RoundingMode;
+  /**
+   * Lookup-table options per module path (or node name of a function call), e.g.
+   * `{ 'head.sigmoid': { inputRange: [-4, 4], dividing: 'curvature' }, 'attn.softmax': { exp: { inputRange: [-8, 0] } } }`;
+   * docs/march-numerics.md, "Tuning a table".
+   */
+  tableOptions?: Readonly<Record<string, NodeTableOptions>>;
 }
 
 /** Every node a march could not convert, reported at once. */
@@ -24,7 +31,7 @@ export class ConversionError extends QtkError {
     super(
       'E_CONVERSION',
       `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
-        'keep these on the CPU with hybrid mode or setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.',
+        'keep them float with a null qconfig (qconfigDict moduleName: { name: null }) or as QAT modules with setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.',
       { cause: failures[0] },
     );
     this.failures = failures;
@@ -70,7 +77,8 @@ function opLabel(node: Node, module: Module | null): string {
  * on one is replaced by the march's integer module (march.hooks.convertNode), with the qparams its
  * fake-quants observed. Activation fake-quants are absorbed into the op before them. Float parts
  * (before QuantStubs, after DeQuantStubs) are copied unchanged. Modules marked with
- * setPreserveQatMode stay QAT modules between a dequantize and a quantize. The QAT model is not
+ * setPreserveQatMode stay QAT modules, and ops whose qconfig is null (step-wise quantization) stay
+ * float, between a dequantize and a quantize. The QAT model is not
  * modified. Every node the march cannot convert is reported at once in a ConversionError.
  */
 export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {}): GraphModule {
@@ -80,6 +88,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   if (!convertNode) throw new InvalidArgumentError(`convertFx: march '${march.id}' has no convertNode hook, so it cannot convert models`);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
   const rounding = options.rounding ?? getDefaultRounding();
+  const tableOptions = parseTableOptions(options.tableOptions, qatModel);
 
   const { graph } = qatModel.graph.clone();
   const out = new GraphModule(new EmptyRoot(), graph, { className: `${qatModel.className}FixedPoint` });
@@ -138,6 +147,17 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
         continue;
       }
     }
+    if (node.meta[FLOAT_BOUNDARY] === true && module instanceof FakeQuantize && quantizedInputs.length === 0) {
+      // where a float step's output enters the quantized ops again: quantize with the observed scale
+      const qp = module.calculateQparams();
+      const q = place(node, nameFor(node), march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
+      qparams.set(q, qp);
+      continue;
+    }
+    if (node.meta[FLOAT_STEP] === true && quantizedInputs.length > 0) {
+      keepFloat(node, module);
+      continue;
+    }
     if (!isQuantStub && quantizedInputs.length === 0) {
       // float region: copy the module (the converted model must not share state with the QAT model)
       if (module) out.addSubmodule(node.target, copyOf(module));
@@ -162,6 +182,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding,
       warn: (m) => warn(`${node.name}: ${m}`),
+      tableOptions: tableOptionsOf(tableOptions, node),
     };
     // a failed node still counts as quantized, so the nodes after it are checked too and every
     // failure is reported at once
@@ -198,8 +219,8 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
    * qparams (its own, or the one prepare inserted after it, which stays in between), or, for a
    * module without an output scale of its own (ReLU, pooling), its first quantized input's.
    */
-  function preserve(node: Node, module: Module, quantizedInputs: readonly Node[]): void {
-    const qat = module instanceof QatModule ? module : null;
+  /** The node's arguments with every quantized value dequantized (a Dequantize inserted before the node). */
+  function floatArgs(node: Node): { args: unknown[]; kwargs: Record<string, unknown> } {
     const dequantized = new Map<Node, Node>();
     const toFloat = (a: Node): Node => {
       if (!qparams.has(a)) return a;
@@ -211,19 +232,39 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       }
       return dq;
     };
-    const args = node.args.map((a) => mapArg(a, toFloat));
-    const kwargs = mapArg(node.kwargs, toFloat) as Record<string, unknown>;
+    return { args: node.args.map((a) => mapArg(a, toFloat)), kwargs: mapArg(node.kwargs, toFloat) as Record<string, unknown> };
+  }
+
+  /** A quantize of `after`'s output with `qp`, in front of all its users. */
+  function quantizeAfter(after: Node, qp: QParams): Node {
+    const name = out.addGeneratedSubmodule('quantize', march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
+    const qNode = graph.insertingAfter(after, () => graph.callModule(name, [after]));
+    after.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
+    qparams.set(qNode, qp);
+    return qNode;
+  }
+
+  /** A node whose qconfig is null (step-wise quantization): runs in float on dequantized inputs. */
+  function keepFloat(node: Node, module: Module | null): void {
+    const { args, kwargs } = floatArgs(node);
+    if (module) {
+      place(node, node.target, copyOf(module), args, kwargs, node.method);
+      return;
+    }
+    node.args = args;
+    node.kwargs = kwargs;
+  }
+
+  function preserve(node: Node, module: Module, quantizedInputs: readonly Node[]): void {
+    const qat = module instanceof QatModule ? module : null;
+    const { args, kwargs } = floatArgs(node);
     const users = [...node.users];
     const fqUser = users.length === 1 && isActivationFakeQuant(qatModel, users[0]!) ? users[0]! : null;
     const created = place(node, node.target, copyOf(module), args, kwargs, node.method);
     const fq = qat?.activationPostProcess ?? (fqUser ? (moduleOf(fqUser) as FakeQuantize) : null);
     const qp = fq ? fq.calculateQparams() : qat ? null : (qparams.get(quantizedInputs[0]!) ?? null);
     if (!qp) return; // an "out" module: its output stays float
-    const after = fqUser ?? created;
-    const name = out.addGeneratedSubmodule('quantize', march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
-    const qNode = graph.insertingAfter(after, () => graph.callModule(name, [after]));
-    after.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
-    qparams.set(qNode, qp);
+    quantizeAfter(fqUser ?? created, qp);
   }
 }
 

@@ -6,7 +6,7 @@ import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, FloatFunctional, Module, QuantStub, ReLU } from '@qtk/nn';
 import { add, cat, Generator, mul, randn, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { convertFx, prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
+import { convertFx, FLOAT_BOUNDARY, prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
 import { callModel, calibratedQat, maxSteps } from './testing/convert-harness.js';
 
 const g = new Generator(5);
@@ -81,7 +81,9 @@ describe('generated modules for functional ops', () => {
       moduleName: { _generated_cat_0: defaultQat16bitQconfig, _generated_add_1: null, inner: defaultQat16bitQconfig },
     });
     expect(outputFakeQuant(qat, '_generated_cat_0')!.dtype).toBe('qint16');
-    expect(outputFakeQuant(qat, '_generated_add_1')).toBeNull(); // null: not quantized
+    // null: float (step-wise quantization); only the boundary fake-quant where its output re-enters quantized ops follows
+    const add1 = qat.graph.nodes.find((n) => n.op === 'call_module' && n.target === '_generated_add_1')!;
+    expect([...add1.users].map((u) => u.meta[FLOAT_BOUNDARY])).toEqual([true]);
     expect(outputFakeQuant(qat, 'inner._generated_mul_0')!.dtype).toBe('qint16'); // a child of 'inner', where it is called
     expect(outputFakeQuant(qat, 'diff')!.dtype).toBe('qint8'); // global
     // a name beats the qconfig of the module that called it

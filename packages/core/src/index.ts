@@ -15,6 +15,7 @@ export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';
 export { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
+export { stepwiseFloatPass, FLOAT_STEP, FLOAT_BOUNDARY } from './stepwise-float-pass.js';
 export { SoftmaxQat, LayerNormQat, compositeQatForm, compositeOpOf, type StepFakeQuant } from './qat-composites.js';
 export { registerQatCodecs } from './qat-codecs.js';
 export {

@@ -7,6 +7,7 @@ import type { PrepareContext, PreparePass } from './prepare-context.js';
 import { checkFloatFunctionalPass, checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { decomposeDivPass } from './decompose-div-pass.js';
+import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 
 /**
@@ -17,6 +18,7 @@ export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'check-float-functional', run: checkFloatFunctionalPass },
   { name: 'swap-qat-modules', run: swapQatModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
+  { name: 'stepwise-float', run: stepwiseFloatPass },
   { name: 'decompose-div', run: decomposeDivPass },
   { name: 'carry-preserve-qat-mode', run: carryPreserveQatModePass },
   { name: 'check-quant-stub', run: checkQuantStubPass },

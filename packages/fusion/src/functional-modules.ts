@@ -17,7 +17,9 @@ export interface FunctionalOrigin {
 
 /** The origin of a node that calls a generated FloatFunctional, or null for any other node. */
 export function functionalOriginOf(node: Node): FunctionalOrigin | null {
-  return (node.meta.functional as FunctionalOrigin | undefined) ?? null;
+  // stored as 'call_function:add' so it survives graph serialization (meta keeps JSON primitives)
+  const m = /^(call_function|call_method):(.+)$/.exec(String(node.meta.functional ?? ''));
+  return m ? { op: m[1] as FunctionalOrigin['op'], target: m[2]! } : null;
 }
 
 /** The first free `<scope>._generated_<op>_<k>` path. */
@@ -53,7 +55,7 @@ export function moduleizeFunctionalOps(gm: GraphModule, owned: Set<Module> = new
     setModuleCopyOnWrite(gm, path, module, owned);
     owned.add(module);
     const call = graph.insertingBefore(node, () => graph.callModule(path, node.args, {}, { method: node.target, scope: node.scope }));
-    call.meta = { ...node.meta, functional: { op: node.op, target: node.target } satisfies FunctionalOrigin };
+    call.meta = { ...node.meta, functional: `${node.op}:${node.target}` };
     node.replaceAllUsesWith(call);
     graph.eraseNode(node);
     const name = sanitizeName(path);
