@@ -32,6 +32,7 @@ export {
   type SegmentTableV1,
   type SegmentTableOptions,
   type SegmentDividing,
+  type SegmentDividingOption,
   type SegmentLine,
   type SegmentIndex,
   buildSegmentTable,
@@ -41,6 +42,16 @@ export {
 } from './segment-table.js';
 export { FixedTableOp, type FixedTableOpConfig, type TablePlan, planTable, applyTablePlan, buildLookupTable16 } from './modules/fixed-table-op.js';
 export { NONLINEAR_RULES, defaultDividing } from './convert/nonlinear-rules.js';
+export {
+  tableOptionsSchema,
+  nodeTableOptionsSchema,
+  convertTableOptionsSchema,
+  parseTableOptions,
+  tableOptionsOf,
+  planTunedTable,
+  checkTableOptionsFit,
+  type ConvertTableOptions,
+} from './convert/table-options.js';
 export {
   type EwOperand,
   type AddTerm,

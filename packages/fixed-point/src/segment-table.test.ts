@@ -194,3 +194,51 @@ describe('segment table error over all 65536 int16 inputs, against the float fun
     });
   }
 });
+
+describe('tuned tables: inputRange and explicit dividing points', () => {
+  /** max |table − f(q·s_in)/s_out| over the int16 inputs in [lo, hi] (unrounded target), in output steps. */
+  function errorOn(fn: nl.NonlinearFunction, t: SegmentTableV1, lo: number, hi: number): number {
+    let max = 0;
+    for (let q = Math.ceil(lo / t.sIn); q <= Math.floor(hi / t.sIn); q++) max = Math.max(max, Math.abs(evalSegment(t, q) - fn.f(q * t.sIn) / t.sOut));
+    return max;
+  }
+  const sIn = 16 / 32767.5;
+  const sOut = 8 / 32767.5;
+
+  it('an inputRange puts the six tables over the range, and the data there gains precision', () => {
+    const plain = buildSegmentTable(nl.log, { sIn, sOut, outDtype: 'qint16', dividing: 'curvature' });
+    const tuned = buildSegmentTable(nl.log, { sIn, sOut, outDtype: 'qint16', dividing: 'curvature', inputRange: [0.5, 4] });
+    expect([tuned.B[0], tuned.B[6]]).toEqual([Math.floor(0.5 / plain.sIn), Math.ceil(4 / plain.sIn)]);
+    expect(tuned.inputRange).toEqual([0.5, 4]);
+    expect(plain.inputRange).toBeUndefined();
+    // measured 3.49 → 1.03 output steps on [0.5, 4]
+    expect(errorOn(nl.log, plain, 0.5, 4)).toBeGreaterThan(3);
+    expect(errorOn(nl.log, tuned, 0.5, 4)).toBeLessThan(1.1);
+    // outside the range the two lines carry the function, as for the default tails
+    expect(evalSegment(tuned, 32767)).toBeGreaterThan(evalSegment(tuned, tuned.B[6]!));
+  });
+
+  it('an inputRange never widens the active range; an odd function fits [0, max(|lo|, |hi|)]', () => {
+    // hardsigmoid changes only on (−3, 3): a range [−5, 1] keeps B[0] at the last 0 of the left tail
+    const h = buildSegmentTable(nl.hardsigmoid, { sIn: 1 / 4096, sOut: 1 / 4096, outDtype: 'qint16', inputRange: [-5, 1] });
+    expect([h.B[0], h.B[6]]).toEqual([-12286, 4096]);
+    const t = buildSegmentTable(nl.tanh, { sIn: 4 / 32767.5, sOut: 1 / 32767.5, outDtype: 'qint16', inputRange: [-0.5, 1] });
+    expect([t.B[0], t.B[6]]).toEqual([0, Math.ceil(1 / t.sIn)]);
+  });
+
+  it('explicit dividing points snap to the input grid, clamped to the fitted grid', () => {
+    const t = buildSegmentTable(nl.sigmoid, { sIn: 8 / 32767.5, sOut: 1 / 32767.5, outDtype: 'qint16', dividing: [-20, -2, -1, 0, 1, 2, 3] });
+    expect(t.dividing).toBe('explicit');
+    expect(t.B).toEqual([-32768, ...[-2, -1, 0, 1, 2, 3].map((d) => Math.floor(d / t.sIn + 0.5)), 32767]);
+    expect(errorOn(nl.sigmoid, t, -2, 3)).toBeLessThan(1.2);
+  });
+
+  it('rejects options it cannot build, saying what to give', () => {
+    const o = { sIn, sOut, outDtype: 'qint16' } as const;
+    expect(() => buildSegmentTable(nl.tanh, { ...o, dividing: [-1, 0, 1, 2, 3, 4, 5] })).toThrow(/tanh is odd, so its table fits x >= 0/);
+    expect(() => buildSegmentTable(nl.log, { ...o, dividing: [1, 2, 3] })).toThrow(/7 finite numbers/);
+    expect(() => buildSegmentTable(nl.log, { ...o, dividing: [1, 2, 3, 2, 5, 6, 7] })).toThrow(/non-decreasing/);
+    expect(() => buildSegmentTable(nl.log, { ...o, dividing: [0, 1, 2, 3, 4, 5, 6], inputRange: [0, 6] })).toThrow(/either inputRange or explicit/);
+    expect(() => buildSegmentTable(nl.log, { ...o, inputRange: [4, 1] })).toThrow(/finite lo < hi/);
+  });
+});

@@ -1,9 +1,11 @@
 // The bayes int16-input segment lookup table of march-semantics.md §1 "Nonlinear functions".
 // The points the spec leaves open are decided here, each in one place, and documented in
 // docs/march-numerics.md ("Tables and segment tables"):
-//   - inputRange():   the grid range fitted ([-32768, 32767], [0, 32767] for odd functions)
-//   - activeRange():  where d[0] and d[6] go (the ends of the non-constant part of the output)
-//   - dividePoints(): even and curvature-share dividing points, snapped to the input grid
+//   - fittedGrid():   the grid range fitted ([-32768, 32767], [0, 32767] for odd functions)
+//   - activeRange():  where d[0] and d[6] go (the ends of the non-constant part of the output),
+//                     narrowed to a user's inputRange (tableRange())
+//   - dividePoints(): even and curvature-share dividing points, snapped to the input grid, or a
+//                     user's explicit points (explicitPoints())
 //   - lineThrough():  line segments, including degenerate ones (one point)
 //   - segmentY16():   segment choice, degenerate table segments, T[64] := T[63]
 //   - evalSegment():  mirroring of odd functions, -32768 included
@@ -14,6 +16,9 @@ import { float32Scale, gridValue } from './lookup-table.js';
 import type { NonlinearFunction } from './nonlinear-functions.js';
 
 export type SegmentDividing = 'even' | 'curvature';
+
+/** How the dividing points are chosen: a strategy, or the seven points d[0..6] in input units. */
+export type SegmentDividingOption = SegmentDividing | readonly number[];
 
 /** A line segment on the output grid: `y16 = shrR(x·sign·alpha + beta, r)`. */
 export interface SegmentLine {
@@ -39,7 +44,10 @@ export interface SegmentTableV1 {
   readonly sOut: number;
   readonly sO: number;
   readonly outDtype: 'qint8' | 'qint16';
-  readonly dividing: SegmentDividing;
+  /** The strategy that placed B[1..5], or 'explicit' for dividing points given by the user. */
+  readonly dividing: SegmentDividing | 'explicit';
+  /** The input range the six tables were restricted to, when one was given (input units). */
+  readonly inputRange?: readonly [number, number];
   /** Odd function: only x >= 0 is fitted, negative inputs mirror. */
   readonly odd: boolean;
   /** B[0..7] on the int16 input grid, non-decreasing, B[7] = 32767. */
@@ -61,7 +69,14 @@ export interface SegmentTableOptions {
   sIn: number;
   sOut: number;
   outDtype: 'qint8' | 'qint16';
-  dividing?: SegmentDividing;
+  /** 'even' (default), 'curvature', or the seven dividing points d[0..6] in input units, non-decreasing. */
+  dividing?: SegmentDividingOption;
+  /**
+   * [lo, hi] in input units: the six tables cover only this part of the input (where the data is),
+   * the two line segments the rest. Odd functions fit |x|, so [0, max(|lo|, |hi|)] is used.
+   * Not with explicit dividing points (they fix the range).
+   */
+  inputRange?: readonly [number, number];
 }
 
 const Q16_MIN = -32768;
@@ -70,7 +85,7 @@ const FRAC = 256;
 const TOP = 63 * FRAC;
 
 /** [choice] The fitted input grid: all of int16, or x >= 0 for odd functions. */
-function inputRange(odd: boolean): { qlo: number; qhi: number } {
+function fittedGrid(odd: boolean): { qlo: number; qhi: number } {
   return { qlo: odd ? 0 : Q16_MIN, qhi: Q16_MAX };
 }
 
@@ -126,6 +141,41 @@ function dividePoints(G: Float64Array, qlo: number, qa: number, qb: number, divi
 }
 
 /**
+ * [choice] A user's inputRange on the fitted grid: floor(lo/s_in) .. ceil(hi/s_in), so the tables
+ * cover the whole range, clamped to the grid; odd functions fit |x|, so [0, max(|lo|, |hi|)].
+ */
+function tableRange(range: readonly [number, number], sIn: number, odd: boolean, qlo: number, qhi: number): { lo: number; hi: number } {
+  const [a, b] = odd ? [0, Math.max(Math.abs(range[0]), Math.abs(range[1]))] : range;
+  return { lo: clampInt(Math.floor(a / sIn), qlo, qhi), hi: clampInt(Math.ceil(b / sIn), qlo, qhi) };
+}
+
+/** [choice] Explicit dividing points d[0..6] (input units) on the fitted grid: B[k] = rhu(d[k]/s_in), clamped; B[7] = 32767. */
+function explicitPoints(d: readonly number[], sIn: number, qlo: number, qhi: number): number[] {
+  return [...d.map((v) => clampInt(rhu(v / sIn), qlo, qhi)), Q16_MAX];
+}
+
+function checkDividing(op: string, fname: string, odd: boolean, dividing: SegmentDividingOption, range: readonly [number, number] | undefined): void {
+  if (typeof dividing === 'string') {
+    if (dividing !== 'even' && dividing !== 'curvature') throw new InvalidArgumentError(`${op}: dividing must be 'even', 'curvature' or 7 dividing points, got '${dividing}'`);
+  } else {
+    if (!Array.isArray(dividing) || dividing.length !== 7 || dividing.some((v) => typeof v !== 'number' || !Number.isFinite(v))) {
+      throw new InvalidArgumentError(`${op}: explicit dividing points are 7 finite numbers d[0..6] (input units), got ${JSON.stringify(dividing)}`);
+    }
+    if (dividing.some((v, k) => k > 0 && v < dividing[k - 1]!)) throw new InvalidArgumentError(`${op}: dividing points must be non-decreasing, got [${dividing.join(', ')}]`);
+    if (odd && dividing[0]! < 0) {
+      throw new InvalidArgumentError(`${op}: ${fname} is odd, so its table fits x >= 0 and mirrors the rest; give dividing points >= 0, got [${dividing.join(', ')}]`);
+    }
+    if (range) throw new InvalidArgumentError(`${op}: give either inputRange or explicit dividing points (they fix the range), not both`);
+  }
+  if (range !== undefined) {
+    const [lo, hi] = Array.isArray(range) ? range : [NaN, NaN];
+    if (range.length !== 2 || !Number.isFinite(lo) || !Number.isFinite(hi) || !(lo < hi)) {
+      throw new InvalidArgumentError(`${op}: inputRange must be [lo, hi] with finite lo < hi, got ${JSON.stringify(range)}`);
+    }
+  }
+}
+
+/**
  * [choice] The line through (x0, G(x0)) and (x1, G(x1)), G = f/s_o clamped to the int16 range
  * (so poles and overflow give finite lines). A one-point segment (x0 == x1) is the constant G(x0).
  */
@@ -145,11 +195,11 @@ export function buildSegmentTable(fn: NonlinearFunction, options: SegmentTableOp
   const { outDtype } = options;
   if (outDtype !== 'qint8' && outDtype !== 'qint16') throw new InvalidArgumentError(`${op}: outDtype must be 'qint8' or 'qint16', got '${String(outDtype)}'`);
   const dividing = options.dividing ?? 'even';
-  if (dividing !== 'even' && dividing !== 'curvature') throw new InvalidArgumentError(`${op}: dividing must be 'even' or 'curvature', got '${String(dividing)}'`);
-  const sO = outDtype === 'qint16' ? sOut : sOut / 256;
   const odd = fn.odd;
+  checkDividing(op, fn.name, odd, dividing, options.inputRange);
+  const sO = outDtype === 'qint16' ? sOut : sOut / 256;
 
-  const { qlo, qhi } = inputRange(odd);
+  const { qlo, qhi } = fittedGrid(odd);
   const n = qhi - qlo + 1;
   const G = new Float64Array(n);
   const g = new Int32Array(n);
@@ -159,8 +209,19 @@ export function buildSegmentTable(fn: NonlinearFunction, options: SegmentTableOp
     g[i] = gridValue(op, fn.name, x, v, 'qint16');
     G[i] = v < Q16_MIN ? Q16_MIN : v > Q16_MAX ? Q16_MAX : v;
   }
-  const { qa, qb } = activeRange(g, qlo);
-  const B = dividePoints(G, qlo, qa, qb, dividing);
+  let B: number[];
+  if (typeof dividing !== 'string') B = explicitPoints(dividing, sIn, qlo, qhi);
+  else {
+    let { qa, qb } = activeRange(g, qlo);
+    if (options.inputRange) {
+      // no table points where the output is constant anyway; a range wholly inside a constant
+      // tail leaves all six tables on one point
+      const r = tableRange(options.inputRange, sIn, odd, qlo, qhi);
+      qa = clampInt(Math.max(qa, r.lo), r.lo, r.hi);
+      qb = clampInt(Math.min(qb, r.hi), qa, r.hi);
+    }
+    B = dividePoints(G, qlo, qa, qb, dividing);
+  }
 
   const tables: number[][] = [];
   const index: SegmentIndex[] = [];
@@ -195,7 +256,8 @@ export function buildSegmentTable(fn: NonlinearFunction, options: SegmentTableOp
     sOut,
     sO,
     outDtype,
-    dividing,
+    dividing: typeof dividing === 'string' ? dividing : 'explicit',
+    ...(options.inputRange ? { inputRange: [options.inputRange[0], options.inputRange[1]] as const } : {}),
     odd,
     B,
     tables,

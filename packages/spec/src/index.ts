@@ -55,6 +55,8 @@ export {
   type CapabilityTable,
   type CapabilityTableInput,
   type ConvertNodeContext,
+  type TableOptions,
+  type NodeTableOptions,
   type ConvertedNode,
   type MarchHooksV1,
   type MarchBackendV1,

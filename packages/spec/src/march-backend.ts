@@ -65,6 +65,24 @@ export const capabilityTableSchema = z
 export type CapabilityTable = z.output<typeof capabilityTableSchema>;
 export type CapabilityTableInput = z.input<typeof capabilityTableSchema>;
 
+/**
+ * A user's options for one lookup table (convertFx's `tableOptions`, validated there): the input
+ * range its table segments cover (where the data is) and how its dividing points are chosen ('even',
+ * 'curvature', or the seven points d[0..6] in input units). They shape int16-input segment tables;
+ * a 256-entry int8 table has an exact entry per input and has nothing to tune.
+ */
+export interface TableOptions {
+  readonly inputRange?: readonly [number, number];
+  readonly dividing?: 'even' | 'curvature' | readonly number[];
+}
+
+/** The table options of one node: its own table's, or per table of a composite (softmax: exp, reciprocal; layernorm: rsqrt). */
+export interface NodeTableOptions extends TableOptions {
+  readonly exp?: TableOptions;
+  readonly reciprocal?: TableOptions;
+  readonly rsqrt?: TableOptions;
+}
+
 /** What convert hands a march for one node. */
 export interface ConvertNodeContext {
   readonly march: string;
@@ -85,6 +103,8 @@ export interface ConvertNodeContext {
   readonly rounding: RoundingMode;
   /** Conversion warnings (saturating multipliers, ...) go here. */
   warn(message: string): void;
+  /** The user's table options for this node (by module path or node name), validated; null or absent when none. */
+  readonly tableOptions?: NodeTableOptions | null;
 }
 
 /** A fixed-point replacement: the module run in place of the node, and the qparams of what it outputs. */

@@ -8,9 +8,9 @@ import { compositeFormOf, type LayerNormQatForm, type SoftmaxQatForm } from '../
 import { roundReal, sat } from '../integer-math.js';
 import { FixedLayerNorm, planSubBayes } from '../modules/fixed-layer-norm.js';
 import { FixedSoftmax } from '../modules/fixed-softmax.js';
-import { planTable } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
+import { planTunedTable } from './table-options.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 
@@ -47,6 +47,7 @@ function observed(step: { calculateQparams(): QParams }): { s: number; dt: QPara
 export const softmaxRule: ConvertRule = {
   name: 'composite:softmax',
   ops: ['Softmax'],
+  tables: ['exp', 'reciprocal'],
   match: (ctx) => compositeFormOf(ctx.module)?.composite === 'softmax' || isModule(ctx, Softmax) || isCall(ctx, 'softmax'),
   build(ctx, env) {
     const { inQ, out } = common(ctx, env, 'softmax');
@@ -61,9 +62,9 @@ export const softmaxRule: ConvertRule = {
       inScale: s0(inQ),
       inDtype: inQ.dtype,
       sub: rq(s0(inQ), d.s, d.dt, ctx.warn),
-      exp: planTable(nl.exp, d.s, d.dt, e.s, e.dt, 'even'),
+      exp: planTunedTable(ctx, 'exp', nl.exp, d.s, d.dt, e.s, e.dt, 'even'),
       sum: rq(e.s, S.s, S.dt, ctx.warn),
-      reciprocal: planTable(nl.reciprocal, S.s, S.dt, r.s, r.dt, 'curvature'),
+      reciprocal: planTunedTable(ctx, 'reciprocal', nl.reciprocal, S.s, S.dt, r.s, r.dt, 'curvature'),
       mul: rq(e.s * r.s, s0(out), out.dtype, ctx.warn),
       outScale: s0(out),
       outDtype: out.dtype,
@@ -80,6 +81,7 @@ export function rsqrtPlusEps(eps: number): nl.NonlinearFunction {
 export const layerNormRule: ConvertRule = {
   name: 'composite:layer_norm',
   ops: ['LayerNormalization'],
+  tables: ['rsqrt'],
   match: (ctx) => compositeFormOf(ctx.module)?.composite === 'layer_norm' || isModule(ctx, LayerNorm) || isCall(ctx, 'layerNorm'),
   build(ctx, env) {
     const { inQ, out } = common(ctx, env, 'layer_norm');
@@ -124,7 +126,7 @@ export const layerNormRule: ConvertRule = {
       subOut: rq(sub.sAcc, c.s, c.dt, ctx.warn),
       square: rq(c.s * c.s, q.s, q.dt, ctx.warn),
       variance: rq(q.s / D, v.s, v.dt, ctx.warn),
-      rsqrt: planTable(rsqrtPlusEps(form.eps), v.s, v.dt, r.s, r.dt, 'curvature'),
+      rsqrt: planTunedTable(ctx, 'rsqrt', rsqrtPlusEps(form.eps), v.s, v.dt, r.s, r.dt, 'curvature'),
       normalized: rq(c.s * r.s, n.s, n.dt, ctx.warn),
       affine,
       out: affine ? null : rq(n.s, sOut, out.dtype, ctx.warn),

@@ -12,6 +12,7 @@ import {
 } from '@qtk/spec';
 import type { RequantizePlan, Warn } from '../requantize.js';
 import type { AddPlanner, ScalarOperandRule } from '../elementwise.js';
+import { checkTableOptionsFit } from './table-options.js';
 
 /** The integer rules where marches differ (march-semantics.md §0–§1); each march package supplies one. */
 export interface MarchNumerics {
@@ -41,6 +42,12 @@ export interface MarchEnv {
 export interface ConvertRule {
   readonly name: string;
   readonly ops: readonly string[];
+  /**
+   * The lookup tables the rule builds, for the user's table options: ['table'] for one table,
+   * part names for a composite (['exp', 'reciprocal']); absent when it builds none (table options
+   * on such a node are an error).
+   */
+  readonly tables?: readonly string[];
   match(ctx: ConvertNodeContext): boolean;
   /** Attributes checked against the op's constraints (names as in the table). */
   attrs?(ctx: ConvertNodeContext): Record<string, unknown>;
@@ -93,6 +100,7 @@ export function createMarchConverter(env: MarchEnv, rules: readonly ConvertRule[
   return (ctx) => {
     const rule = rules.find((r) => r.match(ctx));
     if (!rule) return undefined;
+    checkTableOptionsFit(ctx, rule.name, rule.tables);
     if (rule.ops.length === 0) return rule.build(ctx, { ...env, op: null });
     const dtype = dtypeOf(ctx);
     const attrs = rule.attrs?.(ctx) ?? {};

@@ -3,10 +3,11 @@
 // the op); int16 in → a segment table (only where the op's impl is 'segment_table', i.e. bayes).
 import { ELU, GELU, Hardsigmoid, Hardswish, LeakyReLU, PReLU, Sigmoid, SiLU, Softplus, Tanh, type Module } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext } from '@qtk/spec';
-import { FixedTableOp, planTable } from '../modules/fixed-table-op.js';
+import { FixedTableOp } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
 import type { SegmentDividing } from '../segment-table.js';
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
+import { planTunedTable } from './table-options.js';
 
 type Cls = abstract new (...a: any[]) => Module;
 
@@ -92,6 +93,7 @@ function tableRule(spec: TableOpSpec): ConvertRule {
   return {
     name: `table:${spec.name}`,
     ops: [spec.op],
+    tables: ['table'],
     match: (ctx) => ((spec.classes.length > 0 && isModule(ctx, ...spec.classes)) || (spec.calls.length > 0 && isCall(ctx, ...spec.calls))) && spec.fn(ctx) !== null,
     build(ctx, env) {
       const fail = (reason: string) => new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });
@@ -106,7 +108,7 @@ function tableRule(spec: TableOpSpec): ConvertRule {
       if (inQ.dtype === 'qint8' && out.dtype !== 'qint8' && cap.impl !== 'segment_table') throw fail(`a qint8 table gives a qint8 output on this march, got ${out.dtype}`);
       const fns = spec.fn(ctx)!;
       const list = Array.isArray(fns) ? fns : [fns];
-      const plans = list.map((f) => planTable(f, inQ.scale[0]!, inQ.dtype, out.scale[0]!, out.dtype, defaultDividing(f)));
+      const plans = list.map((f) => planTunedTable(ctx, null, f, inQ.scale[0]!, inQ.dtype, out.scale[0]!, out.dtype, defaultDividing(f)));
       for (const p of plans) if (p.kind === 'segment' && p.table.flags.multiplierSaturated) ctx.warn(`${spec.name}: a segment-table line is steeper than 32767 output steps per input step and saturates`);
       const module = new FixedTableOp({ label: spec.name, inDtype: inQ.dtype, inScale: inQ.scale[0]!, outScale: out.scale[0]!, outDtype: out.dtype, plans, channelAxis: 1 });
       return { module, outputQparams: out };

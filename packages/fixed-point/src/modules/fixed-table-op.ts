@@ -2,7 +2,7 @@
 // int8 inputs index a 256-entry table, int16 inputs (bayes) a segment table. One table, or one per
 // channel (PReLU's per-channel slope).
 import { Module } from '@qtk/nn';
-import type { QuantDType } from '@qtk/spec';
+import type { QuantDType, TableOptions } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { float32Scale, gridValue } from '../lookup-table.js';
 import type { NonlinearFunction } from '../nonlinear-functions.js';
@@ -27,11 +27,18 @@ export function buildLookupTable16(fn: NonlinearFunction, sIn: number, sOut: num
   return t;
 }
 
-/** The table of `fn` for an input (qint8 → 256 entries, qint16 → segment table) and an output. */
-export function planTable(fn: NonlinearFunction, sIn: number, inDtype: QuantDType, sOut: number, outDtype: QuantDType, dividing: SegmentDividing): TablePlan {
+/**
+ * The table of `fn` for an input (qint8 → 256 entries, qint16 → segment table) and an output.
+ * `tuning` (a user's table options) overrides `dividing` and restricts a segment table to an input
+ * range; a 256-entry table has an exact entry per input and does not read it.
+ */
+export function planTable(fn: NonlinearFunction, sIn: number, inDtype: QuantDType, sOut: number, outDtype: QuantDType, dividing: SegmentDividing, tuning?: TableOptions): TablePlan {
   if (outDtype !== 'qint8' && outDtype !== 'qint16') throw new InvalidArgumentError(`${fn.name} table: the output must be qint8 or qint16, got ${outDtype}`);
   if (inDtype === 'qint8') return { kind: 'lut', entries: buildLookupTable16(fn, sIn, sOut, outDtype) };
-  if (inDtype === 'qint16') return { kind: 'segment', table: buildSegmentTable(fn, { sIn, sOut, outDtype, dividing }) };
+  if (inDtype === 'qint16') {
+    const range = tuning?.inputRange ? { inputRange: tuning.inputRange } : {};
+    return { kind: 'segment', table: buildSegmentTable(fn, { sIn, sOut, outDtype, dividing: tuning?.dividing ?? dividing, ...range }) };
+  }
   throw new InvalidArgumentError(`${fn.name} table: the input must be qint8 or qint16, got ${inDtype}`);
 }
 
