@@ -3,12 +3,12 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { defaultQatQconfig, defaultQat16bitQconfig, type QConfig } from '@qtk/fake-quant';
-import { FixedSoftmax, FixedTableOp, nonlinear as nl, type NonlinearFunction } from '@qtk/fixed-point';
-import { DeQuantStub, Module, QuantStub, Sigmoid, Softmax, Tanh } from '@qtk/nn';
+import { FixedLayerNorm, FixedSoftmax, FixedTableOp, nonlinear as nl, type NonlinearFunction } from '@qtk/fixed-point';
+import { DeQuantStub, LayerNorm, Module, QuantStub, Sigmoid, Softmax, Tanh } from '@qtk/nn';
 import { OptionsError, type NodeTableOptions } from '@qtk/spec';
 import * as T from '@qtk/tensor';
 import { noGrad, tensor, type Tensor } from '@qtk/tensor';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { convertFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, thrownBy } from './testing/convert-harness.js';
 
@@ -29,6 +29,7 @@ class Net extends Module {
   }
 }
 
+beforeEach(() => setMarch('bayes'));
 afterEach(() => resetMarch());
 
 /** Calibration data: a spread [lo, hi] (outliers included), so the observed scales cover it all. */
@@ -114,7 +115,25 @@ describe('convertFx tableOptions', () => {
     expect(rec1.kind === 'segment' && rec1.table.dividing).toBe('even');
   });
 
+  it('layernorm takes options for its rsqrt table, and only for it', () => {
+    setMarch('bayes');
+    const x = T.randn([8, 32], { std: 2, generator: new T.Generator(4) });
+    const gm = calibratedQat(new Net(new LayerNorm(32)), { global: defaultQat16bitQconfig }, [x]);
+    const points = [0.5, 1, 1.5, 2, 3, 4, 6];
+    const ln = convertFx(gm, { onWarning: () => {}, tableOptions: { op: { rsqrt: { dividing: points } } } })
+      .modules()
+      .find((m) => m instanceof FixedLayerNorm) as FixedLayerNorm;
+    const r = ln.config.rsqrt;
+    expect(r.kind === 'segment' && r.table.dividing).toBe('explicit');
+    const sIn = r.kind === 'segment' ? r.table.sIn : NaN;
+    expect(r.kind === 'segment' && r.table.B.slice(0, 7)).toEqual(points.map((p) => Math.min(32767, Math.round(p / sIn))));
+    const e = thrownBy(() => convertFx(gm, { onWarning: () => {}, tableOptions: { op: { exp: { inputRange: [-1, 0] } } } }));
+    expect(e).toBeInstanceOf(OptionsError);
+    expect((e as Error).message).toMatch(/exp: node 'op' \(rule 'composite:layer_norm'\) has the tables rsqrt, so its options are \{ rsqrt\?: \{ inputRange\?, dividing\? \} \}/);
+  });
+
   it('options for a qint8 table change nothing and say so', () => {
+    setMarch('bernoulli2');
     const gm = calibratedQat(new Net(new Sigmoid()), { global: defaultQatQconfig as QConfig }, [spread(-8, 8)]);
     const warnings: string[] = [];
     convertFx(gm, { march: 'bernoulli2', onWarning: (m) => warnings.push(m), tableOptions: { op: { inputRange: [-2, 2] } } });
