@@ -63,8 +63,14 @@ export function checkFloatFunctionalPass(ctx: PrepareContext): void {
   }
 }
 
-function createFakeQuant(factory: QConfig['activation'], overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
-  return factory ? factory(overrides) : null;
+/** A fake-quant from a qconfig factory; an error raised creating it is rethrown naming the module. */
+function createFakeQuant(factory: QConfig['activation'], module: string, overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
+  try {
+    return factory ? factory(overrides) : null;
+  } catch (e) {
+    if (e instanceof QConfigError && e.module !== null) throw e;
+    throw new QConfigError(e instanceof Error ? e.message : String(e), { module, cause: e });
+  }
 }
 
 /**
@@ -99,14 +105,14 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
       const act =
         module.scale !== null
           ? new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: module.scale }, dtype: qc.activation?.options.dtype ?? 'qint8' })
-          : createFakeQuant(qc.activation);
+          : createFakeQuant(qc.activation, path);
       if (act) replacement = new QatModule(module, null, act);
     } else if (w) {
       const weight = w.layer.weight;
-      const wfq = createFakeQuant(qc.weight, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
-      replacement = new QatModule(module, wfq, createFakeQuant(qc.activation));
+      const wfq = createFakeQuant(qc.weight, path, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
+      replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
     } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
-      const act = createFakeQuant(qc.activation);
+      const act = createFakeQuant(qc.activation, path);
       if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc) ?? module, null, act);
     }
     if (!replacement) continue;

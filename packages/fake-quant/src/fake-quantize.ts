@@ -66,9 +66,6 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     const o = parseOptions(fakeQuantizeOptionsSchema, options, 'FakeQuantize');
     this.options = o;
     this.dtype = o.dtype;
-    const range = resolveQuantRange(o.dtype, o.quantMin, o.quantMax);
-    this.quantMin = range.quantMin;
-    this.quantMax = range.quantMax;
     this.observer = createObserver(o.observer, {
       ...o.observerOptions,
       dtype: o.dtype,
@@ -76,6 +73,10 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       quantMin: o.quantMin,
       quantMax: o.quantMax,
     });
+    // the observer's resolved range (its reduceRange narrows it), so scale and clamp agree
+    const range = resolveQuantRange(o.dtype, this.observer.options.quantMin ?? o.quantMin, this.observer.options.quantMax ?? o.quantMax);
+    this.quantMin = range.quantMin;
+    this.quantMax = range.quantMax;
     const n = o.chAxis >= 0 ? o.numChannels : 1;
     const init = new Tensor({ data: new Float32Array(n).fill(1), shape: [n], dtype: 'float32' });
     if (o.learnable) this.registerParameter('scale', new Parameter(init));

@@ -8,8 +8,12 @@ export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuant
 export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 export { getDefaultRounding, setDefaultRounding } from './rounding.js';
 export { withArgs, qconfig, fakeQuantizeFactory, lsqFactory, registerBuiltinFakeQuants, type QConfig, type FakeQuantFactory } from './qconfig.js';
+export { checkFakeQuantOptions, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 export {
   getDefaultQconfig,
+  getDefaultQatQconfig,
+  getDefaultQatOutQconfig,
+  getDefaultCalibQconfig,
   defaultQatQconfig,
   defaultQatOutQconfig,
   defaultCalibQconfig,
@@ -17,6 +21,10 @@ export {
   defaultLsqQconfig,
   defaultQat16bitQconfig,
   type FakeQuantKind,
+  type DefaultQconfigOptions,
+  type DefaultQatQconfigOptions,
+  type DefaultQatOutQconfigOptions,
+  type DefaultCalibQconfigOptions,
 } from './default-qconfigs.js';
 export { setFakeQuantize, namedFakeQuants } from './set-fake-quantize.js';
 

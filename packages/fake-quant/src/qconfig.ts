@@ -1,13 +1,16 @@
 import { fakeQuants, QConfigError, type FakeQuantFactoryV1, type FakeQuantV1 } from '@qtk/spec';
 import { z } from 'zod';
+import { checkFakeQuantOptions, nestFakeQuantKwargs, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 import { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 
 /** A factory of fake-quant modules with bound options (horizon_plugin_pytorch's `FakeQuantize.with_args(...)`). */
 export interface FakeQuantFactory {
-  (overrides?: FakeQuantizeOptions): FakeQuantize;
+  /** A FakeQuantize with `overrides` (flat or nested) merged over the bound options. */
+  (overrides?: FakeQuantKwargs): FakeQuantize;
+  /** The bound options, nested (observer options under `observerOptions`). */
   readonly options: Readonly<FakeQuantizeOptions>;
   /** A new factory with these options merged over the bound ones (observerOptions merged too). */
-  withArgs(options: FakeQuantizeOptions): FakeQuantFactory;
+  withArgs(options: FakeQuantKwargs): FakeQuantFactory;
 }
 
 function merge(a: FakeQuantizeOptions, b: FakeQuantizeOptions): FakeQuantizeOptions {
@@ -16,13 +19,32 @@ function merge(a: FakeQuantizeOptions, b: FakeQuantizeOptions): FakeQuantizeOpti
   return out;
 }
 
-/** `FakeQuantize.with_args`: binds options; call the result to create a module. */
-export function withArgs(options: FakeQuantizeOptions = {}): FakeQuantFactory {
-  // validate at the boundary (numChannels etc. may still be overridden at creation)
-  fakeQuantizeOptionsSchema.parse(options);
-  const f = ((overrides: FakeQuantizeOptions = {}) => new FakeQuantize(merge(options, overrides))) as FakeQuantFactory;
+/**
+ * `FakeQuantize.with_args`: binds options; call the result to create a module. Takes
+ * horizon_plugin_pytorch's flat form, the observer's options next to the FakeQuantize ones
+ * (`withArgs({ observer: 'percentile', dtype: 'qint8', averagingConstant: 0, percentile: 99.99 })`), or
+ * the nested `observerOptions` form. Everything is checked here against FakeQuantize's and the
+ * observer's schemas (OptionsError naming the option and the observer), and again on creation, when
+ * prepare's overrides (a weight's `chAxis`, ...) are known.
+ */
+export function withArgs(options: FakeQuantKwargs = {}): FakeQuantFactory {
+  return withArgsAt('withArgs', options);
+}
+
+/** withArgs whose errors say `where` the options came from (getDefaultQconfig's activation / weight). */
+export function withArgsAt(where: string, options: FakeQuantKwargs): FakeQuantFactory {
+  return bind(nestFakeQuantKwargs(options, where), where);
+}
+
+function bind(options: FakeQuantizeOptions, where = 'withArgs'): FakeQuantFactory {
+  checkFakeQuantOptions(options, where);
+  const f = ((overrides: FakeQuantKwargs = {}) => {
+    const o = merge(options, nestFakeQuantKwargs(overrides, 'FakeQuantize'));
+    checkFakeQuantOptions(o, 'FakeQuantize');
+    return new FakeQuantize(o);
+  }) as FakeQuantFactory;
   Object.defineProperty(f, 'options', { value: Object.freeze({ ...options }) });
-  Object.defineProperty(f, 'withArgs', { value: (more: FakeQuantizeOptions) => withArgs(merge(options, more)) });
+  Object.defineProperty(f, 'withArgs', { value: (more: FakeQuantKwargs) => bind(merge(options, nestFakeQuantKwargs(more, 'withArgs'))) });
   return f;
 }
 

@@ -14,9 +14,10 @@ export {
 } from './min-max.js';
 export { SignedHistogram, pow2Above, type HistogramState } from './histogram.js';
 export { HistogramObserver, type HistogramOptions } from './histogram-observer.js';
+export { ClipRangeObserver, type ClipRangeOptions } from './clip-range-observer.js';
 export { squaredErrorIntegral, histogramQuantError } from './quant-error.js';
 export { PercentileObserver, histogramPercentile, percentileOptionsSchema, type PercentileOptions } from './percentile.js';
-export { MSEObserver, MSE_SEARCH_STEPS, mseFactors, searchShrinkFactors, mseOptionsSchema, type MseOptions, type ThresholdSearch } from './mse.js';
+export { MSEObserver, MSE_SEARCH_STEPS, PER_CHANNEL_AVERAGING_CONSTANT, mseFactors, searchShrinkFactors, mseOptionsSchema, type MseOptions, type ThresholdSearch } from './mse.js';
 export { PerChannelMSEObserver } from './mse-per-channel.js';
 export { KLObserver, klThresholdBin, KL_SMOOTH_WINDOW, klOptionsSchema, type KlOptions, type KlSearch } from './kl.js';
 export { MixObserver, MIX_PERCENTILES, mixOptionsSchema, type MixOptions, type MixCandidate } from './mix.js';

@@ -1,7 +1,8 @@
-import { scaleFromRange, type QParams } from '@qtk/spec';
+import { scaleFromRange } from '@qtk/spec';
 import { z } from 'zod';
-import { HistogramObserver } from './histogram-observer.js';
-import { binsSchema, perTensorSchema } from './options.js';
+import { ClipRangeObserver } from './clip-range-observer.js';
+import type { SignedHistogram } from './histogram.js';
+import { binsSchema, optionalAveragingConstant, perTensorSchema } from './options.js';
 import { histogramPercentile } from './percentile.js';
 import { histogramQuantError } from './quant-error.js';
 
@@ -11,6 +12,7 @@ export const MIX_PERCENTILES = [99.9, 99.95, 99.99, 99.993, 99.995, 99.997, 99.9
 export const mixOptionsSchema = perTensorSchema('mix', {
   bins: binsSchema(2048),
   percentiles: z.array(z.number().min(0).max(100)).nonempty().default([...MIX_PERCENTILES]),
+  averagingConstant: optionalAveragingConstant,
 });
 export type MixOptions = z.output<typeof mixOptionsSchema>;
 
@@ -24,21 +26,26 @@ export interface MixCandidate {
 }
 
 /**
- * Chooses among candidate ranges the one with the smallest quantization error on everything
- * observed. Candidates: the plain min/max, and min/max clipped at each of `percentiles` of |x|
+ * Chooses among candidate ranges the one with the smallest quantization error on the observed
+ * data. Candidates: the plain min/max, and min/max clipped at each of `percentiles` of |x|
  * (horizon_plugin_pytorch's nine, 99.9 ... 99.9999, by default). Each candidate's error is the expected sum of
  * squared quantization errors over the histogram (same estimate as the MSE observer); ties go to the
- * earlier candidate (min/max first). horizon_plugin_pytorch scores the same candidates per batch and averages the
- * winners; here one histogram covers all batches, so workers' states merge exactly.
+ * earlier candidate (min/max first). By default one histogram covers all batches, so workers' states merge
+ * exactly; with `averagingConstant` a number each batch picks its own winner and the winners' ranges are
+ * moving-averaged, as horizon_plugin_pytorch does (see ClipRangeObserver).
  */
-export class MixObserver extends HistogramObserver<MixOptions> {
+export class MixObserver extends ClipRangeObserver<MixOptions> {
   constructor(options: unknown = {}) {
     super('mix', mixOptionsSchema, options);
   }
 
+  /** The candidates scored on the histogram (all data; the latest batch when `averagingConstant` is a number). */
   candidates(): MixCandidate[] {
     this.requireData();
-    const h = this.hist;
+    return this.candidatesOf(this.hist);
+  }
+
+  private candidatesOf(h: SignedHistogram): MixCandidate[] {
     const score = (source: string, min: number, max: number): MixCandidate => ({
       source,
       min,
@@ -53,15 +60,20 @@ export class MixObserver extends HistogramObserver<MixOptions> {
     return out;
   }
 
-  best(): MixCandidate {
-    const c = this.candidates();
+  private bestOf(h: SignedHistogram): MixCandidate {
+    const c = this.candidatesOf(h);
     let best = c[0]!;
     for (const x of c) if (x.error < best.error) best = x;
     return best;
   }
 
-  computeQparams(): QParams {
-    const b = this.best();
-    return this.qparamsFromMinMax([b.min], [b.max]);
+  best(): MixCandidate {
+    this.requireData();
+    return this.bestOf(this.hist);
+  }
+
+  protected rangeFrom(h: SignedHistogram): [number, number] {
+    const b = this.bestOf(h);
+    return [b.min, b.max];
   }
 }

@@ -3,7 +3,7 @@ import { InvalidArgumentError, ShapeError, type Tensor } from '@qtk/tensor';
 import { minMaxOf } from './min-max.js';
 import { ObserverBase, numberArray } from './observer-base.js';
 import type { MseOptions } from './mse-options.js';
-import { mseOptionsSchema } from './mse-options.js';
+import { PER_CHANNEL_AVERAGING_CONSTANT, mseOptionsSchema } from './mse-options.js';
 
 /** Sum of squared fake-quant errors (round half up, clamp) of the strided values of one channel. */
 function channelError(v: ArrayLike<number>, c: number, channels: number, inner: number, s: number, r: QuantRange): number {
@@ -72,7 +72,7 @@ export class PerChannelMSEObserver extends ObserverBase<MseOptions> {
       this.max = hi;
       return;
     }
-    const k = this.options.averagingConstant;
+    const k = this.options.averagingConstant ?? PER_CHANNEL_AVERAGING_CONSTANT;
     for (let c = 0; c < channels; c++) {
       this.min[c] = this.min[c]! + k * (lo[c]! - this.min[c]!);
       this.max[c] = this.max[c]! + k * (hi[c]! - this.max[c]!);

@@ -1,11 +1,11 @@
-import { scaleFromRange, type QParams, type QuantRange } from '@qtk/spec';
+import { scaleFromRange, type QuantRange } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import type { SignedHistogram } from './histogram.js';
-import { HistogramObserver } from './histogram-observer.js';
+import { ClipRangeObserver } from './clip-range-observer.js';
 import { MSE_SEARCH_STEPS, mseOptionsSchema, type MseOptions } from './mse-options.js';
 import { histogramQuantError } from './quant-error.js';
 
-export { MSE_SEARCH_STEPS, mseOptionsSchema, type MseOptions } from './mse-options.js';
+export { MSE_SEARCH_STEPS, PER_CHANNEL_AVERAGING_CONSTANT, mseOptionsSchema, type MseOptions } from './mse-options.js';
 
 export interface ThresholdSearch {
   /** Candidate factors of the observed min / max (1 = no clipping). */
@@ -33,11 +33,13 @@ export function mseFactors(stride: number): number[] {
 /**
  * Searches clipping thresholds `max(-min, max) · (1 - 0.01·i)` for i = 0, stride, ... < 95 (the
  * horizon_plugin_pytorch's grid) and keeps the one with the smallest quantization MSE. The MSE is estimated from a
- * histogram of everything observed (each bin's values spread uniformly, clipping and rounding error
- * integrated exactly), not recomputed over raw batches, so memory is bounded and states merge.
- * Per tensor; `PerChannelMSEObserver` is the per-channel form (same registry name, `chAxis >= 0`).
+ * histogram (each bin's values spread uniformly, clipping and rounding error integrated exactly), not
+ * recomputed over raw batches, so memory is bounded and states merge. The histogram holds all data, or
+ * with `averagingConstant` a number each batch is searched and the results moving-averaged
+ * (ClipRangeObserver). Per tensor; `PerChannelMSEObserver` is the per-channel form (same registry name,
+ * `chAxis >= 0`).
  */
-export class MSEObserver extends HistogramObserver<MseOptions> {
+export class MSEObserver extends ClipRangeObserver<MseOptions> {
   constructor(options: unknown = {}) {
     super('mse', mseOptionsSchema, options);
     if (this.options.chAxis >= 0) {
@@ -45,14 +47,15 @@ export class MSEObserver extends HistogramObserver<MseOptions> {
     }
   }
 
+  /** The search on the histogram (all data; the latest batch when `averagingConstant` is a number). */
   search(): ThresholdSearch {
     this.requireData();
     return searchShrinkFactors(this.hist, mseFactors(this.options.stride), this.quantRange);
   }
 
-  computeQparams(): QParams {
-    const r = this.search();
+  protected rangeFrom(h: SignedHistogram): [number, number] {
+    const r = searchShrinkFactors(h, mseFactors(this.options.stride), this.quantRange);
     const f = r.factors[r.best]!;
-    return this.qparamsFromMinMax([this.hist.min * f], [this.hist.max * f]);
+    return [h.min * f, h.max * f];
   }
 }

@@ -61,7 +61,7 @@ describe('PercentileObserver', () => {
     expect(o.computeQparams().scale[0]).toBe(1.1920928955078125e-7);
     expect(histogramPercentile(o.histogram(), 99)).toBe(0);
     expect(() => new PercentileObserver({ percentile: 101 })).toThrow(OptionsError);
-    expect(() => new PercentileObserver({ chAxis: 0 })).toThrow(/per tensor only/);
+    expect(() => new PercentileObserver({ chAxis: 0 })).toThrow(/cannot observe per channel/);
     expect(() => new PercentileObserver({ bins: 4 })).toThrow(/bins/);
   });
 });

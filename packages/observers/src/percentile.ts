@@ -1,12 +1,12 @@
-import type { QParams } from '@qtk/spec';
 import { z } from 'zod';
 import type { SignedHistogram } from './histogram.js';
-import { HistogramObserver } from './histogram-observer.js';
-import { binsSchema, perTensorSchema } from './options.js';
+import { ClipRangeObserver } from './clip-range-observer.js';
+import { binsSchema, optionalAveragingConstant, perTensorSchema } from './options.js';
 
 export const percentileOptionsSchema = perTensorSchema('percentile', {
   percentile: z.number().min(0).max(100).default(99.99),
   bins: binsSchema(2048),
+  averagingConstant: optionalAveragingConstant,
 });
 export type PercentileOptions = z.output<typeof percentileOptionsSchema>;
 
@@ -31,23 +31,24 @@ export function histogramPercentile(h: SignedHistogram, percentile: number): num
 }
 
 /**
- * Clips at a percentile of |x| over everything observed (horizon_plugin_pytorch does the same per batch and
- * averages; here one histogram over all batches, so merging workers is exact). The clip never
- * exceeds the observed min / max: `min' = max(min, -clip)`, `max' = min(max, clip)`.
+ * Clips at a percentile of |x|: over everything observed by default (horizon_plugin_pytorch does it per
+ * batch and moving-averages the clipped min / max; `averagingConstant` selects that mode, see
+ * ClipRangeObserver). The clip never exceeds the observed min / max: `min' = max(min, -clip)`,
+ * `max' = min(max, clip)`.
  */
-export class PercentileObserver extends HistogramObserver<PercentileOptions> {
+export class PercentileObserver extends ClipRangeObserver<PercentileOptions> {
   constructor(options: unknown = {}) {
     super('percentile', percentileOptionsSchema, options);
   }
 
-  /** The clipping threshold for the data so far. */
+  /** The clipping threshold of the histogram (all data; the latest batch when `averagingConstant` is a number). */
   threshold(): number {
     this.requireData();
     return histogramPercentile(this.hist, this.options.percentile);
   }
 
-  computeQparams(): QParams {
-    const clip = this.threshold();
-    return this.qparamsFromMinMax([Math.max(this.hist.min, -clip)], [Math.min(this.hist.max, clip)]);
+  protected rangeFrom(h: SignedHistogram): [number, number] {
+    const clip = histogramPercentile(h, this.options.percentile);
+    return [Math.max(h.min, -clip), Math.min(h.max, clip)];
   }
 }

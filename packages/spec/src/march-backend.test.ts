@@ -54,6 +54,7 @@ describe('errors and options', () => {
       qscheme: 'per_tensor_symmetric',
       quantMin: null,
       quantMax: null,
+      reduceRange: false,
       isSyncQuantize: false,
     });
     expect(parseOptions(observerBaseOptionsSchema, { chAxis: 0 }, 'observer').qscheme).toBe('per_channel_symmetric');

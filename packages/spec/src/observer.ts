@@ -1,6 +1,6 @@
 import type { Tensor } from '@qtk/tensor';
 import { z } from 'zod';
-import { observerDTypeSchema, type QuantDType } from './quant-dtype.js';
+import { observerDTypeSchema, quantRange, type QuantDType } from './quant-dtype.js';
 
 /** Quantization parameters an observer (or fake-quant) hands to conversion. Symmetric: zero point 0. */
 export interface QParams {
@@ -22,8 +22,14 @@ export type QScheme = (typeof QSCHEMES)[number];
  * - `chAxis` -1 observes per tensor; >= 0 per channel along that axis. `qscheme` may be left out and
  *   is then derived from `chAxis`; when given it must agree with it.
  * - `quantMin` / `quantMax` narrow the dtype's range (null = the dtype's own).
- * - `isSyncQuantize`: statistics must be synchronised across data-parallel workers (merge the
- *   states of every worker, `merge(state)`, before `computeQparams()`); the calibration runner reads it.
+ * - `reduceRange`: one bit less than the dtype (qint8 [-64, 63], qint16 [-16384, 16383]); resolved into
+ *   `quantMin` / `quantMax`, so it cannot be combined with them.
+ * - `isSyncQuantize`: horizon_plugin_pytorch all-reduces statistics across data-parallel workers. QTK
+ *   trains and calibrates in one process, so there is nothing to synchronise: only `false` is accepted.
+ *   Statistics gathered separately (worker threads, several runs) are combined with `merge(state)` /
+ *   `syncObservers`.
+ * - `factoryKwargs`: horizon_plugin_pytorch passes these to torch when it creates its min/max buffers
+ *   (device, dtype). QTK's statistics are plain arrays, so only null (nothing to pass) is accepted.
  */
 export const observerBaseShape = {
   dtype: observerDTypeSchema.default('qint8'),
@@ -31,16 +37,46 @@ export const observerBaseShape = {
   qscheme: z.enum(QSCHEMES).optional(),
   quantMin: z.number().int().nullable().default(null),
   quantMax: z.number().int().nullable().default(null),
-  isSyncQuantize: z.boolean().default(false),
+  reduceRange: z.boolean().default(false),
+  isSyncQuantize: z
+    .boolean()
+    .refine((v) => v === false, {
+      message:
+        'QTK trains and calibrates in one process, so there are no data-parallel workers to synchronise; ' +
+        'leave isSyncQuantize false (to combine statistics gathered separately, merge observer states with syncObservers or observer.merge)',
+    })
+    .default(false),
+  factoryKwargs: z
+    .unknown()
+    .refine((v) => v === null || v === undefined, {
+      message:
+        "factoryKwargs are torch's device/dtype for horizon_plugin_pytorch's min/max buffers; QTK observers keep their statistics " +
+        'in plain arrays in this process, so there is nothing to pass: remove it (or give null)',
+    })
+    .optional(),
 };
 
 interface BaseLike {
   chAxis: number;
   qscheme?: QScheme | undefined;
+  dtype?: QuantDType;
+  quantMin?: number | null;
+  quantMax?: number | null;
+  reduceRange?: boolean;
 }
 
-/** Fills in `qscheme` from `chAxis` and rejects the two disagreeing. Use as `.superRefine(...).transform(...)`. */
+/**
+ * Rejects `qscheme` disagreeing with `chAxis`, and `reduceRange` combined with `quantMin` / `quantMax`.
+ * Use as `.superRefine(checkQscheme).transform(withQscheme)`.
+ */
 export function checkQscheme(o: BaseLike, ctx: z.RefinementCtx): void {
+  if (o.reduceRange && (o.quantMin != null || o.quantMax != null)) {
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['reduceRange'],
+      message: 'reduceRange narrows the dtype range by one bit; it cannot be combined with quantMin / quantMax (give one or the other)',
+    });
+  }
   if (o.qscheme === undefined) return;
   const perChannel = o.qscheme === 'per_channel_symmetric';
   if (perChannel !== o.chAxis >= 0) {
@@ -54,8 +90,16 @@ export function checkQscheme(o: BaseLike, ctx: z.RefinementCtx): void {
   }
 }
 
+/** Fills in `qscheme` from `chAxis` and resolves `reduceRange` into `quantMin` / `quantMax`. */
 export function withQscheme<T extends BaseLike>(o: T): T & { qscheme: QScheme } {
-  return { ...o, qscheme: o.chAxis >= 0 ? 'per_channel_symmetric' : 'per_tensor_symmetric' };
+  const out = { ...o, qscheme: o.chAxis >= 0 ? ('per_channel_symmetric' as const) : ('per_tensor_symmetric' as const) };
+  if (o.reduceRange) {
+    // one bit less, as torch's reduce_range: an arithmetic shift halves both ends (-128 -> -64, 127 -> 63)
+    const full = quantRange(o.dtype ?? 'qint8');
+    out.quantMin = full.quantMin >> 1;
+    out.quantMax = full.quantMax >> 1;
+  }
+  return out;
 }
 
 /** Builds an observer's options schema: the base options plus its own, strict, qscheme resolved. */
