@@ -10,8 +10,17 @@ export {
   type RemovableHandle,
 } from './module.js';
 export { deepCopy } from './deep-copy.js';
-export { STATE_DICT_VERSION, isStateDict, type StateDict, type LoadStateDictOptions, type LoadStateDictResult } from './state-dict.js';
 export {
+  STATE_DICT_VERSION,
+  EXTRA_STATE_KEY,
+  isStateDict,
+  type JsonValue,
+  type StateDict,
+  type LoadStateDictOptions,
+  type LoadStateDictResult,
+} from './state-dict.js';
+export {
+  STATE_DICT_FILE_VERSION,
   serializeStateDict,
   deserializeStateDict,
   saveStateDict,

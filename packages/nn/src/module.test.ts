@@ -267,8 +267,8 @@ describe('state dict', () => {
     const bad = join(tmp, 'bad.qtk');
     writeFileSync(bad, 'hello world, not a state dict');
     expect(() => loadStateDictFileSync(bad)).toThrow(DataFormatError);
-    const v2 = bytes.slice();
-    v2[8] = 2;
-    expect(() => deserializeStateDict(v2)).toThrow(/unsupported state dict file version 2/);
+    const v3 = bytes.slice();
+    v3[8] = 3;
+    expect(() => deserializeStateDict(v3)).toThrow(/unsupported state dict file version 3 \(this build reads versions 1 to 2\); it was written by a newer QTK/);
   });
 });

@@ -1,6 +1,14 @@
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { StateDictError } from './errors.js';
 import { Parameter } from './parameter.js';
-import { collectStateDict, loadIntoModule, type LoadStateDictOptions, type LoadStateDictResult, type StateDict } from './state-dict.js';
+import {
+  collectStateDict,
+  loadIntoModule,
+  type JsonValue,
+  type LoadStateDictOptions,
+  type LoadStateDictResult,
+  type StateDict,
+} from './state-dict.js';
 
 /** Runs before `forward`; return an array to replace the arguments. */
 export type ForwardPreHook = (module: Module, args: unknown[]) => unknown[] | void;
@@ -317,19 +325,39 @@ export abstract class Module {
   // ---- state dict ----------------------------------------------------------------------------
 
   /**
-   * Parameters and persistent buffers by qualified name. Tensors share storage with the module
-   * (as in PyTorch) unless `clone` is set.
+   * Parameters and persistent buffers by qualified name, and modules' extra states by module path.
+   * Tensors share storage with the module (as in PyTorch) unless `clone` is set; extra states are
+   * always snapshots.
    */
   stateDict(options: { prefix?: string; clone?: boolean } = {}): StateDict {
     return collectStateDict(this, options.prefix ?? '', options.clone ?? false);
   }
 
   /**
-   * Copies values into the module's tensors in place. Strict by default: missing or unexpected keys
-   * throw a `StateDictError` listing all of them; shape mismatches always throw.
+   * Copies values into the module's tensors in place, then hands each module its extra state.
+   * Strict by default: missing or unexpected keys (extra states included, as '<path>._extra_state',
+   * when the dict has an `extra` record) throw a `StateDictError` listing all of them; shape
+   * mismatches and extra states a module rejects always throw.
    */
   loadStateDict(stateDict: StateDict, options: LoadStateDictOptions = {}): LoadStateDictResult {
     return loadIntoModule(this, stateDict, options);
+  }
+
+  /**
+   * State that is neither a parameter nor a buffer but belongs in the state dict (PyTorch's
+   * get_extra_state), as JSON; undefined, the default, for none. Return a fresh value that carries
+   * its own version, and override `loadExtraState` to read it back.
+   */
+  extraState(): JsonValue | undefined {
+    return undefined;
+  }
+
+  /**
+   * Restores a value `extraState()` returned, maybe in another build (check its version). Called by
+   * `loadStateDict` after all tensors are loaded, and only when the dict has an entry for this module.
+   */
+  loadExtraState(_state: JsonValue): void {
+    throw new StateDictError({ detail: `${this.constructor.name} has no extra state to load; override loadExtraState together with extraState` });
   }
 
   // ---- printing ------------------------------------------------------------------------------

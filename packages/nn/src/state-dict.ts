@@ -5,16 +5,31 @@ import { Parameter } from './parameter.js';
 
 export const STATE_DICT_VERSION = 1;
 
+/** A JSON-serialisable value (a module's extra state). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** How a module's extra state is named in missing / unexpected keys, after PyTorch ('fq._extra_state'). */
+export const EXTRA_STATE_KEY = '_extra_state';
+
 /** A module's parameters and persistent buffers by qualified name ('layer1.bn1.running_mean' style). */
 export interface StateDict {
   version: typeof STATE_DICT_VERSION;
   tensors: Record<string, Tensor>;
+  /**
+   * Each module's extra state (`Module.extraState()`: observer statistics, ...) by module path
+   * ('' for the root). Absent from a dict made before extra states existed (a version-1 file): then
+   * no extra state is checked or loaded.
+   */
+  extra?: Record<string, JsonValue>;
   /** Free-form JSON-serialisable extras (epoch, metrics, ...) kept by the file format. */
   metadata?: Record<string, unknown>;
 }
 
 export interface LoadStateDictOptions {
-  /** Missing and unexpected keys throw (default true); when false they are returned instead. */
+  /**
+   * Missing and unexpected keys throw (default true); when false they are returned instead. Extra
+   * states count as keys named '<module path>._extra_state', when the dict has an `extra` record.
+   */
   strict?: boolean;
 }
 
@@ -29,30 +44,50 @@ interface Slot {
   tensor: Tensor;
 }
 
-/** Every tensor the state dict of `module` holds, keyed by qualified name (own parameters, buffers, then children). */
-function slots(module: Module, prefix: string, out: Map<string, Slot>, stack: Set<Module>): Map<string, Slot> {
+interface Slots {
+  tensors: Map<string, Slot>;
+  /** Modules with an extra state, by path, with that state. */
+  extra: Map<string, { module: Module; state: JsonValue }>;
+}
+
+/** Every tensor and extra state the state dict of `module` holds (own parameters, buffers, then children). */
+function slots(module: Module, prefix: string, out: Slots, stack: Set<Module>): Slots {
   if (stack.has(module)) return out; // a module that contains itself: stop instead of recursing forever
   stack.add(module);
   const key = (n: string) => (prefix ? `${prefix}.${n}` : n);
-  for (const [name, p] of module.ownParameters()) out.set(key(name), { owner: module, name, tensor: p });
+  for (const [name, p] of module.ownParameters()) out.tensors.set(key(name), { owner: module, name, tensor: p });
   for (const [name, b, persistent] of module.ownBuffers()) {
-    if (persistent) out.set(key(name), { owner: module, name, tensor: b });
+    if (persistent) out.tensors.set(key(name), { owner: module, name, tensor: b });
   }
+  const state = module.extraState();
+  if (state !== undefined) out.extra.set(prefix, { module, state });
   for (const [name, child] of module.namedChildren()) slots(child, key(name), out, stack);
   stack.delete(module);
   return out;
 }
 
+const allSlots = (module: Module, prefix: string): Slots => slots(module, prefix, { tensors: new Map(), extra: new Map() }, new Set());
+
+const extraKey = (path: string) => (path ? `${path}.${EXTRA_STATE_KEY}` : EXTRA_STATE_KEY);
+
 export function collectStateDict(module: Module, prefix: string, clone: boolean): StateDict {
+  const found = allSlots(module, prefix);
   const tensors: Record<string, Tensor> = {};
-  for (const [k, s] of slots(module, prefix, new Map(), new Set())) tensors[k] = clone ? s.tensor.clone() : s.tensor.detach();
-  return { version: STATE_DICT_VERSION, tensors };
+  for (const [k, s] of found.tensors) tensors[k] = clone ? s.tensor.clone() : s.tensor.detach();
+  const extra: Record<string, JsonValue> = {};
+  for (const [path, e] of found.extra) extra[path] = e.state;
+  return { version: STATE_DICT_VERSION, tensors, extra };
 }
 
 export function isStateDict(value: unknown): value is StateDict {
   if (typeof value !== 'object' || value === null) return false;
-  const v = value as { version?: unknown; tensors?: unknown };
-  return v.version === STATE_DICT_VERSION && typeof v.tensors === 'object' && v.tensors !== null;
+  const v = value as { version?: unknown; tensors?: unknown; extra?: unknown };
+  return (
+    v.version === STATE_DICT_VERSION &&
+    typeof v.tensors === 'object' &&
+    v.tensors !== null &&
+    (v.extra === undefined || (typeof v.extra === 'object' && v.extra !== null && !Array.isArray(v.extra)))
+  );
 }
 
 export function loadIntoModule(module: Module, sd: StateDict, options: LoadStateDictOptions): LoadStateDictResult {
@@ -63,10 +98,11 @@ export function loadIntoModule(module: Module, sd: StateDict, options: LoadState
       detail:
         version !== undefined && version !== STATE_DICT_VERSION
           ? `unsupported state dict version ${String(version)} (this build reads version ${STATE_DICT_VERSION})`
-          : `expected { version: ${STATE_DICT_VERSION}, tensors: {...} }`,
+          : `expected { version: ${STATE_DICT_VERSION}, tensors: {...}, extra?: {...} }`,
     });
   }
-  const expected = slots(module, '', new Map(), new Set());
+  const found = allSlots(module, '');
+  const expected = found.tensors;
   const missingKeys: string[] = [];
   const shapeMismatches: ShapeMismatch[] = [];
   for (const [key, slot] of expected) {
@@ -83,6 +119,11 @@ export function loadIntoModule(module: Module, sd: StateDict, options: LoadState
     if (a.length !== b.length || a.some((d, i) => d !== b[i])) shapeMismatches.push({ key, expected: a, got: b });
   }
   const unexpectedKeys = Object.keys(sd.tensors).filter((k) => !expected.has(k));
+  const extra = sd.extra;
+  if (extra !== undefined) {
+    for (const path of found.extra.keys()) if (!Object.hasOwn(extra, path)) missingKeys.push(extraKey(path));
+    for (const path of Object.keys(extra)) if (!found.extra.has(path)) unexpectedKeys.push(extraKey(path));
+  }
   if (shapeMismatches.length || (strict && (missingKeys.length || unexpectedKeys.length))) {
     throw strict
       ? new StateDictError({ missingKeys, unexpectedKeys, shapeMismatches })
@@ -102,5 +143,19 @@ export function loadIntoModule(module: Module, sd: StateDict, options: LoadState
       }
     }
   });
+  // After the tensors: a module may read them while restoring (a fake-quant resumes from its scale).
+  if (extra !== undefined) {
+    for (const [path, { module: m }] of found.extra) {
+      if (!Object.hasOwn(extra, path)) continue;
+      try {
+        m.loadExtraState(extra[path]!);
+      } catch (cause) {
+        throw new StateDictError(
+          { detail: `the extra state of '${path || '(root)'}' (${m.constructor.name}) cannot be loaded: ${(cause as Error).message}` },
+          { cause },
+        );
+      }
+    }
+  }
   return { missingKeys, unexpectedKeys };
 }
