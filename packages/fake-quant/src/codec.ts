@@ -1,6 +1,7 @@
 // Serialization codec of FakeQuantize (see @qtk/ir's moduleCodecs): its options with the current
-// state (CALIBRATION / QAT / VALIDATION) and its observer's statistics. The scale and the
-// `initialized` flag are buffers (the scale a Parameter under LSQ), so the state dict carries them.
+// state (CALIBRATION / QAT / VALIDATION). The scale and the `initialized` flag are buffers (the
+// scale a Parameter under LSQ) and the observer's statistics its extra state, so the state dict
+// carries them; model files written before that kept the statistics here, and still load.
 import { moduleCodecs, SerializationError, type JsonValue } from '@qtk/ir';
 import type { FakeQuantState, ObserverState } from '@qtk/spec';
 import { FakeQuantize, type FakeQuantizeOptions } from './fake-quantize.js';
@@ -10,7 +11,7 @@ interface FakeQuantizeConfig {
   options: FakeQuantizeOptions;
   /** The state when saved. */
   state: FakeQuantState;
-  /** The observer's statistics, when it has seen data (so QAT or calibration can continue). */
+  /** The observer's statistics, in files written before the state dict carried them. */
   observer?: ObserverState;
 }
 
@@ -44,7 +45,6 @@ export function registerFakeQuantCodecs(): void {
     cls: FakeQuantize,
     config: (m) => {
       const c: FakeQuantizeConfig = { options: m.options, state: m.fakeQuantState };
-      if (m.observer.hasData()) c.observer = m.observer.state();
       return encode(c, 'config');
     },
     create: (json: JsonValue) => {

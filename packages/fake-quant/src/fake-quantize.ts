@@ -1,4 +1,4 @@
-import { Module, Parameter } from '@qtk/nn';
+import { Module, Parameter, type JsonValue } from '@qtk/nn';
 import {
   createObserver,
   FAKE_QUANT_STATES,
@@ -15,6 +15,13 @@ import {
 import { InvalidArgumentError, noGrad, Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { fakeQuantize } from './fake-quant-op.js';
+import {
+  FAKE_QUANTIZE_EXTRA_STATE_VERSION,
+  loadObserverState,
+  parseFakeQuantizeExtraState,
+  seedObserverFromScale,
+  type FakeQuantizeExtraState,
+} from './observer-resume.js';
 import { getDefaultRounding } from './rounding.js';
 
 export const fakeQuantizeOptionsSchema = z
@@ -47,7 +54,10 @@ type Parsed = z.output<typeof fakeQuantizeOptionsSchema>;
  * - VALIDATION: the observer is frozen, the output is fake-quantized with the calibrated scale;
  * - QAT: the observer sees x (LSQ: only until the scale is initialised) and the output is
  *   fake-quantized, gradient straight-through (zero outside [qmin·s, qmax·s]); LSQ learns s.
- * The scale lives in the `scale` buffer (Parameter for LSQ), so a state dict carries calibration.
+ * The scale lives in the `scale` buffer (Parameter for LSQ) and the observer's statistics in the
+ * module's extra state, so a state dict carries calibration and QAT resumes from it. An observer
+ * without statistics of its own (the dict's were of another observer kind, or the dict has none)
+ * starts from the calibrated scale when it can take a range (the min/max family).
  */
 export class FakeQuantize extends Module implements FakeQuantV1 {
   readonly apiVersion = 1 as const;
@@ -130,6 +140,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
 
   private observe(x: Tensor): void {
     const d = noGrad(() => x.detach());
+    this.resumeFromScale();
     this.observer.observe(d);
     if (this.observer.hasData()) this.updateScaleFromObserver();
   }
@@ -143,6 +154,27 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     }
     this.scale.data.set(s, this.scale.offset);
     this.initialized.data[this.initialized.offset] = 1;
+  }
+
+  /** Continue from the held scale, not from the next batch, when it was loaded without statistics. */
+  private resumeFromScale(): void {
+    if (this.isInitialized && !this.observer.hasData()) seedObserverFromScale(this.observer, this.scale.values(), this.quantMin, this.quantMax);
+  }
+
+  /** The observer's statistics, so a loaded state dict resumes calibration or QAT where it stopped. */
+  override extraState(): JsonValue {
+    const state: FakeQuantizeExtraState = { version: FAKE_QUANTIZE_EXTRA_STATE_VERSION, observer: this.observer.state() };
+    return state as unknown as JsonValue;
+  }
+
+  /**
+   * Loads the observer's statistics (called after the scale is loaded). Statistics this observer
+   * cannot read (another kind, e.g. calibrated with 'kl' and trained with 'min_max') are not an
+   * error: the observer then starts from the loaded scale instead.
+   */
+  override loadExtraState(state: JsonValue): void {
+    loadObserverState(this.observer, parseFakeQuantizeExtraState(state));
+    this.resumeFromScale();
   }
 
   calculateQparams(): QParams {
