@@ -30,8 +30,14 @@ export function calibrate(model: Module, batches: Iterable<Tensor | Tensor[]>, o
 }
 
 /**
- * The QAT flow's start: load a calibrated model's state dict (scales and weights) into a model
- * prepared with a QAT qconfig, switch its fake-quants to QAT and the model to training mode.
+ * The QAT flow's start: load a calibrated model's state dict into a model prepared with a QAT
+ * qconfig, switch its fake-quants to QAT and the model to training mode. The state dict carries
+ * weights, scales and observer statistics, so QAT observers resume from the calibration: with
+ * `averagingConstant: 0` the calibrated scales stay fixed, with a positive one they move from the
+ * calibrated statistics instead of restarting on the first batch. When the calibration used another
+ * observer kind (kl, mse, percentile) or the dict has no statistics (a file written before they were
+ * saved), min/max observers start from the calibrated scale. Loading is strict (the two models must
+ * be prepared alike); a `StateDictError` lists what does not match.
  */
 export function startQat(model: Module, calibrationState?: StateDict): void {
   if (calibrationState) model.loadStateDict(calibrationState);
