@@ -1,3 +1,4 @@
+import '@qtk/march-bayes';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig } from '@qtk/fake-quant';
 import { evaluate, loadDataset, ReferenceNet, takeBatch, type Dataset } from '@qtk/examples';
@@ -28,7 +29,7 @@ export function calibrationBatches(train: Dataset, count: number, batch = 64): T
  */
 export function calibrateWith(float: Module, observer: CalibObserver, batches: Tensor[]): { seconds: number; model: Module } {
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
-  const model = prepareQatFx(float, { global: qconfig, moduleName: { fc: defaultQatOutQconfig } });
+  const model = prepareQatFx(float, { global: qconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
   const t0 = performance.now();
   calibrate(model, batches);
   return { seconds: (performance.now() - t0) / 1000, model };

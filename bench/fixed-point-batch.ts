@@ -16,7 +16,7 @@ const profile = process.argv.includes('--profile');
 const float = new ReferenceNet();
 float.loadStateDict(loadStateDictFileSync(weights));
 float.eval();
-const gm = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }) as GraphModule;
+const gm = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' }) as GraphModule;
 calibrate(gm, calibrationBatches(loadDataset(SUBSET_DIR, 'train', 256), 256));
 setFakeQuantize(gm, 'VALIDATION');
 const test = loadDataset(SUBSET_DIR, 'test', 2000);

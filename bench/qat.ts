@@ -1,3 +1,4 @@
+import '@qtk/march-bayes';
 import { calibrate, prepareQatFx, setFakeQuantize, startQat } from '@qtk/core';
 import { defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import { evaluate, loadDataset, trainFloat } from '@qtk/examples';
@@ -17,7 +18,7 @@ export function benchQat(
   options: { maxSteps?: number; evaluateAccuracy?: boolean; log?: (m: string) => void } = {},
 ): { stepMs: number; accuracy: number | null; model: GraphModule } {
   const train = loadDataset(dataDir, 'train');
-  const model = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
+  const model = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
   calibrate(model, calibrationBatches(train, 1024));
   startQat(model);
   const r = trainFloat(model, train, { epochs: 1, lr: 1e-3, seed: 0, maxSteps: options.maxSteps, progress: options.evaluateAccuracy, label: 'QAT train' });

@@ -1,3 +1,4 @@
+import '@qtk/march-bayes';
 import { calibrate, prepareQatFx, QatModule } from '@qtk/core';
 import { defaultQatOutQconfig, defaultQatQconfig, namedFakeQuants } from '@qtk/fake-quant';
 import { symbolicTrace } from '@qtk/ir';
@@ -28,11 +29,11 @@ describe('the reference network prepared for QAT', () => {
     const x = randn([4, 1, 28, 28], { generator: g }).clamp(-1, 1);
     const want = noGrad(() => model.call(x));
 
-    const traced = prepareQatFx(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } });
+    const traced = prepareQatFx(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
     const imported = prepareQatFx(
       importOnnx(exportOnnxBytes(symbolicTrace(model), [x])),
       { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
-      { inputQuantStubs: { scale: 1 / 128 } },
+      { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } },
     );
     // 9 fused convs + fc (+ the input stub) are QAT modules in both
     const qatModules = (gm: typeof traced) => gm.modules().filter((m) => m instanceof QatModule && m.weightFakeQuant).length;

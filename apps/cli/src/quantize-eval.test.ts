@@ -1,3 +1,4 @@
+import '@qtk/march-bayes';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { calibrate, loadModelFileSync, prepareQatFx, saveModelFileSync } from '@qtk/core';
@@ -114,7 +115,7 @@ describe('qtk quantize and qtk eval', () => {
 
   it('evaluates QAT and float model files like a direct evaluation', async () => {
     const float = importOnnx(tiny);
-    const qat = prepareQatFx(float, { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 } });
+    const qat = prepareQatFx(float, { global: defaultQatQconfig }, { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } });
     calibrate(qat, [rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) })]);
     const { x, labels } = evalInputs();
     for (const [kind, model] of [['qat', qat], ['float', float]] as const) {

@@ -93,7 +93,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   float.eval();
   const qconfigDict = (global: QConfig) => ({ global, moduleName: { fc: defaultQatOutQconfig } });
   const [calibrated, tCalib] = timed(() => {
-    const gm = prepareQatFx(fuseFx(float), qconfigDict(calibrationQconfig(options.observer)), { fuse: false, onWarning: (m) => log(`warning: ${m}`) });
+    const gm = prepareQatFx(fuseFx(float), qconfigDict(calibrationQconfig(options.observer)), { fuse: false, march: options.march, onWarning: (m) => log(`warning: ${m}`) });
     const batches = calibrationBatches(train, options.calibImages);
     const bar = new ProgressBar({ total: batches.length, label: `calibrate (${options.observer})`, enabled: progress });
     calibrate(gm, batches, { onBatch: () => bar.tick(1) });
@@ -111,7 +111,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   let fakePred = calibPred;
   if (options.qatSteps > 0) {
     [qat, tQat] = timed(() => {
-      const gm = prepareQatFx(fuseFx(float), qconfigDict(QAT_QCONFIG), { fuse: false, onWarning: (m) => log(`warning: ${m}`) });
+      const gm = prepareQatFx(fuseFx(float), qconfigDict(QAT_QCONFIG), { fuse: false, march: options.march, onWarning: (m) => log(`warning: ${m}`) });
       startQat(gm, calibrated.stateDict());
       // epochs enough for the steps; maxSteps stops the run, the cosine schedule spans it
       const perEpoch = Math.max(1, Math.floor(train.labels.size / 64));

@@ -207,7 +207,7 @@ describe('convertFx errors', () => {
         return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
       }
     }
-    const gm = prepareQatFx(new Unsupported().eval(), { global: defaultQatQconfig });
+    const gm = prepareQatFx(new Unsupported().eval(), { global: defaultQatQconfig }, { march: 'bernoulli2' });
     const g = new Generator(3);
     calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: g })]);
     const err = thrownBy(() => convertFx(gm, { march: 'bernoulli2', onWarning: () => {} }));
@@ -234,7 +234,7 @@ describe('convertFx errors', () => {
         return this.dequant.call(this.softmax.call(this.conv3d.call(this.quant.call(x))));
       }
     }
-    const gm = prepareQatFx(new Chain().eval(), { global: defaultQatQconfig });
+    const gm = prepareQatFx(new Chain().eval(), { global: defaultQatQconfig }, { march: 'bernoulli2' });
     calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: new Generator(4) })]);
     expect(() => convertFx(gm, { march: 'bernoulli2', onWarning: () => {} })).toThrow(ConversionError);
     try {

@@ -128,7 +128,15 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     created.name = name0;
     return created;
   };
-  const nameFor = (node: Node) => (node.op === 'call_module' ? node.target : `_fixed_${node.name}`);
+  const placedNames = new Set<string>();
+  /** The node's module path, or `_fixed_<node>`; a second call of one module (a shared FloatFunctional) gets `<path>_call<k>`. */
+  const nameFor = (node: Node): string => {
+    const base = node.op === 'call_module' ? node.target : `_fixed_${node.name}`;
+    let name = base;
+    for (let k = 1; placedNames.has(name); k++) name = `${base}_call${k}`;
+    placedNames.add(name);
+    return name;
+  };
 
   for (const node of [...graph.nodes]) {
     if (node.op === 'placeholder' || node.op === 'output' || node.op === 'get_attr') continue;

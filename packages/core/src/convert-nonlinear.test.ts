@@ -120,7 +120,7 @@ describe('convert: tabulated nonlinear ops', () => {
   });
 
   it('bernoulli2 rejects an op its table lacks, naming node, op and march', () => {
-    const gm = prepareQatFx(fun((x) => T.log(x))(), { global: defaultQatQconfig });
+    const gm = prepareQatFx(fun((x) => T.log(x))(), { global: defaultQatQconfig }, { march: 'bernoulli2' });
     calibrate(gm, batches(0.1, 4, 1));
     setFakeQuantize(gm, 'VALIDATION');
     const err = thrownBy(() => convertFx(gm, { march: 'bernoulli2' }));

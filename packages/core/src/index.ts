@@ -4,11 +4,11 @@ export { QatModule, weightedLayer } from './qat-module.js';
 export { type PrepareContext, type PreparePass } from './prepare-context.js';
 export {
   REQUANTIZING_FUNCTIONS,
-  checkFloatFunctionalPass,
   swapQatModulesPass,
   insertActivationFakeQuantPass,
   checkQuantStubPass,
 } from './prepare-passes.js';
+export { checkSharedModulesPass, checkOutputPrecisionPass, checkAfterDeQuantStubPass } from './prepare-guards.js';
 export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
 export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';

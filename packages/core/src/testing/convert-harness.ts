@@ -5,13 +5,14 @@ import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule, Node } from '@qtk/ir';
 import { DeQuantStub, type BatchNorm2d, type Module } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
-import { calibrate, prepareQatFx, QatModule, type PrepareQatFxOptions, type QConfigDict } from '../index.js';
+import { calibrate, getMarch, prepareQatFx, QatModule, type PrepareQatFxOptions, type QConfigDict } from '../index.js';
+import '@qtk/march-bayes';
 
 /** Calls a model (traced or eager) with tensor arguments. */
 export const callModel = (m: Module, ...args: Tensor[]): Tensor => (m as unknown as { call(...a: Tensor[]): Tensor }).call(...args);
 
 /**
- * prepareQatFx + calibrate on `batches`; then the fake-quants are frozen in VALIDATION unless
+ * prepareQatFx (for the selected march, else bayes) + calibrate on `batches`; then the fake-quants are frozen in VALIDATION unless
  * `validation` is false (the model stays as calibrate leaves it).
  */
 export function calibratedQat(
@@ -20,7 +21,8 @@ export function calibratedQat(
   batches: Iterable<Tensor | Tensor[]>,
   options: { prepare?: PrepareQatFxOptions; validation?: boolean } = {},
 ): GraphModule {
-  const gm = prepareQatFx(model, qconfig, options.prepare);
+  // prepare needs a march: the tests convert for one or both marches, and bayes carries every dtype either has
+  const gm = prepareQatFx(model, qconfig, { march: getMarch() ?? 'bayes', ...options.prepare });
   calibrate(gm, batches);
   if (options.validation !== false) setFakeQuantize(gm, 'VALIDATION');
   return gm;
