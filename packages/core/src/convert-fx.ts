@@ -7,6 +7,9 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
+import { isWrappedMethodCall } from './fx-wrapped-modules.js';
+import { addWrappedMethodModules, placeWrappedMethodOwners } from './convert-wrapped.js';
+import type { LateConversionEnv } from './wrapped-conversion.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface ConvertFxOptions {
@@ -78,7 +81,9 @@ function opLabel(node: Node, module: Module | null): string {
  * fake-quants observed. Activation fake-quants are absorbed into the op before them. Float parts
  * (before QuantStubs, after DeQuantStubs) are copied unchanged. Modules marked with
  * setPreserveQatMode stay QAT modules, and ops whose qconfig is null (step-wise quantization) stay
- * float, between a dequantize and a quantize. The QAT model is not
+ * float, between a dequantize and a quantize. Modules called only inside fxWrap-ed methods are
+ * converted when the wrapped code first calls them (LateConvertedModule); a wrapped method's result
+ * is taken as float. The QAT model is not
  * modified. Every node the march cannot convert is reported at once in a ConversionError.
  */
 export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {}): GraphModule {
@@ -91,7 +96,8 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   const tableOptions = parseTableOptions(options.tableOptions, qatModel);
 
   const { graph } = qatModel.graph.clone();
-  const out = new GraphModule(new EmptyRoot(), graph, { className: `${qatModel.className}FixedPoint` });
+  // the QAT model's root object serves `this` in root-level fxWrap-ed methods
+  const out = new GraphModule(new EmptyRoot(), graph, { className: `${qatModel.className}FixedPoint`, rootObject: qatModel.rootObject });
   out.training = false;
   march.hooks.prepareConvert?.(out);
   const source = (node: Node): Module | null => {
@@ -138,8 +144,12 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     return name;
   };
 
+  const lateEnv: LateConversionEnv = { march, rounding, warn, fail: (e) => new ConversionError(march.id, [e]) };
+  addWrappedMethodModules(qatModel, out, copyOf, lateEnv);
+
   for (const node of [...graph.nodes]) {
     if (node.op === 'placeholder' || node.op === 'output' || node.op === 'get_attr') continue;
+    if (isWrappedMethodCall(node)) continue; // runs as written; the modules it calls were added above
     const module = moduleOf(node);
     const qat = module instanceof QatModule ? module : null;
     const inner = qat ? qat.module : module;
@@ -217,6 +227,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     if (converted.outputQparams) qparams.set(created, converted.outputQparams);
   }
   if (failures.length) throw new ConversionError(march.id, failures);
+  placeWrappedMethodOwners(qatModel, out);
   graph.eliminateDeadCode();
   graph.validate();
   out.recompile();

@@ -5,10 +5,13 @@ export { type PrepareContext, type PreparePass } from './prepare-context.js';
 export {
   REQUANTIZING_FUNCTIONS,
   swapQatModulesPass,
+  swapWrappedModulesPass,
+  qatReplacementFor,
   insertActivationFakeQuantPass,
   checkQuantStubPass,
 } from './prepare-passes.js';
 export { checkSharedModulesPass, checkOutputPrecisionPass, checkAfterDeQuantStubPass } from './prepare-guards.js';
+export { isWrappedMethodCall, modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
 export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';

@@ -25,6 +25,7 @@ import { QConfigError } from '@qtk/spec';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 import { moduleOf, pathOf, qconfigOf } from './qconfig-of.js';
+import { modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 import { compositeOpOf, compositeQatForm } from './qat-composites.js';
 import type { PrepareContext } from './prepare-context.js';
 
@@ -69,6 +70,35 @@ function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig): Mod
   return compositeQatForm(module, () => factory({ dtype }));
 }
 
+/**
+ * The QAT form of `module` under qconfig `qc` (`path` names it in errors), or null when it has none:
+ * stubs get their fake-quant, conv/linear families and fused modules weight and output fake-quants,
+ * requantizing modules (sigmoid, pooling, softmax, ...) an output fake-quant.
+ */
+export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): QatModule | null {
+  if (module instanceof FloatFunctional || module instanceof DeQuantStub || module instanceof QatModule) return null;
+  const w = weightedLayer(module);
+  let replacement: QatModule | null = null;
+  if (module instanceof QuantStub) {
+    const act =
+      module.scale !== null
+        ? new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: module.scale }, dtype: qc.activation?.options.dtype ?? 'qint8' })
+        : createFakeQuant(qc.activation, path);
+    if (act) replacement = new QatModule(module, null, act);
+  } else if (w) {
+    const weight = w.layer.weight;
+    const wfq = createFakeQuant(qc.weight, path, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
+    replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
+  } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
+    const act = createFakeQuant(qc.activation, path);
+    if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc) ?? module, null, act);
+  }
+  if (replacement && ctx.march) {
+    checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: replacement.activationPostProcess, weight: replacement.weightFakeQuant });
+  }
+  return replacement;
+}
+
 /** Swaps conv/linear families, fused modules, quantizing modules and stubs for their QAT forms. */
 export function swapQatModulesPass(ctx: PrepareContext): void {
   const { gm } = ctx;
@@ -77,28 +107,11 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
     if (node.op !== 'call_module') continue;
     if (done.has(node.target)) continue; // a module called twice is swapped once (shared)
     const module = moduleOf(gm, node);
-    if (!module || module instanceof FloatFunctional || module instanceof DeQuantStub) continue;
-    const w = weightedLayer(module);
+    if (!module) continue;
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc) continue;
-    let replacement: Module | null = null;
-    if (module instanceof QuantStub) {
-      const act =
-        module.scale !== null
-          ? new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: module.scale }, dtype: qc.activation?.options.dtype ?? 'qint8' })
-          : createFakeQuant(qc.activation, path);
-      if (act) replacement = new QatModule(module, null, act);
-    } else if (w) {
-      const weight = w.layer.weight;
-      const wfq = createFakeQuant(qc.weight, path, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
-      replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
-    } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
-      const act = createFakeQuant(qc.activation, path);
-      if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc) ?? module, null, act);
-    }
+    const replacement = qatReplacementFor(ctx, module, qc, path);
     if (!replacement) continue;
-    const q = replacement as QatModule;
-    if (ctx.march) checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: q.activationPostProcess, weight: q.weightFakeQuant });
     setModuleCopyOnWrite(gm, node.target, replacement, ctx.owned);
     done.set(node.target, replacement);
     ctx.quantized.add(node);
@@ -150,5 +163,22 @@ export function checkQuantStubPass(ctx: PrepareContext): void {
       }
       stack.push(...n.users);
     }
+  }
+}
+
+/**
+ * Gives modules called only inside fxWrap-ed methods their QAT forms (by their own path's qconfig),
+ * so the wrapped code, which runs for real, calls QAT modules.
+ */
+export function swapWrappedModulesPass(ctx: PrepareContext): void {
+  const replaced: string[] = [];
+  for (const [path, module] of modulesOnlyInWrappedMethods(ctx.gm)) {
+    if (replaced.some((r) => path.startsWith(`${r}.`))) continue;
+    const qc = ctx.resolver.resolve(path);
+    if (!qc) continue;
+    const replacement = qatReplacementFor(ctx, module, qc, path);
+    if (!replacement) continue;
+    setModuleCopyOnWrite(ctx.gm, path, replacement, ctx.owned);
+    replaced.push(path);
   }
 }

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
-import { checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass } from './prepare-passes.js';
+import { checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass, swapWrappedModulesPass } from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { decomposeDivPass } from './decompose-div-pass.js';
@@ -18,6 +18,7 @@ import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
  */
 export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'swap-qat-modules', run: swapQatModulesPass },
+  { name: 'swap-wrapped-modules', run: swapWrappedModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
   { name: 'stepwise-float', run: stepwiseFloatPass },
   { name: 'decompose-div', run: decomposeDivPass },

@@ -9,6 +9,11 @@ export interface GraphModuleOptions {
   className?: string;
   /** Tensors the graph reads by name that are not parameters or buffers of the root (registered as buffers). */
   constants?: ReadonlyMap<string, Tensor>;
+  /**
+   * The object that serves `this` for root-level fxWrap-ed methods; default: `root` (its own root
+   * object when `root` is a GraphModule). A converted model built on an empty root passes the QAT model's.
+   */
+  rootObject?: Module | null;
 }
 
 /**
@@ -60,7 +65,7 @@ export class GraphModule extends Module {
     this.training = root.training;
     // The original root serves `this` of root-level fxWrap-ed methods; non-enumerable, so not a child.
     Object.defineProperty(this, '_root', {
-      value: root instanceof GraphModule ? root.rootObject : root,
+      value: options.rootObject !== undefined ? options.rootObject : root instanceof GraphModule ? root.rootObject : root,
       enumerable: false,
       writable: true,
       configurable: true,
