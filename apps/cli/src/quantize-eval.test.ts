@@ -139,6 +139,29 @@ describe('qtk quantize and qtk eval', () => {
     expect(() => readFileSync(out)).toThrow();
   });
 
+  it('--keep-float keeps named modules float (step-wise): the converted model runs them between a dequantize and a quantize', async () => {
+    const out = join(dir, 'tiny-keep.qtk');
+    const r = await run('quantize', tiny, '--calib', calib, '--march', 'bayes', '--out', out, '--keep-float', 'pool');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^kept float:\s+pool$/m);
+    const loaded = loadModelFileSync(out);
+    expect(loaded.meta).toMatchObject({ keepFloat: ['pool'] });
+    const fixed = loaded.model as GraphModule;
+    const pool = fixed.graph.nodes.find((n) => n.op === 'call_module' && n.target === 'pool')!;
+    expect(fixed.getSubmodule('pool').constructor.name).toBe('AvgPool2d');
+    expect(pool.inputNodes.map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Dequantize']);
+    expect([...pool.users].map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Quantize']);
+    // the same ops bernoulli2 cannot convert, kept float by name: only the functional abs is left
+    const bad2 = await run('quantize', bad, '--calib', calib, '--march', 'bernoulli2', '--out', join(dir, 'bad2.qtk'), '--keep-float', 'lrelu,sm');
+    expect(bad2.code).toBe(1);
+    expect(bad2.stderr).toContain("march 'bernoulli2' cannot convert 1 node(s):\n  - abs: abs");
+    const typo = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'typo.qtk'), '--keep-float', 'pool,conv9');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("--keep-float: no module named 'conv9' in the model; its modules are: ");
+    expect(typo.stderr).toContain('pool');
+  });
+
   it('rejects wrong input shapes, missing options and missing directories clearly', async () => {
     const wrong = join(dir, 'wrong');
     mkdirSync(wrong);

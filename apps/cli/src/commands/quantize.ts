@@ -26,11 +26,17 @@ export const quantizeSpec: CommandSpec = {
     'input-scale': { type: 'string', value: 'S|auto', description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)", default: '1/128' },
     batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32 },
     limit: { type: 'number', value: 'N', description: 'use at most N calibration samples' },
+    'keep-float': {
+      type: 'string',
+      value: 'NAMES',
+      description: 'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
+    },
     ...PREPROCESS_OPTIONS,
   },
   details: `A .npy file holds one sample (the model's input shape without the batch axis) or a batch of them.
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
-with --mean/--std. Calibration only: no QAT. Every operator the march cannot convert is listed at once.`,
+with --mean/--std. Calibration only: no QAT. Every operator the march cannot convert is listed at once;
+--keep-float keeps named modules (and what they contain) in float instead.`,
 };
 
 export function runQuantize(argv: readonly string[], io: CliIo): number {
@@ -60,7 +66,10 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
-  const prepared = prepareQatFx(gm, { global: qconfig }, { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
+  const keepFloat = parseNames(o['keep-float']);
+  const moduleName = Object.fromEntries(keepFloat.map((n) => [n, null]));
+  const prepared = prepareQatFx(gm, { global: qconfig, moduleName }, { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
+  checkModuleNames(prepared, keepFloat, '--keep-float');
   const nBatches = calibrate(prepared, batchesOf(samples, batch));
 
   let fixed: GraphModule;
@@ -89,6 +98,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     inputScale: inputScale === 'auto' ? 'auto' : inputScale,
     preprocess: { mean: pre.mean, std: pre.std, ...(pre.size ? { size: pre.size } : {}) },
     calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
+    ...(keepFloat.length ? { keepFloat } : {}),
   };
   const out = String(o.out);
   saveModel(fixed, out, 'fixed-point', meta, marchId);
@@ -98,6 +108,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     `march:        ${marchId}`,
     `observer:     ${observer} (activations), min_max per channel (weights)`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
+    ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
     `agreement:    max |fixed-point - fake-quant| = ${maxDiff.toPrecision(3)} on the first calibration batch`,
@@ -107,6 +118,26 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   ];
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+function parseNames(value: unknown): string[] {
+  if (value === undefined) return [];
+  return String(value)
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+}
+
+/** Every name must be a module of the prepared model (generated ones such as _generated_add_0 included). */
+function checkModuleNames(gm: GraphModule, names: readonly string[], option: string): void {
+  const known = new Set(gm.namedModules().map(([n]) => n));
+  const unknown = names.filter((n) => !known.has(n));
+  if (!unknown.length) return;
+  const listed = [...known].filter((n) => n !== '' && !n.includes('.') && !n.includes('activation_post_process')).sort();
+  throw new CliError(
+    `${option}: no module named ${unknown.map((n) => `'${n}'`).join(', ')} in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}`,
+    { exitCode: 2 },
+  );
 }
 
 function parseInputScale(text: string): number | 'auto' {
