@@ -1,6 +1,6 @@
 // docs/qat-guide.md's first code block (calibrate, save, load, QAT, convert) runs as written, on a
 // small model and random data, so the guide cannot drift from the API.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resetMarch } from '@qtk/core';
@@ -8,16 +8,12 @@ import { namedFakeQuants } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
+import { blockDir, firstTsBlock, maxAbsAndDiff } from './testing/doc-blocks.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const guide = readFileSync(join(here, '..', '..', 'docs', 'qat-guide.md'), 'utf8');
 
-/** The first ```ts block of the guide. */
-function flowBlock(): string {
-  const m = /```ts\n([\s\S]*?)```/.exec(guide);
-  if (!m) throw new Error('docs/qat-guide.md has no ```ts block');
-  return m[1]!;
-}
+const flowBlock = () => firstTsBlock(guide, 'docs/qat-guide.md');
 
 /** What the block expects to exist: a float model with a `classifier`, batches, a step count. */
 const PRELUDE = `
@@ -43,9 +39,9 @@ const trainBatches: [Tensor, Tensor][] = Array.from({ length: 4 }, () => [randn(
 const totalSteps = trainBatches.length;
 `;
 
-const dir = mkdtempSync(join(here, '.qat-guide-'));
+const { dir, remove } = blockDir(here, '.qat-guide-');
 afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
+  remove();
   resetMarch();
 });
 
@@ -64,12 +60,7 @@ describe('docs/qat-guide.md', () => {
     const x = flow.calibrationBatches[0]!;
     const a = (noGrad(() => (flow.qat as unknown as { call(x: Tensor): Tensor }).call(x)) as Tensor).values();
     const b = ((flow.fixed as unknown as { call(x: Tensor): Tensor }).call(x) as Tensor).values();
-    let scale = 0;
-    let err = 0;
-    for (let i = 0; i < a.length; i++) {
-      scale = Math.max(scale, Math.abs(a[i]!));
-      err = Math.max(err, Math.abs(a[i]! - b[i]!));
-    }
-    expect(err).toBeLessThan(0.05 * scale);
+    const { maxAbs, maxDiff } = maxAbsAndDiff(a, b);
+    expect(maxDiff).toBeLessThan(0.05 * maxAbs);
   });
 });

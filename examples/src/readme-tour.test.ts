@@ -1,26 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resetMarch } from '@qtk/core';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { blockDir, firstTsBlock, maxAbsAndDiff } from './testing/doc-blocks.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8');
 
-/** The first ```ts block after the "## API tour" heading. */
-function tourBlock(): string {
-  const at = readme.indexOf('## API tour');
-  if (at < 0) throw new Error('README.md has no "## API tour" section');
-  const m = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!m) throw new Error('the API tour has no ```ts block');
-  return m[1]!;
-}
-
-// the block runs as a module beside this test, so its package imports resolve like user code
-const dir = mkdtempSync(join(here, '.readme-tour-'));
+const tourBlock = () => firstTsBlock(readme, 'README.md', '## API tour');
+const { dir, remove } = blockDir(here, '.readme-tour-');
 afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
+  remove();
   resetMarch();
 });
 
@@ -44,13 +36,8 @@ describe('the README API tour', () => {
     for (const x of tour.batches) {
       const a = (noGrad(() => tour.qat.call(x)) as Tensor).values();
       const b = (tour.fixed.call(x) as Tensor).values();
-      let scale = 0;
-      let err = 0;
-      for (let i = 0; i < a.length; i++) {
-        scale = Math.max(scale, Math.abs(a[i]!));
-        err = Math.max(err, Math.abs(a[i]! - b[i]!));
-      }
-      expect(err).toBeLessThan(0.05 * scale);
+      const { maxAbs, maxDiff } = maxAbsAndDiff(a, b);
+      expect(maxDiff).toBeLessThan(0.05 * maxAbs);
       for (let r = 0; r < a.length / 10; r++) {
         let ia = 0;
         let ib = 0;

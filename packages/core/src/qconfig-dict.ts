@@ -57,14 +57,8 @@ export class QconfigResolver {
   resolve(path: string, typeHints: readonly Module[] = []): QConfig | null {
     const parts = path === '' ? [] : path.split('.');
     for (let k = parts.length; k >= 0; k--) {
-      const p = parts.slice(0, k).join('.');
-      const m = this.moduleAt(p);
-      const own = m ? (m as unknown as { qconfig?: QConfig | null }).qconfig : undefined;
-      if (own !== undefined) {
-        if (own !== null && !isQConfig(own)) throw new QConfigError('module.qconfig must be a QConfig or null', { module: p || '<root>' });
-        return own;
-      }
-      if (this.dict.moduleName && Object.hasOwn(this.dict.moduleName, p)) return this.dict.moduleName[p]!;
+      const set = this.explicit(parts.slice(0, k).join('.'));
+      if (set !== undefined) return set;
     }
     const module = this.moduleAt(path);
     let q: QConfig | null = this.dict.global ?? null;
