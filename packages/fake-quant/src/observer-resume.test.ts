@@ -1,4 +1,4 @@
-import { deserializeStateDict, serializeStateDict, StateDictError, type StateDict } from '@qtk/nn';
+import { deepCopy, deserializeStateDict, serializeStateDict, StateDictError, type StateDict } from '@qtk/nn';
 import { scaleFromRange, StateVersionError, type ObserverState, type ObserverV1 } from '@qtk/spec';
 import { Generator, randn, tensor, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
@@ -133,5 +133,21 @@ describe('FakeQuantize observer statistics in the state dict', () => {
     const broken = { ...sd, extra: { '': { version: 1, observer: { observer: 'min_max', version: 1, stats: { min: 'x', max: [] } } } } };
     expect(() => new FakeQuantize().loadStateDict(broken)).toThrow(/state field 'min' must be an array of numbers/);
     expect(() => new FakeQuantize().loadStateDict({ ...sd, extra: { '': 3 } })).toThrow(/must be an object \{ version, observer \}/);
+  });
+});
+
+describe('deepCopy of a fake-quant', () => {
+  it('copies its observer: observing through the copy leaves the original statistics and scale alone', () => {
+    const fq = new FakeQuantize({ observer: 'min_max', observerOptions: { averagingConstant: 1 } });
+    fq.setFakeQuantState('CALIBRATION');
+    fq.call(tensor([-1, 0.5, 1]));
+    const before = fq.observer.state();
+    const copy = deepCopy(fq);
+    expect(copy.observer).not.toBe(fq.observer);
+    expect(copy.observer.state()).toEqual(before);
+    copy.call(tensor([-4, 4]));
+    expect(copy.observer.state()).not.toEqual(before);
+    expect(fq.observer.state()).toEqual(before);
+    expect(Array.from(fq.scale.values())).toEqual(Array.from(fq.observer.computeQparams().scale));
   });
 });

@@ -1,6 +1,7 @@
-import { Generator, randn } from '@qtk/tensor';
+import { Generator, randn, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { deepCopy } from './deep-copy.js';
+import { COPY_FIELDS, deepCopy } from './deep-copy.js';
+import { Module } from './module.js';
 import { ReLU } from './layers/activation.js';
 import { Sequential } from './layers/container.js';
 import { Conv2d } from './layers/conv.js';
@@ -32,5 +33,33 @@ describe('deepCopy', () => {
     copy.train();
     copy.at(1).call(randn([2, 2, 2, 2]));
     expect((net.at(1) as BatchNorm2d).numBatchesTracked!.item()).toBe(0);
+  });
+
+  it("copies instances of classes marked COPY_FIELDS (a module's stateful helpers) and shares other class instances", () => {
+    class Stats {
+      count = new Float64Array(2);
+      get [COPY_FIELDS](): boolean {
+        return true;
+      }
+    }
+    class Opaque {
+      n = 1;
+    }
+    class Holder extends Module {
+      readonly stats = new Stats();
+      readonly opaque = new Opaque();
+      forward(x: Tensor): Tensor {
+        return x;
+      }
+    }
+    const a = new Holder();
+    a.stats.count[0] = 5;
+    const b = deepCopy(a);
+    expect(b.stats).toBeInstanceOf(Stats);
+    expect(b.stats).not.toBe(a.stats);
+    expect(Array.from(b.stats.count)).toEqual([5, 0]);
+    b.stats.count[0] = 7;
+    expect(a.stats.count[0]).toBe(5);
+    expect(b.opaque).toBe(a.opaque);
   });
 });

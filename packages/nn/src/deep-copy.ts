@@ -3,10 +3,17 @@ import { Module } from './module.js';
 import { Parameter } from './parameter.js';
 
 /**
+ * Marks a class whose instances deepCopy copies field by field like modules (a prototype property
+ * `[COPY_FIELDS] = true`): stateful helpers a module holds, such as observers and their histograms.
+ * A registered symbol, so packages that do not depend on @qtk/nn can set it with `Symbol.for`.
+ */
+export const COPY_FIELDS: unique symbol = Symbol.for('qtk.deepCopy.fields') as never;
+
+/**
  * A structural deep copy of a module tree (PyTorch's copy.deepcopy(model)), for preparing a model
- * while keeping the original: modules, parameters, buffers, arrays, maps, sets and plain objects
- * are copied (shared references stay shared); functions, generators and other class instances
- * are shared. Gradients are not copied.
+ * while keeping the original: modules, parameters, buffers, arrays, maps, sets, plain objects and
+ * instances of classes marked with COPY_FIELDS (observers) are copied (shared references stay
+ * shared); functions, generators and other class instances are shared. Gradients are not copied.
  */
 export function deepCopy<M extends Module>(module: M): M {
   return copyValue(module, new Map()) as M;
@@ -49,7 +56,7 @@ function copyValue(v: unknown, memo: Map<unknown, unknown>): unknown {
     return c;
   }
   const proto = Object.getPrototypeOf(v);
-  if (v instanceof Module || proto === Object.prototype || proto === null) {
+  if (v instanceof Module || proto === Object.prototype || proto === null || (v as Record<symbol, unknown>)[COPY_FIELDS] === true) {
     const c = Object.create(proto) as object;
     memo.set(v, c);
     for (const key of Reflect.ownKeys(v)) {

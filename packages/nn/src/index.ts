@@ -9,7 +9,7 @@ export {
   type ModuleCallInterceptor,
   type RemovableHandle,
 } from './module.js';
-export { deepCopy } from './deep-copy.js';
+export { deepCopy, COPY_FIELDS } from './deep-copy.js';
 export {
   STATE_DICT_VERSION,
   EXTRA_STATE_KEY,

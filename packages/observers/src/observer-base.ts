@@ -31,6 +31,11 @@ export abstract class ObserverBase<O extends ObserverBaseOptions> implements Obs
     this.quantRange = resolveQuantRange(this.options.dtype, this.options.quantMin, this.options.quantMax);
   }
 
+  /** @qtk/nn's deepCopy (COPY_FIELDS) copies an observer's statistics with the module holding it instead of sharing them. */
+  get [Symbol.for('qtk.deepCopy.fields')](): boolean {
+    return true;
+  }
+
   abstract observe(x: Tensor): void;
   abstract hasData(): boolean;
   abstract computeQparams(): QParams;
