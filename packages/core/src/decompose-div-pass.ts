@@ -6,6 +6,7 @@ import { FloatFunctional } from '@qtk/nn';
 import type { Node } from '@qtk/ir';
 import type { PrepareContext } from './prepare-context.js';
 import { qconfigOf } from './qconfig-of.js';
+import { createFakeQuant } from './prepare-passes.js';
 
 function isDiv(ctx: PrepareContext, n: Node): boolean {
   if ((n.op === 'call_function' || n.op === 'call_method') && n.target === 'div') return true;
@@ -38,7 +39,7 @@ export function decomposeDivPass(ctx: PrepareContext): void {
     if (users.length !== 1 || !ctx.quantized.has(users[0]!)) continue;
     const factory = qconfigOf(ctx, node).qconfig?.activation;
     if (!factory) continue;
-    const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), factory({ dtype }));
+    const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), createFakeQuant(factory, node.name, { dtype })!);
     const mul = graph.insertingBefore(node, () => {
       const r = graph.callFunction('reciprocal', [y]);
       const rq = graph.callModule(fqName, [r]);

@@ -46,7 +46,8 @@ const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = 
   Softplus, PReLU,
 ];
 
-function createFakeQuant(factory: QConfig['activation'], module: string, overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
+/** A fake-quant from a qconfig factory; its errors become QConfigErrors naming `module`. */
+export function createFakeQuant(factory: QConfig['activation'], module: string, overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
   try {
     return factory ? factory(overrides) : null;
   } catch (e) {
@@ -60,14 +61,14 @@ function createFakeQuant(factory: QConfig['activation'], module: string, overrid
  * a composite, or always when no march is selected: each intermediate gets its own fake-quant of
  * the module's activation qconfig at qint16 (qint8 on a march without qint16).
  */
-function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig): Module | null {
+function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): Module | null {
   const op = compositeOpOf(module);
   if (!op || !qc.activation) return null;
   const march = ctx.march;
   if (march && !march.capabilities.ops.some((o) => o.op === op && o.impl === 'composite')) return null;
   const dtype = march && !march.capabilities.activationDtypes.includes('qint16') ? 'qint8' : 'qint16';
   const factory = qc.activation;
-  return compositeQatForm(module, () => factory({ dtype }));
+  return compositeQatForm(module, () => createFakeQuant(factory, path, { dtype })!);
 }
 
 /**
@@ -91,7 +92,7 @@ export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConf
     replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
   } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
     const act = createFakeQuant(qc.activation, path);
-    if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc) ?? module, null, act);
+    if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc, path) ?? module, null, act);
   }
   if (replacement && ctx.march) {
     checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: replacement.activationPostProcess, weight: replacement.weightFakeQuant });
@@ -129,7 +130,7 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
     if (!requant) continue;
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc?.activation) continue;
-    const fq = qc.activation();
+    const fq = createFakeQuant(qc.activation, `${path || '<root>'} (${node.name})`)!;
     if (ctx.march) checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, { activation: fq, weight: null });
     const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
     const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));

@@ -8,6 +8,7 @@ import { DeQuantStub, QuantStub } from '@qtk/nn';
 import type { PrepareContext } from './prepare-context.js';
 import { QatModule } from './qat-module.js';
 import { moduleOf, qconfigOf } from './qconfig-of.js';
+import { createFakeQuant } from './prepare-passes.js';
 
 /** `node.meta` key: the node runs in float in the converted model (its qconfig is null). */
 export const FLOAT_STEP = 'floatStep';
@@ -53,7 +54,7 @@ export function stepwiseFloatPass(ctx: PrepareContext): void {
         ctx.warn(`'${user.name}' takes the float output of '${n.name}' (qconfig null) and has no activation qconfig to quantize it with; it stays float in conversion`);
         continue;
       }
-      const name = gm.addGeneratedSubmodule(`${n.name}_float_boundary`.replace(/[^A-Za-z0-9_]/g, '_'), factory());
+      const name = gm.addGeneratedSubmodule(`${n.name}_float_boundary`.replace(/[^A-Za-z0-9_]/g, '_'), createFakeQuant(factory, user.name)!);
       const fqNode = graph.insertingAfter(n, () => graph.callModule(name, [n]));
       fqNode.meta[FLOAT_BOUNDARY] = true;
       // every quantized user of n reads the same boundary value
