@@ -19,7 +19,12 @@ export abstract class HistogramObserver<O extends HistogramOptions> extends Obse
 
   constructor(name: string, schema: z.ZodType<O, z.ZodTypeDef, unknown>, options: unknown, stateVersion = 1) {
     super(name, schema, options, stateVersion);
-    this.hist = new SignedHistogram(this.options.bins);
+    this.hist = new SignedHistogram(this.storedBins());
+  }
+
+  /** Bins of the stored histogram per sign (kl stores finer bins than its search grid). */
+  protected storedBins(): number {
+    return this.options.bins;
   }
 
   observe(x: Tensor): void {
@@ -43,8 +48,8 @@ export abstract class HistogramObserver<O extends HistogramOptions> extends Obse
   protected readHistogram(state: ObserverState, action: 'load' | 'merge', key = 'histogram'): SignedHistogram {
     const s = this.checkState(state, action);
     const h = SignedHistogram.fromState(s[key] as unknown as HistogramState, `observer '${this.name}'`);
-    if (h.bins !== this.options.bins) {
-      throw new StateVersionError(`observer '${this.name}': cannot ${action} a state with ${h.bins} bins into one with ${this.options.bins}`);
+    if (h.bins !== this.storedBins()) {
+      throw new StateVersionError(`observer '${this.name}': cannot ${action} a state with ${h.bins} bins into one with ${this.storedBins()}`);
     }
     return h;
   }

@@ -68,6 +68,28 @@ describe('SignedHistogram', () => {
     expect(h.total).toBe(9);
     expect(() => h.add(Float32Array.from([Infinity]))).toThrow(/Infinity/);
   });
+
+  it('absCountsOver regrids |x| to n bins over [0, max |x|]: exact on aligned edges, no slivers, total kept', () => {
+    const v = activations(5000, 9, 0.8);
+    for (let i = 0; i < v.length; i++) v[i] = Math.max(-3, Math.min(3, v[i]!));
+    v[7] = -3; // max |x| = 3, range 4: stored bins of width 4/256 = 1/64, three to each grid bin of width 3/64
+    const h = new SignedHistogram(256);
+    h.add(v);
+    const grid = h.absCountsOver(64, 3);
+    const direct = new Float64Array(64);
+    for (const x of v) direct[Math.min(63, Math.floor((Math.abs(x) * 64) / 3))]++;
+    expect(Array.from(grid)).toEqual(Array.from(direct));
+    // a grid whose edges fall inside stored bins: shares spread, nothing in bins with no data, total kept
+    const odd = h.absCountsOver(100, 3);
+    expect(odd.reduce((a, b) => a + b, 0)).toBeCloseTo(5000, 9);
+    const sparse = new SignedHistogram(1024);
+    sparse.add(Float32Array.from([0.1, 0.1, 0.7, -2.9, 2.9, 3]));
+    const s = sparse.absCountsOver(7, 3);
+    expect(Array.from(s, (c) => c > 0)).toEqual([true, true, false, false, false, false, true]);
+    expect(s[6]).toBe(3);
+    expect(s.reduce((a, b) => a + b, 0)).toBeCloseTo(6, 12);
+    expect(Array.from(new SignedHistogram(8).absCountsOver(4, 1))).toEqual([0, 0, 0, 0]);
+  });
 });
 
 describe('SignedHistogram with NaN', () => {

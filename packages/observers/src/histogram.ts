@@ -31,6 +31,41 @@ export function pow2Above(a: number): number {
   return r;
 }
 
+/**
+ * Regrids counts of |x| kept in bins of `width` (bin j = [j·width, (j+1)·width)) into `n` equal bins
+ * over [0, upTo], upTo >= absMax > 0: each bin's count is spread uniformly over the part of it below
+ * absMax (the largest |x|), and values at upTo count in the last bin. Grid edges within 1e-9 of a
+ * stored edge snap to it, so rounding never leaves a sliver of count in an empty bin. With stored bins
+ * several times finer than the new ones this is close to binning the data over [0, upTo] in one pass;
+ * exact when every grid edge falls on a stored edge.
+ */
+export function regridAbsCounts(abs: ArrayLike<number>, width: number, absMax: number, n: number, upTo: number): Float64Array {
+  const out = new Float64Array(n);
+  if (n === 0) return out;
+  const cum = new Float64Array(abs.length + 1);
+  for (let j = 0; j < abs.length; j++) cum[j + 1] = cum[j]! + abs[j]!;
+  const total = cum[abs.length]!;
+  const top = Math.min(upTo, absMax) / width; // in stored bins
+  /** Count below x (in stored bins). */
+  const below = (x: number): number => {
+    if (x >= top) return total;
+    const j = Math.floor(x);
+    return cum[j]! + (abs[j]! * (x - j)) / (Math.min(j + 1, top) - j);
+  };
+  const perBin = upTo / width / n;
+  let prev = 0;
+  for (let k = 0; k < n - 1; k++) {
+    let e = (k + 1) * perBin;
+    const r = Math.round(e);
+    if (Math.abs(e - r) <= 1e-9 * Math.max(1, e)) e = r;
+    const c = below(e);
+    out[k] = c - prev;
+    prev = c;
+  }
+  out[n - 1] = total - prev;
+  return out;
+}
+
 export interface HistogramState {
   readonly bins: number;
   readonly range: number;
@@ -175,6 +210,19 @@ export class SignedHistogram {
     const out = new Float64Array(b);
     for (let j = 0; j < b; j++) out[j] = this.counts[b + j]! + this.counts[b - 1 - j]!;
     return out;
+  }
+
+  /**
+   * Counts of |x| in `n` equal bins over [0, upTo] (upTo >= max |x|; values at upTo count in the last
+   * bin): `regridAbsCounts` of `absCounts()`.
+   */
+  absCountsOver(n: number, upTo: number): Float64Array {
+    if (this.isEmpty() || upTo <= 0 || this.range === 0) {
+      const out = new Float64Array(n);
+      if (n > 0) out[0] = this.total;
+      return out;
+    }
+    return regridAbsCounts(this.absCounts(), this.width, this.absMax, n, upTo);
   }
 
   toState(): HistogramState {

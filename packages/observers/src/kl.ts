@@ -1,22 +1,30 @@
-import type { ObserverState, QParams } from '@qtk/spec';
+import { ObserverStateError, type ObserverState, type QParams } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { HistogramObserver } from './histogram-observer.js';
-import { SignedHistogram } from './histogram.js';
+import { findAtoms } from './atoms.js';
+import { regridAbsCounts, type SignedHistogram } from './histogram.js';
 import { numberArray, numberField } from './observer-base.js';
 import { binsSchema, perTensorSchema } from './options.js';
 
 export const klOptionsSchema = perTensorSchema('kl', {
-  bins: binsSchema(1024),
+  /** Bins of the search grid over [0, max |x|] (horizon_plugin_pytorch's 512). */
+  bins: binsSchema(512),
   /**
-   * null (default): one KL search over everything observed, when qparams are asked for.
-   * k: horizon_plugin_pytorch's periodic mode — every k batches search the histogram of those batches, fold the
-   * threshold into a moving average (`averagingConstant`) and start a new histogram.
+   * k (default 1, horizon_plugin_pytorch's): the histogram collects k batches, then one KL search over it gives a
+   * threshold that moves the running one by `averagingConstant` (the first sets it), and a new histogram starts.
+   * null: one search over everything observed, when qparams are asked for (as k = the number of batches).
    */
-  updateInterval: z.number().int().min(1).nullable().default(null),
+  updateInterval: z.number().int().min(1).nullable().default(1),
   averagingConstant: z.number().min(0).max(1).default(0.01),
-  /** First candidate threshold, in |x| bins (TensorRT and horizon_plugin_pytorch use 128). */
+  /** First candidate threshold, in grid bins: 128 of 512 is max |x| / 4 (horizon_plugin_pytorch's floor). */
   startBin: z.number().int().min(1).default(128),
+  /**
+   * true (default): values repeated far more often than their neighbours (atoms: flat image regions, padding,
+   * saturation) keep their own mass in Q instead of being spread over their level (`klThresholdBin`'s
+   * `atoms`). false: horizon_plugin_pytorch's search exactly.
+   */
+  separateAtoms: z.boolean().default(true),
 });
 export type KlOptions = z.output<typeof klOptionsSchema>;
 
@@ -40,11 +48,33 @@ export interface KlSearch {
  * takes bin 1's count first (the spike of zeros after a ReLU says nothing about the threshold).
  * horizon_plugin_pytorch then smooths: the threshold is the centre of the 9-candidate window with the smallest
  * summed divergence (the later window on ties). Candidates stop one bin past the last nonempty bin.
+ *
+ * `atoms` (the part of each bin's count that sits on repeated single values, see `findAtoms`) generalises
+ * the bin-0 rule: an atom quantizes to one level however many bins the level spans, so Q gives it its own
+ * mass and spreads only the rest of the level; spreading it too would charge log(bins per level) times
+ * its mass, a cost that grows with the histogram's resolution and pushes the threshold down to
+ * `startBin`. Atoms beyond a candidate are clipped into P's last bin like any other value.
  */
-export function klThresholdBin(counts: ArrayLike<number>, levels: number, startBin = 128, stride = 1): KlSearch {
+export function klThresholdBin(
+  counts: ArrayLike<number>,
+  levels: number,
+  startBin = 128,
+  stride = 1,
+  atoms?: ArrayLike<number>,
+): KlSearch {
   const n = counts.length;
   const hist = Float64Array.from(counts);
-  if (n > 1) hist[0] = hist[1]!;
+  const atom = atoms ? Float64Array.from(atoms) : new Float64Array(n);
+  if (n > 1) {
+    hist[0] = hist[1]!;
+    atom[0] = atom[1]!;
+  }
+  /** The continuous part of each bin (regridding rounding below 1e-9 of the bin is no part). */
+  const cont = new Float64Array(n);
+  for (let b = 0; b < n; b++) {
+    const c = hist[b]! - atom[b]!;
+    cont[b] = c > 1e-9 * hist[b]! ? c : 0;
+  }
   let last = n - 1;
   while (last > 0 && hist[last] === 0) last--;
   const stop = Math.min(n, last + 1);
@@ -59,7 +89,7 @@ export function klThresholdBin(counts: ArrayLike<number>, levels: number, startB
     levelSum.fill(0);
     levelNonEmpty.fill(0);
     for (let b = 0; b < i; b++) {
-      const v = hist[b]!;
+      const v = cont[b]!;
       if (v === 0) continue;
       const m = Math.floor((b * levels) / i);
       levelSum[m] += v;
@@ -72,7 +102,7 @@ export function klThresholdBin(counts: ArrayLike<number>, levels: number, startB
       const p = (b === i - 1 ? hist[b]! + suffix[i]! : hist[b]!) / pTotal;
       if (p === 0) continue;
       const m = Math.floor((b * levels) / i);
-      const qb = hist[b] === 0 ? 0 : levelSum[m]! / levelNonEmpty[m]!;
+      const qb = atom[b]! + (cont[b] === 0 ? 0 : levelSum[m]! / levelNonEmpty[m]!);
       const q = (qTotal > 0 ? qb / qTotal : 0) + 1e-10;
       kl += p * Math.log(p / q);
     }
@@ -99,29 +129,50 @@ export function klThresholdBin(counts: ArrayLike<number>, levels: number, startB
   return { candidates, divergences, bin: candidates[best + (KL_SMOOTH_WINDOW >> 1)]! };
 }
 
+/** The stored histogram has this many times the search grid's bins, so regridding to [0, max |x|] stays fine. */
+export const KL_STORED_BINS_PER_GRID_BIN = 8;
+
 /**
- * Entropy (KL-divergence) calibration over a histogram of |x|, TensorRT style (`klThresholdBin`),
- * with `-quantMin` levels (128 for qint8). Memory is one fixed histogram. The threshold is capped
- * at the largest |x| seen. Per tensor only.
+ * Entropy (KL-divergence) calibration as horizon_plugin_pytorch does it: `klThresholdBin` on a grid of `bins` bins
+ * of |x| over [0, max |x|] with `-quantMin` levels (128 for qint8), so candidates run from
+ * max |x| · startBin / bins (a quarter of the range by default) to max |x|. The data are stored in a
+ * power-of-two histogram 8× finer than the grid (exact merging) and regridded for each search, where
+ * atoms found in it keep their own mass in Q (`separateAtoms`). Per tensor only.
  */
 export class KLObserver extends HistogramObserver<KlOptions> {
   private steps = 0;
   private clip: number | null = null;
 
   constructor(options: unknown = {}) {
-    super('kl', klOptionsSchema, options);
+    super('kl', klOptionsSchema, options, 2);
+  }
+
+  protected override storedBins(): number {
+    return this.options.bins * KL_STORED_BINS_PER_GRID_BIN;
+  }
+
+  /** The search on a histogram, with the grid's bin width (threshold = bin · width). */
+  private searchOf(h: SignedHistogram): KlSearch & { width: number } {
+    const a = h.absMax;
+    const n = this.options.bins;
+    const counts = h.absCountsOver(n, a);
+    // an atom must hold more values than an average grid bin
+    const atoms = this.options.separateAtoms && a > 0 ? regridAbsCounts(findAtoms(h.absCounts(), h.total / n), h.width, a, n, a) : undefined;
+    const r = klThresholdBin(counts, -this.quantRange.quantMin, this.options.startBin, 1, atoms);
+    return { ...r, width: a / n };
   }
 
   private thresholdOf(h: SignedHistogram): number {
-    const r = klThresholdBin(h.absCounts(), -this.quantRange.quantMin, this.options.startBin);
-    return Math.min(r.bin * h.width, h.absMax);
+    if (h.absMax === 0) return 0;
+    const r = this.searchOf(h);
+    return Math.min(r.bin * r.width, h.absMax);
   }
 
   override observe(x: Tensor): void {
     if (x.size === 0) return;
     super.observe(x);
     const k = this.options.updateInterval;
-    if (k === null || ++this.steps < k) return;
+    if (k === null || this.hist.isEmpty() || ++this.steps < k) return;
     const t = this.thresholdOf(this.hist);
     this.clip = this.clip === null ? t : this.clip + this.options.averagingConstant * (t - this.clip);
     this.hist.reset();
@@ -132,10 +183,25 @@ export class KLObserver extends HistogramObserver<KlOptions> {
     return this.clip !== null || !this.hist.isEmpty();
   }
 
-  /** The clipping threshold for the data so far. */
+  /**
+   * The clipping threshold: the running one once an interval has completed (batches of an unfinished
+   * interval do not count, as in horizon_plugin_pytorch), else the search over the batches seen so far (where
+   * horizon_plugin_pytorch would leave the range unset).
+   */
   threshold(): number {
     this.requireData();
     return this.clip ?? this.thresholdOf(this.hist);
+  }
+
+  /** The divergence search over the histogram being collected (diagnostics). */
+  search(): KlSearch & { width: number } {
+    this.requireData();
+    if (this.hist.isEmpty()) {
+      throw new ObserverStateError(
+        `observer '${this.name}': no batch since the last interval's search; call search() after observe() (or set updateInterval: null)`,
+      );
+    }
+    return this.searchOf(this.hist);
   }
 
   computeQparams(): QParams {
@@ -155,7 +221,7 @@ export class KLObserver extends HistogramObserver<KlOptions> {
     this.clip = numberArray(s, 'clip', this.name)[0] ?? null;
   }
 
-  /** Histograms add; in periodic mode running thresholds combine by maximum (horizon_plugin_pytorch's all-reduce of min/max). */
+  /** Histograms add; running thresholds combine by maximum (horizon_plugin_pytorch's all-reduce of min/max). */
   override merge(other: ObserverState): void {
     super.merge(other);
     const c = numberArray(other.stats, 'clip', this.name)[0];
