@@ -64,7 +64,7 @@ export interface ThreadedRunner {
   /**
    * Runs the conv job the caller wrote at the job address (its chunk counter at 0): shared with the
    * worker when it is serving and the job is large enough, else on this thread alone. `prepare`
-   * runs on this thread before it takes chunks: prepare(true) right after the worker is woken.
+   * stages the inputs on this thread before any chunk runs (prepare(true) when the job is shared).
    */
   runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
@@ -136,20 +136,12 @@ export function createThreadedRunner(opts: {
   }
 
   /** Runs the job written in the descriptor on both threads. */
-  function share(what: string, meanwhile?: () => void): void {
+  function share(what: string): void {
     ctrl[FAILED] = 0;
     seq = seq >= 0x3fffffff ? 1 : seq + 1;
     Atomics.store(ctrl, STATE, seq);
     Atomics.store(ctrl, SEQ, seq);
     Atomics.notify(ctrl, SEQ);
-
-    // The job must be finished (or the worker shut out) before returning, even if `meanwhile` throws.
-    let thrown: { error: unknown } | undefined;
-    try {
-      meanwhile?.();
-    } catch (error) {
-      thrown = { error };
-    }
     exports.runJob(job, opts.mainWork, 0);
 
     // A worker that has not woken yet is shut out of this job; one that joined is waited for.
@@ -158,7 +150,6 @@ export function createThreadedRunner(opts: {
         Atomics.wait(ctrl, DONE, done);
       }
     }
-    if (thrown) throw thrown.error;
     if (ctrl[FAILED]) {
       broken = 'the wasm worker threw; jobs run on one thread from now on';
       throw new Error(`wasm ${what} failed in the worker thread`);
@@ -180,7 +171,12 @@ export function createThreadedRunner(opts: {
       prepare(false);
       return exports.convRun(job, opts.mainWork);
     }
-    share('conv', () => prepare(true));
+    // Stage every image before waking the worker. Overlapping the copy with the worker's chunks
+    // (the worker waits on the staged count) gave wrong convolution gradients when the machine was
+    // busy: under load, chunks the worker computed while images were still being copied came out
+    // wrong (bench/conv-threads-stress.ts reproduces it). Until that race is understood, no overlap.
+    prepare(true);
+    share('conv');
   }
 
   return {
