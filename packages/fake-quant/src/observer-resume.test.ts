@@ -151,3 +151,16 @@ describe('deepCopy of a fake-quant', () => {
     expect(Array.from(fq.scale.values())).toEqual(Array.from(fq.observer.computeQparams().scale));
   });
 });
+
+describe('deepCopy of a histogram fake-quant', () => {
+  it('copies the histogram too: the copy observes on its own', () => {
+    const fq = new FakeQuantize({ observer: 'percentile' });
+    fq.setFakeQuantState('CALIBRATION');
+    fq.call(randn([200], { generator: new Generator(4) }));
+    const before = JSON.stringify(fq.observer.state());
+    const copy = deepCopy(fq);
+    copy.call(randn([200], { generator: new Generator(5) }).mul(3));
+    expect(JSON.stringify(copy.observer.state())).not.toBe(before);
+    expect(JSON.stringify(fq.observer.state())).toBe(before);
+  });
+});

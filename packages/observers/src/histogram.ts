@@ -89,6 +89,12 @@ export class SignedHistogram {
    * for k < 0, so folding to |x| is exact.
    */
   readonly counts: Float64Array;
+
+  /** @qtk/nn's deepCopy (COPY_FIELDS) copies a histogram with the observer holding it. */
+  get [Symbol.for('qtk.deepCopy.fields')](): boolean {
+    return true;
+  }
+
   /** 0 until a nonzero value arrives. */
   range = 0;
   min = Infinity;
