@@ -9,7 +9,7 @@ import { calibrate, prepareQatFx, setMarch } from '@qtk/core';
 import '@qtk/march-bayes';
 import { defaultQatOutQconfig, getDefaultQconfig, namedFakeQuants, type FakeQuantize } from '@qtk/fake-quant';
 import { loadStateDictFileSync, saveStateDictSync, type Module } from '@qtk/nn';
-import { Generator, setWasmThreads, type Tensor } from '@qtk/tensor';
+import { Generator, type Tensor } from '@qtk/tensor';
 import { takeBatch } from './batches.js';
 import { SUBSET_DIR, loadDataset } from './data.js';
 import { MobileSeNet } from './mobile-se-net.js';
@@ -56,9 +56,6 @@ if (values.help) {
   process.exit(0);
 }
 
-// The wasm conv backward on two threads gave wrong, run-to-run different gradients on this net (NaN
-// losses by the fifth step); one thread matches the cpu reference exactly.
-setWasmThreads(false);
 
 const dir = values.data ?? SUBSET_DIR;
 const train = loadDataset(dir, 'train');
