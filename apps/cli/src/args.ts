@@ -7,6 +7,12 @@ export interface OptionSpec {
   readonly value?: string;
   readonly description: string;
   readonly default?: string | number | boolean;
+  /** A number option: only whole numbers. */
+  readonly integer?: boolean;
+  /** A number option: the smallest accepted value. */
+  readonly min?: number;
+  /** A number option: the largest accepted value. */
+  readonly max?: number;
 }
 
 export interface CommandSpec {
@@ -90,6 +96,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
     if (o.type === 'number') {
       const v = parseNumber(value);
       if (!Number.isFinite(v)) throw usageError(spec.name, `option '--${name}' must be a number, got '${value}'`);
+      checkRange(spec.name, name, o, v, value);
       options[name] = v;
     } else options[name] = value;
   }
@@ -105,6 +112,20 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
   return { positionals, options, help, verbose };
 }
 
+/** The accepted values of a number option, in words ('an integer >= 1'), or '' when any number goes. */
+export function rangeText(o: OptionSpec): string {
+  const what = o.integer ? 'an integer' : 'a number';
+  if (o.min !== undefined && o.max !== undefined) return `${what} from ${o.min} to ${o.max}`;
+  if (o.min !== undefined) return `${what} >= ${o.min}`;
+  if (o.max !== undefined) return `${what} <= ${o.max}`;
+  return o.integer ? what : '';
+}
+
+function checkRange(command: string, name: string, o: OptionSpec, v: number, text: string): void {
+  const bad = (o.integer && !Number.isInteger(v)) || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max);
+  if (bad) throw usageError(command, `option '--${name}' must be ${rangeText(o)}, got '${text}'`);
+}
+
 /** The --help text of a command. */
 export function formatHelp(spec: CommandSpec): string {
   const usage = `usage: qtk ${spec.name} ${spec.positionals.map((p) => p.name).join(' ')} [options]`.replace(/\s+\[/, ' [');
@@ -118,7 +139,8 @@ export function formatHelp(spec: CommandSpec): string {
   for (const [k, o] of Object.entries({ ...spec.options, ...COMMON_OPTIONS })) {
     const left = `--${k}${o.value ? ` ${o.value}` : ''}`;
     const def = o.default !== undefined && o.type !== 'boolean' ? ` (default: ${o.default})` : '';
-    lines.push(`  ${left.padEnd(24)}${o.description}${def}`);
+    const accepted = o.type === 'number' && rangeText(o) ? ` (${rangeText(o)})` : '';
+    lines.push(`  ${left.padEnd(24)}${o.description}${accepted}${def}`);
   }
   if (spec.details) lines.push('', spec.details.trim());
   return `${lines.join('\n')}\n`;

@@ -21,8 +21,8 @@ export const evalSpec: CommandSpec = {
     labels: { type: 'string', value: 'FILE', description: 'labels of the files in DIR: one class index per line (default DIR/labels.txt)' },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
     'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape (default: declared by the ONNX file or saved by qtk quantize)" },
-    batch: { type: 'number', value: 'N', description: 'batch size', default: 100 },
-    limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples' },
+    batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
+    limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
     ...PREPROCESS_OPTIONS,
   },
   details: `IDX data (t10k-/train-images-idx3-ubyte and -labels-idx1-ubyte, plain or .gz) is normalised to [-1, 1]

@@ -24,8 +24,8 @@ export const quantizeSpec: CommandSpec = {
     out: { type: 'string', value: 'FILE', description: 'where to write the fixed-point model (QTK model file) (required)' },
     'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape, when the ONNX file leaves dims free" },
     'input-scale': { type: 'string', value: 'S|auto', description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)", default: '1/128' },
-    batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32 },
-    limit: { type: 'number', value: 'N', description: 'use at most N calibration samples' },
+    batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
+    limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
     'keep-float': {
       type: 'string',
       value: 'NAMES',
