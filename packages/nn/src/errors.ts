@@ -57,3 +57,17 @@ export class DatasetNotFoundError extends QtkError {
     this.path = path;
   }
 }
+
+/**
+ * A save whose target is not a regular file or a new path (a directory, FIFO, socket, device, or a
+ * symbolic link to one or to nothing): QTK refuses rather than replace it with a regular file.
+ */
+export class WriteTargetError extends QtkError {
+  readonly path: string;
+  readonly kind: string;
+  constructor(path: string, kind: string, options?: { cause?: unknown }) {
+    super('E_WRITE_TARGET', `cannot save to '${path}': it is ${kind}; QTK writes only to a regular file or a new path, so choose a file name`, options);
+    this.path = path;
+    this.kind = kind;
+  }
+}

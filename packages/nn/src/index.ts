@@ -1,4 +1,4 @@
-export { StateDictError, DataFormatError, DatasetNotFoundError, type ShapeMismatch } from './errors.js';
+export { StateDictError, DataFormatError, DatasetNotFoundError, WriteTargetError, type ShapeMismatch } from './errors.js';
 export { Parameter } from './parameter.js';
 export {
   Module,
@@ -28,7 +28,7 @@ export {
   loadStateDictFile,
   loadStateDictFileSync,
 } from './state-dict-file.js';
-export { writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
+export { writeFileAtomic, writeFileAtomicSync, checkWriteTarget, removeStaleTempFiles } from './atomic-write.js';
 export { manualSeed, defaultGenerator } from '@qtk/tensor';
 export * as init from './init.js';
 export * as F from './functional.js';
