@@ -11,6 +11,7 @@ import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { saveModel } from '../model-file-io.js';
 import { loadOnnx, parseShape, sampleShapeOf } from '../model-input.js';
+import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
 export const quantizeSpec: CommandSpec = {
@@ -46,6 +47,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const modelPath = args.positionals[0]!;
   if (o.calib === undefined) throw new CliError("missing --calib DIR (the calibration samples)\nrun 'qtk quantize --help' for the options", { exitCode: 2 });
   if (o.out === undefined) throw new CliError("missing --out FILE (where to write the fixed-point model)\nrun 'qtk quantize --help' for the options", { exitCode: 2 });
+  checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   const marchId = String(o.march);
   if (!marches.has(marchId)) throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
   const observer = String(o.observer);
