@@ -1,4 +1,4 @@
-import { setFakeQuantize } from '@qtk/fake-quant';
+import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
 import type { Module, StateDict } from '@qtk/nn';
 import { noGrad, type Tensor } from '@qtk/tensor';
 
@@ -7,11 +7,33 @@ export interface CalibrateOptions {
   numBatches?: number;
   /** Called after each batch (progress). */
   onBatch?: (index: number) => void;
+  /** Receives one message per fake-quant whose scale does not describe the data (default: console.warn). */
+  onWarning?: (message: string) => void;
+}
+
+/** A fake-quant whose calibrated scale does not describe the data (FakeQuantize.calibrationIssue). */
+export interface CalibrationIssue {
+  /** The fake-quant's module name in the model. */
+  readonly module: string;
+  readonly issue: string;
+}
+
+/** Every fake-quant of `model` whose scale does not describe the data it saw, in module order. */
+export function calibrationIssues(model: Module): CalibrationIssue[] {
+  const out: CalibrationIssue[] = [];
+  for (const [name, m] of model.namedModules()) {
+    if (!(m instanceof FakeQuantize)) continue;
+    const issue = m.calibrationIssue();
+    if (issue) out.push({ module: name, issue });
+  }
+  return out;
 }
 
 /**
  * The calibration flow: CALIBRATION state, eval mode, forward every batch without gradients
  * (observers collect statistics, values pass unquantized), then VALIDATION. Returns the batch count.
+ * A fake-quant left without a usable scale (no finite value seen, or only zeros) is reported
+ * through `onWarning`, naming the module.
  */
 export function calibrate(model: Module, batches: Iterable<Tensor | Tensor[]>, options: CalibrateOptions = {}): number {
   model.eval();
@@ -26,6 +48,8 @@ export function calibrate(model: Module, batches: Iterable<Tensor | Tensor[]>, o
     }
   });
   setFakeQuantize(model, 'VALIDATION');
+  const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+  for (const { module, issue } of calibrationIssues(model)) warn(`calibration: fake-quant '${module}' ${issue}`);
   return n;
 }
 

@@ -13,7 +13,7 @@ export {
 export { checkSharedModulesPass, checkOutputPrecisionPass, checkAfterDeQuantStubPass } from './prepare-guards.js';
 export { isWrappedMethodCall, modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
-export { calibrate, startQat, type CalibrateOptions } from './calibration.js';
+export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';

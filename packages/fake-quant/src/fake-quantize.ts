@@ -2,6 +2,7 @@ import { Module, Parameter, type JsonValue } from '@qtk/nn';
 import {
   createObserver,
   FAKE_QUANT_STATES,
+  FLOAT32_EPS,
   observerDTypeSchema,
   parseOptions,
   resolveQuantRange,
@@ -175,6 +176,23 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   override loadExtraState(state: JsonValue): void {
     loadObserverState(this.observer, parseFakeQuantizeExtraState(state));
     this.resumeFromScale();
+  }
+
+  /**
+   * Why the scale does not describe the data, or null: after calibration, 'no finite value' (the
+   * observer saw no data or only NaN, so the scale is still the placeholder 1.0) or 'only zeros'
+   * (every channel's range is [0, 0], so the scale sits at the float32 epsilon floor and any nonzero
+   * value saturates).
+   */
+  calibrationIssue(): string | null {
+    if (!this.isInitialized) return 'saw no finite value (no data, or only NaN): its scale is the placeholder 1.0';
+    const s = this.scale.values();
+    let zero = true;
+    for (let i = 0; i < s.length; i++) {
+      if (!Number.isFinite(s[i]!)) return `has a non-finite scale (${s[i]})`;
+      if (s[i]! > Math.fround(FLOAT32_EPS)) zero = false;
+    }
+    return zero ? 'saw only zeros (range [0, 0]): its scale is the float32 epsilon floor, so any nonzero value saturates' : null;
   }
 
   calculateQparams(): QParams {
