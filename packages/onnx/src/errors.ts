@@ -10,6 +10,12 @@ export class OnnxError extends QtkError {
 /** The bytes are not an ONNX model (malformed or truncated protobuf, missing graph). */
 export class OnnxFormatError extends OnnxError {}
 
+/**
+ * Importing the model would allocate more than the import's cap (`maxElements`): a declared input or
+ * a computed tensor far larger than the file could justify. Raise the cap if the model is trusted.
+ */
+export class OnnxLimitError extends OnnxError {}
+
 /** The model keeps tensors in external data files, which QTK does not read. */
 export class OnnxExternalDataError extends OnnxError {}
 

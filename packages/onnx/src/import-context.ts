@@ -1,7 +1,8 @@
 import { Graph, getitem, sanitizeName, type Argument, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
-import { OnnxError } from './errors.js';
+import { OnnxError, OnnxFormatError } from './errors.js';
+import { ImportLimits } from './import-limits.js';
 import { DataType, type AttributeMsg, type NodeMsg } from './onnx-schema.js';
 import { readTensorProto, type OnnxConst } from './tensor-proto.js';
 
@@ -90,6 +91,11 @@ export class NodeContext {
     return v.kind === 'const' ? v.t : v.ex;
   }
 
+  /** Throws OnnxLimitError, naming this node, when a tensor of `shape` would exceed the import's cap. */
+  limit(shape: readonly number[]): void {
+    this.imp.limits.check(`${this.opType} '${this.name}'`, shape);
+  }
+
   /** Calls a registered function: folded when every value argument is constant, else a call_function node. */
   fn(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], suffix = ''): Val {
     return this.imp.call(fn, args, this.name + suffix);
@@ -114,6 +120,15 @@ function isVal(a: unknown): a is Val {
 }
 
 export class ImportState {
+  /**
+   * `isMember(name)`: whether `name` is a property of the GraphModule the import builds (a method, a
+   * field or an Object.prototype name like __proto__); names from the file that are get a trailing '_'.
+   */
+  constructor(
+    readonly limits: ImportLimits = new ImportLimits(Infinity),
+    private readonly isMember: (name: string) => boolean = () => false,
+  ) {}
+
   readonly graph = new Graph();
   readonly modules = new Map<string, Module>();
   readonly constants = new Map<string, Tensor>();
@@ -123,6 +138,7 @@ export class ImportState {
 
   uniqueModuleName(base: string): string {
     let name = sanitizeName(base);
+    while (this.isMember(name)) name = `${name}_`;
     if (this.modules.has(name) || this.constants.has(name)) {
       let k = 1;
       while (this.modules.has(`${name}_${k}`) || this.constants.has(`${name}_${k}`)) k++;
@@ -162,6 +178,7 @@ export class ImportState {
   call(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], name: string): Val {
     const ex = fn(...args.map((a) => this.toEx(a)));
     if (Array.isArray(ex)) throw new OnnxError(`internal: ${name} returned several tensors; use callMulti`);
+    this.limits.spend(`node '${name}'`, ex.shape);
     if (!containsDyn(args)) return { kind: 'const', t: ex };
     const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
@@ -169,6 +186,7 @@ export class ImportState {
 
   callMulti(fn: (...a: any[]) => Tensor[], args: unknown[], name: string): Val[] {
     const ex = fn(...args.map((a) => this.toEx(a)));
+    for (const t of ex) this.limits.spend(`node '${name}'`, t.shape);
     if (!containsDyn(args)) return ex.map((t) => ({ kind: 'const', t }));
     const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
     const dynBatch = this.dynBatch(args);
@@ -178,13 +196,34 @@ export class ImportState {
   callModule(base: string, module: Module, args: Val[]): Val {
     module.eval();
     // A module on constants is a constant subgraph: fold it.
-    if (!containsDyn(args)) return { kind: 'const', t: module.call(...args.map((a) => this.toEx(a))) as Tensor };
+    if (!containsDyn(args)) {
+      const t = module.call(...args.map((a) => this.toEx(a))) as Tensor;
+      this.limits.spend(`node '${base}'`, t.shape);
+      return { kind: 'const', t };
+    }
+    checkFinite(base, module);
     const name = this.uniqueModuleName(base);
     this.modules.set(name, module);
     const exArgs = args.map((a) => this.toEx(a));
     const ex = module.call(...exArgs) as Tensor;
+    this.limits.spend(`node '${base}'`, ex.shape);
     const node = this.graph.callModule(name, args.map((a) => this.toArg(a, name)), {}, { name });
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
+  }
+}
+
+/** Weights must be finite: a NaN or infinity in them only makes every output and every quantization range NaN. */
+function checkFinite(node: string, module: Module): void {
+  for (const [what, t] of [...module.namedParameters(), ...module.namedBuffers()]) {
+    if (t.dtype !== 'float32') continue;
+    const v = t.values() as Float32Array;
+    for (let i = 0; i < v.length; i++) {
+      if (!Number.isFinite(v[i]!)) {
+        throw new OnnxFormatError(
+          `importOnnx: node '${node}': its ${what} (from the model's initializers) holds a non-finite value ${v[i]} at index ${i}; the weights are corrupt`,
+        );
+      }
+    }
   }
 }
 

@@ -1,17 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { GraphModule, sanitizeName } from '@qtk/ir';
+import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
 import { Hardswish, Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
-import { OnnxError, OnnxFormatError, OnnxInputShapeError, UnsupportedOnnxOpError, type UnsupportedNode } from './errors.js';
+import { OnnxError, OnnxFormatError, OnnxInputShapeError, OnnxLimitError, UnsupportedOnnxOpError, type UnsupportedNode } from './errors.js';
+import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
 import { decodeModel, type GraphMsg, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
+import { checkGraph } from './graph-checks.js';
 import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
 
 export const MIN_OPSET = 1;
 export const MAX_OPSET = 17;
+export { DEFAULT_MAX_ELEMENTS };
 
 const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers };
 
@@ -23,6 +26,13 @@ export interface ImportOnnxOptions {
   exampleInputs?: Record<string, Tensor>;
   /** Graph inputs to fix to constant values (by ONNX name); they stop being inputs and fold like initializers. */
   fixedInputs?: Record<string, Tensor>;
+  /**
+   * Cap on the elements of any one tensor the import computes (declared inputs, folded constants, the
+   * example value of every node), and 16 times that on all of them together; default
+   * DEFAULT_MAX_ELEMENTS (2^25). Larger imports throw OnnxLimitError. Initializers are bounded by the
+   * file itself: their declared dims must match the data the file holds.
+   */
+  maxElements?: number;
 }
 
 /** Declared shape of a graph input: numbers for fixed dims, null for dynamic ones. */
@@ -56,6 +66,17 @@ export class OnnxGraphModule extends GraphModule {
     });
     return super.forward(...inputs);
   }
+}
+
+let memberProbe: OnnxGraphModule | undefined;
+
+/**
+ * Whether `name` is taken by the imported GraphModule itself (Module and GraphModule methods,
+ * their fields, Object.prototype names such as __proto__), so a child of that name would shadow it.
+ */
+function isMember(name: string): boolean {
+  memberProbe ??= new OnnxGraphModule(new OnnxModel(), new Graph());
+  return name in memberProbe;
 }
 
 function loadModel(source: string | Uint8Array): ModelMsg {
@@ -114,9 +135,12 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
     throw new OnnxError(`importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`);
   }
-  const state = new ImportState();
+  checkGraph(g, new Set(Object.keys(options.fixedInputs ?? {})));
+  const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  if (!(maxElements > 0)) throw new OnnxError(`importOnnx: maxElements must be a positive number, got ${maxElements}`);
+  const state = new ImportState(new ImportLimits(maxElements), isMember);
   const values = new Map<string, Val>();
-  for (const init of g.initializer ?? []) values.set(init.name ?? '', { kind: 'const', t: constToTensor(readTensorProto(init)) });
+  for (const init of g.initializer ?? []) values.set(init.name ?? '', { kind: 'const', t: constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`)) });
   for (const [name, t] of Object.entries(options.fixedInputs ?? {})) values.set(name, { kind: 'const', t });
 
   const specs: OnnxInputSpec[] = [];
@@ -126,10 +150,19 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
     const spec = inputSpec(vi);
     const name = state.uniqueModuleName(onnxName || `input_${specs.length}`);
     const node = state.graph.placeholder(name, { name });
-    const given = options.exampleInputs?.[onnxName];
+    const examples = options.exampleInputs;
+    const given = examples && Object.hasOwn(examples, onnxName) ? examples[onnxName] : undefined;
     const shape = given ? [...given.shape] : (spec.shape ?? []).map((d) => d ?? 1);
-    const size = shape.reduce((p, d) => p * d, 1);
+    const size = ImportLimits.count(shape);
+    if (!given && size > maxElements) {
+      throw new OnnxLimitError(
+        `importOnnx: input '${onnxName}' declares shape [${shape.join(', ')}] in its dim_value fields (${Number.isFinite(size) ? size : 'too many'} elements), ` +
+          `more than maxElements = ${maxElements}; the import computes the model once at the declared size. ` +
+          `If the model is trusted, raise the cap: importOnnx(model, { maxElements: ${Number.isFinite(size) ? size : '...'} }).`,
+      );
+    }
     const data = spec.dtype === 'float32' ? new Float32Array(size) : spec.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
+    if (!given) state.limits.spend(`input '${onnxName}'`, shape);
     const ex = given ?? new Tensor({ data, shape, dtype: spec.dtype });
     values.set(onnxName, { kind: 'dyn', node, ex, dynBatch: spec.shape?.[0] === null });
     specs.push({ name, onnxName, ...spec });

@@ -49,6 +49,7 @@ import {
   contiguous,
   reshape,
 } from '@qtk/tensor';
+import { OnnxFormatError } from './errors.js';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
 import { resize } from './ops-resize.js';
 import { onnxCast, onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
@@ -68,11 +69,36 @@ function scalarT(v: number): Tensor {
   return new Tensor({ data: Float32Array.of(v), shape: [], dtype: 'float32' });
 }
 
+/** Throws OnnxFormatError unless `values` (attribute `attr`) holds `n` integers of at least `min`. */
+function checkInts(ctx: NodeContext, attr: string, values: readonly number[], n: number, min: number): void {
+  if (values.length === n && values.every((v) => Number.isSafeInteger(v) && v >= min)) return;
+  throw new OnnxFormatError(
+    `importOnnx: ${ctx.opType} '${ctx.name}': ${attr} [${values.join(', ')}] must be ${n} integer(s) of at least ${min}; the model is invalid`,
+  );
+}
+
+/** Validates a window op's strides, dilations and kernel_shape (against the weight's, when given) for `r` spatial dims. */
+function checkWindow(ctx: NodeContext, r: number, kernel: number[], strides: number[], dilations: number[], weightShape?: readonly number[]): void {
+  checkInts(ctx, 'strides', strides, r, 1);
+  checkInts(ctx, 'dilations', dilations, r, 1);
+  checkInts(ctx, 'kernel_shape', kernel, r, 1);
+  const declared = ctx.ints('kernel_shape');
+  if (weightShape && declared && (declared.length !== r || declared.some((k, i) => k !== kernel[i]))) {
+    throw new OnnxFormatError(
+      `importOnnx: ${ctx.opType} '${ctx.name}': kernel_shape [${declared.join(', ')}] contradicts the weight of shape [${weightShape.join(', ')}]; the model is invalid`,
+    );
+  }
+}
+
 /** Explicit begin/end pads per spatial dim from pads or auto_pad, for a window op over `spatial` dims. */
 function windowPads(ctx: NodeContext, spatial: number[], kernel: number[], strides: number[], dilations: number[]): number[] {
   const r = spatial.length;
   const autoPad = ctx.str('auto_pad', 'NOTSET');
-  if (autoPad === 'NOTSET') return ctx.ints('pads') ?? new Array<number>(2 * r).fill(0);
+  if (autoPad === 'NOTSET') {
+    const pads = ctx.ints('pads') ?? new Array<number>(2 * r).fill(0);
+    checkInts(ctx, 'pads', pads, 2 * r, 0);
+    return pads;
+  }
   if (autoPad === 'VALID') return new Array<number>(2 * r).fill(0);
   const begins: number[] = [];
   const ends: number[] = [];
@@ -110,7 +136,11 @@ const conv: Handler = (ctx) => {
   const strides = ctx.ints('strides') ?? new Array<number>(r).fill(1);
   const dilations = ctx.ints('dilations') ?? new Array<number>(r).fill(1);
   const groups = ctx.int('group', 1);
-  const pp = prePad(ctx, x, windowPads(ctx, ctx.ex(0).shape.slice(2), kernel, strides, dilations), 0);
+  checkWindow(ctx, r, kernel, strides, dilations, w.shape);
+  const inShape = ctx.ex(0).shape;
+  const pads = windowPads(ctx, inShape.slice(2), kernel, strides, dilations);
+  ctx.limit([inShape[0] ?? 1, w.shape[0]!, ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!)]);
+  const pp = prePad(ctx, x, pads, 0);
   const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const cin = w.shape[1]! * groups;
@@ -138,6 +168,11 @@ const convTranspose: Handler = (ctx) => {
   const outputShape = ctx.ints('output_shape');
   const autoPad = ctx.str('auto_pad', 'NOTSET');
   const inSp = ctx.ex(0).shape.slice(2);
+  checkWindow(ctx, r, kernel, strides, dilations, w.shape);
+  checkInts(ctx, 'pads', pads, 2 * r, 0);
+  checkInts(ctx, 'output_padding', outPad, r, 0);
+  ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...inSp.map((n, i) => strides[i]! * Math.max(0, n - 1) + outPad[i]! + (kernel[i]! - 1) * dilations[i]! + 1)]);
+  if (outputShape) ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...outputShape.slice(-r)]);
   if (outputShape || (autoPad !== 'NOTSET' && autoPad !== 'VALID')) {
     const target = outputShape ? outputShape.slice(-r) : inSp.map((n, i) => n * strides[i]!);
     const begins: number[] = [];
@@ -178,6 +213,7 @@ const gemm: Handler = (ctx) => {
   const transB = ctx.int('transB', 0);
   const c = ctx.has(2) ? ctx.ex(2) : null;
   const n = ctx.ex(1).shape[transB ? 0 : 1]!;
+  ctx.limit([ctx.ex(0).shape[transA ? 1 : 0] ?? 1, n]);
   if (!transA && alpha === 1 && beta === 1 && ctx.isConst(1) && (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))) {
     const b = ctx.ex(1);
     const m = new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c });
@@ -266,7 +302,10 @@ function poolGeometry(ctx: NodeContext, what: string): PoolGeometry {
   }
   const s = ctx.ints('strides') ?? k.map(() => 1);
   const d = ctx.ints('dilations') ?? k.map(() => 1);
-  const pads = windowPads(ctx, ctx.ex(0).shape.slice(2), k, s, d);
+  checkWindow(ctx, k.length, k, s, d);
+  const inShape = ctx.ex(0).shape;
+  const pads = windowPads(ctx, inShape.slice(2), k, s, d);
+  ctx.limit([...inShape.slice(0, 2), ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[k.length + i]!)]);
   if (k.length === 2) return { x: ctx.input(0), kernel: k, strides: s, dilations: d, pads, oneD: false };
   const x = ctx.fn(onnxUnsqueeze, [ctx.input(0), [2]], '_2d');
   return { x, kernel: [1, k[0]!], strides: [1, s[0]!], dilations: [1, d[0]!], pads: [0, pads[0]!, 0, pads[1]!], oneD: true };

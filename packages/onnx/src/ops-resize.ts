@@ -27,6 +27,7 @@ export const resize: Handler = (ctx) => {
   if (ctm === 'tf_crop_and_resize') throw new Unsupported("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
   if (ctx.int('antialias', 0) !== 0) throw new Unsupported('antialias is not supported');
   const outSize = sizes ?? x.shape.map((d, i) => Math.floor(d * scales![i]!));
+  ctx.limit(outSize.map((d) => (Number.isFinite(d) ? Math.max(0, d) : d)));
   // The Upsample module covers PyTorch's two modes exactly: nearest = asymmetric + floor, bilinear = half_pixel or align_corners.
   const spatialOnly = x.ndim === 4 && outSize[0] === x.shape[0] && outSize[1] === x.shape[1] && (!scales || (scales[0] === 1 && scales[1] === 1));
   const integerScales = scales !== null && scales.slice(2).every((s) => Number.isInteger(s));

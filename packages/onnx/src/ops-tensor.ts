@@ -16,6 +16,8 @@ import {
   onnxUnsqueeze,
 } from './onnx-functions.js';
 import { constToTensor } from './tensor-proto.js';
+import { ImportLimits, broadcastShape } from './import-limits.js';
+import { OnnxFormatError } from './errors.js';
 
 const I32_MAX = 2147483647;
 const clampI32 = (v: number) => Math.max(-I32_MAX - 1, Math.min(I32_MAX, v));
@@ -25,7 +27,11 @@ function intConst(values: number[], shape: number[] = [values.length], sym?: (nu
   return sym ? { kind: 'const', t, sym } : { kind: 'const', t };
 }
 
-const binary = (fn: (a: Tensor, b: Tensor) => Tensor): Handler => (ctx) => [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+const binary = (fn: (a: Tensor, b: Tensor) => Tensor): Handler => (ctx) => {
+  const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
+  if (out) ctx.limit(out);
+  return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+};
 const unary = (fn: (a: Tensor) => Tensor): Handler => (ctx) => [ctx.fn(fn, [ctx.input(0)])];
 
 /** Axes from the attribute (older opsets) or the second input (newer). */
@@ -35,6 +41,11 @@ function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
 
 const matmulOp: Handler = (ctx) => {
   const b = ctx.ex(1);
+  const a = ctx.ex(0);
+  if (a.ndim >= 2 && b.ndim >= 2) {
+    const batch = broadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
+    if (batch) ctx.limit([...batch, a.shape[a.ndim - 2]!, b.shape[b.ndim - 1]!]);
+  }
   if (ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && ctx.ex(0).ndim >= 2) {
     const m = new Linear(b.shape[0]!, b.shape[1]!, { bias: false });
     (m as unknown as { weight: Parameter }).weight = new Parameter(contiguous(transpose(b, 0, 1)));
@@ -76,6 +87,9 @@ const gatherOp: Handler = (ctx) => {
   const x = ctx.input(0);
   const axis = ctx.int('axis', 0);
   const idx = ctx.input(1);
+  const xs = ctx.ex(0).shape;
+  const a = axis < 0 ? axis + xs.length : axis;
+  ctx.limit([...xs.slice(0, a), ...ctx.ex(1).shape, ...xs.slice(a + 1)]);
   if (x.kind === 'const' && x.sym && idx.kind === 'const' && axis === 0) {
     const ids = Array.from(idx.t.values() as ArrayLike<number>, (k) => (k < 0 ? k + x.sym!.length : k));
     const vals = ids.map((k) => x.sym![k] ?? null);
@@ -88,6 +102,7 @@ const gatherOp: Handler = (ctx) => {
 const concatOp: Handler = (ctx) => {
   const axis = ctx.int('axis', 0);
   const ins = (ctx.node.input ?? []).map((_, i) => ctx.input(i)).filter((v) => v.kind === 'dyn' || v.t.size > 0 || ctx.node.input!.length === 1);
+  ctx.limit([ins.reduce((n, v) => n + (v.kind === 'const' ? v.t.size : v.ex.size), 0)]);
   const syms = ins.map((v) => (v.kind === 'const' ? v.sym ?? Array.from(v.t.values() as ArrayLike<number>, Number) : null));
   const out = ctx.fn(cat, [ins, axis]);
   if (out.kind === 'const' && ins.some((v) => v.kind === 'const' && v.sym) && syms.every((s) => s !== null)) {
@@ -174,6 +189,11 @@ const padOp: Handler = (ctx) => {
     value = ctx.float('value', 0);
   }
   if (mode !== 'constant' && mode !== 'reflect' && mode !== 'edge') throw new Unsupported(`mode '${mode}' is not supported`);
+  const xs = ctx.ex(0).shape;
+  if (pads.length !== 2 * xs.length || !pads.every(Number.isSafeInteger)) {
+    throw new OnnxFormatError(`importOnnx: Pad '${ctx.name}': pads [${pads.join(', ')}] must be ${2 * xs.length} integers for an input of rank ${xs.length}; the model is invalid`);
+  }
+  ctx.limit(xs.map((n, i) => Math.max(0, n + pads[i]! + pads[xs.length + i]!)));
   return [ctx.fn(onnxPad, [ctx.input(0), pads, mode, value])];
 };
 
@@ -200,6 +220,10 @@ const constantOp: Handler = (ctx) => {
 
 const constantOfShape: Handler = (ctx) => {
   const shape = ctx.constInts(0, 'shape')!;
+  if (ImportLimits.count(shape) === Infinity) {
+    throw new OnnxFormatError(`importOnnx: ConstantOfShape '${ctx.name}': shape [${shape.join(', ')}] must hold non-negative integers; the model is invalid`);
+  }
+  ctx.limit(shape);
   const v = ctx.tensorAttr('value');
   const t = v ? constToTensor(v) : new Tensor({ data: new Float32Array(1), shape: [1], dtype: 'float32' });
   const size = shape.reduce((p, d) => p * d, 1);

@@ -1,5 +1,5 @@
 import { Tensor } from '@qtk/tensor';
-import { OnnxError, OnnxExternalDataError } from './errors.js';
+import { OnnxError, OnnxExternalDataError, OnnxFormatError } from './errors.js';
 import { DataType, type TensorMsg } from './onnx-schema.js';
 
 /** A constant read from a TensorProto: floats as a float32 Tensor; integers and bools also as exact JS numbers. */
@@ -19,8 +19,7 @@ export function isIntType(dt: number): boolean {
 function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): number[] {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = new Array<number>(count);
-  const size: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8 };
-  const w = size[dt];
+  const w = RAW_WIDTH[dt];
   if (w === undefined) throw new OnnxError(`tensor '${name}': data type ${dt} is not supported (float, double, float16 and integer types are)`);
   if (raw.byteLength < w * count) throw new OnnxError(`tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`);
   for (let i = 0; i < count; i++) {
@@ -51,9 +50,35 @@ function half(h: number): number {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
-/** Reads a TensorProto into numbers; throws for external data and string tensors. */
-export function readTensorProto(t: TensorMsg): OnnxConst {
+/** Bytes per element of raw_data, by ONNX data type. */
+const RAW_WIDTH: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8 };
+
+/**
+ * The element count of `dims`, checked before anything is allocated: every dim a non-negative
+ * integer, and the count no more than the values the file actually holds (`available`).
+ */
+function checkedCount(label: string, shape: number[], available: number, field: string): number {
+  const bad = shape.findIndex((d) => !Number.isSafeInteger(d) || d < 0);
+  if (bad >= 0) {
+    throw new OnnxFormatError(`${label}: dims[${bad}] = ${shape[bad]} is not a valid dimension (dims must be non-negative integers); the file is malformed`);
+  }
+  let count = 1;
+  for (const d of shape) count *= d;
+  if (count !== available) {
+    throw new OnnxFormatError(
+      `${label}: dims [${shape.join(', ')}] describe ${count} values, but ${field} holds ${available}; the file is truncated or malformed`,
+    );
+  }
+  return count;
+}
+
+/**
+ * Reads a TensorProto into numbers; throws for external data and string tensors. `label` names the
+ * tensor in errors (default "tensor '<name>'", e.g. "initializer 'w'").
+ */
+export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   const name = t.name ?? '(unnamed)';
+  label ??= `tensor '${name}'`;
   if (t.data_location === 1 || (t.external_data && t.external_data.length > 0)) {
     const loc = t.external_data?.find((e) => e.key === 'location')?.value;
     throw new OnnxExternalDataError(
@@ -63,19 +88,21 @@ export function readTensorProto(t: TensorMsg): OnnxConst {
   }
   const dt = t.data_type ?? 0;
   const shape = (t.dims ?? []).map(Number);
-  const count = shape.reduce((a, b) => a * b, 1);
   let numbers: number[];
-  if (t.raw_data && t.raw_data.length > 0) numbers = rawNumbers(dt, t.raw_data, count, name);
+  if (t.raw_data && t.raw_data.length > 0) {
+    const w = RAW_WIDTH[dt];
+    if (w === undefined) throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16 and integer types are)`);
+    const count = checkedCount(label, shape, Math.floor(t.raw_data.byteLength / w), `raw_data (${t.raw_data.byteLength} bytes of ${w})`);
+    numbers = rawNumbers(dt, t.raw_data, count, name);
+  }
   else if (dt === DataType.FLOAT) numbers = t.float_data ?? [];
   else if (dt === DataType.DOUBLE) numbers = t.double_data ?? [];
   else if (dt === DataType.INT64) numbers = t.int64_data ?? [];
   else if (dt === DataType.UINT32 || dt === DataType.UINT64) numbers = t.uint64_data ?? [];
   else if (dt === DataType.FLOAT16) numbers = (t.int32_data ?? []).map(half);
   else if (INT_TYPES.has(dt)) numbers = t.int32_data ?? [];
-  else throw new OnnxError(`tensor '${name}': data type ${dt} is not supported (float, double, float16, integers and bool are)`);
-  if (numbers.length !== count) {
-    throw new OnnxError(`tensor '${name}' of shape [${shape.join(', ')}] holds ${numbers.length} values, ${count} expected; the file is truncated or malformed`);
-  }
+  else throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16, integers and bool are)`);
+  if (!(t.raw_data && t.raw_data.length > 0)) checkedCount(label, shape, numbers.length, 'its data field');
   return { dataType: dt, shape, numbers: Array.from(numbers, Number) };
 }
 

@@ -1,0 +1,243 @@
+// Hostile and invalid ONNX files: each gets a typed error fast, with bounded memory, naming the culprit.
+import { describe, expect, it } from 'vitest';
+import { Tensor, randn } from '@qtk/tensor';
+import { OnnxFormatError, OnnxLimitError, importOnnx } from './index.js';
+import { DataType, encodeModel, type ModelMsg, type NodeMsg, type TensorMsg } from './onnx-schema.js';
+import { int64Proto } from './tensor-proto.js';
+
+const f32 = (name: string, dims: (number | string)[]) => ({
+  name,
+  type: { tensor_type: { elem_type: DataType.FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
+});
+
+function model(nodes: NodeMsg[], extra: Partial<ModelMsg['graph']> = {}, opset = 13): Uint8Array {
+  return encodeModel({
+    ir_version: 7,
+    opset_import: [{ domain: '', version: opset }],
+    graph: { name: 'g', node: nodes, input: [f32('x', ['N', 4])], output: [f32('y', ['N', 4])], ...extra },
+  });
+}
+
+const floats = (name: string, dims: number[], values?: number[]): TensorMsg => {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const data = Float32Array.from(values ?? Array.from({ length: n }, (_, i) => (i % 7) / 7 - 0.5));
+  return { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer) };
+};
+
+/** The error thrown by f and the milliseconds it took. */
+function failure(f: () => unknown): { err: unknown; ms: number } {
+  const t0 = performance.now();
+  try {
+    f();
+  } catch (err) {
+    return { err, ms: performance.now() - t0 };
+  }
+  throw new Error('expected an error');
+}
+
+function heapMb(): number {
+  return process.memoryUsage().rss / 2 ** 20;
+}
+
+describe('import cost is bounded (issue 12.1)', () => {
+  it('rejects an input declared [1, 1, 20000, 20000] before allocating it, naming the input and maxElements', () => {
+    const bytes = model(
+      [{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'] }],
+      { input: [f32('x', [1, 1, 20000, 20000])], output: [f32('y', [1, 1, 19998, 19998])], initializer: [floats('w', [1, 1, 3, 3])] },
+    );
+    expect(bytes.length).toBeLessThan(1000);
+    const rss = heapMb();
+    const { err, ms } = failure(() => importOnnx(bytes));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/input 'x'.*\[1, 1, 20000, 20000\].*400000000 elements.*maxElements/);
+    expect(ms).toBeLessThan(500);
+    expect(heapMb() - rss).toBeLessThan(200);
+  });
+
+  it('rejects ConstantOfShape [50000, 50000] before allocating it, naming the node', () => {
+    const bytes = model(
+      [
+        { op_type: 'ConstantOfShape', name: 'big', input: ['s'], output: ['c'] },
+        { op_type: 'Add', name: 'add', input: ['x', 'c'], output: ['y'] },
+      ],
+      { initializer: [int64Proto('s', [50000, 50000])] },
+    );
+    const { err, ms } = failure(() => importOnnx(bytes));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/ConstantOfShape 'big'.*\[50000, 50000\].*maxElements/);
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('rejects a broadcast that blows two small constants up, naming the node', () => {
+    const bytes = model(
+      [
+        { op_type: 'Add', name: 'outer', input: ['a', 'b'], output: ['c'] },
+        { op_type: 'ReduceSum', name: 'sum', input: ['c'], output: ['s'], attribute: [{ name: 'keepdims', i: 0, type: 2 }] },
+        { op_type: 'Add', name: 'add', input: ['x', 's'], output: ['y'] },
+      ],
+      { initializer: [floats('a', [30000, 1]), floats('b', [1, 30000])] },
+    );
+    const { err, ms } = failure(() => importOnnx(bytes));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/Add 'outer'.*\[30000, 30000\].*maxElements/);
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('rejects a Resize / Pad whose output is far larger than its input, naming the node', () => {
+    const resize = model(
+      [{ op_type: 'Resize', name: 'up', input: ['x', '', 'sc'], output: ['y'], attribute: [{ name: 'mode', s: new TextEncoder().encode('nearest'), type: 3 }] }],
+      { input: [f32('x', [1, 1, 8, 8])], output: [f32('y', [1, 1, 80000, 80000])], initializer: [floats('sc', [4], [1, 1, 10000, 10000])] },
+    );
+    const r = failure(() => importOnnx(resize));
+    expect(r.err).toBeInstanceOf(OnnxLimitError);
+    expect((r.err as Error).message).toMatch(/Resize 'up'.*maxElements/);
+    expect(r.ms).toBeLessThan(500);
+    const pad = model([{ op_type: 'Pad', name: 'pad', input: ['x', 'p'], output: ['y'] }], { initializer: [int64Proto('p', [0, 0, 100000, 100000])] });
+    const p = failure(() => importOnnx(pad));
+    expect(p.err).toBeInstanceOf(OnnxLimitError);
+    expect((p.err as Error).message).toMatch(/Pad 'pad'.*maxElements/);
+  });
+
+  it('imports a large but legal model, and the cap can be raised for larger ones', () => {
+    const bytes = model(
+      [
+        { op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['c'], attribute: [{ name: 'pads', ints: [1, 1, 1, 1], type: 7 }] },
+        { op_type: 'Relu', name: 'relu', input: ['c'], output: ['y'] },
+      ],
+      { input: [f32('x', [1, 3, 512, 512])], output: [f32('y', [1, 16, 512, 512])], initializer: [floats('w', [16, 3, 3, 3])] },
+    );
+    const gm = importOnnx(bytes);
+    expect((gm.call(randn([1, 3, 512, 512])) as Tensor).shape).toEqual([1, 16, 512, 512]);
+    expect(() => importOnnx(bytes, { maxElements: 1_000_000 })).toThrow(OnnxLimitError);
+    const big = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], { input: [f32('x', [1, 1, 6000, 6000])], output: [f32('y', [1, 1, 6000, 6000])] });
+    expect(() => importOnnx(big)).toThrow(/maxElements/);
+    expect(importOnnx(big, { maxElements: 40_000_000 })).toBeTruthy();
+  });
+});
+
+describe('malformed tensors and shapes get typed errors (issue 12.2)', () => {
+  it('negative, fractional or oversized initializer dims name the initializer and the dims field', () => {
+    for (const dims of [[-1], [3, -2], [2 ** 40], [1e6, 1e6, 1e6], [2 ** 31, 2 ** 31]]) {
+      const bytes = model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], {
+        initializer: [{ name: 'w', dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(16) }],
+      });
+      const { err, ms } = failure(() => importOnnx(bytes));
+      expect(err, `dims ${dims}`).toBeInstanceOf(OnnxFormatError);
+      expect((err as Error).message).toMatch(/initializer 'w'.*dims/);
+      expect(ms).toBeLessThan(500);
+    }
+    const typed = model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], {
+      initializer: [{ name: 'w', dims: [-4], data_type: DataType.FLOAT, float_data: [1, 2, 3, 4] }],
+    });
+    expect(() => importOnnx(typed)).toThrow(OnnxFormatError);
+  });
+
+  it('input dims beyond the typed-array limit name the input and the field', () => {
+    for (const dim of [2 ** 33, 2 ** 53 + 10]) {
+      const bytes = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], { input: [f32('x', [dim, 4])] });
+      const { err } = failure(() => importOnnx(bytes));
+      expect(err).toBeInstanceOf(OnnxLimitError);
+      expect((err as Error).message).toMatch(/input 'x'.*dim_value/);
+    }
+  });
+});
+
+describe('ONNX names never shadow module members (issue 12.3)', () => {
+  for (const name of ['eval', 'train', 'registerModule', '__proto__', 'inputSpecs']) {
+    it(`a node, an input and an initializer named '${name}' import, run and prepare for QAT`, async () => {
+      const bytes = model(
+        [
+          { op_type: 'Conv', name, input: [name, 'w'], output: ['c'] },
+          { op_type: 'Relu', name: `${name}`, input: ['c'], output: ['r'] },
+          { op_type: 'Add', name: `${name}`, input: ['r', name === '__proto__' ? 'b' : `${name}_b`], output: ['y'] },
+        ],
+        {
+          input: [f32(name, [1, 2, 6, 6])],
+          output: [f32('y', [1, 3, 4, 4])],
+          initializer: [floats('w', [3, 2, 3, 3]), floats(name === '__proto__' ? 'b' : `${name}_b`, [1, 3, 1, 1])],
+        },
+      );
+      const gm = importOnnx(bytes);
+      expect(typeof gm.eval).toBe('function');
+      expect(typeof gm.train).toBe('function');
+      expect(typeof gm.registerModule).toBe('function');
+      expect(Array.isArray(gm.inputSpecs)).toBe(true);
+      expect(Object.getPrototypeOf(gm)).toBe(Object.getPrototypeOf(importOnnx(bytes)));
+      const x = randn([1, 2, 6, 6]);
+      const y = gm.call(x) as Tensor;
+      expect(y.shape).toEqual([1, 3, 4, 4]);
+      gm.train();
+      gm.eval();
+      expect(gm.namedChildren().map(([n]) => n)).toContain(`${name}_`);
+      expect((importOnnx(bytes, { exampleInputs: {} }).call(x) as Tensor).shape).toEqual([1, 3, 4, 4]);
+      // Loaded here so a problem in @qtk/core fails only this step.
+      await import('@qtk/march-bayes');
+      const { prepareQatFx } = await import('@qtk/core');
+      const { defaultQatQconfig } = await import('@qtk/fake-quant');
+      const qat = prepareQatFx(gm, { global: defaultQatQconfig }, { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } });
+      expect(((qat as { call(t: Tensor): Tensor }).call(x)).shape).toEqual([1, 3, 4, 4]);
+    });
+  }
+});
+
+describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () => {
+  const relu = (o = 'y'): NodeMsg => ({ op_type: 'Relu', name: 'r', input: ['x'], output: [o] });
+
+  it('duplicate output names', () => {
+    const bytes = model([relu('y'), { op_type: 'Relu', name: 'r2', input: ['x'], output: ['y'] }]);
+    expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(bytes)).toThrow(/'y'.*produced by both 'r' and 'r2'/);
+    const graphOut = model([relu('y')], { output: [f32('y', ['N', 4]), f32('y', ['N', 4])] });
+    expect(() => importOnnx(graphOut)).toThrow(/graph output 'y' is listed twice/);
+  });
+
+  it('a graph with no outputs', () => {
+    expect(() => importOnnx(model([relu()], { output: [] }))).toThrow(OnnxFormatError);
+    expect(() => importOnnx(model([relu()], { output: [] }))).toThrow(/no outputs/);
+  });
+
+  it('negative pads', () => {
+    const bytes = model(
+      [{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'], attribute: [{ name: 'pads', ints: [-1, 0, 0, 0], type: 7 }] }],
+      { input: [f32('x', [1, 1, 6, 6])], output: [f32('y', [1, 1, 3, 4])], initializer: [floats('w', [1, 1, 3, 3])] },
+    );
+    expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(bytes)).toThrow(/Conv 'conv'.*pads.*-1/);
+  });
+
+  it('kernel_shape that contradicts the weights', () => {
+    const bytes = model(
+      [{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'], attribute: [{ name: 'kernel_shape', ints: [5, 5], type: 7 }] }],
+      { input: [f32('x', [1, 1, 6, 6])], output: [f32('y', [1, 1, 4, 4])], initializer: [floats('w', [1, 1, 3, 3])] },
+    );
+    expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(bytes)).toThrow(/Conv 'conv'.*kernel_shape \[5, 5\].*weight.*\[1, 1, 3, 3\]/);
+  });
+
+  it('NaN or infinite weights', () => {
+    for (const bad of [NaN, Infinity]) {
+      const bytes = model(
+        [{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'] }],
+        { input: [f32('x', [1, 1, 6, 6])], output: [f32('y', [1, 1, 4, 4])], initializer: [floats('w', [1, 1, 3, 3], [0, 1, 2, 3, bad, 5, 6, 7, 8])] },
+      );
+      expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+      expect(() => importOnnx(bytes)).toThrow(/node 'conv'.*weight.*non-finite value (NaN|Infinity) at index 4/);
+    }
+  });
+
+  it('a missing initializer names the input nobody produces', () => {
+    const bytes = model([{ op_type: 'Add', name: 'add', input: ['x', 'bias'], output: ['y'] }]);
+    expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(bytes)).toThrow(/node 'add' \(Add\) reads 'bias', which is no graph input, initializer or node output/);
+  });
+
+  it('a cyclic graph names the cycle', () => {
+    const bytes = model([
+      { op_type: 'Add', name: 'a1', input: ['x', 'b'], output: ['a'] },
+      { op_type: 'Relu', name: 'r1', input: ['a'], output: ['b'] },
+      { op_type: 'Relu', name: 'r2', input: ['b'], output: ['y'] },
+    ]);
+    expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(bytes)).toThrow(/cycle.*'a1'.*'r1'/);
+  });
+});
