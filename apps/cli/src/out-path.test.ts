@@ -1,0 +1,78 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadModelFileSync } from '@qtk/core';
+import { Generator, rand } from '@qtk/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+
+let dir: string;
+let model: string;
+let modelBytes: Buffer;
+let calib: string;
+
+beforeAll(() => {
+  dir = tempDir();
+  const g = new Generator(5);
+  model = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
+  modelBytes = readFileSync(model);
+  calib = join(dir, 'calib');
+  mkdirSync(calib);
+  writeFileSync(join(calib, 'batch.npy'), npyBytes([4, 1, 28, 28], rand([4, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
+});
+
+const quantize = (out: string) => run('quantize', model, '--calib', calib, '--out', out);
+
+async function expectUsageError(out: string, message: RegExp): Promise<void> {
+  const r = await quantize(out);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain(`'${out}'`);
+  expect(r.stderr).toMatch(message);
+  expect(r.stdout).toBe(''); // refused before any work
+  expect(readFileSync(model).equals(modelBytes)).toBe(true);
+}
+
+describe('qtk quantize --out', () => {
+  it('refuses the input model itself, and a symbolic or hard link to it', async () => {
+    await expectUsageError(model, /is the input model/);
+    const sym = join(dir, 'sym.qtk');
+    symlinkSync(model, sym);
+    await expectUsageError(sym, /is the input model/);
+    const hard = join(dir, 'hard.qtk');
+    linkSync(model, hard);
+    await expectUsageError(hard, /is the input model/);
+  });
+  it('refuses a FIFO, a symbolic link to /dev/null and a directory, and leaves them as they were', async () => {
+    const sub = tempDir();
+    const fifo = join(sub, 'pipe.qtk');
+    execFileSync('mkfifo', [fifo]);
+    await expectUsageError(fifo, /FIFO/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    const devnull = join(sub, 'null.qtk');
+    symlinkSync('/dev/null', devnull);
+    await expectUsageError(devnull, /symbolic link to a character device/);
+    expect(readlinkSync(devnull)).toBe('/dev/null');
+    const folder = join(sub, 'folder.qtk');
+    mkdirSync(folder);
+    await expectUsageError(folder, /a directory/);
+    expect(readdirSync(sub).sort()).toEqual(['folder.qtk', 'null.qtk', 'pipe.qtk']);
+  });
+  it('writes through a symbolic link to a regular file and removes temporary files a killed run left', async () => {
+    const sub = tempDir();
+    mkdirSync(join(sub, 'models'));
+    const real = join(sub, 'models', 'fixed.qtk');
+    writeFileSync(real, 'an older model');
+    const link = join(sub, 'fixed.qtk');
+    symlinkSync(real, link);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const stale = join(sub, 'models', `.fixed.qtk.qtk-${dead}-k2x9a.tmp`);
+    writeFileSync(stale, 'half a model');
+    const r = await quantize(link);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(loadModelFileSync(real).kind).toBe('fixed-point');
+    expect(r.stdout).toContain(`written:      ${link} (${statSync(real).size} bytes, fixed-point)`);
+    expect(readdirSync(join(sub, 'models'))).toEqual(['fixed.qtk']);
+  });
+});
