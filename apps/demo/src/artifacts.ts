@@ -1,7 +1,8 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { saveModelFileSync } from '@qtk/core';
 import { symbolicTrace } from '@qtk/ir';
+import { writeFileAtomicSync } from '@qtk/nn';
 import { exportOnnx } from '@qtk/onnx';
 import { Tensor } from '@qtk/tensor';
 import type { DemoResult } from './pipeline.js';
@@ -19,11 +20,9 @@ export const ARTIFACTS = {
   fixedPoint: 'fixed-point.qtk',
 } as const;
 
-/** Writes through a temporary file and a rename, so a crash never leaves half a file. */
+/** Writes through @qtk/nn's atomic writer, so a crash never leaves half a file (packages/nn/docs/saving-files.md). */
 export function writeAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
+  writeFileAtomicSync(path, data);
 }
 
 /** Writes every artifact of a demo run to `dir` and returns the paths written. */
