@@ -27,6 +27,7 @@ export const quantizeSpec: CommandSpec = {
     'input-scale': { type: 'string', value: 'S|auto', description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)", default: '1/128' },
     batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+    'skip-nonfinite': { type: 'boolean', description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing' },
     'keep-float': {
       type: 'string',
       value: 'NAMES',
@@ -62,17 +63,21 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const sampleShape = sampleShapeOf(gm, inputShape);
   const pre = preprocessFrom(o);
   const files = listSampleFiles(String(o.calib), 'calibration');
-  const { tensor: samples, files: used } = loadSamples(files, sampleShape, pre, limit);
-  io.out(`calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}\n`);
+  const nonFinite = { skip: o['skip-nonfinite'] === true, hint: 'or pass --skip-nonfinite to leave such samples out' };
+  const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
+  const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
+  io.out(`calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`);
 
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
+  const constant = constantValue(samples);
+  if (constant !== null) onWarning(`the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`);
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const keepFloat = parseNames(o['keep-float']);
   const moduleName = Object.fromEntries(keepFloat.map((n) => [n, null]));
   const prepared = prepareQatFx(gm, { global: qconfig, moduleName }, { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
   checkModuleNames(prepared, keepFloat, '--keep-float');
-  const nBatches = calibrate(prepared, batchesOf(samples, batch));
+  const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
 
   let fixed: GraphModule;
   try {
@@ -90,6 +95,12 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const a = fq.values();
   const b = fp.values();
   for (let i = 0; i < a.length; i++) maxDiff = Math.max(maxDiff, Math.abs((a[i] as number) - (b[i] as number)));
+  if (!Number.isFinite(maxDiff)) {
+    throw new CliError(
+      `cannot quantize ${modelPath}: the ${Number.isFinite(maxOf(a)) ? 'fixed-point' : 'fake-quant'} model gives non-finite outputs (NaN or ±Infinity) on the first calibration batch, so its agreement cannot be measured; nothing written` +
+        (warnings.length ? `\nwarnings:\n${warnings.map((w) => `  - ${w}`).join('\n')}` : ''),
+    );
+  }
 
   const meta = {
     tool: 'qtk quantize',
@@ -120,6 +131,24 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   ];
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The one value every element of `x` holds, or null when the data varies. */
+function constantValue(x: Tensor): number | null {
+  const v = x.values();
+  const first = v[0] as number;
+  for (let i = 1; i < v.length; i++) if (v[i] !== first) return null;
+  return first;
+}
+
+/** The largest |value| (NaN when there is a NaN). */
+function maxOf(v: ArrayLike<number | bigint>): number {
+  let m = 0;
+  for (let i = 0; i < v.length; i++) {
+    const x = Math.abs(v[i] as number);
+    if (!(x <= m)) m = x;
+  }
+  return m;
 }
 
 function parseNames(value: unknown): string[] {

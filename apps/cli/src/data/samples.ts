@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parseNpy, rawToTensor } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
@@ -21,6 +21,8 @@ export interface Samples {
   readonly tensor: Tensor;
   /** The files read, in order. */
   readonly files: readonly string[];
+  /** Samples left out for holding non-finite values (NonFiniteOptions.skip). */
+  readonly skipped: number;
 }
 
 /** A directory's sample files (.npy, .png, .jpg, .jpeg), sorted by file name (code-point order). */
@@ -31,7 +33,40 @@ export function listSampleFiles(dir: string, what: string): string[] {
     .filter((f) => (SAMPLE_EXTENSIONS as readonly string[]).includes(extname(f).toLowerCase()))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (files.length === 0) throw new CliError(`${what} directory '${dir}' holds no .npy, .png or .jpg/.jpeg files`);
-  return files.map((f) => join(dir, f));
+  const paths = files.map((f) => join(dir, f));
+  for (const p of paths) requireRegularFile(p, `${what} sample`);
+  return paths;
+}
+
+/** A clear error unless `path` is (a symbolic link to) a regular file: not a directory, device or broken link. */
+export function requireRegularFile(path: string, what: string): void {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    let link = false;
+    try {
+      link = lstatSync(path).isSymbolicLink();
+    } catch {
+      // neither the link nor its target exists
+    }
+    if (link) throw new CliError(`${what} '${path}' is a broken symbolic link (its target does not exist); remove it or point it at a file`, { cause: e });
+    if (code === 'ENOENT') throw new CliError(`${what} '${path}' does not exist`, { cause: e });
+    throw new CliError(`${what} '${path}' cannot be read (${code ?? (e as Error).message})`, { cause: e });
+  }
+  if (st.isDirectory()) throw new CliError(`${what} '${path}' is a directory, not a file`);
+  if (!st.isFile()) throw new CliError(`${what} '${path}' is not a regular file (a device, FIFO or socket); give a file`);
+}
+
+/** The bytes of a checked sample or labels file; a read error names the file. */
+function readChecked(path: string, what: string): Buffer {
+  requireRegularFile(path, what);
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new CliError(`${what} '${path}' cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+  }
 }
 
 const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join(', ')}]`;
@@ -40,16 +75,32 @@ function matches(shape: readonly number[], want: readonly (number | null)[]): bo
   return shape.length === want.length && want.every((d, i) => d === null || d === shape[i]);
 }
 
+/** What loadSamples does with a sample holding NaN or ±Infinity. */
+export interface NonFiniteOptions {
+  /** Leave such samples out (counted in `skipped`) instead of failing. */
+  readonly skip?: boolean;
+  /** Appended to the error, e.g. the option that skips them. */
+  readonly hint?: string;
+}
+
 /**
  * Reads sample files into one tensor of shape [N, ...sampleShape] (sampleShape: the model's input
  * shape without the batch axis; null for a free dimension). A .npy holds one sample
  * (sampleShape) or a batch ([k, ...sampleShape]); an image becomes one sample of the model's
- * channels, resized and normalised. Every sample must have the same shape.
+ * channels, resized and normalised. Every sample must have the same shape. A sample with a NaN or
+ * ±Infinity is an error naming the file, unless `nonFinite.skip` leaves it out.
  */
-export function loadSamples(files: readonly string[], sampleShape: readonly (number | null)[], pre: Preprocess, limit = Infinity): Samples {
+export function loadSamples(
+  files: readonly string[],
+  sampleShape: readonly (number | null)[],
+  pre: Preprocess,
+  limit = Infinity,
+  nonFinite: NonFiniteOptions = {},
+): Samples {
   const chunks: Float32Array[] = [];
   let shape: number[] | null = null;
   let count = 0;
+  let skipped = 0;
   const used: string[] = [];
   for (const file of files) {
     if (count >= limit) break;
@@ -59,10 +110,24 @@ export function loadSamples(files: readonly string[], sampleShape: readonly (num
     }
     shape ??= s;
     const per = data.length / n;
-    const take = Math.min(n, limit - count);
-    chunks.push(take === n ? data : data.subarray(0, take * per));
-    count += take;
+    for (let i = 0; i < n && count < limit; i++) {
+      const sample = data.subarray(i * per, (i + 1) * per);
+      const bad = countNonFinite(sample);
+      if (bad > 0) {
+        if (nonFinite.skip) {
+          skipped++;
+          continue;
+        }
+        const where = n > 1 ? `sample ${i} (row ${i} of axis 0)` : 'its sample';
+        throw new CliError(`${file}: ${where} holds ${bad} non-finite value(s) (NaN or ±Infinity) of ${per}; fix the data${nonFinite.hint ? ` ${nonFinite.hint}` : ''}`);
+      }
+      chunks.push(sample);
+      count++;
+    }
     used.push(file);
+  }
+  if (count === 0) {
+    throw new CliError(`no sample is left: all ${skipped} sample(s) read hold non-finite values (NaN or ±Infinity)`);
   }
   const per = shape!.reduce((p, d) => p * d, 1);
   const all = new Float32Array(count * per);
@@ -71,12 +136,19 @@ export function loadSamples(files: readonly string[], sampleShape: readonly (num
     all.set(c, o);
     o += c.length;
   }
-  return { tensor: new Tensor({ data: all, shape: [count, ...shape!], dtype: 'float32' }), files: used };
+  return { tensor: new Tensor({ data: all, shape: [count, ...shape!], dtype: 'float32' }), files: used, skipped };
+}
+
+function countNonFinite(v: Float32Array): number {
+  let bad = 0;
+  for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i]!)) bad++;
+  return bad;
 }
 
 function readNpySample(file: string, sampleShape: readonly (number | null)[]): { data: Float32Array; shape: number[]; n: number } {
-  const a = parseNpy(readFileSync(file), file);
+  const a = parseNpy(readChecked(file, 'sample'), file);
   if (a.dtype === 'bool') throw new CliError(`${file}: a bool array cannot be a model input`);
+  if (a.shape.includes(0)) throw new CliError(`${file} holds no samples: its array of shape ${fmt(a.shape)} is empty; remove the file or save data in it`);
   const t = rawToTensor(a, 'float32');
   const data = t.values() as Float32Array;
   if (matches(a.shape, sampleShape)) return { data, shape: a.shape, n: 1 };
@@ -101,7 +173,7 @@ function readImageSample(file: string, sampleShape: readonly (number | null)[], 
   for (const [name, v] of [['mean', pre.mean], ['std', pre.std]] as const) {
     if (v.length !== 1 && v.length !== c) throw new CliError(`--${name} has ${v.length} values; give 1 or one per channel (${c})`);
   }
-  const img = decodeImage(readFileSync(file), file);
+  const img = decodeImage(readChecked(file, 'sample'), file);
   const data = imageToChw(img, { channels: c, width: width!, height: height!, mean: pre.mean, std: pre.std }, file);
   return { data, shape: [c, height!, width!], n: 1 };
 }
@@ -111,8 +183,8 @@ function readImageSample(file: string, sampleShape: readonly (number | null)[], 
  * samples (sorted file names; rows of a batched .npy in order).
  */
 export function readLabels(file: string, count: number): Int32Array {
-  if (!existsSync(file)) throw new CliError(`labels file '${file}' does not exist`);
-  const lines = readFileSync(file, 'utf8')
+  const lines = readChecked(file, 'labels file')
+    .toString('utf8')
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== '');
