@@ -181,8 +181,8 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   /**
    * Why the scale does not describe the data, or null: after calibration, 'no finite value' (the
    * observer saw no data or only NaN, so the scale is still the placeholder 1.0) or 'only zeros'
-   * (every channel's range is [0, 0], so the scale sits at the float32 epsilon floor and any nonzero
-   * value saturates).
+   * (every channel's range is [0, 0] or too close to it, so the scale sits at the float32 epsilon
+   * floor and larger values saturate).
    */
   calibrationIssue(): string | null {
     if (!this.isInitialized) return 'saw no finite value (no data, or only NaN): its scale is the placeholder 1.0';
@@ -192,7 +192,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       if (!Number.isFinite(s[i]!)) return `has a non-finite scale (${s[i]})`;
       if (s[i]! > Math.fround(FLOAT32_EPS)) zero = false;
     }
-    return zero ? 'saw only zeros (range [0, 0]): its scale is the float32 epsilon floor, so any nonzero value saturates' : null;
+    return zero ? 'saw only zeros (or values too close to zero for its dtype): its scale is the float32 epsilon floor, so larger values saturate' : null;
   }
 
   calculateQparams(): QParams {

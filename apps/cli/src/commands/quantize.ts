@@ -5,6 +5,7 @@ import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { marches, observers, type QuantDType } from '@qtk/spec';
 import { noGrad, type Tensor } from '@qtk/tensor';
+import { agreement } from '../agreement.js';
 import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
@@ -91,16 +92,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const first = batchesOf(samples, batch).next().value as Tensor;
   const fq = noGrad(() => floatOf(prepared.call(first)));
   const fp = noGrad(() => floatOf(fixed.call(first)));
-  let maxDiff = 0;
-  const a = fq.values();
-  const b = fp.values();
-  for (let i = 0; i < a.length; i++) maxDiff = Math.max(maxDiff, Math.abs((a[i] as number) - (b[i] as number)));
-  if (!Number.isFinite(maxDiff)) {
-    throw new CliError(
-      `cannot quantize ${modelPath}: the ${Number.isFinite(maxOf(a)) ? 'fixed-point' : 'fake-quant'} model gives non-finite outputs (NaN or ±Infinity) on the first calibration batch, so its agreement cannot be measured; nothing written` +
-        (warnings.length ? `\nwarnings:\n${warnings.map((w) => `  - ${w}`).join('\n')}` : ''),
-    );
-  }
+  const maxDiff = agreement(fq, fp, modelPath, warnings);
 
   const meta = {
     tool: 'qtk quantize',
@@ -139,16 +131,6 @@ function constantValue(x: Tensor): number | null {
   const first = v[0] as number;
   for (let i = 1; i < v.length; i++) if (v[i] !== first) return null;
   return first;
-}
-
-/** The largest |value| (NaN when there is a NaN). */
-function maxOf(v: ArrayLike<number | bigint>): number {
-  let m = 0;
-  for (let i = 0; i < v.length; i++) {
-    const x = Math.abs(v[i] as number);
-    if (!(x <= m)) m = x;
-  }
-  return m;
 }
 
 function parseNames(value: unknown): string[] {
