@@ -1,5 +1,5 @@
-// Structural checks of an ONNX graph before import: every value has exactly one source, nodes come
-// in topological order, and the graph has outputs. Each error names the node or value at fault.
+// Structural checks of an ONNX graph before import: every value has exactly one source, the graph is
+// acyclic (nodes are put in topological order) and has outputs. Each error names the node or value at fault.
 import { OnnxFormatError } from './errors.js';
 import type { GraphMsg, NodeMsg } from './onnx-schema.js';
 
@@ -22,8 +22,12 @@ function dependencyPath(nodes: readonly NodeMsg[], producer: ReadonlyMap<string,
   return null;
 }
 
-/** Throws OnnxFormatError for a graph ONNX forbids: no outputs, values with two sources, undefined or cyclic inputs. */
-export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>): void {
+/**
+ * Throws OnnxFormatError for a graph ONNX forbids: no outputs, values with two producers, inputs
+ * nothing produces, cycles, a graph output listed twice. Nodes out of topological order, which
+ * onnxruntime accepts, are reported through `warn` and returned sorted. Returns the nodes in order.
+ */
+export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (message: string) => void): NodeMsg[] {
   const outputs = (g.output ?? []).map((o) => o.name ?? '');
   if (outputs.length === 0) throw new OnnxFormatError('importOnnx: the graph has no outputs; an ONNX graph must declare at least one');
   const listed = new Set<string>();
@@ -38,6 +42,7 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>): void {
   for (const name of fixed) sources.set(name, 'a fixed input');
   const nodes = g.node ?? [];
   const producer = new Map<string, number>();
+  let unsorted: string | undefined;
   nodes.forEach((n, i) => {
     for (const o of n.output ?? []) {
       if (!o) continue;
@@ -67,9 +72,7 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>): void {
           `importOnnx: the graph has a cycle: ${[i, ...path].map((k) => nodeLabel(nodes[k]!, k)).join(' → ')} (each reads an output of the next); ONNX graphs must be acyclic`,
         );
       }
-      throw new OnnxFormatError(
-        `importOnnx: node ${nodeLabel(n, i)} reads '${input}' before node ${nodeLabel(nodes[p]!, p)} produces it; ONNX requires nodes in topological order; sort them before importing`,
-      );
+      unsorted ??= `node ${nodeLabel(n, i)} reads '${input}' before node ${nodeLabel(nodes[p]!, p)} produces it`;
     }
   });
 
@@ -78,4 +81,32 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>): void {
       throw new OnnxFormatError(`importOnnx: graph output '${o}' is produced by no node and is no graph input or initializer`);
     }
   }
+  if (unsorted === undefined) return nodes;
+  warn(`importOnnx: ${unsorted}; ONNX requires nodes in topological order, so QTK sorted them`);
+  return topologicalOrder(nodes, producer);
+}
+
+/** The nodes in an order where each comes after the producers of its inputs (the graph is acyclic), otherwise as given. */
+function topologicalOrder(nodes: readonly NodeMsg[], producer: ReadonlyMap<string, number>): NodeMsg[] {
+  const placed = new Set<number>();
+  const order: NodeMsg[] = [];
+  const place = (root: number) => {
+    const stack: [number, boolean][] = [[root, false]];
+    while (stack.length > 0) {
+      const [k, ready] = stack.pop()!;
+      if (placed.has(k)) continue;
+      if (ready) {
+        placed.add(k);
+        order.push(nodes[k]!);
+        continue;
+      }
+      stack.push([k, true]);
+      for (const input of [...(nodes[k]!.input ?? [])].reverse()) {
+        const p = producer.get(input);
+        if (p !== undefined && !placed.has(p)) stack.push([p, false]);
+      }
+    }
+  };
+  nodes.forEach((_, i) => place(i));
+  return order;
 }

@@ -96,6 +96,11 @@ export class NodeContext {
     this.imp.limits.check(`${this.opType} '${this.name}'`, shape);
   }
 
+  /** Counts `macs` multiply-adds this node is about to run against the import's budget. */
+  work(macs: number): void {
+    this.imp.limits.work(`${this.opType} '${this.name}'`, macs);
+  }
+
   /** Calls a registered function: folded when every value argument is constant, else a call_function node. */
   fn(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], suffix = ''): Val {
     return this.imp.call(fn, args, this.name + suffix);

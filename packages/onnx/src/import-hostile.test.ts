@@ -98,6 +98,27 @@ describe('import cost is bounded (issue 12.1)', () => {
     expect((p.err as Error).message).toMatch(/Pad 'pad'.*maxElements/);
   });
 
+  it('rejects a convolution whose multiply-adds exceed the budget before running it', () => {
+    const bytes = model(
+      [{ op_type: 'Conv', name: 'wide', input: ['x', 'w'], output: ['y'], attribute: [{ name: 'pads', ints: [1, 1, 1, 1], type: 7 }] }],
+      { input: [f32('x', [1, 64, 720, 720])], output: [f32('y', [1, 64, 720, 720])], initializer: [floats('w', [64, 64, 3, 3])] },
+    );
+    const { err, ms } = failure(() => importOnnx(bytes));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/Conv 'wide'.*multiply-adds.*maxElements/);
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('bounds the tensors computed over the whole import, not only each one', () => {
+    const nodes: NodeMsg[] = Array.from({ length: 40 }, (_, i) => ({ op_type: 'Relu', name: `r${i}`, input: [i ? `v${i}` : 'x'], output: [i === 39 ? 'y' : `v${i + 1}`] }));
+    const bytes = model(nodes, { input: [f32('x', [1, 1, 1000, 1000])], output: [f32('y', [1, 1, 1000, 1000])] });
+    const { err, ms } = failure(() => importOnnx(bytes, { maxElements: 2_000_000 }));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/at node 'r\d+'.*8 × maxElements/);
+    expect(ms).toBeLessThan(500);
+    expect(importOnnx(bytes, { maxElements: 6_000_000 })).toBeTruthy();
+  });
+
   it('imports a large but legal model, and the cap can be raised for larger ones', () => {
     const bytes = model(
       [
@@ -188,6 +209,7 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
     expect(() => importOnnx(bytes)).toThrow(/'y'.*produced by both 'r' and 'r2'/);
     const graphOut = model([relu('y')], { output: [f32('y', ['N', 4]), f32('y', ['N', 4])] });
+    expect(() => importOnnx(graphOut)).toThrow(OnnxFormatError);
     expect(() => importOnnx(graphOut)).toThrow(/graph output 'y' is listed twice/);
   });
 
@@ -229,6 +251,18 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     const bytes = model([{ op_type: 'Add', name: 'add', input: ['x', 'bias'], output: ['y'] }]);
     expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
     expect(() => importOnnx(bytes)).toThrow(/node 'add' \(Add\) reads 'bias', which is no graph input, initializer or node output/);
+  });
+
+  it('nodes out of topological order (which onnxruntime accepts) are sorted, with a warning naming both nodes', () => {
+    const bytes = model([
+      { op_type: 'Neg', name: 'n2', input: ['a'], output: ['y'] },
+      { op_type: 'Relu', name: 'r1', input: ['x'], output: ['a'] },
+    ]);
+    const warnings: string[] = [];
+    const gm = importOnnx(bytes, { onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([expect.stringMatching(/node 'n2' reads 'a' before node 'r1' produces it/)]);
+    const x = new Tensor({ data: Float32Array.of(-1, 2, -3, 4), shape: [1, 4], dtype: 'float32' });
+    expect(Array.from((gm.call(x) as Tensor).values() as Float32Array)).toEqual([-0, -2, -0, -4]);
   });
 
   it('a cyclic graph names the cycle', () => {

@@ -7,12 +7,16 @@ import { OnnxLimitError } from './errors.js';
 export const DEFAULT_MAX_ELEMENTS = 2 ** 25;
 
 /** All tensors the import computes together may hold this many times `maxElements`. */
-export const TOTAL_FACTOR = 16;
+export const TOTAL_FACTOR = 8;
+
+/** The multiply-adds of convolutions and matrix products the import runs may reach this many times `maxElements`. */
+export const WORK_FACTOR = 512;
 
 const fmt = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 
 export class ImportLimits {
   private total = 0;
+  private macs = 0;
 
   constructor(readonly maxElements: number) {}
 
@@ -49,6 +53,19 @@ export class ImportLimits {
       throw new OnnxLimitError(
         `importOnnx: at ${what}, the tensors computed while importing hold ${this.total} elements, more than ${TOTAL_FACTOR} × maxElements = ${cap}. ` +
           this.advice(Math.ceil(this.total / TOTAL_FACTOR)),
+      );
+    }
+  }
+
+  /** Counts the multiply-adds a convolution or matrix product will run, before it runs. */
+  work(what: string, macs: number): void {
+    this.macs += macs;
+    const cap = WORK_FACTOR * this.maxElements;
+    if (!(this.macs <= cap)) {
+      throw new OnnxLimitError(
+        `importOnnx: at ${what}, the convolutions and matrix products run while importing reach ${this.macs} multiply-adds, ` +
+          `more than ${WORK_FACTOR} × maxElements = ${cap}. ` +
+          this.advice(Math.ceil(this.macs / WORK_FACTOR)),
       );
     }
   }

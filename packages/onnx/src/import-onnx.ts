@@ -33,6 +33,8 @@ export interface ImportOnnxOptions {
    * file itself: their declared dims must match the data the file holds.
    */
   maxElements?: number;
+  /** Receives what the importer accepts but finds suspicious (default: console.warn). */
+  onWarning?: (message: string) => void;
 }
 
 /** Declared shape of a graph input: numbers for fixed dims, null for dynamic ones. */
@@ -135,7 +137,8 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
     throw new OnnxError(`importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`);
   }
-  checkGraph(g, new Set(Object.keys(options.fixedInputs ?? {})));
+  const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+  g.node = checkGraph(g, new Set(Object.keys(options.fixedInputs ?? {})), warn);
   const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
   if (!(maxElements > 0)) throw new OnnxError(`importOnnx: maxElements must be a positive number, got ${maxElements}`);
   const state = new ImportState(new ImportLimits(maxElements), isMember);

@@ -50,6 +50,7 @@ import {
   reshape,
 } from '@qtk/tensor';
 import { OnnxFormatError } from './errors.js';
+import { ImportLimits } from './import-limits.js';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
 import { resize } from './ops-resize.js';
 import { onnxCast, onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
@@ -139,7 +140,9 @@ const conv: Handler = (ctx) => {
   checkWindow(ctx, r, kernel, strides, dilations, w.shape);
   const inShape = ctx.ex(0).shape;
   const pads = windowPads(ctx, inShape.slice(2), kernel, strides, dilations);
-  ctx.limit([inShape[0] ?? 1, w.shape[0]!, ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!)]);
+  const outBound = [inShape[0] ?? 1, w.shape[0]!, ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!)];
+  ctx.limit(outBound);
+  ctx.work(ImportLimits.count(outBound) * ImportLimits.count(w.shape.slice(1)));
   const pp = prePad(ctx, x, pads, 0);
   const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
@@ -172,6 +175,7 @@ const convTranspose: Handler = (ctx) => {
   checkInts(ctx, 'pads', pads, 2 * r, 0);
   checkInts(ctx, 'output_padding', outPad, r, 0);
   ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...inSp.map((n, i) => strides[i]! * Math.max(0, n - 1) + outPad[i]! + (kernel[i]! - 1) * dilations[i]! + 1)]);
+  ctx.work(ImportLimits.count(ctx.ex(0).shape) * ImportLimits.count(w.shape.slice(1)));
   if (outputShape) ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...outputShape.slice(-r)]);
   if (outputShape || (autoPad !== 'NOTSET' && autoPad !== 'VALID')) {
     const target = outputShape ? outputShape.slice(-r) : inSp.map((n, i) => n * strides[i]!);
@@ -214,6 +218,7 @@ const gemm: Handler = (ctx) => {
   const c = ctx.has(2) ? ctx.ex(2) : null;
   const n = ctx.ex(1).shape[transB ? 0 : 1]!;
   ctx.limit([ctx.ex(0).shape[transA ? 1 : 0] ?? 1, n]);
+  ctx.work(ctx.ex(0).size * n);
   if (!transA && alpha === 1 && beta === 1 && ctx.isConst(1) && (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))) {
     const b = ctx.ex(1);
     const m = new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c });

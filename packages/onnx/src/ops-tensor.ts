@@ -44,7 +44,10 @@ const matmulOp: Handler = (ctx) => {
   const a = ctx.ex(0);
   if (a.ndim >= 2 && b.ndim >= 2) {
     const batch = broadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
-    if (batch) ctx.limit([...batch, a.shape[a.ndim - 2]!, b.shape[b.ndim - 1]!]);
+    if (batch) {
+      ctx.limit([...batch, a.shape[a.ndim - 2]!, b.shape[b.ndim - 1]!]);
+      ctx.work(ImportLimits.count([...batch, a.shape[a.ndim - 2]!, a.shape[a.ndim - 1]!, b.shape[b.ndim - 1]!]));
+    }
   }
   if (ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && ctx.ex(0).ndim >= 2) {
     const m = new Linear(b.shape[0]!, b.shape[1]!, { bias: false });
