@@ -13,7 +13,7 @@
 import * as fixedPoint from '@qtk/fixed-point';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
-import { deserializeStateDict, Module, serializeStateDict, writeFileAtomic, writeFileAtomicSync } from '@qtk/nn';
+import { crc32, deserializeStateDict, Module, serializeStateDict, writeFileAtomic, writeFileAtomicSync } from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { readFileSync } from 'node:fs';
@@ -82,23 +82,6 @@ const headerSchema = z.object({
   preserveQatMode: z.array(z.string()).optional(),
   meta: z.record(z.unknown()),
 });
-
-// ---- CRC-32 (IEEE) ----------------------------------------------------------------------------
-
-let crcTable: Uint32Array | null = null;
-function crc32(bytes: Uint8Array): number {
-  if (!crcTable) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 // ---- writing ----------------------------------------------------------------------------------
 

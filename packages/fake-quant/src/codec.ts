@@ -3,8 +3,9 @@
 // scale a Parameter under LSQ) and the observer's statistics its extra state, so the state dict
 // carries them; model files written before that kept the statistics here, and still load.
 import { moduleCodecs, SerializationError, type JsonValue } from '@qtk/ir';
-import type { FakeQuantState, ObserverState } from '@qtk/spec';
-import { FakeQuantize, type FakeQuantizeOptions } from './fake-quantize.js';
+import { FAKE_QUANT_STATES, observerStateSchema, type FakeQuantState, type ObserverState } from '@qtk/spec';
+import { z } from 'zod';
+import { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 
 interface FakeQuantizeConfig {
   /** The constructor options as given (their `state` is the initial one). */
@@ -35,6 +36,28 @@ function decode(v: JsonValue): unknown {
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
 }
 
+/**
+ * A stored config: the options must pass FakeQuantize's own schema (they are kept as given, so the
+ * schema checks them without replacing them by the parsed, defaulted form) and a per-channel range
+ * must be ordered.
+ */
+const configSchema = z.preprocess(
+  (v) => decode(v as JsonValue),
+  z
+    .object({
+      options: z.custom<FakeQuantizeOptions>().superRefine((o, ctx) => {
+        const r = fakeQuantizeOptionsSchema.safeParse(o);
+        if (!r.success) for (const i of r.error.issues) ctx.addIssue({ ...i, code: z.ZodIssueCode.custom, path: i.path, message: i.message });
+        else if (r.data.quantMin !== null && r.data.quantMax !== null && r.data.quantMin >= r.data.quantMax) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['quantMax'], message: `must be above quantMin (${r.data.quantMin})` });
+        }
+      }),
+      state: z.enum(FAKE_QUANT_STATES),
+      observer: observerStateSchema.optional(),
+    })
+    .strict(),
+);
+
 let registered = false;
 
 /** Registers FakeQuantize's codec with @qtk/ir's moduleCodecs (idempotent). */
@@ -47,8 +70,8 @@ export function registerFakeQuantCodecs(): void {
       const c: FakeQuantizeConfig = { options: m.options, state: m.fakeQuantState };
       return encode(c, 'config');
     },
-    create: (json: JsonValue) => {
-      const c = decode(json) as FakeQuantizeConfig;
+    schema: configSchema,
+    create: (c: FakeQuantizeConfig) => {
       const fq = new FakeQuantize(c.options);
       fq.setFakeQuantState(c.state);
       if (c.observer) fq.observer.load(c.observer);

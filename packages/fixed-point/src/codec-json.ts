@@ -54,12 +54,13 @@ export function fromJsonData(value: JsonValue, where: string): unknown {
   if ('$number' in value) return value.$number === '-0' ? -0 : Number(value.$number);
   if ('$typed' in value) {
     const name = String(value.$typed) as TypedName;
-    const cls = TYPED[name];
+    const cls = Object.hasOwn(TYPED, name) ? TYPED[name] : undefined;
     if (!cls || !Array.isArray(value.values)) throw new SerializationError(`${where}: malformed typed array (${name})`);
     return cls.from(value.values.map((v, i) => fromJsonData(v, `${where}[${i}]`) as number));
   }
   const body = ('$object' in value ? value.$object : value) as Record<string, JsonValue>;
   const o: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) o[k] = fromJsonData(v, `${where}.${k}`);
+  // defineProperty: a '__proto__' key from a file stays a plain field instead of replacing the prototype.
+  for (const [k, v] of Object.entries(body)) Object.defineProperty(o, k, { value: fromJsonData(v, `${where}.${k}`), enumerable: true, writable: true, configurable: true });
   return o;
 }

@@ -1,10 +1,12 @@
 // Serialization codecs of the fixed-point modules (see @qtk/ir's moduleCodecs): each module's
 // constructor data as JSON (plans and tables are small integer arrays); integer tensors (FixedConv's
 // weight) are buffers, carried by the state dict. Registered when @qtk/fixed-point loads.
-import { moduleCodecs, SerializationError, type JsonValue, type ModuleCodec } from '@qtk/ir';
+import { ModuleConfigError, moduleCodecs, SerializationError, type JsonValue, type ModuleCodec } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import { InvalidArgumentError, zeros } from '@qtk/tensor';
-import { fromJsonData, toJsonData } from './codec-json.js';
+import { zeros } from '@qtk/tensor';
+import { z } from 'zod';
+import * as S from './codec-schemas.js';
+import { toJsonData } from './codec-json.js';
 import { FixedAdd } from './modules/fixed-add.js';
 import { FixedAvgPool2d, type WindowPlanner } from './modules/fixed-avg-pool.js';
 import { FixedCat } from './modules/fixed-cat.js';
@@ -12,7 +14,7 @@ import { FixedLayerNorm } from './modules/fixed-layer-norm.js';
 import { FixedSoftmax } from './modules/fixed-softmax.js';
 import { FixedClamp } from './modules/fixed-clamp.js';
 import { FixedCompare } from './modules/fixed-compare.js';
-import { FixedConv, type FixedConvConfig } from './modules/fixed-conv.js';
+import { FixedConv } from './modules/fixed-conv.js';
 import { FixedMinMax } from './modules/fixed-min-max.js';
 import { FixedMul } from './modules/fixed-mul.js';
 import { FixedReduce } from './modules/fixed-reduce.js';
@@ -23,11 +25,10 @@ import { Dequantize, Quantize } from './modules/quantize.js';
 import { requantizePlanner, type RequantizePlan, type RequantizeRule } from './requantize.js';
 
 const enc = (cls: string, v: unknown) => toJsonData(v, cls);
-const dec = <T>(cls: string, v: JsonValue): T => fromJsonData(v, cls) as T;
 
-/** Modules built from one plain-data `config` object, kept as `module.config`. */
-function configCodec<M extends Module & { config: unknown }>(cls: new (config: any) => M): ModuleCodec<M> {
-  return { cls, config: (m) => enc(cls.name, m.config), create: (c) => new cls(dec(cls.name, c)) };
+/** Modules built from one plain-data `config` object, kept as `module.config`; `schema` checks the stored (decoded) config. */
+function configCodec<M extends Module & { config: unknown }>(cls: new (config: any) => M, schema: z.ZodTypeAny): ModuleCodec<M> {
+  return { cls, schema, config: (m) => enc(cls.name, m.config), create: (c) => new cls(c) };
 }
 
 /** A planner function's rule: every plan names the rule that made it. */
@@ -41,73 +42,76 @@ function ruleOfPlanner(planner: WindowPlanner, where: string): RequantizeRule {
 function childSpec(m: Module, where: string): JsonValue {
   const codec = moduleCodecs.forModule(m);
   if (!codec) {
-    throw new SerializationError(`${where}: its float op is a ${m.constructor.name}, which has no module codec; register one with moduleCodecs.register({ cls, config, create })`);
+    throw new SerializationError(`${where}: its float op is a ${m.constructor.name}, which has no module codec; register one with moduleCodecs.register({ cls, schema, config, create })`);
   }
   return { type: m.constructor.name, config: codec.config(m) };
 }
 
+type Parsed<T extends z.ZodTypeAny> = z.infer<T>;
+
 const CODECS: ModuleCodec[] = [
   {
     cls: Quantize,
+    schema: S.quantizeSchema,
     config: (m: Quantize) => ({ scale: m.scale, dtype: m.dtype, rounding: m.rounding }),
-    create: (c) => new Quantize({ scale: Float32Array.of(c.scale), dtype: c.dtype }, c.rounding),
+    create: (c: Parsed<typeof S.quantizeSchema>) => new Quantize({ scale: Float32Array.of(c.scale), dtype: c.dtype }, c.rounding),
   },
-  { cls: Dequantize, config: () => null, create: () => new Dequantize() },
+  { cls: Dequantize, schema: z.null(), config: () => null, create: () => new Dequantize() },
   {
     cls: FixedConv,
+    schema: S.fixedConvSchema,
     config: (m: FixedConv) => {
       const { weight, ...rest } = m.config;
       return enc('FixedConv', { ...rest, weightShape: [...weight.shape] });
     },
-    create: (c) => {
-      const { weightShape, ...rest } = dec<Omit<FixedConvConfig, 'weight'> & { weightShape: number[] }>('FixedConv', c);
+    create: (c: Parsed<typeof S.fixedConvSchema>) => {
+      const { weightShape, ...rest } = c;
       return new FixedConv({ ...rest, weight: zeros(weightShape, { dtype: 'int8' }) });
     },
   },
   {
     cls: FixedAvgPool2d,
+    schema: S.fixedAvgPoolSchema,
     config: (m: FixedAvgPool2d) => enc('FixedAvgPool2d', { windows: m.windows, outScale: m.outScale, outDtype: m.outDtype, rule: m.rule }),
-    create: (c) => {
-      const d = dec<{ windows: FixedAvgPool2d['windows']; outScale: number; outDtype: FixedAvgPool2d['outDtype']; rule: RequantizeRule }>('FixedAvgPool2d', c);
-      return new FixedAvgPool2d(d.windows, d.outScale, d.outDtype, d.rule);
-    },
+    create: (d: Parsed<typeof S.fixedAvgPoolSchema>) => new FixedAvgPool2d(d.windows as FixedAvgPool2d['windows'], d.outScale, d.outDtype, d.rule),
   },
   {
     cls: FixedReduce,
+    schema: S.fixedReduceSchema,
     config: (m: FixedReduce) => ({
       kind: m.kind,
       outScale: m.outScale,
       outDtype: m.outDtype,
       rule: ruleOfPlanner((m as unknown as { planner: WindowPlanner }).planner, 'FixedReduce'),
     }),
-    create: (c) => {
+    create: (c: Parsed<typeof S.fixedReduceSchema>) => {
       const plan = requantizePlanner(c.rule);
       return new FixedReduce(c.kind, c.outScale, c.outDtype, (a, o, d) => plan(a, o, d));
     },
   },
   {
     cls: FixedValueOp,
+    schema: S.fixedValueOpSchema,
     config: (m: FixedValueOp) => {
       const t = m.target;
       const target = t.kind === 'module' ? { kind: 'module', module: childSpec(t.module, `FixedValueOp '${m.label}'`) } : { kind: t.kind, name: t.name };
       return enc('FixedValueOp', { target, label: m.label, output: m.output });
     },
-    create: (c) => {
-      const d = dec<{ target: { kind: string; name?: string; module?: { type: string; config: JsonValue } }; label: string; output: FixedValueOp['output'] }>('FixedValueOp', c);
+    create: (d: Parsed<typeof S.fixedValueOpSchema>) => {
+      const t = d.target;
       let target: ValueOpTarget;
-      if (d.target.kind === 'module') {
-        const spec = d.target.module!;
-        target = { kind: 'module', module: moduleCodecs.get(spec.type).create(spec.config) };
-      } else if (d.target.kind === 'function' || d.target.kind === 'method') {
-        target = { kind: d.target.kind, name: d.target.name! };
+      if (t.kind === 'module') {
+        if (!moduleCodecs.has(t.module.type)) throw new ModuleConfigError(undefined, 'FixedValueOp', 'target.module.type', `no module codec for '${t.module.type}'`);
+        target = { kind: 'module', module: moduleCodecs.build(t.module.type, t.module.config, { field: 'target.module.config' }) };
       } else {
-        throw new InvalidArgumentError(`FixedValueOp: unknown target kind '${d.target.kind}'`);
+        target = { kind: t.kind, name: t.name };
       }
       return new FixedValueOp(target, d.label, d.output);
     },
   },
   {
     cls: FixedResize,
+    schema: S.fixedResizeSchema,
     config: (m: FixedResize) => {
       const plan = (m as unknown as { plan: RequantizePlan | null }).plan;
       return enc('FixedResize', {
@@ -116,24 +120,22 @@ const CODECS: ModuleCodec[] = [
         rounding: m.rounding,
       });
     },
-    create: (c) => new FixedResize(dec('FixedResize', c)),
+    create: (c: Parsed<typeof S.fixedResizeSchema>) => new FixedResize(c),
   },
   {
     cls: FixedClamp,
+    schema: S.fixedClampSchema,
     config: (m: FixedClamp) => enc('FixedClamp', { kind: m.kind, rounding: m.rounding, requant: m.requant, outScale: m.outScale }),
-    create: (c) => {
-      const d = dec<Pick<FixedClamp, 'kind' | 'rounding' | 'requant' | 'outScale'>>('FixedClamp', c);
-      return new FixedClamp(d.kind, d.rounding, d.requant, d.outScale);
-    },
+    create: (d: Parsed<typeof S.fixedClampSchema>) => new FixedClamp(d.kind, d.rounding, d.requant, d.outScale),
   },
-  configCodec(FixedAdd),
-  configCodec(FixedMul),
-  configCodec(FixedCat),
-  configCodec(FixedMinMax),
-  configCodec(FixedCompare),
-  configCodec(FixedTableOp),
-  configCodec(FixedSoftmax),
-  configCodec(FixedLayerNorm),
+  configCodec(FixedAdd, S.fixedAddSchema),
+  configCodec(FixedMul, S.fixedMulSchema),
+  configCodec(FixedCat, S.fixedCatSchema),
+  configCodec(FixedMinMax, S.fixedMinMaxSchema),
+  configCodec(FixedCompare, S.fixedCompareSchema),
+  configCodec(FixedTableOp, S.fixedTableOpSchema),
+  configCodec(FixedSoftmax, S.fixedSoftmaxSchema),
+  configCodec(FixedLayerNorm, S.fixedLayerNormSchema),
 ];
 
 /** Registers the codecs of every fixed-point module with @qtk/ir's moduleCodecs (idempotent). */

@@ -3,6 +3,7 @@
 import { moduleCodecs, registerLeafModule } from '@qtk/ir';
 import { Conv2d, Conv3d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
 import { add, InvalidArgumentError, relu, relu6, type Tensor } from '@qtk/tensor';
+import { z } from 'zod';
 
 export type FusedActivation = 'relu' | 'relu6' | null;
 
@@ -84,6 +85,11 @@ const FUSED_CLASSES = [ConvAddReLU2d, ConvTransposeAddReLU2d, ConvAddReLU3d, Lin
 
 let fusedRegistered = false;
 
+/** A stored fused module: its conv's config (checked by the conv's codec) and the fusion flags. */
+const fusedConfigSchema = z
+  .object({ conv: z.custom<unknown>((v) => v !== undefined, { message: 'Required' }), withAdd: z.boolean(), convFirst: z.boolean(), activation: z.enum(['relu', 'relu6']).nullable() })
+  .strict();
+
 /**
  * Makes the fused classes trace leaves and gives them serialization codecs (config: the conv's own
  * codec config plus the flags), so a fused GraphModule retraces and round-trips through JSON.
@@ -95,10 +101,11 @@ export function registerFusedModules(): void {
   registerLeafModule(FusedConvBase);
   for (const cls of FUSED_CLASSES) {
     const convCodec = () => moduleCodecs.get(cls.convClass.name);
-    moduleCodecs.register<FusedConvBase>({
+    moduleCodecs.register<FusedConvBase, z.infer<typeof fusedConfigSchema>>({
       cls: cls as unknown as new () => FusedConvBase,
+      schema: fusedConfigSchema,
       config: (m) => ({ conv: convCodec().config(m.conv), withAdd: m.withAdd, convFirst: m.convFirst, activation: m.activation }),
-      create: (c) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(convCodec().create(c.conv), c),
+      create: ({ conv, ...o }) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(moduleCodecs.build(cls.convClass.name, conv, { field: 'conv' }), o),
     });
   }
 }

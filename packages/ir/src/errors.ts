@@ -55,6 +55,25 @@ export class SerializationError extends QtkError {
   }
 }
 
+/**
+ * A module's stored codec config fails its codec's schema (a damaged or hand-edited file): names the
+ * module path, the codec and the config field, so the file is refused at load, not at first run.
+ */
+export class ModuleConfigError extends SerializationError {
+  readonly modulePath: string | undefined;
+  readonly codec: string;
+  readonly field: string;
+  readonly problem: string;
+  constructor(modulePath: string | undefined, codec: string, field: string, problem: string, options?: { cause?: unknown }) {
+    const where = modulePath === undefined ? `a ${codec}` : `module '${modulePath}' (${codec})`;
+    super(`${where}: bad config field '${field}': ${problem}; the file is damaged or was written by incompatible code: re-save the model`, options);
+    this.modulePath = modulePath;
+    this.codec = codec;
+    this.field = field;
+    this.problem = problem;
+  }
+}
+
 /** A malformed pattern or rewrite rule. */
 export class PatternError extends QtkError {
   constructor(message: string, options?: { cause?: unknown }) {

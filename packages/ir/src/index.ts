@@ -1,4 +1,4 @@
-export { TraceError, GraphError, GraphValidationError, SerializationError, PatternError, type TraceErrorContext } from './errors.js';
+export { TraceError, GraphError, GraphValidationError, SerializationError, ModuleConfigError, PatternError, type TraceErrorContext } from './errors.js';
 export { Node, mapArg, forEachNode, OPCODES, type Opcode, type Argument } from './node.js';
 export { Graph, sanitizeName, type CreateNodeOptions } from './graph.js';
 export { formatArgument, formatArgs, formatTarget, formatTable, tabulateNodes } from './format.js';
@@ -39,7 +39,7 @@ export {
   type AppliedRewrite,
   type ApplyRulesOptions,
 } from './rewrite.js';
-export { moduleCodecs, ModuleCodecRegistry, type ModuleCodec, type JsonValue } from './module-codecs.js';
+export { moduleCodecs, ModuleCodecRegistry, type ModuleCodec, type BuildPlace, type JsonValue } from './module-codecs.js';
 export {
   serializeGraphModule,
   deserializeGraphModule,

@@ -3,16 +3,36 @@
 import * as nn from '@qtk/nn';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
+import { z } from 'zod';
+import { ModuleConfigError } from './errors.js';
 import type { ModuleClass } from './leaf-modules.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-export interface ModuleCodec<M extends Module = any> {
+export interface ModuleCodec<M extends Module = any, C = any> {
   /** The class; serialized modules name it by `cls.name`. */
   readonly cls: ModuleClass<M>;
+  /**
+   * Checks a stored config before `create` (types, ranges, array lengths consistent with each other
+   * and with the module's tensors); its output is what `create` gets. Required: configs come from files.
+   */
+  readonly schema: z.ZodType<C, z.ZodTypeDef, unknown>;
   /** What the constructor needs to rebuild the module (JSON). */
   config(module: M): JsonValue;
-  create(config: any): M;
+  /** Builds the module from a config that passed `schema` (the schema's output). */
+  create(config: C): M;
+}
+
+/** Where a config is rebuilt, for errors: the module path, or the field of an enclosing config. */
+export interface BuildPlace {
+  path?: string;
+  /** A nested config (a fused module's conv, a value op's float module): its field in the outer config. */
+  field?: string;
+}
+
+function fieldOf(issue: z.ZodIssue, prefix: string | undefined): string {
+  const p = issue.path.join('.');
+  return prefix ? (p ? `${prefix}.${p}` : prefix) : p || '(config)';
 }
 
 /**
@@ -22,9 +42,12 @@ export interface ModuleCodec<M extends Module = any> {
 export class ModuleCodecRegistry {
   private readonly codecs = new Map<string, ModuleCodec>();
 
-  register<M extends Module>(codec: ModuleCodec<M>): void {
+  register<M extends Module, C = any>(codec: ModuleCodec<M, C>): void {
     const name = codec.cls?.name;
     if (!name) throw new InvalidArgumentError('moduleCodecs.register: the codec needs a named class');
+    if (!(codec.schema instanceof z.ZodType)) {
+      throw new InvalidArgumentError(`moduleCodecs.register: the codec for '${name}' has no zod schema of its config; configs come from files and are checked before create, so give it { schema }`);
+    }
     const taken = this.codecs.get(name);
     if (taken === codec) return;
     if (taken) throw new InvalidArgumentError(`moduleCodecs.register: a codec for '${name}' is already registered`);
@@ -37,8 +60,30 @@ export class ModuleCodecRegistry {
 
   get(type: string): ModuleCodec {
     const c = this.codecs.get(type);
-    if (!c) throw new InvalidArgumentError(`no module codec for '${type}'; register one with moduleCodecs.register({ cls, config, create }). Known: ${this.list().join(', ')}`);
+    if (!c) throw new InvalidArgumentError(`no module codec for '${type}'; register one with moduleCodecs.register({ cls, schema, config, create }). Known: ${this.list().join(', ')}`);
     return c;
+  }
+
+  /**
+   * Checks a stored config with the codec's schema, then builds the module. A config that fails
+   * is a ModuleConfigError naming the module path, the codec and the field.
+   */
+  build(type: string, config: unknown, place: BuildPlace = {}): Module {
+    const codec = this.get(type);
+    const parsed = codec.schema.safeParse(config ?? null);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ModuleConfigError(place.path, type, fieldOf(issue, place.field), issue.message, { cause: parsed.error });
+    }
+    try {
+      return codec.create(parsed.data);
+    } catch (e) {
+      // A nested config (built without a path) failed: name it from this module.
+      if (e instanceof ModuleConfigError && e.modulePath === undefined && place.path !== undefined) {
+        throw new ModuleConfigError(place.path, type, `${e.field} (${e.codec})`, e.problem, { cause: e });
+      }
+      throw e;
+    }
   }
 
   /** The codec for exactly this module's class, if any. */
@@ -61,8 +106,22 @@ function json(o: Record<string, unknown>): JsonValue {
   return out;
 }
 
+// Schema pieces for stored configs.
+const int = z.number().int();
+const posInt = z.number().int().positive();
+const nonNegInt = z.number().int().nonnegative();
+const finite = z.number().finite();
+const ints = (n: number, item: z.ZodNumber) => z.array(item).length(n);
+const reduction = z.enum(['none', 'mean', 'sum']);
+/** Channels split into groups: both counts divisible by `groups`. */
+function groupsDivide(c: { inChannels: number; outChannels: number; groups: number }, ctx: z.RefinementCtx): void {
+  if (c.inChannels % c.groups !== 0 || c.outChannels % c.groups !== 0) {
+    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['groups'], message: `groups ${c.groups} must divide inChannels ${c.inChannels} and outChannels ${c.outChannels}` });
+  }
+}
+
 function plain<M extends Module>(cls: new () => M): ModuleCodec<M> {
-  return { cls, config: () => null, create: () => new cls() };
+  return { cls, schema: z.null(), config: () => null, create: () => new cls() };
 }
 
 for (const cls of [
@@ -72,19 +131,54 @@ for (const cls of [
   moduleCodecs.register(plain(cls));
 }
 
+function convSchema(rank: number) {
+  return z
+    .object({
+      inChannels: posInt,
+      outChannels: posInt,
+      kernelSize: ints(rank, posInt),
+      stride: ints(rank, posInt),
+      padding: z.union([ints(rank, nonNegInt), z.enum(['same', 'valid'])]),
+      dilation: ints(rank, posInt),
+      groups: posInt,
+      bias: z.boolean(),
+    })
+    .strict()
+    .superRefine(groupsDivide);
+}
+
 type Conv = nn.Conv1d | nn.Conv2d | nn.Conv3d;
-for (const cls of [nn.Conv1d, nn.Conv2d, nn.Conv3d] as (new (i: number, o: number, k: number[], opt: object) => Conv)[]) {
-  moduleCodecs.register<Conv>({
+for (const [cls, rank] of [[nn.Conv1d, 1], [nn.Conv2d, 2], [nn.Conv3d, 3]] as [new (i: number, o: number, k: number[], opt: object) => Conv, number][]) {
+  moduleCodecs.register<Conv, z.infer<ReturnType<typeof convSchema>>>({
     cls,
+    schema: convSchema(rank),
     config: (m) => json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
     create: (c) => new cls(c.inChannels, c.outChannels, c.kernelSize, { stride: c.stride, padding: c.padding, dilation: c.dilation, groups: c.groups, bias: c.bias }),
   });
 }
 
+function convTransposeSchema(rank: number) {
+  return z
+    .object({
+      inChannels: posInt,
+      outChannels: posInt,
+      kernelSize: ints(rank, posInt),
+      stride: ints(rank, posInt),
+      padding: ints(rank, nonNegInt),
+      outputPadding: ints(rank, nonNegInt),
+      dilation: ints(rank, posInt),
+      groups: posInt,
+      bias: z.boolean(),
+    })
+    .strict()
+    .superRefine(groupsDivide);
+}
+
 type ConvT = nn.ConvTranspose1d | nn.ConvTranspose2d;
-for (const cls of [nn.ConvTranspose1d, nn.ConvTranspose2d] as (new (i: number, o: number, k: number[], opt: object) => ConvT)[]) {
-  moduleCodecs.register<ConvT>({
+for (const [cls, rank] of [[nn.ConvTranspose1d, 1], [nn.ConvTranspose2d, 2]] as [new (i: number, o: number, k: number[], opt: object) => ConvT, number][]) {
+  moduleCodecs.register<ConvT, z.infer<ReturnType<typeof convTransposeSchema>>>({
     cls,
+    schema: convTransposeSchema(rank),
     config: (m) =>
       json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, outputPadding: m.outputPadding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
     create: (c) =>
@@ -92,70 +186,95 @@ for (const cls of [nn.ConvTranspose1d, nn.ConvTranspose2d] as (new (i: number, o
   });
 }
 
+const bnSchema = z
+  .object({ numFeatures: posInt, eps: finite.positive(), momentum: z.number().min(0).max(1).nullable(), affine: z.boolean(), trackRunningStats: z.boolean() })
+  .strict();
 type BN = nn.BatchNorm1d | nn.BatchNorm2d | nn.BatchNorm3d;
 for (const cls of [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d] as (new (n: number, o: object) => BN)[]) {
-  moduleCodecs.register<BN>({
+  moduleCodecs.register<BN, z.infer<typeof bnSchema>>({
     cls,
+    schema: bnSchema,
     config: (m) => json({ numFeatures: m.numFeatures, eps: m.eps, momentum: m.momentum, affine: m.affine, trackRunningStats: m.trackRunningStats }),
     create: (c) => new cls(c.numFeatures, { eps: c.eps, momentum: c.momentum, affine: c.affine, trackRunningStats: c.trackRunningStats }),
   });
 }
 
-moduleCodecs.register<nn.Linear>({
+const linearSchema = z.object({ inFeatures: posInt, outFeatures: posInt, bias: z.boolean() }).strict();
+moduleCodecs.register<nn.Linear, z.infer<typeof linearSchema>>({
   cls: nn.Linear,
+  schema: linearSchema,
   config: (m) => json({ inFeatures: m.inFeatures, outFeatures: m.outFeatures, bias: m.bias !== null }),
   create: (c) => new nn.Linear(c.inFeatures, c.outFeatures, { bias: c.bias }),
 });
-moduleCodecs.register<nn.LayerNorm>({
+const layerNormSchema = z.object({ normalizedShape: z.array(posInt).min(1), eps: finite.positive(), elementwiseAffine: z.boolean(), bias: z.boolean() }).strict();
+moduleCodecs.register<nn.LayerNorm, z.infer<typeof layerNormSchema>>({
   cls: nn.LayerNorm,
+  schema: layerNormSchema,
   config: (m) => json({ normalizedShape: m.normalizedShape, eps: m.eps, elementwiseAffine: m.elementwiseAffine, bias: m.bias !== null }),
   create: (c) => new nn.LayerNorm(c.normalizedShape, { eps: c.eps, elementwiseAffine: c.elementwiseAffine, bias: c.bias }),
 });
-moduleCodecs.register<nn.PReLU>({
+const preluSchema = z.object({ numParameters: posInt }).strict();
+moduleCodecs.register<nn.PReLU, z.infer<typeof preluSchema>>({
   cls: nn.PReLU,
+  schema: preluSchema,
   config: (m) => json({ numParameters: m.weight.size }),
   create: (c) => new nn.PReLU({ numParameters: c.numParameters }),
 });
 
-/** Classes whose constructor takes one options object built from these fields. */
-function options<M extends Module>(cls: new (o: any) => M, fields: readonly (keyof M & string)[]): ModuleCodec<M> {
+/** Classes whose constructor takes one options object built from these fields (their schema's keys). */
+function options<M extends Module>(cls: new (o: any) => M, shape: z.ZodRawShape): ModuleCodec<M> {
+  const fields = Object.keys(shape) as (keyof M & string)[];
   return {
     cls,
+    schema: z.object(shape).strict(),
     config: (m) => json(Object.fromEntries(fields.map((f) => [f, m[f]]))),
     create: (c) => new cls({ ...c }),
   };
 }
 
-moduleCodecs.register(options(nn.Hardtanh, ['minVal', 'maxVal']));
-moduleCodecs.register(options(nn.LeakyReLU, ['negativeSlope']));
-moduleCodecs.register(options(nn.GELU, ['approximate']));
-moduleCodecs.register(options(nn.ELU, ['alpha']));
-moduleCodecs.register(options(nn.Softplus, ['beta', 'threshold']));
-moduleCodecs.register(options(nn.Softmax, ['dim']));
-moduleCodecs.register(options(nn.LogSoftmax, ['dim']));
-moduleCodecs.register(options(nn.Flatten, ['startDim', 'endDim']));
-moduleCodecs.register(options(nn.Dropout, ['p']));
-moduleCodecs.register(options(nn.Upsample, ['size', 'scaleFactor', 'mode', 'alignCorners']));
-moduleCodecs.register(options(nn.CrossEntropyLoss, ['labelSmoothing', 'reduction', 'ignoreIndex']));
-moduleCodecs.register(options(nn.MSELoss, ['reduction']));
-moduleCodecs.register(options(nn.L1Loss, ['reduction']));
-moduleCodecs.register<nn.QuantStub>({
+const pair = (item: z.ZodNumber) => z.union([item, z.tuple([item, item])]);
+moduleCodecs.register(options(nn.Hardtanh, { minVal: finite, maxVal: finite }));
+moduleCodecs.register(options(nn.LeakyReLU, { negativeSlope: finite }));
+moduleCodecs.register(options(nn.GELU, { approximate: z.enum(['none', 'tanh']) }));
+moduleCodecs.register(options(nn.ELU, { alpha: finite }));
+moduleCodecs.register(options(nn.Softplus, { beta: finite.positive(), threshold: finite }));
+moduleCodecs.register(options(nn.Softmax, { dim: int }));
+moduleCodecs.register(options(nn.LogSoftmax, { dim: int }));
+moduleCodecs.register(options(nn.Flatten, { startDim: int, endDim: int }));
+moduleCodecs.register(options(nn.Dropout, { p: z.number().min(0).max(1) }));
+moduleCodecs.register(
+  options(nn.Upsample, { size: pair(posInt).optional(), scaleFactor: pair(finite.positive()).optional(), mode: z.enum(['nearest', 'bilinear']), alignCorners: z.boolean().optional() }),
+);
+moduleCodecs.register(options(nn.CrossEntropyLoss, { labelSmoothing: z.number().min(0).max(1), reduction, ignoreIndex: int.optional() }));
+moduleCodecs.register(options(nn.MSELoss, { reduction }));
+moduleCodecs.register(options(nn.L1Loss, { reduction }));
+const quantStubSchema = z.object({ scale: finite.positive().optional() }).strict();
+moduleCodecs.register<nn.QuantStub, z.infer<typeof quantStubSchema>>({
   cls: nn.QuantStub,
+  schema: quantStubSchema,
   config: (m) => json({ scale: m.scale ?? undefined }),
   create: (c) => new nn.QuantStub(c),
 });
-moduleCodecs.register<nn.MaxPool2d>({
+const maxPoolSchema = z.object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), dilation: ints(2, posInt), ceilMode: z.boolean() }).strict();
+moduleCodecs.register<nn.MaxPool2d, z.infer<typeof maxPoolSchema>>({
   cls: nn.MaxPool2d,
+  schema: maxPoolSchema,
   config: (m) => json({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, dilation: m.dilation, ceilMode: m.ceilMode }),
   create: (c) => new nn.MaxPool2d(c.kernelSize, { stride: c.stride, padding: c.padding, dilation: c.dilation, ceilMode: c.ceilMode }),
 });
-moduleCodecs.register<nn.AvgPool2d>({
+const avgPoolSchema = z
+  .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), ceilMode: z.boolean(), countIncludePad: z.boolean(), divisorOverride: posInt.optional() })
+  .strict();
+moduleCodecs.register<nn.AvgPool2d, z.infer<typeof avgPoolSchema>>({
   cls: nn.AvgPool2d,
+  schema: avgPoolSchema,
   config: (m) => json({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride }),
   create: (c) => new nn.AvgPool2d(c.kernelSize, { stride: c.stride, padding: c.padding, ceilMode: c.ceilMode, countIncludePad: c.countIncludePad, divisorOverride: c.divisorOverride }),
 });
-moduleCodecs.register<nn.AdaptiveAvgPool2d>({
+const adaptiveSchema = z.object({ outputSize: z.union([posInt, z.array(posInt.nullable()).length(2)]) }).strict();
+moduleCodecs.register<nn.AdaptiveAvgPool2d, z.infer<typeof adaptiveSchema>>({
   cls: nn.AdaptiveAvgPool2d,
+  schema: adaptiveSchema,
   config: (m) => json({ outputSize: m.outputSize }),
   create: (c) => new nn.AdaptiveAvgPool2d(c.outputSize),
 });

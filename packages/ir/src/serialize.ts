@@ -248,9 +248,10 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     if (fromRoot && fromRoot.constructor.name === e.type) m = fromRoot;
     else if (codecs.has(e.type)) {
       try {
-        m = codecs.get(e.type).create(e.config ?? null);
+        m = codecs.build(e.type, e.config ?? null, { path: e.path });
       } catch (err) {
-        throw new SerializationError(`module '${e.path}' (${e.type}): its codec could not rebuild it from ${JSON.stringify(e.config)}`, { cause: err });
+        if (err instanceof SerializationError) throw err;
+        throw new SerializationError(`module '${e.path}' (${e.type}): its codec could not rebuild it from ${JSON.stringify(e.config)}: ${(err as Error).message}`, { cause: err });
       }
     } else if (called.has(e.path)) {
       throw new SerializationError(

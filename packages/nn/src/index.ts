@@ -28,6 +28,7 @@ export {
   loadStateDictFile,
   loadStateDictFileSync,
 } from './state-dict-file.js';
+export { crc32 } from './crc32.js';
 export { writeFileAtomic, writeFileAtomicSync, checkWriteTarget, removeStaleTempFiles } from './atomic-write.js';
 export { manualSeed, defaultGenerator } from '@qtk/tensor';
 export * as init from './init.js';

@@ -1,0 +1,195 @@
+// Model files whose CRC is right but whose module configs are bad (hand-edited, or written by
+// broken code) are refused at load with a typed error naming the module, the codec and the field,
+// instead of loading and failing at the first inference.
+import '@qtk/march-bayes';
+import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
+import '@qtk/fusion';
+import { ModuleConfigError, moduleCodecs, symbolicTrace, type GraphModule } from '@qtk/ir';
+import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, DeQuantStub, Flatten, LayerNorm, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { calibrate, convertFx, modelFromBytes, ModelFileError, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
+import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+
+class Net extends Module {
+  readonly quant = new QuantStub();
+  readonly conv = new Conv2d(2, 4, 3, { padding: 1, generator: new Generator(1) });
+  readonly bn = new BatchNorm2d(4);
+  readonly relu = new ReLU();
+  readonly gap = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten({ startDim: 1 });
+  readonly fc = new Linear(4, 3, { generator: new Generator(2) });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(this.relu.call(this.bn.call(this.conv.call(this.quant.call(x))))))));
+  }
+}
+
+class Composite extends Module {
+  readonly quant = new QuantStub();
+  readonly norm = new LayerNorm([6]);
+  readonly soft = new Softmax({ dim: -1 });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.soft.call(this.norm.call(this.quant.call(x))));
+  }
+}
+
+const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
+
+function net(): Net {
+  const m = new Net();
+  setBatchNormStats([m.bn], 5);
+  return m.eval();
+}
+const qat = (): GraphModule => calibratedQat(net(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [x]);
+
+type Entry = { path: string; type: string; config: any };
+
+/** The file with one module's config edited and the CRC recomputed, so only config validation can refuse it. */
+function corrupt(bytes: Uint8Array, where: { path?: string; type?: string }, edit: (config: any, entry: Entry) => unknown): Uint8Array {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const h = dv.getUint32(12, true);
+  const g = dv.getUint32(16, true);
+  const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as { modules: Entry[] };
+  const entry = graph.modules.find((e) => (where.path === undefined || e.path === where.path) && (where.type === undefined || e.type === where.type));
+  if (!entry) throw new Error(`no module ${JSON.stringify(where)} in ${graph.modules.map((e) => `${e.path}:${e.type}`).join(', ')}`);
+  const replaced = edit(entry.config, entry);
+  if (replaced !== undefined) entry.config = replaced;
+  const text = new TextEncoder().encode(JSON.stringify(graph));
+  const out = new Uint8Array(bytes.byteLength - g + text.byteLength);
+  out.set(bytes.subarray(0, 32 + h));
+  out.set(text, 32 + h);
+  out.set(bytes.subarray(32 + h + g), 32 + h + text.byteLength);
+  const odv = new DataView(out.buffer);
+  odv.setUint32(16, text.byteLength, true);
+  odv.setUint32(20, crc32(out.subarray(32)), true);
+  return out;
+}
+
+/** Loading fails with a ModelFileError naming the file, the module, its codec and the field. */
+function expectRefused(bytes: Uint8Array, path: string, codec: string, field: string | RegExp): void {
+  let err: unknown;
+  try {
+    modelFromBytes(bytes, 'net.qtkm');
+  } catch (e) {
+    err = e;
+  }
+  expect(err, 'the file loaded').toBeInstanceOf(ModelFileError);
+  const message = (err as Error).message;
+  expect(message).toContain('net.qtkm');
+  expect(message).toContain(`module '${path}' (${codec}): bad config field '`);
+  if (typeof field === 'string') expect(message).toContain(`bad config field '${field}'`);
+  else expect(message).toMatch(field);
+  expect((err as Error).cause).toBeInstanceOf(ModuleConfigError);
+}
+
+describe('model files with bad module configs are refused at load', () => {
+  it('every registered codec has a zod schema, and registering one without is refused', () => {
+    const names = moduleCodecs.list();
+    for (const name of ['Conv2d', 'FixedConv', 'FakeQuantize', 'QatModule', 'SoftmaxQat', 'LayerNormQat', 'ConvAddReLU2d']) expect(names).toContain(name);
+    expect(names.filter((n) => !(moduleCodecs.get(n).schema instanceof z.ZodType))).toEqual([]);
+    class Unchecked extends Module {
+      forward(): null {
+        return null;
+      }
+    }
+    expect(() => moduleCodecs.register({ cls: Unchecked, config: () => null, create: () => new Unchecked() } as never)).toThrow(/'Unchecked' has no zod schema/);
+  });
+
+  describe('nn layers (@qtk/ir codecs)', () => {
+    const good = modelToBytes(symbolicTrace(net()));
+    it('the unedited file loads and runs', () => {
+      expect(Array.from(callModel(modelFromBytes(good).model, x).values()).every(Number.isFinite)).toBe(true);
+    });
+    it.each([
+      ['fc', 'Linear', 'inFeatures', (c: any) => void (c.inFeatures = '4')],
+      ['fc', 'Linear', 'bias', (c: any) => void delete c.bias],
+      ['conv', 'Conv2d', 'stride', (c: any) => void (c.stride = [1])],
+      ['conv', 'Conv2d', 'groups', (c: any) => void (c.groups = 3)],
+      ['conv', 'Conv2d', 'padding.0', (c: any) => void (c.padding = [-1, 1])],
+      ['bn', 'BatchNorm2d', 'eps', (c: any) => void (c.eps = null)],
+      ['flatten', 'Flatten', 'startDim', (c: any) => void (c.startDim = 0.5)],
+      ['relu', 'ReLU', '(config)', () => ({ inplace: true })],
+    ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
+      expectRefused(corrupt(good, { path }, edit), path, codec, field);
+    });
+  });
+
+  describe('fake-quants, QAT modules and fused modules (@qtk/fake-quant, core, @qtk/fusion codecs)', () => {
+    const good = modelToBytes(qat());
+    it('the unedited file loads and runs', () => {
+      expect(Array.from(callModel(modelFromBytes(good).model, x).values()).every(Number.isFinite)).toBe(true);
+    });
+    it.each([
+      ['relu.weightFakeQuant', 'FakeQuantize', 'options.dtype', (c: any) => void (c.options.dtype = 'qint64')],
+      ['relu.weightFakeQuant', 'FakeQuantize', 'options.chAxis', (c: any) => void (c.options.chAxis = 'zero')],
+      ['relu.weightFakeQuant', 'FakeQuantize', 'options.quantMax', (c: any) => Object.assign(c.options, { quantMin: 10, quantMax: -10 }) && undefined],
+      ['relu.activationPostProcess', 'FakeQuantize', 'state', (c: any) => void (c.state = 'TRAINING')],
+      ['quant', 'QatModule', 'training', (c: any) => void (c.training = 'yes')],
+      ['relu.module', 'ConvAddReLU2d', 'activation', (c: any) => void (c.activation = 'gelu')],
+      ['relu.module', 'ConvAddReLU2d', 'conv.kernelSize (Conv2d)', (c: any) => void (c.conv.kernelSize = [3])],
+    ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
+      expectRefused(corrupt(good, { path }, edit), path, codec, field);
+    });
+  });
+
+  describe('SoftmaxQat / LayerNormQat and FixedSoftmax / FixedLayerNorm', () => {
+    let qatBytes: Uint8Array;
+    let fixedBytes: Uint8Array;
+    beforeAll(() => {
+      setMarch('bayes');
+      const gm = prepareQatFx(new Composite().eval(), { global: defaultQat16bitQconfig }, { march: 'bayes' });
+      calibrate(gm, [randn([4, 6], { generator: new Generator(4) })]);
+      setFakeQuantize(gm, 'VALIDATION');
+      qatBytes = modelToBytes(gm);
+      fixedBytes = modelToBytes(convertFx(gm, { onWarning: () => {} }), { march: 'bayes' });
+    });
+    afterAll(() => resetMarch());
+    it('bad step and float configs', () => {
+      const soft = (b: Uint8Array, edit: (c: any) => unknown) => corrupt(b, { type: 'SoftmaxQat' }, edit);
+      const path = (b: Uint8Array, type: string) => {
+        let p = '';
+        corrupt(b, { type }, (_, e) => void (p = e.path));
+        return p;
+      };
+      const sp = path(qatBytes, 'SoftmaxQat');
+      expectRefused(soft(qatBytes, (c) => void delete c.steps.exp), sp, 'SoftmaxQat', 'steps.exp');
+      expectRefused(soft(qatBytes, (c) => void (c.dim = 'last')), sp, 'SoftmaxQat', 'dim');
+      expectRefused(soft(qatBytes, (c) => void (c.steps.sum.options.observer = '')), sp, 'SoftmaxQat', 'steps.sum.options.observer (FakeQuantize)');
+      const lp = path(qatBytes, 'LayerNormQat');
+      expectRefused(corrupt(qatBytes, { type: 'LayerNormQat' }, (c) => void (c.float.eps = -1)), lp, 'LayerNormQat', 'float.eps (LayerNorm)');
+      const fs = path(fixedBytes, 'FixedSoftmax');
+      expectRefused(corrupt(fixedBytes, { type: 'FixedSoftmax' }, (c) => void (c.exp.entries = { $typed: 'Int16Array', values: [1, 2] })), fs, 'FixedSoftmax', /bad config field 'exp/);
+      const fl = path(fixedBytes, 'FixedLayerNorm');
+      expectRefused(corrupt(fixedBytes, { type: 'FixedLayerNorm' }, (c) => void (c.features = 7)), fl, 'FixedLayerNorm', /bad config field 'affine\.(weight|bias)'|bad config field 'out'/);
+    });
+  });
+
+  describe('fixed-point modules (@qtk/fixed-point codecs)', () => {
+    const good = modelToBytes(convertFx(qat(), { march: 'bayes', onWarning: () => {} }), { march: 'bayes' });
+    it('the unedited file loads and runs', () => {
+      expect(Array.from(callModel(modelFromBytes(good).model, x).values()).every(Number.isFinite)).toBe(true);
+    });
+    const typed = (values: number[]) => ({ $typed: 'Int32Array', values });
+    it.each([
+      ['quant', 'Quantize', 'dtype', (c: any) => void (c.dtype = 'qint4')],
+      ['quant', 'Quantize', 'scale', (c: any) => void (c.scale = 0)],
+      ['relu', 'FixedConv', 'bias', (c: any) => void (c.bias = typed([1, 2, 3]))],
+      ['relu', 'FixedConv', 'bias', (c: any) => void (c.bias = { $typed: '__proto__', values: [] })],
+      ['relu', 'FixedConv', 'requant.n', (c: any) => void (c.requant.n = typed([0]))],
+      ['relu', 'FixedConv', 'requant.pre', (c: any) => void (c.requant.pre = typed([0, 0, 99, 0]))],
+      ['relu', 'FixedConv', 'attrs.stride', (c: any) => void (c.attrs.stride = [1])],
+      ['relu', 'FixedConv', 'weightShape', (c: any) => void (c.weightShape = [4e6, 4e6, 3, 3])],
+      ['fc', 'FixedConv', 'outScale', (c: any) => void (c.outScale = { $typed: 'Float32Array', values: [1, 2] })],
+      ['gap', 'FixedAvgPool2d', 'outScale', (c: any) => void (c.outScale = -1)],
+      ['gap', 'FixedAvgPool2d', 'windows.kind', (c: any) => void (c.windows.kind = 'global')],
+      ['flatten', 'FixedValueOp', 'target.module.config.startDim (Flatten)', (c: any) => void (c.target.module.config.startDim = 'x')],
+      ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'function', name: 'noSuchOp' }, label: 'flatten', output: null })],
+      ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'method', name: 'constructor' }, label: 'flatten', output: null })],
+    ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
+      expectRefused(corrupt(good, { path }, edit), path, codec, field);
+    });
+  });
+});
