@@ -1,4 +1,7 @@
 // Hostile and invalid ONNX files: each gets a typed error fast, with bounded memory, naming the culprit.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tensor, randn } from '@qtk/tensor';
 import { OnnxFormatError, OnnxLimitError, importOnnx } from './index.js';
@@ -147,6 +150,12 @@ describe('malformed tensors and shapes get typed errors (issue 12.2)', () => {
       expect((err as Error).message).toMatch(/initializer 'w'.*dims/);
       expect(ms).toBeLessThan(500);
     }
+    // Read from a file, the error names the file too.
+    const path = join(mkdtempSync(join(tmpdir(), 'qtk-onnx-hostile-')), 'bad-dims.onnx');
+    writeFileSync(path, model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], { initializer: [{ name: 'w', dims: [-1], data_type: DataType.FLOAT, raw_data: new Uint8Array(16) }] }));
+    expect(() => importOnnx(path)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(path)).toThrow(/^importOnnx\('.*bad-dims\.onnx'\): initializer 'w': dims\[0\] = -1 is not a valid dimension/);
+    rmSync(dirname(path), { recursive: true, force: true });
     const typed = model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], {
       initializer: [{ name: 'w', dims: [-4], data_type: DataType.FLOAT, float_data: [1, 2, 3, 4] }],
     });

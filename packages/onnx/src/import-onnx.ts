@@ -132,6 +132,18 @@ function nodeName(n: NodeMsg, index: number): string {
  */
 export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptions = {}): OnnxGraphModule {
   const model = loadModel(source);
+  try {
+    return importModel(model, options);
+  } catch (e) {
+    // Errors about the model's contents name the file they come from.
+    if (typeof source === 'string' && e instanceof OnnxError) {
+      e.message = e.message.startsWith('importOnnx: ') ? `importOnnx('${source}'): ${e.message.slice(12)}` : `importOnnx('${source}'): ${e.message}`;
+    }
+    throw e;
+  }
+}
+
+function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModule {
   const g = model.graph!;
   const opset = Number((model.opset_import ?? []).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 0);
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
