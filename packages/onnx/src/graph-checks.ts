@@ -5,23 +5,6 @@ import type { GraphMsg, NodeMsg } from './onnx-schema.js';
 
 const nodeLabel = (n: NodeMsg, i: number) => `'${n.name || `${n.op_type ?? 'node'}_${i}`}'`;
 
-/** A path of node indices from `from` back to `to` through the producers of their inputs, or null. */
-function dependencyPath(nodes: readonly NodeMsg[], producer: ReadonlyMap<string, number>, from: number, to: number): number[] | null {
-  const seen = new Set<number>();
-  const stack: [number, number[]][] = [[from, [from]]];
-  while (stack.length > 0) {
-    const [k, path] = stack.pop()!;
-    if (k === to) return path;
-    if (seen.has(k)) continue;
-    seen.add(k);
-    for (const input of nodes[k]!.input ?? []) {
-      const p = producer.get(input);
-      if (p !== undefined && !seen.has(p)) stack.push([p, [...path, p]]);
-    }
-  }
-  return null;
-}
-
 /**
  * Throws OnnxFormatError for a graph ONNX forbids: no outputs, values with two producers, inputs
  * nothing produces, cycles, a graph output listed twice. Nodes out of topological order, which
@@ -66,12 +49,6 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
         );
       }
       if (p < i) continue;
-      const path = dependencyPath(nodes, producer, p, i);
-      if (path) {
-        throw new OnnxFormatError(
-          `importOnnx: the graph has a cycle: ${[i, ...path].map((k) => nodeLabel(nodes[k]!, k)).join(' → ')} (each reads an output of the next); ONNX graphs must be acyclic`,
-        );
-      }
       unsorted ??= `node ${nodeLabel(n, i)} reads '${input}' before node ${nodeLabel(nodes[p]!, p)} produces it`;
     }
   });
@@ -82,31 +59,48 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
     }
   }
   if (unsorted === undefined) return nodes;
+  const order = topologicalOrder(nodes, producer);
   warn(`importOnnx: ${unsorted}; ONNX requires nodes in topological order, so QTK sorted them`);
-  return topologicalOrder(nodes, producer);
+  return order;
 }
 
-/** The nodes in an order where each comes after the producers of its inputs (the graph is acyclic), otherwise as given. */
+/**
+ * The nodes ordered so that each comes after the producers of its inputs (a depth-first walk, linear
+ * in the graph's size); throws OnnxFormatError naming the nodes of a cycle.
+ */
 function topologicalOrder(nodes: readonly NodeMsg[], producer: ReadonlyMap<string, number>): NodeMsg[] {
-  const placed = new Set<number>();
+  const state = new Uint8Array(nodes.length); // 0 unseen, 1 on the current path, 2 placed
   const order: NodeMsg[] = [];
-  const place = (root: number) => {
-    const stack: [number, boolean][] = [[root, false]];
-    while (stack.length > 0) {
-      const [k, ready] = stack.pop()!;
-      if (placed.has(k)) continue;
-      if (ready) {
-        placed.add(k);
+  for (let root = 0; root < nodes.length; root++) {
+    if (state[root] !== 0) continue;
+    // path[k] reads an output of path[k + 1]; next[k] is the input of path[k] to look at next.
+    const path = [root];
+    const next = [0];
+    state[root] = 1;
+    while (path.length > 0) {
+      const k = path[path.length - 1]!;
+      const inputs = nodes[k]!.input ?? [];
+      const j = next[next.length - 1]!++;
+      if (j < inputs.length) {
+        const p = producer.get(inputs[j]!);
+        if (p === undefined || state[p] === 2) continue;
+        if (state[p] === 1) {
+          const cycle = [...path.slice(path.indexOf(p)), p].map((c) => nodeLabel(nodes[c]!, c));
+          const shown = cycle.length > 12 ? [...cycle.slice(0, 6), `… ${cycle.length - 11} more …`, ...cycle.slice(-5)] : cycle;
+          throw new OnnxFormatError(
+            `importOnnx: the graph has a cycle of ${cycle.length - 1} node(s): ${shown.join(' → ')} (each reads an output of the next); ONNX graphs must be acyclic`,
+          );
+        }
+        state[p] = 1;
+        path.push(p);
+        next.push(0);
+      } else {
+        state[k] = 2;
         order.push(nodes[k]!);
-        continue;
-      }
-      stack.push([k, true]);
-      for (const input of [...(nodes[k]!.input ?? [])].reverse()) {
-        const p = producer.get(input);
-        if (p !== undefined && !placed.has(p)) stack.push([p, false]);
+        path.pop();
+        next.pop();
       }
     }
-  };
-  nodes.forEach((_, i) => place(i));
+  }
   return order;
 }
