@@ -92,8 +92,8 @@ export class NodeContext {
   }
 
   /** Throws OnnxLimitError, naming this node, when a tensor of `shape` would exceed the import's cap. */
-  limit(shape: readonly number[]): void {
-    this.imp.limits.check(`${this.opType} '${this.name}'`, shape);
+  limit(shape: readonly number[], kind?: string): void {
+    this.imp.limits.check(`${this.opType} '${this.name}'`, shape, kind);
   }
 
   /** Counts `macs` multiply-adds this node is about to run against the import's budget. */

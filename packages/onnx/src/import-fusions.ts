@@ -5,7 +5,13 @@ import type { AttributeMsg, GraphMsg, NodeMsg } from './onnx-schema.js';
 
 function consumers(g: GraphMsg): Map<string, NodeMsg[]> {
   const users = new Map<string, NodeMsg[]>();
-  for (const n of g.node ?? []) for (const i of n.input ?? []) users.set(i, [...(users.get(i) ?? []), n]);
+  for (const n of g.node ?? []) {
+    for (const i of n.input ?? []) {
+      const list = users.get(i);
+      if (list) list.push(n);
+      else users.set(i, [n]);
+    }
+  }
   return users;
 }
 

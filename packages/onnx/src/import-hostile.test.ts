@@ -102,14 +102,31 @@ describe('import cost is bounded (issue 12.1)', () => {
     expect((p.err as Error).message).toMatch(/Pad 'pad'.*maxElements/);
   });
 
-  it('rejects a convolution whose multiply-adds exceed the budget before running it', () => {
+  it('bounds the multiply-adds of all convolutions together', () => {
+    // 60 convolutions of 92e6 multiply-adds each; with maxElements = 8e6 the budget is 512 × 8e6 = 4.1e9.
+    const nodes: NodeMsg[] = Array.from({ length: 60 }, (_, i) => ({
+      op_type: 'Conv',
+      name: `c${i}`,
+      input: [i ? `v${i}` : 'x', 'w'],
+      output: [i === 59 ? 'y' : `v${i + 1}`],
+      attribute: [{ name: 'pads', ints: [1, 1, 1, 1], type: 7 }],
+    }));
+    const bytes = model(nodes, { input: [f32('x', [1, 16, 200, 200])], output: [f32('y', [1, 16, 200, 200])], initializer: [floats('w', [16, 16, 3, 3])] });
+    const { err, ms } = failure(() => importOnnx(bytes, { maxElements: 8_000_000 }));
+    expect(err).toBeInstanceOf(OnnxLimitError);
+    expect((err as Error).message).toMatch(/at Conv 'c4\d'.*multiply-adds, more than 512 × maxElements = 4096000000/);
+    expect(ms).toBeLessThan(3000);
+  });
+
+  it("bounds a convolution's column matrix, not only its output", () => {
+    // One output channel, 64 inputs and an 11x11 kernel: a small output, a 1.2e9-element column matrix.
     const bytes = model(
-      [{ op_type: 'Conv', name: 'wide', input: ['x', 'w'], output: ['y'], attribute: [{ name: 'pads', ints: [1, 1, 1, 1], type: 7 }] }],
-      { input: [f32('x', [1, 64, 720, 720])], output: [f32('y', [1, 64, 720, 720])], initializer: [floats('w', [64, 64, 3, 3])] },
+      [{ op_type: 'Conv', name: 'tall', input: ['x', 'w'], output: ['y'], attribute: [{ name: 'pads', ints: [5, 5, 5, 5], type: 7 }] }],
+      { input: [f32('x', [1, 64, 400, 400])], output: [f32('y', [1, 1, 400, 400])], initializer: [floats('w', [1, 64, 11, 11])] },
     );
     const { err, ms } = failure(() => importOnnx(bytes));
     expect(err).toBeInstanceOf(OnnxLimitError);
-    expect((err as Error).message).toMatch(/Conv 'wide'.*multiply-adds.*maxElements/);
+    expect((err as Error).message).toMatch(/Conv 'tall' would compute a column matrix of shape \[7744, 160000\].*maxElements/);
     expect(ms).toBeLessThan(500);
   });
 

@@ -34,12 +34,12 @@ export class ImportLimits {
     return n;
   }
 
-  /** Throws before `what` would allocate a tensor of `shape` larger than the cap. */
-  check(what: string, shape: readonly number[]): void {
+  /** Throws before `what` would allocate a tensor (or a work buffer: `kind`) of `shape` larger than the cap. */
+  check(what: string, shape: readonly number[], kind = 'a tensor'): void {
     const n = ImportLimits.count(shape);
     if (n <= this.maxElements) return;
     throw new OnnxLimitError(
-      `importOnnx: ${what} would compute a tensor of shape ${fmt(shape)} (${Number.isFinite(n) ? n : 'too many'} elements), ` +
+      `importOnnx: ${what} would compute ${kind} of shape ${fmt(shape)} (${Number.isFinite(n) ? n : 'too many'} elements), ` +
         `more than maxElements = ${this.maxElements}. ${this.advice(n)}`,
     );
   }

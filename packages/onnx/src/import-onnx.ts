@@ -189,7 +189,18 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   state.fusedBias = fused.bias;
   const hardSwish = findHardSwishes(g);
   const unsupported: UnsupportedNode[] = [];
-  (g.node ?? []).forEach((n, index) => {
+  // Example values are dropped after their last reader, so the import holds only the live ones.
+  const lastUse = new Map<string, number>();
+  g.node.forEach((n, index) => (n.input ?? []).forEach((i) => lastUse.set(i, index)));
+  for (const o of g.output ?? []) lastUse.set(o.name ?? '', Infinity);
+  const release = (n: NodeMsg, index: number) => {
+    for (const i of n.input ?? []) if (lastUse.get(i) === index) values.delete(i);
+  };
+  g.node.forEach((n, index) => {
+    importNode(n, index);
+    release(n, index);
+  });
+  function importNode(n: NodeMsg, index: number): void {
     const opType = n.op_type ?? '';
     const domain = n.domain ?? '';
     const name = nodeName(n, index);
@@ -206,7 +217,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       if (v) values.set(n.output![0]!, v);
       return;
     }
-    const fail = (reason: string) => unsupported.push({ name, opType, domain, opset, reason });
+    const fail = (reason: string): void => void unsupported.push({ name, opType, domain, opset, reason });
     if (domain !== '' && domain !== 'ai.onnx') return fail(`domain '${domain}' is not supported`);
     const handler = handlers[opType];
     if (!handler) return fail('operator not supported');
@@ -225,7 +236,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     (n.output ?? []).forEach((o, i) => {
       if (o && outs[i]) values.set(o, outs[i]!);
     });
-  });
+  }
   if (unsupported.length > 0) throw new UnsupportedOnnxOpError(unsupported);
 
   const outs = (g.output ?? []).map((o) => {

@@ -140,8 +140,11 @@ const conv: Handler = (ctx) => {
   checkWindow(ctx, r, kernel, strides, dilations, w.shape);
   const inShape = ctx.ex(0).shape;
   const pads = windowPads(ctx, inShape.slice(2), kernel, strides, dilations);
-  const outBound = [inShape[0] ?? 1, w.shape[0]!, ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!)];
+  const padded = inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!);
+  ctx.limit([...inShape.slice(0, 2), ...padded]); // the explicit pad of asymmetric pads
+  const outBound = [inShape[0] ?? 1, w.shape[0]!, ...padded.map((n, i) => Math.max(0, Math.floor((n - dilations[i]! * (kernel[i]! - 1) - 1) / strides[i]!) + 1))];
   ctx.limit(outBound);
+  ctx.limit([inShape[1]! * ImportLimits.count(kernel), outBound[0]! * ImportLimits.count(outBound.slice(2))], 'a column matrix');
   ctx.work(ImportLimits.count(outBound) * ImportLimits.count(w.shape.slice(1)));
   const pp = prePad(ctx, x, pads, 0);
   const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
@@ -175,6 +178,7 @@ const convTranspose: Handler = (ctx) => {
   checkInts(ctx, 'pads', pads, 2 * r, 0);
   checkInts(ctx, 'output_padding', outPad, r, 0);
   ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...inSp.map((n, i) => strides[i]! * Math.max(0, n - 1) + outPad[i]! + (kernel[i]! - 1) * dilations[i]! + 1)]);
+  ctx.limit([w.shape[1]! * groups * ImportLimits.count(kernel), ImportLimits.count([ctx.ex(0).shape[0] ?? 1, ...inSp])], 'a column matrix');
   ctx.work(ImportLimits.count(ctx.ex(0).shape) * ImportLimits.count(w.shape.slice(1)));
   if (outputShape) ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...outputShape.slice(-r)]);
   if (outputShape || (autoPad !== 'NOTSET' && autoPad !== 'VALID')) {

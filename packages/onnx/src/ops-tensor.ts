@@ -46,6 +46,8 @@ const matmulOp: Handler = (ctx) => {
     const batch = broadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
     if (batch) {
       ctx.limit([...batch, a.shape[a.ndim - 2]!, b.shape[b.ndim - 1]!]);
+      ctx.limit([...batch, a.shape[a.ndim - 2]!, a.shape[a.ndim - 1]!], 'a broadcast operand');
+      ctx.limit([...batch, b.shape[b.ndim - 2]!, b.shape[b.ndim - 1]!], 'a broadcast operand');
       ctx.work(ImportLimits.count([...batch, a.shape[a.ndim - 2]!, a.shape[a.ndim - 1]!, b.shape[b.ndim - 1]!]));
     }
   }
