@@ -20,9 +20,13 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
   }
 
   const sources = new Map<string, string>();
-  for (const vi of g.input ?? []) sources.set(vi.name ?? '', 'a graph input');
-  for (const init of g.initializer ?? []) sources.set(init.name ?? '', 'an initializer');
-  for (const name of fixed) sources.set(name, 'a fixed input');
+  const declare = (name: string, what: string) => {
+    if (sources.get(name) === what) throw new OnnxFormatError(`importOnnx: ${what} '${name}' is declared twice; names must be unique`);
+    sources.set(name, what);
+  };
+  for (const vi of g.input ?? []) declare(vi.name ?? '', 'graph input');
+  for (const init of g.initializer ?? []) declare(init.name ?? '', 'initializer');
+  for (const name of fixed) sources.set(name, 'fixed input');
   const nodes = g.node ?? [];
   const producer = new Map<string, number>();
   let unsorted: string | undefined;
@@ -34,7 +38,7 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
         throw new OnnxFormatError(`importOnnx: value '${o}' is produced by both ${nodeLabel(nodes[p]!, p)} and ${nodeLabel(n, i)}; every value must have one producer`);
       }
       const src = sources.get(o);
-      if (src) throw new OnnxFormatError(`importOnnx: node ${nodeLabel(n, i)} writes '${o}', which is already ${src}; every value must have one producer`);
+      if (src) throw new OnnxFormatError(`importOnnx: node ${nodeLabel(n, i)} writes '${o}', which is already declared as ${src === 'initializer' ? 'an' : 'a'} ${src}; every value must have one producer`);
       producer.set(o, i);
     }
   });

@@ -240,6 +240,16 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     expect(() => importOnnx(graphOut)).toThrow(/graph output 'y' is listed twice/);
   });
 
+  it('an initializer or graph input declared twice, or overwritten by a node', () => {
+    const add: NodeMsg = { op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] };
+    const twice = model([add], { initializer: [floats('w', [4]), floats('w', [4])] });
+    expect(() => importOnnx(twice)).toThrow(OnnxFormatError);
+    expect(() => importOnnx(twice)).toThrow(/initializer 'w' is declared twice/);
+    expect(() => importOnnx(model([add], { input: [f32('x', ['N', 4]), f32('x', ['N', 4])], initializer: [floats('w', [4])] }))).toThrow(/graph input 'x' is declared twice/);
+    const overwrite = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['w'] }, add], { initializer: [floats('w', [4])] });
+    expect(() => importOnnx(overwrite)).toThrow(/node 'r' writes 'w', which is already declared as an initializer/);
+  });
+
   it('a graph with no outputs', () => {
     expect(() => importOnnx(model([relu()], { output: [] }))).toThrow(OnnxFormatError);
     expect(() => importOnnx(model([relu()], { output: [] }))).toThrow(/no outputs/);
