@@ -28,9 +28,10 @@ export interface ImportOnnxOptions {
   fixedInputs?: Record<string, Tensor>;
   /**
    * Cap on the elements of any one tensor the import computes (declared inputs, folded constants, the
-   * example value of every node), and 16 times that on all of them together; default
-   * DEFAULT_MAX_ELEMENTS (2^25). Larger imports throw OnnxLimitError. Initializers are bounded by the
-   * file itself: their declared dims must match the data the file holds.
+   * example value of every node, a convolution's column matrix), 8 times that on all of them together,
+   * and 512 times that on the multiply-adds of convolutions and matrix products; default
+   * DEFAULT_MAX_ELEMENTS (2^25). Over budget, importOnnx throws OnnxLimitError. Initializers are bounded
+   * by the file itself: their declared dims must match the data the file holds.
    */
   maxElements?: number;
   /** Receives what the importer accepts but finds suspicious (default: console.warn). */
@@ -195,6 +196,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   for (const o of g.output ?? []) lastUse.set(o.name ?? '', Infinity);
   const release = (n: NodeMsg, index: number) => {
     for (const i of n.input ?? []) if (lastUse.get(i) === index) values.delete(i);
+    for (const o of n.output ?? []) if (!lastUse.has(o)) values.delete(o);
   };
   g.node.forEach((n, index) => {
     importNode(n, index);
