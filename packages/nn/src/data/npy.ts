@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { DataFormatError } from '../errors.js';
 import type { RawArray } from './convert.js';
+import { readDataFile } from './read-data-file.js';
 
 export type NpyDType = 'float32' | 'float64' | 'int8' | 'int16' | 'int32' | 'uint8' | 'bool';
 
@@ -77,5 +77,5 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
 }
 
 export function readNpy(path: string): NpyArray {
-  return parseNpy(readFileSync(path), path);
+  return parseNpy(readDataFile(path), path);
 }
