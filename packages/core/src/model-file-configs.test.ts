@@ -112,6 +112,13 @@ describe('model files with bad module configs are refused at load', () => {
       ['bn', 'BatchNorm2d', 'eps', (c: any) => void (c.eps = null)],
       ['flatten', 'Flatten', 'startDim', (c: any) => void (c.startDim = 0.5)],
       ['relu', 'ReLU', '(config)', () => ({ inplace: true })],
+      // sizes that would allocate gigabytes before the state dict is compared
+      ['fc', 'Linear', 'inFeatures', (c: any) => void Object.assign(c, { inFeatures: 100_000, outFeatures: 100_000 })],
+      ['conv', 'Conv2d', 'inChannels/outChannels/kernelSize', (c: any) => void Object.assign(c, { kernelSize: [3000, 3000] })],
+      ['bn', 'BatchNorm2d', 'numFeatures', (c: any) => void (c.numFeatures = 1e9)],
+      // sizes that would make the first run allocate without bound (CONFIG_LIMITS)
+      ['gap', 'AdaptiveAvgPool2d', 'outputSize', (c: any) => void (c.outputSize = 1e9)],
+      ['conv', 'Conv2d', 'padding.1', (c: any) => void (c.padding = [1, 100_000])],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
@@ -130,6 +137,8 @@ describe('model files with bad module configs are refused at load', () => {
       ['quant', 'QatModule', 'training', (c: any) => void (c.training = 'yes')],
       ['relu.module', 'ConvAddReLU2d', 'activation', (c: any) => void (c.activation = 'gelu')],
       ['relu.module', 'ConvAddReLU2d', 'conv.kernelSize (Conv2d)', (c: any) => void (c.conv.kernelSize = [3])],
+      ['relu.module', 'ConvAddReLU2d', 'conv.inChannels/outChannels/kernelSize (Conv2d)', (c: any) => void (c.conv.outChannels = 4096)],
+      ['relu.weightFakeQuant', 'FakeQuantize', 'options.numChannels', (c: any) => void (c.options.numChannels = 1e9)],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
@@ -182,9 +191,12 @@ describe('model files with bad module configs are refused at load', () => {
       ['relu', 'FixedConv', 'requant.pre', (c: any) => void (c.requant.pre = typed([0, 0, 99, 0]))],
       ['relu', 'FixedConv', 'attrs.stride', (c: any) => void (c.attrs.stride = [1])],
       ['relu', 'FixedConv', 'weightShape', (c: any) => void (c.weightShape = [4e6, 4e6, 3, 3])],
+      ['relu', 'FixedConv', 'weightShape', (c: any) => void (c.weightShape = [4, 2, 300, 300])],
       ['fc', 'FixedConv', 'outScale', (c: any) => void (c.outScale = { $typed: 'Float32Array', values: [1, 2] })],
       ['gap', 'FixedAvgPool2d', 'outScale', (c: any) => void (c.outScale = -1)],
       ['gap', 'FixedAvgPool2d', 'windows.kind', (c: any) => void (c.windows.kind = 'global')],
+      // 1e9 windows: the first run ran out of memory (a JS heap crash) before this check
+      ['gap', 'FixedAvgPool2d', 'windows.outputSize.1', (c: any) => void (c.windows.outputSize = [1, 1e9])],
       ['flatten', 'FixedValueOp', 'target.module.config.startDim (Flatten)', (c: any) => void (c.target.module.config.startDim = 'x')],
       ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'function', name: 'noSuchOp' }, label: 'flatten', output: null })],
       ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'method', name: 'constructor' }, label: 'flatten', output: null })],

@@ -30,7 +30,7 @@ const layerNormSteps = stepsSchema(['mean', 'sub', 'square', 'variance', 'rsqrt'
 
 /** A step factory handing out the saved fake-quants in the constructor's order. */
 function stepFactory(configs: Record<string, unknown>): () => FakeQuantize {
-  const list = Object.entries(configs).map(([k, c]) => moduleCodecs.build('FakeQuantize', c, { field: `steps.${k}` }) as FakeQuantize);
+  const list = Object.entries(configs).map(([k, c]) => moduleCodecs.build('FakeQuantize', c, { field: `steps.${k}`, child: `${k}_fake_quant` }) as FakeQuantize);
   let i = 0;
   return () => list[i++] ?? new FakeQuantize();
 }
@@ -65,7 +65,7 @@ export function registerQatCodecs(): void {
     cls: LayerNormQat,
     schema: layerNormQatSchema,
     config: (m) => ({ float: moduleCodecs.get('LayerNorm').config(m.float), steps: stepConfigs(m.steps) }),
-    create: (c) => new LayerNormQat(moduleCodecs.build('LayerNorm', c.float, { field: 'float' }) as LayerNorm, stepFactory(c.steps)),
+    create: (c) => new LayerNormQat(moduleCodecs.build('LayerNorm', c.float, { field: 'float', child: 'float' }) as LayerNorm, stepFactory(c.steps)),
   });
 }
 

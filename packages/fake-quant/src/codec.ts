@@ -77,5 +77,9 @@ export function registerFakeQuantCodecs(): void {
       if (c.observer) fq.observer.load(c.observer);
       return fq;
     },
+    tensors: (c: FakeQuantizeConfig) => {
+      const o = fakeQuantizeOptionsSchema.parse(c.options);
+      return [{ name: 'scale', shape: [o.chAxis >= 0 ? o.numChannels : 1], field: 'options.numChannels' }];
+    },
   });
 }

@@ -1,7 +1,7 @@
 // Schemas of the fixed-point modules' stored configs, checked at load (see codecs.ts): a damaged or
 // hand-edited file is refused with the field named instead of failing at first inference. They
 // check the decoded data (typed arrays, plans), ranges and that per-channel lengths agree.
-import type { JsonValue } from '@qtk/ir';
+import { CONFIG_LIMITS, type JsonValue } from '@qtk/ir';
 import { traceables } from '@qtk/tensor';
 import { z } from 'zod';
 import { fromJsonData } from './codec-json.js';
@@ -33,6 +33,8 @@ const shift = z.number().int().min(0).max(62);
 const int32Array = z.instanceof(Int32Array, { message: 'expected an Int32Array' });
 const posInt = z.number().int().positive();
 const nonNegInt = z.number().int().nonnegative();
+const padInt = nonNegInt.max(CONFIG_LIMITS.padding);
+const outSize = posInt.max(CONFIG_LIMITS.outputSize);
 
 function everyIn(a: Int32Array, lo: number, hi: number): boolean {
   for (const v of a) if (v < lo || v > hi) return false;
@@ -119,10 +121,10 @@ const MAX_ELEMENTS = 2 ** 31 - 1;
 const convAttrs = z
   .object({
     stride: z.array(posInt).optional(),
-    padding: z.array(nonNegInt).optional(),
+    padding: z.array(padInt).optional(),
     dilation: z.array(posInt).optional(),
     groups: posInt.optional(),
-    outputPadding: z.array(nonNegInt).optional(),
+    outputPadding: z.array(padInt).optional(),
   })
   .strict();
 
@@ -180,11 +182,12 @@ export const fixedAvgPoolSchema = decoded(
                 countIncludePad: z.boolean(),
                 divisorOverride: posInt.nullable(),
               })
-              .strict(),
+              .strict()
+              .refine((a) => a.padding.every((p, i) => 2 * p <= a.kernel[i]!), { message: 'a padding is more than half the kernel size', path: ['padding'] }),
             ...avgPoolExtra,
           })
           .strict(),
-        z.object({ kind: z.literal('adaptive'), outputSize: z.tuple([posInt.nullable(), posInt.nullable()]), ...avgPoolExtra }).strict(),
+        z.object({ kind: z.literal('adaptive'), outputSize: z.tuple([outSize.nullable(), outSize.nullable()]), ...avgPoolExtra }).strict(),
       ]),
       outScale: scale,
       outDtype: quantDType,
@@ -230,8 +233,8 @@ export const fixedResizeSchema = decoded(
     .object({
       options: z
         .object({
-          size: z.union([posInt, z.tuple([posInt, posInt])]).optional(),
-          scaleFactor: z.union([scale, z.tuple([scale, scale])]).optional(),
+          size: z.union([outSize, z.tuple([outSize, outSize])]).optional(),
+          scaleFactor: z.union([scale.max(CONFIG_LIMITS.scaleFactor), z.tuple([scale.max(CONFIG_LIMITS.scaleFactor), scale.max(CONFIG_LIMITS.scaleFactor)])]).optional(),
           mode: z.enum(['nearest', 'bilinear']).optional(),
           alignCorners: z.boolean().optional(),
         })

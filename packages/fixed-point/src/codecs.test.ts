@@ -2,6 +2,7 @@ import { moduleCodecs } from '@qtk/ir';
 import { MaxPool2d, Module } from '@qtk/nn';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import * as fixedPoint from './index.js';
 import {
   FixedAdd,
@@ -51,6 +52,11 @@ describe('fixed-point module codecs', () => {
     expect(MODULE_CLASSES.length).toBeGreaterThanOrEqual(15);
     const missing = MODULE_CLASSES.filter(([, cls]) => !moduleCodecs.has(cls.name) || moduleCodecs.get(cls.name).cls !== cls).map(([name]) => name);
     expect(missing).toEqual([]);
+  });
+
+  it('every fixed-point codec checks its stored config with a zod schema', () => {
+    const unchecked = MODULE_CLASSES.filter(([, cls]) => !(moduleCodecs.get(cls.name).schema instanceof z.ZodType)).map(([name]) => name);
+    expect(unchecked).toEqual([]);
   });
 
   it('elementwise modules round-trip with identical integers', () => {

@@ -68,6 +68,7 @@ const CODECS: ModuleCodec[] = [
       const { weightShape, ...rest } = c;
       return new FixedConv({ ...rest, weight: zeros(weightShape, { dtype: 'int8' }) });
     },
+    tensors: (c: Parsed<typeof S.fixedConvSchema>) => [{ name: 'weight', shape: c.weightShape, field: 'weightShape' }],
   },
   {
     cls: FixedAvgPool2d,
@@ -102,7 +103,7 @@ const CODECS: ModuleCodec[] = [
       let target: ValueOpTarget;
       if (t.kind === 'module') {
         if (!moduleCodecs.has(t.module.type)) throw new ModuleConfigError(undefined, 'FixedValueOp', 'target.module.type', `no module codec for '${t.module.type}'`);
-        target = { kind: 'module', module: moduleCodecs.build(t.module.type, t.module.config, { field: 'target.module.config' }) };
+        target = { kind: 'module', module: moduleCodecs.build(t.module.type, t.module.config, { field: 'target.module.config', child: 'module' }) };
       } else {
         target = { kind: t.kind, name: t.name };
       }

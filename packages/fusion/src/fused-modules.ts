@@ -105,7 +105,7 @@ export function registerFusedModules(): void {
       cls: cls as unknown as new () => FusedConvBase,
       schema: fusedConfigSchema,
       config: (m) => ({ conv: convCodec().config(m.conv), withAdd: m.withAdd, convFirst: m.convFirst, activation: m.activation }),
-      create: ({ conv, ...o }) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(moduleCodecs.build(cls.convClass.name, conv, { field: 'conv' }), o),
+      create: ({ conv, ...o }) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(moduleCodecs.build(cls.convClass.name, conv, { field: 'conv', child: 'conv' }), o),
     });
   }
 }

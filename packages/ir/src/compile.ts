@@ -1,7 +1,7 @@
 // Turns a Graph into a flat list of closures over a value array, so running a GraphModule costs a
 // few property reads and calls per node. Modules and attributes are looked up when the step runs,
 // so swapping a submodule by name needs no recompile; graph edits do (GraphModule recompiles lazily).
-import { InvalidArgumentError, traceables } from '@qtk/tensor';
+import { InvalidArgumentError, ShapeError, traceables } from '@qtk/tensor';
 import type { Module } from '@qtk/nn';
 import { GraphError } from './errors.js';
 import { formatTarget } from './format.js';
@@ -188,8 +188,15 @@ export function compileGraph(graph: Graph): CompiledGraph {
       try {
         for (; k < steps.length; k++) steps[k]!(env, owner);
       } catch (e) {
+        const n = stepNodes[k]!;
+        // A result too large to allocate (huge inputs, or module settings from a file): a typed error naming the node.
+        if (e instanceof RangeError && /typed array length|array buffer allocation|invalid array length/i.test(e.message)) {
+          const where = `graph node '${n.name}' (${n.op} ${formatTarget(n)})`;
+          const err = new ShapeError(`${where}: its result is too large to allocate (${e.message}); check the input size and the module's settings`, { cause: e });
+          Object.defineProperty(err, 'graphNode', { value: n.name });
+          throw err;
+        }
         if (e instanceof Error && !(e as { graphNode?: string }).graphNode) {
-          const n = stepNodes[k]!;
           Object.defineProperty(e, 'graphNode', { value: n.name });
           e.message += ` [while running graph node '${n.name}' (${n.op} ${formatTarget(n)})]`;
         }

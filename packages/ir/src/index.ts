@@ -39,7 +39,7 @@ export {
   type AppliedRewrite,
   type ApplyRulesOptions,
 } from './rewrite.js';
-export { moduleCodecs, ModuleCodecRegistry, type ModuleCodec, type BuildPlace, type JsonValue } from './module-codecs.js';
+export { moduleCodecs, ModuleCodecRegistry, CONFIG_LIMITS, type ModuleCodec, type BuildPlace, type CodecTensor, type JsonValue } from './module-codecs.js';
 export {
   serializeGraphModule,
   deserializeGraphModule,

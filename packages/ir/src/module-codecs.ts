@@ -21,14 +21,35 @@ export interface ModuleCodec<M extends Module = any, C = any> {
   config(module: M): JsonValue;
   /** Builds the module from a config that passed `schema` (the schema's output). */
   create(config: C): M;
+  /**
+   * The tensors `create` allocates from a config (name relative to the module, shape, the config
+   * field that sets it): checked against the state dict before anything is allocated, so a config
+   * cannot make a small file allocate gigabytes. Codecs whose modules allocate by config need it.
+   */
+  tensors?(config: C): CodecTensor[];
 }
+
+export interface CodecTensor {
+  name: string;
+  shape: readonly number[];
+  field: string;
+}
+
+/** Tensors a config may imply when there is no state dict to compare with: the typed-array limit. */
+const MAX_ELEMENTS = 2 ** 31 - 1;
 
 /** Where a config is rebuilt, for errors: the module path, or the field of an enclosing config. */
 export interface BuildPlace {
   path?: string;
   /** A nested config (a fused module's conv, a value op's float module): its field in the outer config. */
   field?: string;
+  /** A nested module's child name under the module being built, for its tensors' state dict keys. */
+  child?: string;
+  /** The shape of the state dict's tensor of that key, if it has one; config-implied tensors must match it. */
+  stateShape?: (key: string) => readonly number[] | undefined;
 }
+
+const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
 
 function fieldOf(issue: z.ZodIssue, prefix: string | undefined): string {
   const p = issue.path.join('.');
@@ -41,6 +62,8 @@ function fieldOf(issue: z.ZodIssue, prefix: string | undefined): string {
  */
 export class ModuleCodecRegistry {
   private readonly codecs = new Map<string, ModuleCodec>();
+  /** The modules being built (outermost first), so nested builds know their state dict keys. */
+  private readonly building: { path: string | undefined; stateShape: BuildPlace['stateShape'] }[] = [];
 
   register<M extends Module, C = any>(codec: ModuleCodec<M, C>): void {
     const name = codec.cls?.name;
@@ -75,6 +98,22 @@ export class ModuleCodecRegistry {
       const issue = parsed.error.issues[0]!;
       throw new ModuleConfigError(place.path, type, fieldOf(issue, place.field), issue.message, { cause: parsed.error });
     }
+    const outer = this.building[this.building.length - 1];
+    const at = place.path ?? (outer?.path !== undefined && place.child !== undefined ? (outer.path ? `${outer.path}.${place.child}` : place.child) : undefined);
+    const stateShape = place.stateShape ?? outer?.stateShape;
+    for (const t of codec.tensors?.(parsed.data) ?? []) {
+      const field = fieldOf({ path: [t.field] } as unknown as z.ZodIssue, place.field);
+      const shape = `[${t.shape.join(', ')}]`;
+      if (stateShape && at !== undefined) {
+        const key = at ? `${at}.${t.name}` : t.name;
+        const held = stateShape(key);
+        if (!held) throw new ModuleConfigError(place.path, type, field, `implies tensor '${key}' ${shape}, which the state dict does not hold`);
+        if (!sameShape(held, t.shape)) throw new ModuleConfigError(place.path, type, field, `implies tensor '${key}' of shape ${shape}, the state dict holds [${held.join(', ')}]`);
+      } else if (t.shape.reduce((a, b) => a * b, 1) > MAX_ELEMENTS) {
+        throw new ModuleConfigError(place.path, type, field, `implies tensor '${t.name}' of shape ${shape}, more elements than a tensor can hold`);
+      }
+    }
+    this.building.push({ path: at, stateShape });
     try {
       return codec.create(parsed.data);
     } catch (e) {
@@ -83,6 +122,8 @@ export class ModuleCodecRegistry {
         throw new ModuleConfigError(place.path, type, `${e.field} (${e.codec})`, e.problem, { cause: e });
       }
       throw e;
+    } finally {
+      this.building.pop();
     }
   }
 
@@ -110,6 +151,20 @@ function json(o: Record<string, unknown>): JsonValue {
 const int = z.number().int();
 const posInt = z.number().int().positive();
 const nonNegInt = z.number().int().nonnegative();
+/*
+ * Caps on sizes that set how much a module allocates per input (documented in docs/security.md):
+ * beyond them a stored config is refused as damaged, so a small file cannot make the first run
+ * allocate without bound. Real models stay far below them.
+ */
+export const CONFIG_LIMITS = { padding: 1024, outputSize: 4096, scaleFactor: 64 } as const;
+const padInt = nonNegInt.max(CONFIG_LIMITS.padding);
+const outSize = posInt.max(CONFIG_LIMITS.outputSize);
+/** A pool's padding is at most half its kernel (PyTorch's rule). */
+function halfKernelPadding(c: { kernelSize: number[]; padding: number[] }, ctx: z.RefinementCtx): void {
+  c.padding.forEach((p, i) => {
+    if (2 * p > c.kernelSize[i]!) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['padding', i], message: `${p} is more than half the kernel size ${c.kernelSize[i]}` });
+  });
+}
 const finite = z.number().finite();
 const ints = (n: number, item: z.ZodNumber) => z.array(item).length(n);
 const reduction = z.enum(['none', 'mean', 'sum']);
@@ -131,6 +186,10 @@ for (const cls of [
   moduleCodecs.register(plain(cls));
 }
 
+function convTensors(weight: number[], out: number, bias: boolean): CodecTensor[] {
+  return [{ name: 'weight', shape: weight, field: 'inChannels/outChannels/kernelSize' }, ...(bias ? [{ name: 'bias', shape: [out], field: 'outChannels' }] : [])];
+}
+
 function convSchema(rank: number) {
   return z
     .object({
@@ -138,7 +197,7 @@ function convSchema(rank: number) {
       outChannels: posInt,
       kernelSize: ints(rank, posInt),
       stride: ints(rank, posInt),
-      padding: z.union([ints(rank, nonNegInt), z.enum(['same', 'valid'])]),
+      padding: z.union([ints(rank, padInt), z.enum(['same', 'valid'])]),
       dilation: ints(rank, posInt),
       groups: posInt,
       bias: z.boolean(),
@@ -154,6 +213,7 @@ for (const [cls, rank] of [[nn.Conv1d, 1], [nn.Conv2d, 2], [nn.Conv3d, 3]] as [n
     schema: convSchema(rank),
     config: (m) => json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
     create: (c) => new cls(c.inChannels, c.outChannels, c.kernelSize, { stride: c.stride, padding: c.padding, dilation: c.dilation, groups: c.groups, bias: c.bias }),
+    tensors: (c) => convTensors([c.outChannels, c.inChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
 
@@ -164,8 +224,8 @@ function convTransposeSchema(rank: number) {
       outChannels: posInt,
       kernelSize: ints(rank, posInt),
       stride: ints(rank, posInt),
-      padding: ints(rank, nonNegInt),
-      outputPadding: ints(rank, nonNegInt),
+      padding: ints(rank, padInt),
+      outputPadding: ints(rank, padInt),
       dilation: ints(rank, posInt),
       groups: posInt,
       bias: z.boolean(),
@@ -183,6 +243,7 @@ for (const [cls, rank] of [[nn.ConvTranspose1d, 1], [nn.ConvTranspose2d, 2]] as 
       json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, outputPadding: m.outputPadding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
     create: (c) =>
       new cls(c.inChannels, c.outChannels, c.kernelSize, { stride: c.stride, padding: c.padding, outputPadding: c.outputPadding, dilation: c.dilation, groups: c.groups, bias: c.bias }),
+    tensors: (c) => convTensors([c.inChannels, c.outChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
 
@@ -196,6 +257,10 @@ for (const cls of [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d] as (new (n: n
     schema: bnSchema,
     config: (m) => json({ numFeatures: m.numFeatures, eps: m.eps, momentum: m.momentum, affine: m.affine, trackRunningStats: m.trackRunningStats }),
     create: (c) => new cls(c.numFeatures, { eps: c.eps, momentum: c.momentum, affine: c.affine, trackRunningStats: c.trackRunningStats }),
+    tensors: (c) => [
+      ...(c.affine ? ['weight', 'bias'] : []),
+      ...(c.trackRunningStats ? ['runningMean', 'runningVar'] : []),
+    ].map((name) => ({ name, shape: [c.numFeatures], field: 'numFeatures' })),
   });
 }
 
@@ -205,6 +270,7 @@ moduleCodecs.register<nn.Linear, z.infer<typeof linearSchema>>({
   schema: linearSchema,
   config: (m) => json({ inFeatures: m.inFeatures, outFeatures: m.outFeatures, bias: m.bias !== null }),
   create: (c) => new nn.Linear(c.inFeatures, c.outFeatures, { bias: c.bias }),
+  tensors: (c) => [{ name: 'weight', shape: [c.outFeatures, c.inFeatures], field: 'inFeatures' }, ...(c.bias ? [{ name: 'bias', shape: [c.outFeatures], field: 'outFeatures' }] : [])],
 });
 const layerNormSchema = z.object({ normalizedShape: z.array(posInt).min(1), eps: finite.positive(), elementwiseAffine: z.boolean(), bias: z.boolean() }).strict();
 moduleCodecs.register<nn.LayerNorm, z.infer<typeof layerNormSchema>>({
@@ -212,6 +278,7 @@ moduleCodecs.register<nn.LayerNorm, z.infer<typeof layerNormSchema>>({
   schema: layerNormSchema,
   config: (m) => json({ normalizedShape: m.normalizedShape, eps: m.eps, elementwiseAffine: m.elementwiseAffine, bias: m.bias !== null }),
   create: (c) => new nn.LayerNorm(c.normalizedShape, { eps: c.eps, elementwiseAffine: c.elementwiseAffine, bias: c.bias }),
+  tensors: (c) => (c.elementwiseAffine ? [c.bias ? ['weight', 'bias'] : ['weight']].flat() : []).map((name) => ({ name, shape: c.normalizedShape, field: 'normalizedShape' })),
 });
 const preluSchema = z.object({ numParameters: posInt }).strict();
 moduleCodecs.register<nn.PReLU, z.infer<typeof preluSchema>>({
@@ -219,6 +286,7 @@ moduleCodecs.register<nn.PReLU, z.infer<typeof preluSchema>>({
   schema: preluSchema,
   config: (m) => json({ numParameters: m.weight.size }),
   create: (c) => new nn.PReLU({ numParameters: c.numParameters }),
+  tensors: (c) => [{ name: 'weight', shape: [c.numParameters], field: 'numParameters' }],
 });
 
 /** Classes whose constructor takes one options object built from these fields (their schema's keys). */
@@ -243,7 +311,7 @@ moduleCodecs.register(options(nn.LogSoftmax, { dim: int }));
 moduleCodecs.register(options(nn.Flatten, { startDim: int, endDim: int }));
 moduleCodecs.register(options(nn.Dropout, { p: z.number().min(0).max(1) }));
 moduleCodecs.register(
-  options(nn.Upsample, { size: pair(posInt).optional(), scaleFactor: pair(finite.positive()).optional(), mode: z.enum(['nearest', 'bilinear']), alignCorners: z.boolean().optional() }),
+  options(nn.Upsample, { size: pair(outSize).optional(), scaleFactor: pair(finite.positive().max(CONFIG_LIMITS.scaleFactor)).optional(), mode: z.enum(['nearest', 'bilinear']), alignCorners: z.boolean().optional() }),
 );
 moduleCodecs.register(options(nn.CrossEntropyLoss, { labelSmoothing: z.number().min(0).max(1), reduction, ignoreIndex: int.optional() }));
 moduleCodecs.register(options(nn.MSELoss, { reduction }));
@@ -255,7 +323,10 @@ moduleCodecs.register<nn.QuantStub, z.infer<typeof quantStubSchema>>({
   config: (m) => json({ scale: m.scale ?? undefined }),
   create: (c) => new nn.QuantStub(c),
 });
-const maxPoolSchema = z.object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), dilation: ints(2, posInt), ceilMode: z.boolean() }).strict();
+const maxPoolSchema = z
+  .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), dilation: ints(2, posInt), ceilMode: z.boolean() })
+  .strict()
+  .superRefine(halfKernelPadding);
 moduleCodecs.register<nn.MaxPool2d, z.infer<typeof maxPoolSchema>>({
   cls: nn.MaxPool2d,
   schema: maxPoolSchema,
@@ -264,14 +335,15 @@ moduleCodecs.register<nn.MaxPool2d, z.infer<typeof maxPoolSchema>>({
 });
 const avgPoolSchema = z
   .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), ceilMode: z.boolean(), countIncludePad: z.boolean(), divisorOverride: posInt.optional() })
-  .strict();
+  .strict()
+  .superRefine(halfKernelPadding);
 moduleCodecs.register<nn.AvgPool2d, z.infer<typeof avgPoolSchema>>({
   cls: nn.AvgPool2d,
   schema: avgPoolSchema,
   config: (m) => json({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride }),
   create: (c) => new nn.AvgPool2d(c.kernelSize, { stride: c.stride, padding: c.padding, ceilMode: c.ceilMode, countIncludePad: c.countIncludePad, divisorOverride: c.divisorOverride }),
 });
-const adaptiveSchema = z.object({ outputSize: z.union([posInt, z.array(posInt.nullable()).length(2)]) }).strict();
+const adaptiveSchema = z.object({ outputSize: z.union([outSize, z.array(outSize.nullable()).length(2)]) }).strict();
 moduleCodecs.register<nn.AdaptiveAvgPool2d, z.infer<typeof adaptiveSchema>>({
   cls: nn.AdaptiveAvgPool2d,
   schema: adaptiveSchema,

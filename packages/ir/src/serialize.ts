@@ -54,6 +54,8 @@ export interface SerializedGraphModule {
 
 const jsonValue: z.ZodType<JsonValue> = z.lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(jsonValue)]));
 
+const MAX_TENSOR_ELEMENTS = 2 ** 31 - 1;
+
 const schema = z.object({
   format: z.literal(GRAPH_MODULE_FORMAT),
   version: z.number().int().positive(),
@@ -228,6 +230,10 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     );
   }
 
+  // Config-implied tensors are checked against the state dict before they are allocated.
+  const held = options.stateDict?.tensors;
+  const stateShape = held ? (key: string) => (Object.hasOwn(held, key) ? held[key]!.shape : undefined) : undefined;
+
   // Module tree, parents before children (the serialized order).
   const holder = new SubmoduleContainer();
   for (const e of s.modules) {
@@ -248,7 +254,7 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     if (fromRoot && fromRoot.constructor.name === e.type) m = fromRoot;
     else if (codecs.has(e.type)) {
       try {
-        m = codecs.build(e.type, e.config ?? null, { path: e.path });
+        m = codecs.build(e.type, e.config ?? null, { path: e.path, ...(stateShape ? { stateShape } : {}) });
       } catch (err) {
         if (err instanceof SerializationError) throw err;
         throw new SerializationError(`module '${e.path}' (${e.type}): its codec could not rebuild it from ${JSON.stringify(e.config)}: ${(err as Error).message}`, { cause: err });
@@ -270,6 +276,14 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     if (!owner) throw new SerializationError(`tensor '${t.path}': no module at '${t.path.slice(0, dot)}'`);
     const name = t.path.slice(dot + 1);
     if ((owner as unknown as Record<string, unknown>)[name] instanceof Tensor) continue;
+    const held = t.kind === 'parameter' || t.persistent ? stateShape?.(t.path) : undefined;
+    const shape = `[${t.shape.join(', ')}]`;
+    if (held && (held.length !== t.shape.length || held.some((d, i) => d !== t.shape[i]))) {
+      throw new SerializationError(`tensor '${t.path}': the graph gives it shape ${shape}, the state dict [${held.join(', ')}]; the file is damaged: re-save the model`);
+    }
+    if (!held && t.shape.reduce((a, b) => a * b, 1) > MAX_TENSOR_ELEMENTS) {
+      throw new SerializationError(`tensor '${t.path}': shape ${shape} has more elements than a tensor can hold; the file is damaged: re-save the model`);
+    }
     const value = zeros(t.shape, { dtype: t.dtype });
     if (t.kind === 'parameter') owner.registerParameter(name, new Parameter(value));
     else owner.registerBuffer(name, value, t.persistent);
