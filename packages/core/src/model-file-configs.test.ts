@@ -205,3 +205,15 @@ describe('model files with bad module configs are refused at load', () => {
     });
   });
 });
+
+describe('saving refuses what loading would refuse', () => {
+  it('a module whose settings fail its codec schema (a conv padding over CONFIG_LIMITS) is refused at save, naming it', () => {
+    class Padded extends Module {
+      readonly conv = new Conv2d(1, 1, 1, { padding: 2000 });
+      forward(x: Tensor): Tensor {
+        return this.conv.call(x);
+      }
+    }
+    expect(() => modelToBytes(symbolicTrace(new Padded()))).toThrow(/saveModelFile: module 'conv' \(Conv2d\) has settings its codec refuses at load \(field 'padding\.0'/);
+  });
+});

@@ -133,6 +133,20 @@ function checkLoadable(gm: GraphModule): void {
   }
 }
 
+/** Every stored config passes its codec's schema, or the file would be refused at load: refuse it now. */
+function checkConfigs(graphJson: string): void {
+  for (const e of (JSON.parse(graphJson) as { modules: { path: string; type: string; config?: unknown }[] }).modules) {
+    if (e.config === undefined || !moduleCodecs.has(e.type)) continue;
+    const r = moduleCodecs.get(e.type).schema.safeParse(e.config);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      throw new SerializationError(
+        `saveModelFile: module '${e.path}' (${e.type}) has settings its codec refuses at load (field '${issue.path.join('.') || '(config)'}': ${issue.message}); the file could not be loaded back`,
+      );
+    }
+  }
+}
+
 /** The file's bytes for `gm` (see the layout above). Throws SerializationError for modules without a codec. */
 export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): Uint8Array {
   if (!(gm instanceof GraphModule)) throw new InvalidArgumentError('saveModelFile: expected a GraphModule (symbolicTrace, prepareQatFx or convertFx output)');
@@ -143,7 +157,9 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
     throw new InvalidArgumentError("saveModelFile: a fixed-point model needs the march it was converted for: pass { march: 'bayes' } (the march given to convertFx)");
   }
   checkLoadable(gm);
-  const graph = new TextEncoder().encode(JSON.stringify(serializeGraphModule(gm)));
+  const graphJson = JSON.stringify(serializeGraphModule(gm));
+  checkConfigs(graphJson);
+  const graph = new TextEncoder().encode(graphJson);
   const modules = gm.namedModules();
   const header: ModelFileHeader = {
     format: MODEL_FILE_FORMAT,

@@ -183,7 +183,7 @@ export const fixedAvgPoolSchema = decoded(
                 divisorOverride: posInt.nullable(),
               })
               .strict()
-              .refine((a) => a.padding.every((p, i) => 2 * p <= a.kernel[i]!), { message: 'a padding is more than half the kernel size', path: ['padding'] }),
+              .refine((a) => a.padding.every((p, i) => p < a.kernel[i]!), { message: 'a padding must be smaller than the kernel', path: ['padding'] }),
             ...avgPoolExtra,
           })
           .strict(),

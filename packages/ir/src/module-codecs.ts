@@ -159,7 +159,7 @@ const nonNegInt = z.number().int().nonnegative();
 export const CONFIG_LIMITS = { padding: 1024, outputSize: 4096, scaleFactor: 64 } as const;
 const padInt = nonNegInt.max(CONFIG_LIMITS.padding);
 const outSize = posInt.max(CONFIG_LIMITS.outputSize);
-/** A pool's padding is at most half its kernel (PyTorch's rule). */
+/** A max pool's padding is at most half its kernel (PyTorch's rule; MaxPool2d enforces it). */
 function halfKernelPadding(c: { kernelSize: number[]; padding: number[] }, ctx: z.RefinementCtx): void {
   c.padding.forEach((p, i) => {
     if (2 * p > c.kernelSize[i]!) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['padding', i], message: `${p} is more than half the kernel size ${c.kernelSize[i]}` });
@@ -336,7 +336,7 @@ moduleCodecs.register<nn.MaxPool2d, z.infer<typeof maxPoolSchema>>({
 const avgPoolSchema = z
   .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), ceilMode: z.boolean(), countIncludePad: z.boolean(), divisorOverride: posInt.optional() })
   .strict()
-  .superRefine(halfKernelPadding);
+  .refine((c) => c.padding.every((p, i) => p < c.kernelSize[i]!), { message: 'a padding must be smaller than the kernel (ONNX Runtime\'s rule)', path: ['padding'] });
 moduleCodecs.register<nn.AvgPool2d, z.infer<typeof avgPoolSchema>>({
   cls: nn.AvgPool2d,
   schema: avgPoolSchema,
