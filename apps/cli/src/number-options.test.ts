@@ -33,6 +33,14 @@ describe('numeric options are validated up front (exit code 2, the option and it
     expect(r.stderr).toMatch(new RegExp(`^qtk: error: option '--${option}' must be (an integer >= 1|a number), got '${value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'\n`));
   });
 
+  it.each(['0', '-1', '1e-300', '1e-45', '1e300', '3.5e38', 'abc', '1/0', '0/0'])("qtk quantize --input-scale '%s'", async (value) => {
+    const r = await run('quantize', ...BASE.quantize!, '--input-scale', value);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `qtk: error: --input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${value}'\n`,
+    );
+  });
+
   it('the range is in --help', async () => {
     for (const command of ['quantize', 'eval']) {
       const r = await run(command, '--help');

@@ -153,10 +153,16 @@ function checkModuleNames(gm: GraphModule, names: readonly string[], option: str
   );
 }
 
+const FLOAT32_MIN_NORMAL = 2 ** -126;
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 function parseInputScale(text: string): number | 'auto' {
   if (text === 'auto') return 'auto';
   const v = parseNumber(text);
-  if (!Number.isFinite(v) || v <= 0) throw new CliError(`--input-scale must be a positive number (e.g. 1/128) or 'auto', got '${text}'`, { exitCode: 2 });
+  // a scale is stored as float32: it must stay a positive normal float32 number
+  if (!(v >= FLOAT32_MIN_NORMAL && v <= FLOAT32_MAX)) {
+    throw new CliError(`--input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${text}'`, { exitCode: 2 });
+  }
   return v;
 }
 
