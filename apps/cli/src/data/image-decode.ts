@@ -17,22 +17,37 @@ export function imageFormat(bytes: Uint8Array): 'png' | 'jpeg' | null {
   return is(PNG_MAGIC) ? 'png' : is(JPEG_MAGIC) ? 'jpeg' : null;
 }
 
+/** The most pixels a sample image may have (8192 × 8192): decoding needs 4 bytes a pixel before any resize. */
+export const MAX_IMAGE_PIXELS = 2 ** 26;
+
 /** Decodes a PNG or JPEG file's bytes (format from the magic bytes) into RGBA. */
 export function decodeImage(bytes: Uint8Array, path: string): RgbaImage {
   const format = imageFormat(bytes);
+  if (format === 'png' && bytes.length >= 24) {
+    // IHDR comes first: the size is known before pngjs allocates width × height × 4 bytes
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    checkPixels(dv.getUint32(16, false), dv.getUint32(20, false), path);
+  }
   try {
     if (format === 'png') {
       const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) };
     }
     if (format === 'jpeg') {
-      const img = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true });
+      const img = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: MAX_IMAGE_PIXELS / 1e6 });
       return { width: img.width, height: img.height, data: img.data };
     }
   } catch (e) {
+    if (e instanceof CliError) throw e;
     throw new CliError(`${path}: cannot decode the ${format?.toUpperCase()} image (${(e as Error).message})`, { cause: e });
   }
   throw new CliError(`${path}: not a PNG or JPEG image (unknown magic bytes)`);
+}
+
+function checkPixels(width: number, height: number, path: string): void {
+  if (width * height > MAX_IMAGE_PIXELS) {
+    throw new CliError(`${path}: the image is ${width}×${height} pixels, more than the ${MAX_IMAGE_PIXELS} (8192×8192) qtk decodes; resize it first`);
+  }
 }
 
 export interface ImageToTensorOptions {
