@@ -178,6 +178,12 @@ function readImageSample(file: string, sampleShape: readonly (number | null)[], 
   return { data, shape: [c, height!, width!], n: 1 };
 }
 
+/** A line of a text file for a message: at most 40 characters, control and non-ASCII characters escaped. */
+function quoted(line: string): string {
+  const short = line.length > 40 ? `${line.slice(0, 40)}...` : line;
+  return `'${short.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
+}
+
 /**
  * The labels of a labels file: one integer class per line, blank lines ignored, in the order of the
  * samples (sorted file names; rows of a batched .npy in order).
@@ -191,7 +197,7 @@ export function readLabels(file: string, count: number): Int32Array {
   const out = new Int32Array(lines.length);
   lines.forEach((l, i) => {
     const v = Number(l);
-    if (!Number.isInteger(v) || v < 0) throw new CliError(`${file}, label ${i + 1}: '${l}' is not a class index (a non-negative integer)`);
+    if (!Number.isInteger(v) || v < 0) throw new CliError(`${file}, label ${i + 1}: ${quoted(l)} is not a class index (a non-negative integer)`);
     out[i] = v;
   });
   if (out.length !== count) throw new CliError(`${file} holds ${out.length} labels, but the data has ${count} samples (one label per sample, in sorted file-name order)`);
