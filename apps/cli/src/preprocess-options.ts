@@ -13,7 +13,7 @@ export const PREPROCESS_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 /** The preprocessing from the options, falling back to `saved` (a model file's meta) and then the defaults. */
 export function preprocessFrom(options: Record<string, unknown>, saved?: Partial<Preprocess>): Preprocess {
   const std = options.std !== undefined ? parseFloats(String(options.std), '--std') : (saved?.std ?? [1]);
-  if (std.some((v) => v === 0)) throw new CliError('--std must not be 0', { exitCode: 2 });
+  if (std.some((v) => !(v > 0))) throw new CliError(`--std must be positive (a standard deviation), got ${std.join(',')}`, { exitCode: 2 });
   const size = options.size !== undefined ? parseSize(String(options.size)) : saved?.size;
   return {
     mean: options.mean !== undefined ? parseFloats(String(options.mean), '--mean') : (saved?.mean ?? [0]),

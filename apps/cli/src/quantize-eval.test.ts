@@ -162,6 +162,14 @@ describe('qtk quantize and qtk eval', () => {
     expect(typo.stderr).toContain('pool');
   });
 
+  it('--std must be positive: 0, -1 and 0,-2 exit 2 naming the option', async () => {
+    for (const std of ['0', '-1', '0.5,-2']) {
+      const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'std.qtk'), '--std', std);
+      expect([std, r.code]).toEqual([std, 2]);
+      expect(r.stderr).toContain('--std must be positive');
+    }
+  });
+
   it('rejects wrong input shapes, missing options and missing directories clearly', async () => {
     const wrong = join(dir, 'wrong');
     mkdirSync(wrong);

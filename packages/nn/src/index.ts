@@ -127,7 +127,7 @@ export {
 } from './optim/lr-scheduler.js';
 
 // Data
-export { parseIdx, readIdx, type IdxArray, type IdxDType } from './data/idx.js';
+export { parseIdx, readIdx, IDX_MAX_INFLATED_BYTES, type IdxArray, type IdxDType, type IdxOptions } from './data/idx.js';
 export { parseNpy, readNpy, type NpyArray, type NpyDType } from './data/npy.js';
 export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
