@@ -84,6 +84,16 @@ describe('qtk inspect', () => {
     expect(ok.stdout).toContain("6 of 6 nodes supported on 'bayes'");
   });
 
+  it('--max-elements sets the ONNX import budget: a model over it is refused, naming the option', async () => {
+    const small = await run('inspect', tiny, '--max-elements', '100'); // the 28x28 input alone holds 784 elements
+    expect(small.code).toBe(1);
+    expect(small.stderr).toContain('maxElements');
+    expect(small.stderr).toContain('raise the budget with --max-elements N');
+    expect(small.stderr).not.toMatch(/\n\s+at /);
+    const ok = await run('inspect', tiny, '--max-elements', '100000');
+    expect(ok.code).toBe(0);
+  });
+
   it('reports a missing file, an unknown march and unknown options clearly, without a stack trace', async () => {
     const missing = await run('inspect', '/nonexistent/model.onnx');
     expect(missing.code).toBe(1);

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { GraphModule } from '@qtk/ir';
-import { importOnnx, OnnxGraphModule } from '@qtk/onnx';
+import { DEFAULT_MAX_ELEMENTS, importOnnx, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
+import type { OptionSpec } from './args.js';
 import { CliError } from './io.js';
 
 /** Throws a clear error when `path` is not a readable file. */
@@ -10,9 +11,26 @@ export function requireFile(path: string, what: string): void {
 }
 
 /** Imports an ONNX file (a model with one input). */
-export function loadOnnx(path: string): OnnxGraphModule {
+/** The --max-elements option of the commands that import ONNX (the import's budget, @qtk/onnx's maxElements). */
+export const MAX_ELEMENTS_OPTION: Readonly<Record<string, OptionSpec>> = {
+  'max-elements': {
+    type: 'number',
+    value: 'N',
+    description: `ONNX import budget: the most elements one tensor may hold while importing (default ${DEFAULT_MAX_ELEMENTS}); raise it for large models you trust`,
+    integer: true,
+    min: 1,
+  },
+};
+
+export function loadOnnx(path: string, maxElements?: unknown): OnnxGraphModule {
   requireFile(path, 'model');
-  const gm = importOnnx(path);
+  let gm: OnnxGraphModule;
+  try {
+    gm = importOnnx(path, maxElements !== undefined ? { maxElements: Number(maxElements) } : {});
+  } catch (e) {
+    if (e instanceof OnnxLimitError) throw new CliError(`${e.message}\nin qtk, raise the budget with --max-elements N for a model you trust`, { cause: e });
+    throw e;
+  }
   if (gm.inputSpecs.length !== 1) {
     throw new CliError(`${path}: the model has ${gm.inputSpecs.length} inputs (${gm.inputSpecs.map((s) => s.onnxName).join(', ')}); qtk handles models with one input`);
   }

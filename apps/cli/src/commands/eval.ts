@@ -8,7 +8,7 @@ import { loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { loadModel } from '../model-file-io.js';
-import { loadOnnx, parseShape, requireFile, sampleShapeOf } from '../model-input.js';
+import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeOf } from '../model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { floatOf } from './quantize.js';
 
@@ -24,6 +24,7 @@ export const evalSpec: CommandSpec = {
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
     ...PREPROCESS_OPTIONS,
+    ...MAX_ELEMENTS_OPTION,
   },
   details: `IDX data (t10k-/train-images-idx3-ubyte and -labels-idx1-ubyte, plain or .gz) is normalised to [-1, 1]
 as (pixel/255 - 0.5)/0.5. Files are read in sorted file-name order (code points), and the labels file has one
@@ -42,7 +43,7 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   const batch = Number(o.batch);
   if (!Number.isInteger(batch) || batch < 1) throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
 
-  const { model, kind, label, meta } = load(path);
+  const { model, kind, label, meta } = load(path, args.options['max-elements']);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
@@ -75,9 +76,9 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   return 0;
 }
 
-function load(path: string): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
+function load(path: string, maxElements?: unknown): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
   requireFile(path, 'model');
-  if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path), kind: 'float', label: 'float, ONNX', meta: {} };
+  if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
   const m = loadModel(path);
   return { model: m.model, kind: m.kind, label: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
 }

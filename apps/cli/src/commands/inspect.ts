@@ -2,7 +2,7 @@ import { marches } from '@qtk/spec';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
 import { checkMarch, type MarchReport } from '../march-check.js';
-import { exampleShape, loadOnnx, parseShape, sampleShapeOf } from '../model-input.js';
+import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { nodeOp } from '../op-names.js';
 import { formatTable } from '../table.js';
 
@@ -13,6 +13,7 @@ export const inspectSpec: CommandSpec = {
   options: {
     march: { type: 'string', value: 'ID', description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)' },
     'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    ...MAX_ELEMENTS_OPTION,
   },
   details: `Support is decided twice: by the march's capability table (op name and attributes) and by a trial
 conversion (prepare with the default QAT qconfig and a 1/128 input stub, calibrate on one random batch in
@@ -22,7 +23,7 @@ conversion (prepare with the default QAT qconfig and a 1/128 input stub, calibra
 export function runInspect(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(inspectSpec, argv);
   const path = args.positionals[0]!;
-  const gm = loadOnnx(path);
+  const gm = loadOnnx(path, args.options['max-elements']);
   const spec = gm.inputSpecs[0]!;
   const inputShape = args.options['input-shape'] !== undefined ? parseShape(String(args.options['input-shape']), '--input-shape') : undefined;
   io.out(`model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`);

@@ -11,7 +11,7 @@ import { batchesOf } from '../batches.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { saveModel } from '../model-file-io.js';
-import { loadOnnx, parseShape, sampleShapeOf } from '../model-input.js';
+import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
@@ -35,6 +35,7 @@ export const quantizeSpec: CommandSpec = {
       description: 'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
     },
     ...PREPROCESS_OPTIONS,
+    ...MAX_ELEMENTS_OPTION,
   },
   details: `A .npy file holds one sample (the model's input shape without the batch axis) or a batch of them.
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
@@ -59,7 +60,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const inputScale = parseInputScale(String(o['input-scale']));
   const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
 
-  const gm = loadOnnx(modelPath);
+  const gm = loadOnnx(modelPath, o['max-elements']);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const sampleShape = sampleShapeOf(gm, inputShape);
   const pre = preprocessFrom(o);
