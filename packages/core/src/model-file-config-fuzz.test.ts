@@ -36,16 +36,10 @@ class Composite extends Module {
 // QTK_CONFIG_FUZZ=cases[,seed] runs a longer round (bench); the suite runs 300 cases of seed 12.
 const [CASES, SEED] = (process.env.QTK_CONFIG_FUZZ ?? '300,12').split(',').map(Number) as [number, number];
 
-/** Mulberry32: a small seeded generator for the mutations. */
+/** Uniform numbers in [0, 1) from @qtk/tensor's seeded Generator, for the mutations. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const g = new Generator(seed);
+  return () => g.uniform();
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

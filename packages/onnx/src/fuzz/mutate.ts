@@ -1,15 +1,10 @@
 // Seeded byte-level mutations of an ONNX file, the inputs of the importer's fuzz test and run.
+import { Generator } from '@qtk/tensor';
 
-/** A small, fast, seeded generator (mulberry32): the same seed gives the same mutations everywhere. */
+/** Uniform numbers in [0, 1) from @qtk/tensor's seeded Generator: the same seed gives the same mutations everywhere. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const g = new Generator(seed);
+  return () => g.uniform();
 }
 
 /** Protobuf varints that make lengths, dims and counts hostile: huge, negative (two's complement), zero. */
