@@ -64,7 +64,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
 function reportError(e: unknown, io: CliIo, verbose: boolean): number {
   const err = e instanceof Error ? e : new Error(String(e));
-  const expected = err instanceof CliError || err instanceof QtkError;
+  const expected = err instanceof CliError || QtkError.isInstance(err);
   io.err(`qtk: error: ${err.message}\n`);
   if (verbose) io.err(`${err.stack ?? ''}\n`);
   else if (!expected) io.err('(an unexpected error: run again with --verbose for the stack trace, and please report it)\n');

@@ -52,8 +52,8 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
     try {
       convertFx(prepared, { march, onWarning: (m) => warnings.push(m) });
     } catch (e) {
-      if (!(e instanceof ConversionError)) throw e;
-      for (const f of e.failures) failed.set(f.node, reasonOf(f.message) ?? f.op);
+      if (!ConversionError.isInstance(e)) throw e;
+      for (const f of e.failures) failed.set(f.node, f.reason || f.op);
     }
   }
   const preparedNames = new Set(prepared ? [...prepared.graph.nodes].map((n) => n.name) : []);
@@ -74,10 +74,4 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
     nodes.push({ node: node.name, op, table, convert, ...(reason !== undefined ? { reason } : {}), supported });
   }
   return { march: march.id, nodes, ...(prepareError !== undefined ? { prepareError } : {}), warnings };
-}
-
-/** The parenthesised reason of an UnsupportedOpError message. */
-function reasonOf(message: string): string | undefined {
-  const m = /at node '[^']*' \((.*)\); keep it/.exec(message);
-  return m?.[1];
 }

@@ -4,7 +4,7 @@ import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Conv3d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
-import { QConfigError } from '@qtk/spec';
+import { QConfigError, UnsupportedOpError } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule, resetMarch, setMarch, setPreserveQatMode } from './index.js';
@@ -242,6 +242,27 @@ describe('convertFx errors', () => {
     } catch (e) {
       expect((e as ConversionError).failures.map((f) => f.node)).toEqual(['conv3d', 'softmax']);
     }
+  });
+
+  it('(f) lists each failure with its full reason, parentheses included', () => {
+    const failures = [
+      new UnsupportedOpError({ op: 'Conv3d', node: 'conv3d', march: 'bernoulli2', reason: 'kernel (3, 3, 3) is not 2-d' }),
+      new UnsupportedOpError({ op: 'Softmax', node: 'softmax', march: 'bernoulli2' }),
+    ];
+    const ce = new ConversionError('bernoulli2', failures);
+    expect(ce.message).toContain('  - conv3d: Conv3d (kernel (3, 3, 3) is not 2-d)\n');
+    expect(ce.message).toContain('  - softmax: Softmax\n');
+  });
+
+  it('ConversionError.isInstance recognises one from another package copy by brand and code', () => {
+    class OtherCopyError extends Error {
+      readonly code = 'E_CONVERSION';
+      readonly failures = [];
+    }
+    Object.defineProperty(OtherCopyError.prototype, Symbol.for('qtk.error'), { value: true });
+    expect(ConversionError.isInstance(new OtherCopyError('other copy'))).toBe(true);
+    expect(ConversionError.isInstance(new QConfigError('q'))).toBe(false);
+    expect(ConversionError.isInstance(new ConversionError('bayes', []))).toBe(true);
   });
 
   it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {

@@ -29,6 +29,7 @@ export interface ConvertFxOptions {
 
 /** Every node a march could not convert, reported at once. */
 export class ConversionError extends QtkError {
+  static readonly code = 'E_CONVERSION';
   readonly failures: readonly UnsupportedOpError[];
   constructor(march: string, failures: readonly UnsupportedOpError[]) {
     super(
@@ -42,8 +43,7 @@ export class ConversionError extends QtkError {
 }
 
 function reasonOf(e: UnsupportedOpError): string {
-  const m = /\(([^)]*)\);/.exec(e.message);
-  return m ? ` (${m[1]})` : '';
+  return e.reason ? ` (${e.reason})` : '';
 }
 
 function resolveMarch(m: ConvertFxOptions['march']): MarchBackendV1 {
@@ -213,7 +213,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     try {
       converted = convertNode.call(march.hooks, ctx);
     } catch (e) {
-      if (e instanceof UnsupportedOpError) {
+      if (UnsupportedOpError.isInstance(e)) {
         fail(e);
         continue;
       }

@@ -97,7 +97,7 @@ export class LateConvertedModule extends Module {
     try {
       converted = march.hooks.convertNode?.call(march.hooks, ctx);
     } catch (e) {
-      if (e instanceof UnsupportedOpError) throw this.env.fail(e);
+      if (UnsupportedOpError.isInstance(e)) throw this.env.fail(e);
       throw e;
     }
     if (!converted) {

@@ -4,9 +4,12 @@ export { QtkError };
 
 /** An op the chosen march cannot run (and hybrid mode does not keep on the CPU). */
 export class UnsupportedOpError extends QtkError {
+  static readonly code = 'E_UNSUPPORTED_OP';
   readonly op: string;
   readonly node: string;
   readonly march: string;
+  /** Why the march cannot run it (the constructor's `reason`), or null when none was given. */
+  readonly reason: string | null;
   constructor(context: { op: string; node: string; march: string; reason?: string }, options?: { cause?: unknown }) {
     super(
       'E_UNSUPPORTED_OP',
@@ -18,11 +21,13 @@ export class UnsupportedOpError extends QtkError {
     this.op = context.op;
     this.node = context.node;
     this.march = context.march;
+    this.reason = context.reason ?? null;
   }
 }
 
 /** A qconfig that cannot be honoured (qint16 on bernoulli2, per-channel activations, ...); raised when applied. */
 export class QConfigError extends QtkError {
+  static readonly code = 'E_QCONFIG';
   /** Qualified name of the module the qconfig was applied to, when known. */
   readonly module: string | null;
   constructor(message: string, options?: { cause?: unknown; module?: string }) {
@@ -33,6 +38,7 @@ export class QConfigError extends QtkError {
 
 /** A registry lookup missed or a registration conflicts with another object under the same name. */
 export class RegistryError extends QtkError {
+  static readonly code = 'E_REGISTRY';
   readonly registry: string;
   readonly key: string;
   constructor(registry: string, key: string, message: string, options?: { cause?: unknown }) {
@@ -44,6 +50,7 @@ export class RegistryError extends QtkError {
 
 /** Options that fail their zod schema; `issues` holds each failing path and message. */
 export class OptionsError extends QtkError {
+  static readonly code = 'E_OPTIONS';
   readonly where: string;
   readonly issues: readonly { path: string; message: string }[];
   constructor(where: string, issues: readonly { path: string; message: string }[], options?: { cause?: unknown }) {
@@ -59,6 +66,7 @@ export class OptionsError extends QtkError {
 
 /** A serialized state (observer, fake-quant, checkpoint) of an unknown version or the wrong kind. */
 export class StateVersionError extends QtkError {
+  static readonly code = 'E_STATE_VERSION';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_STATE_VERSION', message, options);
   }
@@ -66,6 +74,7 @@ export class StateVersionError extends QtkError {
 
 /** A plugin object that does not satisfy its contract (missing method, wrong apiVersion, ...). */
 export class PluginContractError extends QtkError {
+  static readonly code = 'E_PLUGIN_CONTRACT';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_PLUGIN_CONTRACT', message, options);
   }
@@ -73,6 +82,7 @@ export class PluginContractError extends QtkError {
 
 /** Asking an observer for qparams before it has seen any data. */
 export class ObserverStateError extends QtkError {
+  static readonly code = 'E_OBSERVER_STATE';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_OBSERVER_STATE', message, options);
   }

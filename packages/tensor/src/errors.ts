@@ -1,3 +1,6 @@
+/** Global symbol, so two installed copies of a QTK package brand their errors alike. */
+const QTK_ERROR_BRAND = Symbol.for('qtk.error');
+
 /**
  * Root of every error QTK throws on purpose. Subclasses carry the context a user needs
  * (which tensor, which op, which node) and a message that says what to do next.
@@ -9,10 +12,25 @@ export class QtkError extends Error {
     this.name = new.target.name;
     this.code = code;
   }
+
+  /**
+   * Like `instanceof`, but also true for an error from another copy of the package (two installed
+   * versions): it checks the brand and, on a subclass that declares a static `code`, the error's code.
+   * A subclass without a static `code` falls back to `instanceof`.
+   */
+  static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
+    if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true) return false;
+    if ((this as unknown) === QtkError) return true;
+    if (Object.prototype.hasOwnProperty.call(this, 'code')) return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
+    return e instanceof this;
+  }
 }
+// on the prototype, not the instance: no extra own property shows up in equality checks or logs
+Object.defineProperty(QtkError.prototype, QTK_ERROR_BRAND, { value: true });
 
 /** Shapes that cannot work together (broadcast, matmul, reshape, conv geometry, ...). */
 export class ShapeError extends QtkError {
+  static readonly code = 'E_SHAPE';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_SHAPE', message, options);
   }
@@ -20,6 +38,7 @@ export class ShapeError extends QtkError {
 
 /** A tensor of the wrong dtype for an op. */
 export class DTypeError extends QtkError {
+  static readonly code = 'E_DTYPE';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_DTYPE', message, options);
   }
@@ -27,6 +46,7 @@ export class DTypeError extends QtkError {
 
 /** An argument outside what an op accepts (negative padding, unknown mode, ...). */
 export class InvalidArgumentError extends QtkError {
+  static readonly code = 'E_INVALID_ARGUMENT';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_INVALID_ARGUMENT', message, options);
   }
@@ -34,6 +54,7 @@ export class InvalidArgumentError extends QtkError {
 
 /** No backend registered a kernel for an op (or none that accepts these inputs). */
 export class KernelNotFoundError extends QtkError {
+  static readonly code = 'E_KERNEL_NOT_FOUND';
   readonly op: string;
   constructor(op: string, available: string[]) {
     super(
@@ -48,6 +69,7 @@ export class KernelNotFoundError extends QtkError {
 
 /** Autograd misuse: backward on a non-scalar without a gradient, on a tensor that needs no grad, ... */
 export class AutogradError extends QtkError {
+  static readonly code = 'E_AUTOGRAD';
   constructor(message: string) {
     super('E_AUTOGRAD', message);
   }

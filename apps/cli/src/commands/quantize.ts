@@ -85,7 +85,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   try {
     fixed = convertFx(prepared, { march: marchId, onWarning });
   } catch (e) {
-    if (e instanceof ConversionError) throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
+    if (ConversionError.isInstance(e)) throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
     throw e;
   }
 

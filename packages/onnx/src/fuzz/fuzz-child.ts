@@ -52,11 +52,11 @@ export function tryModel(bytes: Uint8Array): { outcome: Outcome; error?: string 
     try {
       (gm as unknown as { call(x: Tensor): unknown }).call(randn(INPUT, { generator: new Generator(5) }));
     } catch (e) {
-      if (!(e instanceof QtkError)) return { outcome: 'generic', error: `run: ${(e as Error)?.name}: ${(e as Error)?.message}`.slice(0, 300) };
+      if (!QtkError.isInstance(e)) return { outcome: 'generic', error: `run: ${(e as Error)?.name}: ${(e as Error)?.message}`.slice(0, 300) };
     }
     return { outcome: 'imported' };
   } catch (e) {
-    if (e instanceof QtkError) return { outcome: 'typed' };
+    if (QtkError.isInstance(e)) return { outcome: 'typed' };
     return { outcome: 'generic', error: `${(e as Error)?.name}: ${(e as Error)?.message}`.slice(0, 300) };
   }
 }
