@@ -11,7 +11,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 /** How a module's extra state is named in missing / unexpected keys, after PyTorch ('fq._extra_state'). */
 export const EXTRA_STATE_KEY = '_extra_state';
 
-/** A module's parameters and persistent buffers by qualified name ('layer1.bn1.running_mean' style). */
+/** A module's parameters and persistent buffers by qualified name ('layer1.bn1.runningMean': camelCase, the TypeScript field names). */
 export interface StateDict {
   version: typeof STATE_DICT_VERSION;
   tensors: Record<string, Tensor>;
