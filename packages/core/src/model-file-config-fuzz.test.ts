@@ -4,34 +4,13 @@
 import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import { symbolicTrace } from '@qtk/ir';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, DeQuantStub, Flatten, LayerNorm, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import { crc32 } from '@qtk/nn';
 import { Generator, QtkError, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { calibrate, convertFx, modelFromBytes, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
 
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly conv = new Conv2d(2, 4, 3, { padding: 1, generator: new Generator(1) });
-  readonly bn = new BatchNorm2d(4);
-  readonly relu = new ReLU();
-  readonly gap = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc = new Linear(4, 3, { generator: new Generator(2) });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(this.relu.call(this.bn.call(this.conv.call(this.quant.call(x))))))));
-  }
-}
-class Composite extends Module {
-  readonly quant = new QuantStub();
-  readonly norm = new LayerNorm([6]);
-  readonly soft = new Softmax({ dim: -1 });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.soft.call(this.norm.call(this.quant.call(x))));
-  }
-}
 
 // QTK_CONFIG_FUZZ=cases[,seed] runs a longer round (bench); the suite runs 300 cases of seed 12.
 const [CASES, SEED] = (process.env.QTK_CONFIG_FUZZ ?? '300,12').split(',').map(Number) as [number, number];
@@ -80,18 +59,18 @@ function mutate(bytes: Uint8Array, r: () => number): Uint8Array {
 }
 
 function models(): [string, Uint8Array, Tensor][] {
-  const net = new Net();
+  const net = new ConvClassifier();
   setBatchNormStats([net.bn], 5);
   net.eval();
   const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
   const qat = calibratedQat(net, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [x]);
   setMarch('bayes');
-  const comp = prepareQatFx(new Composite().eval(), { global: defaultQat16bitQconfig }, { march: 'bayes' });
+  const comp = prepareQatFx(new LayerNormSoftmax().eval(), { global: defaultQat16bitQconfig }, { march: 'bayes' });
   const y = randn([4, 6], { generator: new Generator(4) });
   calibrate(comp, [y]);
   setFakeQuantize(comp, 'VALIDATION');
   return [
-    ['float', modelToBytes(symbolicTrace(new Net().eval())), x],
+    ['float', modelToBytes(symbolicTrace(new ConvClassifier().eval())), x],
     ['qat', modelToBytes(qat), x],
     ['fixed', modelToBytes(convertFx(qat, { march: 'bayes', onWarning: () => {} }), { march: 'bayes' }), x],
     ['qat-composite', modelToBytes(comp), y],

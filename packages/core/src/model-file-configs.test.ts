@@ -5,41 +5,19 @@ import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import '@qtk/fusion';
 import { ModuleConfigError, moduleCodecs, symbolicTrace, type GraphModule } from '@qtk/ir';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, DeQuantStub, Flatten, LayerNorm, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, Flatten, LayerNorm, Linear, Module, ReLU } from '@qtk/nn';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { calibrate, convertFx, modelFromBytes, ModelFileError, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
 
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly conv = new Conv2d(2, 4, 3, { padding: 1, generator: new Generator(1) });
-  readonly bn = new BatchNorm2d(4);
-  readonly relu = new ReLU();
-  readonly gap = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc = new Linear(4, 3, { generator: new Generator(2) });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(this.relu.call(this.bn.call(this.conv.call(this.quant.call(x))))))));
-  }
-}
-
-class Composite extends Module {
-  readonly quant = new QuantStub();
-  readonly norm = new LayerNorm([6]);
-  readonly soft = new Softmax({ dim: -1 });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.soft.call(this.norm.call(this.quant.call(x))));
-  }
-}
 
 const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
 
-function net(): Net {
-  const m = new Net();
+function net(): ConvClassifier {
+  const m = new ConvClassifier();
   setBatchNormStats([m.bn], 5);
   return m.eval();
 }
@@ -149,7 +127,7 @@ describe('model files with bad module configs are refused at load', () => {
     let fixedBytes: Uint8Array;
     beforeAll(() => {
       setMarch('bayes');
-      const gm = prepareQatFx(new Composite().eval(), { global: defaultQat16bitQconfig }, { march: 'bayes' });
+      const gm = prepareQatFx(new LayerNormSoftmax().eval(), { global: defaultQat16bitQconfig }, { march: 'bayes' });
       calibrate(gm, [randn([4, 6], { generator: new Generator(4) })]);
       setFakeQuantize(gm, 'VALIDATION');
       qatBytes = modelToBytes(gm);

@@ -3,7 +3,7 @@ import '@qtk/march-bernoulli2';
 import { defaultLsqQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
 import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
 import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
-import { Parameter, AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync, Softmax } from '@qtk/nn';
+import { Parameter, AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync } from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +29,7 @@ import {
   SoftmaxQat,
 } from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+import { LayerNormSoftmax } from './testing/model-file-nets.js';
 
 /** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
 class SmallNet extends Module {
@@ -186,18 +187,9 @@ describe('model files', () => {
 
   describe('bayes composites', () => {
     afterEach(() => resetMarch());
-    class Composite extends Module {
-      readonly quant = new QuantStub();
-      readonly norm = new LayerNorm([6]);
-      readonly soft = new Softmax({ dim: -1 });
-      readonly dequant = new DeQuantStub();
-      forward(x: Tensor): Tensor {
-        return this.dequant.call(this.soft.call(this.norm.call(this.quant.call(x))));
-      }
-    }
     it('SoftmaxQat / LayerNormQat and FixedSoftmax / FixedLayerNorm round-trip', () => {
       setMarch('bayes');
-      const net = new Composite().eval();
+      const net = new LayerNormSoftmax().eval();
       net.norm.weight!.values().set(rand([6], { generator: new Generator(3) }).add(0.5).values() as Float32Array);
       const gm = prepareQatFx(net, { global: defaultQat16bitQconfig }, { march: 'bayes' });
       const x = randn([4, 6], { generator: new Generator(4) });

@@ -28,7 +28,7 @@ function epochSeed(seed: number, epoch: number): number {
 /**
  * Batches over in-memory tensors that share their first dimension (e.g. images and labels).
  * Each `for (const [x, y] of loader)` is one epoch; with `shuffle` every epoch gets a new
- * permutation that depends only on the seed and the epoch number.
+ * permutation that depends only on the generator's seed and the epoch number.
  */
 export class DataLoader implements Iterable<Tensor[]> {
   readonly tensors: Tensor[];
