@@ -13,23 +13,14 @@ import {
   exportOnnxBytes,
   importOnnx,
 } from './index.js';
-import { DataType, encodeModel, type ModelMsg, type NodeMsg } from './onnx-schema.js';
+import { DataType } from './onnx-schema.js';
+import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-err-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const f32 = (name: string, dims: (number | string)[]) => ({
-  name,
-  type: { tensor_type: { elem_type: DataType.FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
-});
-
-function model(nodes: NodeMsg[], extra: Partial<ModelMsg['graph']> = {}, opset = 13): Uint8Array {
-  return encodeModel({
-    ir_version: 7,
-    opset_import: [{ domain: '', version: opset }],
-    graph: { name: 'g', node: nodes, input: [f32('x', ['N', 4])], output: [f32('y', ['N', 4])], ...extra },
-  });
-}
+const f32 = (name: string, dims: (number | string)[]) => valueInfo(name, dims);
+const model = handMadeModel;
 
 describe('import errors', () => {
   it('lists every unsupported node with name, op type, domain and opset', () => {

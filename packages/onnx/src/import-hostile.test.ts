@@ -5,22 +5,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tensor, randn } from '@qtk/tensor';
 import { OnnxFormatError, OnnxLimitError, importOnnx } from './index.js';
-import { DataType, encodeModel, type ModelMsg, type NodeMsg, type TensorMsg } from './onnx-schema.js';
+import { DataType, type NodeMsg, type TensorMsg } from './onnx-schema.js';
+import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
 import { int64Proto } from './tensor-proto.js';
 import { checkGraph } from './graph-checks.js';
 
-const f32 = (name: string, dims: (number | string)[]) => ({
-  name,
-  type: { tensor_type: { elem_type: DataType.FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
-});
-
-function model(nodes: NodeMsg[], extra: Partial<ModelMsg['graph']> = {}, opset = 13): Uint8Array {
-  return encodeModel({
-    ir_version: 7,
-    opset_import: [{ domain: '', version: opset }],
-    graph: { name: 'g', node: nodes, input: [f32('x', ['N', 4])], output: [f32('y', ['N', 4])], ...extra },
-  });
-}
+const f32 = (name: string, dims: (number | string)[]) => valueInfo(name, dims);
+const model = handMadeModel;
 
 const floats = (name: string, dims: number[], values?: number[]): TensorMsg => {
   const n = dims.reduce((a, b) => a * b, 1);

@@ -1,28 +1,17 @@
 // The hand-made hostile ONNX models of the fuzz corpus (fixtures/malformed): each stands for a way a
 // file once crashed, hung or exhausted the importer, or imported when it should not. scripts/
 // make-malformed-corpus.ts writes them; the fuzz test imports every file there.
-import { AttrType, DataType, encodeModel, type AttributeMsg, type NodeMsg, type TensorMsg, type ValueInfoMsg } from '../onnx-schema.js';
+import { AttrType, DataType, type AttributeMsg, type ModelMsg, type NodeMsg, type TensorMsg } from '../onnx-schema.js';
+import { handMadeModel, valueInfo } from '../testing/hand-made-model.js';
 
-const vi = (name: string, dims: (number | string)[], elem: number = DataType.FLOAT): ValueInfoMsg => ({
-  name,
-  type: { tensor_type: { elem_type: elem, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
-});
+const vi = valueInfo;
 const ints = (name: string, values: number[]): AttributeMsg => ({ name, type: AttrType.INTS, ints: values });
 const floats = (dims: number[], values: number[], name: string): TensorMsg => ({ name, dims, data_type: DataType.FLOAT, float_data: values });
 const int64s = (dims: number[], values: number[], name: string): TensorMsg => ({ name, dims, data_type: DataType.INT64, int64_data: values });
 
-function model(nodes: NodeMsg[], graph: { input?: ValueInfoMsg[]; output?: ValueInfoMsg[]; initializer?: TensorMsg[] } = {}): Uint8Array {
-  return encodeModel({
-    ir_version: 7,
-    opset_import: [{ domain: '', version: 13 }],
-    graph: {
-      name: 'g',
-      node: nodes,
-      input: graph.input ?? [vi('x', [1, 4])],
-      output: graph.output ?? [vi('y', [1, 4])],
-      ...(graph.initializer ? { initializer: graph.initializer } : {}),
-    },
-  });
+/** The corpus's base model: x and y of shape [1, 4] unless `graph` says otherwise. */
+function model(nodes: NodeMsg[], graph: Partial<ModelMsg['graph']> = {}): Uint8Array {
+  return handMadeModel(nodes, { input: [vi('x', [1, 4])], output: [vi('y', [1, 4])], ...graph });
 }
 
 const relu = (name: string, input = 'x', output = 'y'): NodeMsg => ({ op_type: 'Relu', name, input: [input], output: [output] });
