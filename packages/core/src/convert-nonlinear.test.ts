@@ -3,41 +3,28 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { defaultQatQconfig, defaultQat16bitQconfig, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { FixedTableOp } from '@qtk/fixed-point';
-import { DeQuantStub, ELU, GELU, Hardsigmoid, Hardswish, LeakyReLU, Module, PReLU, QuantStub, Sigmoid, SiLU, Softplus, Tanh } from '@qtk/nn';
+import { ELU, GELU, Hardsigmoid, Hardswish, LeakyReLU, Module, PReLU, Sigmoid, SiLU, Softplus, Tanh } from '@qtk/nn';
 import { ConversionError } from './convert-fx.js';
 import * as T from '@qtk/tensor';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { calibrate, convertFx, prepareQatFx } from './index.js';
-import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, callModel, maxSteps, SingleOpNet, thrownBy } from './testing/convert-harness.js';
 
 type OpFn = (x: Tensor) => Tensor;
 
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(readonly op: Module | null, private readonly fn: OpFn | null) {
-    super();
-    if (op) this.registerModule('op', op);
-  }
-  forward(x: Tensor): Tensor {
-    const q = this.quant.call(x);
-    const y = this.op ? (this.op as unknown as { call(x: Tensor): Tensor }).call(q) : this.fn!(q);
-    return this.dequant.call(y);
-  }
-}
 
 interface Case {
   name: string;
-  make: () => Net;
+  make: () => SingleOpNet;
   lo: number;
   hi: number;
   /** in the bernoulli2 table */
   b2?: boolean;
 }
 
-const mod = (m: () => Module) => () => new Net(m(), null);
-const fun = (f: OpFn) => () => new Net(null, f);
+const mod = (m: () => Module) => () => new SingleOpNet(m(), null);
+const fun = (f: OpFn) => () => new SingleOpNet(null, f);
 
 const CASES: Case[] = [
   { name: 'Sigmoid', make: mod(() => new Sigmoid()), lo: -8, hi: 8, b2: true },

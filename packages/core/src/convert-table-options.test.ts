@@ -4,30 +4,14 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { defaultQatQconfig, defaultQat16bitQconfig, type QConfig } from '@qtk/fake-quant';
 import { FixedLayerNorm, FixedSoftmax, FixedTableOp, nonlinear as nl, type NonlinearFunction } from '@qtk/fixed-point';
-import { DeQuantStub, LayerNorm, Module, QuantStub, Sigmoid, Softmax, Tanh } from '@qtk/nn';
+import { LayerNorm, Sigmoid, Softmax, Tanh } from '@qtk/nn';
 import { OptionsError, type NodeTableOptions } from '@qtk/spec';
 import * as T from '@qtk/tensor';
 import { noGrad, tensor, type Tensor } from '@qtk/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { convertFx, resetMarch, setMarch } from './index.js';
-import { calibratedQat, callModel, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, callModel, SingleOpNet, thrownBy } from './testing/convert-harness.js';
 
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(
-    readonly op: Module | null,
-    private readonly fn: ((x: Tensor) => Tensor) | null = null,
-  ) {
-    super();
-    if (op) this.registerModule('op', op);
-  }
-  forward(x: Tensor): Tensor {
-    const q = this.quant.call(x);
-    const y = this.op ? (this.op as unknown as { call(x: Tensor): Tensor }).call(q) : this.fn!(q);
-    return this.dequant.call(y);
-  }
-}
 
 beforeEach(() => setMarch('bayes'));
 afterEach(() => resetMarch());
@@ -47,7 +31,7 @@ interface Measured {
  * Converts `net` (calibrated on [calLo, calHi], int16 in and out on bayes) with `tableOptions` and
  * measures it on every int16 grid point in [lo, hi] (data concentrated there).
  */
-function measure(net: () => Net, fn: NonlinearFunction, cal: [number, number], data: [number, number], tableOptions?: Record<string, NodeTableOptions>): Measured {
+function measure(net: () => SingleOpNet, fn: NonlinearFunction, cal: [number, number], data: [number, number], tableOptions?: Record<string, NodeTableOptions>): Measured {
   const gm = calibratedQat(net(), { global: defaultQat16bitQconfig }, [spread(...cal)]);
   const fx = convertFx(gm, { march: 'bayes', onWarning: () => {}, ...(tableOptions ? { tableOptions } : {}) });
   const table = fx.modules().find((m) => m instanceof FixedTableOp) as FixedTableOp;
@@ -64,8 +48,8 @@ function measure(net: () => Net, fn: NonlinearFunction, cal: [number, number], d
 describe('convertFx tableOptions', () => {
   it('an inputRange where the data is makes a module table (by module path) more precise', () => {
     // sigmoid calibrated on [-8, 8], data in [-2, 2]: the even points spend 4 of 6 tables outside the data
-    const before = measure(() => new Net(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2]);
-    const after = measure(() => new Net(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2], { op: { inputRange: [-2, 2] } });
+    const before = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2]);
+    const after = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2], { op: { inputRange: [-2, 2] } });
     if (process.env.QTK_MEASURE) console.log(`MEASURE sigmoid ${before.steps} -> ${after.steps}`);
     // measured 1.96 -> 1.11
     expect(before.steps).toBeGreaterThan(1.8);
@@ -78,7 +62,7 @@ describe('convertFx tableOptions', () => {
   });
 
   it('a function call is tuned by its node name; range and dividing together (rsqrt: 9.3 -> 1 steps)', () => {
-    const make = () => new Net(null, (x) => T.rsqrt(x));
+    const make = () => new SingleOpNet(null, (x) => T.rsqrt(x));
     // rsqrt's default is curvature points over the whole calibrated range [0.01, 16], crowded at the pole
     const before = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4]);
     const after = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4], { rsqrt: { inputRange: [0.25, 4], dividing: 'curvature' } });
@@ -90,7 +74,7 @@ describe('convertFx tableOptions', () => {
 
   it('explicit dividing points are used as given (snapped to the input grid)', () => {
     const d = [-3, -2, -1, 0, 1, 2, 3];
-    const r = measure(() => new Net(new Sigmoid()), nl.sigmoid, [-8, 8], [-3, 3], { op: { dividing: d } });
+    const r = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-3, 3], { op: { dividing: d } });
     const seg = r.table.config.plans[0]!;
     const s = r.table.config.inScale;
     expect(seg.kind === 'segment' && seg.table.dividing).toBe('explicit');
@@ -101,7 +85,7 @@ describe('convertFx tableOptions', () => {
   it('softmax takes options per table (exp, reciprocal) and builds them', () => {
     setMarch('bayes');
     const x = T.randn([16, 32], { std: 3, generator: new T.Generator(3) });
-    const gm = calibratedQat(new Net(new Softmax(-1)), { global: defaultQat16bitQconfig }, [x]);
+    const gm = calibratedQat(new SingleOpNet(new Softmax(-1)), { global: defaultQat16bitQconfig }, [x]);
     const plain = convertFx(gm, { onWarning: () => {} }).modules().find((m) => m instanceof FixedSoftmax) as FixedSoftmax;
     const tuned = convertFx(gm, { onWarning: () => {}, tableOptions: { op: { exp: { inputRange: [-6, 0] }, reciprocal: { dividing: 'even' } } } })
       .modules()
@@ -118,7 +102,7 @@ describe('convertFx tableOptions', () => {
   it('layernorm takes options for its rsqrt table, and only for it', () => {
     setMarch('bayes');
     const x = T.randn([8, 32], { std: 2, generator: new T.Generator(4) });
-    const gm = calibratedQat(new Net(new LayerNorm(32)), { global: defaultQat16bitQconfig }, [x]);
+    const gm = calibratedQat(new SingleOpNet(new LayerNorm(32)), { global: defaultQat16bitQconfig }, [x]);
     const points = [0.5, 1, 1.5, 2, 3, 4, 6];
     const ln = convertFx(gm, { onWarning: () => {}, tableOptions: { op: { rsqrt: { dividing: points } } } })
       .modules()
@@ -134,14 +118,14 @@ describe('convertFx tableOptions', () => {
 
   it('options for a qint8 table change nothing and say so', () => {
     setMarch('bernoulli2');
-    const gm = calibratedQat(new Net(new Sigmoid()), { global: defaultQatQconfig as QConfig }, [spread(-8, 8)]);
+    const gm = calibratedQat(new SingleOpNet(new Sigmoid()), { global: defaultQatQconfig as QConfig }, [spread(-8, 8)]);
     const warnings: string[] = [];
     convertFx(gm, { march: 'bernoulli2', onWarning: (m) => warnings.push(m), tableOptions: { op: { inputRange: [-2, 2] } } });
     expect(warnings.join('\n')).toMatch(/op: table options for the sigmoid change nothing: a qint8 input indexes a 256-entry table/);
   });
 
   describe('bad options are OptionsErrors', () => {
-    const gm = () => calibratedQat(new Net(new Sigmoid()), { global: defaultQat16bitQconfig }, [spread(-8, 8)]);
+    const gm = () => calibratedQat(new SingleOpNet(new Sigmoid()), { global: defaultQat16bitQconfig }, [spread(-8, 8)]);
     const fail = (tableOptions: unknown) => thrownBy(() => convertFx(gm(), { march: 'bayes', onWarning: () => {}, tableOptions: tableOptions as Record<string, NodeTableOptions> })) as OptionsError;
 
     it('unknown module names are all listed', () => {
@@ -168,7 +152,7 @@ describe('convertFx tableOptions', () => {
     });
 
     it('explicit points an odd function cannot take', () => {
-      const g = calibratedQat(new Net(new Tanh()), { global: defaultQat16bitQconfig }, [spread(-4, 4)]);
+      const g = calibratedQat(new SingleOpNet(new Tanh()), { global: defaultQat16bitQconfig }, [spread(-4, 4)]);
       const e = thrownBy(() => convertFx(g, { march: 'bayes', onWarning: () => {}, tableOptions: { op: { dividing: [-3, -2, -1, 0, 1, 2, 3] } } }));
       expect(e).toBeInstanceOf(OptionsError);
       expect((e as Error).message).toMatch(/tableOptions\['op'\].*tanh is odd, so its table fits x >= 0/);

@@ -3,7 +3,7 @@
 // steps. Not a test file itself (vitest includes *.test.ts only) and not part of the package build.
 import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule, Node } from '@qtk/ir';
-import { DeQuantStub, type BatchNorm2d, type Module } from '@qtk/nn';
+import { DeQuantStub, Module, QuantStub, type BatchNorm2d } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { calibrate, getMarch, prepareQatFx, QatModule, type PrepareQatFxOptions, type QConfigDict } from '../index.js';
 import '@qtk/march-bayes';
@@ -75,4 +75,22 @@ export function thrownBy(fn: () => unknown): unknown {
     return e;
   }
   return undefined;
+}
+
+/** QuantStub → one op (a module, or a function of the quantized input) → DeQuantStub: one op's conversion, alone. */
+export class SingleOpNet extends Module {
+  readonly quant = new QuantStub();
+  readonly dequant = new DeQuantStub();
+  constructor(
+    readonly op: Module | null,
+    private readonly fn: ((x: Tensor) => Tensor) | null = null,
+  ) {
+    super();
+    if (op) this.registerModule('op', op);
+  }
+  forward(x: Tensor): Tensor {
+    const q = this.quant.call(x);
+    const y = this.op ? callModel(this.op, q) : this.fn!(q);
+    return this.dequant.call(y);
+  }
 }
