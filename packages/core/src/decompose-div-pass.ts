@@ -23,12 +23,12 @@ const isNode = (a: unknown): a is Node => typeof a === 'object' && a !== null &&
 /**
  * Runs after the activation fake-quants are inserted: only a div whose output is fake-quantized
  * (its single user an inserted fake-quant) is rewritten; the rewrite happens when the march's table
- * marks Div 'composite', or always when no march is selected.
+ * marks Div 'composite'.
  */
 export function decomposeDivPass(ctx: PrepareContext): void {
   const march = ctx.march;
-  if (march && !march.capabilities.ops.some((o) => o.op === 'Div' && o.impl === 'composite')) return;
-  const dtype = march && !march.capabilities.activationDtypes.includes('qint16') ? 'qint8' : 'qint16';
+  if (!march.capabilities.ops.some((o) => o.op === 'Div' && o.impl === 'composite')) return;
+  const dtype = march.capabilities.activationDtypes.includes('qint16') ? 'qint16' : 'qint8';
   const { gm } = ctx;
   const graph = gm.graph;
   for (const node of [...graph.nodes]) {

@@ -11,8 +11,8 @@ export interface PrepareContext {
   /** The traced model before fusion (fused nodes' `meta.fusedFrom` names its nodes). */
   readonly source: GraphModule;
   readonly resolver: QconfigResolver;
-  /** The selected march (getMarch()), or null: dtype checks are skipped. */
-  readonly march: MarchBackendV1 | null;
+  /** The march prepare checks against (the `march` option, else setMarch's); prepare requires one. */
+  readonly march: MarchBackendV1;
   /** Nodes whose output is fake-quantized (QAT modules and inserted activation fake-quants). */
   readonly quantized: Set<Node>;
   /**

@@ -58,15 +58,15 @@ export function createFakeQuant(factory: QConfig['activation'], module: string, 
 
 /**
  * The composite QAT form of a Softmax / LayerNorm (qat-composites.ts) when the march runs the op as
- * a composite, or always when no march is selected: each intermediate gets its own fake-quant of
+ * a composite: each intermediate gets its own fake-quant of
  * the module's activation qconfig at qint16 (qint8 on a march without qint16).
  */
 function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): Module | null {
   const op = compositeOpOf(module);
   if (!op || !qc.activation) return null;
   const march = ctx.march;
-  if (march && !march.capabilities.ops.some((o) => o.op === op && o.impl === 'composite')) return null;
-  const dtype = march && !march.capabilities.activationDtypes.includes('qint16') ? 'qint8' : 'qint16';
+  if (!march.capabilities.ops.some((o) => o.op === op && o.impl === 'composite')) return null;
+  const dtype = march.capabilities.activationDtypes.includes('qint16') ? 'qint16' : 'qint8';
   const factory = qc.activation;
   return compositeQatForm(module, () => createFakeQuant(factory, path, { dtype })!);
 }
@@ -94,7 +94,7 @@ export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConf
     const act = createFakeQuant(qc.activation, path);
     if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc, path) ?? module, null, act);
   }
-  if (replacement && ctx.march) {
+  if (replacement) {
     checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: replacement.activationPostProcess, weight: replacement.weightFakeQuant });
   }
   return replacement;
@@ -131,7 +131,7 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc?.activation) continue;
     const fq = createFakeQuant(qc.activation, `${path || '<root>'} (${node.name})`)!;
-    if (ctx.march) checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, { activation: fq, weight: null });
+    checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, { activation: fq, weight: null });
     const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
     const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));
     node.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode });
