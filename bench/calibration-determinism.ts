@@ -37,5 +37,7 @@ try {
 } finally {
   for (const b of burners) b.kill();
 }
-console.log(`${observer} calibration, ${runs} two-thread runs under load: ${differing} differ from the one-thread run (${reference.size} fake-quants compared)`);
+console.log(
+  `${observer} calibration, ${runs} two-thread runs under load: ${differing} differ from the one-thread run (${reference.size} fake-quants compared)`,
+);
 process.exit(differing ? 1 : 0);

@@ -27,7 +27,11 @@ export function calibrationBatches(train: Dataset, count: number, batch = 64): T
  * output Linear keeps a high-precision output, the "out" qconfig), calibrates on the batches and
  * returns the seconds the calibration took and the model, in VALIDATION state.
  */
-export function calibrateWith(float: Module, observer: CalibObserver, batches: Tensor[]): { seconds: number; model: Module } {
+export function calibrateWith(
+  float: Module,
+  observer: CalibObserver,
+  batches: Tensor[],
+): { seconds: number; model: Module } {
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const model = prepareQatFx(float, { global: qconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
   const t0 = performance.now();
@@ -46,19 +50,28 @@ export interface CalibrationBench {
 export function benchCalibration(
   float: Module,
   dataDir: string,
-  options: { images?: number; testLimit?: number; observers?: readonly CalibObserver[]; log?: (m: string) => void } = {},
+  options: {
+    images?: number;
+    testLimit?: number;
+    observers?: readonly CalibObserver[];
+    log?: (m: string) => void;
+  } = {},
 ): CalibrationBench {
   const train = loadDataset(dataDir, 'train', options.images ?? 1024);
   const test = loadDataset(dataDir, 'test', options.testLimit);
   const batches = calibrationBatches(train, options.images ?? 1024);
   const result: CalibrationBench = { calib_1024_s: {}, accuracy: {}, models: {} };
-  options.log?.(`float weights: test accuracy ${(evaluate(float, test) * 100).toFixed(2)} % on the same ${test.labels.size} test images`);
+  options.log?.(
+    `float weights: test accuracy ${(evaluate(float, test) * 100).toFixed(2)} % on the same ${test.labels.size} test images`,
+  );
   for (const obs of options.observers ?? CALIB_OBSERVERS) {
     const { seconds, model } = calibrateWith(float, obs, batches);
     result.calib_1024_s[obs] = seconds;
     result.accuracy[obs] = evaluate(model, test);
     result.models[obs] = model;
-    options.log?.(`calibration ${obs}: ${seconds.toFixed(3)} s, fake-quant test accuracy ${(result.accuracy[obs]! * 100).toFixed(2)} %`);
+    options.log?.(
+      `calibration ${obs}: ${seconds.toFixed(3)} s, fake-quant test accuracy ${(result.accuracy[obs]! * 100).toFixed(2)} %`,
+    );
   }
   return result;
 }

@@ -14,15 +14,21 @@ function gradients(k: number, hw: number): { dw: Float32Array; dx: Float32Array 
   const x = randn([64, 32, hw, hw], { generator: new Generator(2) });
   x.requiresGrad = true;
   const y = conv.call(x);
-  y.mul(randn(y.shape, { generator: new Generator(5) })).sum().backward();
+  y.mul(randn(y.shape, { generator: new Generator(5) }))
+    .sum()
+    .backward();
   return { dw: Float32Array.from(conv.weight.grad!.values()), dx: Float32Array.from(x.grad!.values()) };
 }
 
-const differs = (a: Float32Array, b: Float32Array) => a.some((v, i) => Math.abs(v - b[i]!) > 1e-3 * (1 + Math.abs(b[i]!)));
+const differs = (a: Float32Array, b: Float32Array) =>
+  a.some((v, i) => Math.abs(v - b[i]!) > 1e-3 * (1 + Math.abs(b[i]!)));
 
 let bad = 0;
 try {
-  for (const [k, hw] of [[3, 7], [1, 14]] as const) {
+  for (const [k, hw] of [
+    [3, 7],
+    [1, 14],
+  ] as const) {
     setWasmThreads(false);
     const ref = gradients(k, hw);
     setWasmThreads(true);
@@ -31,7 +37,9 @@ try {
       const g = gradients(k, hw);
       if (differs(g.dw, ref.dw) || differs(g.dx, ref.dx)) wrong++;
     }
-    console.log(`conv ${k}x${k} 32->64 on ${hw}x${hw}, batch 64: ${wrong} of ${iterations} two-thread backward passes differ from one thread (worker chunks so far ${wasmStatus().workerChunks ?? 0})`);
+    console.log(
+      `conv ${k}x${k} 32->64 on ${hw}x${hw}, batch 64: ${wrong} of ${iterations} two-thread backward passes differ from one thread (worker chunks so far ${wasmStatus().workerChunks ?? 0})`,
+    );
     bad += wrong;
   }
 } finally {

@@ -59,11 +59,18 @@ const bwd = (backend: string) => kernels.kernelOn<ConvBackwardKernel>('ConvBackw
 
 // Start the worker (it spawns on the first large job) and give it time to come up.
 const warm = LAYERS[1]!;
-const attrsOf = (l: Layer): ConvAttrs => ({ stride: [l.stride, l.stride], pads: [l.pad, l.pad, l.pad, l.pad], dilation: [1, 1], groups: 1 });
+const attrsOf = (l: Layer): ConvAttrs => ({
+  stride: [l.stride, l.stride],
+  pads: [l.pad, l.pad, l.pad, l.pad],
+  dilation: [1, 1],
+  groups: 1,
+});
 fwd('wasm')([randn(warm.x, { generator: gen }), randn(warm.w, { generator: gen })], attrsOf(warm), {});
 for (let i = 0; i < 100 && wasmStatus().threads !== 2; i++) await new Promise((r) => setTimeout(r, 20));
 const status = wasmStatus();
-console.log(`wasm: ${status.loaded ? status.source : status.reason}; threads ${status.threads}${status.threadsReason ? ` (${status.threadsReason})` : ''}`);
+console.log(
+  `wasm: ${status.loaded ? status.source : status.reason}; threads ${status.threads}${status.threadsReason ? ` (${status.threadsReason})` : ''}`,
+);
 
 const configs: { label: string; backend: string; threads: boolean }[] = [
   { label: 'wasm×1', backend: 'wasm', threads: false },
@@ -72,7 +79,9 @@ const configs: { label: string; backend: string; threads: boolean }[] = [
 ];
 
 const col = (s: string | number, w: number) => String(s).padStart(w);
-console.log(`${'layer'.padEnd(17)} ${'config'.padEnd(7)} ${col('fwd ms', 8)} ${col('GF/s', 5)} ${col('bwd ms', 8)} ${col('GF/s', 5)}`);
+console.log(
+  `${'layer'.padEnd(17)} ${'config'.padEnd(7)} ${col('fwd ms', 8)} ${col('GF/s', 5)} ${col('bwd ms', 8)} ${col('GF/s', 5)}`,
+);
 const totals = new Map<string, { fwd: number; bwd: number }>();
 for (const l of LAYERS) {
   const x = randn(l.x, { generator: gen });
@@ -99,5 +108,7 @@ for (const l of LAYERS) {
 }
 setWasmThreads(true);
 for (const [label, t] of totals) {
-  console.log(`per step ${label.padEnd(7)} forward ${t.fwd.toFixed(1)} ms, backward ${t.bwd.toFixed(1)} ms, total ${(t.fwd + t.bwd).toFixed(1)} ms`);
+  console.log(
+    `per step ${label.padEnd(7)} forward ${t.fwd.toFixed(1)} ms, backward ${t.bwd.toFixed(1)} ms, total ${(t.fwd + t.bwd).toFixed(1)} ms`,
+  );
 }

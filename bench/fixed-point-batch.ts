@@ -16,7 +16,11 @@ const profile = process.argv.includes('--profile');
 const float = new ReferenceNet();
 float.loadStateDict(loadStateDictFileSync(weights));
 float.eval();
-const gm = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' }) as GraphModule;
+const gm = prepareQatFx(
+  float,
+  { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+  { march: 'bayes' },
+) as GraphModule;
 calibrate(gm, calibrationBatches(loadDataset(SUBSET_DIR, 'train', 256), 256));
 setFakeQuantize(gm, 'VALIDATION');
 const test = loadDataset(SUBSET_DIR, 'test', 2000);
@@ -37,7 +41,9 @@ for (const march of ['bayes', 'bernoulli2'] as const) {
     }
   }
   times.sort((a, b) => a - b);
-  console.log(`${march}: ms per batch of 500: median ${times[times.length >> 1]!.toFixed(0)}, min ${times[0]!.toFixed(0)} (checksum ${checksum})`);
+  console.log(
+    `${march}: ms per batch of 500: median ${times[times.length >> 1]!.toFixed(0)}, min ${times[0]!.toFixed(0)} (checksum ${checksum})`,
+  );
   if (profile) {
     const { timings } = profileOps(() => noGrad(() => fixed.call(batches[1]!)));
     console.log(formatTimings(timings));

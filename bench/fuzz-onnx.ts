@@ -15,6 +15,8 @@ const c = r.counts;
 console.log('| tried | imported and ran | typed error | generic error | crash | hang | memory |');
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 console.log(`| ${r.tried} | ${c.imported} | ${c.typed} | ${c.generic} | ${c.crash} | ${c.hang} | ${c.memory} |`);
-console.log(`peak resident set ${r.peakRssMiB.toFixed(0)} MiB (case ${r.peakCase}), slowest case ${r.slowestMs} ms, ${((performance.now() - t0) / 1000).toFixed(0)} s in all`);
+console.log(
+  `peak resident set ${r.peakRssMiB.toFixed(0)} MiB (case ${r.peakCase}), slowest case ${r.slowestMs} ms, ${((performance.now() - t0) / 1000).toFixed(0)} s in all`,
+);
 for (const f of r.failures.slice(0, 30)) console.log(`  case ${f.i}: ${f.outcome}${f.error ? ` (${f.error})` : ''}`);
 process.exit(c.generic + c.crash + c.hang + c.memory > 0 ? 1 : 0);

@@ -1,6 +1,14 @@
 // GFLOP/s of the cpu and wasm GEMM kernels on the shapes of the reference network's training step.
 // Run: node --conditions=qtk-source --import tsx bench/gemm.ts [--quick] [--no-cpu] [--filter=text]
-import { cpuGemm, gemmArgs, kernels, setWasmThreads, wasmStatus, type GemmArgs, type GemmKernel } from '../packages/tensor/src/index.js';
+import {
+  cpuGemm,
+  gemmArgs,
+  kernels,
+  setWasmThreads,
+  wasmStatus,
+  type GemmArgs,
+  type GemmKernel,
+} from '../packages/tensor/src/index.js';
 
 interface Shape {
   name: string;
@@ -68,7 +76,9 @@ if (status.loaded && wasm) {
 const twoThreads = status.threads === 2;
 
 const col = (s: string | number, w: number) => String(s).padStart(w);
-console.log(`${'shape'.padEnd(17)} ${col('m', 4)} ${col('n', 6)} ${col('k', 6)} ${col('cpu', 6)} ${col('wasm×1', 7)} ${col('wasm×2', 7)} ${col('×1/cpu', 7)} ${col('×2/×1', 6)}   GFLOP/s`);
+console.log(
+  `${'shape'.padEnd(17)} ${col('m', 4)} ${col('n', 6)} ${col('k', 6)} ${col('cpu', 6)} ${col('wasm×1', 7)} ${col('wasm×2', 7)} ${col('×1/cpu', 7)} ${col('×2/×1', 6)}   GFLOP/s`,
+);
 for (const s of SHAPES) {
   if (filter && !s.name.includes(filter)) continue;
   const g = operands(s);

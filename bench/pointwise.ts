@@ -20,8 +20,19 @@ import {
 const args = process.argv.slice(2);
 const reps = Number(args.find((a) => a.startsWith('--reps='))?.slice(7) ?? 20);
 const shapes: number[][] = args.includes('--small')
-  ? [[1, 4, 8, 8], [1, 16, 8, 8], [2, 16, 8, 8], [4, 16, 8, 8], [8, 16, 8, 8], [16, 16, 8, 8]]
-  : [[64, 16, 28, 28], [64, 32, 14, 14], [64, 64, 7, 7]];
+  ? [
+      [1, 4, 8, 8],
+      [1, 16, 8, 8],
+      [2, 16, 8, 8],
+      [4, 16, 8, 8],
+      [8, 16, 8, 8],
+      [16, 16, 8, 8],
+    ]
+  : [
+      [64, 16, 28, 28],
+      [64, 32, 14, 14],
+      [64, 64, 7, 7],
+    ];
 
 const gen = new Generator(1);
 
@@ -44,7 +55,6 @@ function on<F>(op: string, backend: string): F {
   return spec.fn;
 }
 
-
 console.log('shape              op                          cpu ms   wasm ms   ratio');
 for (const shape of shapes) {
   const c = shape[1]!;
@@ -59,7 +69,10 @@ for (const shape of shapes) {
   const y = on<TensorKernel>('Relu', 'cpu')([x], {}, {}) as Tensor;
   const cases: [string, (backend: string) => unknown][] = [
     ['BatchNormalization', (be) => on<BatchNormKernel>('BatchNormalization', be)([x, w, b], attrs, {})],
-    ['BatchNormalizationBackward', (be) => on<BatchNormBackwardKernel>('BatchNormalizationBackward', be)([x, g, w], battrs, saved)],
+    [
+      'BatchNormalizationBackward',
+      (be) => on<BatchNormBackwardKernel>('BatchNormalizationBackward', be)([x, g, w], battrs, saved),
+    ],
     ['Relu', (be) => on<TensorKernel>('Relu', be)([x], {}, {})],
     ['ReluBackward', (be) => on<ReluBackwardKernel>('ReluBackward', be)([y, g], {})],
     ['Add', (be) => on<TensorKernel>('Add', be)([x, g], {}, {})],

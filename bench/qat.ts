@@ -18,10 +18,21 @@ export function benchQat(
   options: { maxSteps?: number; evaluateAccuracy?: boolean; log?: (m: string) => void } = {},
 ): { stepMs: number; accuracy: number | null; model: GraphModule } {
   const train = loadDataset(dataDir, 'train');
-  const model = prepareQatFx(float, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
+  const model = prepareQatFx(
+    float,
+    { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+    { march: 'bayes' },
+  );
   calibrate(model, calibrationBatches(train, 1024));
   startQat(model);
-  const r = trainFloat(model, train, { epochs: 1, lr: 1e-3, seed: 0, maxSteps: options.maxSteps, progress: options.evaluateAccuracy, label: 'QAT train' });
+  const r = trainFloat(model, train, {
+    epochs: 1,
+    lr: 1e-3,
+    seed: 0,
+    maxSteps: options.maxSteps,
+    progress: options.evaluateAccuracy,
+    label: 'QAT train',
+  });
   options.log?.(`QAT: ${r.steps} steps, ${r.meanStepMs.toFixed(1)} ms per step, final loss ${r.finalLoss.toFixed(4)}`);
   if (!options.evaluateAccuracy) return { stepMs: r.meanStepMs, accuracy: null, model };
   setFakeQuantize(model, 'VALIDATION');

@@ -55,7 +55,11 @@ if (dataDir && !quick && givenWeights) {
   const acc = await benchFloatAccuracy(dataDir, (m) => (floatModel = m));
   accuracy.float = round(acc, 4);
 } else {
-  log(quick ? 'quick run: float accuracy protocol skipped' : 'no Fashion-MNIST found (pass --data DIR): float accuracy skipped');
+  log(
+    quick
+      ? 'quick run: float accuracy protocol skipped'
+      : 'no Fashion-MNIST found (pass --data DIR): float accuracy skipped',
+  );
 }
 
 const weightsPath = values['float-weights'] ?? (existsSync('runs/float-8ep.qtk') ? 'runs/float-8ep.qtk' : undefined);
@@ -65,7 +69,9 @@ if (weightsPath && !floatModel) {
 }
 if (dataDir && floatModel) {
   const testLimit = quick ? 2000 : undefined;
-  log(`calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`);
+  log(
+    `calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`,
+  );
   const calib = benchCalibration(floatModel, dataDir, { testLimit, log });
   result.calib_1024_s = Object.fromEntries(Object.entries(calib.calib_1024_s).map(([k, v]) => [k, round(v, 3)]));
   accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
@@ -74,7 +80,9 @@ if (dataDir && floatModel) {
   result.qat_train_step_ms = round(qat.stepMs, 2);
   if (qat.accuracy !== null) accuracy.qat = round(qat.accuracy, 4);
   const test = loadDataset(dataDir, 'test');
-  log(`fixed-point: convert the min-max calibrated model for each march, eval on ${test.labels.size} test images, batch 500`);
+  log(
+    `fixed-point: convert the min-max calibrated model for each march, eval on ${test.labels.size} test images, batch 500`,
+  );
   const fromCalib = benchFixedPoint(calib.models.min_max as GraphModule, test, { label: 'calibration (min_max)', log });
   let fromQat: typeof fromCalib = {};
   if (qat.accuracy !== null) {
@@ -96,7 +104,9 @@ if (dataDir && floatModel) {
   if (Object.keys(evalS).length) result.int_eval_10k_s = evalS;
   result.agreement_fake_vs_fixed = agree;
 } else {
-  log('calibration and QAT protocols skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)');
+  log(
+    'calibration and QAT protocols skipped (needs Fashion-MNIST and float weights: --float-weights FILE, or a full run that trains them)',
+  );
 }
 if (Object.keys(accuracy).length) result.accuracy = accuracy;
 

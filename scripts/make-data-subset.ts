@@ -29,7 +29,10 @@ function truncateIdx(bytes: Uint8Array, count: number): Uint8Array {
 }
 
 mkdirSync(values.out!, { recursive: true });
-for (const [prefix, n] of [['train', Number(values.train)], ['t10k', Number(values.test)]] as const) {
+for (const [prefix, n] of [
+  ['train', Number(values.train)],
+  ['t10k', Number(values.test)],
+] as const) {
   for (const kind of ['images-idx3', 'labels-idx1']) {
     const name = `${prefix}-${kind}-ubyte.gz`;
     const raw = gunzipSync(readFileSync(join(values.data!, name)));

@@ -8,7 +8,11 @@ export function takeBatch(data: Dataset, order: Int32Array | null, start: number
   const per = data.images.size / data.images.shape[0]!;
   if (!order) {
     return {
-      images: new Tensor({ data: imgs.subarray(start * per, (start + count) * per), shape: [count, ...data.images.shape.slice(1)], dtype: 'float32' }),
+      images: new Tensor({
+        data: imgs.subarray(start * per, (start + count) * per),
+        shape: [count, ...data.images.shape.slice(1)],
+        dtype: 'float32',
+      }),
       labels: new Tensor({ data: labs.subarray(start, start + count), shape: [count], dtype: 'int32' }),
     };
   }

@@ -1,4 +1,13 @@
 export { ReferenceNet, Block, type ReferenceNetOptions } from './reference-net.js';
-export { trainFloat, evaluate, predict, accuracyOf, agreement, type Dataset, type FloatTrainOptions, type FloatTrainResult } from './train.js';
+export {
+  trainFloat,
+  evaluate,
+  predict,
+  accuracyOf,
+  agreement,
+  type Dataset,
+  type FloatTrainOptions,
+  type FloatTrainResult,
+} from './train.js';
 export { takeBatch } from './batches.js';
 export { SUBSET_DIR, DEBIAN_FASHION_MNIST, resolveFullData, loadDataset } from './data.js';

@@ -49,7 +49,11 @@ export class InvertedBlock extends Module {
 
   constructor(cin: number, hidden: number, cout: number, stride: number, generator?: Generator) {
     super();
-    this.expand = new Sequential(new Conv2d(cin, hidden, 1, { bias: false, generator }), new BatchNorm2d(hidden), new Hardswish());
+    this.expand = new Sequential(
+      new Conv2d(cin, hidden, 1, { bias: false, generator }),
+      new BatchNorm2d(hidden),
+      new Hardswish(),
+    );
     this.depthwise = new Sequential(
       new Conv2d(hidden, hidden, 3, { stride, padding: 1, groups: hidden, bias: false, generator }),
       new BatchNorm2d(hidden),
@@ -90,7 +94,11 @@ export class MobileSeNet extends Module {
     super();
     const g = options.generator;
     this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = new Sequential(new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator: g }), new BatchNorm2d(16), new Hardswish());
+    this.stem = new Sequential(
+      new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator: g }),
+      new BatchNorm2d(16),
+      new Hardswish(),
+    );
     this.block1 = new InvertedBlock(16, 32, 24, 2, g);
     this.block2 = new InvertedBlock(24, 64, 32, 1, g);
     this.head = new Sequential(new Conv2d(32, 64, 1, { bias: false, generator: g }), new BatchNorm2d(64), new Tanh());

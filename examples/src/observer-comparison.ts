@@ -56,7 +56,6 @@ if (values.help) {
   process.exit(0);
 }
 
-
 const dir = values.data ?? SUBSET_DIR;
 const train = loadDataset(dir, 'train');
 const test = loadDataset(values['test-data'] ?? dir, 'test');
@@ -96,8 +95,14 @@ const extra = JSON.parse(values.options) as Record<string, Record<string, unknow
 
 setMarch('bayes');
 function calibrated(observer: string): Module {
-  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max', { observerOptions: extra[observer] ?? {} });
-  const model = prepareQatFx(float, { global: qconfig, moduleName: { fc: defaultQatOutQconfig } }, { onWarning: () => {} });
+  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max', {
+    observerOptions: extra[observer] ?? {},
+  });
+  const model = prepareQatFx(
+    float,
+    { global: qconfig, moduleName: { fc: defaultQatOutQconfig } },
+    { onWarning: () => {} },
+  );
   calibrate(model, batches);
   return model;
 }
@@ -127,13 +132,17 @@ for (const obs of observers) {
   models.set(obs, model);
   accuracy[obs] = evaluate(model, test);
   const d = (accuracy[obs]! - floatAcc) * 100;
-  console.log(`${obs.padEnd(10)} ${pct(accuracy[obs]!)}  (${d >= 0 ? '+' : ''}${d.toFixed(2)} vs float, calibration ${seconds.toFixed(1)} s)`);
+  console.log(
+    `${obs.padEnd(10)} ${pct(accuracy[obs]!)}  (${d >= 0 ? '+' : ''}${d.toFixed(2)} vs float, calibration ${seconds.toFixed(1)} s)`,
+  );
 }
 
 const thresholds: Record<string, Record<string, number>> = {};
 if (values.layers) {
   const names = [...activationFakeQuants(models.get(observers[0]!)!).keys()];
-  console.log(`\nthreshold (scale · (qmax - qmin) / 2) per activation fake-quant; absmax = largest |x| in the histograms`);
+  console.log(
+    `\nthreshold (scale · (qmax - qmin) / 2) per activation fake-quant; absmax = largest |x| in the histograms`,
+  );
   console.log(`${'fake-quant'.padEnd(44)} ${'absmax'.padStart(8)} ${observers.map((o) => o.padStart(10)).join(' ')}`);
   for (const name of names) {
     const row: Record<string, number> = {};
@@ -145,7 +154,9 @@ if (values.layers) {
       if (h && h.absMax > 0) absMax = Number.isNaN(absMax) ? h.absMax : Math.max(absMax, h.absMax);
     }
     thresholds[name] = row;
-    console.log(`${name.padEnd(44)} ${absMax.toPrecision(4).padStart(8)} ${observers.map((o) => row[o]!.toPrecision(4).padStart(10)).join(' ')}`);
+    console.log(
+      `${name.padEnd(44)} ${absMax.toPrecision(4).padStart(8)} ${observers.map((o) => row[o]!.toPrecision(4).padStart(10)).join(' ')}`,
+    );
   }
 }
 
@@ -166,10 +177,15 @@ if (values.swap) {
     const acc = evaluate(base, test);
     s[0] = kept;
     swaps[name] = acc - baseAcc;
-    console.log(`${name.padEnd(44)} ${(kept * half).toPrecision(4).padStart(8)} -> ${(theirs * half).toPrecision(4).padStart(8)}: ${((acc - baseAcc) * 100 >= 0 ? '+' : '') + ((acc - baseAcc) * 100).toFixed(2)} points`);
+    console.log(
+      `${name.padEnd(44)} ${(kept * half).toPrecision(4).padStart(8)} -> ${(theirs * half).toPrecision(4).padStart(8)}: ${((acc - baseAcc) * 100 >= 0 ? '+' : '') + ((acc - baseAcc) * 100).toFixed(2)} points`,
+    );
   }
 }
 
 if (values.json) {
-  writeFileSync(values.json, `${JSON.stringify({ float: floatAcc, accuracy, thresholds, swaps, swap: values.swap ?? null }, null, 2)}\n`);
+  writeFileSync(
+    values.json,
+    `${JSON.stringify({ float: floatAcc, accuracy, thresholds, swaps, swap: values.swap ?? null }, null, 2)}\n`,
+  );
 }

@@ -53,7 +53,12 @@ describe('docs/qat-guide.md', () => {
     const file = join(dir, 'flow.ts');
     writeFileSync(file, `${PRELUDE}\n${block}\nexport { calib, qat, fixed, calibrationBatches };\n`);
     const flow = (await import(file)) as { calib: Module; qat: Module; fixed: Module; calibrationBatches: Tensor[] };
-    const scales = (m: Module) => new Map(namedFakeQuants(m).filter(([n]) => !n.includes('weight')).map(([n, fq]) => [n, Array.from(fq.calculateQparams().scale)]));
+    const scales = (m: Module) =>
+      new Map(
+        namedFakeQuants(m)
+          .filter(([n]) => !n.includes('weight'))
+          .map(([n, fq]) => [n, Array.from(fq.calculateQparams().scale)]),
+      );
     const before = scales(flow.calib);
     expect(before.size).toBeGreaterThan(1);
     expect(scales(flow.qat)).toEqual(before);

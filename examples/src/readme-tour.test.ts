@@ -21,7 +21,12 @@ describe('the README API tour', () => {
     const file = join(dir, 'tour.ts');
     writeFileSync(file, `${tourBlock()}\nexport { qat, fixed, batches, logits };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const tour = (await import(file)) as { qat: { call(x: Tensor): unknown }; fixed: { call(x: Tensor): unknown }; batches: Tensor[]; logits: Tensor };
+    const tour = (await import(file)) as {
+      qat: { call(x: Tensor): unknown };
+      fixed: { call(x: Tensor): unknown };
+      batches: Tensor[];
+      logits: Tensor;
+    };
     const printed = log.mock.calls.map((c) => String(c[0]));
     log.mockRestore();
     // it printed the traced graph and the converted graph

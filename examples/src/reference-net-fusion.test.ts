@@ -52,13 +52,23 @@ describe('ReferenceNet fused', () => {
     ]);
     const add2 = gm.getSubmodule('layer2._generated_add_0') as ConvAddReLU2d; // the block's `y.add(s)`, fused at the add's generated name
     expect([add2.withAdd, add2.convFirst, add2.activation]).toEqual([true, true, 'relu']);
-    for (const p of ['stem.0', 'stem.1', 'layer1.conv1', 'layer1.bn1', 'layer2.conv2', 'layer2.bn2', 'layer2.relu2', 'layer3.short.0']) {
+    for (const p of [
+      'stem.0',
+      'stem.1',
+      'layer1.conv1',
+      'layer1.bn1',
+      'layer2.conv2',
+      'layer2.bn2',
+      'layer2.relu2',
+      'layer3.short.0',
+    ]) {
       expect(gm.getSubmodule(p), p).toBeInstanceOf(Identity);
     }
     const got = gm.call(x) as Tensor;
     const e = expected.values();
     const a = got.values();
-    for (let i = 0; i < e.length; i++) expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
+    for (let i = 0; i < e.length; i++)
+      expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
     // the float model is untouched
     expect(symbolicTrace(model).graph.findNodes({ op: 'call_module' })).toHaveLength(30);
   });
@@ -72,10 +82,13 @@ describe('ReferenceNet fused', () => {
     const imported = importOnnx(exportOnnxBytes(symbolicTrace(model), [x]));
     let applied: readonly { rule: string }[] = [];
     const gm = fuseFx(imported, { onFused: (a) => (applied = a) });
-    expect(applied.map((a) => a.rule).sort()).toEqual([...Array(4).fill('conv2d_bn_relu'), ...Array(3).fill('conv2d_bn_add_relu'), 'conv2d_bn', 'conv2d_bn'].sort());
+    expect(applied.map((a) => a.rule).sort()).toEqual(
+      [...Array(4).fill('conv2d_bn_relu'), ...Array(3).fill('conv2d_bn_add_relu'), 'conv2d_bn', 'conv2d_bn'].sort(),
+    );
     expect(gm.getSubmodule('_generated_add_1')).toBeInstanceOf(ConvAddReLU2d); // an imported graph is flat: the adds are the root's
     const e = model.call(x).values();
     const a = (gm.call(x) as Tensor).values();
-    for (let i = 0; i < e.length; i++) expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
+    for (let i = 0; i < e.length; i++)
+      expect(Math.abs(a[i]! - e[i]!)).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(e[i]!)));
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findMatches, RuleTable, symbolicTrace } from '@qtk/ir';
 import { BatchNorm2d, Conv2d, Linear, ReLU } from '@qtk/nn';
-import { Generator, Tensor, randn } from '@qtk/tensor';
+import { Generator, type Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { exportOnnx, exportOnnxBytes, importOnnx } from '@qtk/onnx';
 import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
@@ -62,13 +62,19 @@ describe('export then import', () => {
   });
 
   it('onnxruntime-node (CPU) runs the exported file within 1e-4 of QTK', async () => {
-    const session = await ort.InferenceSession.create(readFileSync(path), { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(readFileSync(path), {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
     expect(session.inputNames).toEqual(['x']);
     expect(session.outputNames).toEqual(['output']);
     for (const batch of [3, 2]) {
       const xb = randn([batch, 1, 28, 28], { generator: new Generator(20 + batch) });
       const want = gm.call(xb) as Tensor;
-      const res = await session.run({ x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape) });
+      const res = await session.run({
+        x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape),
+      });
       const got = res.output!.data as Float32Array;
       expect(res.output!.dims).toEqual([batch, 10]);
       const maxDiff = Math.max(...Array.from(want.values() as Float32Array, (v, i) => Math.abs(v - got[i]!)));
@@ -97,8 +103,13 @@ describe('imported graphs work with the rule engine like traced ones', () => {
   it('a conv-bn-relu pattern matches the same places in the traced and the imported ReferenceNet', () => {
     const gm = symbolicTrace(new ReferenceNet({ generator: new Generator(3) }).eval());
     const back = importOnnx(exportOnnxBytes(gm, [randn([2, 1, 28, 28])]));
-    const table = new RuleTable('t', [{ name: 'conv_bn_relu', pattern: [ReLU, [BatchNorm2d, Conv2d]], apply: () => undefined }]);
-    const roots = (m: typeof gm) => findMatches(m, table).map((x) => x.match.root.name).sort();
+    const table = new RuleTable('t', [
+      { name: 'conv_bn_relu', pattern: [ReLU, [BatchNorm2d, Conv2d]], apply: () => undefined },
+    ]);
+    const roots = (m: typeof gm) =>
+      findMatches(m, table)
+        .map((x) => x.match.root.name)
+        .sort();
     expect(roots(back)).toEqual(roots(gm));
     expect(roots(back).length).toBe(4);
   });

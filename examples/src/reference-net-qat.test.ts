@@ -29,14 +29,19 @@ describe('the reference network prepared for QAT', () => {
     const x = randn([4, 1, 28, 28], { generator: g }).clamp(-1, 1);
     const want = noGrad(() => model.call(x));
 
-    const traced = prepareQatFx(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
+    const traced = prepareQatFx(
+      model,
+      { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+      { march: 'bayes' },
+    );
     const imported = prepareQatFx(
       importOnnx(exportOnnxBytes(symbolicTrace(model), [x])),
       { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
       { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } },
     );
     // 9 fused convs + fc (+ the input stub) are QAT modules in both
-    const qatModules = (gm: typeof traced) => gm.modules().filter((m) => m instanceof QatModule && m.weightFakeQuant).length;
+    const qatModules = (gm: typeof traced) =>
+      gm.modules().filter((m) => m instanceof QatModule && m.weightFakeQuant).length;
     expect(qatModules(traced)).toBe(10);
     expect(qatModules(imported)).toBe(10);
     expect(namedFakeQuants(imported).length).toBe(namedFakeQuants(traced).length);

@@ -41,7 +41,9 @@ if (values.help) {
 
 const full = values.data === 'debian' ? resolveFullData() : values.data;
 if (values.data === 'debian' && !full) {
-  console.error('error: --data debian: /usr/share/datasets/fashion-mnist not found; apt-get install dataset-fashion-mnist or pass --data DIR');
+  console.error(
+    'error: --data debian: /usr/share/datasets/fashion-mnist not found; apt-get install dataset-fashion-mnist or pass --data DIR',
+  );
   process.exit(2);
 }
 const dir = full ?? SUBSET_DIR;

@@ -78,7 +78,11 @@ export function trainFloat(model: Module, data: Dataset, options: FloatTrainOpti
 }
 
 /** Top-1 class of every image in eval mode, batch 500 as in the eval protocol. */
-export function predict(model: Module, data: Dataset, options: { batchSize?: number; progress?: boolean; label?: string } = {}): Int32Array {
+export function predict(
+  model: Module,
+  data: Dataset,
+  options: { batchSize?: number; progress?: boolean; label?: string } = {},
+): Int32Array {
   const batchSize = options.batchSize ?? 500;
   const n = data.images.shape[0]!;
   const wasTraining = model.training;
@@ -99,7 +103,11 @@ export function predict(model: Module, data: Dataset, options: { batchSize?: num
 }
 
 /** Top-1 accuracy in eval mode, batch 500 as in the eval protocol. */
-export function evaluate(model: Module, data: Dataset, options: { batchSize?: number; progress?: boolean; label?: string } = {}): number {
+export function evaluate(
+  model: Module,
+  data: Dataset,
+  options: { batchSize?: number; progress?: boolean; label?: string } = {},
+): number {
   return accuracyOf(predict(model, data, options), data);
 }
 

@@ -15,7 +15,12 @@ describe('agreement of the fixed-point with the fake-quant model', () => {
     ['NaN in the fake-quant output', t(1, NaN), t(1, 2), /the fake-quant model gives non-finite outputs/],
     ['NaN first, then a finite difference', t(NaN, 0), t(0, 5), /the fake-quant model gives non-finite outputs/],
     ['+Infinity', t(Infinity), t(1), /the fake-quant model gives non-finite outputs/],
-    ['outputs of different sizes', t(1, 2), t(1), /the fixed-point model gives 1 output values on the first calibration batch, the fake-quant model 2/],
+    [
+      'outputs of different sizes',
+      t(1, 2),
+      t(1),
+      /the fixed-point model gives 1 output values on the first calibration batch, the fake-quant model 2/,
+    ],
   ])('%s: an error naming the model (never "NaN"), with the warnings', (_what, fq, fp, want) => {
     let err: unknown;
     try {

@@ -6,12 +6,19 @@ import { CliError } from './io.js';
  * different sizes, leave the agreement unmeasurable: a CliError naming `model` (with the warnings
  * gathered so far, which usually say why), so no such model is written.
  */
-export function agreement(fakeQuant: Tensor, fixedPoint: Tensor, model: string, warnings: readonly string[] = []): number {
+export function agreement(
+  fakeQuant: Tensor,
+  fixedPoint: Tensor,
+  model: string,
+  warnings: readonly string[] = [],
+): number {
   const a = fakeQuant.values();
   const b = fixedPoint.values();
   const also = warnings.length ? `\nwarnings:\n${warnings.map((w) => `  - ${w}`).join('\n')}` : '';
   if (a.length !== b.length) {
-    throw new CliError(`cannot quantize ${model}: the fixed-point model gives ${b.length} output values on the first calibration batch, the fake-quant model ${a.length}; nothing written${also}`);
+    throw new CliError(
+      `cannot quantize ${model}: the fixed-point model gives ${b.length} output values on the first calibration batch, the fake-quant model ${a.length}; nothing written${also}`,
+    );
   }
   let maxDiff = 0;
   for (let i = 0; i < a.length; i++) maxDiff = Math.max(maxDiff, Math.abs(Number(a[i]) - Number(b[i])));

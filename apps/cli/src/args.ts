@@ -68,7 +68,8 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
         help = true;
         continue;
       }
-      if (a.startsWith('-') && a.length > 1 && Number.isNaN(Number(a))) throw usageError(spec.name, `unknown option '${a}' (options are written --name)`);
+      if (a.startsWith('-') && a.length > 1 && Number.isNaN(Number(a)))
+        throw usageError(spec.name, `unknown option '${a}' (options are written --name)`);
       positionals.push(a);
       continue;
     }
@@ -76,7 +77,9 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
     const name = a.slice(2, eq < 0 ? undefined : eq);
     const o = all[name];
     if (!o) {
-      const known = Object.keys(all).map((k) => `--${k}`).join(', ');
+      const known = Object.keys(all)
+        .map((k) => `--${k}`)
+        .join(', ');
       throw usageError(spec.name, `unknown option '--${name}' for 'qtk ${spec.name}' (known: ${known})`);
     }
     if (o.type === 'boolean') {
@@ -90,7 +93,8 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
     if (eq >= 0) value = a.slice(eq + 1);
     else {
       value = argv[i + 1];
-      if (value === undefined || (value.startsWith('--') && value.length > 2)) throw usageError(spec.name, `option '--${name}' needs a value${o.value ? ` (${o.value})` : ''}`);
+      if (value === undefined || (value.startsWith('--') && value.length > 2))
+        throw usageError(spec.name, `option '--${name}' needs a value${o.value ? ` (${o.value})` : ''}`);
       i++;
     }
     if (o.type === 'number') {
@@ -106,7 +110,10 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       throw usageError(spec.name, `missing argument${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
     }
     if (positionals.length > spec.positionals.length) {
-      throw usageError(spec.name, `unexpected argument '${positionals[spec.positionals.length]}' (takes ${spec.positionals.map((p) => p.name).join(' ') || 'no positional arguments'})`);
+      throw usageError(
+        spec.name,
+        `unexpected argument '${positionals[spec.positionals.length]}' (takes ${spec.positionals.map((p) => p.name).join(' ') || 'no positional arguments'})`,
+      );
     }
   }
   return { positionals, options, help, verbose };
@@ -122,13 +129,17 @@ export function rangeText(o: OptionSpec): string {
 }
 
 function checkRange(command: string, name: string, o: OptionSpec, v: number, text: string): void {
-  const bad = (o.integer && !Number.isInteger(v)) || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max);
+  const bad =
+    (o.integer && !Number.isInteger(v)) || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max);
   if (bad) throw usageError(command, `option '--${name}' must be ${rangeText(o)}, got '${text}'`);
 }
 
 /** The --help text of a command. */
 export function formatHelp(spec: CommandSpec): string {
-  const usage = `usage: qtk ${spec.name} ${spec.positionals.map((p) => p.name).join(' ')} [options]`.replace(/\s+\[/, ' [');
+  const usage = `usage: qtk ${spec.name} ${spec.positionals.map((p) => p.name).join(' ')} [options]`.replace(
+    /\s+\[/,
+    ' [',
+  );
   const lines = [usage, '', spec.summary, ''];
   if (spec.positionals.length) {
     lines.push('arguments:');

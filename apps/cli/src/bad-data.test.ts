@@ -39,14 +39,47 @@ beforeAll(() => {
 
 describe('bad calibration files: an error naming the file (exit 1), nothing written', () => {
   const cases: [string, (dir: string) => void, (dir: string) => string][] = [
-    ['a .npy with zero samples', (d) => writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0))), (d) => `${join(d, 'z.npy')} holds no samples: its array of shape [0, 1, 28, 28] is empty`],
-    ['a .npy with a zero-size dimension', (d) => writeFileSync(join(d, 'z.npy'), npyBytes([1, 0, 28], new Float32Array(0))), (d) => `${join(d, 'z.npy')} holds no samples`],
-    ['a directory named *.npy', (d) => mkdirSync(join(d, 'dir.npy')), (d) => `calibration sample '${join(d, 'dir.npy')}' is a directory, not a file`],
-    ['a broken symbolic link named *.npy', (d) => symlinkSync(join(d, 'missing-target.npy'), join(d, 'link.npy')), (d) => `calibration sample '${join(d, 'link.npy')}' is a broken symbolic link`],
-    ['a directory named *.png', (d) => mkdirSync(join(d, 'img.png')), (d) => `calibration sample '${join(d, 'img.png')}' is a directory, not a file`],
-    ['a NaN in one row of a batch', (d) => writeFileSync(join(d, 'n.npy'), npyBytes([3, 1, 28, 28], withValue(3, 784 + 5, NaN))), (d) => `${join(d, 'n.npy')}: sample 1 (row 1 of axis 0) holds 1 non-finite value(s) (NaN or ±Infinity) of 784; fix the data or pass --skip-nonfinite`],
-    ['+Infinity in a single sample', (d) => writeFileSync(join(d, 'i.npy'), npyBytes([1, 28, 28], withValue(1, 7, Infinity))), (d) => `${join(d, 'i.npy')}: its sample holds 1 non-finite value(s)`],
-    ['all-NaN samples', (d) => writeFileSync(join(d, 'nan.npy'), npyBytes([4, 1, 28, 28], filled(4, NaN))), (d) => `${join(d, 'nan.npy')}: sample 0 (row 0 of axis 0) holds 784 non-finite value(s)`],
+    [
+      'a .npy with zero samples',
+      (d) => writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0))),
+      (d) => `${join(d, 'z.npy')} holds no samples: its array of shape [0, 1, 28, 28] is empty`,
+    ],
+    [
+      'a .npy with a zero-size dimension',
+      (d) => writeFileSync(join(d, 'z.npy'), npyBytes([1, 0, 28], new Float32Array(0))),
+      (d) => `${join(d, 'z.npy')} holds no samples`,
+    ],
+    [
+      'a directory named *.npy',
+      (d) => mkdirSync(join(d, 'dir.npy')),
+      (d) => `calibration sample '${join(d, 'dir.npy')}' is a directory, not a file`,
+    ],
+    [
+      'a broken symbolic link named *.npy',
+      (d) => symlinkSync(join(d, 'missing-target.npy'), join(d, 'link.npy')),
+      (d) => `calibration sample '${join(d, 'link.npy')}' is a broken symbolic link`,
+    ],
+    [
+      'a directory named *.png',
+      (d) => mkdirSync(join(d, 'img.png')),
+      (d) => `calibration sample '${join(d, 'img.png')}' is a directory, not a file`,
+    ],
+    [
+      'a NaN in one row of a batch',
+      (d) => writeFileSync(join(d, 'n.npy'), npyBytes([3, 1, 28, 28], withValue(3, 784 + 5, NaN))),
+      (d) =>
+        `${join(d, 'n.npy')}: sample 1 (row 1 of axis 0) holds 1 non-finite value(s) (NaN or ±Infinity) of 784; fix the data or pass --skip-nonfinite`,
+    ],
+    [
+      '+Infinity in a single sample',
+      (d) => writeFileSync(join(d, 'i.npy'), npyBytes([1, 28, 28], withValue(1, 7, Infinity))),
+      (d) => `${join(d, 'i.npy')}: its sample holds 1 non-finite value(s)`,
+    ],
+    [
+      'all-NaN samples',
+      (d) => writeFileSync(join(d, 'nan.npy'), npyBytes([4, 1, 28, 28], filled(4, NaN))),
+      (d) => `${join(d, 'nan.npy')}: sample 0 (row 0 of axis 0) holds 784 non-finite value(s)`,
+    ],
   ];
   it.each(cases)('%s', async (_what, add, message) => {
     const dir = folder(add);
@@ -62,23 +95,52 @@ describe('bad calibration files: an error naming the file (exit 1), nothing writ
     const dir = folder((d) => writeFileSync(join(d, 'nan.npy'), npyBytes([4, 1, 28, 28], filled(4, NaN))), false);
     const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'), '--skip-nonfinite');
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('qtk: error: no sample is left: all 4 sample(s) read hold non-finite values (NaN or ±Infinity)\n');
+    expect(r.stderr).toBe(
+      'qtk: error: no sample is left: all 4 sample(s) read hold non-finite values (NaN or ±Infinity)\n',
+    );
   });
 });
 
 describe('bad evaluation files and labels: an error naming the file (exit 1)', () => {
   const cases: [string, (dir: string) => string[], (dir: string) => string][] = [
     ['--labels is a directory', (d) => ['--labels', d], (d) => `labels file '${d}' is a directory, not a file`],
-    ['DIR/labels.txt is a directory', (d) => (mkdirSync(join(d, 'labels.txt')), []), (d) => `labels file '${join(d, 'labels.txt')}' is a directory, not a file`],
-    ['--labels is a broken symbolic link', (d) => (symlinkSync(join(d, 'gone.txt'), join(d, 'l.txt')), ['--labels', join(d, 'l.txt')]), (d) => `labels file '${join(d, 'l.txt')}' is a broken symbolic link`],
-    ['a .npy with zero samples', (d) => (writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0))), ['--labels', labels]), (d) => `${join(d, 'z.npy')} holds no samples`],
-    ['a directory named *.npy', (d) => (mkdirSync(join(d, 'dir.npy')), ['--labels', labels]), (d) => `data sample '${join(d, 'dir.npy')}' is a directory, not a file`],
+    [
+      'DIR/labels.txt is a directory',
+      (d) => (mkdirSync(join(d, 'labels.txt')), []),
+      (d) => `labels file '${join(d, 'labels.txt')}' is a directory, not a file`,
+    ],
+    [
+      '--labels is a broken symbolic link',
+      (d) => (symlinkSync(join(d, 'gone.txt'), join(d, 'l.txt')), ['--labels', join(d, 'l.txt')]),
+      (d) => `labels file '${join(d, 'l.txt')}' is a broken symbolic link`,
+    ],
+    [
+      'a .npy with zero samples',
+      (d) => (writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0))), ['--labels', labels]),
+      (d) => `${join(d, 'z.npy')} holds no samples`,
+    ],
+    [
+      'a directory named *.npy',
+      (d) => (mkdirSync(join(d, 'dir.npy')), ['--labels', labels]),
+      (d) => `data sample '${join(d, 'dir.npy')}' is a directory, not a file`,
+    ],
     [
       'a binary --labels file: the bad line is shortened and escaped',
-      (d) => (writeFileSync(join(d, 'bin.txt'), Buffer.concat([Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0, 7, 0xff]), Buffer.alloc(300, 0x41)])), ['--labels', join(d, 'bin.txt')]),
-      (d) => `${join(d, 'bin.txt')}, label 1: '\\u001b[2J\\u0000\\u0007\\ufffd${'A'.repeat(33)}...' is not a class index`,
+      (d) => (
+        writeFileSync(
+          join(d, 'bin.txt'),
+          Buffer.concat([Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0, 7, 0xff]), Buffer.alloc(300, 0x41)]),
+        ),
+        ['--labels', join(d, 'bin.txt')]
+      ),
+      (d) =>
+        `${join(d, 'bin.txt')}, label 1: '\\u001b[2J\\u0000\\u0007\\ufffd${'A'.repeat(33)}...' is not a class index`,
     ],
-    ['a NaN sample', (d) => (writeFileSync(join(d, 'n.npy'), npyBytes([2, 1, 28, 28], withValue(2, 3, NaN))), ['--labels', labels]), (d) => `${join(d, 'n.npy')}: sample 0 (row 0 of axis 0) holds 1 non-finite value(s)`],
+    [
+      'a NaN sample',
+      (d) => (writeFileSync(join(d, 'n.npy'), npyBytes([2, 1, 28, 28], withValue(2, 3, NaN))), ['--labels', labels]),
+      (d) => `${join(d, 'n.npy')}: sample 0 (row 0 of axis 0) holds 1 non-finite value(s)`,
+    ],
   ];
   it.each(cases)('%s', async (_what, add, message) => {
     let extra: string[] = [];
@@ -95,11 +157,15 @@ describe('calibration data that says little is never silent', () => {
   const warningsOf = (stdout: string) => Number(/^warnings:\s+(\d+)/m.exec(stdout)?.[1]);
 
   it('--skip-nonfinite leaves such samples out and counts them in the summary', async () => {
-    const dir = folder((d) => writeFileSync(join(d, 'n.npy'), npyBytes([3, 1, 28, 28], withValue(3, 784 + 5, -Infinity))));
+    const dir = folder((d) =>
+      writeFileSync(join(d, 'n.npy'), npyBytes([3, 1, 28, 28], withValue(3, 784 + 5, -Infinity))),
+    );
     const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'), '--skip-nonfinite');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`calibration: 4 samples of shape [1, 28, 28] from 2 file(s) in ${dir}; 1 sample(s) holding NaN or ±Infinity left out\n`);
+    expect(r.stdout).toContain(
+      `calibration: 4 samples of shape [1, 28, 28] from 2 file(s) in ${dir}; 1 sample(s) holding NaN or ±Infinity left out\n`,
+    );
   });
 
   it('all-zero data with --input-scale auto: warnings naming the constant data and the fake-quants that saw only zeros', async () => {
@@ -108,7 +174,9 @@ describe('calibration data that says little is never silent', () => {
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBeGreaterThanOrEqual(2);
     expect(r.stdout).toContain('  - the calibration data is constant (every value is 0)');
-    expect(r.stdout).toMatch(/  - calibration: fake-quant '[^']+' saw only zeros \(or values too close to zero for its dtype\)/);
+    expect(r.stdout).toMatch(
+      / {2}- calibration: fake-quant '[^']+' saw only zeros \(or values too close to zero for its dtype\)/,
+    );
   });
 
   it('constant nonzero data: a warning', async () => {

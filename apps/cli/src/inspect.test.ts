@@ -71,7 +71,9 @@ describe('qtk inspect', () => {
   it('lists every node bernoulli2 cannot convert, with exit code 1', async () => {
     const r = await run('inspect', bad, '--march', 'bernoulli2');
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("3 of 6 nodes supported on 'bernoulli2'; unsupported: 3 node(s) of 3 op type(s) (LeakyRelu, Abs, Softmax)");
+    expect(r.stdout).toContain(
+      "3 of 6 nodes supported on 'bernoulli2'; unsupported: 3 node(s) of 3 op type(s) (LeakyRelu, Abs, Softmax)",
+    );
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual([
       "unsupported on 'bernoulli2': lrelu (LeakyRelu): op 'LeakyRelu' is not in the capability table",

@@ -67,6 +67,7 @@ function reportError(e: unknown, io: CliIo, verbose: boolean): number {
   const expected = err instanceof CliError || QtkError.isInstance(err);
   io.err(`qtk: error: ${err.message}\n`);
   if (verbose) io.err(`${err.stack ?? ''}\n`);
-  else if (!expected) io.err('(an unexpected error: run again with --verbose for the stack trace, and please report it)\n');
+  else if (!expected)
+    io.err('(an unexpected error: run again with --verbose for the stack trace, and please report it)\n');
   return err instanceof CliError ? err.exitCode : 1;
 }

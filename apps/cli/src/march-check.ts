@@ -42,8 +42,14 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
   let prepared: GraphModule | null = null;
   let prepareError: string | undefined;
   try {
-    prepared = prepareQatFx(gm, { global: defaultQatQconfig }, { march, inputQuantStubs: { scale: 1 / 128 }, onWarning: (m) => warnings.push(m) });
-    calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], { onWarning: (m) => warnings.push(m) });
+    prepared = prepareQatFx(
+      gm,
+      { global: defaultQatQconfig },
+      { march, inputQuantStubs: { scale: 1 / 128 }, onWarning: (m) => warnings.push(m) },
+    );
+    calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], {
+      onWarning: (m) => warnings.push(m),
+    });
   } catch (e) {
     prepareError = (e as Error).message;
     prepared = null;

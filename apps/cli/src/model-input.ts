@@ -28,11 +28,16 @@ export function loadOnnx(path: string, maxElements?: unknown): OnnxGraphModule {
   try {
     gm = importOnnx(path, maxElements !== undefined ? { maxElements: Number(maxElements) } : {});
   } catch (e) {
-    if (e instanceof OnnxLimitError) throw new CliError(`${e.message}\nin qtk, raise the budget with --max-elements N for a model you trust`, { cause: e });
+    if (e instanceof OnnxLimitError)
+      throw new CliError(`${e.message}\nin qtk, raise the budget with --max-elements N for a model you trust`, {
+        cause: e,
+      });
     throw e;
   }
   if (gm.inputSpecs.length !== 1) {
-    throw new CliError(`${path}: the model has ${gm.inputSpecs.length} inputs (${gm.inputSpecs.map((s) => s.onnxName).join(', ')}); qtk handles models with one input`);
+    throw new CliError(
+      `${path}: the model has ${gm.inputSpecs.length} inputs (${gm.inputSpecs.map((s) => s.onnxName).join(', ')}); qtk handles models with one input`,
+    );
   }
   return gm;
 }
@@ -41,7 +46,9 @@ export function loadOnnx(path: string, maxElements?: unknown): OnnxGraphModule {
 export function parseShape(text: string, option: string): number[] {
   const dims = text.split(/[,x×]/).map((d) => Number(d.trim()));
   if (dims.length === 0 || dims.some((d) => !Number.isInteger(d) || d <= 0)) {
-    throw new CliError(`${option} must be positive integers separated by commas (e.g. 1,1,28,28), got '${text}'`, { exitCode: 2 });
+    throw new CliError(`${option} must be positive integers separated by commas (e.g. 1,1,28,28), got '${text}'`, {
+      exitCode: 2,
+    });
   }
   return dims;
 }
@@ -57,7 +64,8 @@ export function parseSize(text: string): [number, number] {
 /** Parses '0.5' or '0.485,0.456,0.406'. */
 export function parseFloats(text: string, option: string): number[] {
   const v = text.split(',').map((d) => Number(d.trim()));
-  if (v.some((x) => !Number.isFinite(x))) throw new CliError(`${option} must be numbers separated by commas, got '${text}'`, { exitCode: 2 });
+  if (v.some((x) => !Number.isFinite(x)))
+    throw new CliError(`${option} must be numbers separated by commas, got '${text}'`, { exitCode: 2 });
   return v;
 }
 
@@ -68,11 +76,15 @@ const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join('
  * the ONNX declaration, refined by --input-shape (which must agree with the declared dims).
  */
 export function sampleShapeOf(gm: GraphModule, inputShape?: readonly number[]): (number | null)[] {
-  const declared = gm instanceof OnnxGraphModule ? gm.inputSpecs[0]?.shape ?? null : null;
+  const declared = gm instanceof OnnxGraphModule ? (gm.inputSpecs[0]?.shape ?? null) : null;
   if (inputShape) {
     if (declared) {
-      const bad = declared.length !== inputShape.length || declared.some((d, i) => i > 0 && d !== null && d !== inputShape[i]);
-      if (bad) throw new CliError(`wrong input shape: --input-shape ${fmt(inputShape)} does not match the model's input ${fmt(declared)} ('?' = any size)`);
+      const bad =
+        declared.length !== inputShape.length || declared.some((d, i) => i > 0 && d !== null && d !== inputShape[i]);
+      if (bad)
+        throw new CliError(
+          `wrong input shape: --input-shape ${fmt(inputShape)} does not match the model's input ${fmt(declared)} ('?' = any size)`,
+        );
     }
     return inputShape.slice(1);
   }

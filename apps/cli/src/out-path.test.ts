@@ -1,5 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core';
 import { Generator, rand } from '@qtk/tensor';
@@ -18,7 +28,10 @@ beforeAll(() => {
   modelBytes = readFileSync(model);
   calib = join(dir, 'calib');
   mkdirSync(calib);
-  writeFileSync(join(calib, 'batch.npy'), npyBytes([4, 1, 28, 28], rand([4, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
+  writeFileSync(
+    join(calib, 'batch.npy'),
+    npyBytes([4, 1, 28, 28], rand([4, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
+  );
 });
 
 const quantize = (out: string) => run('quantize', model, '--calib', calib, '--out', out);

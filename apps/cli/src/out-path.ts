@@ -27,7 +27,10 @@ export function checkOutPath(out: string, inputs: readonly { path: string; what:
   for (const input of inputs) {
     const s = statOrNull(input.path);
     if (s && s.dev === target.dev && s.ino === target.ino) {
-      throw new CliError(`${option} '${out}' is the ${input.what} '${input.path}': saving there would overwrite it; choose another file`, { exitCode: 2 });
+      throw new CliError(
+        `${option} '${out}' is the ${input.what} '${input.path}': saving there would overwrite it; choose another file`,
+        { exitCode: 2 },
+      );
     }
   }
 }

@@ -34,8 +34,15 @@ beforeAll(() => {
   bad = writeOnnx(join(dir, 'bad.onnx'), new BadForBernoulli2(g));
   calib = join(dir, 'calib');
   mkdirSync(calib);
-  for (let i = 0; i < 3; i++) writeFileSync(join(calib, `s${i}.npy`), npyBytes([1, 28, 28], rand([1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
-  writeFileSync(join(calib, 'batch.npy'), npyBytes([5, 1, 28, 28], rand([5, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array));
+  for (let i = 0; i < 3; i++)
+    writeFileSync(
+      join(calib, `s${i}.npy`),
+      npyBytes([1, 28, 28], rand([1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
+    );
+  writeFileSync(
+    join(calib, 'batch.npy'),
+    npyBytes([5, 1, 28, 28], rand([5, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
+  );
   // a greyscale 28×28 gradient and an RGB 32×32 image (resized)
   const grey = new Uint8Array(28 * 28 * 4);
   for (let i = 0; i < 28 * 28; i++) grey.fill(i % 256, 4 * i, 4 * i + 3), (grey[4 * i + 3] = 255);
@@ -48,7 +55,10 @@ beforeAll(() => {
   const x = rand([20, 1, 28, 28], { low: -1, high: 1, generator: g });
   writeFileSync(join(evalDir, 'a.npy'), npyBytes([12, 1, 28, 28], (x.values() as Float32Array).subarray(0, 12 * 784)));
   writeFileSync(join(evalDir, 'b.npy'), npyBytes([8, 1, 28, 28], (x.values() as Float32Array).subarray(12 * 784)));
-  writeFileSync(join(evalDir, 'labels.txt'), Array.from({ length: 20 }, (_, i) => String((i * 7) % 10)).join('\n') + '\n');
+  writeFileSync(
+    join(evalDir, 'labels.txt'),
+    Array.from({ length: 20 }, (_, i) => String((i * 7) % 10)).join('\n') + '\n',
+  );
 });
 
 function evalInputs(): { x: Tensor; labels: number[] } {
@@ -63,7 +73,24 @@ function evalInputs(): { x: Tensor; labels: number[] } {
 describe('qtk quantize and qtk eval', () => {
   it('quantizes from .npy and PNG files, writes a fixed-point model file and summarises it', async () => {
     const out = join(dir, 'tiny-bayes.qtk');
-    const r = await run('quantize', tiny, '--calib', calib, '--march', 'bayes', '--observer', 'mse', '--out', out, '--mean', '0.5', '--std', '0.5', '--batch', '4');
+    const r = await run(
+      'quantize',
+      tiny,
+      '--calib',
+      calib,
+      '--march',
+      'bayes',
+      '--observer',
+      'mse',
+      '--out',
+      out,
+      '--mean',
+      '0.5',
+      '--std',
+      '0.5',
+      '--batch',
+      '4',
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // 3 single samples + a batch of 5 + 2 images
@@ -76,7 +103,12 @@ describe('qtk quantize and qtk eval', () => {
     const loaded = loadModelFileSync(out);
     expect(loaded.kind).toBe('fixed-point');
     expect(loaded.march).toBe('bayes');
-    expect(loaded.meta).toMatchObject({ march: 'bayes', observer: 'mse', inputShape: [null, 1, 28, 28], preprocess: { mean: [0.5], std: [0.5] } });
+    expect(loaded.meta).toMatchObject({
+      march: 'bayes',
+      observer: 'mse',
+      inputShape: [null, 1, 28, 28],
+      preprocess: { mean: [0.5], std: [0.5] },
+    });
     const converted = [...loaded.model.graph.nodes].filter((n) => n.op === 'call_module').length;
     // quantize stub, conv+relu, pool, flatten, fc
     expect(converted).toBe(5);
@@ -101,7 +133,18 @@ describe('qtk quantize and qtk eval', () => {
 
   it('evaluates on IDX files (the repository subset) like a direct evaluation', async () => {
     const out = join(dir, 'tiny-b2.qtk');
-    const q = await run('quantize', tiny, '--calib', calib, '--march', 'bernoulli2', '--out', out, '--input-scale', 'auto');
+    const q = await run(
+      'quantize',
+      tiny,
+      '--calib',
+      calib,
+      '--march',
+      'bernoulli2',
+      '--out',
+      out,
+      '--input-scale',
+      'auto',
+    );
     expect(q.code).toBe(0);
     expect(q.stdout).toMatch(/^march:\s+bernoulli2$/m);
     const d = loadFashionMnist(SUBSET, { split: 'test', limit: 300 });
@@ -115,10 +158,17 @@ describe('qtk quantize and qtk eval', () => {
 
   it('evaluates QAT and float model files like a direct evaluation', async () => {
     const float = importOnnx(tiny);
-    const qat = prepareQatFx(float, { global: defaultQatQconfig }, { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } });
+    const qat = prepareQatFx(
+      float,
+      { global: defaultQatQconfig },
+      { march: 'bayes', inputQuantStubs: { scale: 1 / 128 } },
+    );
     calibrate(qat, [rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) })]);
     const { x, labels } = evalInputs();
-    for (const [kind, model] of [['qat', qat], ['float', float]] as const) {
+    for (const [kind, model] of [
+      ['qat', qat],
+      ['float', float],
+    ] as const) {
       const path = join(dir, `tiny-${kind}.qtk`);
       saveModelFileSync(model, path, { kind, meta: { inputShape: [null, 1, 28, 28] } });
       const want = correct(loadModelFileSync(path).model, x, labels);
@@ -153,10 +203,30 @@ describe('qtk quantize and qtk eval', () => {
     expect(pool.inputNodes.map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Dequantize']);
     expect([...pool.users].map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Quantize']);
     // the same ops bernoulli2 cannot convert, kept float by name: only the functional abs is left
-    const bad2 = await run('quantize', bad, '--calib', calib, '--march', 'bernoulli2', '--out', join(dir, 'bad2.qtk'), '--keep-float', 'lrelu,sm');
+    const bad2 = await run(
+      'quantize',
+      bad,
+      '--calib',
+      calib,
+      '--march',
+      'bernoulli2',
+      '--out',
+      join(dir, 'bad2.qtk'),
+      '--keep-float',
+      'lrelu,sm',
+    );
     expect(bad2.code).toBe(1);
     expect(bad2.stderr).toContain("march 'bernoulli2' cannot convert 1 node(s):\n  - abs: abs");
-    const typo = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'typo.qtk'), '--keep-float', 'pool,conv9');
+    const typo = await run(
+      'quantize',
+      tiny,
+      '--calib',
+      calib,
+      '--out',
+      join(dir, 'typo.qtk'),
+      '--keep-float',
+      'pool,conv9',
+    );
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("--keep-float: no module named 'conv9' in the model; its modules are: ");
     expect(typo.stderr).toContain('pool');
@@ -177,11 +247,15 @@ describe('qtk quantize and qtk eval', () => {
     const out = join(dir, 'never.qtk');
     const shape = await run('quantize', tiny, '--calib', wrong, '--out', out);
     expect(shape.code).toBe(1);
-    expect(shape.stderr).toContain(`wrong input shape: ${join(wrong, 'x.npy')} has shape [1, 32, 32], but the model takes samples of shape [1, 28, 28]`);
+    expect(shape.stderr).toContain(
+      `wrong input shape: ${join(wrong, 'x.npy')} has shape [1, 32, 32], but the model takes samples of shape [1, 28, 28]`,
+    );
 
     const given = await run('quantize', tiny, '--calib', calib, '--out', out, '--input-shape', '1,3,28,28');
     expect(given.code).toBe(1);
-    expect(given.stderr).toContain("wrong input shape: --input-shape [1, 3, 28, 28] does not match the model's input [?, 1, 28, 28]");
+    expect(given.stderr).toContain(
+      "wrong input shape: --input-shape [1, 3, 28, 28] does not match the model's input [?, 1, 28, 28]",
+    );
 
     const size = await run('quantize', tiny, '--calib', calib, '--out', out, '--size', '32x32');
     expect(size.code).toBe(1);

@@ -78,7 +78,8 @@ function count(flag: string, v: string | undefined, min: number): number | null 
 function positive(flag: string, v: string | undefined): number | null {
   if (v === undefined) return null;
   const x = Number(v);
-  if (v.trim() === '' || !Number.isFinite(x) || x <= 0) throw new DemoArgsError(`--${flag} expects a positive number, got '${v}'`);
+  if (v.trim() === '' || !Number.isFinite(x) || x <= 0)
+    throw new DemoArgsError(`--${flag} expects a positive number, got '${v}'`);
   return x;
 }
 
@@ -125,7 +126,8 @@ export function parseDemoArgs(argv: string[]): DemoOptions | 'help' {
   for (const f of ['out', 'data', 'weights'] as const) {
     if (values[f] !== undefined && String(values[f]).trim() === '') throw new DemoArgsError(`--${f} needs a path`);
   }
-  if (values.weights !== undefined && values['train-float']) throw new DemoArgsError('--weights and --train-float exclude each other');
+  if (values.weights !== undefined && values['train-float'])
+    throw new DemoArgsError('--weights and --train-float exclude each other');
   return {
     observer: oneOf('observer', values.observer as string | undefined, OBSERVERS, DEFAULTS.observer),
     march: oneOf('march', values.march as string | undefined, MARCHES, DEFAULTS.march),

@@ -39,7 +39,10 @@ export function writeArtifacts(r: DemoResult, dir: string): string[] {
 
   const calib = qconfigReport(r.calibrated);
   const qat = r.qat ? qconfigReport(r.qat) : null;
-  put(ARTIFACTS.qconfigJson, `${JSON.stringify({ version: 1, observer: r.options.observer, march: r.options.march, calibration: calib, qat }, null, 2)}\n`);
+  put(
+    ARTIFACTS.qconfigJson,
+    `${JSON.stringify({ version: 1, observer: r.options.observer, march: r.options.march, calibration: calib, qat }, null, 2)}\n`,
+  );
   let text = formatQconfigReport(`Calibration model (${r.options.observer} activation observer)`, calib);
   if (qat) text += `\n${formatQconfigReport('QAT model (converted to fixed point)', qat)}`;
   put(ARTIFACTS.qconfigText, text);
@@ -50,7 +53,11 @@ export function writeArtifacts(r: DemoResult, dir: string): string[] {
   written.push(onnxPath);
 
   // QTK's versioned model files; with --qat-steps 0 the "QAT checkpoint" is the calibrated model
-  const meta = { input: { name: 'image', shape: [null, 1, 28, 28], range: [-1, 1] }, classes: 10, summary: summaryJson(r) };
+  const meta = {
+    input: { name: 'image', shape: [null, 1, 28, 28], range: [-1, 1] },
+    classes: 10,
+    summary: summaryJson(r),
+  };
   const qatPath = join(dir, ARTIFACTS.qatCheckpoint);
   saveModelFileSync(r.qat ?? r.calibrated, qatPath, { kind: 'qat', meta });
   written.push(qatPath);

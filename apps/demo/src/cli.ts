@@ -22,7 +22,8 @@ function main(argv: string[]): number {
   }
   const t0 = performance.now();
   const status = wasmStatus();
-  const log = (line: string) => process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+  const log = (line: string) =>
+    process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
   log(`gemm backend: ${status.loaded ? 'wasm SIMD' : `cpu (${status.reason})`}`);
   let result;
   try {

@@ -13,11 +13,25 @@ import { formatSummary } from './summary.js';
 describe('parseDemoArgs', () => {
   it('has the documented defaults and rejects bad flags with clear messages', () => {
     const o = parseDemoArgs([]) as DemoOptions;
-    expect(o).toMatchObject({ observer: 'mse', march: 'bayes', qatSteps: 150, qatLr: 1e-4, out: 'runs/demo', data: null, trainFloat: false });
+    expect(o).toMatchObject({
+      observer: 'mse',
+      march: 'bayes',
+      qatSteps: 150,
+      qatLr: 1e-4,
+      out: 'runs/demo',
+      data: null,
+      trainFloat: false,
+    });
     expect(parseDemoArgs(['--help'])).toBe('help');
-    expect(parseDemoArgs(['--march', 'bernoulli2', '--observer', 'mse', '--qat-steps', '0'])).toMatchObject({ march: 'bernoulli2', observer: 'mse', qatSteps: 0 });
+    expect(parseDemoArgs(['--march', 'bernoulli2', '--observer', 'mse', '--qat-steps', '0'])).toMatchObject({
+      march: 'bernoulli2',
+      observer: 'mse',
+      qatSteps: 0,
+    });
     expect(() => parseDemoArgs(['--march', 'x86'])).toThrow(/--march must be one of bayes, bernoulli2, got 'x86'/);
-    expect(() => parseDemoArgs(['--observer', 'max'])).toThrow(/--observer must be one of min_max, percentile, mse, kl, mix/);
+    expect(() => parseDemoArgs(['--observer', 'max'])).toThrow(
+      /--observer must be one of min_max, percentile, mse, kl, mix/,
+    );
     expect(() => parseDemoArgs(['--qat-lr', '0'])).toThrow(/--qat-lr expects a positive number/);
     expect(() => parseDemoArgs(['--qat-steps', '1.5'])).toThrow(/--qat-steps expects an integer >= 0, got '1.5'/);
     expect(() => parseDemoArgs(['--bogus'])).toThrow(DemoArgsError);
@@ -34,7 +48,21 @@ describe('the demo pipeline on a tiny slice', () => {
 
   beforeAll(() => {
     out = mkdtempSync(join(tmpdir(), 'qtk-demo-'));
-    const options = { ...(parseDemoArgs(['--qat-steps', '5', '--calib-images', '256', '--train-limit', '256', '--test-limit', '200', '--no-progress', '--out', out]) as DemoOptions) };
+    const options = {
+      ...(parseDemoArgs([
+        '--qat-steps',
+        '5',
+        '--calib-images',
+        '256',
+        '--train-limit',
+        '256',
+        '--test-limit',
+        '200',
+        '--no-progress',
+        '--out',
+        out,
+      ]) as DemoOptions),
+    };
     result = runDemo(options);
     written = writeArtifacts(result, out);
   }, 120_000);
@@ -53,7 +81,8 @@ describe('the demo pipeline on a tiny slice', () => {
     expect(a.fixedPoint).toBeGreaterThan(0.85);
     expect(result.agreement).toBeGreaterThanOrEqual(0.9);
     const table = formatSummary(result);
-    for (const row of ['float', 'calibration', 'QAT', 'fixed point', 'agreement']) expect(table).toMatch(new RegExp(`^${row} `, 'm'));
+    for (const row of ['float', 'calibration', 'QAT', 'fixed point', 'agreement'])
+      expect(table).toMatch(new RegExp(`^${row} `, 'm'));
   });
 
   it('writes the artifacts, and they load back', () => {
@@ -65,7 +94,9 @@ describe('the demo pipeline on a tiny slice', () => {
     const fc = report.qat.find((r: { module: string }) => r.module === 'fc');
     expect(fc.activation).toBeNull(); // the "out" qconfig keeps the logits in high precision
     expect(fc.weight).toMatchObject({ observer: 'min_max', dtype: 'qint8', granularity: 'per-channel (axis 0)' });
-    expect(report.calibration.some((r: { activation: { observer: string } | null }) => r.activation?.observer === 'mse')).toBe(true);
+    expect(
+      report.calibration.some((r: { activation: { observer: string } | null }) => r.activation?.observer === 'mse'),
+    ).toBe(true);
     expect(readFileSync(join(out, ARTIFACTS.qconfigText), 'utf8')).toMatch(/QAT model/);
     const test = loadDataset(SUBSET_DIR, 'test', 200);
     const onnx = importOnnx(readFileSync(join(out, ARTIFACTS.floatOnnx)));

@@ -49,11 +49,16 @@ const seed = Number(values.seed);
 if (!Number.isInteger(epochs) || epochs < 1) fail(`--epochs expects an integer >= 1, got '${values.epochs}'`);
 if (!Number.isInteger(seed) || seed < 0) fail(`--seed expects an integer >= 0, got '${values.seed}'`);
 const dir = resolveFullData(values.data);
-if (!dir) fail('the full Fashion-MNIST was not found: pass --data DIR (the four IDX .gz files) or apt-get install dataset-fashion-mnist');
+if (!dir)
+  fail(
+    'the full Fashion-MNIST was not found: pass --data DIR (the four IDX .gz files) or apt-get install dataset-fashion-mnist',
+  );
 
 const train = loadDataset(dir, 'train');
 const test = loadDataset(dir, 'test');
-console.log(`data: ${dir} (${train.labels.size} train, ${test.labels.size} test images); ${epochs} epochs, seed ${seed}`);
+console.log(
+  `data: ${dir} (${train.labels.size} train, ${test.labels.size} test images); ${epochs} epochs, seed ${seed}`,
+);
 const model = new ReferenceNet({ generator: new Generator(seed) });
 trainFloat(model, train, {
   epochs,

@@ -5,7 +5,17 @@ import { defaultQatOutQconfig, getDefaultQconfig, type QConfig } from '@qtk/fake
 import { fuseFx } from '@qtk/fusion';
 import type { GraphModule } from '@qtk/ir';
 import { ProgressBar } from '@qtk/nn';
-import { accuracyOf, agreement, loadDataset, predict, ReferenceNet, SUBSET_DIR, takeBatch, trainFloat, type Dataset } from '@qtk/examples';
+import {
+  accuracyOf,
+  agreement,
+  loadDataset,
+  predict,
+  ReferenceNet,
+  SUBSET_DIR,
+  takeBatch,
+  trainFloat,
+  type Dataset,
+} from '@qtk/examples';
 import { Generator, type Tensor } from '@qtk/tensor';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
@@ -62,14 +72,21 @@ function timed<T>(f: () => T): [T, number] {
 export function runDemo(options: DemoOptions, log: (line: string) => void = () => {}): DemoResult {
   const progress = options.progress;
   const dataDir = options.data ?? SUBSET_DIR;
-  if (!existsSync(join(dataDir, 'train-images-idx3-ubyte.gz')) && !existsSync(join(dataDir, 'train-images-idx3-ubyte'))) {
-    throw new Error(`--data ${dataDir}: no Fashion-MNIST IDX files there (expected train-images-idx3-ubyte.gz and the other three)`);
+  if (
+    !existsSync(join(dataDir, 'train-images-idx3-ubyte.gz')) &&
+    !existsSync(join(dataDir, 'train-images-idx3-ubyte'))
+  ) {
+    throw new Error(
+      `--data ${dataDir}: no Fashion-MNIST IDX files there (expected train-images-idx3-ubyte.gz and the other three)`,
+    );
   }
   const [[train, test], tData] = timed(() => [
     loadDataset(dataDir, 'train', options.trainLimit ?? undefined),
     loadDataset(dataDir, 'test', options.testLimit ?? undefined),
   ]);
-  log(`data: ${options.data ?? 'embedded Fashion-MNIST subset'} (${train.labels.size} train, ${test.labels.size} test images)`);
+  log(
+    `data: ${options.data ?? 'embedded Fashion-MNIST subset'} (${train.labels.size} train, ${test.labels.size} test images)`,
+  );
 
   let weightsSource: string;
   const [float, tFloat] = timed(() => {
@@ -93,7 +110,11 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   float.eval();
   const qconfigDict = (global: QConfig) => ({ global, moduleName: { fc: defaultQatOutQconfig } });
   const [calibrated, tCalib] = timed(() => {
-    const gm = prepareQatFx(fuseFx(float), qconfigDict(calibrationQconfig(options.observer)), { fuse: false, march: options.march, onWarning: (m) => log(`warning: ${m}`) });
+    const gm = prepareQatFx(fuseFx(float), qconfigDict(calibrationQconfig(options.observer)), {
+      fuse: false,
+      march: options.march,
+      onWarning: (m) => log(`warning: ${m}`),
+    });
     const batches = calibrationBatches(train, options.calibImages);
     const bar = new ProgressBar({ total: batches.length, label: `calibrate (${options.observer})`, enabled: progress });
     calibrate(gm, batches, { onBatch: () => bar.tick(1) });
@@ -102,7 +123,9 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   });
   const [calibPred, tCalibEval] = timed(() => predict(calibrated, test, { progress, label: 'calibration eval' }));
   const calibAcc = accuracyOf(calibPred, test);
-  log(`calibration: ${options.observer} observer on ${Math.min(options.calibImages, train.labels.size)} images (${tCalib.toFixed(1)} s), fake-quant test accuracy ${pct(calibAcc)}`);
+  log(
+    `calibration: ${options.observer} observer on ${Math.min(options.calibImages, train.labels.size)} images (${tCalib.toFixed(1)} s), fake-quant test accuracy ${pct(calibAcc)}`,
+  );
 
   let qat: GraphModule | null = null;
   let qatLoss: number | null = null;
@@ -111,7 +134,11 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   let fakePred = calibPred;
   if (options.qatSteps > 0) {
     [qat, tQat] = timed(() => {
-      const gm = prepareQatFx(fuseFx(float), qconfigDict(QAT_QCONFIG), { fuse: false, march: options.march, onWarning: (m) => log(`warning: ${m}`) });
+      const gm = prepareQatFx(fuseFx(float), qconfigDict(QAT_QCONFIG), {
+        fuse: false,
+        march: options.march,
+        onWarning: (m) => log(`warning: ${m}`),
+      });
       startQat(gm, calibrated.stateDict());
       // epochs enough for the steps; maxSteps stops the run, the cosine schedule spans it
       const perEpoch = Math.max(1, Math.floor(train.labels.size / 64));
@@ -128,16 +155,22 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
       return gm;
     });
     [fakePred, tQatEval] = timed(() => predict(qat!, test, { progress, label: 'QAT eval' }));
-    log(`QAT: ${options.qatSteps} steps (${tQat.toFixed(1)} s), final loss ${qatLoss!.toFixed(4)}, fake-quant test accuracy ${pct(accuracyOf(fakePred, test))}`);
+    log(
+      `QAT: ${options.qatSteps} steps (${tQat.toFixed(1)} s), final loss ${qatLoss!.toFixed(4)}, fake-quant test accuracy ${pct(accuracyOf(fakePred, test))}`,
+    );
   }
 
   const [fixedPoint, tConvert] = timed(() =>
     convertFx(qat ?? calibrated, { march: options.march, onWarning: (m) => log(`convert warning: ${m}`) }),
   );
-  const [fixedPred, tEval] = timed(() => predict(fixedPoint, test, { progress, label: `${options.march} fixed-point eval` }));
+  const [fixedPred, tEval] = timed(() =>
+    predict(fixedPoint, test, { progress, label: `${options.march} fixed-point eval` }),
+  );
   const fixedAcc = accuracyOf(fixedPred, test);
   const agree = agreement(fakePred, fixedPred);
-  log(`fixed point: ${options.march}, converted in ${tConvert.toFixed(1)} s, test accuracy ${pct(fixedAcc)}, agreement with fake-quant ${pct(agree)} (${tEval.toFixed(1)} s)`);
+  log(
+    `fixed point: ${options.march}, converted in ${tConvert.toFixed(1)} s, test accuracy ${pct(fixedAcc)}, agreement with fake-quant ${pct(agree)} (${tEval.toFixed(1)} s)`,
+  );
 
   return {
     options,
@@ -145,10 +178,21 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
     trainImages: train.labels.size,
     testImages: test.labels.size,
     weightsSource: weightsSource!,
-    accuracy: { float: floatAcc, calibration: calibAcc, qat: qat ? accuracyOf(fakePred, test) : null, fixedPoint: fixedAcc },
+    accuracy: {
+      float: floatAcc,
+      calibration: calibAcc,
+      qat: qat ? accuracyOf(fakePred, test) : null,
+      fixedPoint: fixedAcc,
+    },
     agreement: agree,
     qatLoss,
-    seconds: { data: tData, float: tFloat + tFloatEval, calibration: tCalib + tCalibEval, qat: tQat + tQatEval, fixedPoint: tConvert + tEval },
+    seconds: {
+      data: tData,
+      float: tFloat + tFloatEval,
+      calibration: tCalib + tCalibEval,
+      qat: tQat + tQatEval,
+      fixedPoint: tConvert + tEval,
+    },
     float,
     calibrated,
     qat,

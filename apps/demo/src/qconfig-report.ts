@@ -43,7 +43,13 @@ function info(fq: Module | null | undefined): FakeQuantInfo | null {
     hi = Math.max(hi, v);
   }
   const ax = fq.options.chAxis;
-  return { kind: fq.kind, observer: fq.options.observer, dtype: fq.dtype, granularity: ax >= 0 ? `per-channel (axis ${ax})` : 'per-tensor', scale: [lo, hi] };
+  return {
+    kind: fq.kind,
+    observer: fq.options.observer,
+    dtype: fq.dtype,
+    granularity: ax >= 0 ? `per-channel (axis ${ax})` : 'per-tensor',
+    scale: [lo, hi],
+  };
 }
 
 /** Which qconfig, observer and dtype each module of a prepared (calibration or QAT) model got, in graph order. */
@@ -54,14 +60,32 @@ export function qconfigReport(gm: GraphModule): QconfigRow[] {
     const target = String(node.target);
     const m = gm.getSubmodule(target);
     if (m instanceof QatModule) {
-      rows.push({ node: node.name, module: target, type: typeName(m.module), weight: info(m.weightFakeQuant), activation: info(m.activationPostProcess) });
+      rows.push({
+        node: node.name,
+        module: target,
+        type: typeName(m.module),
+        weight: info(m.weightFakeQuant),
+        activation: info(m.activationPostProcess),
+      });
     } else if (m instanceof FakeQuantize) {
       const src = node.args[0] as { name?: string } | undefined;
-      rows.push({ node: node.name, module: target, type: `output of ${src?.name ?? '?'}`, weight: null, activation: info(m) });
+      rows.push({
+        node: node.name,
+        module: target,
+        type: `output of ${src?.name ?? '?'}`,
+        weight: null,
+        activation: info(m),
+      });
     } else {
       // QuantStubs and other modules carrying their own fake-quant (or none: float or value-preserving)
       const fqs = m.namedModules().filter(([, c]) => c instanceof FakeQuantize);
-      rows.push({ node: node.name, module: target, type: m.constructor.name, weight: null, activation: info(fqs[0]?.[1]) });
+      rows.push({
+        node: node.name,
+        module: target,
+        type: m.constructor.name,
+        weight: null,
+        activation: info(fqs[0]?.[1]),
+      });
     }
   }
   return rows;
@@ -76,6 +100,9 @@ function cell(f: FakeQuantInfo | null): string {
 
 /** The report as a readable text table. */
 export function formatQconfigReport(title: string, rows: QconfigRow[]): string {
-  const table = [['node', 'module', 'type', 'weight fake-quant', 'output fake-quant'], ...rows.map((r) => [r.node, r.module, r.type, cell(r.weight), cell(r.activation)])];
+  const table = [
+    ['node', 'module', 'type', 'weight fake-quant', 'output fake-quant'],
+    ...rows.map((r) => [r.node, r.module, r.type, cell(r.weight), cell(r.activation)]),
+  ];
   return `${title}\n\n${formatTable(table)}\n`;
 }

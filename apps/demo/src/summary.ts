@@ -3,7 +3,11 @@ import type { DemoResult } from './pipeline.js';
 /** A plain text table: the first row is the header, columns left-aligned except numbers. */
 export function formatTable(rows: string[][], rightAlign: (col: number) => boolean = () => false): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]) => r.map((cell, c) => (rightAlign(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, c) => (rightAlign(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
@@ -17,10 +21,30 @@ export function formatSummary(r: DemoResult): string {
   const rows = [
     ['stage', 'test top-1', 'time', 'what (time includes the test evaluation)'],
     ['float', pct(r.accuracy.float), sec(r.seconds.float), `reference network, ${r.weightsSource}`],
-    ['calibration', pct(r.accuracy.calibration), sec(r.seconds.calibration), `fused, ${o.observer} observer, ${Math.min(o.calibImages, r.trainImages)} images, fake-quant`],
-    ['QAT', pct(r.accuracy.qat), sec(r.seconds.qat), o.qatSteps > 0 ? `${o.qatSteps} steps from calibration (LSQ activations), fake-quant` : 'skipped (--qat-steps 0)'],
-    ['fixed point', pct(r.accuracy.fixedPoint), sec(r.seconds.fixedPoint), `${o.march} march, integer model converted from ${o.qatSteps > 0 ? 'QAT' : 'calibration'}`],
-    ['agreement', pct(r.agreement), '', `top-1 agreement, fake-quant (${o.qatSteps > 0 ? 'QAT' : 'calibration'}) vs fixed point`],
+    [
+      'calibration',
+      pct(r.accuracy.calibration),
+      sec(r.seconds.calibration),
+      `fused, ${o.observer} observer, ${Math.min(o.calibImages, r.trainImages)} images, fake-quant`,
+    ],
+    [
+      'QAT',
+      pct(r.accuracy.qat),
+      sec(r.seconds.qat),
+      o.qatSteps > 0 ? `${o.qatSteps} steps from calibration (LSQ activations), fake-quant` : 'skipped (--qat-steps 0)',
+    ],
+    [
+      'fixed point',
+      pct(r.accuracy.fixedPoint),
+      sec(r.seconds.fixedPoint),
+      `${o.march} march, integer model converted from ${o.qatSteps > 0 ? 'QAT' : 'calibration'}`,
+    ],
+    [
+      'agreement',
+      pct(r.agreement),
+      '',
+      `top-1 agreement, fake-quant (${o.qatSteps > 0 ? 'QAT' : 'calibration'}) vs fixed point`,
+    ],
   ];
   const title = `QTK demo: ${r.testImages} test images, ${r.trainImages} training images (${o.data ?? 'embedded Fashion-MNIST subset'})`;
   return `${title}\n\n${formatTable(rows, (c) => c === 1 || c === 2)}`;

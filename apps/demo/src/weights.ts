@@ -12,7 +12,10 @@ export const EMBEDDED_WEIGHTS = join(dirname(fileURLToPath(import.meta.url)), '.
 
 /** The reference network with float weights from a state-dict file, in eval mode. */
 export function loadFloatWeights(path: string): ReferenceNet {
-  if (!existsSync(path)) throw new Error(`float weights '${path}' not found${path === EMBEDDED_WEIGHTS ? '; run `pnpm make-demo-weights`' : ''}`);
+  if (!existsSync(path))
+    throw new Error(
+      `float weights '${path}' not found${path === EMBEDDED_WEIGHTS ? '; run `pnpm make-demo-weights`' : ''}`,
+    );
   const model = new ReferenceNet();
   model.loadStateDict(loadStateDictFileSync(path));
   return model.eval();

@@ -23,12 +23,17 @@ class Net extends Module {
 }
 
 const prepared = (inputScale: number | 'auto') =>
-  prepareQatFx(symbolicTrace(new Net()), { global: getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max') }, {
-    march: 'bayes',
-    inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
-    onWarning: () => {},
-  });
-const filled = (v: number) => new Tensor({ data: new Float32Array(2 * 36).fill(v), shape: [2, 1, 6, 6], dtype: 'float32' });
+  prepareQatFx(
+    symbolicTrace(new Net()),
+    { global: getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max') },
+    {
+      march: 'bayes',
+      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+      onWarning: () => {},
+    },
+  );
+const filled = (v: number) =>
+  new Tensor({ data: new Float32Array(2 * 36).fill(v), shape: [2, 1, 6, 6], dtype: 'float32' });
 
 describe('calibrate reports fake-quants whose scale does not describe the data', () => {
   it.each([

@@ -4,7 +4,18 @@
 // So the scales of a calibration are the same bits on one wasm thread, on two, and on every repeat.
 import { getDefaultQconfig, defaultQatOutQconfig, namedFakeQuants } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, Sigmoid } from '@qtk/nn';
+import {
+  AdaptiveAvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU,
+  Sigmoid,
+} from '@qtk/nn';
 import { Generator, loadWasmBackend, randn, setWasmThreads, wasmStatus, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate, prepareQatFx } from './index.js';
@@ -30,7 +41,14 @@ class Net extends Module {
 const batches = Array.from({ length: 3 }, (_, i) => randn([32, 3, 14, 14], { generator: new Generator(10 + i) }));
 
 function calibratedScales(observer: string): Map<string, number[]> {
-  const qat = prepareQatFx(new Net().eval(), { global: getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max'), moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes', onWarning: () => {} });
+  const qat = prepareQatFx(
+    new Net().eval(),
+    {
+      global: getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max'),
+      moduleName: { fc: defaultQatOutQconfig },
+    },
+    { march: 'bayes', onWarning: () => {} },
+  );
   calibrate(qat, batches);
   return new Map(namedFakeQuants(qat).map(([n, fq]) => [n, Array.from(fq.calculateQparams().scale)]));
 }

@@ -63,7 +63,10 @@ function calibQconfig(observer = 'min_max', options: Record<string, unknown> = {
 }
 
 function qatQconfig(averagingConstant: number): QConfig {
-  return qconfig(fakeQuant('min_max', { averagingConstant }, 'QAT'), withArgs({ chAxis: 0, observerOptions: { averagingConstant } }));
+  return qconfig(
+    fakeQuant('min_max', { averagingConstant }, 'QAT'),
+    withArgs({ chAxis: 0, observerOptions: { averagingConstant } }),
+  );
 }
 
 const calibBatches = (n: number): Tensor[] => {
@@ -77,7 +80,12 @@ const labels = tensor(Int32Array.from([0, 1, 2, 0, 1, 2, 0, 1]), [8]);
 
 /** Activation fake-quants (per tensor, non-learnable) by name. */
 function activationFakeQuants(m: Module): [string, FakeQuantize][] {
-  return m.namedModules().filter((e): e is [string, FakeQuantize] => e[1] instanceof FakeQuantize && e[1].options.chAxis === -1 && !e[1].options.learnable);
+  return m
+    .namedModules()
+    .filter(
+      (e): e is [string, FakeQuantize] =>
+        e[1] instanceof FakeQuantize && e[1].options.chAxis === -1 && !e[1].options.learnable,
+    );
 }
 
 const scaleOf = (fq: FakeQuantize) => fq.scale.values()[0]!;
@@ -166,7 +174,12 @@ describe('calibration -> QAT hand-off', () => {
   it('averagingConstant 0.01: scales move from the calibrated statistics, not from the first QAT batch', async () => {
     const { path, calib } = await calibratedFile('c001');
     const before = calibratedScales(calib);
-    const calibRanges = new Map(activationFakeQuants(calib).map(([n, fq]) => [n, (fq.observer as unknown as { minMax: { min: Float64Array; max: Float64Array } }).minMax]));
+    const calibRanges = new Map(
+      activationFakeQuants(calib).map(([n, fq]) => [
+        n,
+        (fq.observer as unknown as { minMax: { min: Float64Array; max: Float64Array } }).minMax,
+      ]),
+    );
     const qat = prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) });
     const { scales, batchRanges } = trainFourSteps(qat, await loadStateDictFile(path));
     for (const [name, s0] of before) {
@@ -187,13 +200,21 @@ describe('calibration -> QAT hand-off', () => {
       const { path, calib } = await calibratedFile(`other-${observer}`, calibQconfig(observer, {}));
       const before = calibratedScales(calib);
       for (const [, fq] of activationFakeQuants(calib)) expect(fq.observer.name).toBe(observer);
-      const fixed = trainFourSteps(prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }), await loadStateDictFile(path));
+      const fixed = trainFourSteps(
+        prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }),
+        await loadStateDictFile(path),
+      );
       for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
-      const moving = trainFourSteps(prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }), await loadStateDictFile(path));
+      const moving = trainFourSteps(
+        prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
+        await loadStateDictFile(path),
+      );
       for (const [name, s] of before) {
         // the symmetric range ±s·(qmax − qmin)/2 gives back exactly s
         const a = s * 127.5;
-        expect(moving.scales.get(name), name).toEqual(movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01));
+        expect(moving.scales.get(name), name).toEqual(
+          movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01),
+        );
         expect(moving.scales.get(name)![3], name).not.toBe(s);
       }
     });
@@ -219,7 +240,10 @@ describe('calibration -> QAT hand-off', () => {
     expect(loaded.extra).toBeUndefined();
     const fixed = trainFourSteps(prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }), loaded);
     for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
-    const moving = trainFourSteps(prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }), await loadStateDictFile(path));
+    const moving = trainFourSteps(
+      prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
+      await loadStateDictFile(path),
+    );
     for (const [name, s] of before) {
       const a = s * 127.5;
       expect(moving.scales.get(name), name).toEqual(movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01));
@@ -241,6 +265,7 @@ describe('calibration -> QAT hand-off', () => {
     const more = calibBatches(6).slice(5);
     calibrate(calib, more);
     calibrate(other, more);
-    for (const [name, fq] of got) expect(Array.from(fq.scale.values()), name).toEqual(Array.from(want.get(name)!.scale.values()));
+    for (const [name, fq] of got)
+      expect(Array.from(fq.scale.values()), name).toEqual(Array.from(want.get(name)!.scale.values()));
   });
 });

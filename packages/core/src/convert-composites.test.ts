@@ -1,13 +1,28 @@
 // bayes composites: the QAT form against the float op, and the fixed-point model against the QAT form.
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { defaultQatQconfig, defaultQat16bitQconfig, FakeQuantize, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
+import {
+  defaultQatQconfig,
+  defaultQat16bitQconfig,
+  type FakeQuantize,
+  setFakeQuantize,
+  type QConfig,
+} from '@qtk/fake-quant';
 import { FixedLayerNorm, FixedSoftmax } from '@qtk/fixed-point';
 import { DeQuantStub, LayerNorm, Module, QuantStub, Softmax } from '@qtk/nn';
 import { div, Generator, layerNorm, noGrad, rand, randn, softmax, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConversionError } from './convert-fx.js';
-import { calibrate, convertFx, LayerNormQat, prepareQatFx, QatModule, resetMarch, setMarch, SoftmaxQat } from './index.js';
+import {
+  calibrate,
+  convertFx,
+  LayerNormQat,
+  prepareQatFx,
+  type QatModule,
+  resetMarch,
+  setMarch,
+  SoftmaxQat,
+} from './index.js';
 import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
 
 class Net extends Module {
@@ -31,7 +46,14 @@ interface Result {
   fixedVsQat: number;
 }
 
-function run(op: Module, shape: number[], std: number, qconfig: QConfig, floatOp: (x: Tensor) => Tensor, fixedClass: typeof FixedSoftmax | typeof FixedLayerNorm): Result {
+function run(
+  op: Module,
+  shape: number[],
+  std: number,
+  qconfig: QConfig,
+  floatOp: (x: Tensor) => Tensor,
+  fixedClass: typeof FixedSoftmax | typeof FixedLayerNorm,
+): Result {
   setMarch('bayes');
   // calibrated on the input compared, so no observed range clips it (the comparison measures the
   // composite's arithmetic, not calibration coverage)
@@ -61,7 +83,12 @@ describe('bayes composites', () => {
     const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
     const qat = gm.getSubmodule('op') as QatModule;
     expect(qat.module).toBeInstanceOf(SoftmaxQat);
-    expect(Object.values((qat.module as SoftmaxQat).steps).map((s) => s.dtype)).toEqual(['qint16', 'qint16', 'qint16', 'qint16']);
+    expect(Object.values((qat.module as SoftmaxQat).steps).map((s) => s.dtype)).toEqual([
+      'qint16',
+      'qint16',
+      'qint16',
+      'qint16',
+    ]);
     expect(qat.activationPostProcess!.dtype).toBe('qint8');
     const gm2 = prepareQatFx(new Net(new LayerNorm(32)), { global: defaultQatQconfig });
     expect((gm2.getSubmodule('op') as QatModule).module).toBeInstanceOf(LayerNormQat);
@@ -69,9 +96,15 @@ describe('bayes composites', () => {
 
   it('softmax over 10–64 elements: QAT close to float, fixed point within 1 (int8) / 6 (int16) output steps of QAT', () => {
     for (const n of [10, 32, 64]) {
-      for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+      for (const [qc, label] of [
+        [defaultQatQconfig, 'int8'],
+        [defaultQat16bitQconfig, 'int16'],
+      ] as const) {
         const r = run(new Softmax(-1), [16, n], 3, qc, (x) => softmax(x, -1), FixedSoftmax);
-        if (process.env.QTK_MEASURE) console.log(`MEASURE softmax n=${n} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`);
+        if (process.env.QTK_MEASURE)
+          console.log(
+            `MEASURE softmax n=${n} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`,
+          );
         if (!process.env.QTK_MEASURE) {
           expect(r.qatVsFloat, `softmax ${n} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 3 : 6);
           expect(r.fixedVsQat, `softmax ${n} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 6);
@@ -83,13 +116,19 @@ describe('bayes composites', () => {
   it('layernorm over 32–64 features, with and without affine: QAT close to float, fixed point within the bound', () => {
     for (const d of [32, 64]) {
       for (const affine of [true, false]) {
-        for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+        for (const [qc, label] of [
+          [defaultQatQconfig, 'int8'],
+          [defaultQat16bitQconfig, 'int16'],
+        ] as const) {
           const ln = new LayerNorm(d, { elementwiseAffine: affine });
           if (ln.weight) ln.weight.data.set(randn([d], { std: 0.5, mean: 1, generator: g }).values());
           if (ln.bias) ln.bias.data.set(randn([d], { std: 0.3, generator: g }).values());
           const floatOp = (x: Tensor) => layerNorm(x, [d], ln.weight, ln.bias, ln.eps);
           const r = run(ln, [2, 8, d], 2, qc, floatOp, FixedLayerNorm);
-          if (process.env.QTK_MEASURE) console.log(`MEASURE layernorm d=${d} affine=${affine} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`);
+          if (process.env.QTK_MEASURE)
+            console.log(
+              `MEASURE layernorm d=${d} affine=${affine} ${label}: qat-float ${r.qatVsFloat.toFixed(2)} fixed-qat ${r.fixedVsQat.toFixed(2)}`,
+            );
           if (!process.env.QTK_MEASURE) {
             expect(r.qatVsFloat, `layernorm ${d} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 2 : 3);
             expect(r.fixedVsQat, `layernorm ${d} ${label}`).toBeLessThanOrEqual(label === 'int8' ? 1 : 4);
@@ -108,7 +147,10 @@ describe('bayes composites', () => {
         return this.dequant.call(div(this.qx.call(x), this.qy.call(y)));
       }
     }
-    for (const [qc, label] of [[defaultQatQconfig, 'int8'], [defaultQat16bitQconfig, 'int16']] as const) {
+    for (const [qc, label] of [
+      [defaultQatQconfig, 'int8'],
+      [defaultQat16bitQconfig, 'int16'],
+    ] as const) {
       setMarch('bayes');
       const gm = prepareQatFx(new DivNet(), { global: qc });
       const targets = gm.graph.nodes.map((n) => n.target);
@@ -120,7 +162,8 @@ describe('bayes composites', () => {
       setFakeQuantize(gm, 'VALIDATION');
       const fx = convertFx(gm, { onWarning: () => {} });
       const dq = gm.graph.nodes.find((n) => n.target === 'dequant')!;
-      const step = (gm.getSubmodule((dq.args[0] as { target: string }).target) as FakeQuantize).calculateQparams().scale[0]!;
+      const step = (gm.getSubmodule((dq.args[0] as { target: string }).target) as FakeQuantize).calculateQparams()
+        .scale[0]!;
       noGrad(() => {
         const yq = callModel(gm, x, y);
         const yf = callModel(fx, x, y);
@@ -134,7 +177,9 @@ describe('bayes composites', () => {
 
   it('bernoulli2 rejects Softmax, naming node, op and march', () => {
     setMarch('bernoulli2');
-    const gm = calibratedQat(new Net(new Softmax(-1)), { global: defaultQatQconfig }, [randn([4, 10], { generator: g })]);
+    const gm = calibratedQat(new Net(new Softmax(-1)), { global: defaultQatQconfig }, [
+      randn([4, 10], { generator: g }),
+    ]);
     const err = thrownBy(() => convertFx(gm));
     expect(err).toBeInstanceOf(ConversionError);
     const f = (err as ConversionError).failures[0]!;

@@ -5,7 +5,26 @@ import { FixedAdd, FixedCat, FixedMul, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
-import { abs, add, cat, clamp, eq, ge, Generator, gt, le, lt, maximum, mean, minimum, mul, randn, sub, sum, Tensor } from '@qtk/tensor';
+import {
+  abs,
+  add,
+  cat,
+  clamp,
+  eq,
+  ge,
+  Generator,
+  gt,
+  le,
+  lt,
+  maximum,
+  mean,
+  minimum,
+  mul,
+  randn,
+  sub,
+  sum,
+  type Tensor,
+} from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { ConversionError, convertFx } from './index.js';
 import { calibratedQat, maxSteps, outputStep, thrownBy } from './testing/convert-harness.js';
@@ -38,10 +57,16 @@ function inputs(g: Generator): [Tensor, Tensor] {
 
 function prepared(body: Body, qconfig: QConfig = defaultQatQconfig): GraphModule {
   const g = new Generator(5);
-  return calibratedQat(new Pair(body).eval(), { global: qconfig }, Array.from({ length: 3 }, () => inputs(g)), { validation: false });
+  return calibratedQat(
+    new Pair(body).eval(),
+    { global: qconfig },
+    Array.from({ length: 3 }, () => inputs(g)),
+    { validation: false },
+  );
 }
 
-const run = (gm: GraphModule, a: Tensor, b: Tensor) => (gm as unknown as { call(a: Tensor, b: Tensor): unknown }).call(a, b);
+const run = (gm: GraphModule, a: Tensor, b: Tensor) =>
+  (gm as unknown as { call(a: Tensor, b: Tensor): unknown }).call(a, b);
 
 /**
  * Largest |fake-quant − fixed-point| in output steps over fresh random inputs, both read back as
@@ -150,7 +175,10 @@ describe('convertFx: bayes comparisons give qbool', () => {
 describe('convertFx: elementwise integers and errors', () => {
   it('bayes add uses the shift-and-multiplier plan, bernoulli2 the conv-with-sumin plan', () => {
     const qat = prepared((_, a, b) => add(a, b));
-    for (const [march, rule] of [['bayes', 'bayes'], ['bernoulli2', 'bernoulli2']] as const) {
+    for (const [march, rule] of [
+      ['bayes', 'bayes'],
+      ['bernoulli2', 'bernoulli2'],
+    ] as const) {
       const fixed = convertFx(qat, { march, onWarning: () => {} });
       const m = [...fixed.modules()].find((x) => x instanceof FixedAdd) as FixedAdd;
       expect(m.config.plan.rule).toBe(rule);
@@ -191,7 +219,9 @@ describe('unifyCatScale (bernoulli2, optional)', () => {
     expect(copy(1)).toEqual([1, 0, 0]);
     expect(copy(2)).not.toEqual([1, 0, 0]); // a: the QuantStub's own scale, requantized by the cat
     // without the pass every input is requantized
-    const plain = [...convertFx(qat, { march: 'bernoulli2', onWarning: () => {} }).modules()].find((m) => m instanceof FixedCat) as FixedCat;
+    const plain = [...convertFx(qat, { march: 'bernoulli2', onWarning: () => {} }).modules()].find(
+      (m) => m instanceof FixedCat,
+    ) as FixedCat;
     expect(plain.config.requants[0]!.m[0]).not.toBe(1);
   });
 

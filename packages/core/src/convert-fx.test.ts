@@ -3,11 +3,32 @@ import { FixedConv, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Conv3d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import {
+  AdaptiveAvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  Conv3d,
+  DeQuantStub,
+  Flatten,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU,
+  Softmax,
+} from '@qtk/nn';
 import { QConfigError, UnsupportedOpError } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { calibrate, ConversionError, convertFx, prepareQatFx, QatModule, resetMarch, setMarch, setPreserveQatMode } from './index.js';
+import {
+  calibrate,
+  ConversionError,
+  convertFx,
+  prepareQatFx,
+  QatModule,
+  resetMarch,
+  setMarch,
+  setPreserveQatMode,
+} from './index.js';
 import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 /** A compact version of the reference network: conv-bn-relu stem, one residual block (add fused into ConvAddReLU), pool, flatten, high-precision Linear. */
@@ -54,7 +75,8 @@ function preparedModel(seed = 5): GraphModule {
   return calibratedQat(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, inputs(4, 1));
 }
 
-const run = (m: Module, x: Tensor): Float32Array => Float32Array.from((noGrad(() => (m as GraphModule).call(x)) as Tensor).values());
+const run = (m: Module, x: Tensor): Float32Array =>
+  Float32Array.from((noGrad(() => (m as GraphModule).call(x)) as Tensor).values());
 
 function compare(fake: Float32Array, fixed: Float32Array, classes = 10) {
   let maxDiff = 0;
@@ -85,7 +107,12 @@ function integerState(gm: GraphModule) {
       name,
       Array.from(c.weight.values()),
       c.bias && Array.from(c.bias),
-      c.requant && { ...c.requant, pre: Array.from(c.requant.pre), m: Array.from(c.requant.m), n: Array.from(c.requant.n) },
+      c.requant && {
+        ...c.requant,
+        pre: Array.from(c.requant.pre),
+        m: Array.from(c.requant.m),
+        n: Array.from(c.requant.n),
+      },
       c.sumin && { m: Array.from(c.sumin.m), n: Array.from(c.sumin.n), k: Array.from(c.sumin.k) },
       Array.from(c.outScale),
       c.activation,
@@ -93,7 +120,8 @@ function integerState(gm: GraphModule) {
   });
 }
 
-const stateOf = (m: Module) => Object.entries(m.stateDict().tensors).map(([k, v]) => [k, v.dtype, v.shape, Array.from(v.values())]);
+const stateOf = (m: Module) =>
+  Object.entries(m.stateDict().tensors).map(([k, v]) => [k, v.dtype, v.shape, Array.from(v.values())]);
 
 afterEach(() => resetMarch());
 
@@ -164,7 +192,9 @@ describe.each(['bayes', 'bernoulli2'])('convertFx on a small residual network (%
     const byPrefix = 'relu2'; // the fused conv2-bn2-relu2
     expect(gm.getSubmodule(byPrefix)).toBeInstanceOf(QatModule);
     try {
-      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'])).toEqual(expect.arrayContaining([byPrefix, 'pool']));
+      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'])).toEqual(
+        expect.arrayContaining([byPrefix, 'pool']),
+      );
       const fx = convertFx(gm, quiet);
       for (const name of [byPrefix, 'pool']) {
         expect(fx.getSubmodule(name)).toBeInstanceOf(QatModule);
@@ -186,7 +216,9 @@ describe.each(['bayes', 'bernoulli2'])('convertFx on a small residual network (%
         expect(c.agreement).toBeGreaterThanOrEqual(Math.min(c0.agreement, 0.75));
       }
     } finally {
-      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'], false)).toEqual(expect.arrayContaining([byPrefix, 'pool']));
+      expect(setPreserveQatMode(gm, [byPrefix], ['AdaptiveAvgPool2d'], false)).toEqual(
+        expect.arrayContaining([byPrefix, 'pool']),
+      );
     }
     const undone = convertFx(gm, quiet);
     expect(undone.namedModules().some(([, m]) => m instanceof QatModule)).toBe(false);
@@ -246,7 +278,12 @@ describe('convertFx errors', () => {
 
   it('(f) lists each failure with its full reason, parentheses included', () => {
     const failures = [
-      new UnsupportedOpError({ op: 'Conv3d', node: 'conv3d', march: 'bernoulli2', reason: 'kernel (3, 3, 3) is not 2-d' }),
+      new UnsupportedOpError({
+        op: 'Conv3d',
+        node: 'conv3d',
+        march: 'bernoulli2',
+        reason: 'kernel (3, 3, 3) is not 2-d',
+      }),
       new UnsupportedOpError({ op: 'Softmax', node: 'softmax', march: 'bernoulli2' }),
     ];
     const ce = new ConversionError('bernoulli2', failures);
@@ -267,12 +304,22 @@ describe('convertFx errors', () => {
 
   it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {
     setMarch('bernoulli2');
-    const err = thrownBy(() => prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } }));
+    const err = thrownBy(() =>
+      prepareQatFx(new TinyResNet(new Generator(1)).eval(), {
+        global: defaultQatQconfig,
+        moduleName: { conv2: defaultQat16bitQconfig },
+      }),
+    );
     expect(err).toBeInstanceOf(QConfigError);
     expect((err as Error).message).toMatch(/conv2/);
     expect((err as Error).message).toMatch(/qint16/);
     expect((err as Error).message).toMatch(/bernoulli2/);
     setMarch('bayes');
-    expect(() => prepareQatFx(new TinyResNet(new Generator(1)).eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } })).not.toThrow();
+    expect(() =>
+      prepareQatFx(new TinyResNet(new Generator(1)).eval(), {
+        global: defaultQatQconfig,
+        moduleName: { conv2: defaultQat16bitQconfig },
+      }),
+    ).not.toThrow();
   });
 });

@@ -2,7 +2,17 @@ import { FakeQuantize, getDefaultRounding, setFakeQuantize } from '@qtk/fake-qua
 import { Dequantize, parseTableOptions, Quantize, tableOptionsOf } from '@qtk/fixed-point';
 import { GraphModule, mapArg, type Node } from '@qtk/ir';
 import { deepCopy, Module, QuantStub } from '@qtk/nn';
-import { marches, QConfigError, QtkError, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type NodeTableOptions, type QParams, type RoundingMode } from '@qtk/spec';
+import {
+  marches,
+  QConfigError,
+  QtkError,
+  UnsupportedOpError,
+  type ConvertNodeContext,
+  type MarchBackendV1,
+  type NodeTableOptions,
+  type QParams,
+  type RoundingMode,
+} from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
@@ -49,7 +59,10 @@ function reasonOf(e: UnsupportedOpError): string {
 function resolveMarch(m: ConvertFxOptions['march']): MarchBackendV1 {
   if (m === undefined) {
     const current = getMarch();
-    if (!current) throw new QConfigError("convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting");
+    if (!current)
+      throw new QConfigError(
+        "convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting",
+      );
     return current;
   }
   return typeof m === 'string' ? marches.get(m) : m;
@@ -87,17 +100,24 @@ function opLabel(node: Node, module: Module | null): string {
  * modified. Every node the march cannot convert is reported at once in a ConversionError.
  */
 export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {}): GraphModule {
-  if (!(qatModel instanceof GraphModule)) throw new InvalidArgumentError('convertFx: expected the GraphModule returned by prepareQatFx');
+  if (!(qatModel instanceof GraphModule))
+    throw new InvalidArgumentError('convertFx: expected the GraphModule returned by prepareQatFx');
   const march = resolveMarch(options.march);
   const convertNode = march.hooks.convertNode;
-  if (!convertNode) throw new InvalidArgumentError(`convertFx: march '${march.id}' has no convertNode hook, so it cannot convert models`);
+  if (!convertNode)
+    throw new InvalidArgumentError(
+      `convertFx: march '${march.id}' has no convertNode hook, so it cannot convert models`,
+    );
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
   const rounding = options.rounding ?? getDefaultRounding();
   const tableOptions = parseTableOptions(options.tableOptions, qatModel);
 
   const { graph } = qatModel.graph.clone();
   // the QAT model's root object serves `this` in root-level fxWrap-ed methods
-  const out = new GraphModule(new EmptyRoot(), graph, { className: `${qatModel.className}FixedPoint`, rootObject: qatModel.rootObject });
+  const out = new GraphModule(new EmptyRoot(), graph, {
+    className: `${qatModel.className}FixedPoint`,
+    rootObject: qatModel.rootObject,
+  });
   out.training = false;
   march.hooks.prepareConvert?.(out);
   const source = (node: Node): Module | null => {
@@ -124,9 +144,18 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     }
     return c;
   };
-  const place = (node: Node, name: string, module: Module, args = node.args, kwargs = node.kwargs, method?: string): Node => {
+  const place = (
+    node: Node,
+    name: string,
+    module: Module,
+    args = node.args,
+    kwargs = node.kwargs,
+    method?: string,
+  ): Node => {
     out.addSubmodule(name, module);
-    const created = graph.insertingBefore(node, () => graph.callModule(name, args, kwargs, method !== undefined ? { method } : {}));
+    const created = graph.insertingBefore(node, () =>
+      graph.callModule(name, args, kwargs, method !== undefined ? { method } : {}),
+    );
     created.meta = { ...node.meta, convertedFrom: node.name };
     node.replaceAllUsesWith(created);
     const name0 = node.name;
@@ -168,7 +197,11 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     if (node.meta[FLOAT_BOUNDARY] === true && module instanceof FakeQuantize && quantizedInputs.length === 0) {
       // where a float step's output enters the quantized ops again: quantize with the observed scale
       const qp = module.calculateQparams();
-      const q = place(node, nameFor(node), march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
+      const q = place(
+        node,
+        nameFor(node),
+        march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding),
+      );
       qparams.set(q, qp);
       continue;
     }
@@ -195,7 +228,8 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       march: march.id,
       node,
       module: inner,
-      weight: w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+      weight:
+        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
       qparamsOf: (arg: Node) => qparams.get(arg) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding,
@@ -220,7 +254,14 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       throw e;
     }
     if (!converted) {
-      fail(new UnsupportedOpError({ op: opLabel(node, inner), node: node.name, march: march.id, reason: 'the march has no conversion rule for it' }));
+      fail(
+        new UnsupportedOpError({
+          op: opLabel(node, inner),
+          node: node.name,
+          march: march.id,
+          reason: 'the march has no conversion rule for it',
+        }),
+      );
       continue;
     }
     const created = place(node, nameFor(node), converted.module);
@@ -245,18 +286,27 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       if (!qparams.has(a)) return a;
       let dq = dequantized.get(a);
       if (!dq) {
-        const name = out.addGeneratedSubmodule('dequantize', march.hooks.dequantizeNode?.({ march: march.id }) ?? new Dequantize());
+        const name = out.addGeneratedSubmodule(
+          'dequantize',
+          march.hooks.dequantizeNode?.({ march: march.id }) ?? new Dequantize(),
+        );
         dq = graph.insertingBefore(node, () => graph.callModule(name, [a]));
         dequantized.set(a, dq);
       }
       return dq;
     };
-    return { args: node.args.map((a) => mapArg(a, toFloat)), kwargs: mapArg(node.kwargs, toFloat) as Record<string, unknown> };
+    return {
+      args: node.args.map((a) => mapArg(a, toFloat)),
+      kwargs: mapArg(node.kwargs, toFloat) as Record<string, unknown>,
+    };
   }
 
   /** A quantize of `after`'s output with `qp`, in front of all its users. */
   function quantizeAfter(after: Node, qp: QParams): Node {
-    const name = out.addGeneratedSubmodule('quantize', march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding));
+    const name = out.addGeneratedSubmodule(
+      'quantize',
+      march.hooks.quantizeNode?.({ march: march.id, qparams: qp, rounding }) ?? new Quantize(qp, rounding),
+    );
     const qNode = graph.insertingAfter(after, () => graph.callModule(name, [after]));
     after.replaceAllUsesWith(qNode, { filter: (u) => u !== qNode });
     qparams.set(qNode, qp);

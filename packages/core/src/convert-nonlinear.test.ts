@@ -3,7 +3,19 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { defaultQatQconfig, defaultQat16bitQconfig, setFakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { FixedTableOp } from '@qtk/fixed-point';
-import { ELU, GELU, Hardsigmoid, Hardswish, LeakyReLU, Module, PReLU, Sigmoid, SiLU, Softplus, Tanh } from '@qtk/nn';
+import {
+  ELU,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  LeakyReLU,
+  type Module,
+  PReLU,
+  Sigmoid,
+  SiLU,
+  Softplus,
+  Tanh,
+} from '@qtk/nn';
 import { ConversionError } from './convert-fx.js';
 import * as T from '@qtk/tensor';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
@@ -12,7 +24,6 @@ import { calibrate, convertFx, prepareQatFx } from './index.js';
 import { calibratedQat, callModel, maxSteps, SingleOpNet, thrownBy } from './testing/convert-harness.js';
 
 type OpFn = (x: Tensor) => Tensor;
-
 
 interface Case {
   name: string;
@@ -65,7 +76,11 @@ function batches(lo: number, hi: number, n = 3): Tensor[] {
 }
 
 /** Max |fixed − fake-quant| over a fresh input, in output steps. */
-function compare(c: Case, march: string, dict: { global: QConfig; moduleName?: Record<string, QConfig> }): { steps: number; kind: string } {
+function compare(
+  c: Case,
+  march: string,
+  dict: { global: QConfig; moduleName?: Record<string, QConfig> },
+): { steps: number; kind: string } {
   const gm = calibratedQat(c.make(), dict, batches(c.lo, c.hi));
   const fx = convertFx(gm, { march, onWarning: () => {} });
   const table = fx.modules().find((m) => m instanceof FixedTableOp) as FixedTableOp | undefined;
@@ -93,12 +108,19 @@ describe('convert: tabulated nonlinear ops', () => {
     // of the function (plus 1 for the fake-quant's own rounding); int8 output within 1 step
     // measured: 1–2 steps for the smooth functions, 3 for reciprocal; kinks inside a table segment
     // cost |Δslope|·h/4: ELU(0.5) 14, LeakyReLU(0.1) 5, leakyRelu(0.2) 26, PReLU(−0.5…1.5) 7
-    const int16Bound: Record<string, number> = { reciprocal: 4, ELU: 16, LeakyReLU: 7, 'leakyRelu()': 29, 'PReLU (per channel)': 9 };
+    const int16Bound: Record<string, number> = {
+      reciprocal: 4,
+      ELU: 16,
+      LeakyReLU: 7,
+      'leakyRelu()': 29,
+      'PReLU (per channel)': 9,
+    };
     for (const c of CASES) {
       const r16 = compare(c, 'bayes', { global: defaultQat16bitQconfig });
       if (process.env.QTK_MEASURE) console.log(`MEASURE ${c.name} int16: ${r16.steps}`);
       expect(r16.kind, c.name).toBe('segment');
-      if (!process.env.QTK_MEASURE) expect(r16.steps, `${c.name} int16 → int16`).toBeLessThanOrEqual(int16Bound[c.name] ?? 3);
+      if (!process.env.QTK_MEASURE)
+        expect(r16.steps, `${c.name} int16 → int16`).toBeLessThanOrEqual(int16Bound[c.name] ?? 3);
       const r8 = compare(c, 'bayes', { global: defaultQatQconfig, moduleName: { quant: defaultQat16bitQconfig } });
       if (process.env.QTK_MEASURE) console.log(`MEASURE ${c.name} int8: ${r8.steps}`);
       expect(r8.kind, c.name).toBe('segment');

@@ -12,7 +12,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { convertFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, SingleOpNet, thrownBy } from './testing/convert-harness.js';
 
-
 beforeEach(() => setMarch('bayes'));
 afterEach(() => resetMarch());
 
@@ -31,7 +30,13 @@ interface Measured {
  * Converts `net` (calibrated on [calLo, calHi], int16 in and out on bayes) with `tableOptions` and
  * measures it on every int16 grid point in [lo, hi] (data concentrated there).
  */
-function measure(net: () => SingleOpNet, fn: NonlinearFunction, cal: [number, number], data: [number, number], tableOptions?: Record<string, NodeTableOptions>): Measured {
+function measure(
+  net: () => SingleOpNet,
+  fn: NonlinearFunction,
+  cal: [number, number],
+  data: [number, number],
+  tableOptions?: Record<string, NodeTableOptions>,
+): Measured {
   const gm = calibratedQat(net(), { global: defaultQat16bitQconfig }, [spread(...cal)]);
   const fx = convertFx(gm, { march: 'bayes', onWarning: () => {}, ...(tableOptions ? { tableOptions } : {}) });
   const table = fx.modules().find((m) => m instanceof FixedTableOp) as FixedTableOp;
@@ -49,7 +54,9 @@ describe('convertFx tableOptions', () => {
   it('an inputRange where the data is makes a module table (by module path) more precise', () => {
     // sigmoid calibrated on [-8, 8], data in [-2, 2]: the even points spend 4 of 6 tables outside the data
     const before = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2]);
-    const after = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2], { op: { inputRange: [-2, 2] } });
+    const after = measure(() => new SingleOpNet(new Sigmoid()), nl.sigmoid, [-8, 8], [-2, 2], {
+      op: { inputRange: [-2, 2] },
+    });
     if (process.env.QTK_MEASURE) console.log(`MEASURE sigmoid ${before.steps} -> ${after.steps}`);
     // measured 1.96 -> 1.11
     expect(before.steps).toBeGreaterThan(1.8);
@@ -65,7 +72,9 @@ describe('convertFx tableOptions', () => {
     const make = () => new SingleOpNet(null, (x) => T.rsqrt(x));
     // rsqrt's default is curvature points over the whole calibrated range [0.01, 16], crowded at the pole
     const before = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4]);
-    const after = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4], { rsqrt: { inputRange: [0.25, 4], dividing: 'curvature' } });
+    const after = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4], {
+      rsqrt: { inputRange: [0.25, 4], dividing: 'curvature' },
+    });
     if (process.env.QTK_MEASURE) console.log(`MEASURE rsqrt ${before.steps} -> ${after.steps}`);
     // measured 9.32 -> 0.96
     expect(before.steps).toBeGreaterThan(8);
@@ -86,8 +95,13 @@ describe('convertFx tableOptions', () => {
     setMarch('bayes');
     const x = T.randn([16, 32], { std: 3, generator: new T.Generator(3) });
     const gm = calibratedQat(new SingleOpNet(new Softmax(-1)), { global: defaultQat16bitQconfig }, [x]);
-    const plain = convertFx(gm, { onWarning: () => {} }).modules().find((m) => m instanceof FixedSoftmax) as FixedSoftmax;
-    const tuned = convertFx(gm, { onWarning: () => {}, tableOptions: { op: { exp: { inputRange: [-6, 0] }, reciprocal: { dividing: 'even' } } } })
+    const plain = convertFx(gm, { onWarning: () => {} })
+      .modules()
+      .find((m) => m instanceof FixedSoftmax) as FixedSoftmax;
+    const tuned = convertFx(gm, {
+      onWarning: () => {},
+      tableOptions: { op: { exp: { inputRange: [-6, 0] }, reciprocal: { dividing: 'even' } } },
+    })
       .modules()
       .find((m) => m instanceof FixedSoftmax) as FixedSoftmax;
     const exp0 = plain.config.exp;
@@ -110,37 +124,62 @@ describe('convertFx tableOptions', () => {
     const r = ln.config.rsqrt;
     expect(r.kind === 'segment' && r.table.dividing).toBe('explicit');
     const sIn = r.kind === 'segment' ? r.table.sIn : NaN;
-    expect(r.kind === 'segment' && r.table.B.slice(0, 7)).toEqual(points.map((p) => Math.min(32767, Math.round(p / sIn))));
-    const e = thrownBy(() => convertFx(gm, { onWarning: () => {}, tableOptions: { op: { exp: { inputRange: [-1, 0] } } } }));
+    expect(r.kind === 'segment' && r.table.B.slice(0, 7)).toEqual(
+      points.map((p) => Math.min(32767, Math.round(p / sIn))),
+    );
+    const e = thrownBy(() =>
+      convertFx(gm, { onWarning: () => {}, tableOptions: { op: { exp: { inputRange: [-1, 0] } } } }),
+    );
     expect(e).toBeInstanceOf(OptionsError);
-    expect((e as Error).message).toMatch(/exp: node 'op' \(rule 'composite:layer_norm'\) has the tables rsqrt, so its options are \{ rsqrt\?: \{ inputRange\?, dividing\? \} \}/);
+    expect((e as Error).message).toMatch(
+      /exp: node 'op' \(rule 'composite:layer_norm'\) has the tables rsqrt, so its options are \{ rsqrt\?: \{ inputRange\?, dividing\? \} \}/,
+    );
   });
 
   it('options for a qint8 table change nothing and say so', () => {
     setMarch('bernoulli2');
     const gm = calibratedQat(new SingleOpNet(new Sigmoid()), { global: defaultQatQconfig as QConfig }, [spread(-8, 8)]);
     const warnings: string[] = [];
-    convertFx(gm, { march: 'bernoulli2', onWarning: (m) => warnings.push(m), tableOptions: { op: { inputRange: [-2, 2] } } });
-    expect(warnings.join('\n')).toMatch(/op: table options for the sigmoid change nothing: a qint8 input indexes a 256-entry table/);
+    convertFx(gm, {
+      march: 'bernoulli2',
+      onWarning: (m) => warnings.push(m),
+      tableOptions: { op: { inputRange: [-2, 2] } },
+    });
+    expect(warnings.join('\n')).toMatch(
+      /op: table options for the sigmoid change nothing: a qint8 input indexes a 256-entry table/,
+    );
   });
 
   describe('bad options are OptionsErrors', () => {
     const gm = () => calibratedQat(new SingleOpNet(new Sigmoid()), { global: defaultQat16bitQconfig }, [spread(-8, 8)]);
-    const fail = (tableOptions: unknown) => thrownBy(() => convertFx(gm(), { march: 'bayes', onWarning: () => {}, tableOptions: tableOptions as Record<string, NodeTableOptions> })) as OptionsError;
+    const fail = (tableOptions: unknown) =>
+      thrownBy(() =>
+        convertFx(gm(), {
+          march: 'bayes',
+          onWarning: () => {},
+          tableOptions: tableOptions as Record<string, NodeTableOptions>,
+        }),
+      ) as OptionsError;
 
     it('unknown module names are all listed', () => {
       const e = fail({ 'head.sigmoid': {}, op: {}, 'op.exp': { dividing: 'even' } });
       expect(e).toBeInstanceOf(OptionsError);
       expect(e.issues.map((i) => i.path)).toEqual(['head.sigmoid', 'op.exp']);
-      expect(e.message).toMatch(/head\.sigmoid: no module or node of this name in the model; key table options by module path/);
+      expect(e.message).toMatch(
+        /head\.sigmoid: no module or node of this name in the model; key table options by module path/,
+      );
     });
 
     it('schema violations name the path', () => {
-      expect(fail({ op: { inputRange: [2, -2] } }).message).toMatch(/op\.inputRange: inputRange is \[lo, hi\] with lo < hi/);
+      expect(fail({ op: { inputRange: [2, -2] } }).message).toMatch(
+        /op\.inputRange: inputRange is \[lo, hi\] with lo < hi/,
+      );
       expect(fail({ op: { dividing: 'log' } }).issues[0]!.path).toBe('op.dividing');
       expect(fail({ op: { dividing: [0, 1, 2] } }).message).toMatch(/explicit dividing points are the 7 points/);
       expect(fail({ op: { dividing: [0, 1, 2, 3, 2, 5, 6] } }).message).toMatch(/non-decreasing/);
-      expect(fail({ op: { inputRange: [-1, 1], dividing: [-1, 0, 0, 0, 0, 0, 1] } }).message).toMatch(/either inputRange or explicit dividing points/);
+      expect(fail({ op: { inputRange: [-1, 1], dividing: [-1, 0, 0, 0, 0, 0, 1] } }).message).toMatch(
+        /either inputRange or explicit dividing points/,
+      );
       expect(fail({ op: { range: [-1, 1] } }).message).toMatch(/Unrecognized key\(s\) in object: 'range'/);
     });
 
@@ -148,12 +187,20 @@ describe('convertFx tableOptions', () => {
       const onStub = fail({ quant: { inputRange: [-1, 1] } });
       expect(onStub.message).toMatch(/tableOptions\['quant'\].*builds no lookup table/);
       const parts = fail({ op: { exp: { inputRange: [-1, 0] } } });
-      expect(parts.message).toMatch(/exp: node 'op' \(rule 'table:sigmoid'\) has one table, so its options are \{ inputRange\?, dividing\? \}/);
+      expect(parts.message).toMatch(
+        /exp: node 'op' \(rule 'table:sigmoid'\) has one table, so its options are \{ inputRange\?, dividing\? \}/,
+      );
     });
 
     it('explicit points an odd function cannot take', () => {
       const g = calibratedQat(new SingleOpNet(new Tanh()), { global: defaultQat16bitQconfig }, [spread(-4, 4)]);
-      const e = thrownBy(() => convertFx(g, { march: 'bayes', onWarning: () => {}, tableOptions: { op: { dividing: [-3, -2, -1, 0, 1, 2, 3] } } }));
+      const e = thrownBy(() =>
+        convertFx(g, {
+          march: 'bayes',
+          onWarning: () => {},
+          tableOptions: { op: { dividing: [-3, -2, -1, 0, 1, 2, 3] } },
+        }),
+      );
       expect(e).toBeInstanceOf(OptionsError);
       expect((e as Error).message).toMatch(/tableOptions\['op'\].*tanh is odd, so its table fits x >= 0/);
     });

@@ -34,16 +34,26 @@ class MlpNet extends Module {
   }
 }
 
-const uniform = (shape: number[], seed: number): Tensor => rand(shape, { generator: new Generator(seed) }).mul(2).sub(1);
+const uniform = (shape: number[], seed: number): Tensor =>
+  rand(shape, { generator: new Generator(seed) })
+    .mul(2)
+    .sub(1);
 
 function prepared(model: Module, shape: number[]): GraphModule {
   // unfused: the toy march converts Conv/Linear and ReLU one by one
-  return calibratedQat(model.eval(), { global: defaultQatQconfig }, [0, 1, 2].map((s) => uniform(shape, 10 + s)), { prepare: { fuse: false } });
+  return calibratedQat(
+    model.eval(),
+    { global: defaultQatQconfig },
+    [0, 1, 2].map((s) => uniform(shape, 10 + s)),
+    { prepare: { fuse: false } },
+  );
 }
 
 /** The scale of the last activation fake-quant before the DeQuantStub: one output step. */
 function outputStep(gm: GraphModule, layer: string): number {
-  const m = gm.getSubmodule(layer) as unknown as { activationPostProcess: { calculateQparams(): { scale: Float32Array } } };
+  const m = gm.getSubmodule(layer) as unknown as {
+    activationPostProcess: { calculateQparams(): { scale: Float32Array } };
+  };
   return m.activationPostProcess.calculateQparams().scale[0]!;
 }
 
@@ -64,35 +74,38 @@ describe('a third-party march (qtk-march-toy)', () => {
   it.each([
     ['Conv2d + ReLU + Conv2d', () => new ConvNet(), [4, 2, 6, 6], 'conv2'],
     ['Linear + ReLU + Linear', () => new MlpNet(), [6, 12], 'fc2'],
-  ] as const)('converts %s with its own integer modules, within 1 output step of the fake-quant model', (_, make, shape, last) => {
-    setMarch('toy'); // prepare reads the toy's table too (qint8 only)
-    const gm = prepared(make(), [...shape]);
-    const fx = convertFx(gm, { march: 'toy' });
-    expect(fx.getSubmodule('quant')).toBeInstanceOf(ToyQuantize);
-    expect(fx.getSubmodule(last)).toBeInstanceOf(ToyLayer);
-    let seen: unknown = null;
-    fx.getSubmodule(last).registerForwardHook((_m, _a, out) => {
-      seen = out;
-    });
-    const step = outputStep(gm, last);
-    let exact = 0;
-    let total = 0;
-    for (const seed of [20, 21, 22]) {
-      const x = uniform([...shape], seed);
-      const fake = run(gm, x);
-      const fixed = run(fx, x);
-      expect(fixed.length).toBe(fake.length);
-      for (let i = 0; i < fake.length; i++) {
-        const d = Math.abs(fake[i]! - fixed[i]!);
-        expect(d).toBeLessThanOrEqual(step * 1.0001);
-        if (d < step / 2) exact++;
-        total++;
+  ] as const)(
+    'converts %s with its own integer modules, within 1 output step of the fake-quant model',
+    (_, make, shape, last) => {
+      setMarch('toy'); // prepare reads the toy's table too (qint8 only)
+      const gm = prepared(make(), [...shape]);
+      const fx = convertFx(gm, { march: 'toy' });
+      expect(fx.getSubmodule('quant')).toBeInstanceOf(ToyQuantize);
+      expect(fx.getSubmodule(last)).toBeInstanceOf(ToyLayer);
+      let seen: unknown = null;
+      fx.getSubmodule(last).registerForwardHook((_m, _a, out) => {
+        seen = out;
+      });
+      const step = outputStep(gm, last);
+      let exact = 0;
+      let total = 0;
+      for (const seed of [20, 21, 22]) {
+        const x = uniform([...shape], seed);
+        const fake = run(gm, x);
+        const fixed = run(fx, x);
+        expect(fixed.length).toBe(fake.length);
+        for (let i = 0; i < fake.length; i++) {
+          const d = Math.abs(fake[i]! - fixed[i]!);
+          expect(d).toBeLessThanOrEqual(step * 1.0001);
+          if (d < step / 2) exact++;
+          total++;
+        }
       }
-    }
-    expect(exact / total).toBeGreaterThan(0.9);
-    expect(seen).toBeInstanceOf(ToyTensor);
-    expect((seen as ToyTensor).scale).toBe(Math.fround(step));
-  });
+      expect(exact / total).toBeGreaterThan(0.9);
+      expect(seen).toBeInstanceOf(ToyTensor);
+      expect((seen as ToyTensor).scale).toBe(Math.fround(step));
+    },
+  );
 
   it('rejects ops and attributes outside its table, naming node, op and march, all at once', () => {
     class Bad extends Module {

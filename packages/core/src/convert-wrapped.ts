@@ -2,7 +2,7 @@
 // on first call, and a non-root owner of a wrapped method is placed with its methods and converted children.
 import { shallowCloneModule } from '@qtk/fusion';
 import type { GraphModule } from '@qtk/ir';
-import { DeQuantStub, Module } from '@qtk/nn';
+import { DeQuantStub, type Module } from '@qtk/nn';
 import { isWrappedMethodCall, modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 import { QatModule } from './qat-module.js';
 import { LateConvertedModule, type LateConversionEnv } from './wrapped-conversion.js';
@@ -27,7 +27,12 @@ function withLateConversion(module: Module, path: string, env: LateConversionEnv
 }
 
 /** Adds copies of the modules only fxWrap-ed methods call to the converted model, with late conversion. */
-export function addWrappedMethodModules(qatModel: GraphModule, out: GraphModule, copyOf: (m: Module) => Module, env: LateConversionEnv): void {
+export function addWrappedMethodModules(
+  qatModel: GraphModule,
+  out: GraphModule,
+  copyOf: (m: Module) => Module,
+  env: LateConversionEnv,
+): void {
   const added: string[] = [];
   for (const [path, m] of modulesOnlyInWrappedMethods(qatModel)) {
     if (added.some((a) => path.startsWith(`${a}.`))) continue;

@@ -39,7 +39,10 @@ export function decomposeDivPass(ctx: PrepareContext): void {
     if (users.length !== 1 || !ctx.quantized.has(users[0]!)) continue;
     const factory = qconfigOf(ctx, node).qconfig?.activation;
     if (!factory) continue;
-    const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), createFakeQuant(factory, node.name, { dtype })!);
+    const fqName = gm.addGeneratedSubmodule(
+      `${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'),
+      createFakeQuant(factory, node.name, { dtype })!,
+    );
     const mul = graph.insertingBefore(node, () => {
       const r = graph.callFunction('reciprocal', [y]);
       const rq = graph.callModule(fqName, [r]);

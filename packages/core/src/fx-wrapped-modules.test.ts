@@ -43,7 +43,10 @@ class Detector extends Module {
   }
 }
 
-const batch = (seed: number) => rand([3, 2, 5, 5], { generator: new Generator(seed) }).mul(2).sub(1);
+const batch = (seed: number) =>
+  rand([3, 2, 5, 5], { generator: new Generator(seed) })
+    .mul(2)
+    .sub(1);
 const run = (m: Module, x: Tensor) => noGrad(() => (m as unknown as { call(x: Tensor): Tensor }).call(x));
 
 afterEach(() => resetMarch());
@@ -54,7 +57,9 @@ describe('modules called inside fxWrap-ed methods', () => {
     const float = new Detector().eval();
     const qat = prepareQatFx(float, { global: defaultQatQconfig }, { onWarning: () => {} });
     // the graph has one opaque node for postProcess; refine and score have no node of their own
-    expect(qat.graph.nodes.filter((n) => n.op === 'call_module' && (n.target === 'refine' || n.target === 'score'))).toEqual([]);
+    expect(
+      qat.graph.nodes.filter((n) => n.op === 'call_module' && (n.target === 'refine' || n.target === 'score')),
+    ).toEqual([]);
     const refine = qat.getSubmodule('refine') as QatModule;
     expect(refine).toBeInstanceOf(QatModule);
     expect(refine.weightFakeQuant).toBeInstanceOf(FakeQuantize);
@@ -89,7 +94,11 @@ describe('modules called inside fxWrap-ed methods', () => {
 
   it('a qconfig moduleName entry reaches them: null keeps refine float in the QAT and the converted model', () => {
     setMarch('bayes');
-    const qat = prepareQatFx(new Detector().eval(), { global: defaultQatQconfig, moduleName: { refine: null } }, { onWarning: () => {} });
+    const qat = prepareQatFx(
+      new Detector().eval(),
+      { global: defaultQatQconfig, moduleName: { refine: null } },
+      { onWarning: () => {} },
+    );
     expect(qat.getSubmodule('refine')).toBeInstanceOf(Conv2d);
     calibrate(qat, [1, 2].map(batch));
     // refine is float, so its input must be float: a converted model that hands it the quantized
@@ -121,7 +130,6 @@ describe('modules called inside fxWrap-ed methods', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(ConversionError);
-    expect((err as Error).message).toMatch(/march 'bernoulli2' cannot convert 1 node\(s\):\n  - probs: /);
+    expect((err as Error).message).toMatch(/march 'bernoulli2' cannot convert 1 node\(s\):\n {2}- probs: /);
   });
 });
-

@@ -20,8 +20,11 @@ const join = (owner: string, name: string) => (owner === '' ? name : name === ''
 export function modulesOnlyInWrappedMethods(gm: GraphModule): [string, Module][] {
   const owners = new Set(gm.graph.nodes.filter(isWrappedMethodCall).map((n) => n.target));
   if (owners.size === 0) return [];
-  const refs = gm.graph.nodes.filter((n) => (n.op === 'call_module' && !isWrappedMethodCall(n)) || n.op === 'get_attr').map((n) => n.target);
-  const unreferenced = (path: string) => !refs.some((r) => r === path || r.startsWith(`${path}.`) || path.startsWith(`${r}.`));
+  const refs = gm.graph.nodes
+    .filter((n) => (n.op === 'call_module' && !isWrappedMethodCall(n)) || n.op === 'get_attr')
+    .map((n) => n.target);
+  const unreferenced = (path: string) =>
+    !refs.some((r) => r === path || r.startsWith(`${path}.`) || path.startsWith(`${r}.`));
   const out = new Map<string, Module>();
   for (const owner of owners) {
     let ownerModule: Module;

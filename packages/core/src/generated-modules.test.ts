@@ -1,6 +1,6 @@
 // Functional add/sub/mul/cat get generated FloatFunctional modules with stable names that qconfig dicts address.
 import { defaultQat16bitQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
-import { ConvAddReLU2d } from '@qtk/fusion';
+import type { ConvAddReLU2d } from '@qtk/fusion';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, FloatFunctional, Module, QuantStub, ReLU } from '@qtk/nn';
@@ -43,14 +43,17 @@ const inputs = (seed: number): [Tensor, Tensor] => {
 };
 
 const generated = (qat: GraphModule) =>
-  qat.namedModules()
+  qat
+    .namedModules()
     .filter(([n]) => /(^|\.)_generated_(add|sub|mul|cat)_\d+$/.test(n))
     .map(([n, m]) => `${n}:${(m instanceof QatModule ? m.module : m).constructor.name}`);
 
 /** The activation fake-quant prepare inserted after the call of `target`. */
 function outputFakeQuant(qat: GraphModule, target: string): FakeQuantize | null {
   const node = qat.graph.nodes.find((n) => n.op === 'call_module' && n.target === target)!;
-  const user = [...node.users].find((u) => u.op === 'call_module' && qat.getSubmodule(u.target) instanceof FakeQuantize);
+  const user = [...node.users].find(
+    (u) => u.op === 'call_module' && qat.getSubmodule(u.target) instanceof FakeQuantize,
+  );
   return user ? (qat.getSubmodule(user.target) as FakeQuantize) : null;
 }
 
@@ -60,15 +63,17 @@ describe('generated modules for functional ops', () => {
   it('every functional add/mul/cat and tensor-method add gets a _generated_<op>_<k> FloatFunctional (in the calling module, in execution order); a fused conv+add+relu sits at the add', () => {
     setMarch('bayes');
     const qat = prepareQatFx(new Net().eval(), { global: defaultQatQconfig });
-    expect(generated(qat)).toEqual(['inner._generated_mul_0:FloatFunctional', '_generated_add_0:ConvAddReLU2d', '_generated_add_1:FloatFunctional', '_generated_cat_0:FloatFunctional']);
+    expect(generated(qat)).toEqual([
+      'inner._generated_mul_0:FloatFunctional',
+      '_generated_add_0:ConvAddReLU2d',
+      '_generated_add_1:FloatFunctional',
+      '_generated_cat_0:FloatFunctional',
+    ]);
     expect(((qat.getSubmodule('_generated_add_0') as QatModule).module as ConvAddReLU2d).activation).toBe('relu');
     // the FloatFunctional keeps its name; every call is a call_module with the op as its method
-    expect(qat.graph.nodes.filter((n) => n.op === 'call_module' && n.method).map((n) => `${n.target}.${n.method}`)).toEqual([
-      '_generated_add_1.add',
-      'inner._generated_mul_0.mul',
-      'diff.sub',
-      '_generated_cat_0.cat',
-    ]);
+    expect(
+      qat.graph.nodes.filter((n) => n.op === 'call_module' && n.method).map((n) => `${n.target}.${n.method}`),
+    ).toEqual(['_generated_add_1.add', 'inner._generated_mul_0.mul', 'diff.sub', '_generated_cat_0.cat']);
     expect(qat.graph.nodes.filter((n) => n.op === 'call_function' || n.op === 'call_method')).toEqual([]);
     // stable: the same model prepared again gives the same names
     expect(generated(prepareQatFx(new Net().eval(), { global: defaultQatQconfig }))).toEqual(generated(qat));
@@ -87,7 +92,10 @@ describe('generated modules for functional ops', () => {
     expect(outputFakeQuant(qat, 'inner._generated_mul_0')!.dtype).toBe('qint16'); // a child of 'inner', where it is called
     expect(outputFakeQuant(qat, 'diff')!.dtype).toBe('qint8'); // global
     // a name beats the qconfig of the module that called it
-    const q2 = prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: { inner: defaultQat16bitQconfig, 'inner._generated_mul_0': defaultQatQconfig } });
+    const q2 = prepareQatFx(new Net().eval(), {
+      global: defaultQatQconfig,
+      moduleName: { inner: defaultQat16bitQconfig, 'inner._generated_mul_0': defaultQatQconfig },
+    });
     expect(outputFakeQuant(q2, 'inner._generated_mul_0')!.dtype).toBe('qint8');
   });
 
@@ -99,8 +107,16 @@ describe('generated modules for functional ops', () => {
     const [x, y] = inputs(9);
     const want = callModel(qat, x, y);
     const got = callModel(fixed, x, y);
-    const step = (outputFakeQuant(qat, '_generated_cat_0')!).calculateQparams().scale[0]!;
+    const step = outputFakeQuant(qat, '_generated_cat_0')!.calculateQparams().scale[0]!;
     expect(maxSteps(want, got, step)).toBeLessThanOrEqual(1);
-    expect(fixed.namedModules().map(([n]) => n)).toEqual(expect.arrayContaining(['_generated_add_0', '_generated_add_1', 'inner._generated_mul_0', '_generated_cat_0', 'diff']));
+    expect(fixed.namedModules().map(([n]) => n)).toEqual(
+      expect.arrayContaining([
+        '_generated_add_0',
+        '_generated_add_1',
+        'inner._generated_mul_0',
+        '_generated_cat_0',
+        'diff',
+      ]),
+    );
   });
 });

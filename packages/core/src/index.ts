@@ -1,7 +1,7 @@
 export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js';
 export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
 export { QatModule, weightedLayer } from './qat-module.js';
-export { type PrepareContext, type PreparePass } from './prepare-context.js';
+export type { PrepareContext, PreparePass } from './prepare-context.js';
 export {
   REQUANTIZING_FUNCTIONS,
   swapQatModulesPass,
@@ -12,7 +12,12 @@ export {
 } from './prepare-passes.js';
 export { checkSharedModulesPass, checkOutputPrecisionPass, checkAfterDeQuantStubPass } from './prepare-guards.js';
 export { isWrappedMethodCall, modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
-export { prepareQatFx, insertInputQuantStubs, DEFAULT_PREPARE_PASSES, type PrepareQatFxOptions } from './prepare-qat-fx.js';
+export {
+  prepareQatFx,
+  insertInputQuantStubs,
+  DEFAULT_PREPARE_PASSES,
+  type PrepareQatFxOptions,
+} from './prepare-qat-fx.js';
 export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';

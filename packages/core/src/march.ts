@@ -44,5 +44,10 @@ export function checkQconfigForMarch(
       { module },
     );
   }
-  march.hooks.checkQConfig?.({ module, moduleType, activationDtype: act as QuantDType | null, weightDtype: w as QuantDType | null });
+  march.hooks.checkQConfig?.({
+    module,
+    moduleType,
+    activationDtype: act as QuantDType | null,
+    weightDtype: w as QuantDType | null,
+  });
 }

@@ -11,7 +11,6 @@ import { calibrate, convertFx, modelFromBytes, modelToBytes, prepareQatFx, reset
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
 import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
 
-
 // QTK_CONFIG_FUZZ=cases[,seed] runs a longer round (bench); the suite runs 300 cases of seed 12.
 const [CASES, SEED] = (process.env.QTK_CONFIG_FUZZ ?? '300,12').split(',').map(Number) as [number, number];
 
@@ -22,7 +21,22 @@ function rng(seed: number): () => number {
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-const REPLACEMENTS: Json[] = [null, 'x', -1, 0, 1.5, 1e9, -2147483649, true, [], {}, { $number: 'NaN' }, { $number: 'Infinity' }, { $typed: 'Int32Array', values: [] }, { $typed: '__proto__', values: [1] }];
+const REPLACEMENTS: Json[] = [
+  null,
+  'x',
+  -1,
+  0,
+  1.5,
+  1e9,
+  -2147483649,
+  true,
+  [],
+  {},
+  { $number: 'NaN' },
+  { $number: 'Infinity' },
+  { $typed: 'Int32Array', values: [] },
+  { $typed: '__proto__', values: [1] },
+];
 
 /** Every (parent, key) slot in a config, depth first. */
 function slots(v: Json, out: [Record<string, Json> | Json[], string | number][] = []): typeof out {
@@ -35,7 +49,9 @@ function mutate(bytes: Uint8Array, r: () => number): Uint8Array {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const h = dv.getUint32(12, true);
   const g = dv.getUint32(16, true);
-  const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as { modules: { config?: Json }[] };
+  const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as {
+    modules: { config?: Json }[];
+  };
   const withConfig = graph.modules.filter((m) => m.config !== undefined && slots(m.config).length > 0);
   const entry = withConfig[Math.floor(r() * withConfig.length)]!;
   const all = slots(entry.config!);
@@ -104,7 +120,8 @@ describe('model file config fuzz', () => {
         else generic.push(`${name} #${i} at run: ${(e as Error).name}: ${(e as Error).message}`);
       }
     }
-    if (CASES !== 300) console.log('config fuzz', CASES, 'cases, seed', SEED, counts, 'generic', generic.length, generic.slice(0, 5));
+    if (CASES !== 300)
+      console.log('config fuzz', CASES, 'cases, seed', SEED, counts, 'generic', generic.length, generic.slice(0, 5));
     expect(generic).toEqual([]);
   }, 600_000);
 });

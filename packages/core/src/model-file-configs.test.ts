@@ -9,10 +9,18 @@ import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, Flatten, LayerNorm, Line
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { calibrate, convertFx, modelFromBytes, ModelFileError, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
+import {
+  calibrate,
+  convertFx,
+  modelFromBytes,
+  ModelFileError,
+  modelToBytes,
+  prepareQatFx,
+  resetMarch,
+  setMarch,
+} from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
 import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
-
 
 const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
 
@@ -21,18 +29,28 @@ function net(): ConvClassifier {
   setBatchNormStats([m.bn], 5);
   return m.eval();
 }
-const qat = (): GraphModule => calibratedQat(net(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [x]);
+const qat = (): GraphModule =>
+  calibratedQat(net(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [x]);
 
 type Entry = { path: string; type: string; config: any };
 
 /** The file with one module's config edited and the CRC recomputed, so only config validation can refuse it. */
-function corrupt(bytes: Uint8Array, where: { path?: string; type?: string }, edit: (config: any, entry: Entry) => unknown): Uint8Array {
+function corrupt(
+  bytes: Uint8Array,
+  where: { path?: string; type?: string },
+  edit: (config: any, entry: Entry) => unknown,
+): Uint8Array {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const h = dv.getUint32(12, true);
   const g = dv.getUint32(16, true);
   const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as { modules: Entry[] };
-  const entry = graph.modules.find((e) => (where.path === undefined || e.path === where.path) && (where.type === undefined || e.type === where.type));
-  if (!entry) throw new Error(`no module ${JSON.stringify(where)} in ${graph.modules.map((e) => `${e.path}:${e.type}`).join(', ')}`);
+  const entry = graph.modules.find(
+    (e) => (where.path === undefined || e.path === where.path) && (where.type === undefined || e.type === where.type),
+  );
+  if (!entry)
+    throw new Error(
+      `no module ${JSON.stringify(where)} in ${graph.modules.map((e) => `${e.path}:${e.type}`).join(', ')}`,
+    );
   const replaced = edit(entry.config, entry);
   if (replaced !== undefined) entry.config = replaced;
   const text = new TextEncoder().encode(JSON.stringify(graph));
@@ -66,14 +84,25 @@ function expectRefused(bytes: Uint8Array, path: string, codec: string, field: st
 describe('model files with bad module configs are refused at load', () => {
   it('every registered codec has a zod schema, and registering one without is refused', () => {
     const names = moduleCodecs.list();
-    for (const name of ['Conv2d', 'FixedConv', 'FakeQuantize', 'QatModule', 'SoftmaxQat', 'LayerNormQat', 'ConvAddReLU2d']) expect(names).toContain(name);
+    for (const name of [
+      'Conv2d',
+      'FixedConv',
+      'FakeQuantize',
+      'QatModule',
+      'SoftmaxQat',
+      'LayerNormQat',
+      'ConvAddReLU2d',
+    ])
+      expect(names).toContain(name);
     expect(names.filter((n) => !(moduleCodecs.get(n).schema instanceof z.ZodType))).toEqual([]);
     class Unchecked extends Module {
       forward(): null {
         return null;
       }
     }
-    expect(() => moduleCodecs.register({ cls: Unchecked, config: () => null, create: () => new Unchecked() } as never)).toThrow(/'Unchecked' has no zod schema/);
+    expect(() =>
+      moduleCodecs.register({ cls: Unchecked, config: () => null, create: () => new Unchecked() } as never),
+    ).toThrow(/'Unchecked' has no zod schema/);
   });
 
   describe('nn layers (@qtk/ir codecs)', () => {
@@ -92,7 +121,12 @@ describe('model files with bad module configs are refused at load', () => {
       ['relu', 'ReLU', '(config)', () => ({ inplace: true })],
       // sizes that would allocate gigabytes before the state dict is compared
       ['fc', 'Linear', 'inFeatures', (c: any) => void Object.assign(c, { inFeatures: 100_000, outFeatures: 100_000 })],
-      ['conv', 'Conv2d', 'inChannels/outChannels/kernelSize', (c: any) => void Object.assign(c, { kernelSize: [3000, 3000] })],
+      [
+        'conv',
+        'Conv2d',
+        'inChannels/outChannels/kernelSize',
+        (c: any) => void Object.assign(c, { kernelSize: [3000, 3000] }),
+      ],
       ['bn', 'BatchNorm2d', 'numFeatures', (c: any) => void (c.numFeatures = 1e9)],
       // sizes that would make the first run allocate without bound (CONFIG_LIMITS)
       ['gap', 'AdaptiveAvgPool2d', 'outputSize', (c: any) => void (c.outputSize = 1e9)],
@@ -110,12 +144,22 @@ describe('model files with bad module configs are refused at load', () => {
     it.each([
       ['relu.weightFakeQuant', 'FakeQuantize', 'options.dtype', (c: any) => void (c.options.dtype = 'qint64')],
       ['relu.weightFakeQuant', 'FakeQuantize', 'options.chAxis', (c: any) => void (c.options.chAxis = 'zero')],
-      ['relu.weightFakeQuant', 'FakeQuantize', 'options.quantMax', (c: any) => Object.assign(c.options, { quantMin: 10, quantMax: -10 }) && undefined],
+      [
+        'relu.weightFakeQuant',
+        'FakeQuantize',
+        'options.quantMax',
+        (c: any) => Object.assign(c.options, { quantMin: 10, quantMax: -10 }) && undefined,
+      ],
       ['relu.activationPostProcess', 'FakeQuantize', 'state', (c: any) => void (c.state = 'TRAINING')],
       ['quant', 'QatModule', 'training', (c: any) => void (c.training = 'yes')],
       ['relu.module', 'ConvAddReLU2d', 'activation', (c: any) => void (c.activation = 'gelu')],
       ['relu.module', 'ConvAddReLU2d', 'conv.kernelSize (Conv2d)', (c: any) => void (c.conv.kernelSize = [3])],
-      ['relu.module', 'ConvAddReLU2d', 'conv.inChannels/outChannels/kernelSize (Conv2d)', (c: any) => void (c.conv.outChannels = 4096)],
+      [
+        'relu.module',
+        'ConvAddReLU2d',
+        'conv.inChannels/outChannels/kernelSize (Conv2d)',
+        (c: any) => void (c.conv.outChannels = 4096),
+      ],
       ['relu.weightFakeQuant', 'FakeQuantize', 'options.numChannels', (c: any) => void (c.options.numChannels = 1e9)],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
@@ -142,15 +186,49 @@ describe('model files with bad module configs are refused at load', () => {
         return p;
       };
       const sp = path(qatBytes, 'SoftmaxQat');
-      expectRefused(soft(qatBytes, (c) => void delete c.steps.exp), sp, 'SoftmaxQat', 'steps.exp');
-      expectRefused(soft(qatBytes, (c) => void (c.dim = 'last')), sp, 'SoftmaxQat', 'dim');
-      expectRefused(soft(qatBytes, (c) => void (c.steps.sum.options.observer = '')), sp, 'SoftmaxQat', 'steps.sum.options.observer (FakeQuantize)');
+      expectRefused(
+        soft(qatBytes, (c) => void delete c.steps.exp),
+        sp,
+        'SoftmaxQat',
+        'steps.exp',
+      );
+      expectRefused(
+        soft(qatBytes, (c) => void (c.dim = 'last')),
+        sp,
+        'SoftmaxQat',
+        'dim',
+      );
+      expectRefused(
+        soft(qatBytes, (c) => void (c.steps.sum.options.observer = '')),
+        sp,
+        'SoftmaxQat',
+        'steps.sum.options.observer (FakeQuantize)',
+      );
       const lp = path(qatBytes, 'LayerNormQat');
-      expectRefused(corrupt(qatBytes, { type: 'LayerNormQat' }, (c) => void (c.float.eps = -1)), lp, 'LayerNormQat', 'float.eps (LayerNorm)');
+      expectRefused(
+        corrupt(qatBytes, { type: 'LayerNormQat' }, (c) => void (c.float.eps = -1)),
+        lp,
+        'LayerNormQat',
+        'float.eps (LayerNorm)',
+      );
       const fs = path(fixedBytes, 'FixedSoftmax');
-      expectRefused(corrupt(fixedBytes, { type: 'FixedSoftmax' }, (c) => void (c.exp.entries = { $typed: 'Int16Array', values: [1, 2] })), fs, 'FixedSoftmax', /bad config field 'exp/);
+      expectRefused(
+        corrupt(
+          fixedBytes,
+          { type: 'FixedSoftmax' },
+          (c) => void (c.exp.entries = { $typed: 'Int16Array', values: [1, 2] }),
+        ),
+        fs,
+        'FixedSoftmax',
+        /bad config field 'exp/,
+      );
       const fl = path(fixedBytes, 'FixedLayerNorm');
-      expectRefused(corrupt(fixedBytes, { type: 'FixedLayerNorm' }, (c) => void (c.features = 7)), fl, 'FixedLayerNorm', /bad config field 'affine\.(weight|bias)'|bad config field 'out'/);
+      expectRefused(
+        corrupt(fixedBytes, { type: 'FixedLayerNorm' }, (c) => void (c.features = 7)),
+        fl,
+        'FixedLayerNorm',
+        /bad config field 'affine\.(weight|bias)'|bad config field 'out'/,
+      );
     });
   });
 
@@ -175,9 +253,24 @@ describe('model files with bad module configs are refused at load', () => {
       ['gap', 'FixedAvgPool2d', 'windows.kind', (c: any) => void (c.windows.kind = 'global')],
       // 1e9 windows: the first run ran out of memory (a JS heap crash) before this check
       ['gap', 'FixedAvgPool2d', 'windows.outputSize.1', (c: any) => void (c.windows.outputSize = [1, 1e9])],
-      ['flatten', 'FixedValueOp', 'target.module.config.startDim (Flatten)', (c: any) => void (c.target.module.config.startDim = 'x')],
-      ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'function', name: 'noSuchOp' }, label: 'flatten', output: null })],
-      ['flatten', 'FixedValueOp', 'target.name', () => ({ target: { kind: 'method', name: 'constructor' }, label: 'flatten', output: null })],
+      [
+        'flatten',
+        'FixedValueOp',
+        'target.module.config.startDim (Flatten)',
+        (c: any) => void (c.target.module.config.startDim = 'x'),
+      ],
+      [
+        'flatten',
+        'FixedValueOp',
+        'target.name',
+        () => ({ target: { kind: 'function', name: 'noSuchOp' }, label: 'flatten', output: null }),
+      ],
+      [
+        'flatten',
+        'FixedValueOp',
+        'target.name',
+        () => ({ target: { kind: 'method', name: 'constructor' }, label: 'flatten', output: null }),
+      ],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
@@ -192,6 +285,8 @@ describe('saving refuses what loading would refuse', () => {
         return this.conv.call(x);
       }
     }
-    expect(() => modelToBytes(symbolicTrace(new Padded()))).toThrow(/saveModelFile: module 'conv' \(Conv2d\) has settings its codec refuses at load \(field 'padding\.0'/);
+    expect(() => modelToBytes(symbolicTrace(new Padded()))).toThrow(
+      /saveModelFile: module 'conv' \(Conv2d\) has settings its codec refuses at load \(field 'padding\.0'/,
+    );
   });
 });

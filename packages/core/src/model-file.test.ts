@@ -1,9 +1,32 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { defaultLsqQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
+import {
+  defaultLsqQconfig,
+  defaultQat16bitQconfig,
+  defaultQatOutQconfig,
+  defaultQatQconfig,
+  FakeQuantize,
+  namedFakeQuants,
+  setFakeQuantize,
+} from '@qtk/fake-quant';
 import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
 import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
-import { Parameter, AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, MaxPool2d, Module, QuantStub, ReLU, saveStateDictSync } from '@qtk/nn';
+import {
+  Parameter,
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  LayerNorm,
+  Linear,
+  MaxPool2d,
+  Module,
+  QuantStub,
+  ReLU,
+  saveStateDictSync,
+} from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,7 +88,10 @@ class SmallNet extends Module {
   }
 }
 
-const batch = (seed: number): Tensor => rand([3, 2, 9, 9], { generator: new Generator(seed) }).mul(2).sub(1);
+const batch = (seed: number): Tensor =>
+  rand([3, 2, 9, 9], { generator: new Generator(seed) })
+    .mul(2)
+    .sub(1);
 
 function floatModel(): SmallNet {
   const model = new SmallNet(new Generator(7));
@@ -74,7 +100,10 @@ function floatModel(): SmallNet {
 }
 
 function qatModel(): GraphModule {
-  return calibratedQat(floatModel(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [batch(1), batch(2)]);
+  return calibratedQat(floatModel(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, [
+    batch(1),
+    batch(2),
+  ]);
 }
 
 const run = (gm: GraphModule, x: Tensor): Tensor => callModel(gm, x);
@@ -134,7 +163,11 @@ describe('model files', () => {
   });
 
   it('an LSQ model keeps its learned scales (Parameters)', () => {
-    const gm = prepareQatFx(floatModel(), { global: defaultLsqQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
+    const gm = prepareQatFx(
+      floatModel(),
+      { global: defaultLsqQconfig, moduleName: { fc: defaultQatOutQconfig } },
+      { march: 'bayes' },
+    );
     calibrate(gm, [batch(1)]);
     setFakeQuantize(gm, 'VALIDATION');
     const fq = namedFakeQuants(gm)[1]![1] as FakeQuantize;
@@ -163,7 +196,9 @@ describe('model files', () => {
     it(`round-trips the ${march} fixed-point model bit-exactly`, async () => {
       const fixed = convertFx(qatModel(), { march, onWarning: () => {} });
       const types = fixed.namedModules().map(([, m]) => m.constructor.name);
-      expect(types).toEqual(expect.arrayContaining(['Quantize', 'FixedConv', 'FixedAvgPool2d', 'FixedValueOp', 'Dequantize']));
+      expect(types).toEqual(
+        expect.arrayContaining(['Quantize', 'FixedConv', 'FixedAvgPool2d', 'FixedValueOp', 'Dequantize']),
+      );
       const path = join(dir, `fixed-${march}.qtkm`);
       await saveModelFile(fixed, path, { march, meta: { inputShape: [1, 2, 9, 9] } });
       expect((await readModelFileHeader(path)).kind).toBe('fixed-point');
@@ -175,7 +210,8 @@ describe('model files', () => {
       const pool = model.namedModules().find(([, m]) => m instanceof FixedAvgPool2d)![1] as FixedAvgPool2d;
       expect(pool.rule).toBe(march === 'bayes' ? 'wide' : 'int16_intermediate');
       for (const [name, m] of fixed.namedModules()) {
-        if (m instanceof FixedConv) expect(values((model.getSubmodule(name) as FixedConv).config.weight)).toEqual(values(m.config.weight));
+        if (m instanceof FixedConv)
+          expect(values((model.getSubmodule(name) as FixedConv).config.weight)).toEqual(values(m.config.weight));
         if (m instanceof Quantize) expect((model.getSubmodule(name) as Quantize).scale).toBe(m.scale);
       }
       for (const seed of [21, 22]) {
@@ -190,7 +226,11 @@ describe('model files', () => {
     it('SoftmaxQat / LayerNormQat and FixedSoftmax / FixedLayerNorm round-trip', () => {
       setMarch('bayes');
       const net = new LayerNormSoftmax().eval();
-      net.norm.weight!.values().set(rand([6], { generator: new Generator(3) }).add(0.5).values() as Float32Array);
+      net.norm.weight!.values().set(
+        rand([6], { generator: new Generator(3) })
+          .add(0.5)
+          .values() as Float32Array,
+      );
       const gm = prepareQatFx(net, { global: defaultQat16bitQconfig }, { march: 'bayes' });
       const x = randn([4, 6], { generator: new Generator(4) });
       calibrate(gm, [x]);

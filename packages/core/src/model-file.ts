@@ -90,7 +90,9 @@ function ensureCodecs(): void {
   fixedPoint.registerFixedPointCodecs();
 }
 
-const FIXED_POINT_CLASSES = (Object.values(fixedPoint) as unknown[]).filter((v): v is new () => Module => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module);
+const FIXED_POINT_CLASSES = (Object.values(fixedPoint) as unknown[]).filter(
+  (v): v is new () => Module => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
+);
 
 /** 'qat' when the model holds fake-quants, 'fixed-point' when it holds fixed-point modules (this wins), else 'float'. */
 export function inferModelKind(gm: Module): ModelKind {
@@ -104,12 +106,15 @@ export function inferModelKind(gm: Module): ModelKind {
 
 function checkMeta(meta: unknown): Record<string, unknown> {
   if (meta === undefined) return {};
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) throw new InvalidArgumentError('saveModelFile: meta must be a plain object of JSON values');
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+    throw new InvalidArgumentError('saveModelFile: meta must be a plain object of JSON values');
   try {
     const back = JSON.parse(JSON.stringify(meta)) as Record<string, unknown>;
     return back;
   } catch (e) {
-    throw new InvalidArgumentError(`saveModelFile: meta is not JSON-serializable: ${(e as Error).message}`, { cause: e });
+    throw new InvalidArgumentError(`saveModelFile: meta is not JSON-serializable: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
 }
 
@@ -119,10 +124,13 @@ function checkLoadable(gm: GraphModule): void {
   for (const n of gm.graph.nodes) {
     if (n.op !== 'call_module') continue;
     if (n.target === '') {
-      throw new SerializationError(`saveModelFile: the graph calls methods of the root model (${gm.className}), which run its own code; a model file holds only modules with codecs`);
+      throw new SerializationError(
+        `saveModelFile: the graph calls methods of the root model (${gm.className}), which run its own code; a model file holds only modules with codecs`,
+      );
     }
     for (const [p, m] of gm.getSubmodule(n.target).namedModules(n.target)) {
-      if (!moduleCodecs.forModule(m) && !missing.some((s) => s.startsWith(`'${p}'`))) missing.push(`'${p}' (${m.constructor.name})`);
+      if (!moduleCodecs.forModule(m) && !missing.some((s) => s.startsWith(`'${p}'`)))
+        missing.push(`'${p}' (${m.constructor.name})`);
     }
   }
   if (missing.length) {
@@ -149,12 +157,20 @@ function checkConfigs(graphJson: string): void {
 
 /** The file's bytes for `gm` (see the layout above). Throws SerializationError for modules without a codec. */
 export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): Uint8Array {
-  if (!(gm instanceof GraphModule)) throw new InvalidArgumentError('saveModelFile: expected a GraphModule (symbolicTrace, prepareQatFx or convertFx output)');
+  if (!(gm instanceof GraphModule))
+    throw new InvalidArgumentError(
+      'saveModelFile: expected a GraphModule (symbolicTrace, prepareQatFx or convertFx output)',
+    );
   ensureCodecs();
   const kind = options.kind ?? inferModelKind(gm);
-  if (!MODEL_KINDS.includes(kind)) throw new InvalidArgumentError(`saveModelFile: unknown kind '${String(kind)}'; use one of ${MODEL_KINDS.join(', ')}`);
+  if (!MODEL_KINDS.includes(kind))
+    throw new InvalidArgumentError(
+      `saveModelFile: unknown kind '${String(kind)}'; use one of ${MODEL_KINDS.join(', ')}`,
+    );
   if (kind === 'fixed-point' && !options.march) {
-    throw new InvalidArgumentError("saveModelFile: a fixed-point model needs the march it was converted for: pass { march: 'bayes' } (the march given to convertFx)");
+    throw new InvalidArgumentError(
+      "saveModelFile: a fixed-point model needs the march it was converted for: pass { march: 'bayes' } (the march given to convertFx)",
+    );
   }
   checkLoadable(gm);
   const graphJson = JSON.stringify(serializeGraphModule(gm));
@@ -167,7 +183,10 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
     kind,
     march: kind === 'fixed-point' ? options.march! : (options.march ?? null),
     className: gm.className,
-    modes: { training: gm.training, differing: modules.filter(([p, m]) => p !== '' && m.training !== gm.training).map(([p]) => p) },
+    modes: {
+      training: gm.training,
+      differing: modules.filter(([p, m]) => p !== '' && m.training !== gm.training).map(([p]) => p),
+    },
     meta: checkMeta(options.meta),
   };
   const preserved = modules.filter(([p, m]) => p !== '' && isPreserveQatMode(m)).map(([p]) => p);
@@ -197,7 +216,9 @@ export async function saveModelFile(gm: GraphModule, path: string, options: Save
   try {
     await writeFileAtomic(path, bytes);
   } catch (err) {
-    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, { cause: err });
+    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, {
+      cause: err,
+    });
   }
 }
 
@@ -207,7 +228,9 @@ export function saveModelFileSync(gm: GraphModule, path: string, options: SaveMo
   try {
     writeFileAtomicSync(path, bytes);
   } catch (err) {
-    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, { cause: err });
+    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, {
+      cause: err,
+    });
   }
 }
 
@@ -225,9 +248,14 @@ function sections(bytes: Uint8Array, source: string | undefined): Sections {
   };
   const name = source ?? 'the data';
   if (bytes.byteLength < 8 || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) {
-    fail(`not a QTK model file (it does not start with "${MAGIC}"); pass a file written by saveModelFile (qtk quantize --out, the demo's output folder)`);
+    fail(
+      `not a QTK model file (it does not start with "${MAGIC}"); pass a file written by saveModelFile (qtk quantize --out, the demo's output folder)`,
+    );
   }
-  if (bytes.byteLength < PREFIX) fail(`truncated: ${bytes.byteLength} bytes, shorter than the ${PREFIX}-byte prefix; the file was cut short (an interrupted copy or download); copy or save it again`);
+  if (bytes.byteLength < PREFIX)
+    fail(
+      `truncated: ${bytes.byteLength} bytes, shorter than the ${PREFIX}-byte prefix; the file was cut short (an interrupted copy or download); copy or save it again`,
+    );
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = dv.getUint32(8, true);
   if (version !== MODEL_FILE_VERSION) {
@@ -241,10 +269,17 @@ function sections(bytes: Uint8Array, source: string | undefined): Sections {
   const g = dv.getUint32(16, true);
   const s = Number(dv.getBigUint64(24, true));
   const expected = PREFIX + h + g + s;
-  if (bytes.byteLength < expected) fail(`truncated: the file has ${bytes.byteLength} bytes, its sections need ${expected}; it was cut short (an interrupted copy or save); copy or save it again`);
-  if (bytes.byteLength > expected) fail(`${bytes.byteLength - expected} unexpected bytes after the end of the model (${expected} bytes); the file is damaged or two files were joined`);
+  if (bytes.byteLength < expected)
+    fail(
+      `truncated: the file has ${bytes.byteLength} bytes, its sections need ${expected}; it was cut short (an interrupted copy or save); copy or save it again`,
+    );
+  if (bytes.byteLength > expected)
+    fail(
+      `${bytes.byteLength - expected} unexpected bytes after the end of the model (${expected} bytes); the file is damaged or two files were joined`,
+    );
   const crc = crc32(bytes.subarray(PREFIX));
-  if (crc !== dv.getUint32(20, true)) fail('corrupted: the checksum does not match the contents; copy or save the model again');
+  if (crc !== dv.getUint32(20, true))
+    fail('corrupted: the checksum does not match the contents; copy or save the model again');
   let raw: unknown;
   try {
     raw = JSON.parse(new TextDecoder().decode(bytes.subarray(PREFIX, PREFIX + h)));
@@ -253,14 +288,20 @@ function sections(bytes: Uint8Array, source: string | undefined): Sections {
   }
   const hv = (raw as { version?: unknown })?.version;
   if (typeof hv === 'number' && hv !== MODEL_FILE_VERSION) {
-    throw new StateVersionError(`${name}: model header version ${hv} is not the one this QTK reads (${MODEL_FILE_VERSION}); ${hv > MODEL_FILE_VERSION ? 'upgrade @qtk/core' : 're-save the model with this QTK'}`);
+    throw new StateVersionError(
+      `${name}: model header version ${hv} is not the one this QTK reads (${MODEL_FILE_VERSION}); ${hv > MODEL_FILE_VERSION ? 'upgrade @qtk/core' : 're-save the model with this QTK'}`,
+    );
   }
   const parsed = headerSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     fail(`malformed header: ${issues.join('; ')}`, parsed.error);
   }
-  return { header: parsed.data as ModelFileHeader, graph: bytes.subarray(PREFIX + h, PREFIX + h + g), state: bytes.subarray(PREFIX + h + g, expected) };
+  return {
+    header: parsed.data as ModelFileHeader,
+    graph: bytes.subarray(PREFIX + h, PREFIX + h + g),
+    state: bytes.subarray(PREFIX + h + g, expected),
+  };
 }
 
 /** The header of a model file's bytes (kind, march, meta) without building the model. */
@@ -283,8 +324,13 @@ export function modelFromBytes(bytes: Uint8Array, source?: string): LoadedModel 
     model = deserializeGraphModule(new TextDecoder().decode(graph), { stateDict: sd });
   } catch (e) {
     if (e instanceof StateVersionError) throw e;
-    const hint = e instanceof SerializationError ? '' : `; the registered module codecs are: ${moduleCodecs.list().join(', ')}`;
-    throw new ModelFileError(`the ${header.kind} model (${header.className}) cannot be rebuilt: ${(e as Error).message}${hint}`, source, { cause: e });
+    const hint =
+      e instanceof SerializationError ? '' : `; the registered module codecs are: ${moduleCodecs.list().join(', ')}`;
+    throw new ModelFileError(
+      `the ${header.kind} model (${header.className}) cannot be rebuilt: ${(e as Error).message}${hint}`,
+      source,
+      { cause: e },
+    );
   }
   model.train(header.modes.training);
   for (const p of header.modes.differing) model.getSubmodule(p).training = !header.modes.training;

@@ -1,7 +1,7 @@
 // Guards for horizon_plugin_pytorch's "common misunderstandings": prepare without a march, a
 // low-precision output layer, a shared module, qconfigs after the DeQuantStub, a FloatFunctional
 // called twice (which is fine in QTK: each call has its own output scale).
-import { defaultQatOutQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
+import { defaultQatOutQconfig, defaultQatQconfig, type FakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, FloatFunctional, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
@@ -54,7 +54,11 @@ describe('prepare guards', () => {
     expect((err as Error).message).toMatch(/no march selected/);
     expect((err as Error).message).toMatch(/setMarch\('bayes'\)/);
     expect((err as Error).message).toMatch(/\{ march: 'bayes' \}/);
-    const qat = prepareQatFx(new Classifier().eval(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes', onWarning: () => {} });
+    const qat = prepareQatFx(
+      new Classifier().eval(),
+      { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+      { march: 'bayes', onWarning: () => {} },
+    );
     expect(qat.getSubmodule('fc')).toBeDefined();
     expect(getMarch()).toBeNull(); // the option does not change the global selection
   });
@@ -63,12 +67,22 @@ describe('prepare guards', () => {
     setMarch('bayes');
     const warnings: string[] = [];
     prepareQatFx(new Classifier().eval(), { global: defaultQatQconfig }, { onWarning: (m) => warnings.push(m) });
-    expect(warnings).toEqual([expect.stringMatching(/output layer 'fc' \(Linear\) is quantized to qint8 before 'dequant'.*moduleName: \{ 'fc': defaultQatOutQconfig \}/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /output layer 'fc' \(Linear\) is quantized to qint8 before 'dequant'.*moduleName: \{ 'fc': defaultQatOutQconfig \}/,
+      ),
+    ]);
     const none: string[] = [];
-    prepareQatFx(new Classifier().eval(), { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, { onWarning: (m) => none.push(m) });
+    prepareQatFx(
+      new Classifier().eval(),
+      { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+      { onWarning: (m) => none.push(m) },
+    );
     expect(none).toEqual([]);
     // the default sink is console.warn, prefixed with [qtk]
-    expect(collect(() => prepareQatFx(new Classifier().eval(), { global: defaultQatQconfig }))).toEqual([expect.stringMatching(/^\[qtk\] the output layer 'fc'/)]);
+    expect(collect(() => prepareQatFx(new Classifier().eval(), { global: defaultQatQconfig }))).toEqual([
+      expect.stringMatching(/^\[qtk\] the output layer 'fc'/),
+    ]);
   });
 
   it('(c) a module called twice gets a warning naming it and its call sites: its calls share one scale', () => {
@@ -86,9 +100,17 @@ describe('prepare guards', () => {
     }
     setMarch('bayes');
     const warnings: string[] = [];
-    const qat = prepareQatFx(new Shared().eval(), { global: defaultQatQconfig }, { onWarning: (m) => warnings.push(m) });
+    const qat = prepareQatFx(
+      new Shared().eval(),
+      { global: defaultQatQconfig },
+      { onWarning: (m) => warnings.push(m) },
+    );
     const shared = warnings.filter((w) => w.includes('sharedConv'));
-    expect(shared).toEqual([expect.stringMatching(/'sharedConv' \(Conv2d\) is called 2 times \(at nodes sharedConv, sharedConv_1\): its calls share one output scale/)]);
+    expect(shared).toEqual([
+      expect.stringMatching(
+        /'sharedConv' \(Conv2d\) is called 2 times \(at nodes sharedConv, sharedConv_1\): its calls share one output scale/,
+      ),
+    ]);
     expect(qat.graph.nodes.filter((n) => n.target === 'sharedConv')).toHaveLength(2);
   });
 
@@ -105,13 +127,21 @@ describe('prepare guards', () => {
     }
     setMarch('bayes');
     const warnings: string[] = [];
-    prepareQatFx(new WithLoss().eval(), { global: defaultQatQconfig, moduleName: { conv: defaultQatOutQconfig } }, { onWarning: (m) => warnings.push(m) });
+    prepareQatFx(
+      new WithLoss().eval(),
+      { global: defaultQatQconfig, moduleName: { conv: defaultQatOutQconfig } },
+      { onWarning: (m) => warnings.push(m) },
+    );
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/after a DeQuantStub/);
     expect(warnings[0]).toMatch(/'post' \(Linear\) after 'dequant'/);
     expect(warnings[0]).toMatch(/qconfig null/);
     const none: string[] = [];
-    prepareQatFx(new WithLoss().eval(), { global: defaultQatQconfig, moduleName: { conv: defaultQatOutQconfig, post: null } }, { onWarning: (m) => none.push(m) });
+    prepareQatFx(
+      new WithLoss().eval(),
+      { global: defaultQatQconfig, moduleName: { conv: defaultQatOutQconfig, post: null } },
+      { onWarning: (m) => none.push(m) },
+    );
     expect(none.filter((w) => w.includes("'post'"))).toEqual([]);
   });
 
@@ -128,7 +158,9 @@ describe('prepare guards', () => {
     setMarch('bayes');
     const warnings: string[] = [];
     const batches = [1, 2, 3].map((s) => randn([2, 8], { generator: new Generator(s) }));
-    const qat = calibratedQat(new Twice().eval(), { global: defaultQatQconfig }, batches, { prepare: { onWarning: (m) => warnings.push(m) } });
+    const qat = calibratedQat(new Twice().eval(), { global: defaultQatQconfig }, batches, {
+      prepare: { onWarning: (m) => warnings.push(m) },
+    });
     expect(warnings).toEqual([]);
     const fqs = qat.graph.nodes
       .filter((n) => n.op === 'call_module' && n.target === 'ff')
@@ -139,7 +171,9 @@ describe('prepare guards', () => {
     expect(s1! / s0!).toBeCloseTo(1.5, 1); // each call observed its own range
     const fixed = convertFx(qat) as GraphModule;
     // each call converts to its own module (the second at ff_call1), with its own scale
-    const targets = fixed.graph.nodes.filter((n) => n.op === 'call_module' && /^ff/.test(n.target)).map((n) => n.target);
+    const targets = fixed.graph.nodes
+      .filter((n) => n.op === 'call_module' && /^ff/.test(n.target))
+      .map((n) => n.target);
     expect(targets).toEqual(['ff', 'ff_call1']);
     const x = randn([2, 8], { generator: new Generator(9) });
     expect(maxSteps(callModel(qat, x), callModel(fixed, x), s1!)).toBeLessThanOrEqual(1);

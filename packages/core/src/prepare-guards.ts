@@ -75,7 +75,10 @@ export function checkAfterDeQuantStubPass(ctx: PrepareContext): void {
       const m = moduleOf(ctx.gm, n);
       if (innerOf(m) instanceof QuantStub) continue;
       if (ctx.quantized.has(n) && !found.has(n)) {
-        const what = m instanceof FakeQuantize ? `an output fake-quant after '${n.inputNodes[0]?.name ?? '?'}'` : `'${n.target}' (${innerOf(m)?.constructor.name ?? n.target})`;
+        const what =
+          m instanceof FakeQuantize
+            ? `an output fake-quant after '${n.inputNodes[0]?.name ?? '?'}'`
+            : `'${n.target}' (${innerOf(m)?.constructor.name ?? n.target})`;
         found.set(n, `${what} after '${dq.target}'`);
       }
       stack.push(...n.users);

@@ -4,7 +4,7 @@ import { Conv2d, Linear, Module, QuantStub } from '@qtk/nn';
 import { OptionsError, QConfigError } from '@qtk/spec';
 import { Generator, randn, type Tensor } from '@qtk/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
+import { prepareQatFx, type QatModule, resetMarch, setMarch } from './index.js';
 
 class Net extends Module {
   readonly quant = new QuantStub();
@@ -47,7 +47,9 @@ describe('histogram observers on weights (per channel)', () => {
   });
 
   it('the same observers work per tensor (chAxis -1), and mse per channel', () => {
-    const perTensor = prepareQatFx(new Net(), { global: getDefaultQconfig({ weightObserver: 'percentile', weightQkwargs: { chAxis: -1, percentile: 99 } }) });
+    const perTensor = prepareQatFx(new Net(), {
+      global: getDefaultQconfig({ weightObserver: 'percentile', weightQkwargs: { chAxis: -1, percentile: 99 } }),
+    });
     const mse = prepareQatFx(new Net(), { global: qconfig(withArgs(), withArgs({ observer: 'mse', chAxis: 0 })) });
     const x = randn([2, 2, 4, 4], { generator: new Generator(9) });
     perTensor.call(x);

@@ -12,7 +12,7 @@ import {
   Hardswish,
   LayerNorm,
   LeakyReLU,
-  Module,
+  type Module,
   PReLU,
   QuantStub,
   SiLU,
@@ -32,22 +32,77 @@ import type { PrepareContext } from './prepare-context.js';
 /** Functions / tensor methods whose output is a new value that needs its own activation scale. */
 export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
   // traced names (tensor/src/traceable-ops.ts) and tensor methods
-  'add', 'sub', 'mul', 'div', 'cat', 'matmul', 'mean', 'sum', 'sigmoid', 'tanh', 'softmax', 'exp', 'log', 'sqrt',
-  'rsqrt', 'reciprocal', 'pow', 'avgPool2d', 'adaptiveAvgPool2d', 'interpolate', 'gelu', 'silu', 'hardsigmoid',
-  'hardswish', 'softplus', 'elu', 'leakyRelu', 'prelu', 'layerNorm', 'linear', 'conv1d', 'conv2d', 'conv3d',
-  'convTranspose1d', 'convTranspose2d', 'batchNorm', 'maximum', 'minimum',
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'cat',
+  'matmul',
+  'mean',
+  'sum',
+  'sigmoid',
+  'tanh',
+  'softmax',
+  'exp',
+  'log',
+  'sqrt',
+  'rsqrt',
+  'reciprocal',
+  'pow',
+  'avgPool2d',
+  'adaptiveAvgPool2d',
+  'interpolate',
+  'gelu',
+  'silu',
+  'hardsigmoid',
+  'hardswish',
+  'softplus',
+  'elu',
+  'leakyRelu',
+  'prelu',
+  'layerNorm',
+  'linear',
+  'conv1d',
+  'conv2d',
+  'conv3d',
+  'convTranspose1d',
+  'convTranspose2d',
+  'batchNorm',
+  'maximum',
+  'minimum',
   // functions importOnnx emits (onnx/src/onnx-functions.ts)
-  'onnx.concat', 'onnx.reduce', 'onnx.softmaxCoerced', 'onnx.avgPoolExcludePad', 'onnx.hardSigmoid', 'onnx.prelu',
+  'onnx.concat',
+  'onnx.reduce',
+  'onnx.softmaxCoerced',
+  'onnx.avgPoolExcludePad',
+  'onnx.hardSigmoid',
+  'onnx.prelu',
 ]);
 
 /** Modules (not conv-like) whose output needs its own activation scale. */
 const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = [
-  Sigmoid, Tanh, SiLU, GELU, Hardsigmoid, Hardswish, Softmax, AvgPool2d, AdaptiveAvgPool2d, LayerNorm, ELU, LeakyReLU,
-  Softplus, PReLU,
+  Sigmoid,
+  Tanh,
+  SiLU,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  Softmax,
+  AvgPool2d,
+  AdaptiveAvgPool2d,
+  LayerNorm,
+  ELU,
+  LeakyReLU,
+  Softplus,
+  PReLU,
 ];
 
 /** A fake-quant from a qconfig factory; its errors become QConfigErrors naming `module`. */
-export function createFakeQuant(factory: QConfig['activation'], module: string, overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {}): FakeQuantize | null {
+export function createFakeQuant(
+  factory: QConfig['activation'],
+  module: string,
+  overrides: Parameters<NonNullable<QConfig['activation']>>[0] = {},
+): FakeQuantize | null {
   try {
     return factory ? factory(overrides) : null;
   } catch (e) {
@@ -83,19 +138,32 @@ export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConf
   if (module instanceof QuantStub) {
     const act =
       module.scale !== null
-        ? new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: module.scale }, dtype: qc.activation?.options.dtype ?? 'qint8' })
+        ? new FakeQuantize({
+            observer: 'fixed_scale',
+            observerOptions: { scale: module.scale },
+            dtype: qc.activation?.options.dtype ?? 'qint8',
+          })
         : createFakeQuant(qc.activation, path);
     if (act) replacement = new QatModule(module, null, act);
   } else if (w) {
     const weight = w.layer.weight;
-    const wfq = createFakeQuant(qc.weight, path, qc.weight && (qc.weight.options.chAxis ?? 0) >= 0 ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! } : {});
+    const wfq = createFakeQuant(
+      qc.weight,
+      path,
+      qc.weight && (qc.weight.options.chAxis ?? 0) >= 0
+        ? { chAxis: w.chAxis, numChannels: weight.shape[w.chAxis]! }
+        : {},
+    );
     replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
   } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
     const act = createFakeQuant(qc.activation, path);
     if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc, path) ?? module, null, act);
   }
   if (replacement) {
-    checkQconfigForMarch(ctx.march, path, module.constructor.name, { activation: replacement.activationPostProcess, weight: replacement.weightFakeQuant });
+    checkQconfigForMarch(ctx.march, path, module.constructor.name, {
+      activation: replacement.activationPostProcess,
+      weight: replacement.weightFakeQuant,
+    });
   }
   return replacement;
 }
@@ -126,12 +194,16 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
   for (const node of [...graph.nodes]) {
     let requant = false;
     if (node.op === 'call_function' || node.op === 'call_method') requant = REQUANTIZING_FUNCTIONS.has(node.target);
-    else if (node.op === 'call_module' && node.method !== undefined && moduleOf(gm, node) instanceof FloatFunctional) requant = true;
+    else if (node.op === 'call_module' && node.method !== undefined && moduleOf(gm, node) instanceof FloatFunctional)
+      requant = true;
     if (!requant) continue;
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc?.activation) continue;
     const fq = createFakeQuant(qc.activation, `${path || '<root>'} (${node.name})`)!;
-    checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, { activation: fq, weight: null });
+    checkQconfigForMarch(ctx.march, `${path || '<root>'} (${node.name})`, node.method ?? node.target, {
+      activation: fq,
+      weight: null,
+    });
     const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
     const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));
     node.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode });

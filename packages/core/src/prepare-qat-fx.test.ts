@@ -1,4 +1,13 @@
-import { defaultLsqQconfig, defaultQatQconfig, defaultQat16bitQconfig, defaultQatOutQconfig, FakeQuantize, getDefaultQconfig, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
+import {
+  defaultLsqQconfig,
+  defaultQatQconfig,
+  defaultQat16bitQconfig,
+  defaultQatOutQconfig,
+  type FakeQuantize,
+  getDefaultQconfig,
+  namedFakeQuants,
+  setFakeQuantize,
+} from '@qtk/fake-quant';
 import {
   AdaptiveAvgPool2d,
   BatchNorm2d,
@@ -65,7 +74,10 @@ describe('prepareQatFx', () => {
   it('fuses, swaps QAT modules and inserts activation fake-quants; the input model is unchanged', () => {
     const model = new Net().eval();
     const qat = prepareQatFx(model, { global: defaultQatQconfig });
-    const swapped = qat.namedModules().filter(([, m]) => m instanceof QatModule).map(([n, m]) => [n, (m as QatModule).module.constructor.name]);
+    const swapped = qat
+      .namedModules()
+      .filter(([, m]) => m instanceof QatModule)
+      .map(([n, m]) => [n, (m as QatModule).module.constructor.name]);
     expect(swapped).toEqual(
       expect.arrayContaining([
         ['quant', 'QuantStub'],
@@ -76,7 +88,9 @@ describe('prepareQatFx', () => {
         ['fc', 'Linear'],
       ]),
     );
-    const inserted = qat.graph.nodes.filter((n) => n.op === 'call_module' && n.target.includes('activation_post_process')).map((n) => n.args[0] as { name: string });
+    const inserted = qat.graph.nodes
+      .filter((n) => n.op === 'call_module' && n.target.includes('activation_post_process'))
+      .map((n) => n.args[0] as { name: string });
     expect(inserted.map((n) => n.name)).toEqual(['_generated_cat_0']); // the functional cat, now a generated FloatFunctional
     expect((qat.getSubmodule('fc') as QatModule).weightFakeQuant!.scale.shape).toEqual([3]);
     expect(model.conv2).toBeInstanceOf(Conv2d);
@@ -90,7 +104,9 @@ describe('prepareQatFx', () => {
     const qat = prepareQatFx(model, { global: defaultQatQconfig });
     qat.eval();
     setFakeQuantize(qat, 'CALIBRATION');
-    expect(Math.max(...(noGrad(() => qat.call(x)) as Tensor).toArray().map((v, i) => Math.abs(v - ref[i]!)))).toBeLessThan(1e-5);
+    expect(
+      Math.max(...(noGrad(() => qat.call(x)) as Tensor).toArray().map((v, i) => Math.abs(v - ref[i]!))),
+    ).toBeLessThan(1e-5);
     expect(calibrate(qat, batches(6, 1))).toBe(6);
     for (const [, fq] of namedFakeQuants(qat)) expect(fq.fakeQuantState).toBe('VALIDATION');
     const out = (noGrad(() => qat.call(x)) as Tensor).toArray();
@@ -111,7 +127,10 @@ describe('prepareQatFx', () => {
     const x = randn([32, 1, 6, 6], { generator: new Generator(3) });
     const v = x.toArray();
     const mean = (i: number) => v.slice(i * 36, i * 36 + 36).reduce((a, b) => a + b, 0) / 36;
-    const y = tensor(Int32Array.from({ length: 32 }, (_, i) => (mean(i) < -0.08 ? 0 : mean(i) > 0.08 ? 2 : 1)), [32]);
+    const y = tensor(
+      Int32Array.from({ length: 32 }, (_, i) => (mean(i) < -0.08 ? 0 : mean(i) > 0.08 ? 2 : 1)),
+      [32],
+    );
     const opt = new Adam(qat.parameters(), { lr: 0.02 });
     const lossFn = new CrossEntropyLoss();
     const losses: number[] = [];
@@ -190,7 +209,12 @@ describe('qconfig resolution', () => {
     expect(act(qat.getSubmodule('quant'))!.dtype).toBe('qint8'); // global
     expect(act(qat.getSubmodule('block.skip'))!.observer.name).toBe('kl'); // inherited from block
     const fqOf = (node: string) => {
-      const n = qat.graph.nodes.find((m) => m.op === 'call_module' && (m.args[0] as { name?: string })?.name === node && m.target.includes('activation_post_process'))!;
+      const n = qat.graph.nodes.find(
+        (m) =>
+          m.op === 'call_module' &&
+          (m.args[0] as { name?: string })?.name === node &&
+          m.target.includes('activation_post_process'),
+      )!;
       return qat.getSubmodule(n.target) as FakeQuantize;
     };
     expect(fqOf('_generated_cat_0').observer.name).toBe('min_max'); // root-level op: global
@@ -210,30 +234,43 @@ describe('errors and warnings', () => {
         return this.conv.call(x);
       }
     }
-    expect(() => prepareQatFx(new NoStub(), { global: defaultQatQconfig })).toThrow(/graph input 'x' reaches 'conv' \(Conv2d\) without passing a QuantStub/);
+    expect(() => prepareQatFx(new NoStub(), { global: defaultQatQconfig })).toThrow(
+      /graph input 'x' reaches 'conv' \(Conv2d\) without passing a QuantStub/,
+    );
     // graphs without stubs (ONNX imports) can ask for them
-    const qat = prepareQatFx(symbolicTrace(new NoStub()), { global: defaultQatQconfig }, { inputQuantStubs: { scale: 1 / 128 } });
+    const qat = prepareQatFx(
+      symbolicTrace(new NoStub()),
+      { global: defaultQatQconfig },
+      { inputQuantStubs: { scale: 1 / 128 } },
+    );
     expect(qat.graph.nodes.map((n) => n.target).slice(0, 3)).toEqual(['x', '_generated_quant_stub_0', 'conv']);
-    expect((qat.getSubmodule('_generated_quant_stub_0') as QatModule).activationPostProcess!.observer.name).toBe('fixed_scale');
+    expect((qat.getSubmodule('_generated_quant_stub_0') as QatModule).activationPostProcess!.observer.name).toBe(
+      'fixed_scale',
+    );
   });
 
   it('a qconfig the march cannot honour is rejected, naming the module', () => {
     const int8Only: MarchBackendV1 = {
       apiVersion: 1,
       id: 'test-int8-only',
-      capabilities: defineCapabilities({ version: 1, activationDtypes: ['qint8'], weightDtypes: ['qint8'], weightPerChannel: true, ops: [] }),
+      capabilities: defineCapabilities({
+        version: 1,
+        activationDtypes: ['qint8'],
+        weightDtypes: ['qint8'],
+        weightPerChannel: true,
+        ops: [],
+      }),
       hooks: {},
     };
     marches.register(int8Only);
     setMarch('test-int8-only');
-    expect(() => prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } })).toThrow(
-      /qconfig of module 'conv2'.*qint16 activations.*test-int8-only/,
-    );
+    expect(() =>
+      prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: { conv2: defaultQat16bitQconfig } }),
+    ).toThrow(/qconfig of module 'conv2'.*qint16 activations.*test-int8-only/);
     expect(() => prepareQatFx(new Net().eval(), { global: defaultQatQconfig })).not.toThrow();
     expect(() => setMarch('nope')).toThrow(/test-int8-only/);
   });
 });
-
 
 describe('prepareQatFx leaves its input untouched', () => {
   it('two models prepared from one fused GraphModule (fuse: false) own their QAT modules', async () => {

@@ -5,7 +5,12 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
-import { checkQuantStubPass, insertActivationFakeQuantPass, swapQatModulesPass, swapWrappedModulesPass } from './prepare-passes.js';
+import {
+  checkQuantStubPass,
+  insertActivationFakeQuantPass,
+  swapQatModulesPass,
+  swapWrappedModulesPass,
+} from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { decomposeDivPass } from './decompose-div-pass.js';

@@ -24,5 +24,8 @@ export function carryPreserveQatModePass(ctx: PrepareContext): void {
     const target = moduleOf(gm, node) as (Module & { preserveQatMode?: unknown }) | null;
     if (marked && target && typeof target.preserveQatMode !== 'boolean') target.preserveQatMode = true;
   }
-  replayPreserveRequests(gm, [...preserveRequestsOf(ctx.input), ...(ctx.input === source ? [] : preserveRequestsOf(source))]);
+  replayPreserveRequests(gm, [
+    ...preserveRequestsOf(ctx.input),
+    ...(ctx.input === source ? [] : preserveRequestsOf(source)),
+  ]);
 }

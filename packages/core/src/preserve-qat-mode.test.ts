@@ -61,7 +61,13 @@ function prepareAndConvert(float: Module): { qat: GraphModule; fixed: GraphModul
 /** Names of the modules the converted model keeps as QAT modules (or float FloatFunctionals between a dequantize and a quantize). */
 function preservedIn(fixed: GraphModule): string[] {
   return fixed.graph.nodes
-    .filter((n) => n.op === 'call_module' && n.inputNodes.some((i) => i.op === 'call_module' && fixed.getSubmodule(i.target).constructor.name === 'Dequantize'))
+    .filter(
+      (n) =>
+        n.op === 'call_module' &&
+        n.inputNodes.some(
+          (i) => i.op === 'call_module' && fixed.getSubmodule(i.target).constructor.name === 'Dequantize',
+        ),
+    )
     .map((n) => n.target);
 }
 

@@ -47,7 +47,9 @@ function applyRequest(model: Module, request: PreserveRequest): string[] {
   const changed: string[] = [];
   for (const [name, m] of model.namedModules()) {
     if (name === '') continue;
-    const byName = prefixes.some((p) => name === p || name.startsWith(`${p}.`) || (p.endsWith('.') && name.startsWith(p)));
+    const byName = prefixes.some(
+      (p) => name === p || name.startsWith(`${p}.`) || (p.endsWith('.') && name.startsWith(p)),
+    );
     if (!byName && !typeMatches(m, types)) continue;
     (m as Markable).preserveQatMode = value;
     changed.push(name);
@@ -66,11 +68,19 @@ function applyRequest(model: Module, request: PreserveRequest): string[] {
  * result) and on the prepared model. Setting `module.preserveQatMode = true` by hand works too; a
  * mark covers the module's children unless a child says otherwise. Returns the names it marked now.
  */
-export function setPreserveQatMode(model: Module, prefixes: readonly string[] = [], types: readonly (ModuleClass | string)[] = [], value = true): string[] {
+export function setPreserveQatMode(
+  model: Module,
+  prefixes: readonly string[] = [],
+  types: readonly (ModuleClass | string)[] = [],
+  value = true,
+): string[] {
   if (!Array.isArray(prefixes) || !Array.isArray(types)) {
-    throw new InvalidArgumentError('setPreserveQatMode(model, prefixes, types, value): prefixes and types must be arrays');
+    throw new InvalidArgumentError(
+      'setPreserveQatMode(model, prefixes, types, value): prefixes and types must be arrays',
+    );
   }
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`setPreserveQatMode: value must be true or false, got ${String(value)}`);
+  if (typeof value !== 'boolean')
+    throw new InvalidArgumentError(`setPreserveQatMode: value must be true or false, got ${String(value)}`);
   const request: PreserveRequest = { prefixes: [...prefixes], types: [...types], value };
   requests.set(model, [...(requests.get(model) ?? []), request]);
   return applyRequest(model, request);

@@ -6,7 +6,7 @@
 // by each codec's schema at load (the steps by FakeQuantize's).
 import { FakeQuantize } from '@qtk/fake-quant';
 import { moduleCodecs, type JsonValue } from '@qtk/ir';
-import { Identity, LayerNorm, Softmax } from '@qtk/nn';
+import { Identity, type LayerNorm, Softmax } from '@qtk/nn';
 import { z } from 'zod';
 import { LayerNormQat, SoftmaxQat } from './qat-composites.js';
 import { QatModule } from './qat-module.js';
@@ -30,7 +30,10 @@ const layerNormSteps = stepsSchema(['mean', 'sub', 'square', 'variance', 'rsqrt'
 
 /** A step factory handing out the saved fake-quants in the constructor's order. */
 function stepFactory(configs: Record<string, unknown>): () => FakeQuantize {
-  const list = Object.entries(configs).map(([k, c]) => moduleCodecs.build('FakeQuantize', c, { field: `steps.${k}`, child: `${k}_fake_quant` }) as FakeQuantize);
+  const list = Object.entries(configs).map(
+    ([k, c]) =>
+      moduleCodecs.build('FakeQuantize', c, { field: `steps.${k}`, child: `${k}_fake_quant` }) as FakeQuantize,
+  );
   let i = 0;
   return () => list[i++] ?? new FakeQuantize();
 }
@@ -65,7 +68,11 @@ export function registerQatCodecs(): void {
     cls: LayerNormQat,
     schema: layerNormQatSchema,
     config: (m) => ({ float: moduleCodecs.get('LayerNorm').config(m.float), steps: stepConfigs(m.steps) }),
-    create: (c) => new LayerNormQat(moduleCodecs.build('LayerNorm', c.float, { field: 'float', child: 'float' }) as LayerNorm, stepFactory(c.steps)),
+    create: (c) =>
+      new LayerNormQat(
+        moduleCodecs.build('LayerNorm', c.float, { field: 'float', child: 'float' }) as LayerNorm,
+        stepFactory(c.steps),
+      ),
   });
 }
 

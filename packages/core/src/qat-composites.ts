@@ -14,7 +14,12 @@ export type StepFakeQuant = () => FakeQuantize;
 export class SoftmaxQat extends Module implements SoftmaxQatForm {
   readonly composite = 'softmax' as const;
   readonly dim: number;
-  readonly steps: { readonly sub: FakeQuantize; readonly exp: FakeQuantize; readonly sum: FakeQuantize; readonly reciprocal: FakeQuantize };
+  readonly steps: {
+    readonly sub: FakeQuantize;
+    readonly exp: FakeQuantize;
+    readonly sum: FakeQuantize;
+    readonly reciprocal: FakeQuantize;
+  };
 
   constructor(float: Softmax, step: StepFakeQuant) {
     super();

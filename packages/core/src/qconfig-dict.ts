@@ -23,19 +23,23 @@ function isQConfig(q: unknown): q is QConfig {
 
 /** Validates a qconfig dict at the boundary. */
 export function checkQconfigDict(dict: QConfigDict): void {
-  if (dict === null || typeof dict !== 'object') throw new QConfigError('prepareQatFx: qconfigDict must be an object { global, moduleType, moduleName }');
+  if (dict === null || typeof dict !== 'object')
+    throw new QConfigError('prepareQatFx: qconfigDict must be an object { global, moduleType, moduleName }');
   const known = new Set(['global', 'moduleType', 'moduleName']);
   for (const k of Object.keys(dict)) {
-    if (!known.has(k)) throw new QConfigError(`qconfigDict: unknown key '${k}' (expected global, moduleType, moduleName)`);
+    if (!known.has(k))
+      throw new QConfigError(`qconfigDict: unknown key '${k}' (expected global, moduleType, moduleName)`);
   }
-  if (dict.global !== undefined && dict.global !== null && !isQConfig(dict.global)) throw new QConfigError('qconfigDict.global must be a QConfig or null');
+  if (dict.global !== undefined && dict.global !== null && !isQConfig(dict.global))
+    throw new QConfigError('qconfigDict.global must be a QConfig or null');
   for (const [i, e] of (dict.moduleType ?? []).entries()) {
     if (!Array.isArray(e) || typeof e[0] !== 'function' || (e[1] !== null && !isQConfig(e[1]))) {
       throw new QConfigError(`qconfigDict.moduleType[${i}] must be [ModuleClass, QConfig | null]`);
     }
   }
   for (const [name, q] of Object.entries(dict.moduleName ?? {})) {
-    if (q !== null && !isQConfig(q)) throw new QConfigError(`qconfigDict.moduleName['${name}'] must be a QConfig or null`);
+    if (q !== null && !isQConfig(q))
+      throw new QConfigError(`qconfigDict.moduleName['${name}'] must be a QConfig or null`);
   }
 }
 
@@ -76,7 +80,8 @@ export class QconfigResolver {
     const m = this.moduleAt(path);
     const own = m ? (m as unknown as { qconfig?: QConfig | null }).qconfig : undefined;
     if (own !== undefined) {
-      if (own !== null && !isQConfig(own)) throw new QConfigError('module.qconfig must be a QConfig or null', { module: path || '<root>' });
+      if (own !== null && !isQConfig(own))
+        throw new QConfigError('module.qconfig must be a QConfig or null', { module: path || '<root>' });
       return own;
     }
     if (this.dict.moduleName && Object.hasOwn(this.dict.moduleName, path)) return this.dict.moduleName[path]!;

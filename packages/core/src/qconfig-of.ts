@@ -53,7 +53,8 @@ export function qconfigOf(ctx: PrepareContext, node: Node): NodeQconfig {
       const hints = module instanceof FusedConvBase ? [module.conv as Module] : [];
       return { qconfig: ctx.resolver.resolve(layer, hints), path: layer };
     }
-    if (functionalOriginOf(node)) return { qconfig: ctx.resolver.resolve(node.scope, module ? [module] : []), path: node.target };
+    if (functionalOriginOf(node))
+      return { qconfig: ctx.resolver.resolve(node.scope, module ? [module] : []), path: node.target };
   }
   const path = pathOf(node);
   return { qconfig: ctx.resolver.resolve(path), path };

@@ -27,7 +27,8 @@ function quantizedRegion(ctx: PrepareContext): Set<Node> {
   const stack = ctx.gm.graph.nodes.filter((n) => inner(n) instanceof QuantStub).flatMap((n) => [...n.users]);
   while (stack.length) {
     const n = stack.pop()!;
-    if (region.has(n) || inner(n) instanceof DeQuantStub || inner(n) instanceof QuantStub || n.op === 'output') continue;
+    if (region.has(n) || inner(n) instanceof DeQuantStub || inner(n) instanceof QuantStub || n.op === 'output')
+      continue;
     region.add(n);
     stack.push(...n.users);
   }
@@ -51,14 +52,22 @@ export function stepwiseFloatPass(ctx: PrepareContext): void {
       if (moduleOf(gm, user) instanceof FakeQuantize) continue;
       const factory = qconfigOf(ctx, user).qconfig?.activation ?? ctx.resolver.resolve('')?.activation ?? null;
       if (!factory) {
-        ctx.warn(`'${user.name}' takes the float output of '${n.name}' (qconfig null) and has no activation qconfig to quantize it with; it stays float in conversion`);
+        ctx.warn(
+          `'${user.name}' takes the float output of '${n.name}' (qconfig null) and has no activation qconfig to quantize it with; it stays float in conversion`,
+        );
         continue;
       }
-      const name = gm.addGeneratedSubmodule(`${n.name}_float_boundary`.replace(/[^A-Za-z0-9_]/g, '_'), createFakeQuant(factory, user.name)!);
+      const name = gm.addGeneratedSubmodule(
+        `${n.name}_float_boundary`.replace(/[^A-Za-z0-9_]/g, '_'),
+        createFakeQuant(factory, user.name)!,
+      );
       const fqNode = graph.insertingAfter(n, () => graph.callModule(name, [n]));
       fqNode.meta[FLOAT_BOUNDARY] = true;
       // every quantized user of n reads the same boundary value
-      n.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode && region.has(u) && u.meta[FLOAT_STEP] !== true && !(moduleOf(gm, u) instanceof FakeQuantize) });
+      n.replaceAllUsesWith(fqNode, {
+        filter: (u) =>
+          u !== fqNode && region.has(u) && u.meta[FLOAT_STEP] !== true && !(moduleOf(gm, u) instanceof FakeQuantize),
+      });
       ctx.quantized.add(fqNode);
       break;
     }

@@ -9,7 +9,16 @@ import '@qtk/march-bernoulli2';
 import { Conv2d, DeQuantStub, Module, QuantStub, ReLU, Sequential } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { convertFx, FLOAT_BOUNDARY, loadModelFileSync, prepareQatFx, QatModule, resetMarch, saveModelFileSync, setMarch } from './index.js';
+import {
+  convertFx,
+  FLOAT_BOUNDARY,
+  loadModelFileSync,
+  prepareQatFx,
+  QatModule,
+  resetMarch,
+  saveModelFileSync,
+  setMarch,
+} from './index.js';
 import { callModel, calibratedQat, maxSteps, outputStep } from './testing/convert-harness.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,9 +41,14 @@ class HyperQuantModel extends Module {
   }
 }
 
-const batch = (seed: number) => rand([4, 3, 5, 5], { generator: new Generator(seed) }).mul(2).sub(1);
-const kindOf = (gm: GraphModule, n: Node) => (n.op === 'call_module' ? gm.getSubmodule(n.target).constructor.name : n.target);
-const nodeOf = (gm: GraphModule, target: string) => gm.graph.nodes.find((n) => n.op === 'call_module' && n.target === target)!;
+const batch = (seed: number) =>
+  rand([4, 3, 5, 5], { generator: new Generator(seed) })
+    .mul(2)
+    .sub(1);
+const kindOf = (gm: GraphModule, n: Node) =>
+  n.op === 'call_module' ? gm.getSubmodule(n.target).constructor.name : n.target;
+const nodeOf = (gm: GraphModule, target: string) =>
+  gm.graph.nodes.find((n) => n.op === 'call_module' && n.target === target)!;
 
 afterEach(() => resetMarch());
 
@@ -43,7 +57,11 @@ describe('step-wise quantization (qconfig null inside the quantized part)', () =
     it(`${march}: conv1 with qconfig null stays a float Conv2d between a dequantize and a quantize; the rest converts; outputs match fake-quant`, () => {
       setMarch(march);
       const float = new HyperQuantModel().eval();
-      const qat = calibratedQat(float, { global: defaultQatQconfig, moduleName: { conv1: null } }, [1, 2, 3].map(batch));
+      const qat = calibratedQat(
+        float,
+        { global: defaultQatQconfig, moduleName: { conv1: null } },
+        [1, 2, 3].map(batch),
+      );
       expect(qat.getSubmodule('conv0')).toBeInstanceOf(QatModule);
       expect(qat.getSubmodule('conv1')).toBeInstanceOf(Conv2d); // still float in the QAT model
       expect(qat.getSubmodule('_generated_add_0')).toBeInstanceOf(QatModule); // conv2 + add
@@ -70,7 +88,11 @@ describe('step-wise quantization (qconfig null inside the quantized part)', () =
 
   it('a null container keeps everything in it float (conv and relu), and the float output reaches DeQuantStub without a boundary', () => {
     setMarch('bayes');
-    const qat = calibratedQat(new HyperQuantModel().eval(), { global: defaultQatQconfig, moduleName: { tail: null } }, [1, 2].map(batch));
+    const qat = calibratedQat(
+      new HyperQuantModel().eval(),
+      { global: defaultQatQconfig, moduleName: { tail: null } },
+      [1, 2].map(batch),
+    );
     expect(qat.graph.nodes.filter((n) => n.meta[FLOAT_BOUNDARY] === true)).toEqual([]);
     const fixed = convertFx(qat);
     expect(fixed.getSubmodule('tail.1')).toBeInstanceOf(ConvAddReLU2d); // the float conv + relu, fused at the relu
@@ -80,9 +102,12 @@ describe('step-wise quantization (qconfig null inside the quantized part)', () =
     const got = callModel(fixed, x).values();
     // the tail runs the same float ops on the dequantized input, which is within one step of fake-quant:
     // its output differs by at most one step times the largest row sum of |W|
-    const step = ((qat.getSubmodule('_generated_add_0') as QatModule).activationPostProcess!).calculateQparams().scale[0]!;
+    const step = (qat.getSubmodule('_generated_add_0') as QatModule).activationPostProcess!.calculateQparams()
+      .scale[0]!;
     const w = (fixed.getSubmodule('tail.1') as ConvAddReLU2d).conv.weight.values();
-    const rowSum = Math.max(...[0, 1, 2].map((o) => Math.abs(w[3 * o]!) + Math.abs(w[3 * o + 1]!) + Math.abs(w[3 * o + 2]!)));
+    const rowSum = Math.max(
+      ...[0, 1, 2].map((o) => Math.abs(w[3 * o]!) + Math.abs(w[3 * o + 1]!) + Math.abs(w[3 * o + 2]!)),
+    );
     let worst = 0;
     for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
     expect(worst).toBeLessThanOrEqual(step * rowSum + 1e-6);
@@ -91,7 +116,11 @@ describe('step-wise quantization (qconfig null inside the quantized part)', () =
 
   it('survives a model file round trip of the QAT model', () => {
     setMarch('bayes');
-    const qat = calibratedQat(new HyperQuantModel().eval(), { global: defaultQatQconfig, moduleName: { conv1: null } }, [1, 2].map(batch));
+    const qat = calibratedQat(
+      new HyperQuantModel().eval(),
+      { global: defaultQatQconfig, moduleName: { conv1: null } },
+      [1, 2].map(batch),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'qtk-stepwise-'));
     try {
       saveModelFileSync(qat, join(dir, 'qat.qtk'));
@@ -108,7 +137,11 @@ describe('step-wise quantization (qconfig null inside the quantized part)', () =
 
   it('prepare without fusion gives the same float step', () => {
     setMarch('bayes');
-    const qat = prepareQatFx(new HyperQuantModel().eval(), { global: defaultQatQconfig, moduleName: { conv1: null } }, { fuse: false });
+    const qat = prepareQatFx(
+      new HyperQuantModel().eval(),
+      { global: defaultQatQconfig, moduleName: { conv1: null } },
+      { fuse: false },
+    );
     expect([...nodeOf(qat, 'conv1').users].every((u) => u.meta[FLOAT_BOUNDARY] === true)).toBe(true);
   });
 });

@@ -6,7 +6,14 @@ import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import { Graph, type Node } from '@qtk/ir';
 import { DeQuantStub, Module, QuantStub } from '@qtk/nn';
-import { resolveQuantRange, UnsupportedOpError, type ConvertNodeContext, type MarchBackendV1, type QParams, type RoundingMode } from '@qtk/spec';
+import {
+  resolveQuantRange,
+  UnsupportedOpError,
+  type ConvertNodeContext,
+  type MarchBackendV1,
+  type QParams,
+  type RoundingMode,
+} from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { QatModule, weightedLayer } from './qat-module.js';
 
@@ -87,7 +94,8 @@ export class LateConvertedModule extends Module {
       march: march.id,
       node,
       module: this.inner,
-      weight: w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+      weight:
+        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
       qparamsOf: (n: Node) => inputs.get(n) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding: this.env.rounding,
@@ -101,7 +109,14 @@ export class LateConvertedModule extends Module {
       throw e;
     }
     if (!converted) {
-      throw this.env.fail(new UnsupportedOpError({ op: this.inner.constructor.name, node: this.path, march: march.id, reason: 'the march has no conversion rule for it' }));
+      throw this.env.fail(
+        new UnsupportedOpError({
+          op: this.inner.constructor.name,
+          node: this.path,
+          march: march.id,
+          reason: 'the march has no conversion rule for it',
+        }),
+      );
     }
     return converted.module;
   }

@@ -9,7 +9,12 @@ describe('FakeQuantize.calibrationIssue: a scale that does not describe the data
   for (const observer of ['min_max', 'mse', 'percentile', 'kl', 'mix']) {
     cases.push([observer, 'only NaN', [filled(NaN), filled(NaN)], /^saw no finite value .*placeholder 1\.0/]);
     cases.push([observer, 'no batch at all', [], /^saw no finite value/]);
-    cases.push([observer, 'only zeros', [filled(0)], /^saw only zeros \(or values too close to zero for its dtype\): its scale is the float32 epsilon floor/]);
+    cases.push([
+      observer,
+      'only zeros',
+      [filled(0)],
+      /^saw only zeros \(or values too close to zero for its dtype\): its scale is the float32 epsilon floor/,
+    ]);
     cases.push([observer, 'constant 0.5', [filled(0.5)], null]);
     cases.push([observer, 'NaN then data', [filled(NaN), filled(1)], null]);
   }
@@ -31,6 +36,8 @@ describe('FakeQuantize.calibrationIssue: a scale that does not describe the data
   });
 
   it('a fixed scale is never an issue', () => {
-    expect(new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: 0.5 } }).calibrationIssue()).toBeNull();
+    expect(
+      new FakeQuantize({ observer: 'fixed_scale', observerOptions: { scale: 0.5 } }).calibrationIssue(),
+    ).toBeNull();
   });
 });

@@ -20,13 +20,16 @@ interface FakeQuantizeConfig {
 function encode(v: unknown, where: string): JsonValue {
   if (typeof v === 'number') return Number.isFinite(v) ? v : { $number: String(v) };
   if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
-  if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v as ArrayLike<unknown>, (x, i) => encode(x, `${where}[${i}]`));
+  if (Array.isArray(v) || ArrayBuffer.isView(v))
+    return Array.from(v as ArrayLike<unknown>, (x, i) => encode(x, `${where}[${i}]`));
   if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) {
     const o: Record<string, JsonValue> = {};
     for (const [k, x] of Object.entries(v)) if (x !== undefined) o[k] = encode(x, `${where}.${k}`);
     return o;
   }
-  throw new SerializationError(`FakeQuantize: cannot serialize ${where}: it is ${typeof v === 'object' ? `a ${v?.constructor?.name}` : typeof v}`);
+  throw new SerializationError(
+    `FakeQuantize: cannot serialize ${where}: it is ${typeof v === 'object' ? `a ${v?.constructor?.name}` : typeof v}`,
+  );
 }
 
 function decode(v: JsonValue): unknown {
@@ -47,9 +50,15 @@ const configSchema = z.preprocess(
     .object({
       options: z.custom<FakeQuantizeOptions>().superRefine((o, ctx) => {
         const r = fakeQuantizeOptionsSchema.safeParse(o);
-        if (!r.success) for (const i of r.error.issues) ctx.addIssue({ ...i, code: z.ZodIssueCode.custom, path: i.path, message: i.message });
+        if (!r.success)
+          for (const i of r.error.issues)
+            ctx.addIssue({ ...i, code: z.ZodIssueCode.custom, path: i.path, message: i.message });
         else if (r.data.quantMin !== null && r.data.quantMax !== null && r.data.quantMin >= r.data.quantMax) {
-          ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['quantMax'], message: `must be above quantMin (${r.data.quantMin})` });
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['quantMax'],
+            message: `must be above quantMin (${r.data.quantMin})`,
+          });
         }
       }),
       state: z.enum(FAKE_QUANT_STATES),

@@ -18,7 +18,14 @@ export interface DefaultQconfigOptions {
   readonly weightQkwargs?: FakeQuantKwargs | null;
 }
 
-const DEFAULT_QCONFIG_KEYS = ['activationFakeQuant', 'weightFakeQuant', 'activationObserver', 'weightObserver', 'activationQkwargs', 'weightQkwargs'];
+const DEFAULT_QCONFIG_KEYS = [
+  'activationFakeQuant',
+  'weightFakeQuant',
+  'activationObserver',
+  'weightObserver',
+  'activationQkwargs',
+  'weightQkwargs',
+];
 
 /** Rejects argument names a function does not take; `why` explains horizon_plugin_pytorch names that do not apply. */
 function checkArgs(fn: string, given: object, valid: readonly string[], why: Record<string, string> = {}): void {
@@ -28,7 +35,8 @@ function checkArgs(fn: string, given: object, valid: readonly string[], why: Rec
   }
 }
 
-const BACKEND = "'backend' does not apply: QTK has one implementation per march (choose the march with setMarch or prepareQatFx's march)";
+const BACKEND =
+  "'backend' does not apply: QTK has one implementation per march (choose the march with setMarch or prepareQatFx's march)";
 
 /**
  * horizon_plugin_pytorch's get_default_qconfig: activation / weight fake-quant kind ('fake_quant',
@@ -74,15 +82,31 @@ export function getDefaultQconfig(
   return qconfig(activation, weight);
 }
 
-function factory(what: 'activation' | 'weight', kind: FakeQuantKind, observer: string | null, chAxis: number, qkwargs: FakeQuantKwargs | null) {
+function factory(
+  what: 'activation' | 'weight',
+  kind: FakeQuantKind,
+  observer: string | null,
+  chAxis: number,
+  qkwargs: FakeQuantKwargs | null,
+) {
   if (kind !== 'fake_quant' && kind !== 'lsq' && kind !== null) {
-    throw new QConfigError(`getDefaultQconfig: ${what} fake quant '${String(kind)}' is not one of 'fake_quant', 'lsq', null`);
+    throw new QConfigError(
+      `getDefaultQconfig: ${what} fake quant '${String(kind)}' is not one of 'fake_quant', 'lsq', null`,
+    );
   }
   if (kind === null) return null;
   if (observer === null && qkwargs?.observer === undefined) {
-    throw new QConfigError(`getDefaultQconfig: ${what} observer null needs ${what}FakeQuant null too (or an observer in ${what}Qkwargs)`);
+    throw new QConfigError(
+      `getDefaultQconfig: ${what} observer null needs ${what}FakeQuant null too (or an observer in ${what}Qkwargs)`,
+    );
   }
-  return withArgsAt(`getDefaultQconfig ${what}`, { observer: observer ?? undefined, dtype: 'qint8', chAxis, learnable: kind === 'lsq', ...qkwargs });
+  return withArgsAt(`getDefaultQconfig ${what}`, {
+    observer: observer ?? undefined,
+    dtype: 'qint8',
+    chAxis,
+    learnable: kind === 'lsq',
+    ...qkwargs,
+  });
 }
 
 /** getDefaultQatQconfig's arguments (horizon_plugin_pytorch's get_default_qat_qconfig, camelCase). */
@@ -103,9 +127,14 @@ export interface DefaultQatQconfigOptions {
  * min_max weight fake-quants, `dtype` / `weightDtype` bits.
  */
 export function getDefaultQatQconfig(options: DefaultQatQconfigOptions = {}): QConfig {
-  checkArgs('getDefaultQatQconfig', options, ['dtype', 'weightDtype', 'activationFakeQuant', 'weightFakeQuant', 'activationQkwargs', 'weightQkwargs'], {
-    backend: BACKEND,
-  });
+  checkArgs(
+    'getDefaultQatQconfig',
+    options,
+    ['dtype', 'weightDtype', 'activationFakeQuant', 'weightFakeQuant', 'activationQkwargs', 'weightQkwargs'],
+    {
+      backend: BACKEND,
+    },
+  );
   const { dtype = 'qint8', weightDtype = 'qint8' } = options;
   return getDefaultQconfig({
     activationFakeQuant: options.activationFakeQuant === undefined ? 'fake_quant' : options.activationFakeQuant,
@@ -124,7 +153,8 @@ export interface DefaultQatOutQconfigOptions {
 /** A fresh QAT "out" qconfig: per-channel weight fake-quants and no output fake-quant (the output stays high precision). */
 export function getDefaultQatOutQconfig(options: DefaultQatOutQconfigOptions = {}): QConfig {
   checkArgs('getDefaultQatOutQconfig', options, ['weightDtype', 'weightFakeQuant', 'weightQkwargs'], {
-    dtype: "'dtype' (an output dtype) does not apply: an out qconfig has no output fake-quant, the output stays high precision; set the weights' dtype with weightDtype",
+    dtype:
+      "'dtype' (an output dtype) does not apply: an out qconfig has no output fake-quant, the output stays high precision; set the weights' dtype with weightDtype",
     backend: BACKEND,
   });
   return getDefaultQconfig({
@@ -161,7 +191,9 @@ export const defaultQatOutQconfig = getDefaultQatOutQconfig();
 /** calibration 8-bit: min-max observers, fake-quants created in the CALIBRATION state (= getDefaultCalibQconfig()). */
 export const defaultCalibQconfig = getDefaultCalibQconfig();
 /** calibration 8-bit "out". */
-export const defaultCalibOutQconfig = getDefaultQconfig(null, 'fake_quant', null, 'min_max', null, { state: 'CALIBRATION' });
+export const defaultCalibOutQconfig = getDefaultQconfig(null, 'fake_quant', null, 'min_max', null, {
+  state: 'CALIBRATION',
+});
 /** LSQ 8-bit activations and weights. */
 export const defaultLsqQconfig = getDefaultQconfig('lsq', 'lsq');
 /** 16-bit activations, 8-bit weights (= getDefaultQatQconfig({ dtype: 'qint16' })). */

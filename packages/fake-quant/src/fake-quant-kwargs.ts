@@ -45,7 +45,12 @@ export function nestFakeQuantKwargs(kwargs: FakeQuantKwargs, where: string): Fak
 function objectKeys(schema: z.ZodTypeAny): string[] | null {
   let s: z.ZodTypeAny | undefined = schema;
   for (let depth = 0; s && depth < 32; depth++) {
-    const def = s._def as { typeName?: string; schema?: z.ZodTypeAny; innerType?: z.ZodTypeAny; shape?: () => Record<string, unknown> };
+    const def = s._def as {
+      typeName?: string;
+      schema?: z.ZodTypeAny;
+      innerType?: z.ZodTypeAny;
+      shape?: () => Record<string, unknown>;
+    };
     if (def.typeName === 'ZodObject' && def.shape) return Object.keys(def.shape());
     s = def.typeName === 'ZodEffects' ? def.schema : def.innerType;
   }
@@ -71,7 +76,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length]!;
@@ -86,7 +92,11 @@ function editDistance(a: string, b: string): number {
 export function checkFakeQuantOptions(options: FakeQuantizeOptions, where: string): void {
   const r0 = fakeQuantizeOptionsSchema.safeParse(options);
   if (!r0.success) {
-    throw new OptionsError(where, r0.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })), { cause: r0.error });
+    throw new OptionsError(
+      where,
+      r0.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+      { cause: r0.error },
+    );
   }
   const o = r0.data;
   const factory = observers.get(o.observer) as ObserverFactoryV1;
@@ -95,7 +105,10 @@ export function checkFakeQuantOptions(options: FakeQuantizeOptions, where: strin
   for (const k of Object.keys(own)) {
     if (PASSED_BY_FAKE_QUANT.includes(k)) {
       throw new OptionsError(at, [
-        { path: `observerOptions.${k}`, message: `${k} is a FakeQuantize option that it passes to the observer; give it next to observer, not in observerOptions` },
+        {
+          path: `observerOptions.${k}`,
+          message: `${k} is a FakeQuantize option that it passes to the observer; give it next to observer, not in observerOptions`,
+        },
       ]);
     }
   }
@@ -103,7 +116,10 @@ export function checkFakeQuantOptions(options: FakeQuantizeOptions, where: strin
   if (keys) {
     // the observer's own options first, then the ones every observer takes
     const common = Object.keys(observerBaseShape);
-    const accepted = [...keys.filter((k) => !common.includes(k)), ...keys.filter((k) => common.includes(k) && !PASSED_BY_FAKE_QUANT.includes(k))];
+    const accepted = [
+      ...keys.filter((k) => !common.includes(k)),
+      ...keys.filter((k) => common.includes(k) && !PASSED_BY_FAKE_QUANT.includes(k)),
+    ];
     const unknown = Object.keys(own).filter((k) => !accepted.includes(k));
     if (unknown.length > 0) {
       throw new OptionsError(
@@ -121,8 +137,18 @@ export function checkFakeQuantOptions(options: FakeQuantizeOptions, where: strin
       );
     }
   }
-  const r = factory.optionsSchema.safeParse({ ...own, dtype: o.dtype, chAxis: o.chAxis, quantMin: o.quantMin, quantMax: o.quantMax });
+  const r = factory.optionsSchema.safeParse({
+    ...own,
+    dtype: o.dtype,
+    chAxis: o.chAxis,
+    quantMin: o.quantMin,
+    quantMax: o.quantMax,
+  });
   if (!r.success) {
-    throw new OptionsError(at, r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })), { cause: r.error });
+    throw new OptionsError(
+      at,
+      r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+      { cause: r.error },
+    );
   }
 }

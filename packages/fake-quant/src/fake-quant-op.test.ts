@@ -62,7 +62,12 @@ function weighted(values: number[], w: number[]): number {
 
 describe('fakeQuantize gradients', () => {
   it('STE: dL/dx = dL/dx̂ inside [qmin·s, qmax·s], 0 outside (hand values)', () => {
-    const x = new Tensor({ data: Float32Array.of(-3, -1.27, 0.3, 1.26, 1.28, 5), shape: [6], dtype: 'float32', requiresGrad: true });
+    const x = new Tensor({
+      data: Float32Array.of(-3, -1.27, 0.3, 1.26, 1.28, 5),
+      shape: [6],
+      dtype: 'float32',
+      requiresGrad: true,
+    });
     const s = tensor([0.01]);
     const w = tensor([1, 2, 3, 4, 5, 6]);
     sum(mul(fakeQuantize(x, s, A8), w)).backward();
@@ -107,7 +112,9 @@ describe('fakeQuantize gradients', () => {
   it('LSQ scale gradient by hand: qmin/qmax outside, R(v/s) - v/s inside', () => {
     const s = new Tensor({ data: Float32Array.of(1), shape: [1], dtype: 'float32', requiresGrad: true });
     // v/s = 0.3 → R = 0 → -0.3; 2.6 → 3 - 2.6 = 0.4; 100 → qmax 7; -100 → qmin -8
-    sum(fakeQuantize(tensor([0.3, 2.6, 100, -100]), s, { quantMin: -8, quantMax: 7, chAxis: -1, rounding: 'half_up' })).backward();
+    sum(
+      fakeQuantize(tensor([0.3, 2.6, 100, -100]), s, { quantMin: -8, quantMax: 7, chAxis: -1, rounding: 'half_up' }),
+    ).backward();
     expect(s.grad!.item()).toBeCloseTo(-0.3 + 0.4 + 7 - 8, 5);
   });
 });

@@ -112,7 +112,9 @@ registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs, saved 
 export function fakeQuantize(x: Tensor, scale: Tensor, attrs: FakeQuantAttrs): Tensor {
   if (x.dtype !== 'float32') throw new InvalidArgumentError(`fakeQuantize: x must be float32, got ${x.dtype}`);
   if (!(attrs.quantMin < 0 && attrs.quantMax > 0)) {
-    throw new InvalidArgumentError(`fakeQuantize: need quantMin < 0 < quantMax, got [${attrs.quantMin}, ${attrs.quantMax}]`);
+    throw new InvalidArgumentError(
+      `fakeQuantize: need quantMin < 0 < quantMax, got [${attrs.quantMin}, ${attrs.quantMax}]`,
+    );
   }
   const expected = attrs.chAxis < 0 ? 1 : x.shape[attrs.chAxis];
   if (attrs.chAxis >= x.shape.length || scale.size !== expected) {

@@ -1,6 +1,6 @@
 import { Linear, Module, type StateDict } from '@qtk/nn';
 import { fakeQuants, scaleFromRange } from '@qtk/spec';
-import { sum, tensor, Tensor, type Tensor as T } from '@qtk/tensor';
+import { sum, tensor, type Tensor, type Tensor as T } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   defaultCalibOutQconfig,
@@ -108,7 +108,10 @@ describe('setFakeQuantize and qconfigs', () => {
   });
 
   it('withArgs binds and merges options', () => {
-    const f = withArgs({ observer: 'percentile', observerOptions: { percentile: 99.9 } }).withArgs({ observerOptions: { bins: 512 }, dtype: 'qint16' });
+    const f = withArgs({ observer: 'percentile', observerOptions: { percentile: 99.9 } }).withArgs({
+      observerOptions: { bins: 512 },
+      dtype: 'qint16',
+    });
     const fq = f();
     expect(fq.options.observer).toBe('percentile');
     expect(fq.observer.options).toMatchObject({ percentile: 99.9, bins: 512, dtype: 'qint16' });

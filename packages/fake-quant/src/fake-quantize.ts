@@ -85,7 +85,11 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       quantMax: o.quantMax,
     });
     // the observer's resolved range (its reduceRange narrows it), so scale and clamp agree
-    const range = resolveQuantRange(o.dtype, this.observer.options.quantMin ?? o.quantMin, this.observer.options.quantMax ?? o.quantMax);
+    const range = resolveQuantRange(
+      o.dtype,
+      this.observer.options.quantMin ?? o.quantMin,
+      this.observer.options.quantMax ?? o.quantMax,
+    );
     this.quantMin = range.quantMin;
     this.quantMax = range.quantMax;
     const n = o.chAxis >= 0 ? o.numChannels : 1;
@@ -107,7 +111,9 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
 
   setFakeQuantState(state: FakeQuantState): void {
     if (!FAKE_QUANT_STATES.includes(state)) {
-      throw new InvalidArgumentError(`FakeQuantize.setFakeQuantState: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`);
+      throw new InvalidArgumentError(
+        `FakeQuantize.setFakeQuantState: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`,
+      );
     }
     this.state = state;
   }
@@ -159,12 +165,16 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
 
   /** Continue from the held scale, not from the next batch, when it was loaded without statistics. */
   private resumeFromScale(): void {
-    if (this.isInitialized && !this.observer.hasData()) seedObserverFromScale(this.observer, this.scale.values(), this.quantMin, this.quantMax);
+    if (this.isInitialized && !this.observer.hasData())
+      seedObserverFromScale(this.observer, this.scale.values(), this.quantMin, this.quantMax);
   }
 
   /** The observer's statistics, so a loaded state dict resumes calibration or QAT where it stopped. */
   override extraState(): JsonValue {
-    const state: FakeQuantizeExtraState = { version: FAKE_QUANTIZE_EXTRA_STATE_VERSION, observer: this.observer.state() };
+    const state: FakeQuantizeExtraState = {
+      version: FAKE_QUANTIZE_EXTRA_STATE_VERSION,
+      observer: this.observer.state(),
+    };
     return state as unknown as JsonValue;
   }
 
@@ -192,7 +202,9 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       if (!Number.isFinite(s[i]!)) return `has a non-finite scale (${s[i]})`;
       if (s[i]! > Math.fround(FLOAT32_EPS)) zero = false;
     }
-    return zero ? 'saw only zeros (or values too close to zero for its dtype): its scale is the float32 epsilon floor, so larger values saturate' : null;
+    return zero
+      ? 'saw only zeros (or values too close to zero for its dtype): its scale is the float32 epsilon floor, so larger values saturate'
+      : null;
   }
 
   calculateQparams(): QParams {

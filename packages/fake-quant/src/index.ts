@@ -7,7 +7,15 @@ import { registerFakeQuantCodecs } from './codec.js';
 export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
 export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 export { getDefaultRounding, setDefaultRounding } from './rounding.js';
-export { withArgs, qconfig, fakeQuantizeFactory, lsqFactory, registerBuiltinFakeQuants, type QConfig, type FakeQuantFactory } from './qconfig.js';
+export {
+  withArgs,
+  qconfig,
+  fakeQuantizeFactory,
+  lsqFactory,
+  registerBuiltinFakeQuants,
+  type QConfig,
+  type FakeQuantFactory,
+} from './qconfig.js';
 export { checkFakeQuantOptions, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 export {
   getDefaultQconfig,

@@ -17,7 +17,8 @@ function calibrated(options: FakeQuantizeOptions, batches = data(3, 1)): FakeQua
 }
 
 const viaFile = (sd: StateDict) => deserializeStateDict(serializeStateDict(sd));
-const minMaxOf = (fq: FakeQuantize) => (fq.observer as unknown as { minMax: { min: Float64Array; max: Float64Array } | null }).minMax;
+const minMaxOf = (fq: FakeQuantize) =>
+  (fq.observer as unknown as { minMax: { min: Float64Array; max: Float64Array } | null }).minMax;
 
 describe('FakeQuantize observer statistics in the state dict', () => {
   it('the extra state is the versioned observer state, restored exactly through a file', () => {
@@ -66,7 +67,12 @@ describe('FakeQuantize observer statistics in the state dict', () => {
       const v = b.values();
       const lo = Math.min(...v);
       const hi = Math.max(...v);
-      expect(qat.scale.values()[0]).toBe(scaleFromRange(-s * half + 0.01 * (lo + s * half), s * half + 0.01 * (hi - s * half), { quantMin: qat.quantMin, quantMax: qat.quantMax }));
+      expect(qat.scale.values()[0]).toBe(
+        scaleFromRange(-s * half + 0.01 * (lo + s * half), s * half + 0.01 * (hi - s * half), {
+          quantMin: qat.quantMin,
+          quantMax: qat.quantMax,
+        }),
+      );
     }
   });
 
@@ -104,7 +110,8 @@ describe('FakeQuantize observer statistics in the state dict', () => {
       name: 'histogram_like',
       state: (): ObserverState => ({ observer: 'histogram_like', version: 1, stats: {} }),
       load: (st: ObserverState) => {
-        if (st.observer !== 'histogram_like') throw new StateVersionError(`cannot load a state of observer '${st.observer}'`);
+        if (st.observer !== 'histogram_like')
+          throw new StateVersionError(`cannot load a state of observer '${st.observer}'`);
         loaded.push(st);
       },
       reset: () => void resets++,
@@ -129,10 +136,17 @@ describe('FakeQuantize observer statistics in the state dict', () => {
     })();
     expect(err).toBeInstanceOf(StateDictError);
     expect(err!.cause).toBeInstanceOf(StateVersionError);
-    expect(err!.message).toMatch(/extra state version 2 is not supported \(this build reads version 1\); it was saved by a newer QTK/);
-    const broken = { ...sd, extra: { '': { version: 1, observer: { observer: 'min_max', version: 1, stats: { min: 'x', max: [] } } } } };
+    expect(err!.message).toMatch(
+      /extra state version 2 is not supported \(this build reads version 1\); it was saved by a newer QTK/,
+    );
+    const broken = {
+      ...sd,
+      extra: { '': { version: 1, observer: { observer: 'min_max', version: 1, stats: { min: 'x', max: [] } } } },
+    };
     expect(() => new FakeQuantize().loadStateDict(broken)).toThrow(/state field 'min' must be an array of numbers/);
-    expect(() => new FakeQuantize().loadStateDict({ ...sd, extra: { '': 3 } })).toThrow(/must be an object \{ version, observer \}/);
+    expect(() => new FakeQuantize().loadStateDict({ ...sd, extra: { '': 3 } })).toThrow(
+      /must be an object \{ version, observer \}/,
+    );
   });
 });
 

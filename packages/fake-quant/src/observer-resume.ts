@@ -70,7 +70,12 @@ export function loadObserverState(observer: ObserverV1, state: ObserverState): b
  * ±scale·(quantMax − quantMin)/2, from which the scale rule gives back exactly `scale`. False for
  * observers that cannot take a range (the histogram ones: they start from the next data).
  */
-export function seedObserverFromScale(observer: ObserverV1, scale: ArrayLike<number>, quantMin: number, quantMax: number): boolean {
+export function seedObserverFromScale(
+  observer: ObserverV1,
+  scale: ArrayLike<number>,
+  quantMin: number,
+  quantMax: number,
+): boolean {
   if (!canSeedRange(observer)) return false;
   const half = (quantMax - quantMin) / 2;
   const max = Array.from(scale, (s) => s * half);

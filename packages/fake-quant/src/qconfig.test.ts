@@ -16,12 +16,30 @@ function errorOf(f: () => unknown): OptionsError {
 describe('withArgs: horizon_plugin_pytorch’s flat keyword form', () => {
   it('observer options sit next to the FakeQuantize ones and reach the observer', () => {
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-      [{ observer: 'percentile', dtype: 'qint8', averagingConstant: 0, percentile: 99.9, bins: 4096 }, { percentile: 99.9, bins: 4096, averagingConstant: 0 }],
-      [{ observer: 'mse', dtype: 'qint16', stride: 5 }, { stride: 5, averagingConstant: null, dtype: 'qint16' }],
-      [{ observer: 'mix', averagingConstant: 0.25, percentiles: [99, 99.9] }, { averagingConstant: 0.25, percentiles: [99, 99.9] }],
-      [{ observer: 'moving_average_per_channel_min_max', dtype: 'qint8', chAxis: 0, averagingConstant: 1 }, { averagingConstant: 1, chAxis: 0 }],
-      [{ observer: 'fixed_scale', scale: 1 / 2 ** 15, dtype: 'qint16' }, { scale: 1 / 2 ** 15, dtype: 'qint16' }],
-      [{ observer: 'min_max', qscheme: 'per_tensor_symmetric', reduceRange: true }, { quantMin: -64, quantMax: 63, reduceRange: true }],
+      [
+        { observer: 'percentile', dtype: 'qint8', averagingConstant: 0, percentile: 99.9, bins: 4096 },
+        { percentile: 99.9, bins: 4096, averagingConstant: 0 },
+      ],
+      [
+        { observer: 'mse', dtype: 'qint16', stride: 5 },
+        { stride: 5, averagingConstant: null, dtype: 'qint16' },
+      ],
+      [
+        { observer: 'mix', averagingConstant: 0.25, percentiles: [99, 99.9] },
+        { averagingConstant: 0.25, percentiles: [99, 99.9] },
+      ],
+      [
+        { observer: 'moving_average_per_channel_min_max', dtype: 'qint8', chAxis: 0, averagingConstant: 1 },
+        { averagingConstant: 1, chAxis: 0 },
+      ],
+      [
+        { observer: 'fixed_scale', scale: 1 / 2 ** 15, dtype: 'qint16' },
+        { scale: 1 / 2 ** 15, dtype: 'qint16' },
+      ],
+      [
+        { observer: 'min_max', qscheme: 'per_tensor_symmetric', reduceRange: true },
+        { quantMin: -64, quantMax: 63, reduceRange: true },
+      ],
     ];
     for (const [kwargs, expected] of cases) {
       const f = withArgs(kwargs);
@@ -31,7 +49,12 @@ describe('withArgs: horizon_plugin_pytorch’s flat keyword form', () => {
       expect(fq.observer.options).toMatchObject(expected);
       // bound options are kept nested, so withArgs(...).withArgs(...) and codecs see one form
       const { observer, dtype, chAxis, ...rest } = kwargs;
-      expect(f.options).toEqual({ observer, ...(dtype ? { dtype } : {}), ...(chAxis !== undefined ? { chAxis } : {}), observerOptions: rest });
+      expect(f.options).toEqual({
+        observer,
+        ...(dtype ? { dtype } : {}),
+        ...(chAxis !== undefined ? { chAxis } : {}),
+        observerOptions: rest,
+      });
     }
   });
 
@@ -51,16 +74,27 @@ describe('withArgs: horizon_plugin_pytorch’s flat keyword form', () => {
   });
 
   it('the nested form still works; .withArgs merges flat over nested', () => {
-    const f = withArgs({ observer: 'percentile', observerOptions: { percentile: 99 } }).withArgs({ bins: 1024, dtype: 'qint16' });
-    expect(f.options).toEqual({ observer: 'percentile', dtype: 'qint16', observerOptions: { percentile: 99, bins: 1024 } });
+    const f = withArgs({ observer: 'percentile', observerOptions: { percentile: 99 } }).withArgs({
+      bins: 1024,
+      dtype: 'qint16',
+    });
+    expect(f.options).toEqual({
+      observer: 'percentile',
+      dtype: 'qint16',
+      observerOptions: { percentile: 99, bins: 1024 },
+    });
     expect(f().observer.options).toMatchObject({ percentile: 99, bins: 1024, dtype: 'qint16' });
     // creation-time overrides take the flat form too
     expect(f({ percentile: 99.9 }).observer.options).toMatchObject({ percentile: 99.9 });
   });
 
   it('the same option given flat and in observerOptions is an error', () => {
-    const e = errorOf(() => withArgs({ observer: 'percentile', percentile: 99, observerOptions: { percentile: 99.9 } }));
-    expect(e.issues).toEqual([{ path: 'percentile', message: 'given both as a flat option and in observerOptions; give it once' }]);
+    const e = errorOf(() =>
+      withArgs({ observer: 'percentile', percentile: 99, observerOptions: { percentile: 99.9 } }),
+    );
+    expect(e.issues).toEqual([
+      { path: 'percentile', message: 'given both as a flat option and in observerOptions; give it once' },
+    ]);
   });
 });
 
@@ -69,19 +103,31 @@ describe('withArgs: typos and misplaced options fail at the boundary', () => {
     const e = errorOf(() => withArgs({ observer: 'percentile', percentil: 99.9 }));
     expect(e.where).toBe("withArgs (observer 'percentile')");
     expect(e.issues[0]!.path).toBe('percentil');
-    expect(e.message).toMatch(/'percentil' is neither a FakeQuantize option nor an option of observer 'percentile' \(did you mean 'percentile'\?\)/);
-    expect(e.message).toMatch(/observer 'percentile' accepts percentile, bins, averagingConstant, qscheme, reduceRange, isSyncQuantize, factoryKwargs; FakeQuantize accepts observer, observerOptions, dtype, chAxis/);
+    expect(e.message).toMatch(
+      /'percentil' is neither a FakeQuantize option nor an option of observer 'percentile' \(did you mean 'percentile'\?\)/,
+    );
+    expect(e.message).toMatch(
+      /observer 'percentile' accepts percentile, bins, averagingConstant, qscheme, reduceRange, isSyncQuantize, factoryKwargs; FakeQuantize accepts observer, observerOptions, dtype, chAxis/,
+    );
     // python spelling copied from a recipe
     expect(() => withArgs({ observer: 'min_max', averaging_constant: 0 })).toThrow(/did you mean 'averagingConstant'/);
     // an option of another observer
-    expect(() => withArgs({ observer: 'mse', percentile: 99 })).toThrow(/'percentile' is neither a FakeQuantize option nor an option of observer 'mse'/);
+    expect(() => withArgs({ observer: 'mse', percentile: 99 })).toThrow(
+      /'percentile' is neither a FakeQuantize option nor an option of observer 'mse'/,
+    );
     // nested typos too
-    expect(() => withArgs({ observer: 'mix', observerOptions: { bin: 512 } })).toThrow(/'bin' .*observer 'mix' \(did you mean 'bins'\?\)/);
+    expect(() => withArgs({ observer: 'mix', observerOptions: { bin: 512 } })).toThrow(
+      /'bin' .*observer 'mix' \(did you mean 'bins'\?\)/,
+    );
   });
 
   it('bad values, FakeQuantize options inside observerOptions and unknown observers', () => {
-    expect(() => withArgs({ observer: 'percentile', percentile: 120 })).toThrow(/withArgs \(observer 'percentile'\): percentile: Number must be less than or equal to 100/);
-    expect(() => withArgs({ observerOptions: { chAxis: 0 } })).toThrow(/observerOptions\.chAxis: chAxis is a FakeQuantize option.*give it next to observer/);
+    expect(() => withArgs({ observer: 'percentile', percentile: 120 })).toThrow(
+      /withArgs \(observer 'percentile'\): percentile: Number must be less than or equal to 100/,
+    );
+    expect(() => withArgs({ observerOptions: { chAxis: 0 } })).toThrow(
+      /observerOptions\.chAxis: chAxis is a FakeQuantize option.*give it next to observer/,
+    );
     expect(() => withArgs({ observer: 'percentil' })).toThrow(RegistryError);
     expect(() => withArgs({ dtype: 'qint4' as never })).toThrow(/withArgs: dtype/);
   });
@@ -90,10 +136,16 @@ describe('withArgs: typos and misplaced options fail at the boundary', () => {
 describe('histogram observers per channel (weights)', () => {
   it('percentile, mix and kl reject chAxis >= 0 when the fake-quant is bound or created, naming the observer', () => {
     for (const observer of ['percentile', 'mix', 'kl']) {
-      expect(() => withArgs({ observer, chAxis: 0 })).toThrow(new RegExp(`withArgs \\(observer '${observer}'\\): chAxis: observer '${observer}' keeps one histogram per tensor and cannot observe per channel; per channel use min_max or mse`));
+      expect(() => withArgs({ observer, chAxis: 0 })).toThrow(
+        new RegExp(
+          `withArgs \\(observer '${observer}'\\): chAxis: observer '${observer}' keeps one histogram per tensor and cannot observe per channel; per channel use min_max or mse`,
+        ),
+      );
       // a weight factory bound per tensor, given a channel axis at creation (what prepare does for weights)
       const f = withArgs({ observer });
-      expect(() => f({ chAxis: 0, numChannels: 4 })).toThrow(new RegExp(`FakeQuantize \\(observer '${observer}'\\): chAxis: .*cannot observe per channel`));
+      expect(() => f({ chAxis: 0, numChannels: 4 })).toThrow(
+        new RegExp(`FakeQuantize \\(observer '${observer}'\\): chAxis: .*cannot observe per channel`),
+      );
       // per tensor it works
       const w = f({ chAxis: -1 });
       w.forward(tensor([1, -2, 3, -4], [2, 2]));

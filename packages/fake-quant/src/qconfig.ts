@@ -1,5 +1,5 @@
 import { fakeQuants, QConfigError, type FakeQuantFactoryV1, type FakeQuantV1 } from '@qtk/spec';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { checkFakeQuantOptions, nestFakeQuantKwargs, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 import { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 
@@ -44,7 +44,9 @@ function bind(options: FakeQuantizeOptions, where = 'withArgs'): FakeQuantFactor
     return new FakeQuantize(o);
   }) as FakeQuantFactory;
   Object.defineProperty(f, 'options', { value: Object.freeze({ ...options }) });
-  Object.defineProperty(f, 'withArgs', { value: (more: FakeQuantKwargs) => bind(merge(options, nestFakeQuantKwargs(more, 'withArgs'))) });
+  Object.defineProperty(f, 'withArgs', {
+    value: (more: FakeQuantKwargs) => bind(merge(options, nestFakeQuantKwargs(more, 'withArgs'))),
+  });
   return f;
 }
 
@@ -55,7 +57,10 @@ export interface QConfig {
 }
 
 export function qconfig(activation: FakeQuantFactory | null, weight: FakeQuantFactory | null): QConfig {
-  for (const [what, f] of [['activation', activation], ['weight', weight]] as const) {
+  for (const [what, f] of [
+    ['activation', activation],
+    ['weight', weight],
+  ] as const) {
     if (f !== null && typeof f !== 'function') {
       throw new QConfigError(`QConfig.${what} must be a factory from withArgs(...) (or null), not a module instance`);
     }

@@ -11,7 +11,9 @@ export function getDefaultRounding(): RoundingMode {
 /** Switches the global rounding of fake quantization (half_up by default, as the marches do). */
 export function setDefaultRounding(mode: RoundingMode): void {
   if (mode !== 'half_up' && mode !== 'half_even') {
-    throw new InvalidArgumentError(`setDefaultRounding: '${String(mode)}' is not a rounding mode; use 'half_up' or 'half_even'`);
+    throw new InvalidArgumentError(
+      `setDefaultRounding: '${String(mode)}' is not a rounding mode; use 'half_up' or 'half_even'`,
+    );
   }
   defaultRounding = mode;
 }

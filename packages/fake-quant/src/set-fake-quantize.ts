@@ -12,7 +12,9 @@ function isFakeQuant(m: unknown): m is FakeQuantV1 {
  */
 export function setFakeQuantize(model: Module, state: FakeQuantState): number {
   if (!FAKE_QUANT_STATES.includes(state)) {
-    throw new InvalidArgumentError(`setFakeQuantize: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`);
+    throw new InvalidArgumentError(
+      `setFakeQuantize: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`,
+    );
   }
   let n = 0;
   for (const m of model.modules()) {

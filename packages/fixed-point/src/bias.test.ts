@@ -3,9 +3,9 @@ import { planSumin, quantizeBiasInt32, quantizeBiasShifted16, suminTerm } from '
 
 describe('quantizeBiasInt32 (bayes)', () => {
   it('b_q = sat(R(b / s_acc[c]), qint32) per channel', () => {
-    expect([...quantizeBiasInt32([0.5, -0.25, 1e9, -1e9], [2 ** -10, 2 ** -12, 2 ** -10, 2 ** -10], 'half_up')]).toEqual([
-      512, -1024, 2147483647, -2147483648,
-    ]);
+    expect([
+      ...quantizeBiasInt32([0.5, -0.25, 1e9, -1e9], [2 ** -10, 2 ** -12, 2 ** -10, 2 ** -10], 'half_up'),
+    ]).toEqual([512, -1024, 2147483647, -2147483648]);
   });
   it('rounds halves with R; a single accumulator scale applies to every channel', () => {
     const b = [2.5 * 2 ** -10, -2.5 * 2 ** -10, -3.5 * 2 ** -10];

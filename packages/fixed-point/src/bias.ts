@@ -5,9 +5,14 @@ import { fitMul } from './fit-mul.js';
 import { roundReal, sat, shrR, rhu } from './integer-math.js';
 
 /** bayes: `b_q = sat(R(b / s_acc[c]), qint32)`. Returns the integer added to each channel's accumulator. */
-export function quantizeBiasInt32(bias: ArrayLike<number>, sAcc: ArrayLike<number>, rounding: RoundingMode): Int32Array {
+export function quantizeBiasInt32(
+  bias: ArrayLike<number>,
+  sAcc: ArrayLike<number>,
+  rounding: RoundingMode,
+): Int32Array {
   const out = new Int32Array(bias.length);
-  for (let c = 0; c < bias.length; c++) out[c] = sat(roundReal(Math.fround(bias[c]!) / sAcc[sAcc.length === 1 ? 0 : c]!, rounding), 'qint32');
+  for (let c = 0; c < bias.length; c++)
+    out[c] = sat(roundReal(Math.fround(bias[c]!) / sAcc[sAcc.length === 1 ? 0 : c]!, rounding), 'qint32');
   return out;
 }
 
@@ -15,7 +20,11 @@ export function quantizeBiasInt32(bias: ArrayLike<number>, sAcc: ArrayLike<numbe
  * bernoulli2 [choice]: a 16-bit bias with a left shift: `bl` = the smallest n >= 0 with
  * `|R(b / (s_acc·2^n))| <= 32767`; the accumulator gets `R(b / (s_acc·2^bl))·2^bl` (saturated to int32).
  */
-export function quantizeBiasShifted16(bias: ArrayLike<number>, sAcc: ArrayLike<number>, rounding: RoundingMode): Int32Array {
+export function quantizeBiasShifted16(
+  bias: ArrayLike<number>,
+  sAcc: ArrayLike<number>,
+  rounding: RoundingMode,
+): Int32Array {
   const out = new Int32Array(bias.length);
   for (let c = 0; c < bias.length; c++) {
     const r = Math.fround(bias[c]!) / sAcc[sAcc.length === 1 ? 0 : c]!;

@@ -33,7 +33,8 @@ export function toJsonData(value: unknown, where: string): JsonValue {
   if (typeof value === 'number') return num(value);
   if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
     const name = value.constructor.name as TypedName;
-    if (!(name in TYPED)) throw new SerializationError(`cannot serialize ${where}: ${name} is not a supported typed array`);
+    if (!(name in TYPED))
+      throw new SerializationError(`cannot serialize ${where}: ${name} is not a supported typed array`);
     return { $typed: name, values: Array.from(value as unknown as ArrayLike<number>, num) };
   }
   if (Array.isArray(value)) return value.map((v, i) => toJsonData(v, `${where}[${i}]`));
@@ -42,7 +43,12 @@ export function toJsonData(value: unknown, where: string): JsonValue {
     for (const [k, v] of Object.entries(value)) if (v !== undefined) o[k] = toJsonData(v, `${where}.${k}`);
     return Object.keys(o).some((k) => k.startsWith('$')) ? { $object: o } : o;
   }
-  const kind = value instanceof Tensor ? 'a Tensor (register it as a buffer so the state dict carries it)' : typeof value === 'function' ? 'a function (store the rule name instead)' : `a ${(value as object).constructor?.name ?? typeof value}`;
+  const kind =
+    value instanceof Tensor
+      ? 'a Tensor (register it as a buffer so the state dict carries it)'
+      : typeof value === 'function'
+        ? 'a function (store the rule name instead)'
+        : `a ${(value as object).constructor?.name ?? typeof value}`;
   throw new SerializationError(`cannot serialize ${where}: it is ${kind}`);
 }
 
@@ -61,6 +67,12 @@ export function fromJsonData(value: JsonValue, where: string): unknown {
   const body = ('$object' in value ? value.$object : value) as Record<string, JsonValue>;
   const o: Record<string, unknown> = {};
   // defineProperty: a '__proto__' key from a file stays a plain field instead of replacing the prototype.
-  for (const [k, v] of Object.entries(body)) Object.defineProperty(o, k, { value: fromJsonData(v, `${where}.${k}`), enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of Object.entries(body))
+    Object.defineProperty(o, k, {
+      value: fromJsonData(v, `${where}.${k}`),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return o;
 }

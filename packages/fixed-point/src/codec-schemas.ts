@@ -14,7 +14,12 @@ export function decoded<T extends z.ZodTypeAny>(where: string, schema: T) {
     } catch (e) {
       // fromJsonData names the value as `${where}.field[i]: problem`: report it as the issue's path
       const m = /^[\w$]+((?:\.[\w$]+|\[\d+\])*): (.*)$/s.exec((e as Error).message);
-      const path = m ? m[1]!.split(/\.|\[|\]/).filter(Boolean).map((p) => (/^\d+$/.test(p) ? Number(p) : p)) : [];
+      const path = m
+        ? m[1]!
+            .split(/\.|\[|\]/)
+            .filter(Boolean)
+            .map((p) => (/^\d+$/.test(p) ? Number(p) : p))
+        : [];
       ctx.addIssue({ code: z.ZodIssueCode.custom, path, message: m ? m[2]! : (e as Error).message });
       return z.NEVER;
     }
@@ -28,7 +33,11 @@ export const rounding = z.enum(['half_up', 'half_even']);
 export const requantizeRule = z.enum(['int16_intermediate', 'wide']);
 /** A scale: positive and finite. */
 export const scale = z.number().positive().finite();
-const int32 = z.number().int().min(-I32).max(I32 - 1);
+const int32 = z
+  .number()
+  .int()
+  .min(-I32)
+  .max(I32 - 1);
 const shift = z.number().int().min(0).max(62);
 const int32Array = z.instanceof(Int32Array, { message: 'expected an Int32Array' });
 const posInt = z.number().int().positive();
@@ -42,22 +51,45 @@ function everyIn(a: Int32Array, lo: number, hi: number): boolean {
 }
 
 export const requantizePlan = z
-  .object({ version: z.literal(1), rule: requantizeRule, outDtype: quantDType, pre: int32Array, m: int32Array, n: int32Array })
+  .object({
+    version: z.literal(1),
+    rule: requantizeRule,
+    outDtype: quantDType,
+    pre: int32Array,
+    m: int32Array,
+    n: int32Array,
+  })
   .strict()
   .superRefine((p, ctx) => {
-    if (p.m.length === 0) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['m'], message: 'a plan needs at least one channel' });
+    if (p.m.length === 0)
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['m'], message: 'a plan needs at least one channel' });
     if (p.pre.length !== p.m.length || p.n.length !== p.m.length) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['n'], message: `pre, m and n must have one entry per channel (lengths ${p.pre.length}, ${p.m.length}, ${p.n.length})` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['n'],
+        message: `pre, m and n must have one entry per channel (lengths ${p.pre.length}, ${p.m.length}, ${p.n.length})`,
+      });
     }
-    if (!everyIn(p.pre, 0, 62)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['pre'], message: 'shifts must be integers in [0, 62]' });
-    if (!everyIn(p.n, 0, 62)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['n'], message: 'shifts must be integers in [0, 62]' });
+    if (!everyIn(p.pre, 0, 62))
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['pre'], message: 'shifts must be integers in [0, 62]' });
+    if (!everyIn(p.n, 0, 62))
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['n'], message: 'shifts must be integers in [0, 62]' });
   });
 export type RequantizePlanData = z.infer<typeof requantizePlan>;
 
 /** The channels of a plan are 1 (per tensor) or `channels`. */
-export function planFits(plan: { m: Int32Array } | null, channels: number, path: (string | number)[], ctx: z.RefinementCtx): void {
+export function planFits(
+  plan: { m: Int32Array } | null,
+  channels: number,
+  path: (string | number)[],
+  ctx: z.RefinementCtx,
+): void {
   if (plan && plan.m.length !== 1 && plan.m.length !== channels) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path, message: `has ${plan.m.length} channels; expected 1 or ${channels}` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path,
+      message: `has ${plan.m.length} channels; expected 1 or ${channels}`,
+    });
   }
 }
 
@@ -66,17 +98,29 @@ export const scalars = z.tuple([scalarOperand.nullable(), scalarOperand.nullable
 
 const addTerm = z.object({ m: int32, shift: z.number().int().min(-62).max(62), negate: z.boolean() }).strict();
 export const addPlan = z
-  .object({ version: z.literal(1), rule: z.enum(['bayes', 'bernoulli2', 'single']), a: addTerm, b: addTerm, sAcc: scale, saturate32: z.boolean() })
+  .object({
+    version: z.literal(1),
+    rule: z.enum(['bayes', 'bernoulli2', 'single']),
+    a: addTerm,
+    b: addTerm,
+    sAcc: scale,
+    saturate32: z.boolean(),
+  })
   .strict();
 
 export const suminPlan = z
   .object({ version: z.literal(1), m: int32Array, n: int32Array, k: int32Array })
   .strict()
-  .refine((p) => p.n.length === p.m.length && p.k.length === p.m.length, { message: 'm, n and k must have one entry per channel', path: ['k'] });
+  .refine((p) => p.n.length === p.m.length && p.k.length === p.m.length, {
+    message: 'm, n and k must have one entry per channel',
+    path: ['k'],
+  });
 
 const int16 = z.number().int().min(-32768).max(32767);
 const safeInt = z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
-const segmentLine = z.object({ alpha: safeInt, sign: z.union([z.literal(1), z.literal(-1)]), r: shift, beta: safeInt }).strict();
+const segmentLine = z
+  .object({ alpha: safeInt, sign: z.union([z.literal(1), z.literal(-1)]), r: shift, beta: safeInt })
+  .strict();
 const segmentTable = z
   .object({
     version: z.literal(1),
@@ -95,11 +139,19 @@ const segmentTable = z
     flags: z.object({ multiplierSaturated: z.boolean(), degenerateSegments: z.array(nonNegInt) }).strict(),
   })
   .strict()
-  .refine((t) => t.B.every((b, i) => i === 0 || b >= t.B[i - 1]!), { message: 'dividing points must be non-decreasing', path: ['B'] });
+  .refine((t) => t.B.every((b, i) => i === 0 || b >= t.B[i - 1]!), {
+    message: 'dividing points must be non-decreasing',
+    path: ['B'],
+  });
 
 export const tablePlan = z.union([
   z
-    .object({ kind: z.literal('lut'), entries: z.union([z.instanceof(Int8Array), z.instanceof(Int16Array)], { errorMap: () => ({ message: 'expected an Int8Array or Int16Array' }) }) })
+    .object({
+      kind: z.literal('lut'),
+      entries: z.union([z.instanceof(Int8Array), z.instanceof(Int16Array)], {
+        errorMap: () => ({ message: 'expected an Int8Array or Int16Array' }),
+      }),
+    })
     .strict()
     .refine((p) => p.entries.length === 256, { message: 'a lookup table has 256 entries', path: ['entries'] }),
   z.object({ kind: z.literal('segment'), table: segmentTable }).strict(),
@@ -110,7 +162,12 @@ export function sameOutDtype(keys: string[]) {
   return (c: Record<string, unknown> & { outDtype: string }, ctx: z.RefinementCtx) => {
     for (const k of keys) {
       const p = c[k] as { outDtype: string } | null;
-      if (p && p.outDtype !== c.outDtype) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [k, 'outDtype'], message: `is ${p.outDtype}, the module's outDtype is ${c.outDtype}` });
+      if (p && p.outDtype !== c.outDtype)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [k, 'outDtype'],
+          message: `is ${p.outDtype}, the module's outDtype is ${c.outDtype}`,
+        });
     }
   };
 }
@@ -139,28 +196,41 @@ export const fixedConvSchema = decoded(
       requant: requantizePlan.nullable(),
       outScale: z.instanceof(Float32Array, { message: 'expected a Float32Array' }),
       activation: z.enum(['relu', 'relu6']).nullable(),
-      relu6Max: z.number().refine((v) => Number.isInteger(v) || v === Infinity, { message: 'must be an integer (Infinity without a ReLU6)' }),
+      relu6Max: z
+        .number()
+        .refine((v) => Number.isInteger(v) || v === Infinity, {
+          message: 'must be an integer (Infinity without a ReLU6)',
+        }),
       weightShape: z.array(posInt).min(2).max(5),
     })
     .strict()
     .superRefine((c, ctx) => {
-      const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: z.ZodIssueCode.custom, path, message });
+      const issue = (path: (string | number)[], message: string) =>
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path, message });
       const w = c.weightShape;
-      if (w.reduce((a, b) => a * b, 1) > MAX_ELEMENTS) return issue(['weightShape'], `[${w.join(', ')}] has more elements than a tensor can hold`);
-      if (c.kind === 'linear' && w.length !== 2) issue(['weightShape'], `a linear weight is [out, in], got [${w.join(', ')}]`);
+      if (w.reduce((a, b) => a * b, 1) > MAX_ELEMENTS)
+        return issue(['weightShape'], `[${w.join(', ')}] has more elements than a tensor can hold`);
+      if (c.kind === 'linear' && w.length !== 2)
+        issue(['weightShape'], `a linear weight is [out, in], got [${w.join(', ')}]`);
       const rank = w.length - 2;
       for (const k of ['stride', 'padding', 'dilation', 'outputPadding'] as const) {
         const a = c.attrs[k];
-        if (a && c.kind !== 'linear' && a.length !== rank) issue(['attrs', k], `has ${a.length} entries; the weight [${w.join(', ')}] has ${rank} spatial dims`);
+        if (a && c.kind !== 'linear' && a.length !== rank)
+          issue(['attrs', k], `has ${a.length} entries; the weight [${w.join(', ')}] has ${rank} spatial dims`);
       }
       const groups = c.attrs.groups ?? 1;
       const out = c.kind === 'conv_transpose' ? w[1]! * groups : w[0]!;
-      if (c.kind !== 'conv_transpose' && out % groups !== 0) issue(['attrs', 'groups'], `${groups} does not divide the ${out} output channels`);
-      if (c.bias && c.bias.length !== out) issue(['bias'], `has ${c.bias.length} entries; the weight has ${out} output channels`);
+      if (c.kind !== 'conv_transpose' && out % groups !== 0)
+        issue(['attrs', 'groups'], `${groups} does not divide the ${out} output channels`);
+      if (c.bias && c.bias.length !== out)
+        issue(['bias'], `has ${c.bias.length} entries; the weight has ${out} output channels`);
       planFits(c.requant, out, ['requant', 'm'], ctx);
-      if (c.sumin && c.sumin.m.length !== 1 && c.sumin.m.length !== out) issue(['sumin', 'm'], `has ${c.sumin.m.length} channels; expected 1 or ${out}`);
-      if (c.outScale.length !== 1 && c.outScale.length !== out) issue(['outScale'], `has ${c.outScale.length} entries; expected 1 or ${out}`);
-      if (!c.outScale.every((s) => s > 0 && Number.isFinite(s))) issue(['outScale'], 'scales must be positive and finite');
+      if (c.sumin && c.sumin.m.length !== 1 && c.sumin.m.length !== out)
+        issue(['sumin', 'm'], `has ${c.sumin.m.length} channels; expected 1 or ${out}`);
+      if (c.outScale.length !== 1 && c.outScale.length !== out)
+        issue(['outScale'], `has ${c.outScale.length} entries; expected 1 or ${out}`);
+      if (!c.outScale.every((s) => s > 0 && Number.isFinite(s)))
+        issue(['outScale'], 'scales must be positive and finite');
     }),
 );
 
@@ -183,11 +253,20 @@ export const fixedAvgPoolSchema = decoded(
                 divisorOverride: posInt.nullable(),
               })
               .strict()
-              .refine((a) => a.padding.every((p, i) => p < a.kernel[i]!), { message: 'a padding must be smaller than the kernel', path: ['padding'] }),
+              .refine((a) => a.padding.every((p, i) => p < a.kernel[i]!), {
+                message: 'a padding must be smaller than the kernel',
+                path: ['padding'],
+              }),
             ...avgPoolExtra,
           })
           .strict(),
-        z.object({ kind: z.literal('adaptive'), outputSize: z.tuple([outSize.nullable(), outSize.nullable()]), ...avgPoolExtra }).strict(),
+        z
+          .object({
+            kind: z.literal('adaptive'),
+            outputSize: z.tuple([outSize.nullable(), outSize.nullable()]),
+            ...avgPoolExtra,
+          })
+          .strict(),
       ]),
       outScale: scale,
       outDtype: quantDType,
@@ -196,7 +275,9 @@ export const fixedAvgPoolSchema = decoded(
     .strict(),
 );
 
-export const fixedReduceSchema = z.object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDType, rule: requantizeRule }).strict();
+export const fixedReduceSchema = z
+  .object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDType, rule: requantizeRule })
+  .strict();
 
 /** Names of methods the objects of a file could reach through the prototype chain are not targets. */
 const methodName = z
@@ -209,7 +290,8 @@ const valueOpOutput = z
   .strict()
   .superRefine((o, ctx) => {
     if (o.plan) planFits(o.plan, 1, ['plan', 'm'], ctx);
-    if (o.clamp && o.clamp[0] > o.clamp[1]) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['clamp'], message: 'the lower bound is above the upper one' });
+    if (o.clamp && o.clamp[0] > o.clamp[1])
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['clamp'], message: 'the lower bound is above the upper one' });
   });
 
 export const fixedValueOpSchema = decoded(
@@ -217,8 +299,15 @@ export const fixedValueOpSchema = decoded(
   z
     .object({
       target: z.discriminatedUnion('kind', [
-        z.object({ kind: z.literal('module'), module: z.object({ type: z.string(), config: z.unknown() }).strict() }).strict(),
-        z.object({ kind: z.literal('function'), name: z.string().refine((n) => traceables.has(n), { message: 'is not a registered traceable op' }) }).strict(),
+        z
+          .object({ kind: z.literal('module'), module: z.object({ type: z.string(), config: z.unknown() }).strict() })
+          .strict(),
+        z
+          .object({
+            kind: z.literal('function'),
+            name: z.string().refine((n) => traceables.has(n), { message: 'is not a registered traceable op' }),
+          })
+          .strict(),
         z.object({ kind: z.literal('method'), name: methodName }).strict(),
       ]),
       label: z.string(),
@@ -234,12 +323,20 @@ export const fixedResizeSchema = decoded(
       options: z
         .object({
           size: z.union([outSize, z.tuple([outSize, outSize])]).optional(),
-          scaleFactor: z.union([scale.max(CONFIG_LIMITS.scaleFactor), z.tuple([scale.max(CONFIG_LIMITS.scaleFactor), scale.max(CONFIG_LIMITS.scaleFactor)])]).optional(),
+          scaleFactor: z
+            .union([
+              scale.max(CONFIG_LIMITS.scaleFactor),
+              z.tuple([scale.max(CONFIG_LIMITS.scaleFactor), scale.max(CONFIG_LIMITS.scaleFactor)]),
+            ])
+            .optional(),
           mode: z.enum(['nearest', 'bilinear']).optional(),
           alignCorners: z.boolean().optional(),
         })
         .strict()
-        .refine((o) => (o.size === undefined) !== (o.scaleFactor === undefined), { message: 'give exactly one of size and scaleFactor', path: ['size'] })
+        .refine((o) => (o.size === undefined) !== (o.scaleFactor === undefined), {
+          message: 'give exactly one of size and scaleFactor',
+          path: ['size'],
+        })
         .nullable(),
       output: z
         .object({ scale, dtype: quantDType, plan: requantizePlan })
@@ -254,16 +351,40 @@ export const fixedResizeSchema = decoded(
 export const fixedClampSchema = decoded(
   'FixedClamp',
   z
-    .object({ kind: z.enum(['clamp', 'abs']), rounding, requant: requantizePlan.nullable(), outScale: scale.nullable() })
+    .object({
+      kind: z.enum(['clamp', 'abs']),
+      rounding,
+      requant: requantizePlan.nullable(),
+      outScale: scale.nullable(),
+    })
     .strict()
-    .refine((c) => (c.requant === null) === (c.outScale === null), { message: 'a requantize plan and an output scale go together', path: ['outScale'] }),
+    .refine((c) => (c.requant === null) === (c.outScale === null), {
+      message: 'a requantize plan and an output scale go together',
+      path: ['outScale'],
+    }),
 );
 
 export const fixedAddSchema = decoded(
   'FixedAdd',
-  z.object({ sub: z.boolean(), plan: addPlan, requant: requantizePlan, outScale: scale, outDtype: quantDType, scalars }).strict().superRefine(sameOutDtype(['requant'])),
+  z
+    .object({
+      sub: z.boolean(),
+      plan: addPlan,
+      requant: requantizePlan,
+      outScale: scale,
+      outDtype: quantDType,
+      scalars,
+    })
+    .strict()
+    .superRefine(sameOutDtype(['requant'])),
 );
-export const fixedMulSchema = decoded('FixedMul', z.object({ requant: requantizePlan, outScale: scale, outDtype: quantDType, scalars }).strict().superRefine(sameOutDtype(['requant'])));
+export const fixedMulSchema = decoded(
+  'FixedMul',
+  z
+    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDType, scalars })
+    .strict()
+    .superRefine(sameOutDtype(['requant'])),
+);
 export const fixedCatSchema = decoded(
   'FixedCat',
   z
@@ -271,24 +392,58 @@ export const fixedCatSchema = decoded(
     .strict()
     .superRefine((c, ctx) =>
       c.requants.forEach((p, i) => {
-        if (p.outDtype !== c.outDtype) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['requants', i, 'outDtype'], message: `is ${p.outDtype}, the module's outDtype is ${c.outDtype}` });
+        if (p.outDtype !== c.outDtype)
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['requants', i, 'outDtype'],
+            message: `is ${p.outDtype}, the module's outDtype is ${c.outDtype}`,
+          });
       }),
     ),
 );
 export const fixedMinMaxSchema = decoded(
   'FixedMinMax',
-  z.object({ kind: z.enum(['maximum', 'minimum']), requants: z.tuple([requantizePlan, requantizePlan]), outScale: scale, outDtype: quantDType, scalars }).strict(),
+  z
+    .object({
+      kind: z.enum(['maximum', 'minimum']),
+      requants: z.tuple([requantizePlan, requantizePlan]),
+      outScale: scale,
+      outDtype: quantDType,
+      scalars,
+    })
+    .strict(),
 );
-export const fixedCompareSchema = decoded('FixedCompare', z.object({ kind: z.enum(['eq', 'ne', 'gt', 'lt', 'ge', 'le']), plan: addPlan, scalars }).strict());
+export const fixedCompareSchema = decoded(
+  'FixedCompare',
+  z.object({ kind: z.enum(['eq', 'ne', 'gt', 'lt', 'ge', 'le']), plan: addPlan, scalars }).strict(),
+);
 export const fixedTableOpSchema = decoded(
   'FixedTableOp',
   z
-    .object({ label: z.string(), inDtype: quantDType, inScale: scale, outScale: scale, outDtype: quantDType, plans: z.array(tablePlan).min(1), channelAxis: z.number().int().optional() })
+    .object({
+      label: z.string(),
+      inDtype: quantDType,
+      inScale: scale,
+      outScale: scale,
+      outDtype: quantDType,
+      plans: z.array(tablePlan).min(1),
+      channelAxis: z.number().int().optional(),
+    })
     .strict()
     .superRefine((c, ctx) => {
-      if (c.plans.length > 1 && c.channelAxis === undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['channelAxis'], message: `${c.plans.length} per-channel tables need a channel axis` });
+      if (c.plans.length > 1 && c.channelAxis === undefined)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['channelAxis'],
+          message: `${c.plans.length} per-channel tables need a channel axis`,
+        });
       c.plans.forEach((p, i) => {
-        if ((p.kind === 'lut') !== (c.inDtype === 'qint8')) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['plans', i, 'kind'], message: `a ${c.inDtype} input needs a ${c.inDtype === 'qint8' ? 'lut' : 'segment'} table` });
+        if ((p.kind === 'lut') !== (c.inDtype === 'qint8'))
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['plans', i, 'kind'],
+            message: `a ${c.inDtype} input needs a ${c.inDtype === 'qint8' ? 'lut' : 'segment'} table`,
+          });
       });
     }),
 );
@@ -324,7 +479,14 @@ export const fixedLayerNormSchema = decoded(
       variance: requantizePlan,
       rsqrt: tablePlan,
       normalized: requantizePlan,
-      affine: z.object({ weight: z.instanceof(Int8Array, { message: 'expected an Int8Array' }), bias: int32Array, out: requantizePlan }).strict().nullable(),
+      affine: z
+        .object({
+          weight: z.instanceof(Int8Array, { message: 'expected an Int8Array' }),
+          bias: int32Array,
+          out: requantizePlan,
+        })
+        .strict()
+        .nullable(),
       out: requantizePlan.nullable(),
       outScale: scale,
       outDtype: quantDType,
@@ -332,11 +494,25 @@ export const fixedLayerNormSchema = decoded(
     .strict()
     .superRefine((c, ctx) => {
       if (c.affine) {
-        if (c.affine.weight.length !== c.features) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['affine', 'weight'], message: `has ${c.affine.weight.length} entries; features is ${c.features}` });
-        if (c.affine.bias.length !== c.features) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['affine', 'bias'], message: `has ${c.affine.bias.length} entries; features is ${c.features}` });
+        if (c.affine.weight.length !== c.features)
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['affine', 'weight'],
+            message: `has ${c.affine.weight.length} entries; features is ${c.features}`,
+          });
+        if (c.affine.bias.length !== c.features)
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['affine', 'bias'],
+            message: `has ${c.affine.bias.length} entries; features is ${c.features}`,
+          });
         planFits(c.affine.out, c.features, ['affine', 'out', 'm'], ctx);
       } else if (!c.out) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['out'], message: 'a layer norm without an affine needs its output plan' });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['out'],
+          message: 'a layer norm without an affine needs its output plan',
+        });
       }
     }),
 );

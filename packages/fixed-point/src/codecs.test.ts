@@ -27,7 +27,9 @@ import {
 import { nonlinear } from './index.js';
 
 /** Every Module subclass @qtk/fixed-point exports. */
-const MODULE_CLASSES = Object.entries(fixedPoint).filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module) as [string, new (...a: never[]) => Module][];
+const MODULE_CLASSES = Object.entries(fixedPoint).filter(
+  ([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
+) as [string, new (...a: never[]) => Module][];
 
 /** Through the codec and JSON text, as a model file carries it. */
 function roundTrip<M extends Module>(m: M): M {
@@ -39,10 +41,21 @@ function roundTrip<M extends Module>(m: M): M {
   return back as M;
 }
 
-const q = (n: number, seed: number, scale: number, dtype: 'qint8' | 'qint16' = 'qint8', shape = [2, 3, 4, 4]): QTensor => {
+const q = (
+  n: number,
+  seed: number,
+  scale: number,
+  dtype: 'qint8' | 'qint16' = 'qint8',
+  shape = [2, 3, 4, 4],
+): QTensor => {
   const hi = dtype === 'qint8' ? 127 : 32767;
   const v = rand([n], { generator: new Generator(seed) }).values();
-  return QTensor.fromInts(Array.from(v, (x) => Math.round((x * 2 - 1) * hi)), shape, [scale], dtype);
+  return QTensor.fromInts(
+    Array.from(v, (x) => Math.round((x * 2 - 1) * hi)),
+    shape,
+    [scale],
+    dtype,
+  );
 };
 const ints = (y: unknown) => Array.from((y as QTensor).ints());
 const call = (m: Module, ...a: unknown[]) => (m as unknown as { call(...x: unknown[]): unknown }).call(...a);
@@ -50,12 +63,16 @@ const call = (m: Module, ...a: unknown[]) => (m as unknown as { call(...x: unkno
 describe('fixed-point module codecs', () => {
   it('every Module class exported by @qtk/fixed-point has a codec (a new module needs one in codecs.ts)', () => {
     expect(MODULE_CLASSES.length).toBeGreaterThanOrEqual(15);
-    const missing = MODULE_CLASSES.filter(([, cls]) => !moduleCodecs.has(cls.name) || moduleCodecs.get(cls.name).cls !== cls).map(([name]) => name);
+    const missing = MODULE_CLASSES.filter(
+      ([, cls]) => !moduleCodecs.has(cls.name) || moduleCodecs.get(cls.name).cls !== cls,
+    ).map(([name]) => name);
     expect(missing).toEqual([]);
   });
 
   it('every fixed-point codec checks its stored config with a zod schema', () => {
-    const unchecked = MODULE_CLASSES.filter(([, cls]) => !(moduleCodecs.get(cls.name).schema instanceof z.ZodType)).map(([name]) => name);
+    const unchecked = MODULE_CLASSES.filter(([, cls]) => !(moduleCodecs.get(cls.name).schema instanceof z.ZodType)).map(
+      ([name]) => name,
+    );
     expect(unchecked).toEqual([]);
   });
 
@@ -63,12 +80,71 @@ describe('fixed-point module codecs', () => {
     const a = q(96, 1, 0.02);
     const b = q(96, 2, 0.03);
     const modules: [Module, unknown[]][] = [
-      [new FixedAdd({ sub: false, plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false), requant: planRequantizeWide(planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false).sAcc, 0.04, 'qint8'), outScale: 0.04, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
-      [new FixedAdd({ sub: true, plan: planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true), requant: planRequantizeInt16(planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc, 0.05, 'qint8'), outScale: 0.05, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
-      [new FixedMul({ requant: planRequantizeWide(0.02 * 0.5, 0.03, 'qint8'), outScale: 0.03, outDtype: 'qint8', scalars: [null, scalarOperandInt8(-0.5)] }), [a, -0.5]],
-      [new FixedCat({ requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')], outScale: 0.03, outDtype: 'qint8' }), [[a, b], 1]],
-      [new FixedMinMax({ kind: 'maximum', requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')], outScale: 0.03, outDtype: 'qint8', scalars: [null, null] }), [a, b]],
-      [new FixedCompare({ kind: 'ge', plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true), scalars: [null, null] }), [a, b]],
+      [
+        new FixedAdd({
+          sub: false,
+          plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false),
+          requant: planRequantizeWide(
+            planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false).sAcc,
+            0.04,
+            'qint8',
+          ),
+          outScale: 0.04,
+          outDtype: 'qint8',
+          scalars: [null, null],
+        }),
+        [a, b],
+      ],
+      [
+        new FixedAdd({
+          sub: true,
+          plan: planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
+          requant: planRequantizeInt16(
+            planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
+            0.05,
+            'qint8',
+          ),
+          outScale: 0.05,
+          outDtype: 'qint8',
+          scalars: [null, null],
+        }),
+        [a, b],
+      ],
+      [
+        new FixedMul({
+          requant: planRequantizeWide(0.02 * 0.5, 0.03, 'qint8'),
+          outScale: 0.03,
+          outDtype: 'qint8',
+          scalars: [null, scalarOperandInt8(-0.5)],
+        }),
+        [a, -0.5],
+      ],
+      [
+        new FixedCat({
+          requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')],
+          outScale: 0.03,
+          outDtype: 'qint8',
+        }),
+        [[a, b], 1],
+      ],
+      [
+        new FixedMinMax({
+          kind: 'maximum',
+          requants: [planRequantizeWide(0.02, 0.03, 'qint8'), planRequantizeWide(0.03, 0.03, 'qint8')],
+          outScale: 0.03,
+          outDtype: 'qint8',
+          scalars: [null, null],
+        }),
+        [a, b],
+      ],
+      [
+        new FixedCompare({
+          kind: 'ge',
+          plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
+          scalars: [null, null],
+        }),
+        [a, b],
+      ],
       [new FixedClamp('clamp', 'half_even', planRequantizeWide(0.02, 0.01, 'qint16'), 0.01), [a, -0.5, 0.7]],
       [new FixedClamp('abs', 'half_up'), [a]],
       [new FixedReduce('mean', 0.01, 'qint8', planRequantizeInt16), [a, [2, 3], true]],
@@ -85,12 +161,46 @@ describe('fixed-point module codecs', () => {
     const a16 = q(96, 4, 0.0004, 'qint16');
     const fn = nonlinear.sigmoid;
     const modules: [Module, unknown[]][] = [
-      [new FixedTableOp({ label: 'sigmoid', inDtype: 'qint8', inScale: 0.05, outScale: 1 / 128, outDtype: 'qint8', plans: [planTable(fn, 0.05, 'qint8', 1 / 128, 'qint8', 'even')] }), [a8]],
-      [new FixedTableOp({ label: 'sigmoid', inDtype: 'qint16', inScale: 0.0004, outScale: 1 / 32768, outDtype: 'qint16', plans: [planTable(fn, 0.0004, 'qint16', 1 / 32768, 'qint16', 'curvature')] }), [a16]],
+      [
+        new FixedTableOp({
+          label: 'sigmoid',
+          inDtype: 'qint8',
+          inScale: 0.05,
+          outScale: 1 / 128,
+          outDtype: 'qint8',
+          plans: [planTable(fn, 0.05, 'qint8', 1 / 128, 'qint8', 'even')],
+        }),
+        [a8],
+      ],
+      [
+        new FixedTableOp({
+          label: 'sigmoid',
+          inDtype: 'qint16',
+          inScale: 0.0004,
+          outScale: 1 / 32768,
+          outDtype: 'qint16',
+          plans: [planTable(fn, 0.0004, 'qint16', 1 / 32768, 'qint16', 'curvature')],
+        }),
+        [a16],
+      ],
       [new FixedResize({ options: { scaleFactor: 2, mode: 'bilinear', alignCorners: false } }), [a8]],
-      [new FixedResize({ options: { size: [7, 5], mode: 'bilinear' }, output: { scale: 0.04, dtype: 'qint8', plan: planRequantizeWide(0.05 / 65536, 0.04, 'qint8') } }), [a8]],
+      [
+        new FixedResize({
+          options: { size: [7, 5], mode: 'bilinear' },
+          output: { scale: 0.04, dtype: 'qint8', plan: planRequantizeWide(0.05 / 65536, 0.04, 'qint8') },
+        }),
+        [a8],
+      ],
       [new FixedValueOp({ kind: 'module', module: new MaxPool2d(2, { stride: 1 }) }), [a8]],
-      [new FixedValueOp({ kind: 'function', name: 'relu' }, 'relu6', { scale: 0.05, dtype: 'qint8', plan: null, clamp: [0, 120] }), [a8]],
+      [
+        new FixedValueOp({ kind: 'function', name: 'relu' }, 'relu6', {
+          scale: 0.05,
+          dtype: 'qint8',
+          plan: null,
+          clamp: [0, 120],
+        }),
+        [a8],
+      ],
       [new FixedValueOp({ kind: 'method', name: 'reshape' }), [a8, [2, 48]]],
     ];
     for (const [m, args] of modules) {

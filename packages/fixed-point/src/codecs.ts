@@ -27,14 +27,18 @@ import { requantizePlanner, type RequantizePlan, type RequantizeRule } from './r
 const enc = (cls: string, v: unknown) => toJsonData(v, cls);
 
 /** Modules built from one plain-data `config` object, kept as `module.config`; `schema` checks the stored (decoded) config. */
-function configCodec<M extends Module & { config: unknown }>(cls: new (config: any) => M, schema: z.ZodTypeAny): ModuleCodec<M> {
+function configCodec<M extends Module & { config: unknown }>(
+  cls: new (config: any) => M,
+  schema: z.ZodTypeAny,
+): ModuleCodec<M> {
   return { cls, schema, config: (m) => enc(cls.name, m.config), create: (c) => new cls(c) };
 }
 
 /** A planner function's rule: every plan names the rule that made it. */
 function ruleOfPlanner(planner: WindowPlanner, where: string): RequantizeRule {
   const rule = planner(1, 1, 'qint8').rule;
-  if (rule !== 'int16_intermediate' && rule !== 'wide') throw new SerializationError(`${where}: its planner makes plans of an unknown rule '${String(rule)}'`);
+  if (rule !== 'int16_intermediate' && rule !== 'wide')
+    throw new SerializationError(`${where}: its planner makes plans of an unknown rule '${String(rule)}'`);
   return rule;
 }
 
@@ -42,7 +46,9 @@ function ruleOfPlanner(planner: WindowPlanner, where: string): RequantizeRule {
 function childSpec(m: Module, where: string): JsonValue {
   const codec = moduleCodecs.forModule(m);
   if (!codec) {
-    throw new SerializationError(`${where}: its float op is a ${m.constructor.name}, which has no module codec; register one with moduleCodecs.register({ cls, schema, config, create })`);
+    throw new SerializationError(
+      `${where}: its float op is a ${m.constructor.name}, which has no module codec; register one with moduleCodecs.register({ cls, schema, config, create })`,
+    );
   }
   return { type: m.constructor.name, config: codec.config(m) };
 }
@@ -54,7 +60,8 @@ const CODECS: ModuleCodec[] = [
     cls: Quantize,
     schema: S.quantizeSchema,
     config: (m: Quantize) => ({ scale: m.scale, dtype: m.dtype, rounding: m.rounding }),
-    create: (c: Parsed<typeof S.quantizeSchema>) => new Quantize({ scale: Float32Array.of(c.scale), dtype: c.dtype }, c.rounding),
+    create: (c: Parsed<typeof S.quantizeSchema>) =>
+      new Quantize({ scale: Float32Array.of(c.scale), dtype: c.dtype }, c.rounding),
   },
   { cls: Dequantize, schema: z.null(), config: () => null, create: () => new Dequantize() },
   {
@@ -73,8 +80,10 @@ const CODECS: ModuleCodec[] = [
   {
     cls: FixedAvgPool2d,
     schema: S.fixedAvgPoolSchema,
-    config: (m: FixedAvgPool2d) => enc('FixedAvgPool2d', { windows: m.windows, outScale: m.outScale, outDtype: m.outDtype, rule: m.rule }),
-    create: (d: Parsed<typeof S.fixedAvgPoolSchema>) => new FixedAvgPool2d(d.windows as FixedAvgPool2d['windows'], d.outScale, d.outDtype, d.rule),
+    config: (m: FixedAvgPool2d) =>
+      enc('FixedAvgPool2d', { windows: m.windows, outScale: m.outScale, outDtype: m.outDtype, rule: m.rule }),
+    create: (d: Parsed<typeof S.fixedAvgPoolSchema>) =>
+      new FixedAvgPool2d(d.windows as FixedAvgPool2d['windows'], d.outScale, d.outDtype, d.rule),
   },
   {
     cls: FixedReduce,
@@ -95,15 +104,30 @@ const CODECS: ModuleCodec[] = [
     schema: S.fixedValueOpSchema,
     config: (m: FixedValueOp) => {
       const t = m.target;
-      const target = t.kind === 'module' ? { kind: 'module', module: childSpec(t.module, `FixedValueOp '${m.label}'`) } : { kind: t.kind, name: t.name };
+      const target =
+        t.kind === 'module'
+          ? { kind: 'module', module: childSpec(t.module, `FixedValueOp '${m.label}'`) }
+          : { kind: t.kind, name: t.name };
       return enc('FixedValueOp', { target, label: m.label, output: m.output });
     },
     create: (d: Parsed<typeof S.fixedValueOpSchema>) => {
       const t = d.target;
       let target: ValueOpTarget;
       if (t.kind === 'module') {
-        if (!moduleCodecs.has(t.module.type)) throw new ModuleConfigError(undefined, 'FixedValueOp', 'target.module.type', `no module codec for '${t.module.type}'`);
-        target = { kind: 'module', module: moduleCodecs.build(t.module.type, t.module.config, { field: 'target.module.config', child: 'module' }) };
+        if (!moduleCodecs.has(t.module.type))
+          throw new ModuleConfigError(
+            undefined,
+            'FixedValueOp',
+            'target.module.type',
+            `no module codec for '${t.module.type}'`,
+          );
+        target = {
+          kind: 'module',
+          module: moduleCodecs.build(t.module.type, t.module.config, {
+            field: 'target.module.config',
+            child: 'module',
+          }),
+        };
       } else {
         target = { kind: t.kind, name: t.name };
       }
@@ -126,7 +150,8 @@ const CODECS: ModuleCodec[] = [
   {
     cls: FixedClamp,
     schema: S.fixedClampSchema,
-    config: (m: FixedClamp) => enc('FixedClamp', { kind: m.kind, rounding: m.rounding, requant: m.requant, outScale: m.outScale }),
+    config: (m: FixedClamp) =>
+      enc('FixedClamp', { kind: m.kind, rounding: m.rounding, requant: m.requant, outScale: m.outScale }),
     create: (d: Parsed<typeof S.fixedClampSchema>) => new FixedClamp(d.kind, d.rounding, d.requant, d.outScale),
   },
   configCodec(FixedAdd, S.fixedAddSchema),

@@ -14,7 +14,12 @@ export interface ObservedStep {
 export interface SoftmaxQatForm {
   readonly composite: 'softmax';
   readonly dim: number;
-  readonly steps: { readonly sub: ObservedStep; readonly exp: ObservedStep; readonly sum: ObservedStep; readonly reciprocal: ObservedStep };
+  readonly steps: {
+    readonly sub: ObservedStep;
+    readonly exp: ObservedStep;
+    readonly sum: ObservedStep;
+    readonly reciprocal: ObservedStep;
+  };
 }
 
 /** layernorm = mean → sub → square → mean → rsqrt(var + eps) → mul (→ × weight + bias). */

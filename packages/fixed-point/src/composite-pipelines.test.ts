@@ -12,8 +12,20 @@ import { planRequantizeWide } from './requantize.js';
 describe('FixedTableOp', () => {
   it('per-channel 256-entry tables (PReLU) index by channel along axis 1', () => {
     const plans = [0.5, -1].map((s) => planTable(nl.leakyRelu(s), 0.1, 'qint8', 0.1, 'qint8', 'even'));
-    const op = new FixedTableOp({ label: 'prelu', inDtype: 'qint8', inScale: 0.1, outScale: 0.1, outDtype: 'qint8', plans, channelAxis: 1 });
-    const x = new QTensor(new Tensor({ data: Int8Array.from([-10, 7, -10, 7, -3, -128]), shape: [1, 2, 3], dtype: 'int8' }), [0.1], 'qint8');
+    const op = new FixedTableOp({
+      label: 'prelu',
+      inDtype: 'qint8',
+      inScale: 0.1,
+      outScale: 0.1,
+      outDtype: 'qint8',
+      plans,
+      channelAxis: 1,
+    });
+    const x = new QTensor(
+      new Tensor({ data: Int8Array.from([-10, 7, -10, 7, -3, -128]), shape: [1, 2, 3], dtype: 'int8' }),
+      [0.1],
+      'qint8',
+    );
     // channel 0 slope 0.5: -10 → rhu(-5) = -5, 7 → 7, -10 → -5; channel 1 slope -1: 7 → 7, -3 → 3, -128 → 127 (saturated)
     expect(Array.from(op.call(x).ints())).toEqual([-5, 7, -5, 7, 3, 127]);
   });
@@ -26,7 +38,9 @@ describe('FixedTableOp', () => {
   });
 
   it('dividing points: curvature for the pole functions, even for the rest', () => {
-    expect([nl.reciprocal, nl.sqrt, nl.rsqrt, nl.log, nl.pow(-1), nl.pow(0.5)].map(defaultDividing)).toEqual(Array(6).fill('curvature'));
+    expect([nl.reciprocal, nl.sqrt, nl.rsqrt, nl.log, nl.pow(-1), nl.pow(0.5)].map(defaultDividing)).toEqual(
+      Array(6).fill('curvature'),
+    );
     expect([nl.exp, nl.sigmoid, nl.pow(2), nl.hardswish].map(defaultDividing)).toEqual(Array(4).fill('even'));
   });
 });
@@ -59,7 +73,11 @@ describe('composite building blocks', () => {
       outScale: 1 / 127.5,
       outDtype: 'qint8',
     });
-    const x = new QTensor(new Tensor({ data: Int8Array.from([5, 5, 5, 5, 0, 0, 0, 50]), shape: [2, 4], dtype: 'int8' }), [0.1], 'qint8');
+    const x = new QTensor(
+      new Tensor({ data: Int8Array.from([5, 5, 5, 5, 0, 0, 0, 50]), shape: [2, 4], dtype: 'int8' }),
+      [0.1],
+      'qint8',
+    );
     const y = Array.from(sm.call(x).ints());
     expect(y.slice(0, 4)).toEqual([32, 32, 32, 32]); // rhu(0.25·127.5) = 32
     // row 2: exp(−5) / (3·exp(−5) + 1) = 0.00666 → 1; 1/(1 + 3e^−5) = 0.98 → 125

@@ -161,7 +161,11 @@ describe('mul and scalar operands', () => {
   it('a scalar is ±1 at |c|, or ±32767 at |c|/32767 next to a qint16 operand on bayes', () => {
     expect(scalarOperandInt8(-2.5)).toEqual({ value: -1, scale: 2.5, dtype: 'qint8' });
     expect(scalarOperandWide(0.3, 'qint8')).toEqual({ value: 1, scale: Math.fround(0.3), dtype: 'qint8' });
-    expect(scalarOperandWide(-0.3, 'qint16')).toEqual({ value: -32767, scale: Math.fround(0.3 / 32767), dtype: 'qint16' });
+    expect(scalarOperandWide(-0.3, 'qint16')).toEqual({
+      value: -32767,
+      scale: Math.fround(0.3 / 32767),
+      dtype: 'qint16',
+    });
     expect(() => scalarOperandInt8(0)).toThrow(/non-zero/);
   });
 });
@@ -176,11 +180,23 @@ describe('fixed-point elementwise modules', () => {
 
   it('FixedAdd broadcasts and requantizes; FixedMul with a scalar operand', () => {
     const plan = planAddBayes({ scale: 1, dtype: 'qint8' }, { scale: 1, dtype: 'qint8' }, false);
-    const add = new FixedAdd({ sub: false, plan, requant: planRequantizeWide(plan.sAcc, 2, 'qint8'), outScale: 2, outDtype: 'qint8', scalars: [null, null] });
+    const add = new FixedAdd({
+      sub: false,
+      plan,
+      requant: planRequantizeWide(plan.sAcc, 2, 'qint8'),
+      outScale: 2,
+      outDtype: 'qint8',
+      scalars: [null, null],
+    });
     const y = add.call(q8([1, -3], 1, [2, 1]), q8([0, 2, 100], 1, [3])) as QTensor;
     expect(y.shape).toEqual([2, 3]);
     expect(ints(y)).toEqual([1, 2, 51, -1, 0, 49]); // 0.5→1, 1.5→2, 50.5→51, -1.5→-1, -0.5→0, 48.5→49
-    const mul = new FixedMul({ requant: planRequantizeWide(0.5 * 3, 1, 'qint8'), outScale: 1, outDtype: 'qint8', scalars: [null, scalarOperandInt8(-3)] });
+    const mul = new FixedMul({
+      requant: planRequantizeWide(0.5 * 3, 1, 'qint8'),
+      outScale: 1,
+      outDtype: 'qint8',
+      scalars: [null, scalarOperandInt8(-3)],
+    });
     expect(ints(mul.call(q8([1, -2, 100], 0.5), -3) as QTensor)).toEqual([-1, 3, -128]); // -1.5→-1, 3, -150 saturates
   });
 

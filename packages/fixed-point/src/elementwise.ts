@@ -37,7 +37,8 @@ export type AddPlanner = (a: EwOperand, b: EwOperand, sub: boolean) => AddPlan;
 
 function checkScale(s: number, what: string): number {
   const f = Math.fround(s);
-  if (!(f > 0) || !Number.isFinite(f)) throw new InvalidArgumentError(`elementwise: the ${what} scale must be positive and finite, got ${s}`);
+  if (!(f > 0) || !Number.isFinite(f))
+    throw new InvalidArgumentError(`elementwise: the ${what} scale must be positive and finite, got ${s}`);
   return f;
 }
 
@@ -65,7 +66,14 @@ export function planAddBayes(a: EwOperand, b: EwOperand, sub: boolean): AddPlan 
   const q = Math.max(-32767, Math.min(32767, rhu(yNeg ? -raw : raw)));
   const xTerm: AddTerm = { m: xNeg ? -1 : 1, shift: sh, negate: false };
   const yTerm: AddTerm = { m: q, shift: 0, negate: false };
-  return { version: 1, rule: 'bayes', a: aIsX ? xTerm : yTerm, b: aIsX ? yTerm : xTerm, sAcc: sx / 2 ** sh, saturate32: false };
+  return {
+    version: 1,
+    rule: 'bayes',
+    a: aIsX ? xTerm : yTerm,
+    b: aIsX ? yTerm : xTerm,
+    sAcc: sx / 2 ** sh,
+    saturate32: false,
+  };
 }
 
 /**
@@ -87,7 +95,14 @@ export function planAddBernoulli2(a: EwOperand, b: EwOperand, sub: boolean): Add
   const me = roundHalfAway(se / (si * 2 ** ls));
   const fTerm: AddTerm = { m: wf, shift: 0, negate: sub && !aIsF };
   const eTerm: AddTerm = { m: me, shift: ls, negate: sub && aIsF };
-  return { version: 1, rule: 'bernoulli2', a: aIsF ? fTerm : eTerm, b: aIsF ? eTerm : fTerm, sAcc: si, saturate32: true };
+  return {
+    version: 1,
+    rule: 'bernoulli2',
+    a: aIsF ? fTerm : eTerm,
+    b: aIsF ? eTerm : fTerm,
+    sAcc: si,
+    saturate32: true,
+  };
 }
 
 /** The integer one term contributes for operand value v. */
@@ -119,13 +134,15 @@ export type ScalarOperandRule = (c: number, operandDtype: QTensorDType) => Scala
 
 /** The scalar c as `±1` at scale `|c|` (qint8); c must be non-zero. */
 export function scalarOperandInt8(c: number): ScalarOperand {
-  if (!Number.isFinite(c) || c === 0) throw new InvalidArgumentError(`scalar operand: expected a finite non-zero scalar, got ${c}`);
+  if (!Number.isFinite(c) || c === 0)
+    throw new InvalidArgumentError(`scalar operand: expected a finite non-zero scalar, got ${c}`);
   return { value: Math.sign(c), scale: Math.fround(Math.abs(c)), dtype: 'qint8' };
 }
 
 /** bayes: `±32767` at `|c|/32767` (qint16) next to a qint16 operand, else `±1` at `|c|`. */
 export function scalarOperandWide(c: number, operandDtype: QTensorDType): ScalarOperand {
   if (operandDtype !== 'qint16') return scalarOperandInt8(c);
-  if (!Number.isFinite(c) || c === 0) throw new InvalidArgumentError(`scalar operand: expected a finite non-zero scalar, got ${c}`);
+  if (!Number.isFinite(c) || c === 0)
+    throw new InvalidArgumentError(`scalar operand: expected a finite non-zero scalar, got ${c}`);
   return { value: 32767 * Math.sign(c), scale: Math.fround(Math.abs(c) / 32767), dtype: 'qint16' };
 }

@@ -22,7 +22,9 @@ export function requireIntInput(fn: string, t: unknown, what: string, allowInt16
   const ok = t.dtype === 'int8' || (allowInt16 && t.dtype === 'int16');
   if (!ok) {
     const want = allowInt16 ? "'int8' or 'int16'" : "'int8'";
-    throw new DTypeError(`${fn}: ${what} must have dtype ${want} (quantized integers), got '${t.dtype}'; quantize it first`);
+    throw new DTypeError(
+      `${fn}: ${what} must have dtype ${want} (quantized integers), got '${t.dtype}'; quantize it first`,
+    );
   }
 }
 

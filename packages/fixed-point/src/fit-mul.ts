@@ -16,8 +16,10 @@ export interface FixedMultiplier {
  */
 export function fitMul(r: number, bits: number, maxShift: number): FixedMultiplier {
   if (!Number.isFinite(r)) throw new InvalidArgumentError(`fitMul: ratio must be finite, got ${r}`);
-  if (!Number.isInteger(bits) || bits < 1 || bits > 31) throw new InvalidArgumentError(`fitMul: bits must be an integer in [1, 31], got ${bits}`);
-  if (!Number.isInteger(maxShift) || maxShift < 0 || maxShift > 63) throw new InvalidArgumentError(`fitMul: maxShift must be an integer in [0, 63], got ${maxShift}`);
+  if (!Number.isInteger(bits) || bits < 1 || bits > 31)
+    throw new InvalidArgumentError(`fitMul: bits must be an integer in [1, 31], got ${bits}`);
+  if (!Number.isInteger(maxShift) || maxShift < 0 || maxShift > 63)
+    throw new InvalidArgumentError(`fitMul: maxShift must be an integer in [0, 63], got ${maxShift}`);
   const sign = r < 0 ? -1 : 1;
   const a = Math.abs(r);
   const limit = 2 ** bits - 1;

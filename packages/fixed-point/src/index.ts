@@ -1,13 +1,27 @@
 export { type IntRange, intRange, rhu, rhe, roundReal, shr, shrR, sat, clampInt } from './integer-math.js';
 export { type FixedMultiplier, fitMul } from './fit-mul.js';
 export { QTensor, STORAGE_DTYPE, type QTensorDType } from './qtensor.js';
-export { type RequantizePlan, type RequantizeRule, type Warn, planRequantizeInt16, planRequantizeWide, requantizeValue, requantizeInto } from './requantize.js';
+export {
+  type RequantizePlan,
+  type RequantizeRule,
+  type Warn,
+  planRequantizeInt16,
+  planRequantizeWide,
+  requantizeValue,
+  requantizeInto,
+} from './requantize.js';
 export { quantizeBiasInt32, quantizeBiasShifted16, planSumin, suminTerm, type SuminPlan } from './bias.js';
 export { Quantize, Dequantize } from './modules/quantize.js';
 export { FixedConv, type FixedConvConfig, type FixedConvKind, type FixedConvAttrs } from './modules/fixed-conv.js';
 export { FixedAvgPool2d, type AvgPoolWindows, type WindowPlanner } from './modules/fixed-avg-pool.js';
 export { FixedValueOp, type ValueOpTarget, type ValueOpOutput } from './modules/fixed-value-op.js';
-export { FixedResize, bilinearTaps, resizePlan, RESIZE_WEIGHT_BITS, type BilinearTaps } from './modules/fixed-resize.js';
+export {
+  FixedResize,
+  bilinearTaps,
+  resizePlan,
+  RESIZE_WEIGHT_BITS,
+  type BilinearTaps,
+} from './modules/fixed-resize.js';
 export {
   type MarchNumerics,
   type MarchEnv,
@@ -40,7 +54,14 @@ export {
   evalSegment,
   segmentY16,
 } from './segment-table.js';
-export { FixedTableOp, type FixedTableOpConfig, type TablePlan, planTable, applyTablePlan, buildLookupTable16 } from './modules/fixed-table-op.js';
+export {
+  FixedTableOp,
+  type FixedTableOpConfig,
+  type TablePlan,
+  planTable,
+  applyTablePlan,
+  buildLookupTable16,
+} from './modules/fixed-table-op.js';
 export { NONLINEAR_RULES, defaultDividing } from './convert/nonlinear-rules.js';
 export {
   tableOptionsSchema,
@@ -81,7 +102,14 @@ export { requantizePlanner } from './requantize.js';
 export { requantizeRuleOf } from './convert/pool-rules.js';
 export { registerFixedPointCodecs } from './codecs.js';
 export { toJsonData, fromJsonData } from './codec-json.js';
-export { type ObservedStep, type SoftmaxQatForm, type LayerNormQatForm, type DivQatForm, type CompositeQatForm, compositeFormOf } from './composite-forms.js';
+export {
+  type ObservedStep,
+  type SoftmaxQatForm,
+  type LayerNormQatForm,
+  type DivQatForm,
+  type CompositeQatForm,
+  compositeFormOf,
+} from './composite-forms.js';
 export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
 export { FixedLayerNorm, type FixedLayerNormConfig, planSubBayes, type SubPlan } from './modules/fixed-layer-norm.js';
 export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';

@@ -6,7 +6,20 @@ import { saturateInt32 } from './exact-sum.js';
 const lift3 = (a: readonly number[], fill: number) => [...new Array<number>(3 - a.length).fill(fill), ...a];
 
 /** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
-export function convF64(xv: TypedArray, wv: TypedArray, n: number, cin: number, image: number[], cout: number, groups: number, kernel: number[], out: number[], stride: number[], pads: number[], dilation: number[]): Int32Array {
+export function convF64(
+  xv: TypedArray,
+  wv: TypedArray,
+  n: number,
+  cin: number,
+  image: number[],
+  cout: number,
+  groups: number,
+  kernel: number[],
+  out: number[],
+  stride: number[],
+  pads: number[],
+  dilation: number[],
+): Int32Array {
   const r = image.length;
   const [id, ih, iw] = lift3(image, 1);
   const [kd, kh, kw] = lift3(kernel, 1);
@@ -21,34 +34,49 @@ export function convF64(xv: TypedArray, wv: TypedArray, n: number, cin: number, 
   for (let b = 0; b < n; b++) {
     for (let co = 0; co < cout; co++) {
       const g = Math.floor(co / coutG);
-      for (let z = 0; z < od; z++) for (let y = 0; y < oh; y++) for (let xq = 0; xq < ow; xq++) {
-        let s = 0;
-        for (let ci = 0; ci < cinG; ci++) {
-          const xBase = (b * cin + g * cinG + ci) * id * ih * iw;
-          const wBase = (co * cinG + ci) * kd * kh * kw;
-          for (let a = 0; a < kd; a++) {
-            const zi = z * sd - pd + a * dd;
-            if (zi < 0 || zi >= id) continue;
-            for (let e = 0; e < kh; e++) {
-              const yi = y * sh - ph + e * dh;
-              if (yi < 0 || yi >= ih) continue;
-              for (let f = 0; f < kw; f++) {
-                const xi = xq * sw - pw + f * dw;
-                if (xi < 0 || xi >= iw) continue;
-                s += xv[xBase + (zi * ih + yi) * iw + xi]! * wv[wBase + (a * kh + e) * kw + f]!;
+      for (let z = 0; z < od; z++)
+        for (let y = 0; y < oh; y++)
+          for (let xq = 0; xq < ow; xq++) {
+            let s = 0;
+            for (let ci = 0; ci < cinG; ci++) {
+              const xBase = (b * cin + g * cinG + ci) * id * ih * iw;
+              const wBase = (co * cinG + ci) * kd * kh * kw;
+              for (let a = 0; a < kd; a++) {
+                const zi = z * sd - pd + a * dd;
+                if (zi < 0 || zi >= id) continue;
+                for (let e = 0; e < kh; e++) {
+                  const yi = y * sh - ph + e * dh;
+                  if (yi < 0 || yi >= ih) continue;
+                  for (let f = 0; f < kw; f++) {
+                    const xi = xq * sw - pw + f * dw;
+                    if (xi < 0 || xi >= iw) continue;
+                    s += xv[xBase + (zi * ih + yi) * iw + xi]! * wv[wBase + (a * kh + e) * kw + f]!;
+                  }
+                }
               }
             }
+            acc[j++] = s;
           }
-        }
-        acc[j++] = s;
-      }
     }
   }
   return saturateInt32(acc);
 }
 
 /** Direct float64 transposed convolution (scatter form), the fallback of intConvTranspose. */
-export function convTransposeF64(xv: TypedArray, wv: TypedArray, n: number, cin: number, image: number[], coutG: number, groups: number, kernel: number[], out: number[], stride: number[], pads: number[], dilation: number[]): Int32Array {
+export function convTransposeF64(
+  xv: TypedArray,
+  wv: TypedArray,
+  n: number,
+  cin: number,
+  image: number[],
+  coutG: number,
+  groups: number,
+  kernel: number[],
+  out: number[],
+  stride: number[],
+  pads: number[],
+  dilation: number[],
+): Int32Array {
   const r = image.length;
   const [id, ih, iw] = lift3(image, 1);
   const [kd, kh, kw] = lift3(kernel, 1);
@@ -62,27 +90,29 @@ export function convTransposeF64(xv: TypedArray, wv: TypedArray, n: number, cin:
   for (let b = 0; b < n; b++) {
     for (let ci = 0; ci < cin; ci++) {
       const g = Math.floor(ci / cinG);
-      for (let z = 0; z < id; z++) for (let y = 0; y < ih; y++) for (let xq = 0; xq < iw; xq++) {
-        const xval = xv[((b * cin + ci) * id + z) * ih * iw + y * iw + xq]!;
-        if (xval === 0) continue;
-        for (let co = 0; co < coutG; co++) {
-          const oBase = (b * cout + g * coutG + co) * od * oh * ow;
-          const wBase = (ci * coutG + co) * kd * kh * kw;
-          for (let a = 0; a < kd; a++) {
-            const zo = z * sd - pd + a * dd;
-            if (zo < 0 || zo >= od) continue;
-            for (let e = 0; e < kh; e++) {
-              const yo = y * sh - ph + e * dh;
-              if (yo < 0 || yo >= oh) continue;
-              for (let f = 0; f < kw; f++) {
-                const xo = xq * sw - pw + f * dw;
-                if (xo < 0 || xo >= ow) continue;
-                acc[oBase + (zo * oh + yo) * ow + xo] += xval * wv[wBase + (a * kh + e) * kw + f]!;
+      for (let z = 0; z < id; z++)
+        for (let y = 0; y < ih; y++)
+          for (let xq = 0; xq < iw; xq++) {
+            const xval = xv[((b * cin + ci) * id + z) * ih * iw + y * iw + xq]!;
+            if (xval === 0) continue;
+            for (let co = 0; co < coutG; co++) {
+              const oBase = (b * cout + g * coutG + co) * od * oh * ow;
+              const wBase = (ci * coutG + co) * kd * kh * kw;
+              for (let a = 0; a < kd; a++) {
+                const zo = z * sd - pd + a * dd;
+                if (zo < 0 || zo >= od) continue;
+                for (let e = 0; e < kh; e++) {
+                  const yo = y * sh - ph + e * dh;
+                  if (yo < 0 || yo >= oh) continue;
+                  for (let f = 0; f < kw; f++) {
+                    const xo = xq * sw - pw + f * dw;
+                    if (xo < 0 || xo >= ow) continue;
+                    acc[oBase + (zo * oh + yo) * ow + xo] += xval * wv[wBase + (a * kh + e) * kw + f]!;
+                  }
+                }
               }
             }
           }
-        }
-      }
     }
   }
   return saturateInt32(acc);

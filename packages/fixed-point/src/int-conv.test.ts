@@ -1,4 +1,14 @@
-import { conv2d, DTypeError, Generator, InvalidArgumentError, kernels, profileOps, ShapeError, Tensor, wasmStatus } from '@qtk/tensor';
+import {
+  conv2d,
+  DTypeError,
+  Generator,
+  InvalidArgumentError,
+  kernels,
+  profileOps,
+  ShapeError,
+  Tensor,
+  wasmStatus,
+} from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { intConv, intConvTranspose } from './int-conv.js';
 
@@ -56,7 +66,9 @@ function refConv(x: Tensor, w: Tensor, o: Geo): { data: number[]; shape: number[
                     const yi = y * s[1]! - p[1]! + b * d[1]!;
                     const xi = xo * s[2]! - p[2]! + c * d[2]!;
                     if (zi < 0 || zi >= D || yi < 0 || yi >= H || xi < 0 || xi >= W) continue;
-                    acc += xv[(((n * C + g * CIG + ci) * D + zi) * H + yi) * W + xi]! * wv[(((co * CIG + ci) * KD + a) * KH + b) * KW + c]!;
+                    acc +=
+                      xv[(((n * C + g * CIG + ci) * D + zi) * H + yi) * W + xi]! *
+                      wv[(((co * CIG + ci) * KD + a) * KH + b) * KW + c]!;
                   }
             data.push(sat32(acc));
           }
@@ -99,7 +111,8 @@ function refConvT(x: Tensor, w: Tensor, o: Geo): { data: number[]; shape: number
                     const xo = xi * s[2]! - p[2]! + c * d[2]!;
                     if (zo < 0 || zo >= OD || yo < 0 || yo >= OH || xo < 0 || xo >= OW) continue;
                     acc[(((n * CO + g * COG + co) * OD + zo) * OH + yo) * OW + xo] +=
-                      xv[(((n * C + ci) * D + z) * H + y) * W + xi]! * wv[(((ci * COG + co) * KD + a) * KH + b) * KW + c]!;
+                      xv[(((n * C + ci) * D + z) * H + y) * W + xi]! *
+                      wv[(((ci * COG + co) * KD + a) * KH + b) * KW + c]!;
                   }
     }
   return { data: Array.from(acc, sat32), shape: [N, CO, ...out.slice(3 - r)] };
@@ -127,17 +140,30 @@ describe('intConv', () => {
   const cases: { name: string; x: number[]; w: number[]; o: Geo }[] = [
     { name: '1-d, stride 2, padding 1', x: [2, 4, 11], w: [6, 4, 3], o: geo({ r: 1, stride: [2], pad: [1] }) },
     { name: '1-d dilated', x: [1, 3, 12], w: [2, 3, 3], o: geo({ r: 1, dil: [3], pad: [2] }) },
-    { name: '2-d groups 2, anisotropic stride/pad/dilation', x: [2, 6, 9, 8], w: [4, 3, 3, 3], o: geo({ r: 2, stride: [1, 2], pad: [2, 1], dil: [2, 1], groups: 2 }) },
+    {
+      name: '2-d groups 2, anisotropic stride/pad/dilation',
+      x: [2, 6, 9, 8],
+      w: [4, 3, 3, 3],
+      o: geo({ r: 2, stride: [1, 2], pad: [2, 1], dil: [2, 1], groups: 2 }),
+    },
     { name: '2-d depthwise', x: [2, 5, 7, 7], w: [10, 1, 3, 3], o: geo({ r: 2, pad: [1, 1], groups: 5 }) },
     { name: '2-d pointwise', x: [3, 7, 5, 4], w: [5, 7, 1, 1], o: geo({ r: 2 }) },
-    { name: '3-d stride/padding/dilation', x: [1, 3, 5, 6, 4], w: [2, 3, 2, 3, 2], o: geo({ r: 3, stride: [1, 2, 1], pad: [1, 1, 0], dil: [2, 1, 1] }) },
+    {
+      name: '3-d stride/padding/dilation',
+      x: [1, 3, 5, 6, 4],
+      w: [2, 3, 2, 3, 2],
+      o: geo({ r: 3, stride: [1, 2, 1], pad: [1, 1, 0], dil: [2, 1, 1] }),
+    },
   ];
   for (const { name, x: xs, w: ws, o } of cases) {
     it(`matches direct sums: ${name} (int8 full range)`, () => {
       const g = new Generator(7);
       const x = ints(g, xs, -128, 127, 'int8');
       const w = ints(g, ws, -128, 127, 'int8');
-      expectExact(intConv(x, w, { stride: o.stride, padding: o.pad, dilation: o.dil, groups: o.groups }), refConv(x, w, o));
+      expectExact(
+        intConv(x, w, { stride: o.stride, padding: o.pad, dilation: o.dil, groups: o.groups }),
+        refConv(x, w, o),
+      );
     });
   }
 
@@ -146,7 +172,11 @@ describe('intConv', () => {
     const x = ints(g, [4, 6, 5], -128, 127, 'int8');
     const w = ints(g, [3, 4, 3, 3], -128, 127, 'int8');
     const y = intConv(x, w, { padding: 'same' });
-    const ref = refConv(new Tensor({ data: x.values(), shape: [1, 4, 6, 5], dtype: 'int8' }), w, geo({ r: 2, pad: [1, 1] }));
+    const ref = refConv(
+      new Tensor({ data: x.values(), shape: [1, 4, 6, 5], dtype: 'int8' }),
+      w,
+      geo({ r: 2, pad: [1, 1] }),
+    );
     expectExact(y, { data: ref.data, shape: [3, 6, 5] });
   });
 
@@ -242,17 +272,47 @@ describe('intConv', () => {
 describe('intConvTranspose', () => {
   const cases: { name: string; x: number[]; w: number[]; o: Geo; dtype: 'int8' | 'int16' }[] = [
     { name: '1-d stride 2', x: [2, 3, 7], w: [3, 2, 3], o: geo({ r: 1, stride: [2], pad: [1] }), dtype: 'int8' },
-    { name: '2-d stride 2, output padding 1, groups 2', x: [2, 4, 5, 4], w: [4, 3, 3, 3], o: geo({ r: 2, stride: [2, 2], pad: [1, 1], outPad: [1, 1], groups: 2 }), dtype: 'int8' },
-    { name: '2-d dilated, output padding from dilation', x: [1, 3, 4, 5], w: [3, 2, 2, 3], o: geo({ r: 2, stride: [1, 3], dil: [2, 1], outPad: [1, 2] }), dtype: 'int8' },
-    { name: '3-d', x: [1, 2, 3, 4, 3], w: [2, 3, 2, 3, 2], o: geo({ r: 3, stride: [2, 1, 2], pad: [0, 1, 1], outPad: [1, 0, 1] }), dtype: 'int8' },
-    { name: '2-d int16 full range (byte split)', x: [2, 40, 4, 4], w: [40, 3, 3, 3], o: geo({ r: 2, stride: [2, 2], pad: [1, 1], outPad: [1, 1] }), dtype: 'int16' },
+    {
+      name: '2-d stride 2, output padding 1, groups 2',
+      x: [2, 4, 5, 4],
+      w: [4, 3, 3, 3],
+      o: geo({ r: 2, stride: [2, 2], pad: [1, 1], outPad: [1, 1], groups: 2 }),
+      dtype: 'int8',
+    },
+    {
+      name: '2-d dilated, output padding from dilation',
+      x: [1, 3, 4, 5],
+      w: [3, 2, 2, 3],
+      o: geo({ r: 2, stride: [1, 3], dil: [2, 1], outPad: [1, 2] }),
+      dtype: 'int8',
+    },
+    {
+      name: '3-d',
+      x: [1, 2, 3, 4, 3],
+      w: [2, 3, 2, 3, 2],
+      o: geo({ r: 3, stride: [2, 1, 2], pad: [0, 1, 1], outPad: [1, 0, 1] }),
+      dtype: 'int8',
+    },
+    {
+      name: '2-d int16 full range (byte split)',
+      x: [2, 40, 4, 4],
+      w: [40, 3, 3, 3],
+      o: geo({ r: 2, stride: [2, 2], pad: [1, 1], outPad: [1, 1] }),
+      dtype: 'int16',
+    },
   ];
   for (const { name, x: xs, w: ws, o, dtype } of cases) {
     it(`matches direct sums: ${name}`, () => {
       const g = new Generator(21);
       const x = ints(g, xs, dtype === 'int8' ? -128 : -32768, dtype === 'int8' ? 127 : 32767, dtype);
       const w = ints(g, ws, -128, 127, 'int8');
-      const y = intConvTranspose(x, w, { stride: o.stride, padding: o.pad, dilation: o.dil, groups: o.groups, outputPadding: o.outPad ?? 0 });
+      const y = intConvTranspose(x, w, {
+        stride: o.stride,
+        padding: o.pad,
+        dilation: o.dil,
+        groups: o.groups,
+        outputPadding: o.outPad ?? 0,
+      });
       expectExact(y, refConvT(x, w, o));
     });
   }
@@ -280,7 +340,9 @@ describe('intConvTranspose', () => {
   it('rejects bad arguments with typed errors naming intConvTranspose', () => {
     const x = new Tensor({ data: new Int8Array(2 * 9), shape: [1, 2, 3, 3], dtype: 'int8' });
     const w = new Tensor({ data: new Int8Array(3 * 2 * 9), shape: [3, 2, 3, 3], dtype: 'int8' });
-    expect(() => intConvTranspose(x, w)).toThrow(/intConvTranspose: weight \[3, 2, 3, 3\] must have the input's 2 channels/);
+    expect(() => intConvTranspose(x, w)).toThrow(
+      /intConvTranspose: weight \[3, 2, 3, 3\] must have the input's 2 channels/,
+    );
     const w2 = new Tensor({ data: new Int8Array(2 * 2 * 9), shape: [2, 2, 3, 3], dtype: 'int8' });
     expect(() => intConvTranspose(x, w2, { outputPadding: 1 })).toThrow(InvalidArgumentError);
     expect(() => intConvTranspose(x, w2.toType('float32'))).toThrow(DTypeError);

@@ -38,11 +38,20 @@ import {
 
 const shapeStr = (s: readonly number[]) => `[${s.join(', ')}]`;
 
-function perDim(fn: string, name: string, value: number | readonly number[] | undefined, rank: number, dflt: number, min: number): number[] {
+function perDim(
+  fn: string,
+  name: string,
+  value: number | readonly number[] | undefined,
+  rank: number,
+  dflt: number,
+  min: number,
+): number[] {
   const given = value === undefined ? [dflt] : typeof value === 'number' ? [value] : [...value];
   const arr = given.length === 1 ? new Array<number>(rank).fill(given[0]!) : given;
   if (arr.length !== rank || arr.some((v) => !Number.isInteger(v) || v < min)) {
-    throw new InvalidArgumentError(`${fn}: ${name} must be 1 or ${rank} integers ≥ ${min}, got ${JSON.stringify(value)}`);
+    throw new InvalidArgumentError(
+      `${fn}: ${name} must be 1 or ${rank} integers ≥ ${min}, got ${JSON.stringify(value)}`,
+    );
   }
   return arr;
 }
@@ -61,7 +70,9 @@ function common(fn: string, x: Tensor, w: Tensor, o: ConvOptions | ConvTranspose
   requireIntInput(fn, x, 'input', true);
   requireIntInput(fn, w, 'weight', false);
   if (w.ndim < 3 || w.ndim > 5) {
-    throw new ShapeError(`${fn}: weight must be 3-d, 4-d or 5-d ${layout} for a 1-d, 2-d or 3-d conv, got ${shapeStr(w.shape)}`);
+    throw new ShapeError(
+      `${fn}: weight must be 3-d, 4-d or 5-d ${layout} for a 1-d, 2-d or 3-d conv, got ${shapeStr(w.shape)}`,
+    );
   }
   const r = w.ndim - 2;
   let xb = x;
@@ -70,10 +81,13 @@ function common(fn: string, x: Tensor, w: Tensor, o: ConvOptions | ConvTranspose
     xb = new Tensor({ data: x.values(), shape: [1, ...x.shape], dtype: x.dtype });
     unbatched = true;
   } else if (x.ndim !== r + 2) {
-    throw new ShapeError(`${fn}: a ${r}-d conv (weight ${shapeStr(w.shape)}) needs a ${r + 2}-d input [N, C, ...] (or ${r + 1}-d without the batch dim), got ${shapeStr(x.shape)}`);
+    throw new ShapeError(
+      `${fn}: a ${r}-d conv (weight ${shapeStr(w.shape)}) needs a ${r + 2}-d input [N, C, ...] (or ${r + 1}-d without the batch dim), got ${shapeStr(x.shape)}`,
+    );
   }
   const groups = o.groups ?? 1;
-  if (!Number.isInteger(groups) || groups < 1) throw new InvalidArgumentError(`${fn}: groups must be a positive integer, got ${groups}`);
+  if (!Number.isInteger(groups) || groups < 1)
+    throw new InvalidArgumentError(`${fn}: groups must be a positive integer, got ${groups}`);
   const stride = perDim(fn, 'stride', o.stride, r, 1, 1);
   const dilation = perDim(fn, 'dilation', o.dilation, r, 1, 1);
   return { r, xb, unbatched, groups, stride, dilation, kernel: w.shape.slice(2) };
@@ -116,7 +130,15 @@ interface ChannelPlan {
  * group-local input channels) bounds Σ|w| that output o sees from each input channel; outputs of
  * group g read input channels g·cinG + c. Returns null when no plan keeps one channel within 2^24.
  */
-function planChannels(xv: TypedArray, dtype: string, n: number, cin: number, pin: number, groups: number, l1: Float64Array[]): ChannelPlan | null {
+function planChannels(
+  xv: TypedArray,
+  dtype: string,
+  n: number,
+  cin: number,
+  pin: number,
+  groups: number,
+  l1: Float64Array[],
+): ChannelPlan | null {
   const cinG = cin / groups;
   const perGroup = l1.length / groups;
   let worst = 0;
@@ -147,7 +169,16 @@ function planChannels(xv: TypedArray, dtype: string, n: number, cin: number, pin
 }
 
 /** Channels [c0, c1) of every group of x [N, Cin, P], parts stacked along the batch: [parts·N, groups·(c1−c0), P]. */
-function inputChunk(xv: TypedArray, n: number, cin: number, pin: number, groups: number, c0: number, c1: number, split: boolean): Float32Array {
+function inputChunk(
+  xv: TypedArray,
+  n: number,
+  cin: number,
+  pin: number,
+  groups: number,
+  c0: number,
+  c1: number,
+  split: boolean,
+): Float32Array {
   const cinG = cin / groups;
   if (!split && c0 === 0 && c1 === cinG) return new Float32Array(xv);
   const parts = split ? 2 : 1;
@@ -170,7 +201,16 @@ function inputChunk(xv: TypedArray, n: number, cin: number, pin: number, groups:
 }
 
 /** Runs the chunks: `call(c0, c1, xChunk)` gives the float32 result [parts·N, Cout, ...] of one chunk. */
-function runChannels(plan: ChannelPlan, xv: TypedArray, n: number, cin: number, pin: number, groups: number, outLen: number, call: (c0: number, c1: number, xc: Float32Array) => Float32Array): Int32Array {
+function runChannels(
+  plan: ChannelPlan,
+  xv: TypedArray,
+  n: number,
+  cin: number,
+  pin: number,
+  groups: number,
+  outLen: number,
+  call: (c0: number, c1: number, xc: Float32Array) => Float32Array,
+): Int32Array {
   const { split, ends } = plan;
   const chunkOf = (c0: number, c1: number) => call(c0, c1, inputChunk(xv, n, cin, pin, groups, c0, c1, split));
   if (!split && ends.length === 1) return new Int32Array(chunkOf(0, ends[0]!)); // |y| <= 2^24
@@ -205,11 +245,19 @@ const volume = (dims: readonly number[]) => dims.reduce((p, d) => p * d, 1);
  * each (conv [Cout, Cin/groups, k]: Cout blocks of kvol; convT [Cin, Cout/groups, k]: one block per
  * group of (Cout/groups)·kvol), as float32 [blocks, c1−c0, unit].
  */
-function weightChannels(wv: TypedArray, blocks: number, cinG: number, unit: number, c0: number, c1: number): Float32Array {
+function weightChannels(
+  wv: TypedArray,
+  blocks: number,
+  cinG: number,
+  unit: number,
+  c0: number,
+  c1: number,
+): Float32Array {
   const cc = c1 - c0;
   if (cc === cinG) return new Float32Array(wv);
   const wc = new Float32Array(blocks * cc * unit);
-  for (let b = 0; b < blocks; b++) wc.set(new Float32Array(wv.subarray((b * cinG + c0) * unit, (b * cinG + c1) * unit)), b * cc * unit);
+  for (let b = 0; b < blocks; b++)
+    wc.set(new Float32Array(wv.subarray((b * cinG + c0) * unit, (b * cinG + c1) * unit)), b * cc * unit);
   return wc;
 }
 
@@ -260,7 +308,11 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
     f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
     run: (xt, wv, c0, c1, cinG, kvol) => {
       const wc = weightChannels(wv, cout, cinG, kvol, c0, c1);
-      return run1<ConvAttrs>('Conv', [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])], convAttrs).values() as Float32Array;
+      return run1<ConvAttrs>(
+        'Conv',
+        [xt, f32Tensor(wc, [cout, c1 - c0, ...kernel])],
+        convAttrs,
+      ).values() as Float32Array;
     },
   });
 }
@@ -271,7 +323,13 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
  * int32, so the backend applies it before the sums leave its memory; null otherwise (then run
  * intConv and requantizeInt32).
  */
-export function intConvRequantized(x: Tensor, w: Tensor, attrs: ConvOptions, epi: NonNullable<ConvIntegerOptions['epilogue']>, added: Tensor | null): Tensor | null {
+export function intConvRequantized(
+  x: Tensor,
+  w: Tensor,
+  attrs: ConvOptions,
+  epi: NonNullable<ConvIntegerOptions['epilogue']>,
+  added: Tensor | null,
+): Tensor | null {
   const { c, cout, out, convAttrs } = convSetup('intConv', x, w, attrs);
   if (c.unbatched) return null;
   return integerConv(c, w, cout, out, convAttrs, { epi, added });
@@ -291,7 +349,10 @@ function convSetup(fn: string, x: Tensor, w: Tensor, attrs: ConvOptions) {
   let pads: number[];
   if (padding === 'valid') pads = new Array<number>(2 * r).fill(0);
   else if (padding === 'same') {
-    if (stride.some((s) => s !== 1)) throw new InvalidArgumentError(`${fn}: padding 'same' needs stride 1, got stride ${shapeStr(stride)}; pad explicitly instead`);
+    if (stride.some((s) => s !== 1))
+      throw new InvalidArgumentError(
+        `${fn}: padding 'same' needs stride 1, got stride ${shapeStr(stride)}; pad explicitly instead`,
+      );
     const total = kernel.map((k, i) => dilation[i]! * (k - 1));
     pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
   } else {
@@ -299,10 +360,14 @@ function convSetup(fn: string, x: Tensor, w: Tensor, attrs: ConvOptions) {
     pads = [...p, ...p];
   }
   const image = xb.shape.slice(2);
-  const out = image.map((s, i) => Math.floor((s + pads[i]! + pads[r + i]! - dilation[i]! * (kernel[i]! - 1) - 1) / stride[i]!) + 1);
+  const out = image.map(
+    (s, i) => Math.floor((s + pads[i]! + pads[r + i]! - dilation[i]! * (kernel[i]! - 1) - 1) / stride[i]!) + 1,
+  );
   out.forEach((o, i) => {
     if (o < 1) {
-      throw new ShapeError(`${fn}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(kernel)} (dilation ${shapeStr(dilation)}, padding ${shapeStr(pads.slice(0, r))}) in spatial dim ${i}; pad the input or use a smaller kernel`);
+      throw new ShapeError(
+        `${fn}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(kernel)} (dilation ${shapeStr(dilation)}, padding ${shapeStr(pads.slice(0, r))}) in spatial dim ${i}; pad the input or use a smaller kernel`,
+      );
     }
   });
   const convAttrs: ConvAttrs = { stride, pads, dilation, groups };
@@ -322,7 +387,15 @@ function hasIntegerKernel(x: Tensor, w: Tensor, attrs: ConvAttrs): boolean {
  * Whether Σ|x·w| of every output stays within int32 (so int32 sums, in any order, are exact):
  * by the dtype's largest |x| first, else by each input channel's largest |x| in this batch.
  */
-function fitsInt32(xv: TypedArray, dtype: string, n: number, cin: number, pin: number, groups: number, l1: Float64Array[]): boolean {
+function fitsInt32(
+  xv: TypedArray,
+  dtype: string,
+  n: number,
+  cin: number,
+  pin: number,
+  groups: number,
+  l1: Float64Array[],
+): boolean {
   const cinG = cin / groups;
   let worst = 0;
   for (const row of l1) {
@@ -342,12 +415,30 @@ function fitsInt32(xv: TypedArray, dtype: string, n: number, cin: number, pin: n
 }
 
 /** intConv on the backend's ConvInteger kernel when it has one and the sums fit int32; else null. */
-function integerConv(c: Common, w: Tensor, cout: number, out: number[], attrs: ConvAttrs, epilogue?: { epi: NonNullable<ConvIntegerOptions['epilogue']>; added: Tensor | null }): Tensor | null {
+function integerConv(
+  c: Common,
+  w: Tensor,
+  cout: number,
+  out: number[],
+  attrs: ConvAttrs,
+  epilogue?: { epi: NonNullable<ConvIntegerOptions['epilogue']>; added: Tensor | null },
+): Tensor | null {
   const { xb, groups, kernel } = c;
   const [n, cin] = [xb.shape[0]!, xb.shape[1]!];
   const kvol = volume(kernel);
   if (n * cout * volume(out) === 0 || (cin / groups) * kvol === 0 || !hasIntegerKernel(xb, w, attrs)) return null;
-  if (!fitsInt32(xb.values(), xb.dtype, n, cin, volume(xb.shape.slice(2)), groups, kernelL1(w.values(), cout, cin / groups, kvol, false))) return null;
+  if (
+    !fitsInt32(
+      xb.values(),
+      xb.dtype,
+      n,
+      cin,
+      volume(xb.shape.slice(2)),
+      groups,
+      kernelL1(w.values(), cout, cin / groups, kvol, false),
+    )
+  )
+    return null;
   if (epilogue) {
     const { stride, pads, dilation, groups } = attrs;
     return convInteger(xb, w, { stride, pads, dilation, groups, epilogue: epilogue.epi, added: epilogue.added });
@@ -360,7 +451,10 @@ function integerConv(c: Common, w: Tensor, cout: number, out: number[], attrs: C
 function convTL1(wv: TypedArray, cin: number, coutG: number, kvol: number, groups: number): Float64Array[] {
   const cinG = cin / groups;
   const rows: Float64Array[] = [];
-  for (let g = 0; g < groups; g++) rows.push(...kernelL1(wv.subarray(g * cinG * coutG * kvol, (g + 1) * cinG * coutG * kvol), cinG, coutG, kvol, true));
+  for (let g = 0; g < groups; g++)
+    rows.push(
+      ...kernelL1(wv.subarray(g * cinG * coutG * kvol, (g + 1) * cinG * coutG * kvol), cinG, coutG, kvol, true),
+    );
   return rows;
 }
 
@@ -384,13 +478,20 @@ export function intConvTranspose(x: Tensor, w: Tensor, attrs: ConvTransposeOptio
   const outputPadding = perDim(fn, 'outputPadding', attrs.outputPadding, r, 0, 0);
   outputPadding.forEach((p, i) => {
     if (p >= stride[i]! && p >= dilation[i]!) {
-      throw new InvalidArgumentError(`${fn}: outputPadding ${p} in dim ${i} must be smaller than the stride (${stride[i]}) or the dilation (${dilation[i]})`);
+      throw new InvalidArgumentError(
+        `${fn}: outputPadding ${p} in dim ${i} must be smaller than the stride (${stride[i]}) or the dilation (${dilation[i]})`,
+      );
     }
   });
   const image = xb.shape.slice(2);
-  const out = image.map((s, i) => (s - 1) * stride[i]! - 2 * padding[i]! + dilation[i]! * (kernel[i]! - 1) + outputPadding[i]! + 1);
+  const out = image.map(
+    (s, i) => (s - 1) * stride[i]! - 2 * padding[i]! + dilation[i]! * (kernel[i]! - 1) + outputPadding[i]! + 1,
+  );
   out.forEach((o, i) => {
-    if (o < 1) throw new ShapeError(`${fn}: padding ${shapeStr(padding)} leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`);
+    if (o < 1)
+      throw new ShapeError(
+        `${fn}: padding ${shapeStr(padding)} leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`,
+      );
   });
   const pads = [...padding, ...padding];
   const tAttrs: ConvTransposeAttrs = { stride, pads, dilation, outputPadding, groups };
@@ -399,7 +500,11 @@ export function intConvTranspose(x: Tensor, w: Tensor, attrs: ConvTransposeOptio
     f64: (xv, wv) => convTransposeF64(xv, wv, n, cin, image, coutG, groups, kernel, out, stride, pads, dilation),
     run: (xt, wv, c0, c1, cinG, kvol) => {
       const wc = weightChannels(wv, groups, cinG, coutG * kvol, c0, c1);
-      return run1<ConvTransposeAttrs>('ConvTranspose', [xt, f32Tensor(wc, [groups * (c1 - c0), coutG, ...kernel])], tAttrs).values() as Float32Array;
+      return run1<ConvTransposeAttrs>(
+        'ConvTranspose',
+        [xt, f32Tensor(wc, [groups * (c1 - c0), coutG, ...kernel])],
+        tAttrs,
+      ).values() as Float32Array;
     },
   });
 }

@@ -118,7 +118,9 @@ describe('intLinear', () => {
     const w = new Tensor({ data: new Int8Array(8), shape: [2, 4], dtype: 'int8' });
     expect(() => intLinear(x, w)).toThrow(/intLinear: the input's last dimension \(3\) must equal in_features 4/);
     expect(() => intLinear(x, w.toType('int16'))).toThrow(DTypeError);
-    expect(() => intLinear(x.toType('int32'), w)).toThrow(/intLinear: input must have dtype 'int8' or 'int16'.*got 'int32'/);
+    expect(() => intLinear(x.toType('int32'), w)).toThrow(
+      /intLinear: input must have dtype 'int8' or 'int16'.*got 'int32'/,
+    );
     expect(() => intLinear(x, new Tensor({ data: new Int8Array(3), shape: [3], dtype: 'int8' }))).toThrow(ShapeError);
   });
 });
@@ -131,7 +133,9 @@ describe('intMatmul', () => {
     const ref = refMatmul(a, b);
     expect(ref.batch).toEqual([2, 4]);
     expectValues(intMatmul(a, b), [2, 4, 3, 5], ref.data);
-    expect(Array.from(intMatmul(a, b).values())).toEqual(Array.from(matmul(a.toType('float32'), b.toType('float32')).values()));
+    expect(Array.from(intMatmul(a, b).values())).toEqual(
+      Array.from(matmul(a.toType('float32'), b.toType('float32')).values()),
+    );
   });
 
   it('promotes 1-d operands and removes the added dims', () => {
@@ -165,7 +169,11 @@ describe('intMatmul', () => {
     expectValues(intMatmul(a, b), [3, 2], refMatmul(a, b).data);
     // 3 · 32767² ≈ 3.2e9 > 2^31 − 1
     const s = new Tensor({ data: new Int16Array([32767, 32767, 32767]), shape: [1, 3], dtype: 'int16' });
-    const t = new Tensor({ data: new Int16Array([32767, -32768, 32767, -32768, 32767, -32768]), shape: [3, 2], dtype: 'int16' });
+    const t = new Tensor({
+      data: new Int16Array([32767, -32768, 32767, -32768, 32767, -32768]),
+      shape: [3, 2],
+      dtype: 'int16',
+    });
     expect(Array.from(intMatmul(s, t).values())).toEqual([I32_MAX, I32_MIN]);
   });
 

@@ -21,7 +21,15 @@ import {
 // The helpers (bounds, chunk plans, the byte split, saturation) are in exact-sum.ts.
 
 /** Columns [k0, k1) of v [batch, rows, K], each part stacked along the rows: [batch, parts·rows, k1−k0]. */
-function rowsStacked(v: TypedArray, batch: number, rows: number, k: number, k0: number, k1: number, split: boolean): Float32Array {
+function rowsStacked(
+  v: TypedArray,
+  batch: number,
+  rows: number,
+  k: number,
+  k0: number,
+  k1: number,
+  split: boolean,
+): Float32Array {
   const kc = k1 - k0;
   const parts = split ? 2 : 1;
   if (!split && k0 === 0 && k1 === k) return new Float32Array(v);
@@ -41,7 +49,15 @@ function rowsStacked(v: TypedArray, batch: number, rows: number, k: number, k0: 
 }
 
 /** Rows [k0, k1) of v [batch, K, N], each part stacked along the columns: [batch, k1−k0, parts·N]. */
-function colsStacked(v: TypedArray, batch: number, k: number, n: number, k0: number, k1: number, split: boolean): Float32Array {
+function colsStacked(
+  v: TypedArray,
+  batch: number,
+  k: number,
+  n: number,
+  k0: number,
+  k1: number,
+  split: boolean,
+): Float32Array {
   const parts = split ? 2 : 1;
   if (!split && k0 === 0 && k1 === k) return new Float32Array(v);
   const out = new Float32Array(batch * (k1 - k0) * parts * n);
@@ -145,7 +161,8 @@ function runReduction(
 export function intLinear(x: Tensor, w: Tensor): Tensor {
   requireIntInput('intLinear', x, 'input', true);
   requireIntInput('intLinear', w, 'weight', false);
-  if (w.ndim !== 2) throw new ShapeError(`intLinear: weight must be 2-d [out_features, in_features], got [${w.shape.join(', ')}]`);
+  if (w.ndim !== 2)
+    throw new ShapeError(`intLinear: weight must be 2-d [out_features, in_features], got [${w.shape.join(', ')}]`);
   const k = w.shape[1]!;
   const cout = w.shape[0]!;
   if (x.ndim === 0 || x.shape[x.ndim - 1] !== k) {
@@ -160,7 +177,12 @@ export function intLinear(x: Tensor, w: Tensor): Tensor {
   const wv = w.values();
   // The weight [Cout, K] is the second operand with its K units along the inner axis.
   const wRows = Array.from({ length: cout }, (_, o) => Float64Array.from(wv.subarray(o * k, (o + 1) * k), Math.abs));
-  const plan = planReduction({ v: xv, dtype: x.dtype, outer: rows, inner: 1 }, { v: wv, dtype: 'int8', outer: cout, inner: 1 }, k, wRows);
+  const plan = planReduction(
+    { v: xv, dtype: x.dtype, outer: rows, inner: 1 },
+    { v: wv, dtype: 'int8', outer: cout, inner: 1 },
+    k,
+    wRows,
+  );
   const data = runReduction(plan, 1, rows, cout, (k0, k1) => {
     const kc = k1 - k0;
     const parts = plan.splitA ? 2 : 1;
@@ -178,7 +200,8 @@ export function intLinear(x: Tensor, w: Tensor): Tensor {
 export function intMatmul(a: Tensor, b: Tensor): Tensor {
   requireIntInput('intMatmul', a, 'first operand', true);
   requireIntInput('intMatmul', b, 'second operand', true);
-  if (a.ndim === 0 || b.ndim === 0) throw new ShapeError('intMatmul: operands must have at least one dimension; multiply scalars elementwise instead');
+  if (a.ndim === 0 || b.ndim === 0)
+    throw new ShapeError('intMatmul: operands must have at least one dimension; multiply scalars elementwise instead');
   const as = a.ndim === 1 ? [1, a.shape[0]!] : [...a.shape];
   const bs = b.ndim === 1 ? [b.shape[0]!, 1] : [...b.shape];
   const m = as[as.length - 2]!;
@@ -208,7 +231,11 @@ export function intMatmul(a: Tensor, b: Tensor): Tensor {
   if (nb * m * n === 0 || k === 0) return int32Tensor(new Int32Array(nb * m * n), shape);
   const av = a.values();
   const bv = b.values();
-  const plan = planReduction({ v: av, dtype: a.dtype, outer: nbA * m, inner: 1 }, { v: bv, dtype: b.dtype, outer: nbB, inner: n }, k);
+  const plan = planReduction(
+    { v: av, dtype: a.dtype, outer: nbA * m, inner: 1 },
+    { v: bv, dtype: b.dtype, outer: nbB, inner: n },
+    k,
+  );
   const pa = plan.splitA ? 2 : 1;
   const pb = plan.splitB ? 2 : 1;
   const data = runReduction(plan, nb, m, n, (k0, k1) => {

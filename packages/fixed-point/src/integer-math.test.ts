@@ -50,7 +50,9 @@ describe('shr / shrR on negatives', () => {
 
 describe('sat / intRange', () => {
   it('clamps to each dtype', () => {
-    expect([sat(200, 'qint8'), sat(-200, 'qint8'), sat(127, 'qint8'), sat(-128, 'qint8')]).toEqual([127, -128, 127, -128]);
+    expect([sat(200, 'qint8'), sat(-200, 'qint8'), sat(127, 'qint8'), sat(-128, 'qint8')]).toEqual([
+      127, -128, 127, -128,
+    ]);
     expect([sat(40000, 'qint16'), sat(-40000, 'qint16'), sat(-5, 'qint16')]).toEqual([32767, -32768, -5]);
     expect([sat(2 ** 31, 'qint32'), sat(-(2 ** 31) - 1, 'qint32')]).toEqual([2147483647, -2147483648]);
     expect([sat(2, 'qbool'), sat(-1, 'qbool'), sat(1, 'qbool')]).toEqual([1, 0, 1]);

@@ -18,7 +18,10 @@ const RANGES: Record<QuantDType | 'qbool', IntRange> = {
 /** The integer range of a quantized dtype. */
 export function intRange(dtype: QuantDType | 'qbool'): IntRange {
   const r = RANGES[dtype];
-  if (!r) throw new InvalidArgumentError(`intRange: unknown quantized dtype '${String(dtype)}'; use qint8, qint16, qint32 or qbool`);
+  if (!r)
+    throw new InvalidArgumentError(
+      `intRange: unknown quantized dtype '${String(dtype)}'; use qint8, qint16, qint32 or qbool`,
+    );
   return r;
 }
 

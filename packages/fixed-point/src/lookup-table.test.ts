@@ -6,10 +6,25 @@ const ALL_INT8 = Int8Array.from({ length: 256 }, (_, i) => i - 128);
 
 /** Realistic int8 scales: [input range, output range] → s = range / 127.5 (the observer rule). */
 const RANGES: [nl.NonlinearFunction, number, number][] = [
-  [nl.sigmoid, 8, 1], [nl.tanh, 4, 1], [nl.exp, 10, Math.exp(2)], [nl.silu, 8, 8], [nl.gelu(), 6, 6],
-  [nl.gelu('tanh'), 6, 6], [nl.reciprocal, 8, 64], [nl.sqrt, 16, 4], [nl.rsqrt, 16, 8], [nl.log, 16, 8],
-  [nl.pow(2), 4, 16], [nl.sin, 2 * Math.PI, 1], [nl.cos, 2 * Math.PI, 1], [nl.erf, 4, 1], [nl.softplus(), 8, 8],
-  [nl.elu(), 8, 8], [nl.leakyRelu(), 8, 8], [nl.hardsigmoid, 4, 1], [nl.hardswish, 6, 6],
+  [nl.sigmoid, 8, 1],
+  [nl.tanh, 4, 1],
+  [nl.exp, 10, Math.exp(2)],
+  [nl.silu, 8, 8],
+  [nl.gelu(), 6, 6],
+  [nl.gelu('tanh'), 6, 6],
+  [nl.reciprocal, 8, 64],
+  [nl.sqrt, 16, 4],
+  [nl.rsqrt, 16, 8],
+  [nl.log, 16, 8],
+  [nl.pow(2), 4, 16],
+  [nl.sin, 2 * Math.PI, 1],
+  [nl.cos, 2 * Math.PI, 1],
+  [nl.erf, 4, 1],
+  [nl.softplus(), 8, 8],
+  [nl.elu(), 8, 8],
+  [nl.leakyRelu(), 8, 8],
+  [nl.hardsigmoid, 4, 1],
+  [nl.hardswish, 6, 6],
 ];
 
 describe('buildLookupTable / applyLookupTable', () => {
@@ -57,7 +72,9 @@ describe('buildLookupTable / applyLookupTable', () => {
   });
 
   it('uses float32 scales', () => {
-    expect(Array.from(buildLookupTable(nl.tanh, 0.1, 0.3))).toEqual(Array.from(buildLookupTable(nl.tanh, Math.fround(0.1), Math.fround(0.3))));
+    expect(Array.from(buildLookupTable(nl.tanh, 0.1, 0.3))).toEqual(
+      Array.from(buildLookupTable(nl.tanh, Math.fround(0.1), Math.fround(0.3))),
+    );
     // f(x)/s_out lands within 1e-8 of a tie, on different sides for float32 and float64 s_out
     const s64 = 2 / 3;
     const t = buildLookupTable(nl.leakyRelu(1), 1, s64); // q / fround(2/3) = q · 1.49999998...

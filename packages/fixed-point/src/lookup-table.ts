@@ -6,7 +6,8 @@ import type { NonlinearFunction } from './nonlinear-functions.js';
 /** A positive finite scale as float32 (scales are float32; derived integers are computed in float64). */
 export function float32Scale(op: string, what: string, s: number): number {
   const v = Math.fround(s);
-  if (!(Number.isFinite(v) && v > 0)) throw new InvalidArgumentError(`${op}: ${what} must be a positive finite float32 scale, got ${s}`);
+  if (!(Number.isFinite(v) && v > 0))
+    throw new InvalidArgumentError(`${op}: ${what} must be a positive finite float32 scale, got ${s}`);
   return v;
 }
 
@@ -15,7 +16,10 @@ export function float32Scale(op: string, what: string, s: number): number {
  * the dtype's max/min. NaN means the function is undefined there, which the catalogue never returns.
  */
 export function gridValue(op: string, fname: string, x: number, v: number, dtype: 'qint8' | 'qint16'): number {
-  if (Number.isNaN(v)) throw new InvalidArgumentError(`${op}: ${fname}(${x}) is NaN; define the function outside its domain (see nonlinear-functions.ts)`);
+  if (Number.isNaN(v))
+    throw new InvalidArgumentError(
+      `${op}: ${fname}(${x}) is NaN; define the function outside its domain (see nonlinear-functions.ts)`,
+    );
   return sat(rhu(v), dtype);
 }
 
@@ -33,7 +37,8 @@ export function buildLookupTable(fn: NonlinearFunction, sIn: number, sOut: numbe
 
 /** `y = T[q + 128]` elementwise. */
 export function applyLookupTable(table: Int8Array, q: Int8Array): Int8Array {
-  if (table.length !== 256) throw new InvalidArgumentError(`applyLookupTable: a table has 256 entries, got ${table.length}`);
+  if (table.length !== 256)
+    throw new InvalidArgumentError(`applyLookupTable: a table has 256 entries, got ${table.length}`);
   const out = new Int8Array(q.length);
   for (let i = 0; i < q.length; i++) out[i] = table[q[i]! + 128]!;
   return out;

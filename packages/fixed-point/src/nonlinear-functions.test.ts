@@ -14,7 +14,8 @@ function agrees(fn: nl.NonlinearFunction, op: (x: Tensor) => Tensor, inputs: Flo
     const got = fn.f(inputs[i]!);
     if (Number.isNaN(want)) continue; // out of domain: checked separately
     if (!Number.isFinite(want)) expect(got, `${fn.name}(${inputs[i]})`).toBe(want);
-    else expect(Math.abs(got - want), `${fn.name}(${inputs[i]})`).toBeLessThanOrEqual(2e-7 * Math.max(1, Math.abs(want)));
+    else
+      expect(Math.abs(got - want), `${fn.name}(${inputs[i]})`).toBeLessThanOrEqual(2e-7 * Math.max(1, Math.abs(want)));
   }
 }
 
@@ -26,7 +27,11 @@ describe('nonlinear function catalogue', () => {
     agrees(nl.silu, T.silu);
     agrees(nl.gelu(), (x) => T.gelu(x));
     agrees(nl.gelu('tanh'), (x) => T.gelu(x, { approximate: 'tanh' }));
-    agrees(nl.reciprocal, T.reciprocal, xs.filter((v) => v !== 0));
+    agrees(
+      nl.reciprocal,
+      T.reciprocal,
+      xs.filter((v) => v !== 0),
+    );
     agrees(nl.sqrt, T.sqrt);
     agrees(nl.rsqrt, T.rsqrt);
     agrees(nl.log, T.log);
@@ -69,7 +74,8 @@ describe('nonlinear function catalogue', () => {
     expect(nl.pow(-1).f(-2)).toBe(-0.5);
     expect(nl.pow(3).f(-2)).toBe(-8);
     for (const fn of nl.NONLINEAR_FUNCTIONS) {
-      for (const x of [-1e6, -3, -1, -1e-9, 0, 1e-9, 1, 3, 1e6]) expect(Number.isNaN(fn.f(x)), `${fn.name}(${x})`).toBe(false);
+      for (const x of [-1e6, -3, -1, -1e-9, 0, 1e-9, 1, 3, 1e6])
+        expect(Number.isNaN(fn.f(x)), `${fn.name}(${x})`).toBe(false);
     }
   });
 

@@ -52,8 +52,10 @@ export const erf = def('erf', (x) => (x >= 0 ? 1 - erfc(x) : erfc(-x) - 1), true
 
 /** GELU, x·Φ(x) = ½·x·erfc(−x/√2) as the float Gelu kernel, or PyTorch's tanh approximation. */
 export function gelu(approximate: 'none' | 'tanh' = 'none'): NonlinearFunction {
-  if (approximate === 'tanh') return def('gelu(tanh)', (x) => 0.5 * x * (1 + Math.tanh(GELU_K * (x + GELU_C * x * x * x))));
-  if (approximate !== 'none') throw new InvalidArgumentError(`gelu: approximate must be 'none' or 'tanh', got '${String(approximate)}'`);
+  if (approximate === 'tanh')
+    return def('gelu(tanh)', (x) => 0.5 * x * (1 + Math.tanh(GELU_K * (x + GELU_C * x * x * x))));
+  if (approximate !== 'none')
+    throw new InvalidArgumentError(`gelu: approximate must be 'none' or 'tanh', got '${String(approximate)}'`);
   return def('gelu', (x) => 0.5 * x * erfc(-x * Math.SQRT1_2));
 }
 
@@ -79,9 +81,9 @@ export function pow(exponent: number): NonlinearFunction {
   const e = exponent;
   if (Number.isInteger(e)) {
     const odd = Math.abs(e % 2) === 1;
-    return def(`pow(${e})`, (x) => (x === 0 && e < 0 ? Infinity : Math.pow(x, e)), odd);
+    return def(`pow(${e})`, (x) => (x === 0 && e < 0 ? Infinity : x ** e), odd);
   }
-  return def(`pow(${e})`, (x) => (x <= 0 ? (e > 0 ? 0 : Infinity) : Math.pow(x, e)));
+  return def(`pow(${e})`, (x) => (x <= 0 ? (e > 0 ? 0 : Infinity) : x ** e));
 }
 
 export const sin = def('sin', Math.sin, true);
@@ -92,7 +94,9 @@ export function softplus(beta = 1, threshold = 20): NonlinearFunction {
   finiteParam('softplus', 'beta', beta);
   if (beta === 0) throw new InvalidArgumentError('softplus: beta must be non-zero');
   finiteParam('softplus', 'threshold', threshold);
-  return def(`softplus(${beta},${threshold})`, (x) => (x * beta > threshold ? x : Math.log1p(Math.exp(beta * x)) / beta));
+  return def(`softplus(${beta},${threshold})`, (x) =>
+    x * beta > threshold ? x : Math.log1p(Math.exp(beta * x)) / beta,
+  );
 }
 
 /** x for x > 0, α·(eˣ − 1) otherwise. */
@@ -115,6 +119,23 @@ export const hardswish = def('hardswish', (x) => (x <= -3 ? 0 : x >= 3 ? x : (x 
 
 /** Every catalogue entry with its default parameters, for tests and listings. */
 export const NONLINEAR_FUNCTIONS: readonly NonlinearFunction[] = Object.freeze([
-  sigmoid, tanh, exp, silu, gelu(), gelu('tanh'), reciprocal, sqrt, rsqrt, log, pow(2), sin, cos, erf,
-  softplus(), elu(), leakyRelu(), hardsigmoid, hardswish,
+  sigmoid,
+  tanh,
+  exp,
+  silu,
+  gelu(),
+  gelu('tanh'),
+  reciprocal,
+  sqrt,
+  rsqrt,
+  log,
+  pow(2),
+  sin,
+  cos,
+  erf,
+  softplus(),
+  elu(),
+  leakyRelu(),
+  hardsigmoid,
+  hardswish,
 ]);

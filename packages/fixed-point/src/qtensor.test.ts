@@ -12,7 +12,9 @@ describe('QTensor', () => {
     expect(Array.from(q.ints())).toEqual([127, -128, 5, -5]);
     expect(q.tensorScale).toBe(0.5);
     expect(Array.from(QTensor.fromInts([40000, -40000], [2], [1], 'qint16').ints())).toEqual([32767, -32768]);
-    expect(Array.from(QTensor.fromInts([2 ** 31, -(2 ** 32)], [2], [1], 'qint32').ints())).toEqual([2147483647, -2147483648]);
+    expect(Array.from(QTensor.fromInts([2 ** 31, -(2 ** 32)], [2], [1], 'qint32').ints())).toEqual([
+      2147483647, -2147483648,
+    ]);
     expect(STORAGE_DTYPE.qbool).toBe('bool');
   });
 
@@ -36,7 +38,9 @@ describe('QTensor', () => {
     expect(() => new QTensor(i8, [1, 2], 'qint8')).toThrow(/per-tensor scale has 1 element/);
     expect(() => new QTensor(i8, [1], 'qint8', 0)).toThrow(/axis 0 has 2 elements/);
     expect(() => new QTensor(i8, [1, 2], 'qint8', 0).tensorScale).toThrow(/no single scale/);
-    const w = new QTensor(i8, [0.5], 'qint8').withData(new Tensor({ data: Int8Array.of(7, 8), shape: [2], dtype: 'int8' }));
+    const w = new QTensor(i8, [0.5], 'qint8').withData(
+      new Tensor({ data: Int8Array.of(7, 8), shape: [2], dtype: 'int8' }),
+    );
     expect(Array.from(w.ints())).toEqual([7, 8]);
     expect(w.tensorScale).toBe(0.5);
   });

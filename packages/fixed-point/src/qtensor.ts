@@ -26,7 +26,9 @@ export class QTensor {
 
   constructor(data: Tensor, scale: ArrayLike<number>, dtype: QTensorDType, axis = -1) {
     if (data.dtype !== STORAGE_DTYPE[dtype]) {
-      throw new InvalidArgumentError(`QTensor: ${dtype} data must be stored as ${STORAGE_DTYPE[dtype]}, got ${data.dtype}`);
+      throw new InvalidArgumentError(
+        `QTensor: ${dtype} data must be stored as ${STORAGE_DTYPE[dtype]}, got ${data.dtype}`,
+      );
     }
     const s = Float32Array.from(scale);
     if (axis < 0 ? s.length !== 1 : s.length !== data.shape[axis]) {
@@ -46,7 +48,8 @@ export class QTensor {
 
   /** The single scale of a per-tensor QTensor. */
   get tensorScale(): number {
-    if (this.axis >= 0) throw new InvalidArgumentError(`QTensor: a per-channel (axis ${this.axis}) tensor has no single scale`);
+    if (this.axis >= 0)
+      throw new InvalidArgumentError(`QTensor: a per-channel (axis ${this.axis}) tensor has no single scale`);
     return this.scale[0]!;
   }
 
@@ -78,16 +81,32 @@ export class QTensor {
   }
 
   /** Builds a QTensor from integer values (saturated to the dtype) in row-major order. */
-  static fromInts(values: ArrayLike<number>, shape: readonly number[], scale: ArrayLike<number>, dtype: QTensorDType, axis = -1): QTensor {
+  static fromInts(
+    values: ArrayLike<number>,
+    shape: readonly number[],
+    scale: ArrayLike<number>,
+    dtype: QTensorDType,
+    axis = -1,
+  ): QTensor {
     const storage = STORAGE_DTYPE[dtype];
     const t = new Tensor({ data: saturatedArray(values, dtype), shape: [...shape], dtype: storage });
     return new QTensor(t, scale, dtype, axis);
   }
 }
 
-function saturatedArray(values: ArrayLike<number>, dtype: QTensorDType): Int8Array | Int16Array | Int32Array | Uint8Array {
+function saturatedArray(
+  values: ArrayLike<number>,
+  dtype: QTensorDType,
+): Int8Array | Int16Array | Int32Array | Uint8Array {
   const n = values.length;
-  const out = dtype === 'qint8' ? new Int8Array(n) : dtype === 'qint16' ? new Int16Array(n) : dtype === 'qint32' ? new Int32Array(n) : new Uint8Array(n);
+  const out =
+    dtype === 'qint8'
+      ? new Int8Array(n)
+      : dtype === 'qint16'
+        ? new Int16Array(n)
+        : dtype === 'qint32'
+          ? new Int32Array(n)
+          : new Uint8Array(n);
   intRange(dtype);
   for (let i = 0; i < n; i++) out[i] = sat(values[i]!, dtype);
   return out;

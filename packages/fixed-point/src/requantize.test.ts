@@ -1,8 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { planRequantizeInt16, planRequantizeWide, requantizeInto, requantizeValue, type RequantizePlan } from './requantize.js';
+import {
+  planRequantizeInt16,
+  planRequantizeWide,
+  requantizeInto,
+  requantizeValue,
+  type RequantizePlan,
+} from './requantize.js';
 
 const f = Math.fround;
-const plain = (p: RequantizePlan) => ({ rule: p.rule, outDtype: p.outDtype, pre: [...p.pre], m: [...p.m], n: [...p.n] });
+const plain = (p: RequantizePlan) => ({
+  rule: p.rule,
+  outDtype: p.outDtype,
+  pre: [...p.pre],
+  m: [...p.m],
+  n: [...p.n],
+});
 
 describe('planRequantizeInt16 (bernoulli2)', () => {
   it('s_acc = 2^-15, s_out = 0.05: pre = ceil(log2(6.4)) = 3, fitMul(2^-12 / 0.05) = 20480 / 2^22', () => {
@@ -69,7 +81,10 @@ describe('planRequantizeWide (bayes)', () => {
   });
 
   it('negative accumulators round half up (towards +inf): ratio 1/2', () => {
-    for (const plan of [planRequantizeWide(2 ** -8, 2 ** -7, 'qint8'), planRequantizeInt16(2 ** -8, 2 ** -7, 'qint8')]) {
+    for (const plan of [
+      planRequantizeWide(2 ** -8, 2 ** -7, 'qint8'),
+      planRequantizeInt16(2 ** -8, 2 ** -7, 'qint8'),
+    ]) {
       expect(plain(plan)).toMatchObject({ pre: [0], m: [16384], n: [15] });
       expect([-5, -3, -1, 1, 3, 5].map((a) => requantizeValue(a, plan) + 0)).toEqual([-2, -1, 0, 1, 2, 3]);
     }
@@ -95,7 +110,10 @@ describe('equal float32 scales', () => {
       expect([300, -300, -5, 127, -128, 0].map((a) => requantizeValue(a, plan))).toEqual([127, -128, -5, 127, -128, 0]);
     }
     // s_acc equal only after rounding to float32 still counts as equal
-    expect(plain(planRequantizeWide(f(0.02) * f(0.01), f(f(0.02) * f(0.01)), 'qint16'))).toMatchObject({ m: [1], n: [0] });
+    expect(plain(planRequantizeWide(f(0.02) * f(0.01), f(f(0.02) * f(0.01)), 'qint16'))).toMatchObject({
+      m: [1],
+      n: [0],
+    });
     expect(requantizeValue(40000, planRequantizeWide(0.5, 0.5, 'qint16'))).toBe(32767);
   });
 });
@@ -116,12 +134,18 @@ describe('per-channel plans', () => {
 
   it('bernoulli2 per channel: pre differs by channel', () => {
     const p = planRequantizeInt16([2 ** -15, 2 ** -20], 0.05, 'qint8');
-    expect(plain(p)).toEqual({ rule: 'int16_intermediate', outDtype: 'qint8', pre: [3, 8], m: [20480, 20480], n: [22, 22] });
+    expect(plain(p)).toEqual({
+      rule: 'int16_intermediate',
+      outDtype: 'qint8',
+      pre: [3, 8],
+      m: [20480, 20480],
+      n: [22, 22],
+    });
   });
 
   it('requantizeInto matches requantizeValue on random accumulators (both rules, per tensor and per channel)', () => {
     let seed = 3;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const acc = Array.from({ length: 4 * 5 * 6 }, () => Math.round((rnd() - 0.5) * 2 ** (rnd() * 31)));
     const scales = Array.from({ length: 5 }, () => f(2 ** (-rnd() * 20)) * f(2 ** -7));
     for (const plan of [

@@ -30,23 +30,29 @@ function scalesOf(sAcc: number | ArrayLike<number>): number[] {
   const list = typeof sAcc === 'number' ? [sAcc] : Array.from(sAcc);
   if (list.length === 0) throw new InvalidArgumentError('requantize: at least one accumulator scale is needed');
   for (const s of list) {
-    if (!(s > 0) || !Number.isFinite(s)) throw new InvalidArgumentError(`requantize: scales must be positive and finite, got accumulator scale ${s}`);
+    if (!(s > 0) || !Number.isFinite(s))
+      throw new InvalidArgumentError(`requantize: scales must be positive and finite, got accumulator scale ${s}`);
   }
   return list;
 }
 
 function checkOut(sOut: number): number {
   const o = Math.fround(sOut);
-  if (!(o > 0) || !Number.isFinite(o)) throw new InvalidArgumentError(`requantize: the output scale must be positive and finite, got ${sOut}`);
+  if (!(o > 0) || !Number.isFinite(o))
+    throw new InvalidArgumentError(`requantize: the output scale must be positive and finite, got ${sOut}`);
   return o;
 }
 
 function vanishingWarning(warn: Warn | undefined, ratio: number, c: number): void {
-  warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} rounds to a zero multiplier; that output is always 0 (check the scales)`);
+  warn?.(
+    `requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} rounds to a zero multiplier; that output is always 0 (check the scales)`,
+  );
 }
 
 function saturationWarning(warn: Warn | undefined, ratio: number, c: number): void {
-  warn?.(`requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} does not fit a 15-bit multiplier; the output saturates`);
+  warn?.(
+    `requantize: the ratio s_acc/s_out = ${ratio} of channel ${c} does not fit a 15-bit multiplier; the output saturates`,
+  );
 }
 
 /**
@@ -82,7 +88,12 @@ function planPerChannel(
 }
 
 /** bernoulli2's rule: an int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
-export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+export function planRequantizeInt16(
+  sAcc: number | ArrayLike<number>,
+  sOut: number,
+  outDtype: QuantDType,
+  warn?: Warn,
+): RequantizePlan {
   return planPerChannel('int16_intermediate', sAcc, sOut, outDtype, warn, (sa, so) => {
     const pre = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
     return { pre, fit: fitMul((sa * 2 ** pre) / so, 15, 31) };
@@ -90,7 +101,12 @@ export function planRequantizeInt16(sAcc: number | ArrayLike<number>, sOut: numb
 }
 
 /** bayes's rule: a 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
-export function planRequantizeWide(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan {
+export function planRequantizeWide(
+  sAcc: number | ArrayLike<number>,
+  sOut: number,
+  outDtype: QuantDType,
+  warn?: Warn,
+): RequantizePlan {
   return planPerChannel('wide', sAcc, sOut, outDtype, warn, (sa, so) => {
     const f = fitMul(sa / so, 15, 62);
     const pre = Math.max(0, f.n - 31);
@@ -124,10 +140,13 @@ export function requantizeInto(
   const { min, max } = intRange(plan.outDtype);
   const int16 = plan.rule === 'int16_intermediate';
   const total = acc.length;
-  if (out.length !== total) throw new InvalidArgumentError(`requantizeInto: output holds ${out.length} values, accumulator ${total}`);
+  if (out.length !== total)
+    throw new InvalidArgumentError(`requantizeInto: output holds ${out.length} values, accumulator ${total}`);
   const block = channels === 1 ? total : inner;
   if (channels > 1 && total % (channels * inner) !== 0) {
-    throw new InvalidArgumentError(`requantizeInto: ${total} values do not split into ${channels} channels of ${inner}`);
+    throw new InvalidArgumentError(
+      `requantizeInto: ${total} values do not split into ${channels} channels of ${inner}`,
+    );
   }
   for (let start = 0, c = 0; start < total; start += block, c = (c + 1) % channels) {
     const preScale = 2 ** -plan.pre[c]!;
@@ -146,8 +165,12 @@ export function requantizeInto(
 }
 
 /** The plan function of a requantize rule (serialized modules name their march's rule, not a function). */
-export function requantizePlanner(rule: RequantizeRule): (sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn) => RequantizePlan {
+export function requantizePlanner(
+  rule: RequantizeRule,
+): (sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn) => RequantizePlan {
   if (rule === 'int16_intermediate') return planRequantizeInt16;
   if (rule === 'wide') return planRequantizeWide;
-  throw new InvalidArgumentError(`requantizePlanner: unknown requantize rule '${String(rule)}'; use 'int16_intermediate' or 'wide'`);
+  throw new InvalidArgumentError(
+    `requantizePlanner: unknown requantize rule '${String(rule)}'; use 'int16_intermediate' or 'wide'`,
+  );
 }

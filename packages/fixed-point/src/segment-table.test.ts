@@ -85,7 +85,12 @@ describe('buildSegmentTable: layout and arithmetic', () => {
   });
 
   it('curvature dividing crowds the points where √|f″| is large', () => {
-    const c = buildSegmentTable(nl.reciprocal, { sIn: 8 / 32767.5, sOut: 64 / 32767.5, outDtype: 'qint16', dividing: 'curvature' });
+    const c = buildSegmentTable(nl.reciprocal, {
+      sIn: 8 / 32767.5,
+      sOut: 64 / 32767.5,
+      outDtype: 'qint16',
+      dividing: 'curvature',
+    });
     const e = buildSegmentTable(nl.reciprocal, { sIn: 8 / 32767.5, sOut: 64 / 32767.5, outDtype: 'qint16' });
     expect(c.B[0]).toBe(e.B[0]);
     expect(c.B[6]).toBe(e.B[6]);
@@ -133,7 +138,9 @@ describe('odd functions, saturation, edge scales', () => {
 
   it('equal scales: identity within one step; narrow active ranges give degenerate segments', () => {
     const s = 0.0371;
-    expect(maxError(identity, buildSegmentTable(identity, { sIn: s, sOut: s, outDtype: 'qint16' }))).toBeLessThanOrEqual(1);
+    expect(
+      maxError(identity, buildSegmentTable(identity, { sIn: s, sOut: s, outDtype: 'qint16' })),
+    ).toBeLessThanOrEqual(1);
     // hardsigmoid on s_in = 2: active q in [−2, 2]; B[k] = −2 + rhu(4k/6) = −1, −1, 0, 1, 1
     const h = buildSegmentTable(nl.hardsigmoid, { sIn: 2, sOut: 1 / 32767.5, outDtype: 'qint16' });
     expect(h.B).toEqual([-2, -1, -1, 0, 1, 1, 2, 32767]);
@@ -143,7 +150,12 @@ describe('odd functions, saturation, edge scales', () => {
   });
 
   it('is plain data: a JSON round trip evaluates the same', () => {
-    const t = buildSegmentTable(nl.gelu(), { sIn: 6 / 32767.5, sOut: 6 / 127.5, outDtype: 'qint8', dividing: 'curvature' });
+    const t = buildSegmentTable(nl.gelu(), {
+      sIn: 6 / 32767.5,
+      sOut: 6 / 127.5,
+      outDtype: 'qint8',
+      dividing: 'curvature',
+    });
     const back = JSON.parse(JSON.stringify(t)) as SegmentTableV1;
     expect(back).toEqual(t);
     expect(Array.from(applySegmentTable(back, ALL_INT16))).toEqual(Array.from(applySegmentTable(t, ALL_INT16)));
@@ -184,7 +196,10 @@ describe('segment table error over all 65536 int16 inputs, against the float fun
       const sIn = xr / 32767.5;
       const errs = (['even', 'curvature'] as const).flatMap((dividing) =>
         (['qint16', 'qint8'] as const).map((outDtype) =>
-          maxError(fn, buildSegmentTable(fn, { sIn, sOut: yr / (outDtype === 'qint16' ? 32767.5 : 127.5), outDtype, dividing })),
+          maxError(
+            fn,
+            buildSegmentTable(fn, { sIn, sOut: yr / (outDtype === 'qint16' ? 32767.5 : 127.5), outDtype, dividing }),
+          ),
         ),
       );
       expect(errs[0]).toBeLessThanOrEqual(e16);
@@ -199,7 +214,8 @@ describe('tuned tables: inputRange and explicit dividing points', () => {
   /** max |table − f(q·s_in)/s_out| over the int16 inputs in [lo, hi] (unrounded target), in output steps. */
   function errorOn(fn: nl.NonlinearFunction, t: SegmentTableV1, lo: number, hi: number): number {
     let max = 0;
-    for (let q = Math.ceil(lo / t.sIn); q <= Math.floor(hi / t.sIn); q++) max = Math.max(max, Math.abs(evalSegment(t, q) - fn.f(q * t.sIn) / t.sOut));
+    for (let q = Math.ceil(lo / t.sIn); q <= Math.floor(hi / t.sIn); q++)
+      max = Math.max(max, Math.abs(evalSegment(t, q) - fn.f(q * t.sIn) / t.sOut));
     return max;
   }
   const sIn = 16 / 32767.5;
@@ -207,7 +223,13 @@ describe('tuned tables: inputRange and explicit dividing points', () => {
 
   it('an inputRange puts the six tables over the range, and the data there gains precision', () => {
     const plain = buildSegmentTable(nl.log, { sIn, sOut, outDtype: 'qint16', dividing: 'curvature' });
-    const tuned = buildSegmentTable(nl.log, { sIn, sOut, outDtype: 'qint16', dividing: 'curvature', inputRange: [0.5, 4] });
+    const tuned = buildSegmentTable(nl.log, {
+      sIn,
+      sOut,
+      outDtype: 'qint16',
+      dividing: 'curvature',
+      inputRange: [0.5, 4],
+    });
     expect([tuned.B[0], tuned.B[6]]).toEqual([Math.floor(0.5 / plain.sIn), Math.ceil(4 / plain.sIn)]);
     expect(tuned.inputRange).toEqual([0.5, 4]);
     expect(plain.inputRange).toBeUndefined();
@@ -220,14 +242,29 @@ describe('tuned tables: inputRange and explicit dividing points', () => {
 
   it('an inputRange never widens the active range; an odd function fits [0, max(|lo|, |hi|)]', () => {
     // hardsigmoid changes only on (−3, 3): a range [−5, 1] keeps B[0] at the last 0 of the left tail
-    const h = buildSegmentTable(nl.hardsigmoid, { sIn: 1 / 4096, sOut: 1 / 4096, outDtype: 'qint16', inputRange: [-5, 1] });
+    const h = buildSegmentTable(nl.hardsigmoid, {
+      sIn: 1 / 4096,
+      sOut: 1 / 4096,
+      outDtype: 'qint16',
+      inputRange: [-5, 1],
+    });
     expect([h.B[0], h.B[6]]).toEqual([-12286, 4096]);
-    const t = buildSegmentTable(nl.tanh, { sIn: 4 / 32767.5, sOut: 1 / 32767.5, outDtype: 'qint16', inputRange: [-0.5, 1] });
+    const t = buildSegmentTable(nl.tanh, {
+      sIn: 4 / 32767.5,
+      sOut: 1 / 32767.5,
+      outDtype: 'qint16',
+      inputRange: [-0.5, 1],
+    });
     expect([t.B[0], t.B[6]]).toEqual([0, Math.ceil(1 / t.sIn)]);
   });
 
   it('explicit dividing points snap to the input grid, clamped to the fitted grid', () => {
-    const t = buildSegmentTable(nl.sigmoid, { sIn: 8 / 32767.5, sOut: 1 / 32767.5, outDtype: 'qint16', dividing: [-20, -2, -1, 0, 1, 2, 3] });
+    const t = buildSegmentTable(nl.sigmoid, {
+      sIn: 8 / 32767.5,
+      sOut: 1 / 32767.5,
+      outDtype: 'qint16',
+      dividing: [-20, -2, -1, 0, 1, 2, 3],
+    });
     expect(t.dividing).toBe('explicit');
     expect(t.B).toEqual([-32768, ...[-2, -1, 0, 1, 2, 3].map((d) => Math.floor(d / t.sIn + 0.5)), 32767]);
     expect(errorOn(nl.sigmoid, t, -2, 3)).toBeLessThan(1.2);
@@ -235,10 +272,14 @@ describe('tuned tables: inputRange and explicit dividing points', () => {
 
   it('rejects options it cannot build, saying what to give', () => {
     const o = { sIn, sOut, outDtype: 'qint16' } as const;
-    expect(() => buildSegmentTable(nl.tanh, { ...o, dividing: [-1, 0, 1, 2, 3, 4, 5] })).toThrow(/tanh is odd, so its table fits x >= 0/);
+    expect(() => buildSegmentTable(nl.tanh, { ...o, dividing: [-1, 0, 1, 2, 3, 4, 5] })).toThrow(
+      /tanh is odd, so its table fits x >= 0/,
+    );
     expect(() => buildSegmentTable(nl.log, { ...o, dividing: [1, 2, 3] })).toThrow(/7 finite numbers/);
     expect(() => buildSegmentTable(nl.log, { ...o, dividing: [1, 2, 3, 2, 5, 6, 7] })).toThrow(/non-decreasing/);
-    expect(() => buildSegmentTable(nl.log, { ...o, dividing: [0, 1, 2, 3, 4, 5, 6], inputRange: [0, 6] })).toThrow(/either inputRange or explicit/);
+    expect(() => buildSegmentTable(nl.log, { ...o, dividing: [0, 1, 2, 3, 4, 5, 6], inputRange: [0, 6] })).toThrow(
+      /either inputRange or explicit/,
+    );
     expect(() => buildSegmentTable(nl.log, { ...o, inputRange: [4, 1] })).toThrow(/finite lo < hi/);
   });
 });

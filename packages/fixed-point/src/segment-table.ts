@@ -144,7 +144,13 @@ function dividePoints(G: Float64Array, qlo: number, qa: number, qb: number, divi
  * [choice] A user's inputRange on the fitted grid: floor(lo/s_in) .. ceil(hi/s_in), so the tables
  * cover the whole range, clamped to the grid; odd functions fit |x|, so [0, max(|lo|, |hi|)].
  */
-function tableRange(range: readonly [number, number], sIn: number, odd: boolean, qlo: number, qhi: number): { lo: number; hi: number } {
+function tableRange(
+  range: readonly [number, number],
+  sIn: number,
+  odd: boolean,
+  qlo: number,
+  qhi: number,
+): { lo: number; hi: number } {
   const [a, b] = odd ? [0, Math.max(Math.abs(range[0]), Math.abs(range[1]))] : range;
   return { lo: clampInt(Math.floor(a / sIn), qlo, qhi), hi: clampInt(Math.ceil(b / sIn), qlo, qhi) };
 }
@@ -154,23 +160,46 @@ function explicitPoints(d: readonly number[], sIn: number, qlo: number, qhi: num
   return [...d.map((v) => clampInt(rhu(v / sIn), qlo, qhi)), Q16_MAX];
 }
 
-function checkDividing(op: string, fname: string, odd: boolean, dividing: SegmentDividingOption, range: readonly [number, number] | undefined): void {
+function checkDividing(
+  op: string,
+  fname: string,
+  odd: boolean,
+  dividing: SegmentDividingOption,
+  range: readonly [number, number] | undefined,
+): void {
   if (typeof dividing === 'string') {
-    if (dividing !== 'even' && dividing !== 'curvature') throw new InvalidArgumentError(`${op}: dividing must be 'even', 'curvature' or 7 dividing points, got '${dividing}'`);
+    if (dividing !== 'even' && dividing !== 'curvature')
+      throw new InvalidArgumentError(
+        `${op}: dividing must be 'even', 'curvature' or 7 dividing points, got '${dividing}'`,
+      );
   } else {
-    if (!Array.isArray(dividing) || dividing.length !== 7 || dividing.some((v) => typeof v !== 'number' || !Number.isFinite(v))) {
-      throw new InvalidArgumentError(`${op}: explicit dividing points are 7 finite numbers d[0..6] (input units), got ${JSON.stringify(dividing)}`);
+    if (
+      !Array.isArray(dividing) ||
+      dividing.length !== 7 ||
+      dividing.some((v) => typeof v !== 'number' || !Number.isFinite(v))
+    ) {
+      throw new InvalidArgumentError(
+        `${op}: explicit dividing points are 7 finite numbers d[0..6] (input units), got ${JSON.stringify(dividing)}`,
+      );
     }
-    if (dividing.some((v, k) => k > 0 && v < dividing[k - 1]!)) throw new InvalidArgumentError(`${op}: dividing points must be non-decreasing, got [${dividing.join(', ')}]`);
+    if (dividing.some((v, k) => k > 0 && v < dividing[k - 1]!))
+      throw new InvalidArgumentError(`${op}: dividing points must be non-decreasing, got [${dividing.join(', ')}]`);
     if (odd && dividing[0]! < 0) {
-      throw new InvalidArgumentError(`${op}: ${fname} is odd, so its table fits x >= 0 and mirrors the rest; give dividing points >= 0, got [${dividing.join(', ')}]`);
+      throw new InvalidArgumentError(
+        `${op}: ${fname} is odd, so its table fits x >= 0 and mirrors the rest; give dividing points >= 0, got [${dividing.join(', ')}]`,
+      );
     }
-    if (range) throw new InvalidArgumentError(`${op}: give either inputRange or explicit dividing points (they fix the range), not both`);
+    if (range)
+      throw new InvalidArgumentError(
+        `${op}: give either inputRange or explicit dividing points (they fix the range), not both`,
+      );
   }
   if (range !== undefined) {
     const [lo, hi] = Array.isArray(range) ? range : [NaN, NaN];
     if (range.length !== 2 || !Number.isFinite(lo) || !Number.isFinite(hi) || !(lo < hi)) {
-      throw new InvalidArgumentError(`${op}: inputRange must be [lo, hi] with finite lo < hi, got ${JSON.stringify(range)}`);
+      throw new InvalidArgumentError(
+        `${op}: inputRange must be [lo, hi] with finite lo < hi, got ${JSON.stringify(range)}`,
+      );
     }
   }
 }
@@ -193,7 +222,8 @@ export function buildSegmentTable(fn: NonlinearFunction, options: SegmentTableOp
   const sIn = float32Scale(op, 'sIn', options.sIn);
   const sOut = float32Scale(op, 'sOut', options.sOut);
   const { outDtype } = options;
-  if (outDtype !== 'qint8' && outDtype !== 'qint16') throw new InvalidArgumentError(`${op}: outDtype must be 'qint8' or 'qint16', got '${String(outDtype)}'`);
+  if (outDtype !== 'qint8' && outDtype !== 'qint16')
+    throw new InvalidArgumentError(`${op}: outDtype must be 'qint8' or 'qint16', got '${String(outDtype)}'`);
   const dividing = options.dividing ?? 'even';
   const odd = fn.odd;
   checkDividing(op, fn.name, odd, dividing, options.inputRange);
@@ -305,7 +335,10 @@ export function evalSegment(table: SegmentTableV1, q: number): number {
 
 /** Applies a segment table elementwise to int16 inputs; int16 or int8 output per the table. */
 export function applySegmentTable(table: SegmentTableV1, q: Int16Array): Int16Array | Int8Array {
-  if (table.version !== 1) throw new InvalidArgumentError(`applySegmentTable: unsupported segment table version ${String(table.version)}; rebuild it with buildSegmentTable`);
+  if (table.version !== 1)
+    throw new InvalidArgumentError(
+      `applySegmentTable: unsupported segment table version ${String(table.version)}; rebuild it with buildSegmentTable`,
+    );
   const out = table.outDtype === 'qint16' ? new Int16Array(q.length) : new Int8Array(q.length);
   for (let i = 0; i < q.length; i++) out[i] = evalSegment(table, q[i]!);
   return out;

@@ -1,4 +1,14 @@
-import { BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv2d, Linear, Parameter, SyncBatchNorm, type BatchNormNd, type Module } from '@qtk/nn';
+import {
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  Conv2d,
+  Linear,
+  Parameter,
+  SyncBatchNorm,
+  type BatchNormNd,
+  type Module,
+} from '@qtk/nn';
 import { Generator, InvalidArgumentError, randn, tensor, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { absorbBatchNorm, bnAbsorptionProblem, fuseLayerWithBatchNorm, type AbsorbingLayer } from './bn-absorption.js';
@@ -36,27 +46,32 @@ describe('absorbBatchNorm', () => {
     }
   }
 
-  it.each(cases)('$family groups=$groups bias=$bias affine=$affine sync=$sync: bn(layer(x)) = fused(x) in eval to 1e-5', ({ family, groups, bias, affine, sync }) => {
-    const g = new Generator(11);
-    const layer = makeLayer(family, g, { groups, bias }) as AbsorbingLayer;
-    const bn = sync ? new SyncBatchNorm(6, { affine }) : new NORM_FOR[family]!(6, { affine });
-    randomizeBatchNorm(bn, g);
-    (layer as Module).eval();
-    bn.eval();
-    const x = randn(shapesFor(family).x, { generator: g });
-    const expected = bn.call((layer as Module).call(x) as Tensor);
-    const fused = fuseLayerWithBatchNorm(layer, bn);
-    expect(fused.constructor).toBe(layer.constructor);
-    expect(fused.weight).not.toBe(layer.weight);
-    expectClose((fused as Module).call(x) as Tensor, expected);
-    expect(layer.bias === null).toBe(!bias); // original untouched
-  });
+  it.each(cases)(
+    '$family groups=$groups bias=$bias affine=$affine sync=$sync: bn(layer(x)) = fused(x) in eval to 1e-5',
+    ({ family, groups, bias, affine, sync }) => {
+      const g = new Generator(11);
+      const layer = makeLayer(family, g, { groups, bias }) as AbsorbingLayer;
+      const bn = sync ? new SyncBatchNorm(6, { affine }) : new NORM_FOR[family]!(6, { affine });
+      randomizeBatchNorm(bn, g);
+      (layer as Module).eval();
+      bn.eval();
+      const x = randn(shapesFor(family).x, { generator: g });
+      const expected = bn.call((layer as Module).call(x) as Tensor);
+      const fused = fuseLayerWithBatchNorm(layer, bn);
+      expect(fused.constructor).toBe(layer.constructor);
+      expect(fused.weight).not.toBe(layer.weight);
+      expectClose((fused as Module).call(x) as Tensor, expected);
+      expect(layer.bias === null).toBe(!bias); // original untouched
+    },
+  );
 
   it('refuses a BN without running statistics or with another channel count', () => {
     const conv = new Conv2d(2, 3, 1, { generator: new Generator(1) });
     expect(bnAbsorptionProblem(conv, new BatchNorm2d(3))).toBeNull();
     expect(bnAbsorptionProblem(conv, new BatchNorm2d(4))).toMatch(/4 features .* 3 output channels/);
-    expect(bnAbsorptionProblem(conv, new BatchNorm2d(3, { trackRunningStats: false }))).toMatch(/no running statistics/);
+    expect(bnAbsorptionProblem(conv, new BatchNorm2d(3, { trackRunningStats: false }))).toMatch(
+      /no running statistics/,
+    );
     expect(() => absorbBatchNorm(conv, new BatchNorm2d(4))).toThrow(InvalidArgumentError);
   });
 });

@@ -18,7 +18,8 @@ export function bnAbsorptionProblem(layer: AbsorbingLayer, bn: BatchNormNd): str
     return `${bn.constructor.name} has no running statistics (trackRunningStats: false), so it normalises with batch statistics even in eval`;
   }
   const out = outChannelsOf(layer);
-  if (bn.numFeatures !== out) return `${bn.constructor.name} has ${bn.numFeatures} features but the ${layer.constructor.name} has ${out} output channels`;
+  if (bn.numFeatures !== out)
+    return `${bn.constructor.name} has ${bn.numFeatures} features but the ${layer.constructor.name} has ${out} output channels`;
   return null;
 }
 

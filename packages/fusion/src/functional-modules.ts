@@ -54,7 +54,9 @@ export function moduleizeFunctionalOps(gm: GraphModule, owned: Set<Module> = new
     const module = new FloatFunctional();
     setModuleCopyOnWrite(gm, path, module, owned);
     owned.add(module);
-    const call = graph.insertingBefore(node, () => graph.callModule(path, node.args, {}, { method: node.target, scope: node.scope }));
+    const call = graph.insertingBefore(node, () =>
+      graph.callModule(path, node.args, {}, { method: node.target, scope: node.scope }),
+    );
     call.meta = { ...node.meta, functional: `${node.op}:${node.target}` };
     node.replaceAllUsesWith(call);
     graph.eraseNode(node);

@@ -1,5 +1,16 @@
 import { deserializeGraphModule, GraphModule, graphModuleToJson, symbolicTrace } from '@qtk/ir';
-import { BatchNorm1d, BatchNorm2d, Conv2d, FloatFunctional, Identity, Linear, Module, ReLU, Sequential, Sigmoid } from '@qtk/nn';
+import {
+  BatchNorm1d,
+  BatchNorm2d,
+  Conv2d,
+  FloatFunctional,
+  Identity,
+  Linear,
+  Module,
+  ReLU,
+  Sequential,
+  Sigmoid,
+} from '@qtk/nn';
 import { fusionPatterns, type FusionPatternV1 } from '@qtk/spec';
 import { add, Generator, randn, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
@@ -41,8 +52,15 @@ describe('fuseFx', () => {
     const expected = model.call(x);
     let applied: readonly { rule: string; nodes: readonly string[] }[] = [];
     const gm = fuseFx(model, { onFused: (a) => (applied = a) });
-    expect(applied.map((a) => a.rule)).toEqual(['conv2d_bn_relu', 'conv2d_bn_add', 'conv2d_add_conv_second', 'conv2d_bn_add_relu']);
-    const calls = gm.graph.findNodes({ op: 'call_module' }).map((n) => `${n.name}=${n.target}(${n.args.map(String).join(', ')})`);
+    expect(applied.map((a) => a.rule)).toEqual([
+      'conv2d_bn_relu',
+      'conv2d_bn_add',
+      'conv2d_add_conv_second',
+      'conv2d_bn_add_relu',
+    ]);
+    const calls = gm.graph
+      .findNodes({ op: 'call_module' })
+      .map((n) => `${n.name}=${n.target}(${n.args.map(String).join(', ')})`);
     expect(calls).toEqual([
       '_generated_relu_0=_generated_relu_0(x)',
       '_generated_add_0=_generated_add_0(_generated_relu_0, _generated_relu_0)',
@@ -50,7 +68,8 @@ describe('fuseFx', () => {
       'skip=skip(_generated_add_1, _generated_add_0)',
     ]);
     // the first ReLU call was fused while the module still served the second call; the second fusion then made it Identity
-    for (const name of ['conv1', 'bn1', 'block.0', 'block.1', 'conv2', 'conv3', 'bn3', 'relu']) expect(gm.getSubmodule(name), name).toBeInstanceOf(Identity);
+    for (const name of ['conv1', 'bn1', 'block.0', 'block.1', 'conv2', 'conv3', 'bn3', 'relu'])
+      expect(gm.getSubmodule(name), name).toBeInstanceOf(Identity);
     expect(gm.getSubmodule('skip')).toBeInstanceOf(ConvAddReLU2d);
     expect(model.relu).toBeInstanceOf(ReLU);
     expect(model.skip).toBeInstanceOf(FloatFunctional);
@@ -115,10 +134,12 @@ describe('fuseFx', () => {
     expect(applied).toEqual([]);
     // only the functional ops became generated modules (the scalar add, the dead mul)
     expect(gm.printTabular()).toBe(fuseFx(model, { patterns: [] }).printTabular());
-    expect(gm.graph.findNodes({ op: 'call_module' }).filter((n) => n.target.startsWith('_generated_')).map((n) => `${n.target}.${n.method}`)).toEqual([
-      '_generated_add_0.add',
-      '_generated_mul_0.mul',
-    ]);
+    expect(
+      gm.graph
+        .findNodes({ op: 'call_module' })
+        .filter((n) => n.target.startsWith('_generated_'))
+        .map((n) => `${n.target}.${n.method}`),
+    ).toEqual(['_generated_add_0.add', '_generated_mul_0.mul']);
     const out = gm.call(x) as Tensor[];
     expectClose(out[1]!, expected[1]!);
   });
@@ -218,7 +239,9 @@ describe('fuseFx', () => {
     const model = new Net().eval();
     const gm = fuseFx(model);
     const again = symbolicTrace(gm);
-    expect(again.graph.findNodes({ op: 'call_module' }).every((n) => again.getSubmodule(n.target) instanceof FusedConvBase)).toBe(true);
+    expect(
+      again.graph.findNodes({ op: 'call_module' }).every((n) => again.getSubmodule(n.target) instanceof FusedConvBase),
+    ).toBe(true);
     let applied: readonly unknown[] = [1];
     const twice = fuseFx(gm, { onFused: (a) => (applied = a) });
     expect(applied).toEqual([]);

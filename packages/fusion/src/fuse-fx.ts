@@ -3,7 +3,7 @@
 import {
   applyRules,
   GraphModule,
-  Node,
+  type Node,
   RuleTable,
   sanitizeName,
   symbolicTrace,
@@ -54,7 +54,9 @@ export function applyFusion(entry: FusionPatternV1, match: Match, ctx: RewriteCo
   const mine = owned(gm);
   // an add that is a module call (a FloatFunctional, or a generated one for a functional add) gives
   // the fused module its name, as documented for horizon_plugin_pytorch; else the last op does
-  const addCall = match.nodes.find((n) => n.op === 'call_module' && n.method === 'add' && !referencedElsewhere(ctx, n, match.nodes));
+  const addCall = match.nodes.find(
+    (n) => n.op === 'call_module' && n.method === 'add' && !referencedElsewhere(ctx, n, match.nodes),
+  );
   let path: string;
   if (addCall) {
     path = addCall.target;
@@ -92,7 +94,10 @@ export function fusionRule(entry: FusionPatternV1): RewriteRule {
 }
 
 /** A RuleTable of fusion patterns (matched longest first, ties in table order). */
-export function fusionRuleTable(patterns: Iterable<FusionPatternV1> = defaultFusionPatterns, name = 'fusion'): RuleTable {
+export function fusionRuleTable(
+  patterns: Iterable<FusionPatternV1> = defaultFusionPatterns,
+  name = 'fusion',
+): RuleTable {
   return new RuleTable(name, [...patterns].map(fusionRule));
 }
 
@@ -143,13 +148,18 @@ export interface FuseFxOptions {
  * calibration and QAT with BN folded; keep BN unfused (do not fuse) to train with batch statistics.
  */
 export function fuseFx(model: Module, options: FuseFxOptions = {}): GraphModule {
-  if (!(model instanceof Module)) throw new InvalidArgumentError(`fuseFx: expected a Module or GraphModule, got ${model === null ? 'null' : typeof model}`);
+  if (!(model instanceof Module))
+    throw new InvalidArgumentError(
+      `fuseFx: expected a Module or GraphModule, got ${model === null ? 'null' : typeof model}`,
+    );
   registerDefaultFusions();
   const source = model instanceof GraphModule ? model : symbolicTrace(model, options.trace);
   const gm = new GraphModule(source, source.graph.clone().graph, { className: source.className });
   if (options.moduleizeFunctions !== false) moduleizeFunctionalOps(gm, owned(gm));
   // applyFusion erases what it replaces; other nodes (even dead ones) are left as they were
-  const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()), { eliminateDeadCode: false });
+  const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()), {
+    eliminateDeadCode: false,
+  });
   gm.recompile();
   options.onFused?.(applied);
   return gm;
@@ -159,4 +169,3 @@ export function fuseFx(model: Module, options: FuseFxOptions = {}): GraphModule 
 export function isFusedModule(module: unknown): module is FusedConvBase {
   return module instanceof FusedConvBase;
 }
-

@@ -26,11 +26,15 @@ export abstract class FusedConvBase<C extends Module = Module> extends Module {
     super();
     const expected = (this.constructor as unknown as { convClass: new (...a: any[]) => Module }).convClass;
     if (!(conv instanceof expected)) {
-      throw new InvalidArgumentError(`${this.constructor.name}: expected a ${expected.name}, got ${(conv as unknown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof conv}`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}: expected a ${expected.name}, got ${(conv as unknown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof conv}`,
+      );
     }
     const activation = options.activation ?? null;
     if (activation !== null && activation !== 'relu' && activation !== 'relu6') {
-      throw new InvalidArgumentError(`${this.constructor.name}: activation must be 'relu', 'relu6' or null, got ${String(activation)}`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}: activation must be 'relu', 'relu6' or null, got ${String(activation)}`,
+      );
     }
     this.conv = conv;
     this.withAdd = options.withAdd ?? false;
@@ -43,7 +47,8 @@ export abstract class FusedConvBase<C extends Module = Module> extends Module {
   forward(x: Tensor, other?: Tensor): Tensor {
     let y = (this.conv as unknown as { call(t: Tensor): Tensor }).call(x);
     if (this.withAdd) {
-      if (other === undefined) throw new InvalidArgumentError(`${this.constructor.name}: fused with an add, so forward needs (x, other)`);
+      if (other === undefined)
+        throw new InvalidArgumentError(`${this.constructor.name}: fused with an add, so forward needs (x, other)`);
       y = this.convFirst ? add(y, other) : add(other, y);
     } else if (other !== undefined) {
       throw new InvalidArgumentError(`${this.constructor.name}: not fused with an add, so forward takes one input`);
@@ -87,7 +92,12 @@ let fusedRegistered = false;
 
 /** A stored fused module: its conv's config (checked by the conv's codec) and the fusion flags. */
 const fusedConfigSchema = z
-  .object({ conv: z.custom<unknown>((v) => v !== undefined, { message: 'Required' }), withAdd: z.boolean(), convFirst: z.boolean(), activation: z.enum(['relu', 'relu6']).nullable() })
+  .object({
+    conv: z.custom<unknown>((v) => v !== undefined, { message: 'Required' }),
+    withAdd: z.boolean(),
+    convFirst: z.boolean(),
+    activation: z.enum(['relu', 'relu6']).nullable(),
+  })
   .strict();
 
 /**
@@ -104,8 +114,17 @@ export function registerFusedModules(): void {
     moduleCodecs.register<FusedConvBase, z.infer<typeof fusedConfigSchema>>({
       cls: cls as unknown as new () => FusedConvBase,
       schema: fusedConfigSchema,
-      config: (m) => ({ conv: convCodec().config(m.conv), withAdd: m.withAdd, convFirst: m.convFirst, activation: m.activation }),
-      create: ({ conv, ...o }) => new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(moduleCodecs.build(cls.convClass.name, conv, { field: 'conv', child: 'conv' }), o),
+      config: (m) => ({
+        conv: convCodec().config(m.conv),
+        withAdd: m.withAdd,
+        convFirst: m.convFirst,
+        activation: m.activation,
+      }),
+      create: ({ conv, ...o }) =>
+        new (cls as unknown as new (conv: Module, o: FusedOptions) => FusedConvBase)(
+          moduleCodecs.build(cls.convClass.name, conv, { field: 'conv', child: 'conv' }),
+          o,
+        ),
     });
   }
 }

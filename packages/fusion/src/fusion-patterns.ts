@@ -20,7 +20,14 @@ import {
 import type { FusionPatternV1 } from '@qtk/spec';
 import { add, relu, relu6 } from '@qtk/tensor';
 import { bnAbsorptionProblem, fuseLayerWithBatchNorm, type AbsorbingLayer } from './bn-absorption.js';
-import { ConvAddReLU2d, ConvAddReLU3d, ConvTransposeAddReLU2d, LinearAddReLU, type FusedActivation, type FusedConvBase } from './fused-modules.js';
+import {
+  ConvAddReLU2d,
+  ConvAddReLU3d,
+  ConvTransposeAddReLU2d,
+  LinearAddReLU,
+  type FusedActivation,
+  type FusedConvBase,
+} from './fused-modules.js';
 
 type FusedClass = new (conv: any, options: ConstructorParameters<typeof ConvAddReLU2d>[1]) => FusedConvBase;
 
@@ -29,7 +36,9 @@ export interface FusionFamily {
   readonly name: string;
   readonly layer: new (...args: any[]) => AbsorbingLayer;
   /** The BatchNorm classes that can follow the layer (those whose input rank fits its output). */
-  readonly norms: readonly (new (...args: any[]) => BatchNormNd)[];
+  readonly norms: readonly (new (
+    ...args: any[]
+  ) => BatchNormNd)[];
   readonly fused: FusedClass;
 }
 
@@ -41,7 +50,12 @@ export interface FusionFamily {
  */
 export const FUSION_FAMILIES: readonly FusionFamily[] = [
   { name: 'conv2d', layer: Conv2d, norms: [BatchNorm2d, SyncBatchNorm], fused: ConvAddReLU2d },
-  { name: 'conv_transpose2d', layer: ConvTranspose2d, norms: [BatchNorm2d, SyncBatchNorm], fused: ConvTransposeAddReLU2d },
+  {
+    name: 'conv_transpose2d',
+    layer: ConvTranspose2d,
+    norms: [BatchNorm2d, SyncBatchNorm],
+    fused: ConvTransposeAddReLU2d,
+  },
   { name: 'conv3d', layer: Conv3d, norms: [BatchNorm3d, SyncBatchNorm], fused: ConvAddReLU3d },
   { name: 'linear', layer: Linear, norms: [BatchNorm1d, SyncBatchNorm], fused: LinearAddReLU },
 ];
@@ -75,7 +89,13 @@ export const FUSION_SHAPES: readonly FusionShape[] = [
 ];
 
 export function shapeName(shape: FusionShape): string {
-  return ['', shape.bn ? '_bn' : '', shape.add ? '_add' : '', shape.relu ? '_relu' : '', shape.add === 'second' ? '_conv_second' : ''].join('');
+  return [
+    '',
+    shape.bn ? '_bn' : '',
+    shape.add ? '_add' : '',
+    shape.relu ? '_relu' : '',
+    shape.add === 'second' ? '_conv_second' : '',
+  ].join('');
 }
 
 /** A generated table entry: a FusionPatternV1 that also says which family and shape it is. */
@@ -149,11 +169,13 @@ function makeEntry(family: FusionFamily, shape: FusionShape): ConvFusionPattern 
     when(match, ctx) {
       const parts = partsOf(entry, match);
       const { layer, bn, add: addNode, relu: reluNode, other } = parts;
-      if (layer.args.length !== 1 || hasKwargs(layer) || hasKwargs(bn) || hasKwargs(addNode) || hasKwargs(reluNode)) return false;
+      if (layer.args.length !== 1 || hasKwargs(layer) || hasKwargs(bn) || hasKwargs(addNode) || hasKwargs(reluNode))
+        return false;
       // the layer (and BN) change or disappear, so nothing else may call or read them
       if (referencedElsewhere(ctx, layer, match.nodes)) return false;
       if (bn && referencedElsewhere(ctx, bn, match.nodes)) return false;
-      if (bn && bnAbsorptionProblem(ctx.module(layer) as AbsorbingLayer, ctx.module(bn) as BatchNormNd) !== null) return false;
+      if (bn && bnAbsorptionProblem(ctx.module(layer) as AbsorbingLayer, ctx.module(bn) as BatchNormNd) !== null)
+        return false;
       if (addNode && (!(other instanceof Node) || match.nodes.includes(other))) return false;
       return true;
     },

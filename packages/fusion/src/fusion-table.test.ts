@@ -56,7 +56,9 @@ describe('the generated fusion table', () => {
       const gm = fuseFx(model, { onFused: (a) => (applied = a) });
       const label = JSON.stringify(c);
       if (applied.length !== 1 || applied[0]!.rule !== ruleFor(c)) {
-        failures.push(`${label}: applied ${applied.map((a) => a.rule).join(', ') || 'nothing'}, expected ${ruleFor(c)}`);
+        failures.push(
+          `${label}: applied ${applied.map((a) => a.rule).join(', ') || 'nothing'}, expected ${ruleFor(c)}`,
+        );
         continue;
       }
       const calls = gm.graph.findNodes({ op: 'call_module' });
@@ -65,10 +67,16 @@ describe('the generated fusion table', () => {
       expect(calls[0]!.name, label).toBe(pathFor(c));
       const fused = gm.getSubmodule(calls[0]!.target) as FusedConvBase;
       expect(fused, label).toBeInstanceOf(FusedConvBase);
-      expect([fused.withAdd, fused.convFirst, fused.activation], label).toEqual([c.add !== null, c.order === 'first', c.relu ? c.relu.toLowerCase() : null]);
+      expect([fused.withAdd, fused.convFirst, fused.activation], label).toEqual([
+        c.add !== null,
+        c.order === 'first',
+        c.relu ? c.relu.toLowerCase() : null,
+      ]);
       if (c.norm && pathFor(c) !== 'bn') expect(gm.getSubmodule('bn'), label).toBeInstanceOf(Identity);
-      if (c.add === 'float_functional' && pathFor(c) !== 'ff') expect(gm.getSubmodule('ff'), label).toBeInstanceOf(Identity);
-      if ((c.relu === 'ReLU' || c.relu === 'ReLU6') && pathFor(c) !== 'act') expect(gm.getSubmodule('act'), label).toBeInstanceOf(Identity);
+      if (c.add === 'float_functional' && pathFor(c) !== 'ff')
+        expect(gm.getSubmodule('ff'), label).toBeInstanceOf(Identity);
+      if ((c.relu === 'ReLU' || c.relu === 'ReLU6') && pathFor(c) !== 'act')
+        expect(gm.getSubmodule('act'), label).toBeInstanceOf(Identity);
       expect(gm.getSubmodule('layer'), label).toBeInstanceOf(Identity);
       expectClose(gm.call(x, other), expected);
     }

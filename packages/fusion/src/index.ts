@@ -1,4 +1,12 @@
-export { fuseFx, applyFusion, fusionRule, fusionRuleTable, registerDefaultFusions, isFusedModule, type FuseFxOptions } from './fuse-fx.js';
+export {
+  fuseFx,
+  applyFusion,
+  fusionRule,
+  fusionRuleTable,
+  registerDefaultFusions,
+  isFusedModule,
+  type FuseFxOptions,
+} from './fuse-fx.js';
 export {
   FUSION_FAMILIES,
   FUSION_ADDS,
@@ -24,6 +32,17 @@ export {
   type FusedActivation,
   type FusedOptions,
 } from './fused-modules.js';
-export { absorbBatchNorm, bnAbsorptionProblem, fuseLayerWithBatchNorm, outChannelsOf, type AbsorbingLayer } from './bn-absorption.js';
+export {
+  absorbBatchNorm,
+  bnAbsorptionProblem,
+  fuseLayerWithBatchNorm,
+  outChannelsOf,
+  type AbsorbingLayer,
+} from './bn-absorption.js';
 export { shallowCloneModule, setModuleCopyOnWrite } from './module-tree.js';
-export { moduleizeFunctionalOps, functionalOriginOf, MODULEIZED_FUNCTIONS, type FunctionalOrigin } from './functional-modules.js';
+export {
+  moduleizeFunctionalOps,
+  functionalOriginOf,
+  MODULEIZED_FUNCTIONS,
+  type FunctionalOrigin,
+} from './functional-modules.js';

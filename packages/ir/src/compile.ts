@@ -130,7 +130,10 @@ export function compileGraph(graph: Graph): CompiledGraph {
           const s = self(env) as Record<string, (...a: unknown[]) => unknown>;
           const f = s?.[name];
           if (typeof f !== 'function') throw new GraphError(`node ${n.name}: ${describe(s)} has no method '${name}'`);
-          env[o] = f.apply(s, ls.map((l) => l(env)));
+          env[o] = f.apply(
+            s,
+            ls.map((l) => l(env)),
+          );
         };
         break;
       }
@@ -153,8 +156,12 @@ export function compileGraph(graph: Graph): CompiledGraph {
           step = (env, r) => {
             const m = r.moduleAt(parts, true) as unknown as Record<string, (...a: unknown[]) => unknown>;
             const f = m[method];
-            if (typeof f !== 'function') throw new GraphError(`node ${n.name}: module '${n.target}' has no method '${method}'`);
-            env[o] = f.apply(m, ls.map((l) => l(env)));
+            if (typeof f !== 'function')
+              throw new GraphError(`node ${n.name}: module '${n.target}' has no method '${method}'`);
+            env[o] = f.apply(
+              m,
+              ls.map((l) => l(env)),
+            );
           };
         }
         break;
@@ -190,9 +197,15 @@ export function compileGraph(graph: Graph): CompiledGraph {
       } catch (e) {
         const n = stepNodes[k]!;
         // A result too large to allocate (huge inputs, or module settings from a file): a typed error naming the node.
-        if (e instanceof RangeError && /typed array length|array buffer allocation|invalid array length/i.test(e.message)) {
+        if (
+          e instanceof RangeError &&
+          /typed array length|array buffer allocation|invalid array length/i.test(e.message)
+        ) {
           const where = `graph node '${n.name}' (${n.op} ${formatTarget(n)})`;
-          const err = new ShapeError(`${where}: its result is too large to allocate (${e.message}); check the input size and the module's settings`, { cause: e });
+          const err = new ShapeError(
+            `${where}: its result is too large to allocate (${e.message}); check the input size and the module's settings`,
+            { cause: e },
+          );
           Object.defineProperty(err, 'graphNode', { value: n.name });
           throw err;
         }

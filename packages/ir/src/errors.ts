@@ -43,7 +43,10 @@ export class GraphError extends QtkError {
 export class GraphValidationError extends QtkError {
   readonly problems: string[];
   constructor(problems: string[]) {
-    super('E_GRAPH_INVALID', `invalid graph (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${problems.join('; ')}`);
+    super(
+      'E_GRAPH_INVALID',
+      `invalid graph (${problems.length} problem${problems.length === 1 ? '' : 's'}): ${problems.join('; ')}`,
+    );
     this.problems = problems;
   }
 }
@@ -64,9 +67,18 @@ export class ModuleConfigError extends SerializationError {
   readonly codec: string;
   readonly field: string;
   readonly problem: string;
-  constructor(modulePath: string | undefined, codec: string, field: string, problem: string, options?: { cause?: unknown }) {
+  constructor(
+    modulePath: string | undefined,
+    codec: string,
+    field: string,
+    problem: string,
+    options?: { cause?: unknown },
+  ) {
     const where = modulePath === undefined ? `a ${codec}` : `module '${modulePath}' (${codec})`;
-    super(`${where}: bad config field '${field}': ${problem}; the file is damaged or was written by incompatible code: re-save the model`, options);
+    super(
+      `${where}: bad config field '${field}': ${problem}; the file is damaged or was written by incompatible code: re-save the model`,
+      options,
+    );
     this.modulePath = modulePath;
     this.codec = codec;
     this.field = field;

@@ -23,7 +23,9 @@ export function formatArgument(arg: Argument): string {
     const proto = Object.getPrototypeOf(arg);
     if (proto === Object.prototype || proto === null) {
       const o = arg as Record<string, unknown>;
-      return `{${Object.keys(o).map((k) => `${quote(k)}: ${formatArgument(o[k])}`).join(', ')}}`;
+      return `{${Object.keys(o)
+        .map((k) => `${quote(k)}: ${formatArgument(o[k])}`)
+        .join(', ')}}`;
     }
     return `<${(arg as object).constructor?.name ?? 'object'}>`;
   }
@@ -45,7 +47,11 @@ export function formatTarget(node: Node): string {
 /** Columns padded to their widest cell and separated by two spaces, under a dashed rule (tabulate's "simple" format). */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 

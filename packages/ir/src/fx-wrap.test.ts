@@ -11,7 +11,11 @@ function same(a: Tensor, b: Tensor) {
 
 function batch(g: Generator): Required<Pick<RetinaData, 'img' | 'clsTarget' | 'regTarget'>> {
   // 8x8 and 4x4 levels: 64 + 16 = 80 anchors
-  return { img: randn([2, 1, 8, 8], { generator: g }), clsTarget: randn([2, 80, 3], { generator: g }), regTarget: randn([2, 80, 4], { generator: g }) };
+  return {
+    img: randn([2, 1, 8, 8], { generator: g }),
+    clsTarget: randn([2, 80, 3], { generator: g }),
+    regTarget: randn([2, 80, 4], { generator: g }),
+  };
 }
 
 describe('fxWrap: the RetinaNet-style model', () => {
@@ -69,7 +73,8 @@ describe('fxWrap: the RetinaNet-style model', () => {
     same(wantLosses.regLoss, losses.regLoss);
     losses.clsLoss.add(losses.regLoss).backward();
     wantLosses.clsLoss.add(wantLosses.regLoss).backward();
-    const grads = (m: { parameters(): { grad: Tensor | null }[] }) => m.parameters().map((p) => Array.from(p.grad!.values()));
+    const grads = (m: { parameters(): { grad: Tensor | null }[] }) =>
+      m.parameters().map((p) => Array.from(p.grad!.values()));
     expect(grads(model)).toEqual(grads(eager));
   });
 

@@ -53,11 +53,16 @@ export function fxWrap<F extends AnyFn>(fn?: F, name?: string, options: FxWrapOp
 }
 
 /** Wraps `Class.prototype[method]` like `@fxWrap()` does (idempotent). */
-export function fxWrapMethod<C extends abstract new (...args: any[]) => Module>(cls: C, method: string & keyof InstanceType<C>): void {
+export function fxWrapMethod<C extends abstract new (...args: any[]) => Module>(
+  cls: C,
+  method: string & keyof InstanceType<C>,
+): void {
   const proto = cls.prototype as Record<string, unknown>;
   const original = proto[method];
   if (typeof original !== 'function' || method === 'forward') {
-    throw new InvalidArgumentError(`fxWrapMethod(${cls.name}, '${method}'): not a method of ${cls.name} other than forward`);
+    throw new InvalidArgumentError(
+      `fxWrapMethod(${cls.name}, '${method}'): not a method of ${cls.name} other than forward`,
+    );
   }
   proto[method] = wrapMethod(original as AnyFn, method);
 }

@@ -1,30 +1,33 @@
 // horizon_plugin_pytorch's graph edit: insert a color-space conversion right after the QuantStub node of a traced
 // model, reroute its users, recompile and run.
 import { BatchNorm2d, Conv2d, deepCopy, Module, QuantStub, ReLU } from '@qtk/nn';
-import { Generator, randn, Tensor, tensor } from '@qtk/tensor';
+import { Generator, randn, type Tensor, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { registerTraceable, symbolicTrace } from './symbolic-trace.js';
 
 /** Centered YUV (full swing) to RGB, per pixel of an [N, 3, H, W] tensor. */
-const centeredYuvToRgb = registerTraceable('centeredYuvToRgb', (x: Tensor, options: { swing: 'full' | 'studio' }): Tensor => {
-  if (options.swing !== 'full') throw new Error('only full swing here');
-  const [n, , h, w] = x.shape as number[];
-  const src = x.values();
-  const out = new Float32Array(src.length);
-  const plane = h! * w!;
-  for (let b = 0; b < n!; b++) {
-    const o = b * 3 * plane;
-    for (let i = 0; i < plane; i++) {
-      const y = src[o + i]!;
-      const u = src[o + plane + i]!;
-      const v = src[o + 2 * plane + i]!;
-      out[o + i] = y + 1.402 * v;
-      out[o + plane + i] = y - 0.344136 * u - 0.714136 * v;
-      out[o + 2 * plane + i] = y + 1.772 * u;
+const centeredYuvToRgb = registerTraceable(
+  'centeredYuvToRgb',
+  (x: Tensor, options: { swing: 'full' | 'studio' }): Tensor => {
+    if (options.swing !== 'full') throw new Error('only full swing here');
+    const [n, , h, w] = x.shape as number[];
+    const src = x.values();
+    const out = new Float32Array(src.length);
+    const plane = h! * w!;
+    for (let b = 0; b < n!; b++) {
+      const o = b * 3 * plane;
+      for (let i = 0; i < plane; i++) {
+        const y = src[o + i]!;
+        const u = src[o + plane + i]!;
+        const v = src[o + 2 * plane + i]!;
+        out[o + i] = y + 1.402 * v;
+        out[o + plane + i] = y - 0.344136 * u - 0.714136 * v;
+        out[o + 2 * plane + i] = y + 1.772 * u;
+      }
     }
-  }
-  return tensor(out, x.shape);
-});
+    return tensor(out, x.shape);
+  },
+);
 
 class Net extends Module {
   readonly quant = new QuantStub();
@@ -42,7 +45,9 @@ class Net extends Module {
 describe('graph edit after tracing', () => {
   it('the conversion itself is right on a hand-computed pixel', () => {
     const rgb = centeredYuvToRgb(tensor([10, 20, -30], [1, 3, 1, 1]), { swing: 'full' });
-    expect(Array.from(rgb.values())).toEqual([10 + 1.402 * -30, 10 - 0.344136 * 20 - 0.714136 * -30, 10 + 1.772 * 20].map(Math.fround));
+    expect(Array.from(rgb.values())).toEqual(
+      [10 + 1.402 * -30, 10 - 0.344136 * 20 - 0.714136 * -30, 10 + 1.772 * 20].map(Math.fround),
+    );
   });
 
   it('inserts a call_function after the QuantStub node, replaces its uses, recompiles and runs', () => {

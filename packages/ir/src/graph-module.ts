@@ -1,5 +1,5 @@
 import { Module } from '@qtk/nn';
-import { InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { compileGraph, type CompiledGraph, type ModuleResolver } from './compile.js';
 import { GraphError } from './errors.js';
 import { Graph } from './graph.js';
@@ -26,7 +26,9 @@ export class SubmoduleContainer extends Module {
   }
 
   forward(): never {
-    throw new GraphError(`SubmoduleContainer${this.originalType ? ` (for a ${this.originalType})` : ''} only groups submodules of a GraphModule; it has no forward`);
+    throw new GraphError(
+      `SubmoduleContainer${this.originalType ? ` (for a ${this.originalType})` : ''} only groups submodules of a GraphModule; it has no forward`,
+    );
   }
 }
 
@@ -35,7 +37,19 @@ export class SubmoduleContainer extends Module {
 const programs = new WeakMap<GraphModule, { graph: Graph; version: number; program: CompiledGraph }>();
 const graphOwners = new WeakMap<Graph, GraphModule>();
 
-const RESERVED = new Set(['graph', '_graph', '_root', 'className', 'training', 'forward', 'call', 'recompile', 'printTabular', 'inputNames', 'rootObject']);
+const RESERVED = new Set([
+  'graph',
+  '_graph',
+  '_root',
+  'className',
+  'training',
+  'forward',
+  'call',
+  'recompile',
+  'printTabular',
+  'inputNames',
+  'rootObject',
+]);
 const resolvers = new WeakMap<GraphModule, ModuleResolver>();
 
 /**
@@ -56,7 +70,10 @@ export class GraphModule extends Module {
     this._graph = graph;
     graphOwners.set(graph, this);
     for (const [name, child] of root.namedChildren()) {
-      if (RESERVED.has(name)) throw new InvalidArgumentError(`GraphModule: the model has a child named '${name}', a name GraphModule uses itself; rename it`);
+      if (RESERVED.has(name))
+        throw new InvalidArgumentError(
+          `GraphModule: the model has a child named '${name}', a name GraphModule uses itself; rename it`,
+        );
       this.registerModule(name, child);
     }
     for (const [name, p] of root.ownParameters()) this.registerParameter(name, p);
@@ -65,7 +82,8 @@ export class GraphModule extends Module {
     this.training = root.training;
     // The original root serves `this` of root-level fxWrap-ed methods; non-enumerable, so not a child.
     Object.defineProperty(this, '_root', {
-      value: options.rootObject !== undefined ? options.rootObject : root instanceof GraphModule ? root.rootObject : root,
+      value:
+        options.rootObject !== undefined ? options.rootObject : root instanceof GraphModule ? root.rootObject : root,
       enumerable: false,
       writable: true,
       configurable: true,
@@ -145,7 +163,8 @@ export class GraphModule extends Module {
     const name = path.slice(dot + 1);
     if (!owner.getChild(name)) return false;
     owner.setChild(name, null);
-    if ((owner as unknown as Record<string, unknown>)[name] === null) delete (owner as unknown as Record<string, unknown>)[name];
+    if ((owner as unknown as Record<string, unknown>)[name] === null)
+      delete (owner as unknown as Record<string, unknown>)[name];
     return true;
   }
 
@@ -191,7 +210,8 @@ export class GraphModule extends Module {
         let m: Module = this;
         for (const p of parts) {
           const c = m.getChild(p);
-          if (!c) throw new GraphError(`GraphModule: no submodule '${parts.join('.')}' (missing '${p}'); the graph calls it`);
+          if (!c)
+            throw new GraphError(`GraphModule: no submodule '${parts.join('.')}' (missing '${p}'); the graph calls it`);
           m = c;
         }
         return m;
@@ -200,7 +220,10 @@ export class GraphModule extends Module {
         let owner: Module = this;
         for (const p of parts.slice(0, -1)) {
           const c = owner.getChild(p);
-          if (!c) throw new GraphError(`GraphModule: no submodule '${parts.slice(0, -1).join('.')}' for get_attr '${parts.join('.')}'`);
+          if (!c)
+            throw new GraphError(
+              `GraphModule: no submodule '${parts.slice(0, -1).join('.')}' for get_attr '${parts.join('.')}'`,
+            );
           owner = c;
         }
         const last = parts[parts.length - 1]!;

@@ -25,7 +25,17 @@ describe('Graph', () => {
     const w = g.getAttr('layer1.conv1.weight');
     const r = g.callModule('', [w], {}, { method: 'postProcess' });
     g.output([m, r]);
-    expect(g.nodes.map((n) => n.name)).toEqual(['x', 'layer1_conv1', 'add', 'add_1', 'add_2', 'skip_add', 'layer1_conv1_weight', 'postProcess', 'output']);
+    expect(g.nodes.map((n) => n.name)).toEqual([
+      'x',
+      'layer1_conv1',
+      'add',
+      'add_1',
+      'add_2',
+      'skip_add',
+      'layer1_conv1_weight',
+      'postProcess',
+      'output',
+    ]);
     expect(g.length).toBe(9);
     expect(g.node('add_1')).toBe(a2);
     expect(g.uniqueName('add')).toBe('add_3');
@@ -96,7 +106,9 @@ describe('Graph', () => {
     try {
       g.validate();
     } catch (e) {
-      expect((e as GraphValidationError).problems).toEqual(['add reads relu, which comes later (not topological order)']);
+      expect((e as GraphValidationError).problems).toEqual([
+        'add reads relu, which comes later (not topological order)',
+      ]);
     }
     out.prepend(a);
     g.validate();
@@ -128,7 +140,9 @@ describe('Graph', () => {
         'output         output  output  (add,)     {}',
       ].join('\n'),
     );
-    expect(a.format()).toBe("%add : [#users=1] = call_function[target=add](args = (%relu, %x), kwargs = {alpha: 0.5, mode: 'fast', list: (1, null, undefined)})");
+    expect(a.format()).toBe(
+      "%add : [#users=1] = call_function[target=add](args = (%relu, %x), kwargs = {alpha: 0.5, mode: 'fast', list: (1, null, undefined)})",
+    );
   });
 
   it('clones with the same names and independent nodes', () => {

@@ -84,7 +84,10 @@ export class Graph {
   /** Nodes with the given opcode and (optionally) target. */
   findNodes(query: { op?: Opcode; target?: string; method?: string }): Node[] {
     return this.nodes.filter(
-      (n) => (query.op === undefined || n.op === query.op) && (query.target === undefined || n.target === query.target) && (query.method === undefined || n.method === query.method),
+      (n) =>
+        (query.op === undefined || n.op === query.op) &&
+        (query.target === undefined || n.target === query.target) &&
+        (query.method === undefined || n.method === query.method),
     );
   }
 
@@ -99,11 +102,21 @@ export class Graph {
 
   // ---- creation -----------------------------------------------------------------------------
 
-  createNode(op: Opcode, target: string, args: readonly Argument[] = [], kwargs: Record<string, Argument> = {}, options: CreateNodeOptions = {}): Node {
-    if (!OPCODES.includes(op)) throw new GraphError(`createNode: unknown opcode '${op}'; expected one of ${OPCODES.join(', ')}`);
-    if (typeof target !== 'string') throw new GraphError(`createNode(${op}): target must be a string, got ${typeof target}`);
-    if (options.method !== undefined && op !== 'call_module') throw new GraphError(`createNode(${op}): only call_module nodes take a method`);
-    if (op === 'output' && this.outputNode) throw new GraphError(`createNode: the graph already has an output node (${this.outputNode.name})`);
+  createNode(
+    op: Opcode,
+    target: string,
+    args: readonly Argument[] = [],
+    kwargs: Record<string, Argument> = {},
+    options: CreateNodeOptions = {},
+  ): Node {
+    if (!OPCODES.includes(op))
+      throw new GraphError(`createNode: unknown opcode '${op}'; expected one of ${OPCODES.join(', ')}`);
+    if (typeof target !== 'string')
+      throw new GraphError(`createNode(${op}): target must be a string, got ${typeof target}`);
+    if (options.method !== undefined && op !== 'call_module')
+      throw new GraphError(`createNode(${op}): only call_module nodes take a method`);
+    if (op === 'output' && this.outputNode)
+      throw new GraphError(`createNode: the graph already has an output node (${this.outputNode.name})`);
     const name = this.uniqueName(options.name ?? defaultName(op, target, options.method));
     const node = new Node(this, name, op, target, options.method);
     if (options.scope !== undefined) node.scope = options.scope;
@@ -128,25 +141,44 @@ export class Graph {
     return this.createNode('get_attr', target, [], {}, options);
   }
 
-  callModule(target: string, args: readonly Argument[] = [], kwargs: Record<string, Argument> = {}, options: CreateNodeOptions = {}): Node {
+  callModule(
+    target: string,
+    args: readonly Argument[] = [],
+    kwargs: Record<string, Argument> = {},
+    options: CreateNodeOptions = {},
+  ): Node {
     return this.createNode('call_module', target, args, kwargs, options);
   }
 
   /** Calls a registered function, given by name or as the function itself (see registerTraceable). */
-  callFunction(fn: string | ((...a: any[]) => unknown), args: readonly Argument[] = [], kwargs: Record<string, Argument> = {}, options: Omit<CreateNodeOptions, 'method'> = {}): Node {
+  callFunction(
+    fn: string | ((...a: any[]) => unknown),
+    args: readonly Argument[] = [],
+    kwargs: Record<string, Argument> = {},
+    options: Omit<CreateNodeOptions, 'method'> = {},
+  ): Node {
     let target: string;
     if (typeof fn === 'string') target = traceables.get(fn).name;
     else {
       const e = traceables.lookup(fn);
-      if (!e) throw new GraphError(`callFunction: ${fn.name || 'this function'} is not registered; register it with registerTraceable('name', fn) or fxWrap(fn, 'name') first`);
+      if (!e)
+        throw new GraphError(
+          `callFunction: ${fn.name || 'this function'} is not registered; register it with registerTraceable('name', fn) or fxWrap(fn, 'name') first`,
+        );
       target = e.name;
     }
     return this.createNode('call_function', target, args, kwargs, options);
   }
 
   /** Calls `args[0][name](...args.slice(1))`. */
-  callMethod(name: string, args: readonly Argument[] = [], kwargs: Record<string, Argument> = {}, options: Omit<CreateNodeOptions, 'method'> = {}): Node {
-    if (args.length === 0) throw new GraphError(`callMethod('${name}'): args[0] must be the object whose method is called`);
+  callMethod(
+    name: string,
+    args: readonly Argument[] = [],
+    kwargs: Record<string, Argument> = {},
+    options: Omit<CreateNodeOptions, 'method'> = {},
+  ): Node {
+    if (args.length === 0)
+      throw new GraphError(`callMethod('${name}'): args[0] must be the object whose method is called`);
     return this.createNode('call_method', name, args, kwargs, options);
   }
 
@@ -227,9 +259,12 @@ export class Graph {
         outputs++;
         if (n._next !== null) problems.push(`output node '${n.name}' is not the last node`);
       }
-      if ((n.op === 'call_module' || n.op === 'get_attr') && typeof n.target !== 'string') problems.push(`${n.name}: target must be a string`);
-      if (n.op === 'call_function' && !traceables.has(n.target)) problems.push(`${n.name}: call_function target '${n.target}' is not a registered function`);
-      if (n.op === 'call_method' && n.args.length === 0) problems.push(`${n.name}: call_method without a self argument`);
+      if ((n.op === 'call_module' || n.op === 'get_attr') && typeof n.target !== 'string')
+        problems.push(`${n.name}: target must be a string`);
+      if (n.op === 'call_function' && !traceables.has(n.target))
+        problems.push(`${n.name}: call_function target '${n.target}' is not a registered function`);
+      if (n.op === 'call_method' && n.args.length === 0)
+        problems.push(`${n.name}: call_method without a self argument`);
       seen.add(n);
     }
     if (outputs > 1) problems.push(`${outputs} output nodes (at most one)`);
@@ -259,11 +294,14 @@ export class Graph {
 
   /** Creates a copy of `node` (possibly of another graph) at the insertion point, mapping its input nodes through `map`. */
   copyNode(node: Node, map: Map<Node, Node> | ((n: Node) => Argument)): Node {
-    const f = typeof map === 'function' ? map : (n: Node) => {
-      const m = map.get(n);
-      if (!m) throw new GraphError(`copyNode(${node.name}): input ${n.name} has no copy yet`);
-      return m;
-    };
+    const f =
+      typeof map === 'function'
+        ? map
+        : (n: Node) => {
+            const m = map.get(n);
+            if (!m) throw new GraphError(`copyNode(${node.name}): input ${n.name} has no copy yet`);
+            return m;
+          };
     const copy = this.createNode(
       node.op,
       node.target,

@@ -1,4 +1,12 @@
-export { TraceError, GraphError, GraphValidationError, SerializationError, ModuleConfigError, PatternError, type TraceErrorContext } from './errors.js';
+export {
+  TraceError,
+  GraphError,
+  GraphValidationError,
+  SerializationError,
+  ModuleConfigError,
+  PatternError,
+  type TraceErrorContext,
+} from './errors.js';
 export { Node, mapArg, forEachNode, OPCODES, type Opcode, type Argument } from './node.js';
 export { Graph, sanitizeName, type CreateNodeOptions } from './graph.js';
 export { formatArgument, formatArgs, formatTarget, formatTable, tabulateNodes } from './format.js';
@@ -39,7 +47,15 @@ export {
   type AppliedRewrite,
   type ApplyRulesOptions,
 } from './rewrite.js';
-export { moduleCodecs, ModuleCodecRegistry, CONFIG_LIMITS, type ModuleCodec, type BuildPlace, type CodecTensor, type JsonValue } from './module-codecs.js';
+export {
+  moduleCodecs,
+  ModuleCodecRegistry,
+  CONFIG_LIMITS,
+  type ModuleCodec,
+  type BuildPlace,
+  type CodecTensor,
+  type JsonValue,
+} from './module-codecs.js';
 export {
   serializeGraphModule,
   deserializeGraphModule,

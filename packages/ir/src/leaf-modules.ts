@@ -17,7 +17,9 @@ export class LeafModuleRegistry {
 
   register(cls: ModuleClass): void {
     if (typeof cls !== 'function' || !(cls.prototype instanceof Module)) {
-      throw new InvalidArgumentError(`registerLeafModule: expected a Module subclass, got ${typeof cls === 'function' ? cls.name : typeof cls}`);
+      throw new InvalidArgumentError(
+        `registerLeafModule: expected a Module subclass, got ${typeof cls === 'function' ? cls.name : typeof cls}`,
+      );
     }
     this.classes.add(cls);
   }
@@ -38,7 +40,8 @@ export class LeafModuleRegistry {
 export const leafModules = new LeafModuleRegistry();
 
 for (const v of Object.values(nn)) {
-  if (typeof v === 'function' && v.prototype instanceof Module && !CONTAINERS.has(v)) leafModules.register(v as ModuleClass);
+  if (typeof v === 'function' && v.prototype instanceof Module && !CONTAINERS.has(v))
+    leafModules.register(v as ModuleClass);
 }
 
 /** Makes every instance of `cls` (and of its subclasses) a leaf in all traces. */
@@ -59,7 +62,9 @@ export function registerTracedMethods(cls: ModuleClass, methods: readonly string
   }
   for (const m of methods) {
     if (m === 'forward' || typeof (cls.prototype as unknown as Record<string, unknown>)[m] !== 'function') {
-      throw new InvalidArgumentError(`registerTracedMethods(${cls.name}): '${m}' is not a method of ${cls.name} other than forward`);
+      throw new InvalidArgumentError(
+        `registerTracedMethods(${cls.name}): '${m}' is not a method of ${cls.name} other than forward`,
+      );
     }
   }
   tracedMethods.set(cls, [...methods]);
@@ -74,4 +79,15 @@ export function tracedMethodsOf(module: Module): string[] {
   return [...out];
 }
 
-registerTracedMethods(FloatFunctional, ['add', 'sub', 'mul', 'div', 'addScalar', 'mulScalar', 'matmul', 'cat', 'sum', 'mean']);
+registerTracedMethods(FloatFunctional, [
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'addScalar',
+  'mulScalar',
+  'matmul',
+  'cat',
+  'sum',
+  'mean',
+]);

@@ -49,7 +49,8 @@ export interface BuildPlace {
   stateShape?: (key: string) => readonly number[] | undefined;
 }
 
-const sameShape = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
+const sameShape = (a: readonly number[], b: readonly number[]) =>
+  a.length === b.length && a.every((d, i) => d === b[i]);
 
 function fieldOf(issue: z.ZodIssue, prefix: string | undefined): string {
   const p = issue.path.join('.');
@@ -69,7 +70,9 @@ export class ModuleCodecRegistry {
     const name = codec.cls?.name;
     if (!name) throw new InvalidArgumentError('moduleCodecs.register: the codec needs a named class');
     if (!(codec.schema instanceof z.ZodType)) {
-      throw new InvalidArgumentError(`moduleCodecs.register: the codec for '${name}' has no zod schema of its config; configs come from files and are checked before create, so give it { schema }`);
+      throw new InvalidArgumentError(
+        `moduleCodecs.register: the codec for '${name}' has no zod schema of its config; configs come from files and are checked before create, so give it { schema }`,
+      );
     }
     const taken = this.codecs.get(name);
     if (taken === codec) return;
@@ -83,7 +86,10 @@ export class ModuleCodecRegistry {
 
   get(type: string): ModuleCodec {
     const c = this.codecs.get(type);
-    if (!c) throw new InvalidArgumentError(`no module codec for '${type}'; register one with moduleCodecs.register({ cls, schema, config, create }). Known: ${this.list().join(', ')}`);
+    if (!c)
+      throw new InvalidArgumentError(
+        `no module codec for '${type}'; register one with moduleCodecs.register({ cls, schema, config, create }). Known: ${this.list().join(', ')}`,
+      );
     return c;
   }
 
@@ -96,10 +102,18 @@ export class ModuleCodecRegistry {
     const parsed = codec.schema.safeParse(config ?? null);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new ModuleConfigError(place.path, type, fieldOf(issue, place.field), issue.message, { cause: parsed.error });
+      throw new ModuleConfigError(place.path, type, fieldOf(issue, place.field), issue.message, {
+        cause: parsed.error,
+      });
     }
     const outer = this.building[this.building.length - 1];
-    const at = place.path ?? (outer?.path !== undefined && place.child !== undefined ? (outer.path ? `${outer.path}.${place.child}` : place.child) : undefined);
+    const at =
+      place.path ??
+      (outer?.path !== undefined && place.child !== undefined
+        ? outer.path
+          ? `${outer.path}.${place.child}`
+          : place.child
+        : undefined);
     const stateShape = place.stateShape ?? outer?.stateShape;
     for (const t of codec.tensors?.(parsed.data) ?? []) {
       const field = fieldOf({ path: [t.field] } as unknown as z.ZodIssue, place.field);
@@ -107,10 +121,27 @@ export class ModuleCodecRegistry {
       if (stateShape && at !== undefined) {
         const key = at ? `${at}.${t.name}` : t.name;
         const held = stateShape(key);
-        if (!held) throw new ModuleConfigError(place.path, type, field, `implies tensor '${key}' ${shape}, which the state dict does not hold`);
-        if (!sameShape(held, t.shape)) throw new ModuleConfigError(place.path, type, field, `implies tensor '${key}' of shape ${shape}, the state dict holds [${held.join(', ')}]`);
+        if (!held)
+          throw new ModuleConfigError(
+            place.path,
+            type,
+            field,
+            `implies tensor '${key}' ${shape}, which the state dict does not hold`,
+          );
+        if (!sameShape(held, t.shape))
+          throw new ModuleConfigError(
+            place.path,
+            type,
+            field,
+            `implies tensor '${key}' of shape ${shape}, the state dict holds [${held.join(', ')}]`,
+          );
       } else if (t.shape.reduce((a, b) => a * b, 1) > MAX_ELEMENTS) {
-        throw new ModuleConfigError(place.path, type, field, `implies tensor '${t.name}' of shape ${shape}, more elements than a tensor can hold`);
+        throw new ModuleConfigError(
+          place.path,
+          type,
+          field,
+          `implies tensor '${t.name}' of shape ${shape}, more elements than a tensor can hold`,
+        );
       }
     }
     this.building.push({ path: at, stateShape });
@@ -162,7 +193,12 @@ const outSize = posInt.max(CONFIG_LIMITS.outputSize);
 /** A max pool's padding is at most half its kernel (PyTorch's rule; MaxPool2d enforces it). */
 function halfKernelPadding(c: { kernelSize: number[]; padding: number[] }, ctx: z.RefinementCtx): void {
   c.padding.forEach((p, i) => {
-    if (2 * p > c.kernelSize[i]!) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['padding', i], message: `${p} is more than half the kernel size ${c.kernelSize[i]}` });
+    if (2 * p > c.kernelSize[i]!)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['padding', i],
+        message: `${p} is more than half the kernel size ${c.kernelSize[i]}`,
+      });
   });
 }
 const finite = z.number().finite();
@@ -171,7 +207,11 @@ const reduction = z.enum(['none', 'mean', 'sum']);
 /** Channels split into groups: both counts divisible by `groups`. */
 function groupsDivide(c: { inChannels: number; outChannels: number; groups: number }, ctx: z.RefinementCtx): void {
   if (c.inChannels % c.groups !== 0 || c.outChannels % c.groups !== 0) {
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['groups'], message: `groups ${c.groups} must divide inChannels ${c.inChannels} and outChannels ${c.outChannels}` });
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['groups'],
+      message: `groups ${c.groups} must divide inChannels ${c.inChannels} and outChannels ${c.outChannels}`,
+    });
   }
 }
 
@@ -180,14 +220,29 @@ function plain<M extends Module>(cls: new () => M): ModuleCodec<M> {
 }
 
 for (const cls of [
-  nn.ReLU, nn.ReLU6, nn.Sigmoid, nn.Tanh, nn.SiLU, nn.Hardsigmoid, nn.Hardswish, nn.SELU, nn.Identity,
-  nn.DeQuantStub, nn.FloatFunctional, nn.Sequential, nn.ModuleList, nn.ModuleDict,
+  nn.ReLU,
+  nn.ReLU6,
+  nn.Sigmoid,
+  nn.Tanh,
+  nn.SiLU,
+  nn.Hardsigmoid,
+  nn.Hardswish,
+  nn.SELU,
+  nn.Identity,
+  nn.DeQuantStub,
+  nn.FloatFunctional,
+  nn.Sequential,
+  nn.ModuleList,
+  nn.ModuleDict,
 ] as (new () => Module)[]) {
   moduleCodecs.register(plain(cls));
 }
 
 function convTensors(weight: number[], out: number, bias: boolean): CodecTensor[] {
-  return [{ name: 'weight', shape: weight, field: 'inChannels/outChannels/kernelSize' }, ...(bias ? [{ name: 'bias', shape: [out], field: 'outChannels' }] : [])];
+  return [
+    { name: 'weight', shape: weight, field: 'inChannels/outChannels/kernelSize' },
+    ...(bias ? [{ name: 'bias', shape: [out], field: 'outChannels' }] : []),
+  ];
 }
 
 function convSchema(rank: number) {
@@ -207,12 +262,33 @@ function convSchema(rank: number) {
 }
 
 type Conv = nn.Conv1d | nn.Conv2d | nn.Conv3d;
-for (const [cls, rank] of [[nn.Conv1d, 1], [nn.Conv2d, 2], [nn.Conv3d, 3]] as [new (i: number, o: number, k: number[], opt: object) => Conv, number][]) {
+for (const [cls, rank] of [
+  [nn.Conv1d, 1],
+  [nn.Conv2d, 2],
+  [nn.Conv3d, 3],
+] as [new (i: number, o: number, k: number[], opt: object) => Conv, number][]) {
   moduleCodecs.register<Conv, z.infer<ReturnType<typeof convSchema>>>({
     cls,
     schema: convSchema(rank),
-    config: (m) => json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
-    create: (c) => new cls(c.inChannels, c.outChannels, c.kernelSize, { stride: c.stride, padding: c.padding, dilation: c.dilation, groups: c.groups, bias: c.bias }),
+    config: (m) =>
+      json({
+        inChannels: m.inChannels,
+        outChannels: m.outChannels,
+        kernelSize: m.kernelSize,
+        stride: m.stride,
+        padding: m.padding,
+        dilation: m.dilation,
+        groups: m.groups,
+        bias: m.bias !== null,
+      }),
+    create: (c) =>
+      new cls(c.inChannels, c.outChannels, c.kernelSize, {
+        stride: c.stride,
+        padding: c.padding,
+        dilation: c.dilation,
+        groups: c.groups,
+        bias: c.bias,
+      }),
     tensors: (c) => convTensors([c.outChannels, c.inChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
@@ -235,32 +311,74 @@ function convTransposeSchema(rank: number) {
 }
 
 type ConvT = nn.ConvTranspose1d | nn.ConvTranspose2d;
-for (const [cls, rank] of [[nn.ConvTranspose1d, 1], [nn.ConvTranspose2d, 2]] as [new (i: number, o: number, k: number[], opt: object) => ConvT, number][]) {
+for (const [cls, rank] of [
+  [nn.ConvTranspose1d, 1],
+  [nn.ConvTranspose2d, 2],
+] as [new (i: number, o: number, k: number[], opt: object) => ConvT, number][]) {
   moduleCodecs.register<ConvT, z.infer<ReturnType<typeof convTransposeSchema>>>({
     cls,
     schema: convTransposeSchema(rank),
     config: (m) =>
-      json({ inChannels: m.inChannels, outChannels: m.outChannels, kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, outputPadding: m.outputPadding, dilation: m.dilation, groups: m.groups, bias: m.bias !== null }),
+      json({
+        inChannels: m.inChannels,
+        outChannels: m.outChannels,
+        kernelSize: m.kernelSize,
+        stride: m.stride,
+        padding: m.padding,
+        outputPadding: m.outputPadding,
+        dilation: m.dilation,
+        groups: m.groups,
+        bias: m.bias !== null,
+      }),
     create: (c) =>
-      new cls(c.inChannels, c.outChannels, c.kernelSize, { stride: c.stride, padding: c.padding, outputPadding: c.outputPadding, dilation: c.dilation, groups: c.groups, bias: c.bias }),
+      new cls(c.inChannels, c.outChannels, c.kernelSize, {
+        stride: c.stride,
+        padding: c.padding,
+        outputPadding: c.outputPadding,
+        dilation: c.dilation,
+        groups: c.groups,
+        bias: c.bias,
+      }),
     tensors: (c) => convTensors([c.inChannels, c.outChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
 
 const bnSchema = z
-  .object({ numFeatures: posInt, eps: finite.positive(), momentum: z.number().min(0).max(1).nullable(), affine: z.boolean(), trackRunningStats: z.boolean() })
+  .object({
+    numFeatures: posInt,
+    eps: finite.positive(),
+    momentum: z.number().min(0).max(1).nullable(),
+    affine: z.boolean(),
+    trackRunningStats: z.boolean(),
+  })
   .strict();
 type BN = nn.BatchNorm1d | nn.BatchNorm2d | nn.BatchNorm3d;
-for (const cls of [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d] as (new (n: number, o: object) => BN)[]) {
+for (const cls of [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d] as (new (
+  n: number,
+  o: object,
+) => BN)[]) {
   moduleCodecs.register<BN, z.infer<typeof bnSchema>>({
     cls,
     schema: bnSchema,
-    config: (m) => json({ numFeatures: m.numFeatures, eps: m.eps, momentum: m.momentum, affine: m.affine, trackRunningStats: m.trackRunningStats }),
-    create: (c) => new cls(c.numFeatures, { eps: c.eps, momentum: c.momentum, affine: c.affine, trackRunningStats: c.trackRunningStats }),
-    tensors: (c) => [
-      ...(c.affine ? ['weight', 'bias'] : []),
-      ...(c.trackRunningStats ? ['runningMean', 'runningVar'] : []),
-    ].map((name) => ({ name, shape: [c.numFeatures], field: 'numFeatures' })),
+    config: (m) =>
+      json({
+        numFeatures: m.numFeatures,
+        eps: m.eps,
+        momentum: m.momentum,
+        affine: m.affine,
+        trackRunningStats: m.trackRunningStats,
+      }),
+    create: (c) =>
+      new cls(c.numFeatures, {
+        eps: c.eps,
+        momentum: c.momentum,
+        affine: c.affine,
+        trackRunningStats: c.trackRunningStats,
+      }),
+    tensors: (c) =>
+      [...(c.affine ? ['weight', 'bias'] : []), ...(c.trackRunningStats ? ['runningMean', 'runningVar'] : [])].map(
+        (name) => ({ name, shape: [c.numFeatures], field: 'numFeatures' }),
+      ),
   });
 }
 
@@ -270,15 +388,37 @@ moduleCodecs.register<nn.Linear, z.infer<typeof linearSchema>>({
   schema: linearSchema,
   config: (m) => json({ inFeatures: m.inFeatures, outFeatures: m.outFeatures, bias: m.bias !== null }),
   create: (c) => new nn.Linear(c.inFeatures, c.outFeatures, { bias: c.bias }),
-  tensors: (c) => [{ name: 'weight', shape: [c.outFeatures, c.inFeatures], field: 'inFeatures' }, ...(c.bias ? [{ name: 'bias', shape: [c.outFeatures], field: 'outFeatures' }] : [])],
+  tensors: (c) => [
+    { name: 'weight', shape: [c.outFeatures, c.inFeatures], field: 'inFeatures' },
+    ...(c.bias ? [{ name: 'bias', shape: [c.outFeatures], field: 'outFeatures' }] : []),
+  ],
 });
-const layerNormSchema = z.object({ normalizedShape: z.array(posInt).min(1), eps: finite.positive(), elementwiseAffine: z.boolean(), bias: z.boolean() }).strict();
+const layerNormSchema = z
+  .object({
+    normalizedShape: z.array(posInt).min(1),
+    eps: finite.positive(),
+    elementwiseAffine: z.boolean(),
+    bias: z.boolean(),
+  })
+  .strict();
 moduleCodecs.register<nn.LayerNorm, z.infer<typeof layerNormSchema>>({
   cls: nn.LayerNorm,
   schema: layerNormSchema,
-  config: (m) => json({ normalizedShape: m.normalizedShape, eps: m.eps, elementwiseAffine: m.elementwiseAffine, bias: m.bias !== null }),
-  create: (c) => new nn.LayerNorm(c.normalizedShape, { eps: c.eps, elementwiseAffine: c.elementwiseAffine, bias: c.bias }),
-  tensors: (c) => (c.elementwiseAffine ? [c.bias ? ['weight', 'bias'] : ['weight']].flat() : []).map((name) => ({ name, shape: c.normalizedShape, field: 'normalizedShape' })),
+  config: (m) =>
+    json({
+      normalizedShape: m.normalizedShape,
+      eps: m.eps,
+      elementwiseAffine: m.elementwiseAffine,
+      bias: m.bias !== null,
+    }),
+  create: (c) =>
+    new nn.LayerNorm(c.normalizedShape, { eps: c.eps, elementwiseAffine: c.elementwiseAffine, bias: c.bias }),
+  tensors: (c) =>
+    (c.elementwiseAffine ? [c.bias ? ['weight', 'bias'] : ['weight']].flat() : []).map((name) => ({
+      name,
+      shape: c.normalizedShape,
+      field: 'normalizedShape',
+    })),
 });
 const preluSchema = z.object({ numParameters: posInt }).strict();
 moduleCodecs.register<nn.PReLU, z.infer<typeof preluSchema>>({
@@ -311,9 +451,16 @@ moduleCodecs.register(options(nn.LogSoftmax, { dim: int }));
 moduleCodecs.register(options(nn.Flatten, { startDim: int, endDim: int }));
 moduleCodecs.register(options(nn.Dropout, { p: z.number().min(0).max(1) }));
 moduleCodecs.register(
-  options(nn.Upsample, { size: pair(outSize).optional(), scaleFactor: pair(finite.positive().max(CONFIG_LIMITS.scaleFactor)).optional(), mode: z.enum(['nearest', 'bilinear']), alignCorners: z.boolean().optional() }),
+  options(nn.Upsample, {
+    size: pair(outSize).optional(),
+    scaleFactor: pair(finite.positive().max(CONFIG_LIMITS.scaleFactor)).optional(),
+    mode: z.enum(['nearest', 'bilinear']),
+    alignCorners: z.boolean().optional(),
+  }),
 );
-moduleCodecs.register(options(nn.CrossEntropyLoss, { labelSmoothing: z.number().min(0).max(1), reduction, ignoreIndex: int.optional() }));
+moduleCodecs.register(
+  options(nn.CrossEntropyLoss, { labelSmoothing: z.number().min(0).max(1), reduction, ignoreIndex: int.optional() }),
+);
 moduleCodecs.register(options(nn.MSELoss, { reduction }));
 moduleCodecs.register(options(nn.L1Loss, { reduction }));
 const quantStubSchema = z.object({ scale: finite.positive().optional() }).strict();
@@ -324,24 +471,68 @@ moduleCodecs.register<nn.QuantStub, z.infer<typeof quantStubSchema>>({
   create: (c) => new nn.QuantStub(c),
 });
 const maxPoolSchema = z
-  .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), dilation: ints(2, posInt), ceilMode: z.boolean() })
+  .object({
+    kernelSize: ints(2, posInt),
+    stride: ints(2, posInt),
+    padding: ints(2, nonNegInt),
+    dilation: ints(2, posInt),
+    ceilMode: z.boolean(),
+  })
   .strict()
   .superRefine(halfKernelPadding);
 moduleCodecs.register<nn.MaxPool2d, z.infer<typeof maxPoolSchema>>({
   cls: nn.MaxPool2d,
   schema: maxPoolSchema,
-  config: (m) => json({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, dilation: m.dilation, ceilMode: m.ceilMode }),
-  create: (c) => new nn.MaxPool2d(c.kernelSize, { stride: c.stride, padding: c.padding, dilation: c.dilation, ceilMode: c.ceilMode }),
+  config: (m) =>
+    json({
+      kernelSize: m.kernelSize,
+      stride: m.stride,
+      padding: m.padding,
+      dilation: m.dilation,
+      ceilMode: m.ceilMode,
+    }),
+  create: (c) =>
+    new nn.MaxPool2d(c.kernelSize, {
+      stride: c.stride,
+      padding: c.padding,
+      dilation: c.dilation,
+      ceilMode: c.ceilMode,
+    }),
 });
 const avgPoolSchema = z
-  .object({ kernelSize: ints(2, posInt), stride: ints(2, posInt), padding: ints(2, nonNegInt), ceilMode: z.boolean(), countIncludePad: z.boolean(), divisorOverride: posInt.optional() })
+  .object({
+    kernelSize: ints(2, posInt),
+    stride: ints(2, posInt),
+    padding: ints(2, nonNegInt),
+    ceilMode: z.boolean(),
+    countIncludePad: z.boolean(),
+    divisorOverride: posInt.optional(),
+  })
   .strict()
-  .refine((c) => c.padding.every((p, i) => p < c.kernelSize[i]!), { message: 'a padding must be smaller than the kernel (ONNX Runtime\'s rule)', path: ['padding'] });
+  .refine((c) => c.padding.every((p, i) => p < c.kernelSize[i]!), {
+    message: "a padding must be smaller than the kernel (ONNX Runtime's rule)",
+    path: ['padding'],
+  });
 moduleCodecs.register<nn.AvgPool2d, z.infer<typeof avgPoolSchema>>({
   cls: nn.AvgPool2d,
   schema: avgPoolSchema,
-  config: (m) => json({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride }),
-  create: (c) => new nn.AvgPool2d(c.kernelSize, { stride: c.stride, padding: c.padding, ceilMode: c.ceilMode, countIncludePad: c.countIncludePad, divisorOverride: c.divisorOverride }),
+  config: (m) =>
+    json({
+      kernelSize: m.kernelSize,
+      stride: m.stride,
+      padding: m.padding,
+      ceilMode: m.ceilMode,
+      countIncludePad: m.countIncludePad,
+      divisorOverride: m.divisorOverride,
+    }),
+  create: (c) =>
+    new nn.AvgPool2d(c.kernelSize, {
+      stride: c.stride,
+      padding: c.padding,
+      ceilMode: c.ceilMode,
+      countIncludePad: c.countIncludePad,
+      divisorOverride: c.divisorOverride,
+    }),
 });
 const adaptiveSchema = z.object({ outputSize: z.union([outSize, z.array(outSize.nullable()).length(2)]) }).strict();
 moduleCodecs.register<nn.AdaptiveAvgPool2d, z.infer<typeof adaptiveSchema>>({

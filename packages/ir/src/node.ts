@@ -5,7 +5,14 @@ import type { Graph } from './graph.js';
 /** What a node does, as in torch.fx. */
 export type Opcode = 'placeholder' | 'get_attr' | 'call_module' | 'call_function' | 'call_method' | 'output';
 
-export const OPCODES: readonly Opcode[] = ['placeholder', 'get_attr', 'call_module', 'call_function', 'call_method', 'output'];
+export const OPCODES: readonly Opcode[] = [
+  'placeholder',
+  'get_attr',
+  'call_module',
+  'call_function',
+  'call_method',
+  'output',
+];
 
 /**
  * A node argument: a `Node`, a constant (number, string, boolean, null, undefined, ...), or arrays
@@ -91,7 +98,8 @@ export class Node {
   }
 
   set target(next: string) {
-    if (typeof next !== 'string') throw new GraphError(`node ${this._name}: target must be a string, got ${typeof next}`);
+    if (typeof next !== 'string')
+      throw new GraphError(`node ${this._name}: target must be a string, got ${typeof next}`);
     this._target = next;
     this.graph._touch();
   }
@@ -102,7 +110,8 @@ export class Node {
   }
 
   set method(next: string | undefined) {
-    if (this.op !== 'call_module' && next !== undefined) throw new GraphError(`node ${this._name}: only call_module nodes have a method`);
+    if (this.op !== 'call_module' && next !== undefined)
+      throw new GraphError(`node ${this._name}: only call_module nodes have a method`);
     this._method = next;
     this.graph._touch();
   }
@@ -239,7 +248,8 @@ export class Node {
     const seen = new Set<Node>();
     const visit = (n: Node) => {
       if (seen.has(n)) return;
-      if (n.graph !== this.graph) throw new GraphError(`node ${this._name}: argument ${n.name} belongs to another graph`);
+      if (n.graph !== this.graph)
+        throw new GraphError(`node ${this._name}: argument ${n.name} belongs to another graph`);
       if (n._erased) throw new GraphError(`node ${this._name}: argument ${n.name} was erased from the graph`);
       seen.add(n);
       next.push(n);
@@ -256,6 +266,9 @@ export class Node {
 function formatRef(arg: Argument): string {
   if (arg instanceof Node) return `%${arg.name}`;
   if (Array.isArray(arg)) return arg.length === 1 ? `(${formatRef(arg[0])},)` : `(${arg.map(formatRef).join(', ')})`;
-  if (isPlainObject(arg)) return `{${Object.keys(arg).map((k) => `${k}: ${formatRef(arg[k])}`).join(', ')}}`;
+  if (isPlainObject(arg))
+    return `{${Object.keys(arg)
+      .map((k) => `${k}: ${formatRef(arg[k])}`)
+      .join(', ')}}`;
   return typeof arg === 'string' ? `'${arg}'` : String(arg);
 }

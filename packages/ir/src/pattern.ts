@@ -35,7 +35,13 @@ export function subclassOf(cls: ModuleClass): SubclassOf {
  * - a string: a call_method node of that name (`x.add(y)` is `'add'`);
  * - `MatchAll`, `anyOf(...)`, `subclassOf(Class)`.
  */
-export type PatternElement = ModuleClass | ((...args: any[]) => unknown) | string | typeof MatchAll | AnyOf | SubclassOf;
+export type PatternElement =
+  | ModuleClass
+  | ((...args: any[]) => unknown)
+  | string
+  | typeof MatchAll
+  | AnyOf
+  | SubclassOf;
 
 /** An element, or `[element, ...patterns of its args]` (args matched positionally, all of them). */
 export type Pattern = PatternElement | readonly [PatternElement, ...Pattern[]];
@@ -68,8 +74,12 @@ export function validatePattern(p: Pattern, where = 'pattern'): void {
     p.forEach((q: Pattern, i: number) => validatePattern(q, `${where}[${i}]`));
     return;
   }
-  const ok = p === MatchAll || typeof p === 'string' || typeof p === 'function' || p instanceof AnyOf || p instanceof SubclassOf;
-  if (!ok) throw new PatternError(`${where}: expected a module class, a function, a method name, MatchAll, anyOf or subclassOf; got ${String(p)}`);
+  const ok =
+    p === MatchAll || typeof p === 'string' || typeof p === 'function' || p instanceof AnyOf || p instanceof SubclassOf;
+  if (!ok)
+    throw new PatternError(
+      `${where}: expected a module class, a function, a method name, MatchAll, anyOf or subclassOf; got ${String(p)}`,
+    );
   if (p instanceof AnyOf) p.elements.forEach((e, i) => validatePattern(e, `${where}.anyOf[${i}]`));
 }
 

@@ -43,7 +43,8 @@ function coercionProblem(hint: string): [string, string | undefined] {
       undefined,
     ];
   }
-  if (hint === 'string') return ['a traced value was turned into a string (a template literal or String(x))', undefined];
+  if (hint === 'string')
+    return ['a traced value was turned into a string (a template literal or String(x))', undefined];
   return [
     'a traced value was used with a JS operator (`+`, `-`, `==`, ...) or as a primitive; JS cannot overload operators',
     'Use the tensor ops instead (add(a, b) or a.add(b), mul, gt, ...), or wrap the code with fxWrap(fn) so it runs for real.',
@@ -69,7 +70,11 @@ export function createProxy(host: ProxyHost, node: Node): unknown {
       if (prop === Symbol.iterator) {
         return function* () {
           for (let i = 0; i < MAX_ITERATION; i++) yield host.recordAttribute(node, i);
-          throw host.traceError(node, `iterated past ${MAX_ITERATION} items of a traced value of unknown length (spread or for-of)`, 'Destructure a fixed number of items (const [a, b] = x) or wrap the code with fxWrap(fn).');
+          throw host.traceError(
+            node,
+            `iterated past ${MAX_ITERATION} items of a traced value of unknown length (spread or for-of)`,
+            'Destructure a fixed number of items (const [a, b] = x) or wrap the code with fxWrap(fn).',
+          );
         };
       }
       if (prop === INSPECT) return () => `Proxy(${node.name})`;
@@ -91,10 +96,16 @@ export function createProxy(host: ProxyHost, node: Node): unknown {
       throw host.traceError(node, `assigning property '${String(prop)}' of a traced value cannot be recorded`);
     },
     has(_t, prop) {
-      throw host.traceError(node, `\`'${String(prop)}' in x\` on a traced value depends on data the trace does not have`);
+      throw host.traceError(
+        node,
+        `\`'${String(prop)}' in x\` on a traced value depends on data the trace does not have`,
+      );
     },
     ownKeys() {
-      throw host.traceError(node, 'enumerating the keys of a traced value (Object.keys, {...x}, for-in) depends on data the trace does not have');
+      throw host.traceError(
+        node,
+        'enumerating the keys of a traced value (Object.keys, {...x}, for-in) depends on data the trace does not have',
+      );
     },
     deleteProperty(_t, prop) {
       throw host.traceError(node, `deleting property '${String(prop)}' of a traced value cannot be recorded`);

@@ -35,7 +35,11 @@ class Block extends Module {
 class FusedConv extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor;
-  constructor(readonly conv: Conv2d, bn: BatchNorm2d, readonly withRelu: boolean) {
+  constructor(
+    readonly conv: Conv2d,
+    bn: BatchNorm2d,
+    readonly withRelu: boolean,
+  ) {
     super();
     const gamma = bn.weight!.values();
     const beta = bn.bias!.values();
@@ -55,7 +59,12 @@ class FusedConv extends Module {
   }
   forward(x: Tensor, other?: Tensor): Tensor {
     const c = this.conv;
-    let y = conv2d(x, this.weight, this.bias, { stride: c.stride, padding: c.padding, dilation: c.dilation, groups: c.groups });
+    let y = conv2d(x, this.weight, this.bias, {
+      stride: c.stride,
+      padding: c.padding,
+      dilation: c.dilation,
+      groups: c.groups,
+    });
     if (other) y = add(y, other);
     return this.withRelu ? relu(y) : y;
   }
@@ -67,14 +76,20 @@ function fuseRule(name: string, pattern: Pattern): RewriteRule {
     name,
     pattern,
     // a conv module called from several places (TestFuseNet's sharedConv) cannot absorb one BN
-    when: (match, ctx) => ctx.graph.findNodes({ op: 'call_module', target: match.nodes[match.nodes.length - 1]!.target }).length === 1,
+    when: (match, ctx) =>
+      ctx.graph.findNodes({ op: 'call_module', target: match.nodes[match.nodes.length - 1]!.target }).length === 1,
     apply(match, ctx) {
       const conv = match.nodes[match.nodes.length - 1]!;
       const bn = match.nodes.find((n) => n.op === 'call_module' && ctx.module(n) instanceof BatchNorm2d)!;
       const withRelu = ctx.module(match.root) instanceof ReLU;
       const other = match.captures[0];
-      ctx.gm.setSubmodule(conv.target, new FusedConv(ctx.module(conv) as Conv2d, ctx.module(bn) as BatchNorm2d, withRelu));
-      for (const n of match.nodes) if (n !== conv && n.op === 'call_module' && n.method === undefined) ctx.gm.setSubmodule(n.target, new Identity());
+      ctx.gm.setSubmodule(
+        conv.target,
+        new FusedConv(ctx.module(conv) as Conv2d, ctx.module(bn) as BatchNorm2d, withRelu),
+      );
+      for (const n of match.nodes)
+        if (n !== conv && n.op === 'call_module' && n.method === undefined)
+          ctx.gm.setSubmodule(n.target, new Identity());
       match.root.prepend(conv);
       conv.args = other === undefined ? [conv.args[0]] : [conv.args[0], other];
       match.root.replaceAllUsesWith(conv);
@@ -115,7 +130,12 @@ describe('patterns', () => {
     const m = matchPattern(root, [ReLU, [adds, [BatchNorm2d, Conv2d], MatchAll]], gm)!;
     expect(m.nodes.map((n) => n.name)).toEqual(['relu2', 'add', 'bn2', 'conv2']);
     expect(m.captures).toEqual([gm.graph.node('short_1')]);
-    expect(matchPattern(root, [ReLU, ['add', MatchAll, [BatchNorm2d, Conv2d]]], gm)!.nodes.map((n) => n.name)).toEqual(['relu2', 'add', 'short_1', 'short_0']);
+    expect(matchPattern(root, [ReLU, ['add', MatchAll, [BatchNorm2d, Conv2d]]], gm)!.nodes.map((n) => n.name)).toEqual([
+      'relu2',
+      'add',
+      'short_1',
+      'short_0',
+    ]);
     expect(matchPattern(root, [ReLU, [add, MatchAll, MatchAll]], gm)).toBeNull(); // x.add(s) is a call_method, not the function
     expect(matchPattern(root, [ReLU, [FloatFunctional.prototype.add, MatchAll, MatchAll]], gm)).toBeNull();
     expect(matchPattern(root, [subclassOf(Module), MatchAll], gm)).not.toBeNull();
@@ -123,16 +143,19 @@ describe('patterns', () => {
 
     const ff = symbolicTrace(new TestFuseNet(3, new Generator(1)));
     const r = ff.graph.node('convmod1_reluMod')!;
-    expect(matchPattern(r, [ReLU, [FloatFunctional.prototype.add, [BatchNorm2d, Conv2d], MatchAll]], ff)!.nodes.map((n) => n.name)).toEqual([
-      'convmod1_reluMod',
-      'convmod1_add_add',
-      'convmod1_bnMod',
-      'convmod1_conv2d',
-    ]);
-    expect(matchPattern(ff.graph.node('relu')!, [ReLU, [FloatFunctional.prototype.sub, BatchNorm2d, BatchNorm2d]], ff)).not.toBeNull();
+    expect(
+      matchPattern(r, [ReLU, [FloatFunctional.prototype.add, [BatchNorm2d, Conv2d], MatchAll]], ff)!.nodes.map(
+        (n) => n.name,
+      ),
+    ).toEqual(['convmod1_reluMod', 'convmod1_add_add', 'convmod1_bnMod', 'convmod1_conv2d']);
+    expect(
+      matchPattern(ff.graph.node('relu')!, [ReLU, [FloatFunctional.prototype.sub, BatchNorm2d, BatchNorm2d]], ff),
+    ).not.toBeNull();
 
     const fn = symbolicTrace(new ModelForFusion(new Generator(2)));
-    expect(matchPattern(fn.graph.node('relu')!, [ReLU, [add, [BatchNorm2d, Conv2d], MatchAll]], fn)!.captures).toEqual([fn.graph.node('quanty')]);
+    expect(matchPattern(fn.graph.node('relu')!, [ReLU, [add, [BatchNorm2d, Conv2d], MatchAll]], fn)!.captures).toEqual([
+      fn.graph.node('quanty'),
+    ]);
     expect(patternSize([ReLU, [adds, [BatchNorm2d, Conv2d], MatchAll]])).toBe(4);
   });
 
@@ -155,9 +178,19 @@ describe('patterns', () => {
 describe('rule tables', () => {
   it('find non-overlapping matches, longest pattern first', () => {
     const { gm } = traceEval(new Block(new Generator(4)));
-    const found = findMatches(gm, fusionTable()).map(({ rule, match }) => `${rule.name}:${match.nodes.map((n) => n.name).join(',')}`);
-    expect(found).toEqual(['conv_bn_add_relu:relu2,add,bn2,conv2', 'conv_bn:short_1,short_0', 'conv_bn_relu:relu1,bn1,conv1']);
-    expect(fusionTable().ordered().map((r) => r.name)).toEqual(['conv_bn_add_relu', 'conv_bn_relu', 'conv_bn']);
+    const found = findMatches(gm, fusionTable()).map(
+      ({ rule, match }) => `${rule.name}:${match.nodes.map((n) => n.name).join(',')}`,
+    );
+    expect(found).toEqual([
+      'conv_bn_add_relu:relu2,add,bn2,conv2',
+      'conv_bn:short_1,short_0',
+      'conv_bn_relu:relu1,bn1,conv1',
+    ]);
+    expect(
+      fusionTable()
+        .ordered()
+        .map((r) => r.name),
+    ).toEqual(['conv_bn_add_relu', 'conv_bn_relu', 'conv_bn']);
   });
 
   it('rewrite a residual block into fused convs with the same outputs', () => {
@@ -185,7 +218,10 @@ describe('rule tables', () => {
       const { model, gm } = traceEval(net);
       const applied = applyRules(gm, fusionTable());
       const g = new Generator(9);
-      const [x, y] = net instanceof TestFuseNet ? [randn([1, 3, 4, 4], { generator: g }), randn([1, 3, 4, 4], { generator: g })] : [randn([1, 3, 6, 6], { generator: g }), randn([1, 3, 4, 4], { generator: g })];
+      const [x, y] =
+        net instanceof TestFuseNet
+          ? [randn([1, 3, 4, 4], { generator: g }), randn([1, 3, 4, 4], { generator: g })]
+          : [randn([1, 3, 6, 6], { generator: g }), randn([1, 3, 4, 4], { generator: g })];
       close(model.call(x!, y!), gm.call(x!, y!));
       expect(applied.filter((a) => a.rule === 'conv_bn_add_relu')).toHaveLength(net instanceof TestFuseNet ? 3 : 1);
       if (net instanceof TestFuseNet) expect(gm.graph.findNodes({ target: 'bn1' })).toHaveLength(1); // shared conv left alone
@@ -213,7 +249,9 @@ describe('rule tables', () => {
     const t = fusionTable();
     expect(() => t.register({ name: 'conv_bn', pattern: ReLU, apply: () => {} })).toThrow(/already registered/);
     expect(() => t.register({ name: 'bad', pattern: [] as unknown as Pattern, apply: () => {} })).toThrow(PatternError);
-    expect(() => t.register({ name: 'bad2', pattern: [ReLU, 42 as unknown as Pattern], apply: () => {} })).toThrow(/expected a module class/);
+    expect(() => t.register({ name: 'bad2', pattern: [ReLU, 42 as unknown as Pattern], apply: () => {} })).toThrow(
+      /expected a module class/,
+    );
     expect(() => t.get('nope')).toThrow(/has no rule 'nope'; it has: conv_bn, conv_bn_relu, conv_bn_add_relu/);
   });
 });

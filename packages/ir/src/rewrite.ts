@@ -45,7 +45,10 @@ function byLength(rules: readonly RewriteRule[]): RewriteRule[] {
 export class RuleTable {
   private readonly rules = new Map<string, RewriteRule>();
 
-  constructor(readonly name: string, rules: Iterable<RewriteRule> = []) {
+  constructor(
+    readonly name: string,
+    rules: Iterable<RewriteRule> = [],
+  ) {
     for (const r of rules) this.register(r);
   }
 
@@ -55,7 +58,8 @@ export class RuleTable {
     }
     const taken = this.rules.get(rule.name);
     if (taken === rule) return this;
-    if (taken) throw new InvalidArgumentError(`RuleTable '${this.name}': a rule named '${rule.name}' is already registered`);
+    if (taken)
+      throw new InvalidArgumentError(`RuleTable '${this.name}': a rule named '${rule.name}' is already registered`);
     validatePattern(rule.pattern, `rule '${rule.name}'`);
     this.rules.set(rule.name, rule);
     return this;
@@ -63,7 +67,14 @@ export class RuleTable {
 
   get(name: string): RewriteRule {
     const r = this.rules.get(name);
-    if (!r) throw new InvalidArgumentError(`RuleTable '${this.name}' has no rule '${name}'; it has: ${this.list().map((x) => x.name).join(', ') || 'none'}`);
+    if (!r)
+      throw new InvalidArgumentError(
+        `RuleTable '${this.name}' has no rule '${name}'; it has: ${
+          this.list()
+            .map((x) => x.name)
+            .join(', ') || 'none'
+        }`,
+      );
     return r;
   }
 
@@ -86,7 +97,10 @@ function contextFor(gm: GraphModule): RewriteContext {
  * Non-overlapping matches of the rules, found from the last node backwards (so a match is rooted
  * at its last op) with longer patterns tried first at each node.
  */
-export function findMatches(gm: GraphModule, rules: RuleTable | readonly RewriteRule[]): { rule: RewriteRule; match: Match }[] {
+export function findMatches(
+  gm: GraphModule,
+  rules: RuleTable | readonly RewriteRule[],
+): { rule: RewriteRule; match: Match }[] {
   const ordered = rules instanceof RuleTable ? rules.ordered() : byLength(rules);
   for (const r of ordered) validatePattern(r.pattern, `rule '${r.name}'`);
   const ctx = contextFor(gm);
@@ -122,12 +136,21 @@ export interface ApplyRulesOptions {
  * rule's apply in graph order, skipping matches whose nodes an earlier rewrite erased. Returns
  * what was applied; the GraphModule recompiles on its next call.
  */
-export function applyRules(gm: GraphModule, rules: RuleTable | readonly RewriteRule[], options: ApplyRulesOptions = {}): AppliedRewrite[] {
+export function applyRules(
+  gm: GraphModule,
+  rules: RuleTable | readonly RewriteRule[],
+  options: ApplyRulesOptions = {},
+): AppliedRewrite[] {
   const maxPasses = options.maxPasses ?? 100;
   const applied: AppliedRewrite[] = [];
   for (let pass = 0; ; pass++) {
     if (pass >= maxPasses) {
-      throw new PatternError(`applyRules: still rewriting after ${maxPasses} passes; the rules probably undo each other (last applied: ${applied.slice(-3).map((a) => a.rule).join(', ')})`);
+      throw new PatternError(
+        `applyRules: still rewriting after ${maxPasses} passes; the rules probably undo each other (last applied: ${applied
+          .slice(-3)
+          .map((a) => a.rule)
+          .join(', ')})`,
+      );
     }
     const ctx = contextFor(gm);
     const matches = findMatches(gm, rules).reverse();

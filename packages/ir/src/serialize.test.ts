@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { SerializationError } from './errors.js';
 import { Graph } from './graph.js';
 import { GraphModule, SubmoduleContainer } from './graph-module.js';
-import { deserializeGraphModule, graphModuleToJson, serializeGraphModule, type SerializedGraphModule } from './serialize.js';
+import {
+  deserializeGraphModule,
+  graphModuleToJson,
+  serializeGraphModule,
+  type SerializedGraphModule,
+} from './serialize.js';
 import { symbolicTrace } from './symbolic-trace.js';
 import { HybridModel, RetinaNet, TestFuseNet, type RetinaData } from './testing/seed-models.js';
 
@@ -25,10 +30,29 @@ describe('GraphModule JSON', () => {
     const json = JSON.parse(text) as SerializedGraphModule;
     expect([json.format, json.version, json.className]).toEqual(['qtk.graph-module', 1, 'HybridModel']);
     expect(json.modules.map((m) => `${m.path}:${m.type}`)).toEqual([
-      'quant:QuantStub', 'conv0:Conv2d', 'prelu:PReLU', 'conv1:ConvBlock', 'conv1.conv:Conv2d', 'conv1.prelu:PReLU',
-      'conv2:Conv2d', 'conv3:Conv2d', 'conv4:Conv2d', 'selu:_SeluModule', 'dequant:DeQuantStub', 'identity:Identity',
+      'quant:QuantStub',
+      'conv0:Conv2d',
+      'prelu:PReLU',
+      'conv1:ConvBlock',
+      'conv1.conv:Conv2d',
+      'conv1.prelu:PReLU',
+      'conv2:Conv2d',
+      'conv3:Conv2d',
+      'conv4:Conv2d',
+      'selu:_SeluModule',
+      'dequant:DeQuantStub',
+      'identity:Identity',
     ]);
-    expect(json.modules[1]!.config).toEqual({ inChannels: 3, outChannels: 3, kernelSize: [1, 1], stride: [1, 1], padding: [0, 0], dilation: [1, 1], groups: 1, bias: true });
+    expect(json.modules[1]!.config).toEqual({
+      inChannels: 3,
+      outChannels: 3,
+      kernelSize: [1, 1],
+      stride: [1, 1],
+      padding: [0, 0],
+      dilation: [1, 1],
+      groups: 1,
+      bias: true,
+    });
 
     const dir = mkdtempSync(join(tmpdir(), 'qtk-ir-'));
     try {
@@ -64,7 +88,9 @@ describe('GraphModule JSON', () => {
     const model = new RetinaNet(3, g).eval();
     const gm = symbolicTrace(model).eval();
     const text = graphModuleToJson(gm);
-    expect(() => deserializeGraphModule(text)).toThrow(/calls methods of the root model \(RetinaNet\).*pass \{ root: new RetinaNet\(\.\.\.\) \}/);
+    expect(() => deserializeGraphModule(text)).toThrow(
+      /calls methods of the root model \(RetinaNet\).*pass \{ root: new RetinaNet\(\.\.\.\) \}/,
+    );
     const fresh = new RetinaNet(3, new Generator(99));
     const back = deserializeGraphModule(text, { root: fresh, stateDict: gm.stateDict() }).eval();
     expect(back.getSubmodule('anchors')).toBe(fresh.anchors);
@@ -86,10 +112,17 @@ describe('GraphModule JSON', () => {
     }
     const gm = symbolicTrace(new Shared());
     const g = gm.graph;
-    g.insertingBefore(g.outputNode!, () => g.callFunction('clamp', [g.node('add')!, -Infinity, NaN], { $weird: -0, list: [undefined, null, 'x'] }));
+    g.insertingBefore(g.outputNode!, () =>
+      g.callFunction('clamp', [g.node('add')!, -Infinity, NaN], { $weird: -0, list: [undefined, null, 'x'] }),
+    );
     const json = serializeGraphModule(gm);
-    expect(json.modules).toEqual([{ path: 'a', type: 'ReLU', config: null }, { path: 'b', type: 'ReLU', aliasOf: 'a' }]);
-    expect(json.tensors).toEqual([{ path: '_tensor_constant0', kind: 'buffer', shape: [1], dtype: 'float32', persistent: true }]);
+    expect(json.modules).toEqual([
+      { path: 'a', type: 'ReLU', config: null },
+      { path: 'b', type: 'ReLU', aliasOf: 'a' },
+    ]);
+    expect(json.tensors).toEqual([
+      { path: '_tensor_constant0', kind: 'buffer', shape: [1], dtype: 'float32', persistent: true },
+    ]);
     const back = deserializeGraphModule(JSON.stringify(json), { stateDict: gm.stateDict() });
     expect(back.getSubmodule('a') === back.getSubmodule('b')).toBe(true);
     const clamp = back.graph.node('clamp')!;
@@ -102,14 +135,20 @@ describe('GraphModule JSON', () => {
   it('fails clearly: newer versions, malformed input, unserializable arguments, modules without a codec', () => {
     const gm = symbolicTrace(new HybridModel(3, new Generator(5)));
     const json = serializeGraphModule(gm);
-    expect(() => deserializeGraphModule({ ...json, version: 2 })).toThrow(/version 2 is newer than this @qtk\/ir reads \(1\)/);
-    expect(() => deserializeGraphModule({ ...json, graph: { nodes: [{ name: 'x' }] } })).toThrow(/graph\.nodes\.0\.op: Required/);
+    expect(() => deserializeGraphModule({ ...json, version: 2 })).toThrow(
+      /version 2 is newer than this @qtk\/ir reads \(1\)/,
+    );
+    expect(() => deserializeGraphModule({ ...json, graph: { nodes: [{ name: 'x' }] } })).toThrow(
+      /graph\.nodes\.0\.op: Required/,
+    );
     expect(() => deserializeGraphModule('{not json')).toThrow(SerializationError);
     const broken = deepCopy(gm);
     broken.graph.node('selu')!.updateArg(0, () => 1);
     expect(() => serializeGraphModule(broken)).toThrow(/cannot serialize node 'selu' args\[0\]: it is a function/);
     const leafy = symbolicTrace(new HybridModel(3, new Generator(6)), { leafModules: ['conv1'] });
-    expect(() => deserializeGraphModule(graphModuleToJson(leafy))).toThrow(/module 'conv1' is a ConvBlock, which the graph calls, and there is no codec for it/);
+    expect(() => deserializeGraphModule(graphModuleToJson(leafy))).toThrow(
+      /module 'conv1' is a ConvBlock, which the graph calls, and there is no codec for it/,
+    );
     const dangling = serializeGraphModule(gm);
     dangling.graph.nodes[2]!.args = [{ $node: 'nowhere' }];
     expect(() => deserializeGraphModule(dangling)).toThrow(/refers to node 'nowhere'/);
@@ -121,6 +160,8 @@ describe('GraphModule JSON', () => {
     const gm = new GraphModule(new SubmoduleContainer(), g, { className: 'Tiny' });
     const back = deserializeGraphModule(graphModuleToJson(gm));
     expect(back.className).toBe('Tiny');
-    expect(Array.from((back.call(randn([3], { generator: new Generator(7) })) as Tensor).values()).every((v) => v >= 0)).toBe(true);
+    expect(
+      Array.from((back.call(randn([3], { generator: new Generator(7) })) as Tensor).values()).every((v) => v >= 0),
+    ).toBe(true);
   });
 });

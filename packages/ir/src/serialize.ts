@@ -1,6 +1,6 @@
 // Versioned JSON form of a GraphModule: its graph and its module tree (class names and
 // constructor configs). Weights travel separately in the state dict (nn's stateDict / saveStateDict).
-import { Module, Parameter, type StateDict } from '@qtk/nn';
+import { type Module, Parameter, type StateDict } from '@qtk/nn';
 import { DTYPES, Tensor, zeros, type DType } from '@qtk/tensor';
 import { z } from 'zod';
 import { SerializationError } from './errors.js';
@@ -52,7 +52,9 @@ export interface SerializedGraphModule {
   graph: { nodes: SerializedNode[] };
 }
 
-const jsonValue: z.ZodType<JsonValue> = z.lazy(() => z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(jsonValue)]));
+const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(jsonValue)]),
+);
 
 const MAX_TENSOR_ELEMENTS = 2 ** 31 - 1;
 
@@ -60,7 +62,14 @@ const schema = z.object({
   format: z.literal(GRAPH_MODULE_FORMAT),
   version: z.number().int().positive(),
   className: z.string(),
-  modules: z.array(z.object({ path: z.string().min(1), type: z.string(), config: jsonValue.optional(), aliasOf: z.string().optional() })),
+  modules: z.array(
+    z.object({
+      path: z.string().min(1),
+      type: z.string(),
+      config: jsonValue.optional(),
+      aliasOf: z.string().optional(),
+    }),
+  ),
   tensors: z.array(
     z.object({
       path: z.string().min(1),
@@ -109,8 +118,15 @@ function encode(v: Argument, where: string): JsonValue {
     for (const k of Object.keys(v)) o[k] = encode(v[k], `${where}.${k}`);
     return Object.keys(v).some((k) => k.startsWith('$')) ? { $object: o } : o;
   }
-  const kind = v instanceof Tensor ? 'a Tensor (graphs read tensors through get_attr nodes)' : typeof v === 'function' ? 'a function' : `a ${(v as object).constructor?.name ?? typeof v}`;
-  throw new SerializationError(`cannot serialize ${where}: it is ${kind}; only nodes, numbers, strings, booleans, null, undefined, arrays and plain objects can be`);
+  const kind =
+    v instanceof Tensor
+      ? 'a Tensor (graphs read tensors through get_attr nodes)'
+      : typeof v === 'function'
+        ? 'a function'
+        : `a ${(v as object).constructor?.name ?? typeof v}`;
+  throw new SerializationError(
+    `cannot serialize ${where}: it is ${kind}; only nodes, numbers, strings, booleans, null, undefined, arrays and plain objects can be`,
+  );
 }
 
 function decode(v: JsonValue, nodes: Map<string, Node>, where: string): Argument {
@@ -118,7 +134,8 @@ function decode(v: JsonValue, nodes: Map<string, Node>, where: string): Argument
   if (v === null || typeof v !== 'object') return v;
   if ('$node' in v) {
     const n = nodes.get(String(v.$node));
-    if (!n) throw new SerializationError(`${where} refers to node '${String(v.$node)}', which is not defined before it`);
+    if (!n)
+      throw new SerializationError(`${where} refers to node '${String(v.$node)}', which is not defined before it`);
     return n;
   }
   if ('$undefined' in v) return undefined;
@@ -132,15 +149,20 @@ function decode(v: JsonValue, nodes: Map<string, Node>, where: string): Argument
 // ---- writing ----------------------------------------------------------------------------------
 
 /** The JSON form of a GraphModule (without weights). Throws SerializationError for unserializable arguments. */
-export function serializeGraphModule(gm: GraphModule, options: { codecs?: ModuleCodecRegistry } = {}): SerializedGraphModule {
+export function serializeGraphModule(
+  gm: GraphModule,
+  options: { codecs?: ModuleCodecRegistry } = {},
+): SerializedGraphModule {
   const codecs = options.codecs ?? moduleCodecs;
   const modules: SerializedModule[] = [];
   const tensors: SerializedTensor[] = [];
   const seen = new Map<Module, string>();
   const addTensors = (m: Module, path: string) => {
     const prefix = path ? `${path}.` : '';
-    for (const [name, p] of m.ownParameters()) tensors.push({ path: prefix + name, kind: 'parameter', shape: [...p.shape], dtype: p.dtype, persistent: true });
-    for (const [name, b, persistent] of m.ownBuffers()) tensors.push({ path: prefix + name, kind: 'buffer', shape: [...b.shape], dtype: b.dtype, persistent });
+    for (const [name, p] of m.ownParameters())
+      tensors.push({ path: prefix + name, kind: 'parameter', shape: [...p.shape], dtype: p.dtype, persistent: true });
+    for (const [name, b, persistent] of m.ownBuffers())
+      tensors.push({ path: prefix + name, kind: 'buffer', shape: [...b.shape], dtype: b.dtype, persistent });
   };
   const walk = (m: Module, prefix: string) => {
     for (const [name, child] of m.namedChildren()) {
@@ -152,7 +174,8 @@ export function serializeGraphModule(gm: GraphModule, options: { codecs?: Module
       }
       seen.set(child, path);
       const codec = codecs.forModule(child);
-      const type = child instanceof SubmoduleContainer && child.originalType ? child.originalType : child.constructor.name;
+      const type =
+        child instanceof SubmoduleContainer && child.originalType ? child.originalType : child.constructor.name;
       const entry: SerializedModule = { path, type };
       if (codec) entry.config = codec.config(child);
       else addTensors(child, path);
@@ -173,11 +196,20 @@ export function serializeGraphModule(gm: GraphModule, options: { codecs?: Module
       scope: n.scope,
     };
     if (n.method !== undefined) s.method = n.method;
-    const meta = Object.entries(n.meta).filter(([, v]) => v === null || ['boolean', 'number', 'string'].includes(typeof v));
+    const meta = Object.entries(n.meta).filter(
+      ([, v]) => v === null || ['boolean', 'number', 'string'].includes(typeof v),
+    );
     if (meta.length) s.meta = Object.fromEntries(meta) as Record<string, JsonValue>;
     return s;
   });
-  return { format: GRAPH_MODULE_FORMAT, version: GRAPH_MODULE_VERSION, className: gm.className, modules, tensors, graph: { nodes } };
+  return {
+    format: GRAPH_MODULE_FORMAT,
+    version: GRAPH_MODULE_VERSION,
+    className: gm.className,
+    modules,
+    tensors,
+    graph: { nodes },
+  };
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -203,7 +235,10 @@ function getAt(root: Module, path: string): Module | undefined {
 }
 
 /** Rebuilds a GraphModule from its JSON form (object or string). */
-export function deserializeGraphModule(data: SerializedGraphModule | string | unknown, options: DeserializeOptions = {}): GraphModule {
+export function deserializeGraphModule(
+  data: SerializedGraphModule | string | unknown,
+  options: DeserializeOptions = {},
+): GraphModule {
   let raw: unknown = data;
   if (typeof data === 'string') {
     try {
@@ -214,12 +249,16 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
   }
   const version = (raw as { version?: unknown })?.version;
   if (typeof version === 'number' && version > GRAPH_MODULE_VERSION) {
-    throw new SerializationError(`deserializeGraphModule: format version ${version} is newer than this @qtk/ir reads (${GRAPH_MODULE_VERSION}); upgrade @qtk/ir`);
+    throw new SerializationError(
+      `deserializeGraphModule: format version ${version} is newer than this @qtk/ir reads (${GRAPH_MODULE_VERSION}); upgrade @qtk/ir`,
+    );
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new SerializationError(`deserializeGraphModule: not a serialized GraphModule: ${issues.join('; ')}`, { cause: parsed.error });
+    throw new SerializationError(`deserializeGraphModule: not a serialized GraphModule: ${issues.join('; ')}`, {
+      cause: parsed.error,
+    });
   }
   const s = parsed.data as SerializedGraphModule;
   const codecs = options.codecs ?? moduleCodecs;
@@ -243,7 +282,8 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     const name = e.path.slice(dot + 1);
     if (e.aliasOf !== undefined) {
       const target = getAt(holder, e.aliasOf);
-      if (!target) throw new SerializationError(`module '${e.path}' is an alias of '${e.aliasOf}', which does not exist`);
+      if (!target)
+        throw new SerializationError(`module '${e.path}' is an alias of '${e.aliasOf}', which does not exist`);
       parent.setChild(name, target);
       continue;
     }
@@ -257,7 +297,10 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
         m = codecs.build(e.type, e.config ?? null, { path: e.path, ...(stateShape ? { stateShape } : {}) });
       } catch (err) {
         if (err instanceof SerializationError) throw err;
-        throw new SerializationError(`module '${e.path}' (${e.type}): its codec could not rebuild it from ${JSON.stringify(e.config)}: ${(err as Error).message}`, { cause: err });
+        throw new SerializationError(
+          `module '${e.path}' (${e.type}): its codec could not rebuild it from ${JSON.stringify(e.config)}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     } else if (called.has(e.path)) {
       throw new SerializationError(
@@ -279,10 +322,14 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     const held = t.kind === 'parameter' || t.persistent ? stateShape?.(t.path) : undefined;
     const shape = `[${t.shape.join(', ')}]`;
     if (held && (held.length !== t.shape.length || held.some((d, i) => d !== t.shape[i]))) {
-      throw new SerializationError(`tensor '${t.path}': the graph gives it shape ${shape}, the state dict [${held.join(', ')}]; the file is damaged: re-save the model`);
+      throw new SerializationError(
+        `tensor '${t.path}': the graph gives it shape ${shape}, the state dict [${held.join(', ')}]; the file is damaged: re-save the model`,
+      );
     }
     if (!held && t.shape.reduce((a, b) => a * b, 1) > MAX_TENSOR_ELEMENTS) {
-      throw new SerializationError(`tensor '${t.path}': shape ${shape} has more elements than a tensor can hold; the file is damaged: re-save the model`);
+      throw new SerializationError(
+        `tensor '${t.path}': shape ${shape} has more elements than a tensor can hold; the file is damaged: re-save the model`,
+      );
     }
     const value = zeros(t.shape, { dtype: t.dtype });
     if (t.kind === 'parameter') owner.registerParameter(name, new Parameter(value));
@@ -316,7 +363,12 @@ export function deserializeGraphModule(data: SerializedGraphModule | string | un
     throw new SerializationError(`deserializeGraphModule: the graph is invalid: ${(e as Error).message}`, { cause: e });
   }
   const gm = new GraphModule(holder, graph, { className: s.className });
-  Object.defineProperty(gm, '_root', { value: options.root ?? null, enumerable: false, writable: true, configurable: true });
+  Object.defineProperty(gm, '_root', {
+    value: options.root ?? null,
+    enumerable: false,
+    writable: true,
+    configurable: true,
+  });
   if (options.stateDict) gm.loadStateDict(options.stateDict);
   return gm;
 }

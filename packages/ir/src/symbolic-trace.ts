@@ -18,6 +18,10 @@ export function symbolicTrace(root: Module, options: TraceOptions = {}): GraphMo
  * Registers `fn` under `name` so graphs can call it (call_function target `name`) and tracing
  * records calls to the returned function. Returns the wrapped function; use it in model code.
  */
-export function registerTraceable<F extends (...args: any[]) => any>(name: string, fn: F, options: { impure?: boolean } = {}): F {
+export function registerTraceable<F extends (...args: any[]) => any>(
+  name: string,
+  fn: F,
+  options: { impure?: boolean } = {},
+): F {
   return traceable(name, fn, options);
 }

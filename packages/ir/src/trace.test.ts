@@ -81,7 +81,12 @@ describe('symbolicTrace: horizon_plugin_pytorch models', () => {
       ),
     );
     const addNode = gm.graph.node('convmod1_add_add')!;
-    expect([addNode.op, addNode.target, addNode.method, addNode.scope]).toEqual(['call_module', 'convmod1.add', 'add', 'convmod1']);
+    expect([addNode.op, addNode.target, addNode.method, addNode.scope]).toEqual([
+      'call_module',
+      'convmod1.add',
+      'add',
+      'convmod1',
+    ]);
     const x = randn([1, 3, 4, 4], { generator: g });
     const y = randn([1, 3, 4, 4], { generator: g });
     expectSame(model.call(x, y), gm.call(x, y));
@@ -219,7 +224,9 @@ describe('symbolicTrace: what it refuses', () => {
     }
     expect(err).toBeInstanceOf(TraceError);
     expect((err as TraceError).modulePath).toBe('inner');
-    expect((err as Error).message).toContain("module 'inner' (Picky): forward threw while tracing (RangeError: dtype unknown here)");
+    expect((err as Error).message).toContain(
+      "module 'inner' (Picky): forward threw while tracing (RangeError: dtype unknown here)",
+    );
     expect((err as Error).cause).toBeInstanceOf(RangeError);
   });
 
@@ -245,7 +252,12 @@ describe('symbolicTrace: inputs, outputs and values', () => {
     }
     const m = new M();
     const gm = symbolicTrace(m, { concreteArgs: { mode: 'neg' } });
-    expect(gm.graph.nodes.map((n) => `${n.op}:${n.target}`)).toEqual(['placeholder:x', 'call_method:neg', 'call_method:mul', 'output:output']);
+    expect(gm.graph.nodes.map((n) => `${n.op}:${n.target}`)).toEqual([
+      'placeholder:x',
+      'call_method:neg',
+      'call_method:mul',
+      'output:output',
+    ]);
     expect(gm.graph.node('mul')!.args[1]).toBe(2);
     const input = randn([3], { generator: new Generator(3) });
     expectSame(m.call(input, 'neg'), gm.call(input));
@@ -286,7 +298,10 @@ describe('symbolicTrace: inputs, outputs and values', () => {
     );
     const g = new Generator(5);
     for (const batch of [2, 5]) {
-      const data = { img: randn([batch, 2, 2], { generator: g }), extra: [randn([3], { generator: g }), randn([1], { generator: g })] };
+      const data = {
+        img: randn([batch, 2, 2], { generator: g }),
+        extra: [randn([3], { generator: g }), randn([1], { generator: g })],
+      };
       const want = m.call(data);
       const got = gm.call(data);
       expect(Object.keys(got)).toEqual(['logits', 'pair']);

@@ -46,7 +46,8 @@ export function currentTracer(): Tracer | null {
   return activeTracer;
 }
 
-const INTERNAL_FRAME = /[\\/](?:packages[\\/](?:ir|tensor|nn)[\\/](?:src|dist)|node_modules[\\/]@qtk[\\/](?:ir|tensor|nn))[\\/]/;
+const INTERNAL_FRAME =
+  /[\\/](?:packages[\\/](?:ir|tensor|nn)[\\/](?:src|dist)|node_modules[\\/]@qtk[\\/](?:ir|tensor|nn))[\\/]/;
 
 /** `file:line:column` of the innermost stack frame outside QTK's own ir/tensor/nn sources. */
 function userLocation(): string | null {
@@ -88,7 +89,8 @@ export class Tracer implements ProxyHost {
   constructor(private readonly options: TraceOptions = {}) {}
 
   trace(root: Module): TraceResult {
-    if (!(root instanceof Module)) throw new InvalidArgumentError(`symbolicTrace: expected a Module, got ${typeof root}`);
+    if (!(root instanceof Module))
+      throw new InvalidArgumentError(`symbolicTrace: expected a Module, got ${typeof root}`);
     this.root = root;
     this.graph = new Graph();
     this.moduleToPath = new Map(root.namedModules().map(([p, m]) => [m, p] as [Module, string]));
@@ -112,10 +114,14 @@ export class Tracer implements ProxyHost {
       if (e instanceof TraceError) throw e;
       const at = (e as { [FAILED_IN]?: { path: string; type: string } })?.[FAILED_IN] ?? this.scopes[0]!;
       const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-      throw new TraceError(`forward threw while tracing (${what})`, { modulePath: at.path, moduleType: at.type, location: null }, {
-        cause: e,
-        hint: 'Code that needs real values (not traced ones) can be wrapped with fxWrap(fn), or its module made a leaf with the leafModules option.',
-      });
+      throw new TraceError(
+        `forward threw while tracing (${what})`,
+        { modulePath: at.path, moduleType: at.type, location: null },
+        {
+          cause: e,
+          hint: 'Code that needs real values (not traced ones) can be wrapped with fxWrap(fn), or its module made a leaf with the leafModules option.',
+        },
+      );
     } finally {
       activeTracer = prevTracer;
       setModuleCallInterceptor(prevInterceptor);
@@ -129,7 +135,12 @@ export class Tracer implements ProxyHost {
   // ---- recording ----------------------------------------------------------------------------
 
   recordFunction(name: string, args: unknown[]): unknown {
-    const node = this.graph.callFunction(name, args.map((a) => this.toArg(a)), {}, { scope: this.scope.path });
+    const node = this.graph.callFunction(
+      name,
+      args.map((a) => this.toArg(a)),
+      {},
+      { scope: this.scope.path },
+    );
     return createProxy(this, node);
   }
 
@@ -153,7 +164,12 @@ export class Tracer implements ProxyHost {
         'Assign the module to a field of the model (or registerModule) so the graph can address it by name.',
       );
     }
-    const node = this.graph.callModule(path, args.map((a) => this.toArg(a)), {}, { method, scope: this.scope.path });
+    const node = this.graph.callModule(
+      path,
+      args.map((a) => this.toArg(a)),
+      {},
+      { method, scope: this.scope.path },
+    );
     if (options.opaque) node.meta.impure = true;
     return createProxy(this, node);
   }
@@ -163,7 +179,11 @@ export class Tracer implements ProxyHost {
   }
 
   private error(problem: string, hint?: string): TraceError {
-    return new TraceError(problem, { modulePath: this.scope.path, moduleType: this.scope.type, location: userLocation() }, hint === undefined ? {} : { hint });
+    return new TraceError(
+      problem,
+      { modulePath: this.scope.path, moduleType: this.scope.type, location: userLocation() },
+      hint === undefined ? {} : { hint },
+    );
   }
 
   private get scope(): { path: string; type: string } {
@@ -177,7 +197,8 @@ export class Tracer implements ProxyHost {
       try {
         return proceed(args);
       } catch (e) {
-        if (typeof e === 'object' && e !== null && !(FAILED_IN in e)) Object.defineProperty(e, FAILED_IN, { value: { ...this.scope } });
+        if (typeof e === 'object' && e !== null && !(FAILED_IN in e))
+          Object.defineProperty(e, FAILED_IN, { value: { ...this.scope } });
         throw e;
       } finally {
         this.scopes.pop();
@@ -189,7 +210,12 @@ export class Tracer implements ProxyHost {
         'Assign it to a field of the model (or registerModule) so the graph can address it by name.',
       );
     }
-    const node = this.graph.callModule(path, args.map((a) => this.toArg(a)), {}, { scope: this.scope.path });
+    const node = this.graph.callModule(
+      path,
+      args.map((a) => this.toArg(a)),
+      {},
+      { scope: this.scope.path },
+    );
     return createProxy(this, node);
   }
 
@@ -212,7 +238,8 @@ export class Tracer implements ProxyHost {
     if (v instanceof Tensor) return this.tensorNode(v);
     if (v instanceof Module) {
       const path = this.moduleToPath.get(v);
-      if (path === undefined) throw this.error(`a ${v.constructor.name} that is not part of the traced model was passed to an op`);
+      if (path === undefined)
+        throw this.error(`a ${v.constructor.name} that is not part of the traced model was passed to an op`);
       return this.attrNode(path);
     }
     if (Array.isArray(v)) return v.map((x) => this.toArg(x));
@@ -252,22 +279,29 @@ export class Tracer implements ProxyHost {
     const forward = root.forward as (...a: any[]) => unknown;
     const inputNames = this.options.inputNames ?? (root instanceof GraphModule ? root.inputNames : undefined);
     if (inputNames) {
-      if (Object.keys(concrete).length) throw new InvalidArgumentError('symbolicTrace: pass either inputNames or concreteArgs, not both');
+      if (Object.keys(concrete).length)
+        throw new InvalidArgumentError('symbolicTrace: pass either inputNames or concreteArgs, not both');
       return inputNames.map((n) => createProxy(this, this.graph.placeholder(n)));
     }
     const params = parseParams(forward);
     if (params === null) {
-      throw new InvalidArgumentError(`symbolicTrace: cannot read the parameters of ${root.constructor.name}.forward; pass inputNames`);
+      throw new InvalidArgumentError(
+        `symbolicTrace: cannot read the parameters of ${root.constructor.name}.forward; pass inputNames`,
+      );
     }
     const names = new Set(params.map((p) => p.name));
     for (const k of Object.keys(concrete)) {
       if (!names.has(k)) {
-        throw new InvalidArgumentError(`symbolicTrace: concreteArgs has '${k}', but ${root.constructor.name}.forward takes (${params.map((p) => p.name ?? '{…}').join(', ')})`);
+        throw new InvalidArgumentError(
+          `symbolicTrace: concreteArgs has '${k}', but ${root.constructor.name}.forward takes (${params.map((p) => p.name ?? '{…}').join(', ')})`,
+        );
       }
     }
     return params.map((p, i) => {
       if (p.rest) {
-        throw new InvalidArgumentError(`symbolicTrace: ${root.constructor.name}.forward takes rest parameters; pass inputNames to say how many inputs it gets`);
+        throw new InvalidArgumentError(
+          `symbolicTrace: ${root.constructor.name}.forward takes rest parameters; pass inputNames to say how many inputs it gets`,
+        );
       }
       if (p.name !== null && p.name in concrete) return concrete[p.name];
       if (p.hasDefault) return undefined;

@@ -1,4 +1,12 @@
-import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeWide, planAddBayes, scalarOperandWide, quantizeBiasInt32, type MarchNumerics } from '@qtk/fixed-point';
+import {
+  createMarchConverter,
+  DEFAULT_CONVERT_RULES,
+  planRequantizeWide,
+  planAddBayes,
+  scalarOperandWide,
+  quantizeBiasInt32,
+  type MarchNumerics,
+} from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BAYES_CAPABILITIES } from './capabilities.js';
 
@@ -17,7 +25,10 @@ export const bayes: MarchBackendV1 = Object.freeze({
   description: 'RDK Ultra BPU: int8 and int16 activations, int8 per-channel weights, segment tables',
   capabilities: BAYES_CAPABILITIES,
   hooks: Object.freeze({
-    convertNode: createMarchConverter({ march: 'bayes', table: BAYES_CAPABILITIES, numerics: BAYES_NUMERICS }, DEFAULT_CONVERT_RULES),
+    convertNode: createMarchConverter(
+      { march: 'bayes', table: BAYES_CAPABILITIES, numerics: BAYES_NUMERICS },
+      DEFAULT_CONVERT_RULES,
+    ),
   }),
 });
 

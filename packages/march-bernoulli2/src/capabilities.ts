@@ -11,13 +11,25 @@ export const BERNOULLI2_CAPABILITIES = defineCapabilities({
   weightPerChannel: true,
   rounding: 'half_up',
   ops: [
-    { op: 'Conv', impl: 'integer', fusable: CONV_FUSABLE, constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }] },
-    { op: 'ConvTranspose', impl: 'integer', fusable: CONV_FUSABLE, constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }] },
+    {
+      op: 'Conv',
+      impl: 'integer',
+      fusable: CONV_FUSABLE,
+      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }],
+    },
+    {
+      op: 'ConvTranspose',
+      impl: 'integer',
+      fusable: CONV_FUSABLE,
+      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }],
+    },
     {
       op: 'Gemm',
       impl: 'integer',
       fusable: CONV_FUSABLE,
-      constraints: [{ kind: 'note', text: 'computed as a 1×1 Conv2d over [N, K, 1, 1]: the same integers as a Conv2d' }],
+      constraints: [
+        { kind: 'note', text: 'computed as a 1×1 Conv2d over [N, K, 1, 1]: the same integers as a Conv2d' },
+      ],
     },
     { op: 'Add', impl: 'integer' },
     { op: 'Sub', impl: 'integer' },

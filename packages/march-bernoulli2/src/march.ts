@@ -1,4 +1,12 @@
-import { createMarchConverter, DEFAULT_CONVERT_RULES, planRequantizeInt16, planAddBernoulli2, scalarOperandInt8, quantizeBiasShifted16, type MarchNumerics } from '@qtk/fixed-point';
+import {
+  createMarchConverter,
+  DEFAULT_CONVERT_RULES,
+  planRequantizeInt16,
+  planAddBernoulli2,
+  scalarOperandInt8,
+  quantizeBiasShifted16,
+  type MarchNumerics,
+} from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
 
@@ -17,7 +25,10 @@ export const bernoulli2: MarchBackendV1 = Object.freeze({
   description: 'RDK X3 BPU: int8 activations, int8 per-channel weights, int16 requantize intermediate',
   capabilities: BERNOULLI2_CAPABILITIES,
   hooks: Object.freeze({
-    convertNode: createMarchConverter({ march: 'bernoulli2', table: BERNOULLI2_CAPABILITIES, numerics: BERNOULLI2_NUMERICS }, DEFAULT_CONVERT_RULES),
+    convertNode: createMarchConverter(
+      { march: 'bernoulli2', table: BERNOULLI2_CAPABILITIES, numerics: BERNOULLI2_NUMERICS },
+      DEFAULT_CONVERT_RULES,
+    ),
   }),
 });
 

@@ -177,14 +177,17 @@ async function saveAndTerminate(mode: 'sync' | 'async'): Promise<Interrupted> {
   mkdirSync(work);
   const target = join(work, 'big.bin');
   writeFileSync(target, 'old');
-  const child = spawn(process.execPath, ['--conditions=qtk-source', '--import', 'tsx', script, mode, target], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--conditions=qtk-source', '--import', 'tsx', script, mode, target], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const deadline = Date.now() + 30_000;
   let temp: string | undefined;
   while (!(temp = readdirSync(work).find((n) => n.endsWith('.tmp')))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never started its save: ${stderr}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the child never started its save: ${stderr}`);
     await new Promise((r) => setTimeout(r, 1));
   }
   child.kill('SIGTERM');

@@ -1,4 +1,17 @@
-import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -52,7 +65,10 @@ export function checkWriteTarget(path: string): { target: string; mode?: number 
 const STALE = /^(?:qtk-)?(\d+)[.-][0-9a-z]+\.tmp$/;
 
 function tempPath(target: string): string {
-  return join(dirname(target), `.${basename(target)}.qtk-${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`);
+  return join(
+    dirname(target),
+    `.${basename(target)}.qtk-${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}.tmp`,
+  );
 }
 
 function isAlive(pid: number): boolean {

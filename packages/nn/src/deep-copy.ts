@@ -56,7 +56,12 @@ function copyValue(v: unknown, memo: Map<unknown, unknown>): unknown {
     return c;
   }
   const proto = Object.getPrototypeOf(v);
-  if (v instanceof Module || proto === Object.prototype || proto === null || (v as Record<symbol, unknown>)[COPY_FIELDS] === true) {
+  if (
+    v instanceof Module ||
+    proto === Object.prototype ||
+    proto === null ||
+    (v as Record<symbol, unknown>)[COPY_FIELDS] === true
+  ) {
     const c = Object.create(proto) as object;
     memo.set(v, c);
     for (const key of Reflect.ownKeys(v)) {

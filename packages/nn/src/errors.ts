@@ -26,7 +26,9 @@ export class StateDictError extends QtkError {
     if (shapeMismatches.length) {
       parts.push(
         'shape mismatches: ' +
-          shapeMismatches.map((m) => `${m.key} (module [${m.expected.join(', ')}], state dict [${m.got.join(', ')}])`).join(', '),
+          shapeMismatches
+            .map((m) => `${m.key} (module [${m.expected.join(', ')}], state dict [${m.got.join(', ')}])`)
+            .join(', '),
       );
     }
     const hint =
@@ -66,7 +68,11 @@ export class WriteTargetError extends QtkError {
   readonly path: string;
   readonly kind: string;
   constructor(path: string, kind: string, options?: { cause?: unknown }) {
-    super('E_WRITE_TARGET', `cannot save to '${path}': it is ${kind}; QTK writes only to a regular file or a new path, so choose a file name`, options);
+    super(
+      'E_WRITE_TARGET',
+      `cannot save to '${path}': it is ${kind}; QTK writes only to a regular file or a new path, so choose a file name`,
+      options,
+    );
     this.path = path;
     this.kind = kind;
   }

@@ -70,12 +70,16 @@ describe('loss modules', () => {
   it('match the functional forms', () => {
     const logits = randn([5, 4]);
     const target = tensor([0, 3, 1, 1, 2], { dtype: 'int32' });
-    expect(new CrossEntropyLoss({ labelSmoothing: 0.1 }).call(logits, target).item()).toBe(crossEntropy(logits, target, { labelSmoothing: 0.1 }).item());
+    expect(new CrossEntropyLoss({ labelSmoothing: 0.1 }).call(logits, target).item()).toBe(
+      crossEntropy(logits, target, { labelSmoothing: 0.1 }).item(),
+    );
     expect(new CrossEntropyLoss({ reduction: 'none' }).call(logits, target).shape).toEqual([5]);
     const a = randn([3, 2]);
     const b = randn([3, 2]);
     expect(new MSELoss().call(a, b).item()).toBe(mseLoss(a, b).item());
     expect(new L1Loss({ reduction: 'sum' }).call(a, b).item()).toBe(l1Loss(a, b, 'sum').item());
-    expect(() => new CrossEntropyLoss({ labelSmoothing: 2 })).toThrow(/CrossEntropyLoss: invalid options: labelSmoothing/);
+    expect(() => new CrossEntropyLoss({ labelSmoothing: 2 })).toThrow(
+      /CrossEntropyLoss: invalid options: labelSmoothing/,
+    );
   });
 });

@@ -15,7 +15,7 @@ export class FloatFunctional extends Module {
   private lastPass = -1;
 
   forward(): never {
-    throw new InvalidArgumentError("FloatFunctional is not meant to be called; use its methods (add, mul, cat, ...)");
+    throw new InvalidArgumentError('FloatFunctional is not meant to be called; use its methods (add, mul, cat, ...)');
   }
 
   private count(op: string): void {

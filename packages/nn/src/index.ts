@@ -1,4 +1,10 @@
-export { StateDictError, DataFormatError, DatasetNotFoundError, WriteTargetError, type ShapeMismatch } from './errors.js';
+export {
+  StateDictError,
+  DataFormatError,
+  DatasetNotFoundError,
+  WriteTargetError,
+  type ShapeMismatch,
+} from './errors.js';
 export { Parameter } from './parameter.js';
 export {
   Module,
@@ -127,11 +133,23 @@ export {
 } from './optim/lr-scheduler.js';
 
 // Data
-export { parseIdx, readIdx, IDX_MAX_INFLATED_BYTES, type IdxArray, type IdxDType, type IdxOptions } from './data/idx.js';
+export {
+  parseIdx,
+  readIdx,
+  IDX_MAX_INFLATED_BYTES,
+  type IdxArray,
+  type IdxDType,
+  type IdxOptions,
+} from './data/idx.js';
 export { parseNpy, readNpy, type NpyArray, type NpyDType } from './data/npy.js';
 export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
-export { loadFashionMnist, FASHION_MNIST_CLASSES, type FashionMnist, type FashionMnistOptions } from './data/fashion-mnist.js';
+export {
+  loadFashionMnist,
+  FASHION_MNIST_CLASSES,
+  type FashionMnist,
+  type FashionMnistOptions,
+} from './data/fashion-mnist.js';
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
 export { SyncBatchNorm } from './layers/sync-batch-norm.js';
 export type { BatchNormNd } from './layers/normalization.js';

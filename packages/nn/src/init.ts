@@ -3,7 +3,16 @@ import { defaultGenerator, type Generator, InvalidArgumentError, type Tensor } f
 // In-place initialisers after torch.nn.init. They write into a contiguous float tensor's storage
 // and draw from the given generator (the shared default one, reseeded by `manualSeed`, otherwise).
 
-export type Nonlinearity = 'linear' | 'conv1d' | 'conv2d' | 'conv3d' | 'sigmoid' | 'tanh' | 'relu' | 'leaky_relu' | 'selu';
+export type Nonlinearity =
+  | 'linear'
+  | 'conv1d'
+  | 'conv2d'
+  | 'conv3d'
+  | 'sigmoid'
+  | 'tanh'
+  | 'relu'
+  | 'leaky_relu'
+  | 'selu';
 
 /** Recommended gain for a nonlinearity (torch.nn.init.calculate_gain). */
 export function calculateGain(nonlinearity: Nonlinearity, param?: number): number {
@@ -32,7 +41,9 @@ export function calculateGain(nonlinearity: Nonlinearity, param?: number): numbe
 /** fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (PyTorch's convention). */
 export function calculateFanInAndFanOut(t: Tensor): { fanIn: number; fanOut: number } {
   if (t.ndim < 2) {
-    throw new InvalidArgumentError(`calculateFanInAndFanOut: needs a tensor with at least 2 dimensions, got [${t.shape.join(', ')}]`);
+    throw new InvalidArgumentError(
+      `calculateFanInAndFanOut: needs a tensor with at least 2 dimensions, got [${t.shape.join(', ')}]`,
+    );
   }
   let receptive = 1;
   for (let i = 2; i < t.ndim; i++) receptive *= t.shape[i]!;

@@ -22,7 +22,13 @@ export class CrossEntropyLoss extends Module {
     super();
     const o = parseOptions(
       'CrossEntropyLoss',
-      z.object({ labelSmoothing: z.number().min(0).max(1).default(0), reduction, ignoreIndex: z.number().int().optional() }).strict(),
+      z
+        .object({
+          labelSmoothing: z.number().min(0).max(1).default(0),
+          reduction,
+          ignoreIndex: z.number().int().optional(),
+        })
+        .strict(),
       options,
     );
     this.labelSmoothing = o.labelSmoothing;
@@ -31,7 +37,11 @@ export class CrossEntropyLoss extends Module {
   }
 
   forward(logits: Tensor, target: Tensor): Tensor {
-    return crossEntropy(logits, target, { labelSmoothing: this.labelSmoothing, reduction: this.reduction, ignoreIndex: this.ignoreIndex });
+    return crossEntropy(logits, target, {
+      labelSmoothing: this.labelSmoothing,
+      reduction: this.reduction,
+      ignoreIndex: this.ignoreIndex,
+    });
   }
 
   override extraRepr(): string {

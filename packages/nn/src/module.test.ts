@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Generator, InvalidArgumentError, Tensor, tensor, zeros } from '@qtk/tensor';
+import { Generator, InvalidArgumentError, type Tensor, tensor, zeros } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DataFormatError, StateDictError } from './errors.js';
 import { Conv2d } from './layers/conv.js';
@@ -56,7 +56,11 @@ class Net extends Module {
     super();
     const g = new Generator(seed);
     this.layer1 = new Block(g);
-    this.head = new Sequential(new Linear(4, 5, { generator: g }), new ReLU(), new Linear(5, 2, { bias: false, generator: g }));
+    this.head = new Sequential(
+      new Linear(4, 5, { generator: g }),
+      new ReLU(),
+      new Linear(5, 2, { bias: false, generator: g }),
+    );
   }
   forward(x: Tensor): Tensor {
     return this.head.call(x);
@@ -70,7 +74,17 @@ describe('Module structure', () => {
   it('finds children, qualified module names, parameters and buffers in field order', () => {
     const net = new Net();
     expect(net.namedChildren().map(([n]) => n)).toEqual(['layer1', 'head']);
-    expect(net.namedModules().map(([n]) => n)).toEqual(['', 'layer1', 'layer1.conv1', 'layer1.act', 'layer1.extra', 'head', 'head.0', 'head.1', 'head.2']);
+    expect(net.namedModules().map(([n]) => n)).toEqual([
+      '',
+      'layer1',
+      'layer1.conv1',
+      'layer1.act',
+      'layer1.extra',
+      'head',
+      'head.0',
+      'head.1',
+      'head.2',
+    ]);
     expect(net.namedParameters().map(([n]) => n)).toEqual([
       'layer1.conv1.weight',
       'layer1.conv1.bias',
@@ -79,12 +93,18 @@ describe('Module structure', () => {
       'head.0.bias',
       'head.2.weight',
     ]);
-    expect(net.namedBuffers().map(([n]) => n)).toEqual(['layer1.extra.running', 'layer1.extra.scratch', 'layer1.extra.count']);
+    expect(net.namedBuffers().map(([n]) => n)).toEqual([
+      'layer1.extra.running',
+      'layer1.extra.scratch',
+      'layer1.extra.count',
+    ]);
     expect(net.parameters(false)).toEqual([]);
     expect(net.getSubmodule('layer1.conv1')).toBe(net.layer1.conv1);
     expect(net.getSubmodule('head.2')).toBe(net.head.at(-1));
     expect(net.getTensor('head.0.bias')).toBe((net.head.at(0) as Linear).bias);
-    expect(() => net.getSubmodule('layer1.nope')).toThrow(/layer1 \(Block\) has no child 'nope'; children: conv1, act, extra/);
+    expect(() => net.getSubmodule('layer1.nope')).toThrow(
+      /layer1 \(Block\) has no child 'nope'; children: conv1, act, extra/,
+    );
   });
 
   it('setSubmodule swaps modules, including inside containers', () => {
@@ -131,9 +151,16 @@ describe('Module structure', () => {
     const c = new ReLU();
     const list = new ModuleList([a, b]);
     list.insert(1, c);
-    expect(list.namedChildren()).toEqual([['0', a], ['1', c], ['2', b]]);
+    expect(list.namedChildren()).toEqual([
+      ['0', a],
+      ['1', c],
+      ['2', b],
+    ]);
     list.removeAt(0);
-    expect(list.namedChildren()).toEqual([['0', c], ['1', b]]);
+    expect(list.namedChildren()).toEqual([
+      ['0', c],
+      ['1', b],
+    ]);
     expect([...list]).toEqual([c, b]);
     const dict = new ModuleDict({ training: a, fc: new Linear(1, 1) });
     expect(dict.keys()).toEqual(['training', 'fc']);
@@ -263,12 +290,16 @@ describe('state dict', () => {
 
   it('reports corrupt files clearly', () => {
     const bytes = serializeStateDict(new Linear(3, 2).stateDict());
-    expect(() => deserializeStateDict(bytes.subarray(0, bytes.length - 4), 'x.qtk')).toThrow(/x\.qtk: corrupted or truncated: the checksum does not match/);
+    expect(() => deserializeStateDict(bytes.subarray(0, bytes.length - 4), 'x.qtk')).toThrow(
+      /x\.qtk: corrupted or truncated: the checksum does not match/,
+    );
     const bad = join(tmp, 'bad.qtk');
     writeFileSync(bad, 'hello world, not a state dict');
     expect(() => loadStateDictFileSync(bad)).toThrow(DataFormatError);
     const v4 = bytes.slice();
     v4[8] = 4;
-    expect(() => deserializeStateDict(v4)).toThrow(/unsupported state dict file version 4 \(this build reads versions 1 to 3\); it was written by a newer QTK/);
+    expect(() => deserializeStateDict(v4)).toThrow(
+      /unsupported state dict file version 4 \(this build reads versions 1 to 3\); it was written by a newer QTK/,
+    );
   });
 });

@@ -48,7 +48,9 @@ export function currentForwardPass(): number {
 
 function validateName(owner: Module, kind: string, name: string): void {
   if (typeof name !== 'string' || name === '' || name.includes('.')) {
-    throw new InvalidArgumentError(`${owner.constructor.name}: ${kind} name must be a non-empty string without '.', got '${name}'`);
+    throw new InvalidArgumentError(
+      `${owner.constructor.name}: ${kind} name must be a non-empty string without '.', got '${name}'`,
+    );
   }
 }
 
@@ -109,7 +111,9 @@ export abstract class Module {
   registerModule<M extends Module | null>(name: string, module: M): M {
     validateName(this, 'submodule', name);
     if (module !== null && !(module instanceof Module)) {
-      throw new InvalidArgumentError(`${this.constructor.name}.registerModule('${name}'): expected a Module, got ${typeof module}`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.registerModule('${name}'): expected a Module, got ${typeof module}`,
+      );
     }
     this.setChild(name, module);
     return module;
@@ -118,10 +122,14 @@ export abstract class Module {
   registerParameter<P extends Parameter | null>(name: string, param: P): P {
     validateName(this, 'parameter', name);
     if (param !== null && !(param instanceof Parameter)) {
-      throw new InvalidArgumentError(`${this.constructor.name}.registerParameter('${name}'): expected a Parameter (wrap the tensor with new Parameter(t))`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.registerParameter('${name}'): expected a Parameter (wrap the tensor with new Parameter(t))`,
+      );
     }
     if (this._bufferPersistence.has(name)) {
-      throw new InvalidArgumentError(`${this.constructor.name}.registerParameter('${name}'): '${name}' is already a buffer`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.registerParameter('${name}'): '${name}' is already a buffer`,
+      );
     }
     (this as unknown as Record<string, unknown>)[name] = param;
     return param;
@@ -134,7 +142,9 @@ export abstract class Module {
       throw new InvalidArgumentError(`${this.constructor.name}.registerBuffer('${name}'): expected a Tensor or null`);
     }
     if (tensor instanceof Parameter) {
-      throw new InvalidArgumentError(`${this.constructor.name}.registerBuffer('${name}'): a Parameter cannot be a buffer; use registerParameter`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.registerBuffer('${name}'): a Parameter cannot be a buffer; use registerParameter`,
+      );
     }
     (this as unknown as Record<string, unknown>)[name] = tensor;
     this._bufferPersistence.set(name, persistent);
@@ -275,7 +285,9 @@ export abstract class Module {
   /** Replaces a registered buffer's tensor (keeps its persistence flag). */
   setBuffer(name: string, tensor: Tensor | null): void {
     if (!this._bufferPersistence.has(name)) {
-      throw new InvalidArgumentError(`${this.constructor.name}.setBuffer('${name}'): no buffer of that name; register it with registerBuffer`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.setBuffer('${name}'): no buffer of that name; register it with registerBuffer`,
+      );
     }
     (this as unknown as Record<string, unknown>)[name] = tensor;
   }
@@ -287,7 +299,9 @@ export abstract class Module {
     const name = target.slice(dot + 1);
     const v = (owner as unknown as Record<string, unknown>)[name];
     if (!(v instanceof Tensor)) {
-      throw new InvalidArgumentError(`${this.constructor.name}.getTensor('${target}'): ${owner.constructor.name} has no parameter or buffer '${name}'`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.getTensor('${target}'): ${owner.constructor.name} has no parameter or buffer '${name}'`,
+      );
     }
     return v;
   }
@@ -357,7 +371,9 @@ export abstract class Module {
    * `loadStateDict` after all tensors are loaded, and only when the dict has an entry for this module.
    */
   loadExtraState(_state: JsonValue): void {
-    throw new StateDictError({ detail: `${this.constructor.name} has no extra state to load; override loadExtraState together with extraState` });
+    throw new StateDictError({
+      detail: `${this.constructor.name} has no extra state to load; override loadExtraState together with extraState`,
+    });
   }
 
   // ---- printing ------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ import { DTypeError, Tensor } from '@qtk/tensor';
 export class Parameter extends Tensor {
   constructor(data: Tensor, requiresGrad = true) {
     if (requiresGrad && data.dtype !== 'float32') {
-      throw new DTypeError(`Parameter: only float32 tensors can require gradients, got ${data.dtype}; pass requiresGrad=false or convert with .toType('float32')`);
+      throw new DTypeError(
+        `Parameter: only float32 tensors can require gradients, got ${data.dtype}; pass requiresGrad=false or convert with .toType('float32')`,
+      );
     }
     super({ data: data.values(), shape: data.shape, dtype: data.dtype, requiresGrad });
   }

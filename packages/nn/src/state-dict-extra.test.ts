@@ -7,7 +7,13 @@ import { crc32 } from './crc32.js';
 import { DataFormatError, StateDictError } from './errors.js';
 import { Linear } from './layers/linear.js';
 import { Module } from './module.js';
-import { deserializeStateDict, loadStateDictFile, saveStateDict, serializeStateDict, STATE_DICT_FILE_VERSION } from './state-dict-file.js';
+import {
+  deserializeStateDict,
+  loadStateDictFile,
+  saveStateDict,
+  serializeStateDict,
+  STATE_DICT_FILE_VERSION,
+} from './state-dict-file.js';
 import type { JsonValue, StateDict } from './state-dict.js';
 
 /** A module with a buffer and JSON extra state (a running range, a count) that reads its buffer while loading. */
@@ -111,7 +117,10 @@ describe('extra state in the state dict', () => {
     delete sd.extra!['inner.a'];
     sd.extra!['gone'] = 1;
     const back = new Root();
-    expect(back.loadStateDict(sd, { strict: false })).toEqual({ missingKeys: ['inner.a._extra_state'], unexpectedKeys: ['gone._extra_state'] });
+    expect(back.loadStateDict(sd, { strict: false })).toEqual({
+      missingKeys: ['inner.a._extra_state'],
+      unexpectedKeys: ['gone._extra_state'],
+    });
     expect(back.count).toBe(7);
     expect(back.inner.a.count).toBe(0);
     expect(back.inner.a.level.values()[0]).toBe(5);
@@ -132,7 +141,9 @@ describe('extra state in the state dict', () => {
     sd.extra!['inner.b'] = { version: 2 };
     const err = thrown(() => new Root().loadStateDict(sd, { strict: false })) as StateDictError;
     expect(err).toBeInstanceOf(StateDictError);
-    expect(err.message).toMatch(/the extra state of 'inner\.b' \(Tracker\) cannot be loaded: Tracker: extra state version 2 is not supported/);
+    expect(err.message).toMatch(
+      /the extra state of 'inner\.b' \(Tracker\) cannot be loaded: Tracker: extra state version 2 is not supported/,
+    );
     expect((err.cause as Error).message).toMatch(/version 2/);
     // a module without extra state never gets one
     expect(thrown(() => new Linear(1, 1).loadExtraState({}))).toBeInstanceOf(StateDictError);
@@ -148,7 +159,12 @@ describe('extra state in the state dict', () => {
 describe('extra state in state dict files', () => {
   it('round-trips through a file exactly, non-finite numbers included', async () => {
     const sd = filled().stateDict();
-    sd.extra!['inner.a'] = { version: 1, range: [NaN, -Infinity], count: 1, nested: [{ $number: 'kept' }, null, 'x', true] } as unknown as JsonValue;
+    sd.extra!['inner.a'] = {
+      version: 1,
+      range: [NaN, -Infinity],
+      count: 1,
+      nested: [{ $number: 'kept' }, null, 'x', true],
+    } as unknown as JsonValue;
     const path = join(tmp, 'extra.qtk');
     await saveStateDict(sd, path);
     const back = await loadStateDictFile(path);
@@ -166,7 +182,13 @@ describe('extra state in state dict files', () => {
 
   it('reads version-1 files (the layout before extra states): tensors and metadata, no extra', () => {
     // the version-1 writer's bytes, built by hand
-    const header = new TextEncoder().encode(JSON.stringify({ version: 1, metadata: { epoch: 2 }, tensors: [{ name: 'w', dtype: 'float32', shape: [2], offset: 0, byteLength: 8 }] }));
+    const header = new TextEncoder().encode(
+      JSON.stringify({
+        version: 1,
+        metadata: { epoch: 2 },
+        tensors: [{ name: 'w', dtype: 'float32', shape: [2], offset: 0, byteLength: 8 }],
+      }),
+    );
     const dataStart = (16 + header.byteLength + 7) & ~7;
     const bytes = new Uint8Array(dataStart + 8);
     bytes.set(new TextEncoder().encode('QTKSTATE'), 0);

@@ -5,13 +5,29 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crc32 } from './crc32.js';
 import { DataFormatError } from './errors.js';
-import { deserializeStateDict, loadStateDictFileSync, saveStateDictSync, serializeStateDict, STATE_DICT_FILE_VERSION } from './state-dict-file.js';
+import {
+  deserializeStateDict,
+  loadStateDictFileSync,
+  saveStateDictSync,
+  serializeStateDict,
+  STATE_DICT_FILE_VERSION,
+} from './state-dict-file.js';
 import type { StateDict } from './state-dict.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'qtk-sdfile-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const dict = (): StateDict => ({ version: 1, tensors: { 'fc.weight': tensor([[1, 2], [3, 4]]), 'fc.bias': tensor([0.5, -1]) }, metadata: { epoch: 3 } });
+const dict = (): StateDict => ({
+  version: 1,
+  tensors: {
+    'fc.weight': tensor([
+      [1, 2],
+      [3, 4],
+    ]),
+    'fc.bias': tensor([0.5, -1]),
+  },
+  metadata: { epoch: 3 },
+});
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 /** A version-3 file whose header JSON is `edit(header)`, with a valid CRC: only the header checks can refuse it. */
@@ -36,7 +52,9 @@ function withHeader(edit: (h: { tensors: Record<string, unknown>[] }) => unknown
 /** The same dict in the version-2 layout (a 16-byte prefix, no CRC), as written before version 3. */
 function asVersion2(bytes: Uint8Array): Uint8Array {
   const h = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
-  const header = utf8(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(bytes.subarray(24, 24 + h))), version: 2 }));
+  const header = utf8(
+    JSON.stringify({ ...JSON.parse(new TextDecoder().decode(bytes.subarray(24, 24 + h))), version: 2 }),
+  );
   const oldStart = (24 + h + 7) & ~7;
   const newStart = (16 + header.byteLength + 7) & ~7;
   const out = new Uint8Array(newStart + bytes.byteLength - oldStart);
@@ -79,7 +97,9 @@ describe('state dict files: CRC and header validation', () => {
       bad[at] ^= 0x10;
       writeFileSync(path, bad);
       expect(() => loadStateDictFileSync(path)).toThrow(DataFormatError);
-      expect(() => loadStateDictFileSync(path)).toThrow(/flip\.qtk: corrupted or truncated: the checksum does not match/);
+      expect(() => loadStateDictFileSync(path)).toThrow(
+        /flip\.qtk: corrupted or truncated: the checksum does not match/,
+      );
     }
   });
 
@@ -97,18 +117,48 @@ describe('state dict files: CRC and header validation', () => {
     expect(() => deserializeStateDict(bytes, 'x.qtk')).toThrow(DataFormatError);
     expect(() => deserializeStateDict(bytes, 'x.qtk')).toThrow(/x\.qtk: tensor 'fc\.bias': field 'shape': Required/);
     // the same in a version-2 file, which has no CRC to catch anything
-    expect(() => deserializeStateDict(asVersion2(bytes), 'x.qtk')).toThrow(/tensor 'fc\.bias': field 'shape': Required/);
+    expect(() => deserializeStateDict(asVersion2(bytes), 'x.qtk')).toThrow(
+      /tensor 'fc\.bias': field 'shape': Required/,
+    );
   });
 
   it.each([
-    ['a negative dim', (e: Record<string, unknown>) => (e.shape = [-2]), /tensor 'fc\.bias': field 'shape\.0': Number must be greater than or equal to 0/],
-    ['a fractional dim', (e: Record<string, unknown>) => (e.shape = [1.5]), /tensor 'fc\.bias': field 'shape\.0': Expected integer/],
-    ['a shape that is not an array', (e: Record<string, unknown>) => (e.shape = 2), /tensor 'fc\.bias': field 'shape': Expected array/],
+    [
+      'a negative dim',
+      (e: Record<string, unknown>) => (e.shape = [-2]),
+      /tensor 'fc\.bias': field 'shape\.0': Number must be greater than or equal to 0/,
+    ],
+    [
+      'a fractional dim',
+      (e: Record<string, unknown>) => (e.shape = [1.5]),
+      /tensor 'fc\.bias': field 'shape\.0': Expected integer/,
+    ],
+    [
+      'a shape that is not an array',
+      (e: Record<string, unknown>) => (e.shape = 2),
+      /tensor 'fc\.bias': field 'shape': Expected array/,
+    ],
     ['a negative offset', (e: Record<string, unknown>) => (e.offset = -8), /tensor 'fc\.bias': field 'offset'/],
-    ['an unaligned offset', (e: Record<string, unknown>) => (e.offset = 3), /tensor 'fc\.bias': field 'offset': must be a multiple of 8/],
-    ['an offset past the end', (e: Record<string, unknown>) => (e.offset = 1 << 20), /truncated: tensor 'fc\.bias' needs bytes up to/],
-    ['a non-finite byte length', (e: Record<string, unknown>) => (e.byteLength = '$inf'), /tensor 'fc\.bias': field 'byteLength'/],
-    ['a huge shape', (e: Record<string, unknown>) => (e.shape = [2 ** 40, 2 ** 40]), /tensor 'fc\.bias': 8 bytes do not fit shape/],
+    [
+      'an unaligned offset',
+      (e: Record<string, unknown>) => (e.offset = 3),
+      /tensor 'fc\.bias': field 'offset': must be a multiple of 8/,
+    ],
+    [
+      'an offset past the end',
+      (e: Record<string, unknown>) => (e.offset = 1 << 20),
+      /truncated: tensor 'fc\.bias' needs bytes up to/,
+    ],
+    [
+      'a non-finite byte length',
+      (e: Record<string, unknown>) => (e.byteLength = '$inf'),
+      /tensor 'fc\.bias': field 'byteLength'/,
+    ],
+    [
+      'a huge shape',
+      (e: Record<string, unknown>) => (e.shape = [2 ** 40, 2 ** 40]),
+      /tensor 'fc\.bias': 8 bytes do not fit shape/,
+    ],
     ['an unknown dtype', (e: Record<string, unknown>) => (e.dtype = 'float64'), /tensor 'fc\.bias': field 'dtype'/],
     ['no name', (e: Record<string, unknown>) => delete e.name, /tensor entry 1: field 'name': Required/],
   ])('a header entry with %s is a DataFormatError naming the entry', (_, edit, message) => {
@@ -127,7 +177,9 @@ describe('state dict files: CRC and header validation', () => {
       h.tensors[1]!.byteLength = 16;
       h.tensors[1]!.offset = 0;
     });
-    expect(() => deserializeStateDict(dup, 'x.qtk')).toThrow(/x\.qtk: tensor 'fc\.weight' appears twice in the tensor table/);
+    expect(() => deserializeStateDict(dup, 'x.qtk')).toThrow(
+      /x\.qtk: tensor 'fc\.weight' appears twice in the tensor table/,
+    );
     const none = withHeader(() => ({ version: 3 }));
     expect(() => deserializeStateDict(none, 'x.qtk')).toThrow(/header has no tensor table/);
     const proto = withHeader((h) => {

@@ -52,7 +52,9 @@ const headerSchema = z.object({
 
 function assertLittleEndian(): void {
   if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
-    throw new DataFormatError('state dict files are little-endian and this host is big-endian; conversion is not supported');
+    throw new DataFormatError(
+      'state dict files are little-endian and this host is big-endian; conversion is not supported',
+    );
   }
 }
 
@@ -132,9 +134,11 @@ function checkEntries(raw: unknown[], dataStart: number, fileLength: number, fai
     if (seen.has(e.name)) fail(`${label} appears twice in the tensor table`);
     seen.add(e.name);
     const start = dataStart + e.offset;
-    if (start + e.byteLength > fileLength) fail(`truncated: ${label} needs bytes up to ${start + e.byteLength}, file has ${fileLength}`);
+    if (start + e.byteLength > fileLength)
+      fail(`truncated: ${label} needs bytes up to ${start + e.byteLength}, file has ${fileLength}`);
     const n = e.shape.reduce((a, b) => a * b, 1);
-    if (e.byteLength !== n * BYTES[e.dtype]) fail(`${label}: ${e.byteLength} bytes do not fit shape [${e.shape.join(', ')}] of ${e.dtype}`);
+    if (e.byteLength !== n * BYTES[e.dtype])
+      fail(`${label}: ${e.byteLength} bytes do not fit shape [${e.shape.join(', ')}] of ${e.dtype}`);
     return e;
   });
 }
@@ -157,12 +161,16 @@ export function deserializeStateDict(bytes: Uint8Array, source?: string): StateD
     );
   }
   const prefix = prefixOf(version);
-  if (bytes.byteLength < prefix) fail(`truncated: ${bytes.byteLength} bytes, shorter than the ${prefix}-byte prefix of a version-${version} file`);
+  if (bytes.byteLength < prefix)
+    fail(`truncated: ${bytes.byteLength} bytes, shorter than the ${prefix}-byte prefix of a version-${version} file`);
   if (version >= 3 && crc32(bytes.subarray(prefix)) !== dv.getUint32(16, true)) {
-    fail('corrupted or truncated: the checksum does not match the contents (a damaged or interrupted copy); copy or save the state dict again');
+    fail(
+      'corrupted or truncated: the checksum does not match the contents (a damaged or interrupted copy); copy or save the state dict again',
+    );
   }
   const headerLength = dv.getUint32(12, true);
-  if (prefix + headerLength > bytes.byteLength) fail(`truncated header: needs ${headerLength} bytes, file has ${bytes.byteLength - prefix}`);
+  if (prefix + headerLength > bytes.byteLength)
+    fail(`truncated header: needs ${headerLength} bytes, file has ${bytes.byteLength - prefix}`);
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder().decode(bytes.subarray(prefix, prefix + headerLength)));
@@ -173,7 +181,11 @@ export function deserializeStateDict(bytes: Uint8Array, source?: string): StateD
   if (!parsedHeader.success) {
     const issue = parsedHeader.error.issues[0]!;
     const field = issue.path.join('.');
-    fail(field === 'tensors' ? 'header has no tensor table' : `malformed header: field '${field || '(header)'}': ${issue.message}`);
+    fail(
+      field === 'tensors'
+        ? 'header has no tensor table'
+        : `malformed header: field '${field || '(header)'}': ${issue.message}`,
+    );
   }
   const header = parsedHeader.data!;
   const extra = version >= 2 ? (header.extra as JsonValue | undefined) : undefined;
@@ -188,7 +200,12 @@ export function deserializeStateDict(bytes: Uint8Array, source?: string): StateD
     const data = allocate(e.dtype, e.byteLength / BYTES[e.dtype]);
     new Uint8Array(data.buffer).set(bytes.subarray(start, start + e.byteLength));
     // defineProperty: a tensor named '__proto__' stays an entry instead of replacing the record's prototype.
-    Object.defineProperty(tensors, e.name, { value: new Tensor({ data, shape: e.shape, dtype: e.dtype }), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(tensors, e.name, {
+      value: new Tensor({ data, shape: e.shape, dtype: e.dtype }),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return {
     version: STATE_DICT_VERSION,

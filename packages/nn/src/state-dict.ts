@@ -66,7 +66,8 @@ function slots(module: Module, prefix: string, out: Slots, stack: Set<Module>): 
   return out;
 }
 
-const allSlots = (module: Module, prefix: string): Slots => slots(module, prefix, { tensors: new Map(), extra: new Map() }, new Set());
+const allSlots = (module: Module, prefix: string): Slots =>
+  slots(module, prefix, { tensors: new Map(), extra: new Map() }, new Set());
 
 const extraKey = (path: string) => (path ? `${path}.${EXTRA_STATE_KEY}` : EXTRA_STATE_KEY);
 
@@ -139,7 +140,8 @@ export function loadIntoModule(module: Module, sd: StateDict, options: LoadState
         dst.data.set(src.values(), dst.offset);
       } else {
         const copy = src.clone().toType(dst.dtype);
-        (slot.owner as unknown as Record<string, unknown>)[slot.name] = dst instanceof Parameter ? new Parameter(copy, dst.requiresGrad) : copy;
+        (slot.owner as unknown as Record<string, unknown>)[slot.name] =
+          dst instanceof Parameter ? new Parameter(copy, dst.requiresGrad) : copy;
       }
     }
   });
@@ -151,7 +153,9 @@ export function loadIntoModule(module: Module, sd: StateDict, options: LoadState
         m.loadExtraState(extra[path]!);
       } catch (cause) {
         throw new StateDictError(
-          { detail: `the extra state of '${path || '(root)'}' (${m.constructor.name}) cannot be loaded: ${(cause as Error).message}` },
+          {
+            detail: `the extra state of '${path || '(root)'}' (${m.constructor.name}) cannot be loaded: ${(cause as Error).message}`,
+          },
           { cause },
         );
       }

@@ -34,7 +34,11 @@ describe('small networks train', () => {
     }
     const x = tensor(xs, [n, 2]);
     const y = tensor(ys, [n]);
-    const model = new Sequential(new Linear(2, 32, { generator: gen }), new ReLU(), new Linear(32, 2, { generator: gen }));
+    const model = new Sequential(
+      new Linear(2, 32, { generator: gen }),
+      new ReLU(),
+      new Linear(32, 2, { generator: gen }),
+    );
     const opt = new Adam(model.parameters(), { lr: 0.03 });
     const lossFn = new CrossEntropyLoss();
     const losses: number[] = [];
@@ -47,7 +51,12 @@ describe('small networks train', () => {
     }
     expect(losses[0]).toBeGreaterThan(0.6);
     expect(losses.at(-1)!).toBeLessThan(0.15);
-    expect(accuracy(noGrad(() => model.call(x)), y)).toBeGreaterThan(0.95);
+    expect(
+      accuracy(
+        noGrad(() => model.call(x)),
+        y,
+      ),
+    ).toBeGreaterThan(0.95);
   });
 
   it('a conv-bn-relu net tells horizontal from vertical bars with SGD, batches and a cosine schedule', () => {
@@ -94,7 +103,12 @@ describe('small networks train', () => {
     }
     expect(epochLoss.at(-1)!).toBeLessThan(0.3 * epochLoss[0]!);
     model.eval();
-    expect(accuracy(noGrad(() => model.call(imgs)), y)).toBeGreaterThan(0.9);
+    expect(
+      accuracy(
+        noGrad(() => model.call(imgs)),
+        y,
+      ),
+    ).toBeGreaterThan(0.9);
     expect(sched.getLastLr()[0]).toBeCloseTo(0, 10);
     // The trained state (including BN running stats) moves to a fresh model exactly.
     const copy = new Sequential(

@@ -18,7 +18,8 @@ export function findAtoms(counts: ArrayLike<number>, minCount: number): Float64A
     const c = counts[j]!;
     if (c <= minCount || c <= ATOM_RATIO) continue;
     window.length = 0;
-    for (let k = Math.max(0, j - ATOM_NEIGHBOURS); k <= Math.min(n - 1, j + ATOM_NEIGHBOURS); k++) if (k !== j) window.push(counts[k]!);
+    for (let k = Math.max(0, j - ATOM_NEIGHBOURS); k <= Math.min(n - 1, j + ATOM_NEIGHBOURS); k++)
+      if (k !== j) window.push(counts[k]!);
     window.sort((a, b) => a - b);
     const h = window.length >> 1;
     const median = window.length % 2 ? window[h]! : (window[h - 1]! + window[h]!) / 2;

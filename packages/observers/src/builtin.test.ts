@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { builtinObservers, registerBuiltinObservers } from './index.js';
 import { batches } from './testing/random-data.js';
 
-const NAMES = ['min_max', 'moving_average_min_max', 'moving_average_per_channel_min_max', 'percentile', 'mse', 'kl', 'mix', 'fixed_scale'];
+const NAMES = [
+  'min_max',
+  'moving_average_min_max',
+  'moving_average_per_channel_min_max',
+  'percentile',
+  'mse',
+  'kl',
+  'mix',
+  'fixed_scale',
+];
 
 describe('built-in observers in the registry', () => {
   it('are registered by name on import, idempotently', () => {

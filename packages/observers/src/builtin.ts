@@ -21,25 +21,57 @@ function factory<O>(
   optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>,
   make: (options: unknown) => ObserverV1,
 ): ObserverFactoryV1<O> {
-  return Object.freeze({ apiVersion: 1 as const, name, description, optionsSchema, create: (options?: unknown) => make(options ?? {}) });
+  return Object.freeze({
+    apiVersion: 1 as const,
+    name,
+    description,
+    optionsSchema,
+    create: (options?: unknown) => make(options ?? {}),
+  });
 }
 
 /** The built-in observer factories, registered in @qtk/spec's `observers` registry on import. */
 export const builtinObservers = [
-  factory('min_max', "horizon_plugin_pytorch's moving-average min/max, per tensor or per channel (chAxis)", minMaxOptionsSchema, (o) => new MinMaxObserver(o)),
-  factory('moving_average_min_max', 'moving-average min/max per tensor', movingAverageMinMaxOptionsSchema, (o) => new MovingAverageMinMaxObserver(o)),
+  factory(
+    'min_max',
+    "horizon_plugin_pytorch's moving-average min/max, per tensor or per channel (chAxis)",
+    minMaxOptionsSchema,
+    (o) => new MinMaxObserver(o),
+  ),
+  factory(
+    'moving_average_min_max',
+    'moving-average min/max per tensor',
+    movingAverageMinMaxOptionsSchema,
+    (o) => new MovingAverageMinMaxObserver(o),
+  ),
   factory(
     'moving_average_per_channel_min_max',
     'moving-average min/max per channel (chAxis 0 by default)',
     movingAveragePerChannelMinMaxOptionsSchema,
     (o) => new MovingAveragePerChannelMinMaxObserver(o),
   ),
-  factory('percentile', 'clip at a percentile of |x| from a histogram', percentileOptionsSchema, (o) => new PercentileObserver(o)),
-  factory('mse', 'clip minimising the quantization MSE (a histogram per tensor; raw values per channel)', mseOptionsSchema, (o) =>
-    (o as { chAxis?: number }).chAxis !== undefined && (o as { chAxis: number }).chAxis >= 0 ? new PerChannelMSEObserver(o) : new MSEObserver(o),
+  factory(
+    'percentile',
+    'clip at a percentile of |x| from a histogram',
+    percentileOptionsSchema,
+    (o) => new PercentileObserver(o),
+  ),
+  factory(
+    'mse',
+    'clip minimising the quantization MSE (a histogram per tensor; raw values per channel)',
+    mseOptionsSchema,
+    (o) =>
+      (o as { chAxis?: number }).chAxis !== undefined && (o as { chAxis: number }).chAxis >= 0
+        ? new PerChannelMSEObserver(o)
+        : new MSEObserver(o),
   ),
   factory('kl', 'TensorRT-style entropy (KL) calibration over a histogram', klOptionsSchema, (o) => new KLObserver(o)),
-  factory('mix', 'min/max or a percentile clip, whichever quantizes with the smallest error', mixOptionsSchema, (o) => new MixObserver(o)),
+  factory(
+    'mix',
+    'min/max or a percentile clip, whichever quantizes with the smallest error',
+    mixOptionsSchema,
+    (o) => new MixObserver(o),
+  ),
   factory('fixed_scale', 'a configured scale', fixedScaleOptionsSchema, (o) => new FixedScaleObserver(o)),
 ] as const;
 

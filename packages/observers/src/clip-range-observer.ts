@@ -79,7 +79,10 @@ export abstract class ClipRangeObserver<O extends ClipRangeOptions> extends Hist
     const stats = this.checkState(state, action);
     const saved = 'min' in stats;
     if (saved !== this.perBatch) {
-      const mode = (b: boolean) => (b ? 'moving-averages a range per batch (averagingConstant a number)' : 'keeps one histogram of all data (averagingConstant null)');
+      const mode = (b: boolean) =>
+        b
+          ? 'moving-averages a range per batch (averagingConstant a number)'
+          : 'keeps one histogram of all data (averagingConstant null)';
       throw new StateVersionError(
         `observer '${this.name}': cannot ${action} a state whose observer ${mode(saved)} into one that ${mode(this.perBatch)}; give both the same averagingConstant`,
       );
@@ -100,7 +103,9 @@ export abstract class ClipRangeObserver<O extends ClipRangeOptions> extends Hist
     const r = this.readRunning(other, 'merge');
     super.merge(other);
     if (!r) return;
-    this.running = this.running ? { min: Math.min(this.running.min, r.min), max: Math.max(this.running.max, r.max) } : r;
+    this.running = this.running
+      ? { min: Math.min(this.running.min, r.min), max: Math.max(this.running.max, r.max) }
+      : r;
   }
 
   override reset(): void {

@@ -13,12 +13,69 @@ import { batches } from './testing/random-data.js';
  * the default. kl is covered by its own tests.
  */
 const DOCUMENTED: Record<string, Record<string, unknown>> = {
-  min_max: { averagingConstant: 0.5, chAxis: 1, dtype: 'qint16', qscheme: 'per_channel_symmetric', quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
-  moving_average_min_max: { averagingConstant: 0.5, dtype: 'qint16', qscheme: 'per_tensor_symmetric', reduceRange: true, quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
-  moving_average_per_channel_min_max: { averagingConstant: 0.5, chAxis: 1, dtype: 'qint16', qscheme: 'per_channel_symmetric', quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
-  percentile: { percentile: 99.9, bins: 4096, averagingConstant: 0.5, chAxis: -1, dtype: 'qint16', qscheme: 'per_tensor_symmetric', quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
-  mse: { stride: 5, averagingConstant: 0.5, chAxis: 1, dtype: 'qint16', qscheme: 'per_channel_symmetric', quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
-  mix: { averagingConstant: 0.5, chAxis: -1, dtype: 'qint16', qscheme: 'per_tensor_symmetric', quantMin: -100, quantMax: 100, isSyncQuantize: false, factoryKwargs: null },
+  min_max: {
+    averagingConstant: 0.5,
+    chAxis: 1,
+    dtype: 'qint16',
+    qscheme: 'per_channel_symmetric',
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
+  moving_average_min_max: {
+    averagingConstant: 0.5,
+    dtype: 'qint16',
+    qscheme: 'per_tensor_symmetric',
+    reduceRange: true,
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
+  moving_average_per_channel_min_max: {
+    averagingConstant: 0.5,
+    chAxis: 1,
+    dtype: 'qint16',
+    qscheme: 'per_channel_symmetric',
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
+  percentile: {
+    percentile: 99.9,
+    bins: 4096,
+    averagingConstant: 0.5,
+    chAxis: -1,
+    dtype: 'qint16',
+    qscheme: 'per_tensor_symmetric',
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
+  mse: {
+    stride: 5,
+    averagingConstant: 0.5,
+    chAxis: 1,
+    dtype: 'qint16',
+    qscheme: 'per_channel_symmetric',
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
+  mix: {
+    averagingConstant: 0.5,
+    chAxis: -1,
+    dtype: 'qint16',
+    qscheme: 'per_tensor_symmetric',
+    quantMin: -100,
+    quantMax: 100,
+    isSyncQuantize: false,
+    factoryKwargs: null,
+  },
   fixed_scale: { scale: 1 / 2 ** 15, dtype: 'qint16' },
 };
 
@@ -27,7 +84,10 @@ describe('documented observer parameters', () => {
     it(`${name} accepts each documented parameter and keeps its value`, () => {
       for (const [key, value] of Object.entries(params)) {
         // a qscheme must agree with chAxis, so it comes with the table's chAxis
-        const o = createObserver(name, { [key]: value, ...(key === 'qscheme' && 'chAxis' in params ? { chAxis: params.chAxis } : {}) });
+        const o = createObserver(name, {
+          [key]: value,
+          ...(key === 'qscheme' && 'chAxis' in params ? { chAxis: params.chAxis } : {}),
+        });
         const opts = o.options as unknown as Record<string, unknown>;
         if (key === 'reduceRange') expect([opts.reduceRange, opts.quantMin, opts.quantMax]).toEqual([true, -64, 63]);
         else if (key === 'factoryKwargs') expect(opts.factoryKwargs ?? null).toBeNull();
@@ -37,7 +97,11 @@ describe('documented observer parameters', () => {
       const together = Object.fromEntries(Object.entries(params).filter(([k]) => k !== 'reduceRange'));
       const o = createObserver(name, together);
       for (const b of batches(2, [4, 3, 5], 3)) o.observe(b);
-      expect(o.computeQparams()).toMatchObject({ dtype: params.dtype, quantMin: params.quantMin ?? -32768, quantMax: params.quantMax ?? 32767 });
+      expect(o.computeQparams()).toMatchObject({
+        dtype: params.dtype,
+        quantMin: params.quantMin ?? -32768,
+        quantMax: params.quantMax ?? 32767,
+      });
     });
   }
 });
@@ -53,14 +117,18 @@ describe('reduceRange, isSyncQuantize, factoryKwargs', () => {
     w.observe(tensor([1, -2, 3, 4], [2, 2]));
     expect(w.computeQparams()).toMatchObject({ quantMin: -16384, quantMax: 16383 });
     expect(Array.from(w.computeQparams().scale)).toEqual([2, 4].map((m) => Math.fround(m / 16383.5)));
-    expect(() => createObserver('min_max', { reduceRange: true, quantMax: 100 })).toThrow(/reduceRange.*cannot be combined with quantMin/);
+    expect(() => createObserver('min_max', { reduceRange: true, quantMax: 100 })).toThrow(
+      /reduceRange.*cannot be combined with quantMin/,
+    );
   });
 
   it('isSyncQuantize true is rejected: QTK trains in one process (false is the default and accepted)', () => {
     for (const name of ['min_max', 'percentile', 'mse', 'mix', 'fixed_scale']) {
       expect(createObserver(name, { isSyncQuantize: false }).options.isSyncQuantize).toBe(false);
       expect(() => createObserver(name, { isSyncQuantize: true })).toThrow(OptionsError);
-      expect(() => createObserver(name, { isSyncQuantize: true })).toThrow(/isSyncQuantize: QTK trains and calibrates in one process.*syncObservers/);
+      expect(() => createObserver(name, { isSyncQuantize: true })).toThrow(
+        /isSyncQuantize: QTK trains and calibrates in one process.*syncObservers/,
+      );
     }
     // what QTK offers instead: merging states gathered separately
     const data = batches(2, [300], 5);
@@ -77,12 +145,17 @@ describe('reduceRange, isSyncQuantize, factoryKwargs', () => {
 
   it('factoryKwargs: null is accepted, torch buffer arguments are rejected with the reason', () => {
     expect(() => createObserver('percentile', { factoryKwargs: null })).not.toThrow();
-    expect(() => createObserver('percentile', { factoryKwargs: { device: 'cuda' } })).toThrow(/factoryKwargs: .*torch's device\/dtype.*nothing to pass/);
+    expect(() => createObserver('percentile', { factoryKwargs: { device: 'cuda' } })).toThrow(
+      /factoryKwargs: .*torch's device\/dtype.*nothing to pass/,
+    );
   });
 });
 
 /** `rangeFrom` of one batch alone: the same observer kind in its all-data mode on that batch only. */
-function batchRange(make: (o: object) => { observe(x: never): void; range(): { min: number; max: number } }, b: unknown): { min: number; max: number } {
+function batchRange(
+  make: (o: object) => { observe(x: never): void; range(): { min: number; max: number } },
+  b: unknown,
+): { min: number; max: number } {
   const o = make({ averagingConstant: null });
   o.observe(b as never);
   return o.range();

@@ -26,7 +26,9 @@ describe('FixedScaleObserver', () => {
     p.load(JSON.parse(JSON.stringify(o.state())));
     expect(Array.from(p.computeQparams().scale)).toEqual([0.5, 0.25]);
     o.merge(p.state());
-    expect(() => o.merge(new FixedScaleObserver({ scale: [1, 2], chAxis: 0 }).state())).toThrow(/cannot merge a fixed scale/);
+    expect(() => o.merge(new FixedScaleObserver({ scale: [1, 2], chAxis: 0 }).state())).toThrow(
+      /cannot merge a fixed scale/,
+    );
     expect(() => new FixedScaleObserver({ scale: [1, 2] })).toThrow(/one number/);
     expect(() => new FixedScaleObserver({ scale: 0 })).toThrow(/scale/);
   });

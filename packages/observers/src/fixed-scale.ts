@@ -8,7 +8,12 @@ export const fixedScaleOptionsSchema = observerOptionsSchema({
   scale: z.union([z.number().positive(), z.array(z.number().positive()).nonempty()]).default(1),
 }).superRefine((o, ctx) => {
   const n = Array.isArray(o.scale) ? o.scale.length : 1;
-  if (o.chAxis < 0 && n !== 1) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['scale'], message: `a per-tensor fixed scale is one number, got ${n}` });
+  if (o.chAxis < 0 && n !== 1)
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['scale'],
+      message: `a per-tensor fixed scale is one number, got ${n}`,
+    });
 });
 export type FixedScaleOptions = z.output<typeof fixedScaleOptionsSchema>;
 
@@ -54,7 +59,9 @@ export class FixedScaleObserver extends ObserverBase<FixedScaleOptions> {
   merge(other: ObserverState): void {
     const s = numberArray(this.checkState(other, 'merge'), 'scale', this.name);
     if (s.length !== this.scale.length || s.some((v, i) => Math.fround(v) !== this.scale[i])) {
-      throw new ShapeError(`observer '${this.name}': cannot merge a fixed scale [${s.join(', ')}] into [${Array.from(this.scale).join(', ')}]`);
+      throw new ShapeError(
+        `observer '${this.name}': cannot merge a fixed scale [${s.join(', ')}] into [${Array.from(this.scale).join(', ')}]`,
+      );
     }
   }
 

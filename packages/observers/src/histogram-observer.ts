@@ -1,4 +1,4 @@
-import { type ObserverBaseOptions, type ObserverState } from '@qtk/spec';
+import type { ObserverBaseOptions, ObserverState } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import type { z } from 'zod';
 import { SignedHistogram, type HistogramState } from './histogram.js';
@@ -49,7 +49,9 @@ export abstract class HistogramObserver<O extends HistogramOptions> extends Obse
     const s = this.checkState(state, action);
     const h = SignedHistogram.fromState(s[key] as unknown as HistogramState, `observer '${this.name}'`);
     if (h.bins !== this.storedBins()) {
-      throw new StateVersionError(`observer '${this.name}': cannot ${action} a state with ${h.bins} bins into one with ${this.storedBins()}`);
+      throw new StateVersionError(
+        `observer '${this.name}': cannot ${action} a state with ${h.bins} bins into one with ${this.storedBins()}`,
+      );
     }
     return h;
   }

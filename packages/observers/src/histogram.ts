@@ -39,7 +39,13 @@ export function pow2Above(a: number): number {
  * several times finer than the new ones this is close to binning the data over [0, upTo] in one pass;
  * exact when every grid edge falls on a stored edge.
  */
-export function regridAbsCounts(abs: ArrayLike<number>, width: number, absMax: number, n: number, upTo: number): Float64Array {
+export function regridAbsCounts(
+  abs: ArrayLike<number>,
+  width: number,
+  absMax: number,
+  n: number,
+  upTo: number,
+): Float64Array {
   const out = new Float64Array(n);
   if (n === 0) return out;
   const cum = new Float64Array(abs.length + 1);
@@ -102,7 +108,8 @@ export class SignedHistogram {
   private scratch: Int32Array | null = null;
 
   constructor(readonly bins: number) {
-    if (!Number.isInteger(bins) || bins < 2) throw new InvalidArgumentError(`SignedHistogram: bins must be an integer >= 2, got ${bins}`);
+    if (!Number.isInteger(bins) || bins < 2)
+      throw new InvalidArgumentError(`SignedHistogram: bins must be an integer >= 2, got ${bins}`);
     this.counts = new Float64Array(2 * bins);
   }
 
@@ -150,7 +157,9 @@ export class SignedHistogram {
     const [lo, hi] = rangeOf(v);
     if (lo > hi) return; // all NaN
     if (!Number.isFinite(lo) || !Number.isFinite(hi)) {
-      throw new InvalidArgumentError(`histogram: observed ±Infinity (range [${lo}, ${hi}]); check the data fed to the observer`);
+      throw new InvalidArgumentError(
+        `histogram: observed ±Infinity (range [${lo}, ${hi}]); check the data fed to the observer`,
+      );
     }
     if (lo < this.min) this.min = lo;
     if (hi > this.max) this.max = hi;
@@ -184,7 +193,8 @@ export class SignedHistogram {
 
   /** Adds another histogram of the same bin count (ranges align by doubling the smaller one). */
   merge(o: SignedHistogram): void {
-    if (o.bins !== this.bins) throw new InvalidArgumentError(`histogram: cannot merge ${o.bins} bins into ${this.bins}`);
+    if (o.bins !== this.bins)
+      throw new InvalidArgumentError(`histogram: cannot merge ${o.bins} bins into ${this.bins}`);
     if (o.isEmpty()) return;
     const other = o.clone();
     if (other.range > this.range) this.widen(other.range);
@@ -243,7 +253,11 @@ export class SignedHistogram {
 
   static fromState(s: HistogramState, where: string): SignedHistogram {
     const ok =
-      s && Number.isInteger(s.bins) && s.bins >= 2 && typeof s.range === 'number' && Array.isArray(s.counts) &&
+      s &&
+      Number.isInteger(s.bins) &&
+      s.bins >= 2 &&
+      typeof s.range === 'number' &&
+      Array.isArray(s.counts) &&
       (s.counts.length === 0 || s.counts.length === 2 * s.bins);
     if (!ok) throw new StateVersionError(`${where}: malformed histogram state`);
     const h = new SignedHistogram(s.bins);

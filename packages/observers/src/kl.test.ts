@@ -107,7 +107,13 @@ describe('KLObserver', () => {
 
   it('defaults are the documented ones: 512 bins, a search every batch, the threshold moving-averaged by 0.01', () => {
     const o = new KLObserver();
-    expect(o.options).toMatchObject({ bins: 512, updateInterval: 1, averagingConstant: 0.01, startBin: 128, separateAtoms: true });
+    expect(o.options).toMatchObject({
+      bins: 512,
+      updateInterval: 1,
+      averagingConstant: 0.01,
+      startBin: 128,
+      separateAtoms: true,
+    });
     const parts = [0, 1, 2].map((i) => reluData(3000, 70 + i, 1 + 0.4 * i));
     for (const p of parts) o.observe(t(p));
     const [a, b, c] = parts.map((p) => referenceKlThreshold(p, 512));

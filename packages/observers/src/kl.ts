@@ -157,7 +157,10 @@ export class KLObserver extends HistogramObserver<KlOptions> {
     const n = this.options.bins;
     const counts = h.absCountsOver(n, a);
     // an atom must hold more values than an average grid bin
-    const atoms = this.options.separateAtoms && a > 0 ? regridAbsCounts(findAtoms(h.absCounts(), h.total / n), h.width, a, n, a) : undefined;
+    const atoms =
+      this.options.separateAtoms && a > 0
+        ? regridAbsCounts(findAtoms(h.absCounts(), h.total / n), h.width, a, n, a)
+        : undefined;
     const r = klThresholdBin(counts, -this.quantRange.quantMin, this.options.startBin, 1, atoms);
     return { ...r, width: a / n };
   }

@@ -1,4 +1,11 @@
-import { observerBaseShape, observerOptionsSchema, type ObserverState, type QParams, checkQscheme, withQscheme } from '@qtk/spec';
+import {
+  observerBaseShape,
+  observerOptionsSchema,
+  type ObserverState,
+  type QParams,
+  checkQscheme,
+  withQscheme,
+} from '@qtk/spec';
 import { InvalidArgumentError, ShapeError, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { rangeOf } from './histogram.js';
@@ -10,12 +17,17 @@ export const minMaxOptionsSchema = observerOptionsSchema({ averagingConstant: av
 export type MinMaxOptions = z.output<typeof minMaxOptionsSchema>;
 
 export const movingAverageMinMaxOptionsSchema = minMaxOptionsSchema.refine((o) => o.chAxis === -1, {
-  message: 'moving_average_min_max is per tensor (chAxis -1); use moving_average_per_channel_min_max for per-channel statistics',
+  message:
+    'moving_average_min_max is per tensor (chAxis -1); use moving_average_per_channel_min_max for per-channel statistics',
   path: ['chAxis'],
 });
 
 export const movingAveragePerChannelMinMaxOptionsSchema = z
-  .object({ ...observerBaseShape, chAxis: z.number().int().min(0).default(0), averagingConstant: averagingConstant.default(0.01) })
+  .object({
+    ...observerBaseShape,
+    chAxis: z.number().int().min(0).default(0),
+    averagingConstant: averagingConstant.default(0.01),
+  })
   .strict()
   .superRefine(checkQscheme)
   .transform(withQscheme);
@@ -70,7 +82,11 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
   private curMin = new Float64Array(1);
   private curMax = new Float64Array(1);
 
-  constructor(options: unknown = {}, name = 'min_max', schema: z.ZodType<MinMaxOptions, z.ZodTypeDef, unknown> = minMaxOptionsSchema) {
+  constructor(
+    options: unknown = {},
+    name = 'min_max',
+    schema: z.ZodType<MinMaxOptions, z.ZodTypeDef, unknown> = minMaxOptionsSchema,
+  ) {
     super(name, schema, options, 1);
   }
 
@@ -81,11 +97,15 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
     let channels = 1;
     if (ax >= 0) {
       if (ax >= x.shape.length) {
-        throw new InvalidArgumentError(`observer '${this.name}': chAxis ${ax} is out of range for a tensor of shape [${x.shape.join(', ')}]`);
+        throw new InvalidArgumentError(
+          `observer '${this.name}': chAxis ${ax} is out of range for a tensor of shape [${x.shape.join(', ')}]`,
+        );
       }
       channels = x.shape[ax]!;
       if (this.min && this.min.length !== channels) {
-        throw new ShapeError(`observer '${this.name}': ${channels} channels along axis ${ax}, but earlier batches had ${this.min.length}`);
+        throw new ShapeError(
+          `observer '${this.name}': ${channels} channels along axis ${ax}, but earlier batches had ${this.min.length}`,
+        );
       }
     }
     if (this.curMin.length !== channels) {
@@ -141,10 +161,15 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
     const s = this.checkState(state, action);
     const min = numberArray(s, 'min', this.name);
     const max = numberArray(s, 'max', this.name);
-    if (min.length !== max.length) throw new InvalidArgumentError(`observer '${this.name}': state has ${min.length} minima and ${max.length} maxima`);
+    if (min.length !== max.length)
+      throw new InvalidArgumentError(
+        `observer '${this.name}': state has ${min.length} minima and ${max.length} maxima`,
+      );
     if (min.length === 0) return null;
     if (this.options.chAxis < 0 && min.length !== 1) {
-      throw new ShapeError(`observer '${this.name}': a per-tensor observer cannot ${action} a state with ${min.length} channels`);
+      throw new ShapeError(
+        `observer '${this.name}': a per-tensor observer cannot ${action} a state with ${min.length} channels`,
+      );
     }
     return { min: Float64Array.from(min), max: Float64Array.from(max) };
   }

@@ -11,7 +11,10 @@ export const MIX_PERCENTILES = [99.9, 99.95, 99.99, 99.993, 99.995, 99.997, 99.9
 
 export const mixOptionsSchema = perTensorSchema('mix', {
   bins: binsSchema(2048),
-  percentiles: z.array(z.number().min(0).max(100)).nonempty().default([...MIX_PERCENTILES]),
+  percentiles: z
+    .array(z.number().min(0).max(100))
+    .nonempty()
+    .default([...MIX_PERCENTILES]),
   averagingConstant: optionalAveragingConstant,
 });
 export type MixOptions = z.output<typeof mixOptionsSchema>;

@@ -18,5 +18,8 @@ export const mseOptionsSchema = observerOptionsSchema({
   stride: z.number().int().min(1).max(MSE_SEARCH_STEPS).default(1),
   bins: binsSchema(2048),
   averagingConstant: optionalAveragingConstant,
-}).transform((o) => ({ ...o, averagingConstant: o.averagingConstant ?? (o.chAxis >= 0 ? PER_CHANNEL_AVERAGING_CONSTANT : null) }));
+}).transform((o) => ({
+  ...o,
+  averagingConstant: o.averagingConstant ?? (o.chAxis >= 0 ? PER_CHANNEL_AVERAGING_CONSTANT : null),
+}));
 export type MseOptions = z.output<typeof mseOptionsSchema>;

@@ -8,7 +8,13 @@ import { activations, fakeQuantMse, t } from './testing/random-data.js';
 const q8 = quantRange('qint8');
 
 /** Per channel along axis 1 of [A, C, B]: brute-force best shrink factor, written out directly. */
-function bruteForce(v: Float32Array, A: number, C: number, B: number, stride: number): { min: number[]; max: number[] } {
+function bruteForce(
+  v: Float32Array,
+  A: number,
+  C: number,
+  B: number,
+  stride: number,
+): { min: number[]; max: number[] } {
   const min: number[] = [];
   const max: number[] = [];
   for (let c = 0; c < C; c++) {

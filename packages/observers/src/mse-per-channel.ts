@@ -6,7 +6,14 @@ import type { MseOptions } from './mse-options.js';
 import { PER_CHANNEL_AVERAGING_CONSTANT, mseOptionsSchema } from './mse-options.js';
 
 /** Sum of squared fake-quant errors (round half up, clamp) of the strided values of one channel. */
-function channelError(v: ArrayLike<number>, c: number, channels: number, inner: number, s: number, r: QuantRange): number {
+function channelError(
+  v: ArrayLike<number>,
+  c: number,
+  channels: number,
+  inner: number,
+  s: number,
+  r: QuantRange,
+): number {
   const inv = 1 / s;
   const qmin = r.quantMin;
   const qmax = r.quantMax;
@@ -35,17 +42,21 @@ export class PerChannelMSEObserver extends ObserverBase<MseOptions> {
 
   constructor(options: unknown = {}) {
     super('mse', mseOptionsSchema, options, 1);
-    if (this.options.chAxis < 0) throw new InvalidArgumentError('PerChannelMSEObserver needs chAxis >= 0; use MSEObserver per tensor');
+    if (this.options.chAxis < 0)
+      throw new InvalidArgumentError('PerChannelMSEObserver needs chAxis >= 0; use MSEObserver per tensor');
   }
 
   observe(x: Tensor): void {
     if (x.size === 0) return;
     const ax = this.options.chAxis;
-    if (ax >= x.shape.length) throw new InvalidArgumentError(`observer 'mse': chAxis ${ax} is out of range for shape [${x.shape.join(', ')}]`);
+    if (ax >= x.shape.length)
+      throw new InvalidArgumentError(`observer 'mse': chAxis ${ax} is out of range for shape [${x.shape.join(', ')}]`);
     const v = this.valuesOf(x);
     const channels = x.shape[ax]!;
     if (this.min && this.min.length !== channels) {
-      throw new ShapeError(`observer 'mse': ${channels} channels along axis ${ax}, but earlier batches had ${this.min.length}`);
+      throw new ShapeError(
+        `observer 'mse': ${channels} channels along axis ${ax}, but earlier batches had ${this.min.length}`,
+      );
     }
     let inner = 1;
     for (let d = ax + 1; d < x.shape.length; d++) inner *= x.shape[d]!;
@@ -58,7 +69,14 @@ export class PerChannelMSEObserver extends ObserverBase<MseOptions> {
       let bestE = Infinity;
       for (let i = 0; i < 95; i += stride) {
         const f = 1 - 0.01 * i;
-        const e = channelError(v, c, channels, inner, scaleFromRange(lo[c]! * f, hi[c]! * f, this.quantRange), this.quantRange);
+        const e = channelError(
+          v,
+          c,
+          channels,
+          inner,
+          scaleFromRange(lo[c]! * f, hi[c]! * f, this.quantRange),
+          this.quantRange,
+        );
         if (e <= bestE) {
           bestE = e;
           bestF = f;
@@ -94,7 +112,10 @@ export class PerChannelMSEObserver extends ObserverBase<MseOptions> {
 
   private read(state: ObserverState, action: 'load' | 'merge'): [Float64Array, Float64Array] | null {
     const s = this.checkState(state, action);
-    if (!('min' in s)) throw new InvalidArgumentError(`observer 'mse': cannot ${action} a per-tensor (histogram) state into a per-channel observer`);
+    if (!('min' in s))
+      throw new InvalidArgumentError(
+        `observer 'mse': cannot ${action} a per-tensor (histogram) state into a per-channel observer`,
+      );
     const min = numberArray(s, 'min', this.name);
     const max = numberArray(s, 'max', this.name);
     return min.length === 0 ? null : [Float64Array.from(min), Float64Array.from(max)];
@@ -113,7 +134,8 @@ export class PerChannelMSEObserver extends ObserverBase<MseOptions> {
       [this.min, this.max] = r;
       return;
     }
-    if (r[0].length !== this.min.length) throw new ShapeError(`observer 'mse': cannot merge ${r[0].length} channels into ${this.min.length}`);
+    if (r[0].length !== this.min.length)
+      throw new ShapeError(`observer 'mse': cannot merge ${r[0].length} channels into ${this.min.length}`);
     for (let c = 0; c < this.min.length; c++) {
       this.min[c] = Math.min(this.min[c]!, r[0][c]!);
       this.max[c] = Math.max(this.max[c]!, r[1][c]!);

@@ -17,7 +17,11 @@ export interface ThresholdSearch {
 }
 
 /** Scores min/max · factor for each factor by the histogram's expected quantization error. */
-export function searchShrinkFactors(h: SignedHistogram, factors: readonly number[], range: QuantRange): ThresholdSearch {
+export function searchShrinkFactors(
+  h: SignedHistogram,
+  factors: readonly number[],
+  range: QuantRange,
+): ThresholdSearch {
   const errors = factors.map((f) => histogramQuantError(h, scaleFromRange(h.min * f, h.max * f, range), range));
   let best = 0;
   for (let i = 1; i < errors.length; i++) if (errors[i]! <= errors[best]!) best = i;
@@ -43,7 +47,9 @@ export class MSEObserver extends ClipRangeObserver<MseOptions> {
   constructor(options: unknown = {}) {
     super('mse', mseOptionsSchema, options);
     if (this.options.chAxis >= 0) {
-      throw new InvalidArgumentError("MSEObserver is per tensor; createObserver('mse', { chAxis }) gives a PerChannelMSEObserver");
+      throw new InvalidArgumentError(
+        "MSEObserver is per tensor; createObserver('mse', { chAxis }) gives a PerChannelMSEObserver",
+      );
     }
   }
 

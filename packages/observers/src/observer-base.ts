@@ -104,6 +104,7 @@ export function numberArray(stats: ObserverState['stats'], key: string, observer
 
 export function numberField(stats: ObserverState['stats'], key: string, observer: string): number {
   const v = stats[key];
-  if (typeof v !== 'number') throw new StateVersionError(`observer '${observer}': state field '${key}' must be a number`);
+  if (typeof v !== 'number')
+    throw new StateVersionError(`observer '${observer}': state field '${key}' must be a number`);
   return v;
 }

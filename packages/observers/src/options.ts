@@ -3,7 +3,12 @@ import { z } from 'zod';
 
 /** Histogram bin count over [0, range): an integer >= 8; powers of two make merging exact. */
 export function binsSchema(defaultBins: number) {
-  return z.number().int().min(8).max(1 << 20).default(defaultBins);
+  return z
+    .number()
+    .int()
+    .min(8)
+    .max(1 << 20)
+    .default(defaultBins);
 }
 
 /**

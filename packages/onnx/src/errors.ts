@@ -32,7 +32,9 @@ export class UnsupportedOnnxOpError extends OnnxError {
   constructor(readonly nodes: readonly UnsupportedNode[]) {
     super(
       `importOnnx: ${nodes.length} node(s) cannot be imported:\n` +
-        nodes.map((n) => `  - '${n.name}' ${n.domain || 'ai.onnx'}::${n.opType} (opset ${n.opset}): ${n.reason}`).join('\n') +
+        nodes
+          .map((n) => `  - '${n.name}' ${n.domain || 'ai.onnx'}::${n.opType} (opset ${n.opset}): ${n.reason}`)
+          .join('\n') +
         '\nRewrite these nodes (e.g. with onnx-simplifier or a different export opset) or extend @qtk/onnx.',
     );
   }

@@ -12,7 +12,10 @@ function attribute(name: string, v: AttrValue): AttributeMsg {
   if (Array.isArray(v)) return { name, type: AttrType.INTS, ints: v };
   if ('tensor' in v) {
     const t = v.tensor;
-    const proto = t.dtype === 'bool' ? { dims: [...t.shape], data_type: DataType.BOOL, raw_data: Uint8Array.from(t.values() as Uint8Array) } : tensorToProto('', t);
+    const proto =
+      t.dtype === 'bool'
+        ? { dims: [...t.shape], data_type: DataType.BOOL, raw_data: Uint8Array.from(t.values() as Uint8Array) }
+        : tensorToProto('', t);
     return { name, type: AttrType.TENSOR, t: proto };
   }
   if ('float' in v) return { name, type: AttrType.FLOAT, f: v.float };
@@ -42,8 +45,17 @@ export class OnnxBuilder {
   }
 
   /** Adds one node; returns its output names (fresh names derived from `name` unless given). */
-  node(opType: string, inputs: string[], name: string, attrs: Record<string, AttrValue | undefined> = {}, outputs: string[] | number = 1): string[] {
-    const outs = typeof outputs === 'number' ? Array.from({ length: outputs }, (_, i) => this.unique(outputs === 1 ? name : `${name}_${i}`)) : outputs;
+  node(
+    opType: string,
+    inputs: string[],
+    name: string,
+    attrs: Record<string, AttrValue | undefined> = {},
+    outputs: string[] | number = 1,
+  ): string[] {
+    const outs =
+      typeof outputs === 'number'
+        ? Array.from({ length: outputs }, (_, i) => this.unique(outputs === 1 ? name : `${name}_${i}`))
+        : outputs;
     const attribute_ = Object.entries(attrs)
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => attribute(k, v!));

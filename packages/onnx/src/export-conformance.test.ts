@@ -26,8 +26,12 @@ const dirs = readFileSync(listFile, 'utf8')
 
 function fromOrt(o: ort.Tensor): Tensor {
   if (o.type === 'float32') return new Tensor({ data: o.data as Float32Array, shape: [...o.dims], dtype: 'float32' });
-  if (o.type === 'bool') return new Tensor({ data: Uint8Array.from(o.data as ArrayLike<number>), shape: [...o.dims], dtype: 'bool' });
-  const data = o.type === 'int64' ? Int32Array.from(o.data as BigInt64Array, Number) : Int32Array.from(o.data as ArrayLike<number>);
+  if (o.type === 'bool')
+    return new Tensor({ data: Uint8Array.from(o.data as ArrayLike<number>), shape: [...o.dims], dtype: 'bool' });
+  const data =
+    o.type === 'int64'
+      ? Int32Array.from(o.data as BigInt64Array, Number)
+      : Int32Array.from(o.data as ArrayLike<number>);
   return new Tensor({ data, shape: [...o.dims], dtype: 'int32' });
 }
 
@@ -39,10 +43,28 @@ describe('node tests imported, exported at opset 17 and run in onnxruntime-node'
         const { bytes, cases } = loadNodeTest(dir);
         const c = cases[0]!;
         const inputs = c.runtime.map((r) => r.tensor);
-        const gm = importOnnx(bytes, { fixedInputs: c.fixed, exampleInputs: Object.fromEntries(c.runtime.map((r) => [r.name, r.tensor])) });
-        const out = exportOnnxBytes(gm, inputs, { opset: 17, dynamicBatch: false, inputNames: c.runtime.map((r) => r.name) });
-        const session = await ort.InferenceSession.create(out, { executionProviders: ['cpu'], logSeverityLevel: 3, graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1 });
-        const feeds = Object.fromEntries(c.runtime.map((r) => [r.name, new ort.Tensor('float32', Float32Array.from(r.tensor.values() as Float32Array), r.tensor.shape)]));
+        const gm = importOnnx(bytes, {
+          fixedInputs: c.fixed,
+          exampleInputs: Object.fromEntries(c.runtime.map((r) => [r.name, r.tensor])),
+        });
+        const out = exportOnnxBytes(gm, inputs, {
+          opset: 17,
+          dynamicBatch: false,
+          inputNames: c.runtime.map((r) => r.name),
+        });
+        const session = await ort.InferenceSession.create(out, {
+          executionProviders: ['cpu'],
+          logSeverityLevel: 3,
+          graphOptimizationLevel: 'disabled',
+          intraOpNumThreads: 1,
+          interOpNumThreads: 1,
+        });
+        const feeds = Object.fromEntries(
+          c.runtime.map((r) => [
+            r.name,
+            new ort.Tensor('float32', Float32Array.from(r.tensor.values() as Float32Array), r.tensor.shape),
+          ]),
+        );
         const res = await session.run(feeds);
         const ours = [gm.call(...inputs)].flat() as Tensor[];
         const again = [importOnnx(out).call(...inputs)].flat() as Tensor[];

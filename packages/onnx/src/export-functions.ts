@@ -11,7 +11,18 @@ function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[
 }
 
 const BINARY: Record<string, string> = { add: 'Add', sub: 'Sub', mul: 'Mul', div: 'Div', pow: 'Pow' };
-const UNARY: Record<string, string> = { relu: 'Relu', sigmoid: 'Sigmoid', tanh: 'Tanh', neg: 'Neg', exp: 'Exp', log: 'Log', sqrt: 'Sqrt', abs: 'Abs', reciprocal: 'Reciprocal', contiguous: 'Identity' };
+const UNARY: Record<string, string> = {
+  relu: 'Relu',
+  sigmoid: 'Sigmoid',
+  tanh: 'Tanh',
+  neg: 'Neg',
+  exp: 'Exp',
+  log: 'Log',
+  sqrt: 'Sqrt',
+  abs: 'Abs',
+  reciprocal: 'Reciprocal',
+  contiguous: 'Identity',
+};
 
 /** Functional ops and tensor methods (args[0] is the tensor for methods) as ONNX nodes. */
 export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument[]): string[] {
@@ -21,7 +32,9 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
   if (BINARY[op]) {
     // Tensor operands are in `inputs` in order; numbers become scalar initializers.
     let k = 0;
-    const ins = [0, 1].map((i) => (args[i] instanceof Tensor ? s.inputs[k++]! : scalarOrTensor(b, args[i], name, s.inputs, 0)));
+    const ins = [0, 1].map((i) =>
+      args[i] instanceof Tensor ? s.inputs[k++]! : scalarOrTensor(b, args[i], name, s.inputs, 0),
+    );
     return b.node(BINARY[op]!, ins, name);
   }
   if (UNARY[op]) return b.node(UNARY[op]!, [x], name);
@@ -34,7 +47,9 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
       return b.node('Concat', s.inputs, name, { axis: (args[1] as number | undefined) ?? 0 });
     case 'softmax':
     case 'logSoftmax':
-      return b.node(op === 'softmax' ? 'Softmax' : 'LogSoftmax', [x], name, { axis: norm((args[1] as number | undefined) ?? -1) });
+      return b.node(op === 'softmax' ? 'Softmax' : 'LogSoftmax', [x], name, {
+        axis: norm((args[1] as number | undefined) ?? -1),
+      });
     case 'flatten':
     case 'reshape':
     case 'view':
@@ -43,13 +58,18 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
       const out = s.out as Tensor;
       // A zero-size dim needs allowzero (opset 14+), and then 0 cannot stand for "copy the batch".
       const zeroDims = out.shape.includes(0);
-      if (zeroDims && b.opset < 14) throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`);
-      const shape = out.shape.map((d, i) => (!zeroDims && i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d));
+      if (zeroDims && b.opset < 14)
+        throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`);
+      const shape = out.shape.map((d, i) =>
+        !zeroDims && i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d,
+      );
       return b.node('Reshape', [x, b.intConst(shape, `${name}_shape`)], name, { allowzero: zeroDims ? 1 : undefined });
     }
     case 'permute':
     case 'onnx.transpose':
-      return b.node('Transpose', [x], name, { perm: (args[1] as number[] | null) ?? x0.shape.map((_, i) => x0.ndim - 1 - i) });
+      return b.node('Transpose', [x], name, {
+        perm: (args[1] as number[] | null) ?? x0.shape.map((_, i) => x0.ndim - 1 - i),
+      });
     case 'transpose': {
       const perm = x0.shape.map((_, i) => i);
       const d0 = norm((args[1] as number | undefined) ?? -2);
@@ -62,35 +82,49 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
     case 'clamp': {
       const lo = args[1] as number | null | undefined;
       const hi = args[2] as number | null | undefined;
-      return b.node('Clip', [x, lo == null ? '' : b.floatConst([lo], `${name}_min`, []), hi == null ? '' : b.floatConst([hi], `${name}_max`, [])], name);
+      return b.node(
+        'Clip',
+        [
+          x,
+          lo == null ? '' : b.floatConst([lo], `${name}_min`, []),
+          hi == null ? '' : b.floatConst([hi], `${name}_max`, []),
+        ],
+        name,
+      );
     }
     case 'mean':
     case 'sum': {
       const ax = args[1] as number | number[] | undefined;
       const axes = (ax === undefined ? x0.shape.map((_, i) => i) : typeof ax === 'number' ? [ax] : ax).map(norm);
       const keepdims = args[2] ? 1 : 0;
-      if (op === 'sum' && b.opset >= 13) return b.node('ReduceSum', [x, b.intConst(axes, `${name}_axes`)], name, { keepdims });
+      if (op === 'sum' && b.opset >= 13)
+        return b.node('ReduceSum', [x, b.intConst(axes, `${name}_axes`)], name, { keepdims });
       return b.node(op === 'mean' ? 'ReduceMean' : 'ReduceSum', [x], name, { axes, keepdims });
     }
     case 'unsqueeze':
     case 'squeeze': {
       const a = args[1];
-      const axes = a === undefined ? null : (typeof a === 'number' ? [a] : (a as number[])).map((v) => (v < 0 ? v + (op === 'unsqueeze' ? x0.ndim + 1 : x0.ndim) : v));
+      const axes =
+        a === undefined
+          ? null
+          : (typeof a === 'number' ? [a] : (a as number[])).map((v) =>
+              v < 0 ? v + (op === 'unsqueeze' ? x0.ndim + 1 : x0.ndim) : v,
+            );
       const opType = op === 'unsqueeze' ? 'Unsqueeze' : 'Squeeze';
       if (b.opset >= 13) return b.node(opType, axes ? [x, b.intConst(axes, `${name}_axes`)] : [x], name);
       return b.node(opType, [x], name, { axes: axes ?? undefined });
     }
     case 'getitem':
       return [];
-    default: {
-      const more = exportMore(op, s);
-      if (more) return more;
-    }
+    default:
+      {
+        const more = exportMore(op, s);
+        if (more) return more;
+      }
       void rawArgs;
       throw new OnnxExportError(`exportOnnx: node '${name}' calls '${op}', which has no ONNX form yet`);
   }
 }
-
 
 const CAST_TO: Record<string, number> = { float32: 1, int32: 7, bool: 9 };
 
@@ -119,7 +153,11 @@ function exportMore(op: string, s: ExportStep): string[] | null {
   switch (op) {
     case 'onnx.slice': {
       const [, starts, ends, axes, steps] = args as [Tensor, number[], number[], number[], number[]];
-      return b.node('Slice', [x, ints(starts, 'starts'), ints(ends, 'ends'), ints(axes, 'axes'), ints(steps, 'steps')], name);
+      return b.node(
+        'Slice',
+        [x, ints(starts, 'starts'), ints(ends, 'ends'), ints(axes, 'axes'), ints(steps, 'steps')],
+        name,
+      );
     }
     case 'onnx.pad': {
       const [, pads, mode, value] = args as [Tensor, number[], string, number];
@@ -138,18 +176,23 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max', number[] | null, boolean];
       const opType = kind === 'sum' ? 'ReduceSum' : kind === 'mean' ? 'ReduceMean' : 'ReduceMax';
       const all = axes ?? x0.shape.map((_, i) => i);
-      if (kind === 'sum' && b.opset >= 13) return b.node(opType, [x, ints(all, 'axes')], name, { keepdims: keepdims ? 1 : 0 });
+      if (kind === 'sum' && b.opset >= 13)
+        return b.node(opType, [x, ints(all, 'axes')], name, { keepdims: keepdims ? 1 : 0 });
       return b.node(opType, [x], name, { axes: all, keepdims: keepdims ? 1 : 0 });
     }
     case 'onnx.clip': {
       let k = 1;
-      const bound = (v: unknown, what: string) => (v === null ? '' : typeof v === 'number' ? scalar(v, what) : s.inputs[k++]!);
+      const bound = (v: unknown, what: string) =>
+        v === null ? '' : typeof v === 'number' ? scalar(v, what) : s.inputs[k++]!;
       return b.node('Clip', [x, bound(args[1], 'min'), bound(args[2], 'max')], name);
     }
     case 'onnx.prelu':
       return b.node('PRelu', s.inputs.slice(0, 2), name);
     case 'onnx.hardSigmoid':
-      return b.node('HardSigmoid', [x], name, { alpha: { float: args[1] as number }, beta: { float: args[2] as number } });
+      return b.node('HardSigmoid', [x], name, {
+        alpha: { float: args[1] as number },
+        beta: { float: args[2] as number },
+      });
     case 'onnx.cast':
       return b.node('Cast', [x], name, { to: CAST_TO[args[1] as string]! });
     case 'onnx.layerNormStats': {
@@ -158,13 +201,18 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       const axes = x0.shape.slice(a).map((_, i) => a + i);
       const mean = b.node('ReduceMean', [x], `${name}_mean`, { axes, keepdims: 1 });
       const d = b.node('Sub', [x, mean[0]!], `${name}_centred`);
-      const v = b.node('ReduceMean', b.node('Mul', [d[0]!, d[0]!], `${name}_square`), `${name}_var`, { axes, keepdims: 1 });
+      const v = b.node('ReduceMean', b.node('Mul', [d[0]!, d[0]!], `${name}_square`), `${name}_var`, {
+        axes,
+        keepdims: 1,
+      });
       const sd = b.node('Sqrt', b.node('Add', [v[0]!, scalar(eps, 'eps')], `${name}_var_eps`), `${name}_std`);
       return [mean[0]!, b.node('Reciprocal', sd, `${name}_inv_std`)[0]!];
     }
     case 'onnx.onesMask': {
       const shape = b.node('Shape', [x], `${name}_shape`);
-      return b.node('ConstantOfShape', shape, name, { value: { tensor: new Tensor({ data: Uint8Array.of(1), shape: [1], dtype: 'bool' }) } });
+      return b.node('ConstantOfShape', shape, name, {
+        value: { tensor: new Tensor({ data: Uint8Array.of(1), shape: [1], dtype: 'bool' }) },
+      });
     }
     case 'onnx.globalMaxPool':
       return b.node('GlobalMaxPool', [x], name);
@@ -174,11 +222,27 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       if (b.opset < 13) return b.node(opType, [x], name, { axis });
       const flat = b.node('Flatten', [x], `${name}_flatten`, { axis });
       const y = b.node(opType, flat, `${name}_${opType.toLowerCase()}`, { axis: -1 });
-      return b.node('Reshape', [y[0]!, b.intConst(x0.shape.map((d, i) => (i === 0 && s.batch !== null && d === s.batch ? 0 : d)), `${name}_shape`)], name);
+      return b.node(
+        'Reshape',
+        [
+          y[0]!,
+          b.intConst(
+            x0.shape.map((d, i) => (i === 0 && s.batch !== null && d === s.batch ? 0 : d)),
+            `${name}_shape`,
+          ),
+        ],
+        name,
+      );
     }
     case 'onnx.avgPoolExcludePad': {
       const [, kernel, strides, pads, ceil] = args as [Tensor, number[], number[], number[], boolean];
-      return b.node('AveragePool', [x], name, { kernel_shape: kernel, strides, pads, ceil_mode: ceil ? 1 : 0, count_include_pad: 0 });
+      return b.node('AveragePool', [x], name, {
+        kernel_shape: kernel,
+        strides,
+        pads,
+        ceil_mode: ceil ? 1 : 0,
+        count_include_pad: 0,
+      });
     }
     case 'resize': {
       const o = args[1] as ResizeOptions;
@@ -189,7 +253,9 @@ function exportMore(op: string, s: ExportStep): string[] | null {
         cubic_coeff_a: { float: o.cubicCoeffA ?? -0.75 },
         exclude_outside: o.excludeOutside ? 1 : 0,
       };
-      const ins = o.sizes ? [x, '', '', ints([...o.sizes], 'sizes')] : [x, '', b.floatConst([...o.scales!], `${name}_scales`)];
+      const ins = o.sizes
+        ? [x, '', '', ints([...o.sizes], 'sizes')]
+        : [x, '', b.floatConst([...o.scales!], `${name}_scales`)];
       return b.node('Resize', ins, name, attrs);
     }
     case 'conv1d':
@@ -211,7 +277,13 @@ function exportMore(op: string, s: ExportStep): string[] | null {
     case 'convTranspose1d':
     case 'convTranspose2d': {
       const w = args[1] as Tensor;
-      const o = (args[3] ?? {}) as { stride?: unknown; padding?: unknown; outputPadding?: unknown; dilation?: unknown; groups?: number };
+      const o = (args[3] ?? {}) as {
+        stride?: unknown;
+        padding?: unknown;
+        outputPadding?: unknown;
+        dilation?: unknown;
+        groups?: number;
+      };
       const r = w.ndim - 2;
       const p = perDim(o.padding, r, 0);
       return b.node('ConvTranspose', s.inputs.slice(0, args[2] ? 3 : 2), name, {
@@ -228,17 +300,28 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       const o = (args[5] ?? {}) as { eps?: number; training?: boolean };
       if (o.training) throw new OnnxExportError(`exportOnnx: batchNorm '${name}' runs in training mode`);
       const [xi, mean, variance, weight, bias] = s.inputs;
-      return b.node('BatchNormalization', [xi!, weight!, bias!, mean!, variance!], name, { epsilon: { float: o.eps ?? 1e-5 } });
+      return b.node('BatchNormalization', [xi!, weight!, bias!, mean!, variance!], name, {
+        epsilon: { float: o.eps ?? 1e-5 },
+      });
     }
     case 'layerNorm': {
-      if (b.opset < 17) throw new OnnxExportError(`exportOnnx: layerNorm '${name}' needs opset 17 (LayerNormalization); pass { opset: 17 }`);
+      if (b.opset < 17)
+        throw new OnnxExportError(
+          `exportOnnx: layerNorm '${name}' needs opset 17 (LayerNormalization); pass { opset: 17 }`,
+        );
       const shape = (typeof args[1] === 'number' ? [args[1]] : args[1]) as number[];
       const size = shape.reduce((p, d) => p * d, 1);
       let k = 1;
-      const scale = args[2] instanceof Tensor ? s.inputs[k++]! : b.floatConst(new Array<number>(size).fill(1), `${name}_scale`, shape);
+      const scale =
+        args[2] instanceof Tensor
+          ? s.inputs[k++]!
+          : b.floatConst(new Array<number>(size).fill(1), `${name}_scale`, shape);
       const ins = [x, scale];
       if (args[3] instanceof Tensor) ins.push(s.inputs[k]!);
-      return b.node('LayerNormalization', ins, name, { axis: -shape.length, epsilon: { float: (args[4] as number | undefined) ?? 1e-5 } });
+      return b.node('LayerNormalization', ins, name, {
+        axis: -shape.length,
+        epsilon: { float: (args[4] as number | undefined) ?? 1e-5 },
+      });
     }
     case 'elu':
       return b.node('Elu', [x], name, { alpha: { float: (args[1] as number | undefined) ?? 1 } });
@@ -248,7 +331,11 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       return b.node('Selu', [x], name);
     case 'hardswish':
       if (b.opset >= 14) return b.node('HardSwish', [x], name);
-      return b.node('Mul', [x, b.node('HardSigmoid', [x], `${name}_hardsigmoid`, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } })[0]!], name);
+      return b.node(
+        'Mul',
+        [x, b.node('HardSigmoid', [x], `${name}_hardsigmoid`, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } })[0]!],
+        name,
+      );
     case 'maximum':
     case 'minimum':
       return b.node(op === 'maximum' ? 'Max' : 'Min', s.inputs.slice(0, 2), name);

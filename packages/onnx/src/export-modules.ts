@@ -88,7 +88,10 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
   const x = inputs[0]!;
   const p = (what: string) => `${path}.${what}`;
   if (method !== undefined) {
-    if (!(m instanceof FloatFunctional)) throw new OnnxExportError(`exportOnnx: node '${name}' calls ${m.constructor.name}.${method}, which has no ONNX form`);
+    if (!(m instanceof FloatFunctional))
+      throw new OnnxExportError(
+        `exportOnnx: node '${name}' calls ${m.constructor.name}.${method}, which has no ONNX form`,
+      );
     switch (method) {
       case 'add':
         return b.node('Add', inputs, name);
@@ -136,8 +139,14 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     return m.bias ? b.node('Add', [mm[0]!, b.tensor(m.bias, p('bias'))], name) : mm;
   }
   if (m instanceof BatchNorm1d || m instanceof BatchNorm2d || m instanceof BatchNorm3d) {
-    if (!m.runningMean || !m.runningVar) throw new OnnxExportError(`exportOnnx: BatchNorm '${path}' tracks no running statistics; ONNX BatchNormalization needs them`);
-    if (m.training) throw new OnnxExportError(`exportOnnx: BatchNorm '${path}' is in training mode; call model.eval() before exporting`);
+    if (!m.runningMean || !m.runningVar)
+      throw new OnnxExportError(
+        `exportOnnx: BatchNorm '${path}' tracks no running statistics; ONNX BatchNormalization needs them`,
+      );
+    if (m.training)
+      throw new OnnxExportError(
+        `exportOnnx: BatchNorm '${path}' is in training mode; call model.eval() before exporting`,
+      );
     const c = m.numFeatures;
     const ones = new Tensor({ data: new Float32Array(c).fill(1), shape: [c], dtype: 'float32' });
     const zeros = new Tensor({ data: new Float32Array(c), shape: [c], dtype: 'float32' });
@@ -159,7 +168,10 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
   if (m instanceof PReLU) {
     const w = (m as unknown as { weight: Tensor }).weight;
     const r = rankOf(s.args[0]);
-    const slope = w.size === 1 ? reshape(w, [1]) : reshape(contiguous(w), [w.size, ...new Array<number>(Math.max(0, r - 2)).fill(1)]);
+    const slope =
+      w.size === 1
+        ? reshape(w, [1])
+        : reshape(contiguous(w), [w.size, ...new Array<number>(Math.max(0, r - 2)).fill(1)]);
     return b.node('PRelu', [x, b.tensor(contiguous(slope), p('weight'))], name);
   }
   if (m instanceof Sigmoid) return b.node('Sigmoid', [x], name);
@@ -167,10 +179,12 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
   if (m instanceof ELU) return b.node('Elu', [x], name, { alpha: { float: m.alpha } });
   if (m instanceof SELU) return b.node('Selu', [x], name);
   if (m instanceof Softplus) {
-    if (m.beta !== 1) throw new OnnxExportError(`exportOnnx: Softplus '${path}' has beta ${m.beta}; ONNX Softplus has beta 1`);
+    if (m.beta !== 1)
+      throw new OnnxExportError(`exportOnnx: Softplus '${path}' has beta ${m.beta}; ONNX Softplus has beta 1`);
     return b.node('Softplus', [x], name);
   }
-  if (m instanceof Hardsigmoid) return b.node('HardSigmoid', [x], name, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
+  if (m instanceof Hardsigmoid)
+    return b.node('HardSigmoid', [x], name, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
   if (m instanceof Hardswish) {
     if (b.opset >= 14) return b.node('HardSwish', [x], name);
     const hs = b.node('HardSigmoid', [x], `${name}_hardsigmoid`, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
@@ -180,13 +194,21 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     const op = m instanceof Softmax ? 'Softmax' : 'LogSoftmax';
     const r = rankOf(s.args[0]);
     const axis = m.dim < 0 ? m.dim + r : m.dim;
-    if (b.opset < 13 && axis !== r - 1) throw new OnnxExportError(`exportOnnx: ${op} over a non-last axis needs opset 13 or later`);
+    if (b.opset < 13 && axis !== r - 1)
+      throw new OnnxExportError(`exportOnnx: ${op} over a non-last axis needs opset 13 or later`);
     return b.node(op, [x], name, { axis });
   }
   if (m instanceof LayerNorm) {
-    if (b.opset < 17) throw new OnnxExportError(`exportOnnx: LayerNorm '${path}' needs opset 17 (LayerNormalization); pass { opset: 17 }`);
+    if (b.opset < 17)
+      throw new OnnxExportError(
+        `exportOnnx: LayerNorm '${path}' needs opset 17 (LayerNormalization); pass { opset: 17 }`,
+      );
     const ns = m.normalizedShape;
-    const ones = new Tensor({ data: new Float32Array(ns.reduce((a, d) => a * d, 1)).fill(1), shape: ns, dtype: 'float32' });
+    const ones = new Tensor({
+      data: new Float32Array(ns.reduce((a, d) => a * d, 1)).fill(1),
+      shape: ns,
+      dtype: 'float32',
+    });
     const ins = [x, m.weight ? b.tensor(m.weight, p('weight')) : b.tensor(ones, p('weight'))];
     if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
     return b.node('LayerNormalization', ins, name, { axis: -ns.length, epsilon: { float: m.eps } });
@@ -201,7 +223,8 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     });
   }
   if (m instanceof AvgPool2d) {
-    if (m.divisorOverride !== undefined) throw new OnnxExportError(`exportOnnx: AvgPool2d '${path}' has a divisorOverride, which ONNX AveragePool lacks`);
+    if (m.divisorOverride !== undefined)
+      throw new OnnxExportError(`exportOnnx: AvgPool2d '${path}' has a divisorOverride, which ONNX AveragePool lacks`);
     return b.node('AveragePool', [x], name, {
       kernel_shape: m.kernelSize,
       strides: m.stride,
@@ -216,7 +239,10 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     const [h, w] = [input.shape[input.ndim - 2]!, input.shape[input.ndim - 1]!];
     const [oh, ow] = [out.shape[out.ndim - 2]!, out.shape[out.ndim - 1]!];
     if (oh === 1 && ow === 1) return b.node('GlobalAveragePool', [x], name);
-    if (h % oh !== 0 || w % ow !== 0) throw new OnnxExportError(`exportOnnx: AdaptiveAvgPool2d '${path}' from ${h}x${w} to ${oh}x${ow} is not a plain average pool`);
+    if (h % oh !== 0 || w % ow !== 0)
+      throw new OnnxExportError(
+        `exportOnnx: AdaptiveAvgPool2d '${path}' from ${h}x${w} to ${oh}x${ow} is not a plain average pool`,
+      );
     return b.node('AveragePool', [x], name, { kernel_shape: [h / oh, w / ow], strides: [h / oh, w / ow] });
   }
   if (m instanceof Flatten) {
@@ -224,15 +250,31 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     const r = rankOf(s.args[0]);
     const end = m.endDim < 0 ? m.endDim + r : m.endDim;
     if (m.startDim === 1 && end === r - 1) return b.node('Flatten', [x], name, { axis: 1 });
-    return b.node('Reshape', [x, b.intConst(out.shape.map((d, i) => (i === 0 && m.startDim > 0 && s.batch !== null ? 0 : d)), `${name}_shape`)], name);
+    return b.node(
+      'Reshape',
+      [
+        x,
+        b.intConst(
+          out.shape.map((d, i) => (i === 0 && m.startDim > 0 && s.batch !== null ? 0 : d)),
+          `${name}_shape`,
+        ),
+      ],
+      name,
+    );
   }
-  if (m instanceof Identity || m instanceof Dropout || m instanceof QuantStub || m instanceof DeQuantStub) return b.node('Identity', [x], name);
+  if (m instanceof Identity || m instanceof Dropout || m instanceof QuantStub || m instanceof DeQuantStub)
+    return b.node('Identity', [x], name);
   if (m instanceof Upsample) {
     const input = s.args[0] as Tensor;
     const out = s.out as Tensor;
     // PyTorch maps coordinates with 1/scaleFactor when one is given, with in/out for a size: ONNX does the same
     // with the scales it is given, so write the scale factor, or out/in nudged up so that floor(in · scale) = out.
-    const sf = m.scaleFactor === undefined ? null : typeof m.scaleFactor === 'number' ? [m.scaleFactor, m.scaleFactor] : [...m.scaleFactor];
+    const sf =
+      m.scaleFactor === undefined
+        ? null
+        : typeof m.scaleFactor === 'number'
+          ? [m.scaleFactor, m.scaleFactor]
+          : [...m.scaleFactor];
     const scales = [1, 1, ...[2, 3].map((d, i) => (sf ? sf[i]! : sizeScale(input.shape[d]!, out.shape[d]!)))];
     const attrs =
       m.mode === 'nearest'

@@ -1,4 +1,4 @@
-import { GraphModule, type Argument, type Node } from '@qtk/ir';
+import type { GraphModule, Argument, Node } from '@qtk/ir';
 import { writeFileAtomicSync, type Module } from '@qtk/nn';
 import { Tensor, noGrad, traceables } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
@@ -42,14 +42,21 @@ function mapValues(a: Argument, env: Map<Node, unknown>): unknown {
 }
 
 /** The tensors among a node's arguments (nested lists included), in order, with their ONNX names. */
-function tensorInputs(args: readonly Argument[], names: Map<Node, string[]>, b: OnnxBuilder, base: string, env: Map<Node, unknown>): string[] {
+function tensorInputs(
+  args: readonly Argument[],
+  names: Map<Node, string[]>,
+  b: OnnxBuilder,
+  base: string,
+  env: Map<Node, unknown>,
+): string[] {
   const out: string[] = [];
   const visit = (a: unknown) => {
     if (Array.isArray(a)) a.forEach(visit);
     else if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') {
       const n = names.get(a as Node);
       if (!n || n.length !== 1) {
-        if (env.get(a as Node) instanceof Tensor) throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
+        if (env.get(a as Node) instanceof Tensor)
+          throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
         return;
       }
       out.push(n[0]!);
@@ -63,12 +70,21 @@ function valueInfo(name: string, t: Tensor, dynamicBatch: boolean): ValueInfoMsg
   const elem = t.dtype === 'float32' ? DataType.FLOAT : t.dtype === 'bool' ? DataType.BOOL : DataType.INT64;
   return {
     name,
-    type: { tensor_type: { elem_type: elem, shape: { dim: t.shape.map((d, i) => (i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d })) } } },
+    type: {
+      tensor_type: {
+        elem_type: elem,
+        shape: { dim: t.shape.map((d, i) => (i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d })) },
+      },
+    },
   };
 }
 
 /** Serializes a float GraphModule to ONNX model bytes, running it once on `exampleInputs` for shapes. */
-export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonly Tensor[], options: ExportOnnxOptions = {}): Uint8Array {
+export function exportOnnxBytes(
+  gm: GraphModule,
+  exampleInputs: Tensor | readonly Tensor[],
+  options: ExportOnnxOptions = {},
+): Uint8Array {
   const opset = options.opset ?? 13;
   if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 17, got ${opset}`);
   const dynamicBatch = options.dynamicBatch ?? true;
@@ -78,16 +94,23 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
   const names = new Map<Node, string[]>();
   const graph = gm.graph;
   const placeholders = graph.placeholders;
-  if (placeholders.length !== inputs.length) throw new OnnxExportError(`exportOnnx: the model takes ${placeholders.length} inputs, got ${inputs.length} example inputs`);
+  if (placeholders.length !== inputs.length)
+    throw new OnnxExportError(
+      `exportOnnx: the model takes ${placeholders.length} inputs, got ${inputs.length} example inputs`,
+    );
   const inputNames = options.inputNames ?? placeholders.map((p) => p.name);
   if (inputNames.length !== placeholders.length || new Set(inputNames).size !== inputNames.length) {
-    throw new OnnxExportError(`exportOnnx: inputNames must be ${placeholders.length} distinct names, got [${inputNames.join(', ')}]`);
+    throw new OnnxExportError(
+      `exportOnnx: inputNames must be ${placeholders.length} distinct names, got [${inputNames.join(', ')}]`,
+    );
   }
   inputNames.forEach((n) => b.reserve(n));
   const outArg = graph.outputNode?.args[0];
   const outCount = Array.isArray(outArg) ? outArg.length : 1;
-  const outNames = options.outputNames ?? (outCount === 1 ? ['output'] : Array.from({ length: outCount }, (_, i) => `output_${i}`));
-  if (outNames.length !== outCount) throw new OnnxExportError(`exportOnnx: the model has ${outCount} outputs, got ${outNames.length} outputNames`);
+  const outNames =
+    options.outputNames ?? (outCount === 1 ? ['output'] : Array.from({ length: outCount }, (_, i) => `output_${i}`));
+  if (outNames.length !== outCount)
+    throw new OnnxExportError(`exportOnnx: the model has ${outCount} outputs, got ${outNames.length} outputNames`);
   // Reserved before any value is named, so no intermediate value takes an output's name.
   outNames.forEach((n) => b.reserve(n));
   const batch = dynamicBatch && inputs[0] && inputs[0].ndim > 0 ? inputs[0].shape[0]! : null;
@@ -100,7 +123,15 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
       for (const node of graph.nodes) {
         const args = node.args.map((a) => mapValues(a, env));
         let out: unknown;
-        const step = (): ExportStep => ({ b, inputs: tensorInputs(node.args, names, b, node.name, env), args, out, name: node.name, path: node.target, batch });
+        const step = (): ExportStep => ({
+          b,
+          inputs: tensorInputs(node.args, names, b, node.name, env),
+          args,
+          out,
+          name: node.name,
+          path: node.target,
+          batch,
+        });
         switch (node.op) {
           case 'placeholder': {
             const i = placeholders.indexOf(node);
@@ -117,7 +148,9 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
           }
           case 'call_module': {
             const m = subAt(gm, node.target);
-            out = node.method ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args) : m.call(...args);
+            out = node.method
+              ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
+              : m.call(...args);
             env.set(node, out);
             names.set(node, exportModule(m, step(), node.method));
             continue;
@@ -126,18 +159,27 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             const entry = traceables.get(node.target);
             out = entry.fn(...args);
             env.set(node, out);
-            const isTensors = out instanceof Tensor || (Array.isArray(out) && out.length > 0 && out.every((t) => t instanceof Tensor));
+            const isTensors =
+              out instanceof Tensor || (Array.isArray(out) && out.length > 0 && out.every((t) => t instanceof Tensor));
             if (!isTensors) {
               // Shape arithmetic (x.shape[0], ...) runs here in JS; reshape targets take the example's values.
               names.set(node, []);
             } else if (node.target === 'getitem') {
               const src = node.args[0] as Node;
               const srcNames = names.get(src);
-              if (!srcNames) throw new OnnxExportError(`exportOnnx: getitem '${node.name}' of a value without ONNX outputs`);
+              if (!srcNames)
+                throw new OnnxExportError(`exportOnnx: getitem '${node.name}' of a value without ONNX outputs`);
               names.set(node, [srcNames[args[1] as number]!]);
             } else if (node.target === 'split') {
               const parts = out as Tensor[];
-              const sizes = parts.map((t) => t.shape[(args[2] as number) < 0 ? (args[2] as number) + (args[0] as Tensor).ndim : ((args[2] as number) ?? 0)]!);
+              const sizes = parts.map(
+                (t) =>
+                  t.shape[
+                    (args[2] as number) < 0
+                      ? (args[2] as number) + (args[0] as Tensor).ndim
+                      : ((args[2] as number) ?? 0)
+                  ]!,
+              );
               const axis = (args[2] as number | undefined) ?? 0;
               const ins = [step().inputs[0]!];
               const attrs: Record<string, number | number[]> = { axis };
@@ -151,7 +193,10 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             const [self, ...rest] = args as [Record<string, (...a: unknown[]) => unknown>, ...unknown[]];
             out = self[node.target]!(...rest);
             env.set(node, out);
-            names.set(node, out instanceof Tensor || Array.isArray(out) ? exportCall(node.target, step(), node.args) : []);
+            names.set(
+              node,
+              out instanceof Tensor || Array.isArray(out) ? exportCall(node.target, step(), node.args) : [],
+            );
             continue;
           }
           case 'output': {
@@ -161,7 +206,8 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
             outputsMsg = outNodes.map((n, i) => {
               const src = names.get(n)?.[0];
               const t = outs[i];
-              if (!src || !(t instanceof Tensor)) throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
+              if (!src || !(t instanceof Tensor))
+                throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
               b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
               return valueInfo(outNames[i]!, t, dynamicBatch);
             });
@@ -185,7 +231,12 @@ export function exportOnnxBytes(gm: GraphModule, exampleInputs: Tensor | readonl
  * Exports a float GraphModule to an ONNX file (written to a temporary file, then renamed into place),
  * with named inputs and outputs and, by default, a dynamic batch dimension. Returns the bytes.
  */
-export function exportOnnx(gm: GraphModule, exampleInputs: Tensor | readonly Tensor[], path: string, options: ExportOnnxOptions = {}): Uint8Array {
+export function exportOnnx(
+  gm: GraphModule,
+  exampleInputs: Tensor | readonly Tensor[],
+  path: string,
+  options: ExportOnnxOptions = {},
+): Uint8Array {
   const bytes = exportOnnxBytes(gm, exampleInputs, options);
   try {
     writeFileAtomicSync(path, bytes);

@@ -24,7 +24,7 @@ import {
   Softmax,
   Upsample,
 } from '@qtk/nn';
-import { Generator, Tensor, cat, mean, randn, reshape, permute } from '@qtk/tensor';
+import { Generator, type Tensor, cat, mean, randn, reshape, permute } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { OnnxExportError, exportOnnx, exportOnnxBytes, importOnnx } from './index.js';
 import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
@@ -92,11 +92,17 @@ describe('export of layers and functional ops', () => {
   });
 
   it('runs in onnxruntime-node within 1e-4 of QTK, at another batch size too', async () => {
-    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(path, {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
     for (const batch of [2, 5]) {
       const xb = randn([batch, 3, 16, 16], { generator: new Generator(30 + batch) });
       const want = gm.call(xb) as Tensor;
-      const res = await session.run({ x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape) });
+      const res = await session.run({
+        x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape),
+      });
       const got = res.output!.data as Float32Array;
       (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
     }
@@ -105,7 +111,12 @@ describe('export of layers and functional ops', () => {
 
 class Convs extends Module {
   readonly c1 = new Conv1d(2, 4, 3, { padding: 2, dilation: 2, generator: new Generator(11) });
-  readonly c3 = new Conv3d(2, 4, [3, 1, 3], { stride: [1, 2, 1], padding: [1, 0, 1], groups: 2, generator: new Generator(12) });
+  readonly c3 = new Conv3d(2, 4, [3, 1, 3], {
+    stride: [1, 2, 1],
+    padding: [1, 0, 1],
+    groups: 2,
+    generator: new Generator(12),
+  });
 
   forward(a: Tensor, v: Tensor): Tensor[] {
     return [this.c1.call(a), this.c3.call(v)];
@@ -127,10 +138,17 @@ describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
     const [g1, g3] = back.call(a, v) as Tensor[];
     expect(Array.from(g1!.values())).toEqual(Array.from(w1!.values()));
     expect(Array.from(g3!.values())).toEqual(Array.from(w3!.values()));
-    const session = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(path, {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
     const feed = (t: Tensor) => new ort.Tensor('float32', Float32Array.from(t.values() as Float32Array), t.shape);
     const res = await session.run({ a: feed(a), v: feed(v) });
-    for (const [name, want] of [['y1', w1!], ['y3', w3!]] as const) {
+    for (const [name, want] of [
+      ['y1', w1!],
+      ['y3', w3!],
+    ] as const) {
       const got = res[name]!.data as Float32Array;
       expect(res[name]!.dims).toEqual(want.shape);
       (want.values() as Float32Array).forEach((x, i) => expect(Math.abs(x - got[i]!)).toBeLessThan(1e-4));
@@ -151,7 +169,9 @@ describe('export errors', () => {
     expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow(OnnxExportError);
     expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow("module 'act' (GELU) has no ONNX form yet");
     expect(() => exportOnnxBytes(gm, [randn([2, 4]), randn([2, 4])])).toThrow('takes 1 inputs, got 2 example inputs');
-    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { outputNames: ['a', 'b'] })).toThrow('1 outputs, got 2 outputNames');
+    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { outputNames: ['a', 'b'] })).toThrow(
+      '1 outputs, got 2 outputNames',
+    );
     expect(() => exportOnnxBytes(gm, [randn([2, 4])], { opset: 10 })).toThrow('opset must be 11 to 17');
   });
 });

@@ -12,16 +12,19 @@ const nodeLabel = (n: NodeMsg, i: number) => `'${n.name || `${n.op_type ?? 'node
  */
 export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (message: string) => void): NodeMsg[] {
   const outputs = (g.output ?? []).map((o) => o.name ?? '');
-  if (outputs.length === 0) throw new OnnxFormatError('importOnnx: the graph has no outputs; an ONNX graph must declare at least one');
+  if (outputs.length === 0)
+    throw new OnnxFormatError('importOnnx: the graph has no outputs; an ONNX graph must declare at least one');
   const listed = new Set<string>();
   for (const o of outputs) {
-    if (listed.has(o)) throw new OnnxFormatError(`importOnnx: graph output '${o}' is listed twice; output names must be unique`);
+    if (listed.has(o))
+      throw new OnnxFormatError(`importOnnx: graph output '${o}' is listed twice; output names must be unique`);
     listed.add(o);
   }
 
   const sources = new Map<string, string>();
   const declare = (name: string, what: string) => {
-    if (sources.get(name) === what) throw new OnnxFormatError(`importOnnx: ${what} '${name}' is declared twice; names must be unique`);
+    if (sources.get(name) === what)
+      throw new OnnxFormatError(`importOnnx: ${what} '${name}' is declared twice; names must be unique`);
     sources.set(name, what);
   };
   for (const vi of g.input ?? []) declare(vi.name ?? '', 'graph input');
@@ -35,10 +38,15 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
       if (!o) continue;
       const p = producer.get(o);
       if (p !== undefined) {
-        throw new OnnxFormatError(`importOnnx: value '${o}' is produced by both ${nodeLabel(nodes[p]!, p)} and ${nodeLabel(n, i)}; every value must have one producer`);
+        throw new OnnxFormatError(
+          `importOnnx: value '${o}' is produced by both ${nodeLabel(nodes[p]!, p)} and ${nodeLabel(n, i)}; every value must have one producer`,
+        );
       }
       const src = sources.get(o);
-      if (src) throw new OnnxFormatError(`importOnnx: node ${nodeLabel(n, i)} writes '${o}', which is already declared as ${src === 'initializer' ? 'an' : 'a'} ${src}; every value must have one producer`);
+      if (src)
+        throw new OnnxFormatError(
+          `importOnnx: node ${nodeLabel(n, i)} writes '${o}', which is already declared as ${src === 'initializer' ? 'an' : 'a'} ${src}; every value must have one producer`,
+        );
       producer.set(o, i);
     }
   });
@@ -59,7 +67,9 @@ export function checkGraph(g: GraphMsg, fixed: ReadonlySet<string>, warn: (messa
 
   for (const o of outputs) {
     if (!sources.has(o) && !producer.has(o)) {
-      throw new OnnxFormatError(`importOnnx: graph output '${o}' is produced by no node and is no graph input or initializer`);
+      throw new OnnxFormatError(
+        `importOnnx: graph output '${o}' is produced by no node and is no graph input or initializer`,
+      );
     }
   }
   if (unsorted === undefined) return nodes;
@@ -90,7 +100,8 @@ function topologicalOrder(nodes: readonly NodeMsg[], producer: ReadonlyMap<strin
         if (p === undefined || state[p] === 2) continue;
         if (state[p] === 1) {
           const cycle = [...path.slice(path.indexOf(p)), p].map((c) => nodeLabel(nodes[c]!, c));
-          const shown = cycle.length > 12 ? [...cycle.slice(0, 6), `… ${cycle.length - 11} more …`, ...cycle.slice(-5)] : cycle;
+          const shown =
+            cycle.length > 12 ? [...cycle.slice(0, 6), `… ${cycle.length - 11} more …`, ...cycle.slice(-5)] : cycle;
           throw new OnnxFormatError(
             `importOnnx: the graph has a cycle of ${cycle.length - 1} node(s): ${shown.join(' → ')} (each reads an output of the next); ONNX graphs must be acyclic`,
           );

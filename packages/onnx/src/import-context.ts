@@ -1,6 +1,6 @@
 import { Graph, getitem, sanitizeName, type Argument, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import { Tensor } from '@qtk/tensor';
+import type { Tensor } from '@qtk/tensor';
 import { OnnxError, OnnxFormatError } from './errors.js';
 import { ImportLimits } from './import-limits.js';
 import { DataType, type AttributeMsg, type NodeMsg } from './onnx-schema.js';
@@ -60,7 +60,7 @@ export class NodeContext {
 
   floats(name: string): number[] | null {
     const a = this.attrs.get(name);
-    return a ? a.floats ?? [] : null;
+    return a ? (a.floats ?? []) : null;
   }
 
   str(name: string, def: string): string {
@@ -77,7 +77,8 @@ export class NodeContext {
   constInts(i: number, what: string): number[] | null {
     const v = this.inputs[i];
     if (!v) return null;
-    if (v.kind !== 'const') throw new Unsupported(`${what} (input ${i}) must be a constant (initializer or foldable subgraph)`);
+    if (v.kind !== 'const')
+      throw new Unsupported(`${what} (input ${i}) must be a constant (initializer or foldable subgraph)`);
     return Array.from(v.t.values() as ArrayLike<number>, Number);
   }
 
@@ -121,7 +122,9 @@ function containsDyn(a: unknown): boolean {
 }
 
 function isVal(a: unknown): a is Val {
-  return typeof a === 'object' && a !== null && 'kind' in a && ((a as Val).kind === 'const' || (a as Val).kind === 'dyn');
+  return (
+    typeof a === 'object' && a !== null && 'kind' in a && ((a as Val).kind === 'const' || (a as Val).kind === 'dyn')
+  );
 }
 
 export class ImportState {
@@ -185,7 +188,12 @@ export class ImportState {
     if (Array.isArray(ex)) throw new OnnxError(`internal: ${name} returned several tensors; use callMulti`);
     this.limits.spend(`node '${name}'`, ex.shape);
     if (!containsDyn(args)) return { kind: 'const', t: ex };
-    const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
+    const node = this.graph.callFunction(
+      fn,
+      args.map((a) => this.toArg(a, name)),
+      {},
+      { name: sanitizeName(name) },
+    );
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
   }
 
@@ -193,9 +201,19 @@ export class ImportState {
     const ex = fn(...args.map((a) => this.toEx(a)));
     for (const t of ex) this.limits.spend(`node '${name}'`, t.shape);
     if (!containsDyn(args)) return ex.map((t) => ({ kind: 'const', t }));
-    const node = this.graph.callFunction(fn, args.map((a) => this.toArg(a, name)), {}, { name: sanitizeName(name) });
+    const node = this.graph.callFunction(
+      fn,
+      args.map((a) => this.toArg(a, name)),
+      {},
+      { name: sanitizeName(name) },
+    );
     const dynBatch = this.dynBatch(args);
-    return ex.map((t, i) => ({ kind: 'dyn', node: this.graph.callFunction(getitem, [node, i], {}, { name: sanitizeName(`${name}_${i}`) }), ex: t, dynBatch }));
+    return ex.map((t, i) => ({
+      kind: 'dyn',
+      node: this.graph.callFunction(getitem, [node, i], {}, { name: sanitizeName(`${name}_${i}`) }),
+      ex: t,
+      dynBatch,
+    }));
   }
 
   callModule(base: string, module: Module, args: Val[]): Val {
@@ -212,7 +230,12 @@ export class ImportState {
     const exArgs = args.map((a) => this.toEx(a));
     const ex = module.call(...exArgs) as Tensor;
     this.limits.spend(`node '${base}'`, ex.shape);
-    const node = this.graph.callModule(name, args.map((a) => this.toArg(a, name)), {}, { name });
+    const node = this.graph.callModule(
+      name,
+      args.map((a) => this.toArg(a, name)),
+      {},
+      { name },
+    );
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
   }
 }

@@ -54,7 +54,15 @@ describe('import errors', () => {
 
   it('rejects external data with how to fix it', () => {
     const bytes = model([{ op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] }], {
-      initializer: [{ name: 'w', dims: [4], data_type: DataType.FLOAT, data_location: 1, external_data: [{ key: 'location', value: 'weights.bin' }] }],
+      initializer: [
+        {
+          name: 'w',
+          dims: [4],
+          data_type: DataType.FLOAT,
+          data_location: 1,
+          external_data: [{ key: 'location', value: 'weights.bin' }],
+        },
+      ],
     });
     expect(() => importOnnx(bytes)).toThrow(OnnxExternalDataError);
     expect(() => importOnnx(bytes)).toThrow(/'weights\.bin'.*save_as_external_data=False/);
@@ -80,6 +88,8 @@ describe('import errors', () => {
   });
 
   it('rejects opsets it does not know', () => {
-    expect(() => importOnnx(model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], {}, 18))).toThrow(/opset 18/);
+    expect(() => importOnnx(model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], {}, 18))).toThrow(
+      /opset 18/,
+    );
   });
 });

@@ -16,7 +16,10 @@ function consumers(g: GraphMsg): Map<string, NodeMsg[]> {
 }
 
 /** MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear. */
-export function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
+export function findMatMulAdds(
+  g: GraphMsg,
+  consts: Map<string, Val>,
+): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
   const users = consumers(g);
   const outputs = new Set((g.output ?? []).map((o) => o.name));
   const bias = new Map<NodeMsg, Tensor>();
@@ -31,7 +34,8 @@ export function findMatMulAdds(g: GraphMsg, consts: Map<string, Val>): { bias: M
     if (add.op_type !== 'Add') continue;
     const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
     const b = consts.get(other ?? '');
-    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
+    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32')
+      continue;
     bias.set(n, b.t);
     skip.set(add, out);
   }
@@ -54,7 +58,8 @@ export function findHardSwishes(g: GraphMsg): { inner: Set<NodeMsg>; outer: Map<
   const outer = new Map<NodeMsg, NodeMsg>();
   for (const n of g.node ?? []) {
     if (n.op_type !== 'HardSigmoid' || (n.domain ?? '') !== '') continue;
-    if (Math.abs(floatAttr(n, 'alpha', 0.2) - 1 / 6) > 1e-6 || Math.abs(floatAttr(n, 'beta', 0.5) - 0.5) > 1e-7) continue;
+    if (Math.abs(floatAttr(n, 'alpha', 0.2) - 1 / 6) > 1e-6 || Math.abs(floatAttr(n, 'beta', 0.5) - 0.5) > 1e-7)
+      continue;
     const x = n.input?.[0];
     const out = n.output?.[0] ?? '';
     const u = users.get(out) ?? [];

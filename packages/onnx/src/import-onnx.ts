@@ -3,7 +3,14 @@ import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
 import { Hardswish, Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
-import { OnnxError, OnnxFormatError, OnnxInputShapeError, OnnxLimitError, UnsupportedOnnxOpError, type UnsupportedNode } from './errors.js';
+import {
+  OnnxError,
+  OnnxFormatError,
+  OnnxInputShapeError,
+  OnnxLimitError,
+  UnsupportedOnnxOpError,
+  type UnsupportedNode,
+} from './errors.js';
 import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
 import { decodeModel, type GraphMsg, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
@@ -101,7 +108,9 @@ function loadModel(source: string | Uint8Array): ModelMsg {
     );
   }
   if (!model.graph || !model.graph.node || model.graph.node.length === 0 || !model.ir_version) {
-    throw new OnnxFormatError(`importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`);
+    throw new OnnxFormatError(
+      `importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
+    );
   }
   return model;
 }
@@ -111,7 +120,11 @@ function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shap
   const dims = tt?.shape?.dim;
   return {
     dtype: qtkDType(tt?.elem_type ?? 1),
-    shape: dims ? dims.map((d) => (d.dim_value !== undefined && d.dim_value !== null && d.dim_value >= 0 ? Number(d.dim_value) : null)) : null,
+    shape: dims
+      ? dims.map((d) =>
+          d.dim_value !== undefined && d.dim_value !== null && d.dim_value >= 0 ? Number(d.dim_value) : null,
+        )
+      : null,
   };
 }
 
@@ -138,7 +151,9 @@ export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptio
   } catch (e) {
     // Errors about the model's contents name the file they come from.
     if (typeof source === 'string' && e instanceof OnnxError) {
-      e.message = e.message.startsWith('importOnnx: ') ? `importOnnx('${source}'): ${e.message.slice(12)}` : `importOnnx('${source}'): ${e.message}`;
+      e.message = e.message.startsWith('importOnnx: ')
+        ? `importOnnx('${source}'): ${e.message.slice(12)}`
+        : `importOnnx('${source}'): ${e.message}`;
     }
     throw e;
   }
@@ -148,7 +163,9 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   const g = model.graph!;
   const opset = Number((model.opset_import ?? []).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 0);
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
-    throw new OnnxError(`importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`);
+    throw new OnnxError(
+      `importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`,
+    );
   }
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
   g.node = checkGraph(g, new Set(Object.keys(options.fixedInputs ?? {})), warn);
@@ -156,7 +173,11 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   if (!(maxElements > 0)) throw new OnnxError(`importOnnx: maxElements must be a positive number, got ${maxElements}`);
   const state = new ImportState(new ImportLimits(maxElements), isMember);
   const values = new Map<string, Val>();
-  for (const init of g.initializer ?? []) values.set(init.name ?? '', { kind: 'const', t: constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`)) });
+  for (const init of g.initializer ?? [])
+    values.set(init.name ?? '', {
+      kind: 'const',
+      t: constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`)),
+    });
   for (const [name, t] of Object.entries(options.fixedInputs ?? {})) values.set(name, { kind: 'const', t });
 
   const specs: OnnxInputSpec[] = [];
@@ -177,7 +198,12 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
           `If the model is trusted, raise the cap: importOnnx(model, { maxElements: ${Number.isFinite(size) ? size : '...'} }).`,
       );
     }
-    const data = spec.dtype === 'float32' ? new Float32Array(size) : spec.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
+    const data =
+      spec.dtype === 'float32'
+        ? new Float32Array(size)
+        : spec.dtype === 'bool'
+          ? new Uint8Array(size)
+          : new Int32Array(size);
     if (!given) state.limits.spend(`input '${onnxName}'`, shape);
     const ex = given ?? new Tensor({ data, shape, dtype: spec.dtype });
     values.set(onnxName, { kind: 'dyn', node, ex, dynBatch: spec.shape?.[0] === null });
@@ -223,7 +249,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     if (domain !== '' && domain !== 'ai.onnx') return fail(`domain '${domain}' is not supported`);
     const handler = handlers[opType];
     if (!handler) return fail('operator not supported');
-    const inputs = (n.input ?? []).map((i) => (i === '' ? null : values.get(i) ?? undefined));
+    const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));
     if (inputs.some((v) => v === undefined)) return; // fed by a node that already failed
     const attrs: Attrs = new Map((n.attribute ?? []).map((a) => [a.name ?? '', a]));
     const ctx = new NodeContext(state, n, name, opset, attrs, inputs as (Val | null)[]);

@@ -1,5 +1,23 @@
-export { OnnxError, OnnxFormatError, OnnxExternalDataError, OnnxLimitError, UnsupportedOnnxOpError, OnnxInputShapeError, OnnxExportError, type UnsupportedNode } from './errors.js';
-export { importOnnx, OnnxGraphModule, SUPPORTED_ONNX_OPS, MIN_OPSET, MAX_OPSET, DEFAULT_MAX_ELEMENTS, type ImportOnnxOptions, type OnnxInputSpec } from './import-onnx.js';
+export {
+  OnnxError,
+  OnnxFormatError,
+  OnnxExternalDataError,
+  OnnxLimitError,
+  UnsupportedOnnxOpError,
+  OnnxInputShapeError,
+  OnnxExportError,
+  type UnsupportedNode,
+} from './errors.js';
+export {
+  importOnnx,
+  OnnxGraphModule,
+  SUPPORTED_ONNX_OPS,
+  MIN_OPSET,
+  MAX_OPSET,
+  DEFAULT_MAX_ELEMENTS,
+  type ImportOnnxOptions,
+  type OnnxInputSpec,
+} from './import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
 export { exportOnnx, exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';

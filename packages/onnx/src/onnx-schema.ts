@@ -120,7 +120,21 @@ export const ModelProtoType = root.lookupType('onnx.ModelProto');
 export const TensorProtoType = root.lookupType('onnx.TensorProto');
 
 /** TensorProto.DataType values QTK handles. */
-export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, UINT16: 4, INT16: 5, INT32: 6, INT64: 7, STRING: 8, BOOL: 9, FLOAT16: 10, DOUBLE: 11, UINT32: 12, UINT64: 13 } as const;
+export const DataType = {
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  UINT16: 4,
+  INT16: 5,
+  INT32: 6,
+  INT64: 7,
+  STRING: 8,
+  BOOL: 9,
+  FLOAT16: 10,
+  DOUBLE: 11,
+  UINT32: 12,
+  UINT64: 13,
+} as const;
 
 export const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
@@ -183,7 +197,13 @@ export interface ModelMsg {
   graph?: GraphMsg;
 }
 
-const TO_OBJECT = { longs: Number, bytes: Uint8Array as unknown as typeof String, defaults: false, arrays: true, oneofs: false };
+const TO_OBJECT = {
+  longs: Number,
+  bytes: Uint8Array as unknown as typeof String,
+  defaults: false,
+  arrays: true,
+  oneofs: false,
+};
 
 export function decodeModel(bytes: Uint8Array): ModelMsg {
   return ModelProtoType.toObject(ModelProtoType.decode(bytes), TO_OBJECT) as ModelMsg;

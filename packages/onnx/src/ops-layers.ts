@@ -53,7 +53,22 @@ import { OnnxFormatError } from './errors.js';
 import { ImportLimits } from './import-limits.js';
 import { Unsupported, type NodeContext, type Val } from './import-context.js';
 import { resize } from './ops-resize.js';
-import { onnxCast, onnxSlice, onnxSqueeze, onnxUnsqueeze, onnxAvgPoolExcludePad, onnxLayerNormStats, onnxClip, onnxFlatten, onnxHardSigmoid, onnxPad, onnxPrelu, onnxReduce, onnxSoftmaxCoerced, onnxGlobalMaxPool } from './onnx-functions.js';
+import {
+  onnxCast,
+  onnxSlice,
+  onnxSqueeze,
+  onnxUnsqueeze,
+  onnxAvgPoolExcludePad,
+  onnxLayerNormStats,
+  onnxClip,
+  onnxFlatten,
+  onnxHardSigmoid,
+  onnxPad,
+  onnxPrelu,
+  onnxReduce,
+  onnxSoftmaxCoerced,
+  onnxGlobalMaxPool,
+} from './onnx-functions.js';
 
 export type Handler = (ctx: NodeContext) => Val[];
 
@@ -79,7 +94,14 @@ function checkInts(ctx: NodeContext, attr: string, values: readonly number[], n:
 }
 
 /** Validates a window op's strides, dilations and kernel_shape (against the weight's, when given) for `r` spatial dims. */
-function checkWindow(ctx: NodeContext, r: number, kernel: number[], strides: number[], dilations: number[], weightShape?: readonly number[]): void {
+function checkWindow(
+  ctx: NodeContext,
+  r: number,
+  kernel: number[],
+  strides: number[],
+  dilations: number[],
+  weightShape?: readonly number[],
+): void {
   checkInts(ctx, 'strides', strides, r, 1);
   checkInts(ctx, 'dilations', dilations, r, 1);
   checkInts(ctx, 'kernel_shape', kernel, r, 1);
@@ -92,7 +114,13 @@ function checkWindow(ctx: NodeContext, r: number, kernel: number[], strides: num
 }
 
 /** Explicit begin/end pads per spatial dim from pads or auto_pad, for a window op over `spatial` dims. */
-function windowPads(ctx: NodeContext, spatial: number[], kernel: number[], strides: number[], dilations: number[]): number[] {
+function windowPads(
+  ctx: NodeContext,
+  spatial: number[],
+  kernel: number[],
+  strides: number[],
+  dilations: number[],
+): number[] {
   const r = spatial.length;
   const autoPad = ctx.str('auto_pad', 'NOTSET');
   if (autoPad === 'NOTSET') {
@@ -120,7 +148,13 @@ function symmetric(pads: number[]): number[] | null {
 }
 
 /** Pads the leading spatial window explicitly when pads are asymmetric; returns the input and the symmetric pads left. */
-function prePad(ctx: NodeContext, x: Val, pads: number[], value: number, kernel?: number[]): { x: Val; pads: number[] } {
+function prePad(
+  ctx: NodeContext,
+  x: Val,
+  pads: number[],
+  value: number,
+  kernel?: number[],
+): { x: Val; pads: number[] } {
   const sym = symmetric(pads);
   if (sym && (!kernel || sym.every((p, i) => 2 * p <= kernel[i]!))) return { x, pads: sym };
   const r = pads.length / 2;
@@ -142,9 +176,16 @@ const conv: Handler = (ctx) => {
   const pads = windowPads(ctx, inShape.slice(2), kernel, strides, dilations);
   const padded = inShape.slice(2).map((n, i) => n + pads[i]! + pads[r + i]!);
   ctx.limit([...inShape.slice(0, 2), ...padded]); // the explicit pad of asymmetric pads
-  const outBound = [inShape[0] ?? 1, w.shape[0]!, ...padded.map((n, i) => Math.max(0, Math.floor((n - dilations[i]! * (kernel[i]! - 1) - 1) / strides[i]!) + 1))];
+  const outBound = [
+    inShape[0] ?? 1,
+    w.shape[0]!,
+    ...padded.map((n, i) => Math.max(0, Math.floor((n - dilations[i]! * (kernel[i]! - 1) - 1) / strides[i]!) + 1)),
+  ];
   ctx.limit(outBound);
-  ctx.limit([inShape[1]! * ImportLimits.count(kernel), outBound[0]! * ImportLimits.count(outBound.slice(2))], 'a column matrix');
+  ctx.limit(
+    [inShape[1]! * ImportLimits.count(kernel), outBound[0]! * ImportLimits.count(outBound.slice(2))],
+    'a column matrix',
+  );
   ctx.work(ImportLimits.count(outBound) * ImportLimits.count(w.shape.slice(1)));
   const pp = prePad(ctx, x, pads, 0);
   const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
@@ -177,8 +218,15 @@ const convTranspose: Handler = (ctx) => {
   checkWindow(ctx, r, kernel, strides, dilations, w.shape);
   checkInts(ctx, 'pads', pads, 2 * r, 0);
   checkInts(ctx, 'output_padding', outPad, r, 0);
-  ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...inSp.map((n, i) => strides[i]! * Math.max(0, n - 1) + outPad[i]! + (kernel[i]! - 1) * dilations[i]! + 1)]);
-  ctx.limit([w.shape[1]! * groups * ImportLimits.count(kernel), ImportLimits.count([ctx.ex(0).shape[0] ?? 1, ...inSp])], 'a column matrix');
+  ctx.limit([
+    ctx.ex(0).shape[0] ?? 1,
+    w.shape[1]! * groups,
+    ...inSp.map((n, i) => strides[i]! * Math.max(0, n - 1) + outPad[i]! + (kernel[i]! - 1) * dilations[i]! + 1),
+  ]);
+  ctx.limit(
+    [w.shape[1]! * groups * ImportLimits.count(kernel), ImportLimits.count([ctx.ex(0).shape[0] ?? 1, ...inSp])],
+    'a column matrix',
+  );
   ctx.work(ImportLimits.count(ctx.ex(0).shape) * ImportLimits.count(w.shape.slice(1)));
   if (outputShape) ctx.limit([ctx.ex(0).shape[0] ?? 1, w.shape[1]! * groups, ...outputShape.slice(-r)]);
   if (outputShape || (autoPad !== 'NOTSET' && autoPad !== 'VALID')) {
@@ -223,7 +271,13 @@ const gemm: Handler = (ctx) => {
   const n = ctx.ex(1).shape[transB ? 0 : 1]!;
   ctx.limit([ctx.ex(0).shape[transA ? 1 : 0] ?? 1, n]);
   ctx.work(ctx.ex(0).size * n);
-  if (!transA && alpha === 1 && beta === 1 && ctx.isConst(1) && (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))) {
+  if (
+    !transA &&
+    alpha === 1 &&
+    beta === 1 &&
+    ctx.isConst(1) &&
+    (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))
+  ) {
     const b = ctx.ex(1);
     const m = new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c });
     param(m, 'weight', transB ? b : contiguous(transpose(b, 0, 1)));
@@ -248,7 +302,8 @@ const batchNormalization: Handler = (ctx) => {
   const x = ctx.ex(0);
   const eps = ctx.float('epsilon', 1e-5);
   const momentum = ctx.float('momentum', 0.9);
-  if (ctx.node.output && ctx.node.output.filter(Boolean).length > 1) throw new Unsupported('training mode (running statistics as outputs) is not supported');
+  if (ctx.node.output && ctx.node.output.filter(Boolean).length > 1)
+    throw new Unsupported('training mode (running statistics as outputs) is not supported');
   const c = x.shape[1]!;
   if ([1, 2, 3, 4].every((i) => ctx.isConst(i)) && x.ndim >= 2 && x.ndim <= 5) {
     const Cls = x.ndim <= 3 ? BatchNorm1d : x.ndim === 4 ? BatchNorm2d : BatchNorm3d;
@@ -259,7 +314,9 @@ const batchNormalization: Handler = (ctx) => {
     buffer(m, 'runningVar', ctx.ex(4));
     return [ctx.module(m, [ctx.input(0)])];
   }
-  return [ctx.fn(batchNorm, [ctx.input(0), ctx.input(3), ctx.input(4), ctx.input(1), ctx.input(2), { training: false, eps }])];
+  return [
+    ctx.fn(batchNorm, [ctx.input(0), ctx.input(3), ctx.input(4), ctx.input(1), ctx.input(2), { training: false, eps }]),
+  ];
 };
 
 const clip: Handler = (ctx) => {
@@ -269,7 +326,8 @@ const clip: Handler = (ctx) => {
     lo = ctx.float('min', -3.4028234663852886e38);
     hi = ctx.float('max', 3.4028234663852886e38);
   } else {
-    const bound = (i: number): number | Val | null => (!ctx.has(i) ? null : ctx.isConst(i) ? (ctx.ex(i).values()[0] as number) : ctx.input(i));
+    const bound = (i: number): number | Val | null =>
+      !ctx.has(i) ? null : ctx.isConst(i) ? (ctx.ex(i).values()[0] as number) : ctx.input(i);
     lo = bound(1);
     hi = bound(2);
   }
@@ -278,20 +336,23 @@ const clip: Handler = (ctx) => {
   if (lo === null && hi === null) return [ctx.input(0)];
   if (lo === 0 && hi === 6) return [ctx.module(new ReLU6(), [ctx.input(0)])];
   if (lo === 0 && hi === null) return [ctx.module(new ReLU(), [ctx.input(0)])];
-  if (typeof lo === 'number' && typeof hi === 'number' && lo <= hi) return [ctx.module(new Hardtanh({ minVal: lo, maxVal: hi }), [ctx.input(0)])];
+  if (typeof lo === 'number' && typeof hi === 'number' && lo <= hi)
+    return [ctx.module(new Hardtanh({ minVal: lo, maxVal: hi }), [ctx.input(0)])];
   return [ctx.fn(onnxClip, [ctx.input(0), lo, hi])];
 };
 
-const softmaxLike = (log: boolean): Handler => (ctx) => {
-  const x = ctx.ex(0);
-  const axis = ctx.int('axis', ctx.opset >= 13 ? -1 : 1);
-  const a = axis < 0 ? axis + x.ndim : axis;
-  if (ctx.opset >= 13 || a === x.ndim - 1) {
-    const m = log ? new LogSoftmax({ dim: a - x.ndim }) : new Softmax({ dim: a - x.ndim });
-    return [ctx.module(m, [ctx.input(0)])];
-  }
-  return [ctx.fn(onnxSoftmaxCoerced, [ctx.input(0), a, log])];
-};
+const softmaxLike =
+  (log: boolean): Handler =>
+  (ctx) => {
+    const x = ctx.ex(0);
+    const axis = ctx.int('axis', ctx.opset >= 13 ? -1 : 1);
+    const a = axis < 0 ? axis + x.ndim : axis;
+    if (ctx.opset >= 13 || a === x.ndim - 1) {
+      const m = log ? new LogSoftmax({ dim: a - x.ndim }) : new Softmax({ dim: a - x.ndim });
+      return [ctx.module(m, [ctx.input(0)])];
+    }
+    return [ctx.fn(onnxSoftmaxCoerced, [ctx.input(0), a, log])];
+  };
 
 interface PoolGeometry {
   x: Val;
@@ -317,7 +378,14 @@ function poolGeometry(ctx: NodeContext, what: string): PoolGeometry {
   ctx.limit([...inShape.slice(0, 2), ...inShape.slice(2).map((n, i) => n + pads[i]! + pads[k.length + i]!)]);
   if (k.length === 2) return { x: ctx.input(0), kernel: k, strides: s, dilations: d, pads, oneD: false };
   const x = ctx.fn(onnxUnsqueeze, [ctx.input(0), [2]], '_2d');
-  return { x, kernel: [1, k[0]!], strides: [1, s[0]!], dilations: [1, d[0]!], pads: [0, pads[0]!, 0, pads[1]!], oneD: true };
+  return {
+    x,
+    kernel: [1, k[0]!],
+    strides: [1, s[0]!],
+    dilations: [1, d[0]!],
+    pads: [0, pads[0]!, 0, pads[1]!],
+    oneD: true,
+  };
 }
 
 function poolResult(ctx: NodeContext, g: PoolGeometry, y: Val): Val[] {
@@ -332,7 +400,12 @@ const maxPool: Handler = (ctx) => {
   const integer = ctx.ex(0).dtype !== 'float32';
   if (integer) g.x = ctx.fn(onnxCast, [g.x, 'float32'], '_float');
   const pp = prePad(ctx, g.x, g.pads, -Infinity, g.kernel);
-  const m = new MaxPool2d(g.kernel, { stride: g.strides, padding: pp.pads, dilation: g.dilations, ceilMode: ctx.int('ceil_mode', 0) === 1 });
+  const m = new MaxPool2d(g.kernel, {
+    stride: g.strides,
+    padding: pp.pads,
+    dilation: g.dilations,
+    ceilMode: ctx.int('ceil_mode', 0) === 1,
+  });
   const [y] = poolResult(ctx, g, ctx.module(m, [pp.x]));
   return [integer ? ctx.fn(onnxCast, [y!, ctx.ex(0).dtype], '_int') : y!];
 };
@@ -344,7 +417,8 @@ const averagePool: Handler = (ctx) => {
   let x = g.x;
   let padding = symmetric(g.pads);
   if (!padding || padding.some((p, i) => 2 * p > g.kernel[i]!)) {
-    if (!includePad) return poolResult(ctx, g, ctx.fn(onnxAvgPoolExcludePad, [x, g.kernel, g.strides, g.pads, ceilMode]));
+    if (!includePad)
+      return poolResult(ctx, g, ctx.fn(onnxAvgPoolExcludePad, [x, g.kernel, g.strides, g.pads, ceilMode]));
     const pp = prePad(ctx, x, g.pads, 0, g.kernel);
     x = pp.x;
     padding = pp.pads;
@@ -358,7 +432,9 @@ const layerNormalization: Handler = (ctx) => {
   const axis = ctx.int('axis', -1);
   const a = axis < 0 ? axis + x.ndim : axis;
   const eps = ctx.float('epsilon', 1e-5);
-  const extra = (ctx.node.output ?? []).slice(1).some(Boolean) ? ctx.imp.callMulti(onnxLayerNormStats, [ctx.input(0), a, eps], `${ctx.name}_stats`) : [];
+  const extra = (ctx.node.output ?? []).slice(1).some(Boolean)
+    ? ctx.imp.callMulti(onnxLayerNormStats, [ctx.input(0), a, eps], `${ctx.name}_stats`)
+    : [];
   const shape = x.shape.slice(a);
   const scale = ctx.ex(1);
   const fullShape = (t: Tensor) => t.size === shape.reduce((p, d) => p * d, 1);
@@ -386,7 +462,9 @@ const prelu: Handler = (ctx) => {
   return [ctx.fn(onnxPrelu, [ctx.input(0), ctx.input(1)])];
 };
 
-const simple = (make: () => Module): Handler => (ctx) => [ctx.module(make(), [ctx.input(0)])];
+const simple =
+  (make: () => Module): Handler =>
+  (ctx) => [ctx.module(make(), [ctx.input(0)])];
 
 export const layerHandlers: Record<string, Handler> = {
   Conv: conv,
@@ -403,7 +481,8 @@ export const layerHandlers: Record<string, Handler> = {
   Selu: (ctx) => {
     const alpha = ctx.float('alpha', 1.67326319217681884765625);
     const gamma = ctx.float('gamma', 1.05070102214813232421875);
-    if (Math.abs(alpha - 1.6732632) < 1e-6 && Math.abs(gamma - 1.050701) < 1e-6) return [ctx.module(new SELU(), [ctx.input(0)])];
+    if (Math.abs(alpha - 1.6732632) < 1e-6 && Math.abs(gamma - 1.050701) < 1e-6)
+      return [ctx.module(new SELU(), [ctx.input(0)])];
     const e = ctx.fn(elu, [ctx.input(0), alpha], '_elu');
     return [ctx.fn(mul, [e, { kind: 'const', t: scalarT(gamma) }])];
   },
@@ -423,7 +502,17 @@ export const layerHandlers: Record<string, Handler> = {
   GlobalAveragePool: (ctx) =>
     ctx.ex(0).ndim === 4
       ? [ctx.module(new AdaptiveAvgPool2d(1), [ctx.input(0)])]
-      : [ctx.fn(onnxReduce, [ctx.input(0), 'mean', ctx.ex(0).shape.slice(2).map((_, i) => i + 2), true])],
+      : [
+          ctx.fn(onnxReduce, [
+            ctx.input(0),
+            'mean',
+            ctx
+              .ex(0)
+              .shape.slice(2)
+              .map((_, i) => i + 2),
+            true,
+          ]),
+        ],
   GlobalMaxPool: (ctx) => [ctx.fn(onnxGlobalMaxPool, [ctx.input(0)])],
   Resize: resize,
   Upsample: resize,

@@ -21,20 +21,34 @@ export const resize: Handler = (ctx) => {
     if (scales && scales.length === 0) scales = null;
   } else scales = floats(1, 'scales');
   if (!scales && !sizes) throw new Unsupported('needs scales or sizes');
-  const ctm = ctx.opType === 'Upsample' || ctx.opset < 11 ? 'asymmetric' : ctx.str('coordinate_transformation_mode', 'half_pixel');
+  const ctm =
+    ctx.opType === 'Upsample' || ctx.opset < 11
+      ? 'asymmetric'
+      : ctx.str('coordinate_transformation_mode', 'half_pixel');
   const nearestMode = ctx.opset < 11 ? 'floor' : ctx.str('nearest_mode', 'round_prefer_floor');
-  if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic') throw new Unsupported(`mode '${mode}' is not supported (nearest, linear and cubic are)`);
-  if (ctm === 'tf_crop_and_resize') throw new Unsupported("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
+  if (mode !== 'nearest' && mode !== 'linear' && mode !== 'cubic')
+    throw new Unsupported(`mode '${mode}' is not supported (nearest, linear and cubic are)`);
+  if (ctm === 'tf_crop_and_resize')
+    throw new Unsupported("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
   if (ctx.int('antialias', 0) !== 0) throw new Unsupported('antialias is not supported');
   const outSize = sizes ?? x.shape.map((d, i) => Math.floor(d * scales![i]!));
   ctx.limit(outSize.map((d) => (Number.isFinite(d) ? Math.max(0, d) : d)));
   // The Upsample module covers PyTorch's two modes exactly: nearest = asymmetric + floor, bilinear = half_pixel or align_corners.
-  const spatialOnly = x.ndim === 4 && outSize[0] === x.shape[0] && outSize[1] === x.shape[1] && (!scales || (scales[0] === 1 && scales[1] === 1));
+  const spatialOnly =
+    x.ndim === 4 &&
+    outSize[0] === x.shape[0] &&
+    outSize[1] === x.shape[1] &&
+    (!scales || (scales[0] === 1 && scales[1] === 1));
   const integerScales = scales !== null && scales.slice(2).every((s) => Number.isInteger(s));
   const asUpsample =
     spatialOnly &&
-    ((mode === 'nearest' && ((ctm === 'asymmetric' && nearestMode === 'floor') || (integerScales && ctm === 'half_pixel' && nearestMode === 'round_prefer_floor'))) ||
-      (mode === 'linear' && (ctm === 'half_pixel' || (ctm === 'pytorch_half_pixel' && outSize.slice(2).every((s) => s > 1)) || (ctm === 'align_corners' && sizes !== null))));
+    ((mode === 'nearest' &&
+      ((ctm === 'asymmetric' && nearestMode === 'floor') ||
+        (integerScales && ctm === 'half_pixel' && nearestMode === 'round_prefer_floor'))) ||
+      (mode === 'linear' &&
+        (ctm === 'half_pixel' ||
+          (ctm === 'pytorch_half_pixel' && outSize.slice(2).every((s) => s > 1)) ||
+          (ctm === 'align_corners' && sizes !== null))));
   if (asUpsample) {
     const opts: UpsampleOptions = { mode: mode === 'linear' ? 'bilinear' : 'nearest' };
     if (sizes) opts.size = [sizes[2]!, sizes[3]!];

@@ -1,6 +1,24 @@
 // ONNX operators that become call_function nodes (or fold away when all their inputs are constant).
 import { Linear, Parameter } from '@qtk/nn';
-import { Tensor, abs, add, cat, contiguous, div, exp, log, matmul, mul, neg, pow, reciprocal, split, sqrt, sub, transpose } from '@qtk/tensor';
+import {
+  Tensor,
+  abs,
+  add,
+  cat,
+  contiguous,
+  div,
+  exp,
+  log,
+  matmul,
+  mul,
+  neg,
+  pow,
+  reciprocal,
+  split,
+  sqrt,
+  sub,
+  transpose,
+} from '@qtk/tensor';
 import { Unsupported, qtkDType, type NodeContext, type Val } from './import-context.js';
 import type { Handler } from './ops-layers.js';
 import {
@@ -27,12 +45,16 @@ function intConst(values: number[], shape: number[] = [values.length], sym?: (nu
   return sym ? { kind: 'const', t, sym } : { kind: 'const', t };
 }
 
-const binary = (fn: (a: Tensor, b: Tensor) => Tensor): Handler => (ctx) => {
-  const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
-  if (out) ctx.limit(out);
-  return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
-};
-const unary = (fn: (a: Tensor) => Tensor): Handler => (ctx) => [ctx.fn(fn, [ctx.input(0)])];
+const binary =
+  (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
+  (ctx) => {
+    const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
+    if (out) ctx.limit(out);
+    return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+  };
+const unary =
+  (fn: (a: Tensor) => Tensor): Handler =>
+  (ctx) => [ctx.fn(fn, [ctx.input(0)])];
 
 /** Axes from the attribute (older opsets) or the second input (newer). */
 function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
@@ -66,7 +88,8 @@ const matmulOp: Handler = (ctx) => {
 const reshapeOp: Handler = (ctx) => {
   const allowZero = ctx.int('allowzero', 0) === 1;
   const v = ctx.input(1);
-  if (v.kind !== 'const') throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
+  if (v.kind !== 'const')
+    throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
   let shape = Array.from(v.t.values() as ArrayLike<number>, Number);
   if (v.sym) {
     // A shape computed from a dynamic batch: keep the batch entry symbolic (0 copies it, or -1 infers it).
@@ -106,9 +129,13 @@ const gatherOp: Handler = (ctx) => {
 
 const concatOp: Handler = (ctx) => {
   const axis = ctx.int('axis', 0);
-  const ins = (ctx.node.input ?? []).map((_, i) => ctx.input(i)).filter((v) => v.kind === 'dyn' || v.t.size > 0 || ctx.node.input!.length === 1);
+  const ins = (ctx.node.input ?? [])
+    .map((_, i) => ctx.input(i))
+    .filter((v) => v.kind === 'dyn' || v.t.size > 0 || ctx.node.input!.length === 1);
   ctx.limit([ins.reduce((n, v) => n + (v.kind === 'const' ? v.t.size : v.ex.size), 0)]);
-  const syms = ins.map((v) => (v.kind === 'const' ? v.sym ?? Array.from(v.t.values() as ArrayLike<number>, Number) : null));
+  const syms = ins.map((v) =>
+    v.kind === 'const' ? (v.sym ?? Array.from(v.t.values() as ArrayLike<number>, Number)) : null,
+  );
   const out = ctx.fn(cat, [ins, axis]);
   if (out.kind === 'const' && ins.some((v) => v.kind === 'const' && v.sym) && syms.every((s) => s !== null)) {
     return [{ ...out, sym: syms.flat() as (number | null)[] }];
@@ -157,7 +184,10 @@ const sliceOp: Handler = (ctx) => {
   const args = [starts.map(clampI32), ends.map(clampI32), axes, steps];
   if (v.kind === 'const' && v.sym && x.ndim === 1) {
     const out = ctx.fn(onnxSlice, [v, ...args]);
-    const idx = onnxSlice(new Tensor({ data: Int32Array.from(v.sym.map((_, i) => i)), shape: [v.sym.length], dtype: 'int32' }), ...(args as [number[], number[], number[], number[]]));
+    const idx = onnxSlice(
+      new Tensor({ data: Int32Array.from(v.sym.map((_, i) => i)), shape: [v.sym.length], dtype: 'int32' }),
+      ...(args as [number[], number[], number[], number[]]),
+    );
     const sym = Array.from(idx.values() as ArrayLike<number>, (i) => v.sym![i] ?? null);
     return [sym.includes(null) ? { ...out, sym } : out] as Val[];
   }
@@ -193,21 +223,26 @@ const padOp: Handler = (ctx) => {
     pads = ctx.ints('pads')!;
     value = ctx.float('value', 0);
   }
-  if (mode !== 'constant' && mode !== 'reflect' && mode !== 'edge') throw new Unsupported(`mode '${mode}' is not supported`);
+  if (mode !== 'constant' && mode !== 'reflect' && mode !== 'edge')
+    throw new Unsupported(`mode '${mode}' is not supported`);
   const xs = ctx.ex(0).shape;
   if (pads.length !== 2 * xs.length || !pads.every(Number.isSafeInteger)) {
-    throw new OnnxFormatError(`importOnnx: Pad '${ctx.name}': pads [${pads.join(', ')}] must be ${2 * xs.length} integers for an input of rank ${xs.length}; the model is invalid`);
+    throw new OnnxFormatError(
+      `importOnnx: Pad '${ctx.name}': pads [${pads.join(', ')}] must be ${2 * xs.length} integers for an input of rank ${xs.length}; the model is invalid`,
+    );
   }
   ctx.limit(xs.map((n, i) => Math.max(0, n + pads[i]! + pads[xs.length + i]!)));
   return [ctx.fn(onnxPad, [ctx.input(0), pads, mode, value])];
 };
 
-const reduceOp = (kind: 'sum' | 'mean' | 'max'): Handler => (ctx) => {
-  const axes = kind === 'sum' && ctx.opset >= 13 ? ctx.constInts(1, 'axes') : ctx.ints('axes');
-  const keep = ctx.int('keepdims', 1) === 1;
-  if ((!axes || axes.length === 0) && ctx.int('noop_with_empty_axes', 0) === 1) return [ctx.input(0)];
-  return [ctx.fn(onnxReduce, [ctx.input(0), kind, axes && axes.length > 0 ? axes : null, keep])];
-};
+const reduceOp =
+  (kind: 'sum' | 'mean' | 'max'): Handler =>
+  (ctx) => {
+    const axes = kind === 'sum' && ctx.opset >= 13 ? ctx.constInts(1, 'axes') : ctx.ints('axes');
+    const keep = ctx.int('keepdims', 1) === 1;
+    if ((!axes || axes.length === 0) && ctx.int('noop_with_empty_axes', 0) === 1) return [ctx.input(0)];
+    return [ctx.fn(onnxReduce, [ctx.input(0), kind, axes && axes.length > 0 ? axes : null, keep])];
+  };
 
 const constantOp: Handler = (ctx) => {
   const t = ctx.tensorAttr('value');
@@ -215,7 +250,8 @@ const constantOp: Handler = (ctx) => {
   const f = ctx.attrs.get('value_float');
   if (f) return [{ kind: 'const', t: new Tensor({ data: Float32Array.of(f.f ?? 0), shape: [], dtype: 'float32' }) }];
   const fs = ctx.floats('value_floats');
-  if (fs) return [{ kind: 'const', t: new Tensor({ data: Float32Array.from(fs), shape: [fs.length], dtype: 'float32' }) }];
+  if (fs)
+    return [{ kind: 'const', t: new Tensor({ data: Float32Array.from(fs), shape: [fs.length], dtype: 'float32' }) }];
   const i = ctx.attrs.get('value_int');
   if (i) return [intConst([Number(i.i ?? 0)], [])];
   const is = ctx.ints('value_ints');
@@ -226,13 +262,16 @@ const constantOp: Handler = (ctx) => {
 const constantOfShape: Handler = (ctx) => {
   const shape = ctx.constInts(0, 'shape')!;
   if (ImportLimits.count(shape) === Infinity) {
-    throw new OnnxFormatError(`importOnnx: ConstantOfShape '${ctx.name}': shape [${shape.join(', ')}] must hold non-negative integers; the model is invalid`);
+    throw new OnnxFormatError(
+      `importOnnx: ConstantOfShape '${ctx.name}': shape [${shape.join(', ')}] must hold non-negative integers; the model is invalid`,
+    );
   }
   ctx.limit(shape);
   const v = ctx.tensorAttr('value');
   const t = v ? constToTensor(v) : new Tensor({ data: new Float32Array(1), shape: [1], dtype: 'float32' });
   const size = shape.reduce((p, d) => p * d, 1);
-  const data = t.dtype === 'float32' ? new Float32Array(size) : t.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
+  const data =
+    t.dtype === 'float32' ? new Float32Array(size) : t.dtype === 'bool' ? new Uint8Array(size) : new Int32Array(size);
   data.fill(t.values()[0] as number);
   return [{ kind: 'const', t: new Tensor({ data, shape, dtype: t.dtype }) }];
 };
@@ -266,7 +305,8 @@ export const tensorHandlers: Record<string, Handler> = {
     const training = ctx.has(2) ? ctx.constInts(2, 'training_mode')![0] : 0;
     const ratio = ctx.has(1) && ctx.isConst(1) ? (ctx.ex(1).values()[0] as number) : ctx.has(1) ? NaN : 0.5;
     // Training mode drops at random; only a zero ratio makes it the identity.
-    if (training && ratio !== 0) throw new Unsupported('training_mode = true with a non-zero ratio is not supported (inference only)');
+    if (training && ratio !== 0)
+      throw new Unsupported('training_mode = true with a non-zero ratio is not supported (inference only)');
     const wantMask = (ctx.node.output ?? []).slice(1).some(Boolean);
     return wantMask ? [ctx.input(0), ctx.fn(onnxOnesMask, [ctx.input(0)], '_mask')] : [ctx.input(0)];
   },

@@ -10,7 +10,17 @@ export interface OnnxConst {
   numbers: number[];
 }
 
-const INT_TYPES: ReadonlySet<number> = new Set([DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16, DataType.INT32, DataType.INT64, DataType.BOOL, DataType.UINT32, DataType.UINT64]);
+const INT_TYPES: ReadonlySet<number> = new Set([
+  DataType.UINT8,
+  DataType.INT8,
+  DataType.UINT16,
+  DataType.INT16,
+  DataType.INT32,
+  DataType.INT64,
+  DataType.BOOL,
+  DataType.UINT32,
+  DataType.UINT64,
+]);
 
 export function isIntType(dt: number): boolean {
   return INT_TYPES.has(dt);
@@ -20,22 +30,51 @@ function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): n
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = new Array<number>(count);
   const w = RAW_WIDTH[dt];
-  if (w === undefined) throw new OnnxError(`tensor '${name}': data type ${dt} is not supported (float, double, float16 and integer types are)`);
-  if (raw.byteLength < w * count) throw new OnnxError(`tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`);
+  if (w === undefined)
+    throw new OnnxError(
+      `tensor '${name}': data type ${dt} is not supported (float, double, float16 and integer types are)`,
+    );
+  if (raw.byteLength < w * count)
+    throw new OnnxError(
+      `tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`,
+    );
   for (let i = 0; i < count; i++) {
     const o = i * w;
     switch (dt) {
-      case DataType.FLOAT: out[i] = view.getFloat32(o, true); break;
-      case DataType.DOUBLE: out[i] = view.getFloat64(o, true); break;
-      case DataType.FLOAT16: out[i] = half(view.getUint16(o, true)); break;
-      case DataType.UINT8: case DataType.BOOL: out[i] = view.getUint8(o); break;
-      case DataType.INT8: out[i] = view.getInt8(o); break;
-      case DataType.UINT16: out[i] = view.getUint16(o, true); break;
-      case DataType.INT16: out[i] = view.getInt16(o, true); break;
-      case DataType.INT32: out[i] = view.getInt32(o, true); break;
-      case DataType.UINT32: out[i] = view.getUint32(o, true); break;
-      case DataType.INT64: out[i] = Number(view.getBigInt64(o, true)); break;
-      case DataType.UINT64: out[i] = Number(view.getBigUint64(o, true)); break;
+      case DataType.FLOAT:
+        out[i] = view.getFloat32(o, true);
+        break;
+      case DataType.DOUBLE:
+        out[i] = view.getFloat64(o, true);
+        break;
+      case DataType.FLOAT16:
+        out[i] = half(view.getUint16(o, true));
+        break;
+      case DataType.UINT8:
+      case DataType.BOOL:
+        out[i] = view.getUint8(o);
+        break;
+      case DataType.INT8:
+        out[i] = view.getInt8(o);
+        break;
+      case DataType.UINT16:
+        out[i] = view.getUint16(o, true);
+        break;
+      case DataType.INT16:
+        out[i] = view.getInt16(o, true);
+        break;
+      case DataType.INT32:
+        out[i] = view.getInt32(o, true);
+        break;
+      case DataType.UINT32:
+        out[i] = view.getUint32(o, true);
+        break;
+      case DataType.INT64:
+        out[i] = Number(view.getBigInt64(o, true));
+        break;
+      case DataType.UINT64:
+        out[i] = Number(view.getBigUint64(o, true));
+        break;
     }
   }
   return out;
@@ -51,7 +90,20 @@ function half(h: number): number {
 }
 
 /** Bytes per element of raw_data, by ONNX data type. */
-const RAW_WIDTH: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8 };
+const RAW_WIDTH: Record<number, number> = {
+  1: 4,
+  2: 1,
+  3: 1,
+  4: 2,
+  5: 2,
+  6: 4,
+  7: 8,
+  9: 1,
+  10: 2,
+  11: 8,
+  12: 4,
+  13: 8,
+};
 
 /**
  * The element count of `dims`, checked before anything is allocated: every dim a non-negative
@@ -60,7 +112,9 @@ const RAW_WIDTH: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 
 function checkedCount(label: string, shape: number[], available: number, field: string): number {
   const bad = shape.findIndex((d) => !Number.isSafeInteger(d) || d < 0);
   if (bad >= 0) {
-    throw new OnnxFormatError(`${label}: dims[${bad}] = ${shape[bad]} is not a valid dimension (dims must be non-negative integers); the file is malformed`);
+    throw new OnnxFormatError(
+      `${label}: dims[${bad}] = ${shape[bad]} is not a valid dimension (dims must be non-negative integers); the file is malformed`,
+    );
   }
   let count = 1;
   for (const d of shape) count *= d;
@@ -91,26 +145,37 @@ export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   let numbers: number[];
   if (t.raw_data && t.raw_data.length > 0) {
     const w = RAW_WIDTH[dt];
-    if (w === undefined) throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16 and integer types are)`);
-    const count = checkedCount(label, shape, Math.floor(t.raw_data.byteLength / w), `raw_data (${t.raw_data.byteLength} bytes of ${w})`);
+    if (w === undefined)
+      throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16 and integer types are)`);
+    const count = checkedCount(
+      label,
+      shape,
+      Math.floor(t.raw_data.byteLength / w),
+      `raw_data (${t.raw_data.byteLength} bytes of ${w})`,
+    );
     numbers = rawNumbers(dt, t.raw_data, count, name);
-  }
-  else if (dt === DataType.FLOAT) numbers = t.float_data ?? [];
+  } else if (dt === DataType.FLOAT) numbers = t.float_data ?? [];
   else if (dt === DataType.DOUBLE) numbers = t.double_data ?? [];
   else if (dt === DataType.INT64) numbers = t.int64_data ?? [];
   else if (dt === DataType.UINT32 || dt === DataType.UINT64) numbers = t.uint64_data ?? [];
   else if (dt === DataType.FLOAT16) numbers = (t.int32_data ?? []).map(half);
   else if (INT_TYPES.has(dt)) numbers = t.int32_data ?? [];
-  else throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16, integers and bool are)`);
+  else
+    throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16, integers and bool are)`);
   if (!(t.raw_data && t.raw_data.length > 0)) checkedCount(label, shape, numbers.length, 'its data field');
   return { dataType: dt, shape, numbers: Array.from(numbers, Number) };
 }
 
 /** A QTK tensor of a constant: float32 for floating types, bool for bool, int32 for integers. */
 export function constToTensor(c: OnnxConst): Tensor {
-  if (c.dataType === DataType.BOOL) return new Tensor({ data: Uint8Array.from(c.numbers), shape: c.shape, dtype: 'bool' });
+  if (c.dataType === DataType.BOOL)
+    return new Tensor({ data: Uint8Array.from(c.numbers), shape: c.shape, dtype: 'bool' });
   if (isIntType(c.dataType)) {
-    return new Tensor({ data: Int32Array.from(c.numbers, (v) => Math.max(-2147483648, Math.min(2147483647, v))), shape: c.shape, dtype: 'int32' });
+    return new Tensor({
+      data: Int32Array.from(c.numbers, (v) => Math.max(-2147483648, Math.min(2147483647, v))),
+      shape: c.shape,
+      dtype: 'int32',
+    });
   }
   return new Tensor({ data: Float32Array.from(c.numbers), shape: c.shape, dtype: 'float32' });
 }
@@ -135,5 +200,10 @@ export function tensorToProto(name: string, t: Tensor, intType: number = DataTyp
 
 /** An int64 TensorProto from numbers. */
 export function int64Proto(name: string, values: readonly number[], dims: number[] = [values.length]): TensorMsg {
-  return { name, dims, data_type: DataType.INT64, raw_data: new Uint8Array(BigInt64Array.from(values.map((x) => BigInt(x))).buffer) };
+  return {
+    name,
+    dims,
+    data_type: DataType.INT64,
+    raw_data: new Uint8Array(BigInt64Array.from(values.map((x) => BigInt(x))).buffer),
+  };
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { deserializeGraphModule, serializeGraphModule } from '@qtk/ir';
 import { Conv2d, Hardswish, Linear, MaxPool2d, Upsample, rawToTensor, readNpy } from '@qtk/nn';
-import { Generator, Tensor, randn } from '@qtk/tensor';
+import { Generator, type Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { exportOnnxBytes, importOnnx } from './index.js';
 
@@ -39,11 +39,17 @@ describe('a model exported by PyTorch', () => {
   });
 
   it('keeps the batch dynamic (agrees with onnxruntime-node at batch 1 and 5)', async () => {
-    const session = await ort.InferenceSession.create(readFileSync(path), { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
+    const session = await ort.InferenceSession.create(readFileSync(path), {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
     for (const batch of [1, 5]) {
       const x = randn([batch, 3, 16, 16], { generator: new Generator(batch) });
       const got = gm.call(x) as Tensor;
-      const res = await session.run({ image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape) });
+      const res = await session.run({
+        image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape),
+      });
       const want = res.probs!.data as Float32Array;
       expect(got.shape).toEqual([batch, 5]);
       const g = got.values() as Float32Array;
@@ -56,8 +62,14 @@ describe('a model exported by PyTorch', () => {
     const bytes = exportOnnxBytes(gm, [x], { inputNames: ['image'], outputNames: ['probs'] });
     const want = gm.call(x) as Tensor;
     expect(Array.from((importOnnx(bytes).call(x) as Tensor).values())).toEqual(Array.from(want.values()));
-    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1 });
-    const res = await session.run({ image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape) });
+    const session = await ort.InferenceSession.create(bytes, {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+    });
+    const res = await session.run({
+      image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape),
+    });
     const got = res.probs!.data as Float32Array;
     (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
   });

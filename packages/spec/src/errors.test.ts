@@ -3,7 +3,12 @@ import { QConfigError, QtkError, UnsupportedOpError } from './errors.js';
 
 describe('UnsupportedOpError', () => {
   it('keeps the reason as a field, not only in the message', () => {
-    const e = new UnsupportedOpError({ op: 'Conv3d', node: 'conv3d', march: 'bernoulli2', reason: 'kernel (3, 3, 3) is not 2-d' });
+    const e = new UnsupportedOpError({
+      op: 'Conv3d',
+      node: 'conv3d',
+      march: 'bernoulli2',
+      reason: 'kernel (3, 3, 3) is not 2-d',
+    });
     expect(e.reason).toBe('kernel (3, 3, 3) is not 2-d');
     expect(e.message).toContain("at node 'conv3d' (kernel (3, 3, 3) is not 2-d);");
     expect(new UnsupportedOpError({ op: 'Conv3d', node: 'conv3d', march: 'bernoulli2' }).reason).toBeNull();

@@ -31,7 +31,11 @@ export class QConfigError extends QtkError {
   /** Qualified name of the module the qconfig was applied to, when known. */
   readonly module: string | null;
   constructor(message: string, options?: { cause?: unknown; module?: string }) {
-    super('E_QCONFIG', options?.module !== undefined ? `qconfig of module '${options.module}': ${message}` : message, options);
+    super(
+      'E_QCONFIG',
+      options?.module !== undefined ? `qconfig of module '${options.module}': ${message}` : message,
+      options,
+    );
     this.module = options?.module ?? null;
   }
 }

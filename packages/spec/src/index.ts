@@ -40,8 +40,14 @@ export {
   type ObserverFactoryV1,
   type JsonValue,
 } from './observer.js';
-export { FAKE_QUANT_STATES, type FakeQuantState, type RoundingMode, type FakeQuantV1, type FakeQuantFactoryV1 } from './fake-quant.js';
-export { type FusionPatternV1 } from './fusion-pattern.js';
+export {
+  FAKE_QUANT_STATES,
+  type FakeQuantState,
+  type RoundingMode,
+  type FakeQuantV1,
+  type FakeQuantFactoryV1,
+} from './fake-quant.js';
+export type { FusionPatternV1 } from './fusion-pattern.js';
 export {
   OP_IMPLS,
   constraintSchema,

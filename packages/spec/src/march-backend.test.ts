@@ -21,22 +21,39 @@ const march: MarchBackendV1 = { apiVersion: 1, id: 'toy', capabilities: table, h
 describe('capability tables', () => {
   it('answers from data', () => {
     expect(checkOpSupport(table, { op: 'Conv', dtype: 'qint8' }).ok).toBe(true);
-    expect(checkOpSupport(table, { op: 'Conv', dtype: 'qint16' })).toEqual({ ok: false, reason: 'dtype qint16 not supported (supported: qint8)' });
-    expect(checkOpSupport(table, { op: 'Erf' })).toMatchObject({ ok: false, reason: "op 'Erf' is not in the capability table" });
+    expect(checkOpSupport(table, { op: 'Conv', dtype: 'qint16' })).toEqual({
+      ok: false,
+      reason: 'dtype qint16 not supported (supported: qint8)',
+    });
+    expect(checkOpSupport(table, { op: 'Erf' })).toMatchObject({
+      ok: false,
+      reason: "op 'Erf' is not in the capability table",
+    });
     expect(checkOpSupport(table, { op: 'AveragePool', attrs: { kernelSize: [7, 7] } }).ok).toBe(true);
     expect(checkOpSupport(table, { op: 'AveragePool', attrs: { kernelSize: [3, 9] } })).toMatchObject({ ok: false });
-    expect(checkOpSupport(table, { op: 'Resize', attrs: { mode: 'cubic' } })).toMatchObject({ ok: false, reason: expect.stringMatching(/one of nearest, linear/) });
+    expect(checkOpSupport(table, { op: 'Resize', attrs: { mode: 'cubic' } })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/one of nearest, linear/),
+    });
     expect(checkOpSupport(table, { op: 'Softmax', dtype: 'qint16' }).ok).toBe(true);
     expect(table.highPrecisionOutputDtypes).toEqual(['qint32']);
   });
   it('invalid tables fail with a zod path', () => {
-    expect(() => defineCapabilities({ version: 1, activationDtypes: ['qint9' as 'qint8'], weightDtypes: ['qint8'], weightPerChannel: true, ops: [] })).toThrow(
-      /activationDtypes\.0/,
-    );
+    expect(() =>
+      defineCapabilities({
+        version: 1,
+        activationDtypes: ['qint9' as 'qint8'],
+        weightDtypes: ['qint8'],
+        weightPerChannel: true,
+        ops: [],
+      }),
+    ).toThrow(/activationDtypes\.0/);
   });
   it('activation dtype checks name the module', () => {
     expect(() => assertActivationDtype(march, 'qint16', 'backbone.conv1')).toThrow(QConfigError);
-    expect(() => assertActivationDtype(march, 'qint16', 'backbone.conv1')).toThrow(/module 'backbone.conv1'.*no qint16/);
+    expect(() => assertActivationDtype(march, 'qint16', 'backbone.conv1')).toThrow(
+      /module 'backbone.conv1'.*no qint16/,
+    );
     assertActivationDtype(march, 'qint8');
   });
 });
@@ -44,7 +61,13 @@ describe('capability tables', () => {
 describe('errors and options', () => {
   it('UnsupportedOpError carries its context', () => {
     const e = new UnsupportedOpError({ op: 'Erf', node: 'erf_1', march: 'bernoulli2' });
-    expect([e.op, e.node, e.march, e.code, e.name]).toEqual(['Erf', 'erf_1', 'bernoulli2', 'E_UNSUPPORTED_OP', 'UnsupportedOpError']);
+    expect([e.op, e.node, e.march, e.code, e.name]).toEqual([
+      'Erf',
+      'erf_1',
+      'bernoulli2',
+      'E_UNSUPPORTED_OP',
+      'UnsupportedOpError',
+    ]);
     expect(e.message).toMatch(/hybrid/);
   });
   it('observer options: defaults, qscheme from chAxis, paths in errors', () => {
@@ -58,7 +81,9 @@ describe('errors and options', () => {
       isSyncQuantize: false,
     });
     expect(parseOptions(observerBaseOptionsSchema, { chAxis: 0 }, 'observer').qscheme).toBe('per_channel_symmetric');
-    expect(() => parseOptions(observerBaseOptionsSchema, { chAxis: 0, qscheme: 'per_tensor_symmetric' }, 'observer')).toThrow(/qscheme: per_tensor_symmetric needs chAxis -1/);
+    expect(() =>
+      parseOptions(observerBaseOptionsSchema, { chAxis: 0, qscheme: 'per_tensor_symmetric' }, 'observer'),
+    ).toThrow(/qscheme: per_tensor_symmetric needs chAxis -1/);
     expect(() => parseOptions(observerBaseOptionsSchema, { dtype: 'qint32' }, 'min_max')).toThrow(OptionsError);
     expect(() => parseOptions(observerBaseOptionsSchema, { bins: 3 }, 'min_max')).toThrow(/Unrecognized key/);
   });

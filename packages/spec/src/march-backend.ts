@@ -58,7 +58,8 @@ export const capabilityTableSchema = z
   .superRefine((t, ctx) => {
     const seen = new Set<string>();
     t.ops.forEach((o, i) => {
-      if (seen.has(o.op)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['ops', i, 'op'], message: `op '${o.op}' listed twice` });
+      if (seen.has(o.op))
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['ops', i, 'op'], message: `op '${o.op}' listed twice` });
       seen.add(o.op);
     });
   });
@@ -118,7 +119,12 @@ export interface ConvertedNode {
 /** Hooks conversion calls; each is optional, the capability table drives everything else. */
 export interface MarchHooksV1 {
   /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
-  checkQConfig?(ctx: { module: string; moduleType: string; activationDtype: QuantDType | null; weightDtype: QuantDType | null }): void;
+  checkQConfig?(ctx: {
+    module: string;
+    moduleType: string;
+    activationDtype: QuantDType | null;
+    weightDtype: QuantDType | null;
+  }): void;
   /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`); may edit the graph of the copy it is given. */
   prepareConvert?(gm: GraphModule): GraphModule | void;
   /**
@@ -143,7 +149,9 @@ export interface MarchBackendV1 {
   readonly hooks: MarchHooksV1;
 }
 
-export type OpSupport = { readonly ok: true; readonly capability: OpCapability } | { readonly ok: false; readonly reason: string };
+export type OpSupport =
+  | { readonly ok: true; readonly capability: OpCapability }
+  | { readonly ok: false; readonly reason: string };
 
 function attrValues(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [v];
@@ -175,7 +183,14 @@ export function checkOpSupport(
             ? vs.some((x) => !(c.values as unknown[]).includes(x))
             : vs.some((x) => x !== c.value);
     if (bad) {
-      const want = c.kind === 'max' ? `<= ${c.value}` : c.kind === 'min' ? `>= ${c.value}` : c.kind === 'oneOf' ? `one of ${c.values.join(', ')}` : `= ${c.value}`;
+      const want =
+        c.kind === 'max'
+          ? `<= ${c.value}`
+          : c.kind === 'min'
+            ? `>= ${c.value}`
+            : c.kind === 'oneOf'
+              ? `one of ${c.values.join(', ')}`
+              : `= ${c.value}`;
       return { ok: false, reason: `${c.attr} = ${JSON.stringify(v)} violates ${c.attr} ${want}` };
     }
   }

@@ -74,7 +74,8 @@ export function checkQscheme(o: BaseLike, ctx: z.RefinementCtx): void {
     ctx.addIssue({
       code: z.ZodIssueCode.custom,
       path: ['reduceRange'],
-      message: 'reduceRange narrows the dtype range by one bit; it cannot be combined with quantMin / quantMax (give one or the other)',
+      message:
+        'reduceRange narrows the dtype range by one bit; it cannot be combined with quantMin / quantMax (give one or the other)',
     });
   }
   if (o.qscheme === undefined) return;
@@ -106,9 +107,7 @@ export function withQscheme<T extends BaseLike>(o: T): T & { qscheme: QScheme } 
 export function observerOptionsSchema<S extends z.ZodRawShape>(extra: S) {
   const obj = z.object({ ...observerBaseShape, ...extra }).strict();
   type Out = z.output<typeof obj> & { chAxis: number; qscheme?: QScheme | undefined };
-  return obj
-    .superRefine((o, ctx) => checkQscheme(o as Out, ctx))
-    .transform((o) => withQscheme(o as Out));
+  return obj.superRefine((o, ctx) => checkQscheme(o as Out, ctx)).transform((o) => withQscheme(o as Out));
 }
 
 export const observerBaseOptionsSchema = observerOptionsSchema({});

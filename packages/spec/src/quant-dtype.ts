@@ -28,7 +28,10 @@ export const FLOAT32_EPS = 1.1920928955078125e-7;
 /** [quantMin, quantMax] of a quant dtype. */
 export function quantRange(dtype: QuantDType): QuantRange {
   const r = RANGES[dtype];
-  if (!r) throw new InvalidArgumentError(`quantRange: unknown quant dtype '${String(dtype)}'; use one of ${QUANT_DTYPES.join(', ')}`);
+  if (!r)
+    throw new InvalidArgumentError(
+      `quantRange: unknown quant dtype '${String(dtype)}'; use one of ${QUANT_DTYPES.join(', ')}`,
+    );
   return r;
 }
 
@@ -40,7 +43,13 @@ export function resolveQuantRange(dtype: QuantDType, quantMin?: number | null, q
   const full = quantRange(dtype);
   const lo = quantMin ?? full.quantMin;
   const hi = quantMax ?? full.quantMax;
-  if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < full.quantMin || hi > full.quantMax || !(lo < 0 && hi > 0)) {
+  if (
+    !Number.isInteger(lo) ||
+    !Number.isInteger(hi) ||
+    lo < full.quantMin ||
+    hi > full.quantMax ||
+    !(lo < 0 && hi > 0)
+  ) {
     throw new InvalidArgumentError(
       `quant range [${lo}, ${hi}] is not valid for ${dtype}: need integers with ${full.quantMin} <= quantMin < 0 < quantMax <= ${full.quantMax}`,
     );
@@ -58,12 +67,16 @@ function rangeOf(dtypeOrRange: QuantDType | QuantRange): QuantRange {
  */
 export function scaleFromRange(min: number, max: number, dtypeOrRange: QuantDType | QuantRange): number {
   if (Number.isNaN(min) || Number.isNaN(max)) {
-    throw new InvalidArgumentError(`scaleFromRange: NaN in the observed range [${min}, ${max}]; check the data fed to the observer`);
+    throw new InvalidArgumentError(
+      `scaleFromRange: NaN in the observed range [${min}, ${max}]; check the data fed to the observer`,
+    );
   }
   const { quantMin, quantMax } = rangeOf(dtypeOrRange);
   const amax = Math.max(-min, max, 0);
   if (!Number.isFinite(amax)) {
-    throw new InvalidArgumentError(`scaleFromRange: infinite observed range [${min}, ${max}]; the data contains ±Infinity`);
+    throw new InvalidArgumentError(
+      `scaleFromRange: infinite observed range [${min}, ${max}]; the data contains ±Infinity`,
+    );
   }
   const s = Math.fround(amax / ((quantMax - quantMin) / 2));
   return s < FLOAT32_EPS ? Math.fround(FLOAT32_EPS) : s;

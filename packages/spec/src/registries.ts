@@ -10,10 +10,13 @@ function requireApi(kind: string, entry: object, methods: string[]): void {
   const e = entry as Record<string, unknown>;
   const label = `${kind} '${String(e.name ?? e.id)}'`;
   if (e.apiVersion !== 1) {
-    throw new PluginContractError(`${label}: apiVersion ${String(e.apiVersion)} is not supported by this @qtk/spec (it speaks apiVersion 1)`);
+    throw new PluginContractError(
+      `${label}: apiVersion ${String(e.apiVersion)} is not supported by this @qtk/spec (it speaks apiVersion 1)`,
+    );
   }
   for (const m of methods) {
-    if (typeof e[m] !== 'function') throw new PluginContractError(`${label}: missing method ${m}() required by ${kind}V1`);
+    if (typeof e[m] !== 'function')
+      throw new PluginContractError(`${label}: missing method ${m}() required by ${kind}V1`);
   }
 }
 
@@ -52,7 +55,8 @@ export const marches = new Registry<MarchBackendV1>('march', {
         { cause: r.error },
       );
     }
-    if (!m.hooks || typeof m.hooks !== 'object') throw new PluginContractError(`march '${m.id}': hooks must be an object (may be empty)`);
+    if (!m.hooks || typeof m.hooks !== 'object')
+      throw new PluginContractError(`march '${m.id}': hooks must be an object (may be empty)`);
   },
 });
 

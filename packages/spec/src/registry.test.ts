@@ -48,10 +48,12 @@ describe('Registry', () => {
 
 describe('built-in registries', () => {
   it('observers checks the contract', () => {
-    expect(() => observers.register({ apiVersion: 2, name: 'bad', optionsSchema: z.object({}), create: () => null } as never)).toThrow(
-      PluginContractError,
-    );
-    expect(() => observers.register({ apiVersion: 1, name: 'bad2', optionsSchema: {}, create: () => null } as never)).toThrow(/zod schema/);
+    expect(() =>
+      observers.register({ apiVersion: 2, name: 'bad', optionsSchema: z.object({}), create: () => null } as never),
+    ).toThrow(PluginContractError);
+    expect(() =>
+      observers.register({ apiVersion: 1, name: 'bad2', optionsSchema: {}, create: () => null } as never),
+    ).toThrow(/zod schema/);
     expect(observers.has('bad')).toBe(false);
   });
 
@@ -71,7 +73,10 @@ describe('built-in registries', () => {
     marches.register(m);
     expect(marches.get('test_march_reg')).toBe(m);
     marches.unregister('test_march_reg');
-    const bad = { ...m, capabilities: { ...m.capabilities, ops: [{ op: 'Conv' }, { op: 'Conv' }] } } as unknown as MarchBackendV1;
+    const bad = {
+      ...m,
+      capabilities: { ...m.capabilities, ops: [{ op: 'Conv' }, { op: 'Conv' }] },
+    } as unknown as MarchBackendV1;
     expect(() => marches.register(bad)).toThrow(/listed twice/);
   });
 });

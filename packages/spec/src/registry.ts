@@ -22,9 +22,14 @@ export class Registry<T extends object> {
   }
 
   register(entry: T): T {
-    const key = entry !== null && (typeof entry === 'object' || typeof entry === 'function') ? this.keyOf(entry) : undefined;
+    const key =
+      entry !== null && (typeof entry === 'object' || typeof entry === 'function') ? this.keyOf(entry) : undefined;
     if (typeof key !== 'string' || key === '') {
-      throw new RegistryError(this.kind, String(key), `${this.kind} registry: an entry needs a non-empty string ${this.options.keyOf ? 'key' : 'name'}`);
+      throw new RegistryError(
+        this.kind,
+        String(key),
+        `${this.kind} registry: an entry needs a non-empty string ${this.options.keyOf ? 'key' : 'name'}`,
+      );
     }
     const taken = this.entries.get(key);
     if (taken === entry) return entry;

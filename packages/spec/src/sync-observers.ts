@@ -9,7 +9,10 @@ import type { ObserverV1 } from './observer.js';
 export function syncObservers(list: readonly ObserverV1[]): void {
   if (list.length < 2) return;
   const kinds = new Set(list.map((o) => o.name));
-  if (kinds.size > 1) throw new InvalidArgumentError(`syncObservers: observers of different kinds (${[...kinds].join(', ')}) cannot be synchronised`);
+  if (kinds.size > 1)
+    throw new InvalidArgumentError(
+      `syncObservers: observers of different kinds (${[...kinds].join(', ')}) cannot be synchronised`,
+    );
   const states = list.map((o) => o.state());
   for (const o of list) {
     o.load(states[0]!);

@@ -1,6 +1,6 @@
 import { AutogradError, QtkError } from './errors.js';
 import type { Saved } from './registry.js';
-import { Tensor } from './tensor.js';
+import type { Tensor } from './tensor.js';
 import { isProfiling, recordOp } from './op-profiler.js';
 
 export interface GradContext<A = any> {
@@ -103,7 +103,9 @@ export interface BackwardOptions {
 /** Reverse-mode differentiation from `root`; gradients accumulate into `.grad` of leaves that require them. */
 export function backward(root: Tensor, gradient?: Tensor, options: BackwardOptions = {}): void {
   if (!root.requiresGrad) {
-    throw new AutogradError('backward() on a tensor that does not require grad: no input of its computation has requiresGrad set');
+    throw new AutogradError(
+      'backward() on a tensor that does not require grad: no input of its computation has requiresGrad set',
+    );
   }
   let seed = gradient;
   if (!seed) {
@@ -119,7 +121,10 @@ export function backward(root: Tensor, gradient?: Tensor, options: BackwardOptio
     return;
   }
   const pending = new Map<GradNode, (Tensor | null)[]>();
-  pending.set(root.gradFn, Object.assign(new Array(root.gradFn.outputs.length).fill(null), { [root.outputIndex]: seed }));
+  pending.set(
+    root.gradFn,
+    Object.assign(new Array(root.gradFn.outputs.length).fill(null), { [root.outputIndex]: seed }),
+  );
   noGrad(() => {
     for (const node of reverseTopological(root.gradFn!)) {
       const gOut = pending.get(node);

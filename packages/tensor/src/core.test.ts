@@ -1,11 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { add, arange, div, gradcheck, linear, matmul, mul, noGrad, randn, reshape, sub, sum, tensor, Generator, ShapeError, pow, mean, permute, expand } from './index.js';
+import {
+  add,
+  arange,
+  div,
+  gradcheck,
+  linear,
+  matmul,
+  mul,
+  noGrad,
+  randn,
+  reshape,
+  sub,
+  sum,
+  tensor,
+  Generator,
+  ShapeError,
+  pow,
+  mean,
+  permute,
+  expand,
+} from './index.js';
 
 const gen = () => new Generator(7);
 
 describe('broadcasting arithmetic', () => {
   it('adds [2,3] and [3] like NumPy', () => {
-    const a = tensor([[1, 2, 3], [4, 5, 6]]);
+    const a = tensor([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
     const b = tensor([10, 20, 30]);
     expect(add(a, b).toArray()).toEqual([11, 22, 33, 14, 25, 36]);
     expect(add(a, b).shape).toEqual([2, 3]);
@@ -56,8 +79,14 @@ describe('reductions and views', () => {
 
 describe('matmul and linear', () => {
   it('multiplies matrices', () => {
-    const a = tensor([[1, 2], [3, 4]]);
-    const b = tensor([[5, 6], [7, 8]]);
+    const a = tensor([
+      [1, 2],
+      [3, 4],
+    ]);
+    const b = tensor([
+      [5, 6],
+      [7, 8],
+    ]);
     expect(matmul(a, b).toArray()).toEqual([19, 22, 43, 50]);
   });
   it('broadcasts batch dimensions and handles 1-d operands', () => {
@@ -71,11 +100,22 @@ describe('matmul and linear', () => {
       return s;
     };
     expect(y.at(1, 3, 2, 1)).toBeCloseTo(ref(1, 3, 2, 1), 5);
-    expect(matmul(tensor([1, 2]), tensor([[1, 0], [0, 1]])).toArray()).toEqual([1, 2]);
+    expect(
+      matmul(
+        tensor([1, 2]),
+        tensor([
+          [1, 0],
+          [0, 1],
+        ]),
+      ).toArray(),
+    ).toEqual([1, 2]);
   });
   it('linear equals x·Wᵀ + b', () => {
     const x = tensor([[1, 2, 3]]);
-    const w = tensor([[1, 0, 0], [0, 1, 1]]);
+    const w = tensor([
+      [1, 0, 0],
+      [0, 1, 1],
+    ]);
     const b = tensor([0.5, -1]);
     expect(linear(x, w, b).toArray()).toEqual([1.5, 4]);
   });
@@ -94,7 +134,18 @@ describe('autograd against finite differences', () => {
   });
   it('sum, mean, reshape, permute, expand', () => {
     const a = randn([2, 3, 4], { generator: gen() });
-    expect(gradcheck((x) => mean(permute(x, [2, 0, 1]).reshape([4, 6]).mul(x.reshape([4, 6])), 0), [a])).toEqual([]);
+    expect(
+      gradcheck(
+        (x) =>
+          mean(
+            permute(x, [2, 0, 1])
+              .reshape([4, 6])
+              .mul(x.reshape([4, 6])),
+            0,
+          ),
+        [a],
+      ),
+    ).toEqual([]);
     const b = randn([3, 1], { generator: gen() });
     expect(gradcheck((x) => sum(expand(x, [2, 3, 5]).mul(2), [0, 2]), [b])).toEqual([]);
   });

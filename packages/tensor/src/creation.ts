@@ -34,7 +34,11 @@ function flatten(value: Nested, shape: number[], depth: number, out: number[]): 
 }
 
 /** A tensor from a (nested) array, a typed array or a number. */
-export function tensor(value: Nested | TypedArray | ArrayLike<number>, shapeOrOptions?: Shape | CreateOptions, options?: CreateOptions): Tensor {
+export function tensor(
+  value: Nested | TypedArray | ArrayLike<number>,
+  shapeOrOptions?: Shape | CreateOptions,
+  options?: CreateOptions,
+): Tensor {
   let shape: Shape | undefined;
   let opts: CreateOptions = {};
   if (Array.isArray(shapeOrOptions)) {

@@ -41,7 +41,9 @@ export function dtypeOfArray(data: TypedArray): DType {
   if (data instanceof Int16Array) return 'int16';
   if (data instanceof Int32Array) return 'int32';
   if (data instanceof Uint8Array) return 'bool';
-  throw new DTypeError('unsupported typed array; use Float32Array, Int8Array, Int16Array, Int32Array or Uint8Array (bool)');
+  throw new DTypeError(
+    'unsupported typed array; use Float32Array, Int8Array, Int16Array, Int32Array or Uint8Array (bool)',
+  );
 }
 
 export function isFloating(dtype: DType): boolean {

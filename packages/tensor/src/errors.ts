@@ -19,9 +19,11 @@ export class QtkError extends Error {
    * A subclass without a static `code` falls back to `instanceof`.
    */
   static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
-    if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true) return false;
+    if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true)
+      return false;
     if ((this as unknown) === QtkError) return true;
-    if (Object.prototype.hasOwnProperty.call(this, 'code')) return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
+    if (Object.hasOwn(this, 'code'))
+      return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
     return e instanceof this;
   }
 }

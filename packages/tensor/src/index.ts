@@ -1,6 +1,21 @@
-export { QtkError, ShapeError, DTypeError, InvalidArgumentError, KernelNotFoundError, AutogradError } from './errors.js';
+export {
+  QtkError,
+  ShapeError,
+  DTypeError,
+  InvalidArgumentError,
+  KernelNotFoundError,
+  AutogradError,
+} from './errors.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
-export { type Shape, sizeOf, broadcastShapes, contiguousStrides, shapesEqual, normalizeAxis, normalizeAxes } from './shape.js';
+export {
+  type Shape,
+  sizeOf,
+  broadcastShapes,
+  contiguousStrides,
+  shapesEqual,
+  normalizeAxis,
+  normalizeAxes,
+} from './shape.js';
 export { Tensor, type TensorInit } from './tensor.js';
 export {
   kernels,
@@ -26,7 +41,7 @@ export {
 } from './autograd.js';
 export { runOp, run1 } from './dispatch.js';
 export { Generator, defaultGenerator, manualSeed } from './random.js';
-export { type CreateOptions, type RandomOptions } from './creation.js';
+export type { CreateOptions, RandomOptions } from './creation.js';
 export { cpuBackend } from './backends.js';
 export { gemm, gemmArgs, cpuGemm, type GemmArgs, type GemmKernel } from './gemm/gemm.js';
 export { broadcastBinary } from './ops/binary.js';
@@ -36,15 +51,21 @@ import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
 import './wasm/wasm-backend.js';
 export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
-export { type ConvOptions, type ConvAttrs } from './ops/conv.js';
-export { type ConvTransposeOptions, type ConvTransposeAttrs } from './ops/conv-transpose.js';
+export type { ConvOptions, ConvAttrs } from './ops/conv.js';
+export type { ConvTransposeOptions, ConvTransposeAttrs } from './ops/conv-transpose.js';
 export { erfc, type GeluApproximate } from './ops/activations.js';
-export { type CrossEntropyOptions, type Reduction } from './ops/cross-entropy.js';
-export { type SliceSpec } from './ops/shape-ops.js';
-export { poolOutSize, forEachAvgWindow, type AvgPoolAttrs, type MaxPool2dOptions, type AvgPool2dOptions } from './ops/pool.js';
-export { type InterpolateOptions, type InterpolateMode } from './ops/interpolate.js';
-export { type PadMode } from './ops/pad.js';
-export { type BatchNormOptions } from './ops/batch-norm.js';
+export type { CrossEntropyOptions, Reduction } from './ops/cross-entropy.js';
+export type { SliceSpec } from './ops/shape-ops.js';
+export {
+  poolOutSize,
+  forEachAvgWindow,
+  type AvgPoolAttrs,
+  type MaxPool2dOptions,
+  type AvgPool2dOptions,
+} from './ops/pool.js';
+export type { InterpolateOptions, InterpolateMode } from './ops/interpolate.js';
+export type { PadMode } from './ops/pad.js';
+export type { BatchNormOptions } from './ops/batch-norm.js';
 export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
 export { setWasmThreads } from './wasm/wasm-backend.js';
 // Public functional ops, wrapped so symbolic tracing (@qtk/ir) records them; see trace-hook.ts.
@@ -62,8 +83,19 @@ export {
   type TraceableEntry,
 } from './trace-hook.js';
 export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';
-export { type BatchNormAttrs, type BatchNormBackwardAttrs, type BatchNormBackwardKernel, type BatchNormKernel } from './ops/batch-norm.js';
-export { type ReluBackwardKernel } from './ops/unary.js';
-export { type ResizeOptions, type ResizeMode, type ResizeCoordinateMode, type ResizeNearestMode } from './ops/resize.js';
+export type {
+  BatchNormAttrs,
+  BatchNormBackwardAttrs,
+  BatchNormBackwardKernel,
+  BatchNormKernel,
+} from './ops/batch-norm.js';
+export type { ReluBackwardKernel } from './ops/unary.js';
+export type { ResizeOptions, ResizeMode, ResizeCoordinateMode, ResizeNearestMode } from './ops/resize.js';
 export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';
-export { requantizeInt32, REQUANTIZE_MAX_MULTIPLIER, type RequantizeInt32Attrs, type RequantizeInt32Options, type RequantizeInt32Rule } from './ops/requantize-int32.js';
+export {
+  requantizeInt32,
+  REQUANTIZE_MAX_MULTIPLIER,
+  type RequantizeInt32Attrs,
+  type RequantizeInt32Options,
+  type RequantizeInt32Rule,
+} from './ops/requantize-int32.js';

@@ -40,7 +40,12 @@ export function profileOps<T>(fn: () => T): { result: T; timings: OpTiming[] } {
 export function formatTimings(timings: readonly OpTiming[]): string {
   const total = timings.reduce((s, t) => s + t.ms, 0);
   const lines = timings.map(
-    (t) => `${t.phase.padEnd(8)} ${t.op.padEnd(24)} ${String(t.calls).padStart(6)} ${t.ms.toFixed(2).padStart(10)} ms ${((100 * t.ms) / total).toFixed(1).padStart(5)} %`,
+    (t) =>
+      `${t.phase.padEnd(8)} ${t.op.padEnd(24)} ${String(t.calls).padStart(6)} ${t.ms.toFixed(2).padStart(10)} ms ${((100 * t.ms) / total).toFixed(1).padStart(5)} %`,
   );
-  return [`phase    op                        calls       time        share`, ...lines, `total ${total.toFixed(2)} ms`].join('\n');
+  return [
+    `phase    op                        calls       time        share`,
+    ...lines,
+    `total ${total.toFixed(2)} ms`,
+  ].join('\n');
 }

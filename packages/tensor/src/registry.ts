@@ -30,7 +30,8 @@ class KernelRegistry {
   registerBackend(backend: Backend): void {
     const existing = this.backends.get(backend.name);
     if (existing === backend) return;
-    if (existing) throw new QtkError('E_REGISTRY', `backend '${backend.name}' is already registered with another object`);
+    if (existing)
+      throw new QtkError('E_REGISTRY', `backend '${backend.name}' is already registered with another object`);
     this.backends.set(backend.name, backend);
     this.cache.clear();
   }
@@ -41,7 +42,10 @@ class KernelRegistry {
     const existing = byBackend.get(spec.backend);
     if (existing && existing.fn === spec.fn) return;
     if (existing) {
-      throw new QtkError('E_REGISTRY', `a kernel for op '${spec.op}' on backend '${spec.backend}' is already registered`);
+      throw new QtkError(
+        'E_REGISTRY',
+        `a kernel for op '${spec.op}' on backend '${spec.backend}' is already registered`,
+      );
     }
     byBackend.set(spec.backend, spec);
     this.cache.delete(spec.op);
@@ -86,13 +90,19 @@ class KernelRegistry {
   }
 
   listOps(backend?: string): string[] {
-    return [...this.kernels.entries()].filter(([, m]) => !backend || m.has(backend)).map(([op]) => op).sort();
+    return [...this.kernels.entries()]
+      .filter(([, m]) => !backend || m.has(backend))
+      .map(([op]) => op)
+      .sort();
   }
 
   /** Excludes a backend from dispatch (for example to compare against the cpu reference). */
   setBackendEnabled(name: string, enabled: boolean): void {
     if (!this.backends.has(name)) {
-      throw new QtkError('E_REGISTRY', `unknown backend '${name}'; registered: ${[...this.backends.keys()].join(', ')}`);
+      throw new QtkError(
+        'E_REGISTRY',
+        `unknown backend '${name}'; registered: ${[...this.backends.keys()].join(', ')}`,
+      );
     }
     if (enabled) this.disabled.delete(name);
     else this.disabled.add(name);

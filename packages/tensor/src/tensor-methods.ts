@@ -51,37 +51,105 @@ declare module './tensor.js' {
 }
 
 const P = Tensor.prototype;
-P.add = function (o) { return add(this, o); };
-P.sub = function (o) { return sub(this, o); };
-P.mul = function (o) { return mul(this, o); };
-P.div = function (o) { return div(this, o); };
-P.pow = function (o) { return pow(this, o); };
-P.maximum = function (o) { return maximum(this, o); };
-P.minimum = function (o) { return minimum(this, o); };
-P.eq = function (o) { return eq(this, o); };
-P.ne = function (o) { return ne(this, o); };
-P.lt = function (o) { return lt(this, o); };
-P.le = function (o) { return le(this, o); };
-P.gt = function (o) { return gt(this, o); };
-P.ge = function (o) { return ge(this, o); };
-P.neg = function () { return neg(this); };
-P.exp = function () { return exp(this); };
-P.log = function () { return log(this); };
-P.sqrt = function () { return sqrt(this); };
-P.rsqrt = function () { return rsqrt(this); };
-P.reciprocal = function () { return reciprocal(this); };
-P.abs = function () { return abs(this); };
-P.relu = function () { return relu(this); };
-P.matmul = function (o) { return matmul(this, o); };
-P.sum = function (axes, keepdim) { return sum(this, axes, keepdim); };
-P.mean = function (axes, keepdim) { return mean(this, axes, keepdim); };
-P.sumTo = function (shape) { return sumToShape(this, shape); };
-P.reshape = function (shape) { return reshape(this, shape); };
-P.view = function (...shape) { return reshape(this, shape); };
-P.permute = function (...perm) { return permute(this, perm); };
-P.transpose = function (d0, d1) { return transpose(this, d0, d1); };
-P.expand = function (shape) { return expand(this, shape); };
-P.contiguous = function () { return contiguous(this); };
-P.toType = function (dtype) { return toType(this, dtype); };
-P.float = function () { return toType(this, 'float32'); };
-P.backward = function (gradient, options) { backward(this, gradient, options); };
+P.add = function (o) {
+  return add(this, o);
+};
+P.sub = function (o) {
+  return sub(this, o);
+};
+P.mul = function (o) {
+  return mul(this, o);
+};
+P.div = function (o) {
+  return div(this, o);
+};
+P.pow = function (o) {
+  return pow(this, o);
+};
+P.maximum = function (o) {
+  return maximum(this, o);
+};
+P.minimum = function (o) {
+  return minimum(this, o);
+};
+P.eq = function (o) {
+  return eq(this, o);
+};
+P.ne = function (o) {
+  return ne(this, o);
+};
+P.lt = function (o) {
+  return lt(this, o);
+};
+P.le = function (o) {
+  return le(this, o);
+};
+P.gt = function (o) {
+  return gt(this, o);
+};
+P.ge = function (o) {
+  return ge(this, o);
+};
+P.neg = function () {
+  return neg(this);
+};
+P.exp = function () {
+  return exp(this);
+};
+P.log = function () {
+  return log(this);
+};
+P.sqrt = function () {
+  return sqrt(this);
+};
+P.rsqrt = function () {
+  return rsqrt(this);
+};
+P.reciprocal = function () {
+  return reciprocal(this);
+};
+P.abs = function () {
+  return abs(this);
+};
+P.relu = function () {
+  return relu(this);
+};
+P.matmul = function (o) {
+  return matmul(this, o);
+};
+P.sum = function (axes, keepdim) {
+  return sum(this, axes, keepdim);
+};
+P.mean = function (axes, keepdim) {
+  return mean(this, axes, keepdim);
+};
+P.sumTo = function (shape) {
+  return sumToShape(this, shape);
+};
+P.reshape = function (shape) {
+  return reshape(this, shape);
+};
+P.view = function (...shape) {
+  return reshape(this, shape);
+};
+P.permute = function (...perm) {
+  return permute(this, perm);
+};
+P.transpose = function (d0, d1) {
+  return transpose(this, d0, d1);
+};
+P.expand = function (shape) {
+  return expand(this, shape);
+};
+P.contiguous = function () {
+  return contiguous(this);
+};
+P.toType = function (dtype) {
+  return toType(this, dtype);
+};
+P.float = function () {
+  return toType(this, 'float32');
+};
+P.backward = function (gradient, options) {
+  backward(this, gradient, options);
+};

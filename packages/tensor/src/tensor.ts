@@ -98,7 +98,8 @@ export class Tensor {
 
   /** The single value of a one-element tensor. */
   item(): number {
-    if (this.size !== 1) throw new ShapeError(`item() needs a tensor with one element, got shape [${this.shape.join(', ')}]`);
+    if (this.size !== 1)
+      throw new ShapeError(`item() needs a tensor with one element, got shape [${this.shape.join(', ')}]`);
     return this.data[this.offset]!;
   }
 
@@ -117,7 +118,13 @@ export class Tensor {
 
   /** A new leaf sharing storage, cut from the graph. */
   detach(): Tensor {
-    return new Tensor({ data: this.data, shape: this.shape, strides: this.strides, offset: this.offset, dtype: this.dtype });
+    return new Tensor({
+      data: this.data,
+      shape: this.shape,
+      strides: this.strides,
+      offset: this.offset,
+      dtype: this.dtype,
+    });
   }
 
   /** A contiguous copy that owns its storage, cut from the graph. */
@@ -133,7 +140,12 @@ export class Tensor {
   }
 
   toString(): string {
-    const vals = this.size <= 16 ? `[${this.toArray().map((v) => +v.toFixed(4)).join(', ')}]` : `${this.size} values`;
+    const vals =
+      this.size <= 16
+        ? `[${this.toArray()
+            .map((v) => +v.toFixed(4))
+            .join(', ')}]`
+        : `${this.size} values`;
     return `Tensor(${this.dtype}, [${this.shape.join(', ')}], ${vals})`;
   }
 }

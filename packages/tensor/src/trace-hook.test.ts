@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { add, containsTraced, InvalidArgumentError, relu, setTraceHook, tensor, traceable, traceables, TRACED, type TraceHook } from './index.js';
+import {
+  add,
+  containsTraced,
+  InvalidArgumentError,
+  relu,
+  setTraceHook,
+  tensor,
+  traceable,
+  traceables,
+  TRACED,
+  type TraceHook,
+} from './index.js';
 
 const traced = { [TRACED]: true };
 

@@ -24,7 +24,9 @@ export function getTraceHook(): TraceHook | null {
 
 /** True for a traced value (a tracer's proxy). */
 export function isTracedValue(v: unknown): boolean {
-  return (typeof v === 'object' || typeof v === 'function') && v !== null && (v as { [TRACED]?: unknown })[TRACED] === true;
+  return (
+    (typeof v === 'object' || typeof v === 'function') && v !== null && (v as { [TRACED]?: unknown })[TRACED] === true
+  );
 }
 
 /** True when `v`, or anything inside arrays and plain objects nested in it, is a traced value. */
@@ -63,7 +65,9 @@ export class TraceableRegistry {
 
   register(entry: TraceableEntry): TraceableEntry {
     if (typeof entry.name !== 'string' || !/^[A-Za-z_$][\w$.]*$/.test(entry.name)) {
-      throw new InvalidArgumentError(`traceable: name must be an identifier (letters, digits, '_', '$', '.'), got '${entry.name}'`);
+      throw new InvalidArgumentError(
+        `traceable: name must be an identifier (letters, digits, '_', '$', '.'), got '${entry.name}'`,
+      );
     }
     const taken = this.byName.get(entry.name);
     if (taken) {
@@ -109,8 +113,13 @@ export const traceables = new TraceableRegistry();
  * Wraps `fn` so tracing records calls to it as `call_function` nodes with target `name`, and
  * registers it. Wrapping an already wrapped function returns it unchanged.
  */
-export function traceable<F extends (...args: any[]) => any>(name: string, fn: F, options: { impure?: boolean } = {}): F {
-  if (typeof fn !== 'function') throw new InvalidArgumentError(`traceable('${name}'): expected a function, got ${typeof fn}`);
+export function traceable<F extends (...args: any[]) => any>(
+  name: string,
+  fn: F,
+  options: { impure?: boolean } = {},
+): F {
+  if (typeof fn !== 'function')
+    throw new InvalidArgumentError(`traceable('${name}'): expected a function, got ${typeof fn}`);
   const known = traceables.lookup(fn);
   if (known && known.name === name) return known.wrapped as F;
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {

@@ -15,12 +15,26 @@ import { floatOf } from './quantize.js';
 export const evalSpec: CommandSpec = {
   name: 'eval',
   summary: 'Runs a float (.onnx), QAT or fixed-point (QTK model file) model on a dataset and reports its accuracy.',
-  positionals: [{ name: 'MODEL', description: 'an .onnx file (float) or a QTK model file (float, QAT or fixed-point)' }],
+  positionals: [
+    { name: 'MODEL', description: 'an .onnx file (float) or a QTK model file (float, QAT or fixed-point)' },
+  ],
   options: {
-    data: { type: 'string', value: 'DIR', description: 'the dataset: Fashion-MNIST IDX files, or .npy / PNG / JPEG files with a labels file (required)' },
-    labels: { type: 'string', value: 'FILE', description: 'labels of the files in DIR: one class index per line (default DIR/labels.txt)' },
+    data: {
+      type: 'string',
+      value: 'DIR',
+      description: 'the dataset: Fashion-MNIST IDX files, or .npy / PNG / JPEG files with a labels file (required)',
+    },
+    labels: {
+      type: 'string',
+      value: 'FILE',
+      description: 'labels of the files in DIR: one class index per line (default DIR/labels.txt)',
+    },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape (default: declared by the ONNX file or saved by qtk quantize)" },
+    'input-shape': {
+      type: 'string',
+      value: 'N,C,H,W',
+      description: "the model's input shape (default: declared by the ONNX file or saved by qtk quantize)",
+    },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
     ...PREPROCESS_OPTIONS,
@@ -37,14 +51,18 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(evalSpec, argv);
   const o = args.options;
   const path = args.positionals[0]!;
-  if (o.data === undefined) throw new CliError("missing --data DIR (the dataset)\nrun 'qtk eval --help' for the options", { exitCode: 2 });
+  if (o.data === undefined)
+    throw new CliError("missing --data DIR (the dataset)\nrun 'qtk eval --help' for the options", { exitCode: 2 });
   const split = String(o.split);
-  if (split !== 'test' && split !== 'train') throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
+  if (split !== 'test' && split !== 'train')
+    throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const batch = Number(o.batch);
-  if (!Number.isInteger(batch) || batch < 1) throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
+  if (!Number.isInteger(batch) || batch < 1)
+    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
 
   const { model, kind, label, meta } = load(path, args.options['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(meta);
+  const inputShape =
+    o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
     split,
@@ -62,7 +80,10 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   noGrad(() => {
     for (const x of batchesOf(data.inputs, batch)) {
       const y = floatOf(model.call(x));
-      if (y.ndim !== 2 || y.shape[0] !== x.shape[0]) throw new CliError(`the model's output has shape [${y.shape.join(', ')}]; eval needs class scores [N, classes]`);
+      if (y.ndim !== 2 || y.shape[0] !== x.shape[0])
+        throw new CliError(
+          `the model's output has shape [${y.shape.join(', ')}]; eval needs class scores [N, classes]`,
+        );
       const pred = argmax(y, 1).values();
       for (let i = 0; i < pred.length; i++) if (pred[i] === data.labels[k + i]) correct++;
       k += pred.length;
@@ -76,9 +97,13 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   return 0;
 }
 
-function load(path: string, maxElements?: unknown): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
+function load(
+  path: string,
+  maxElements?: unknown,
+): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
   requireFile(path, 'model');
-  if (extname(path).toLowerCase() === '.onnx') return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
+  if (extname(path).toLowerCase() === '.onnx')
+    return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
   const m = loadModel(path);
   return { model: m.model, kind: m.kind, label: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
 }
@@ -101,6 +126,8 @@ function checkShape(model: GraphModule, inputShape: number[] | undefined, shape:
   }
   const got = shape.slice(1);
   if (got.length !== want.length || want.some((d, i) => d !== null && d !== got[i])) {
-    throw new CliError(`wrong input shape: the data has samples of shape ${fmt(got)}, but the model takes ${fmt(want)}`);
+    throw new CliError(
+      `wrong input shape: the data has samples of shape ${fmt(got)}, but the model takes ${fmt(want)}`,
+    );
   }
 }

@@ -11,7 +11,11 @@ export const inspectSpec: CommandSpec = {
   summary: "Prints an ONNX model's graph and operator counts, and with --march which operators the march supports.",
   positionals: [{ name: 'MODEL', description: 'the ONNX model (.onnx)' }],
   options: {
-    march: { type: 'string', value: 'ID', description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)' },
+    march: {
+      type: 'string',
+      value: 'ID',
+      description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)',
+    },
     'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
     ...MAX_ELEMENTS_OPTION,
   },
@@ -25,8 +29,13 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   const path = args.positionals[0]!;
   const gm = loadOnnx(path, args.options['max-elements']);
   const spec = gm.inputSpecs[0]!;
-  const inputShape = args.options['input-shape'] !== undefined ? parseShape(String(args.options['input-shape']), '--input-shape') : undefined;
-  io.out(`model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`);
+  const inputShape =
+    args.options['input-shape'] !== undefined
+      ? parseShape(String(args.options['input-shape']), '--input-shape')
+      : undefined;
+  io.out(
+    `model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`,
+  );
   io.out(`${gm.printTabular()}\n\n`);
 
   const counts = new Map<string, { label: Set<string>; n: number }>();
@@ -40,14 +49,22 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   }
   const total = [...counts.values()].reduce((s, c) => s + c.n, 0);
   io.out(`operators (${total} nodes, ${counts.size} types):\n`);
-  io.out(formatTable(['op', 'count', 'as'], [...counts].sort((a, b) => b[1].n - a[1].n || (a[0] < b[0] ? -1 : 1)).map(([op, c]) => [op, String(c.n), [...c.label].join(', ')])));
+  io.out(
+    formatTable(
+      ['op', 'count', 'as'],
+      [...counts]
+        .sort((a, b) => b[1].n - a[1].n || (a[0] < b[0] ? -1 : 1))
+        .map(([op, c]) => [op, String(c.n), [...c.label].join(', ')]),
+    ),
+  );
 
   const marchId = args.options.march as string | undefined;
   if (marchId === undefined) {
     io.out(`\npass --march ${marches.names().join('|')} to check which operators a march supports\n`);
     return 0;
   }
-  if (!marches.has(marchId)) throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  if (!marches.has(marchId))
+    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
   const report = checkMarch(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
   printReport(report, io);
   return report.nodes.every((n) => n.supported) && !report.prepareError ? 0 : 1;
@@ -55,19 +72,25 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
 
 function printReport(r: MarchReport, io: CliIo): void {
   io.out(`\nsupport on march '${r.march}':\n`);
-  if (r.prepareError) io.out(`  (the trial conversion could not run: ${r.prepareError}; the capability table alone decides)\n`);
+  if (r.prepareError)
+    io.out(`  (the trial conversion could not run: ${r.prepareError}; the capability table alone decides)\n`);
   const rows = r.nodes.map((n) => [
     n.node,
     n.op.op,
     n.table.ok ? 'yes' : 'no',
     n.convert,
-    n.supported ? 'supported' : `UNSUPPORTED${n.reason ?? n.table.reason ? `: ${n.reason ?? n.table.reason}` : ''}`,
+    n.supported ? 'supported' : `UNSUPPORTED${(n.reason ?? n.table.reason) ? `: ${n.reason ?? n.table.reason}` : ''}`,
   ]);
   io.out(formatTable(['node', 'op', 'in table', 'trial conversion', 'verdict'], rows));
   const bad = r.nodes.filter((n) => !n.supported);
   const ops = new Set(bad.map((n) => n.op.op));
   io.out(`\n${r.nodes.length - bad.length} of ${r.nodes.length} nodes supported on '${r.march}'`);
-  io.out(bad.length ? `; unsupported: ${bad.length} node(s) of ${ops.size} op type(s) (${[...ops].join(', ')})\n` : '\n');
-  for (const n of bad) io.err(`unsupported on '${r.march}': ${n.node} (${n.op.op}): ${n.reason ?? n.table.reason ?? 'no conversion rule'}\n`);
+  io.out(
+    bad.length ? `; unsupported: ${bad.length} node(s) of ${ops.size} op type(s) (${[...ops].join(', ')})\n` : '\n',
+  );
+  for (const n of bad)
+    io.err(
+      `unsupported on '${r.march}': ${n.node} (${n.op.op}): ${n.reason ?? n.table.reason ?? 'no conversion rule'}\n`,
+    );
   if (r.warnings.length) io.out(`warnings:\n${r.warnings.map((w) => `  ${w}`).join('\n')}\n`);
 }

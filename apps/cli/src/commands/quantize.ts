@@ -20,19 +20,50 @@ export const quantizeSpec: CommandSpec = {
   summary: 'Calibrates an ONNX model on a folder of samples, converts it for a march and saves the fixed-point model.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
   options: {
-    calib: { type: 'string', value: 'DIR', description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)' },
-    march: { type: 'string', value: 'ID', description: 'the march to convert for (bayes, bernoulli2)', default: 'bayes' },
-    observer: { type: 'string', value: 'NAME', description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max', default: 'min_max' },
-    out: { type: 'string', value: 'FILE', description: 'where to write the fixed-point model (QTK model file) (required)' },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape, when the ONNX file leaves dims free" },
-    'input-scale': { type: 'string', value: 'S|auto', description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)", default: '1/128' },
+    calib: {
+      type: 'string',
+      value: 'DIR',
+      description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
+    },
+    march: {
+      type: 'string',
+      value: 'ID',
+      description: 'the march to convert for (bayes, bernoulli2)',
+      default: 'bayes',
+    },
+    observer: {
+      type: 'string',
+      value: 'NAME',
+      description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max',
+      default: 'min_max',
+    },
+    out: {
+      type: 'string',
+      value: 'FILE',
+      description: 'where to write the fixed-point model (QTK model file) (required)',
+    },
+    'input-shape': {
+      type: 'string',
+      value: 'N,C,H,W',
+      description: "the model's input shape, when the ONNX file leaves dims free",
+    },
+    'input-scale': {
+      type: 'string',
+      value: 'S|auto',
+      description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)",
+      default: '1/128',
+    },
     batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
-    'skip-nonfinite': { type: 'boolean', description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing' },
+    'skip-nonfinite': {
+      type: 'boolean',
+      description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
+    },
     'keep-float': {
       type: 'string',
       value: 'NAMES',
-      description: 'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
+      description:
+        'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
     },
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
@@ -48,15 +79,25 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(quantizeSpec, argv);
   const o = args.options;
   const modelPath = args.positionals[0]!;
-  if (o.calib === undefined) throw new CliError("missing --calib DIR (the calibration samples)\nrun 'qtk quantize --help' for the options", { exitCode: 2 });
-  if (o.out === undefined) throw new CliError("missing --out FILE (where to write the fixed-point model)\nrun 'qtk quantize --help' for the options", { exitCode: 2 });
+  if (o.calib === undefined)
+    throw new CliError("missing --calib DIR (the calibration samples)\nrun 'qtk quantize --help' for the options", {
+      exitCode: 2,
+    });
+  if (o.out === undefined)
+    throw new CliError(
+      "missing --out FILE (where to write the fixed-point model)\nrun 'qtk quantize --help' for the options",
+      { exitCode: 2 },
+    );
   checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   const marchId = String(o.march);
-  if (!marches.has(marchId)) throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  if (!marches.has(marchId))
+    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
   const observer = String(o.observer);
-  if (!observers.has(observer)) throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
+  if (!observers.has(observer))
+    throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
   const batch = Number(o.batch);
-  if (!Number.isInteger(batch) || batch < 1) throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
+  if (!Number.isInteger(batch) || batch < 1)
+    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
   const inputScale = parseInputScale(String(o['input-scale']));
   const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
 
@@ -68,16 +109,25 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const nonFinite = { skip: o['skip-nonfinite'] === true, hint: 'or pass --skip-nonfinite to leave such samples out' };
   const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
   const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
-  io.out(`calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`);
+  io.out(
+    `calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
+  );
 
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
   const constant = constantValue(samples);
-  if (constant !== null) onWarning(`the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`);
+  if (constant !== null)
+    onWarning(
+      `the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`,
+    );
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const keepFloat = parseNames(o['keep-float']);
   const moduleName = Object.fromEntries(keepFloat.map((n) => [n, null]));
-  const prepared = prepareQatFx(gm, { global: qconfig, moduleName }, { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning });
+  const prepared = prepareQatFx(
+    gm,
+    { global: qconfig, moduleName },
+    { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning },
+  );
   checkModuleNames(prepared, keepFloat, '--keep-float');
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
 
@@ -85,7 +135,8 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   try {
     fixed = convertFx(prepared, { march: marchId, onWarning });
   } catch (e) {
-    if (ConversionError.isInstance(e)) throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
+    if (ConversionError.isInstance(e))
+      throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
     throw e;
   }
 
@@ -147,7 +198,9 @@ function checkModuleNames(gm: GraphModule, names: readonly string[], option: str
   const known = new Set(gm.namedModules().map(([n]) => n));
   const unknown = names.filter((n) => !known.has(n));
   if (!unknown.length) return;
-  const listed = [...known].filter((n) => n !== '' && !n.includes('.') && !n.includes('activation_post_process')).sort();
+  const listed = [...known]
+    .filter((n) => n !== '' && !n.includes('.') && !n.includes('activation_post_process'))
+    .sort();
   throw new CliError(
     `${option}: no module named ${unknown.map((n) => `'${n}'`).join(', ')} in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}`,
     { exitCode: 2 },
@@ -162,7 +215,10 @@ function parseInputScale(text: string): number | 'auto' {
   const v = parseNumber(text);
   // a scale is stored as float32: it must stay a positive normal float32 number
   if (!(v >= FLOAT32_MIN_NORMAL && v <= FLOAT32_MAX)) {
-    throw new CliError(`--input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${text}'`, { exitCode: 2 });
+    throw new CliError(
+      `--input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${text}'`,
+      { exitCode: 2 },
+    );
   }
   return v;
 }

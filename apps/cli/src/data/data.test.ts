@@ -12,7 +12,17 @@ const rgba = (px: number[][]) => Uint8Array.from(px.flatMap(([r, g, b]) => [r!, 
 
 describe('images', () => {
   it('decodes PNG to RGBA and converts to greyscale (luma) or RGB, normalised', () => {
-    const img = decodeImage(pngBytes(2, 1, rgba([[255, 0, 0], [10, 10, 10]])), 'a.png');
+    const img = decodeImage(
+      pngBytes(
+        2,
+        1,
+        rgba([
+          [255, 0, 0],
+          [10, 10, 10],
+        ]),
+      ),
+      'a.png',
+    );
     expect([img.width, img.height]).toEqual([2, 1]);
     expect([...img.data]).toEqual([255, 0, 0, 255, 10, 10, 10, 255]);
     const grey = imageToChw(img, { channels: 1, width: 2, height: 1, mean: [0], std: [1] }, 'a.png');
@@ -20,7 +30,14 @@ describe('images', () => {
     expect(grey[1]).toBeCloseTo(10 / 255, 6); // a grey pixel keeps its value
     const rgb = imageToChw(img, { channels: 3, width: 2, height: 1, mean: [0.5, 0, 0], std: [0.5, 1, 2] }, 'a.png');
     // CHW: R plane, G plane, B plane
-    expect([...rgb].map((v) => +v.toFixed(5))).toEqual([1, +((10 / 255 - 0.5) / 0.5).toFixed(5), 0, +(10 / 255).toFixed(5), 0, +(10 / 255 / 2).toFixed(5)]);
+    expect([...rgb].map((v) => +v.toFixed(5))).toEqual([
+      1,
+      +((10 / 255 - 0.5) / 0.5).toFixed(5),
+      0,
+      +(10 / 255).toFixed(5),
+      0,
+      +(10 / 255 / 2).toFixed(5),
+    ]);
   });
 
   it('decodes JPEG (lossy: within a few levels)', () => {
@@ -41,7 +58,9 @@ describe('images', () => {
 
   it('refuses files that are not images', () => {
     expect(() => decodeImage(new Uint8Array([1, 2, 3, 4]), 'x.png')).toThrow(/x.png: not a PNG or JPEG image/);
-    expect(() => decodeImage(Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0, 0), 'y.png')).toThrow(/y.png: cannot decode the PNG image/);
+    expect(() => decodeImage(Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0, 0), 'y.png')).toThrow(
+      /y.png: cannot decode the PNG image/,
+    );
   });
 });
 
@@ -50,7 +69,19 @@ describe('sample folders', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'b.npy'), npyBytes([2, 1, 2, 2], Float32Array.of(1, 1, 1, 1, 2, 2, 2, 2)));
     writeFileSync(join(dir, 'a.npy'), npyBytes([1, 2, 2], Float32Array.of(0, 0, 0, 0)));
-    writeFileSync(join(dir, 'c.png'), pngBytes(2, 2, rgba([[255, 255, 255], [255, 255, 255], [0, 0, 0], [0, 0, 0]])));
+    writeFileSync(
+      join(dir, 'c.png'),
+      pngBytes(
+        2,
+        2,
+        rgba([
+          [255, 255, 255],
+          [255, 255, 255],
+          [0, 0, 0],
+          [0, 0, 0],
+        ]),
+      ),
+    );
     writeFileSync(join(dir, 'notes.txt'), 'ignored');
     const files = listSampleFiles(dir, 'calibration');
     expect(files.map((f) => f.slice(dir.length + 1))).toEqual(['a.npy', 'b.npy', 'c.png']);
@@ -86,7 +117,11 @@ describe('argument parsing', () => {
     name: 'demo',
     summary: '',
     positionals: [{ name: 'MODEL', description: '' }],
-    options: { n: { type: 'number', description: '', default: 4 }, s: { type: 'string', description: '' }, f: { type: 'boolean', description: '' } },
+    options: {
+      n: { type: 'number', description: '', default: 4 },
+      s: { type: 'string', description: '' },
+      f: { type: 'boolean', description: '' },
+    },
   };
   it('parses values, =values, flags, fractions and defaults', () => {
     const a = parseArgs(spec, ['m.onnx', '--s=x', '--f', '--n', '1/4', '--verbose']);

@@ -25,7 +25,13 @@ export function hasIdx(dir: string, split: 'train' | 'test'): boolean {
  */
 export function loadEvalData(
   dir: string,
-  o: { split: 'train' | 'test'; labels?: string; sampleShape: () => (number | null)[]; preprocess: Preprocess; limit?: number },
+  o: {
+    split: 'train' | 'test';
+    labels?: string;
+    sampleShape: () => (number | null)[];
+    preprocess: Preprocess;
+    limit?: number;
+  },
 ): EvalData {
   if (hasIdx(dir, o.split) && o.labels === undefined) {
     const d = loadFashionMnist(dir, { split: o.split, ...(o.limit !== undefined ? { limit: o.limit } : {}) });
@@ -37,10 +43,18 @@ export function loadEvalData(
   const labels = readLabels(labelsFile, s.tensor.shape[0]!);
   const n = Math.min(s.tensor.shape[0]!, o.limit ?? Infinity);
   const inputs = n === s.tensor.shape[0] ? s.tensor : sliceRows(s.tensor, n);
-  return { inputs, labels: labels.subarray(0, n), source: `${s.files.length} file(s) in ${dir}, labels from ${labelsFile}` };
+  return {
+    inputs,
+    labels: labels.subarray(0, n),
+    source: `${s.files.length} file(s) in ${dir}, labels from ${labelsFile}`,
+  };
 }
 
 function sliceRows(t: Tensor, n: number): Tensor {
   const per = t.shape.slice(1).reduce((p, d) => p * d, 1);
-  return new (t.constructor as typeof Tensor)({ data: (t.values() as Float32Array).subarray(0, n * per), shape: [n, ...t.shape.slice(1)], dtype: 'float32' });
+  return new (t.constructor as typeof Tensor)({
+    data: (t.values() as Float32Array).subarray(0, n * per),
+    shape: [n, ...t.shape.slice(1)],
+    dtype: 'float32',
+  });
 }

@@ -31,22 +31,34 @@ export function decodeImage(bytes: Uint8Array, path: string): RgbaImage {
   try {
     if (format === 'png') {
       const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-      return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) };
+      return {
+        width: png.width,
+        height: png.height,
+        data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength),
+      };
     }
     if (format === 'jpeg') {
-      const img = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: MAX_IMAGE_PIXELS / 1e6 });
+      const img = jpeg.decode(bytes, {
+        useTArray: true,
+        formatAsRGBA: true,
+        maxResolutionInMP: MAX_IMAGE_PIXELS / 1e6,
+      });
       return { width: img.width, height: img.height, data: img.data };
     }
   } catch (e) {
     if (e instanceof CliError) throw e;
-    throw new CliError(`${path}: cannot decode the ${format?.toUpperCase()} image (${(e as Error).message})`, { cause: e });
+    throw new CliError(`${path}: cannot decode the ${format?.toUpperCase()} image (${(e as Error).message})`, {
+      cause: e,
+    });
   }
   throw new CliError(`${path}: not a PNG or JPEG image (unknown magic bytes)`);
 }
 
 function checkPixels(width: number, height: number, path: string): void {
   if (width * height > MAX_IMAGE_PIXELS) {
-    throw new CliError(`${path}: the image is ${width}×${height} pixels, more than the ${MAX_IMAGE_PIXELS} (8192×8192) qtk decodes; resize it first`);
+    throw new CliError(
+      `${path}: the image is ${width}×${height} pixels, more than the ${MAX_IMAGE_PIXELS} (8192×8192) qtk decodes; resize it first`,
+    );
   }
 }
 

@@ -20,7 +20,12 @@ function png(width: number, height: number, idat: number): Uint8Array {
   ihdr[8] = 8;
   ihdr[9] = 6;
   const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([sig, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(new Uint8Array(idat))), chunk('IEND', new Uint8Array(0))]);
+  return Buffer.concat([
+    sig,
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(new Uint8Array(idat))),
+    chunk('IEND', new Uint8Array(0)),
+  ]);
 }
 
 describe('image size is checked before decoding', () => {
@@ -39,7 +44,9 @@ describe('image size is checked before decoding', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(CliError);
-    expect((err as Error).message).toBe(`big.png: the image is ${w}×${h} pixels, more than the ${MAX_IMAGE_PIXELS} (8192×8192) qtk decodes; resize it first`);
+    expect((err as Error).message).toBe(
+      `big.png: the image is ${w}×${h} pixels, more than the ${MAX_IMAGE_PIXELS} (8192×8192) qtk decodes; resize it first`,
+    );
     expect(process.memoryUsage().rss - rss).toBeLessThan(64 * 2 ** 20);
   });
 

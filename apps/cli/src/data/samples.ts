@@ -51,12 +51,17 @@ export function requireRegularFile(path: string, what: string): void {
     } catch {
       // neither the link nor its target exists
     }
-    if (link) throw new CliError(`${what} '${path}' is a broken symbolic link (its target does not exist); remove it or point it at a file`, { cause: e });
+    if (link)
+      throw new CliError(
+        `${what} '${path}' is a broken symbolic link (its target does not exist); remove it or point it at a file`,
+        { cause: e },
+      );
     if (code === 'ENOENT') throw new CliError(`${what} '${path}' does not exist`, { cause: e });
     throw new CliError(`${what} '${path}' cannot be read (${code ?? (e as Error).message})`, { cause: e });
   }
   if (st.isDirectory()) throw new CliError(`${what} '${path}' is a directory, not a file`);
-  if (!st.isFile()) throw new CliError(`${what} '${path}' is not a regular file (a device, FIFO or socket); give a file`);
+  if (!st.isFile())
+    throw new CliError(`${what} '${path}' is not a regular file (a device, FIFO or socket); give a file`);
 }
 
 /** The bytes of a checked sample or labels file; a read error names the file. */
@@ -65,7 +70,10 @@ function readChecked(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new CliError(`${what} '${path}' cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+    throw new CliError(
+      `${what} '${path}' cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      { cause: e },
+    );
   }
 }
 
@@ -104,9 +112,17 @@ export function loadSamples(
   const used: string[] = [];
   for (const file of files) {
     if (count >= limit) break;
-    const { data, shape: s, n } = extname(file).toLowerCase() === '.npy' ? readNpySample(file, sampleShape) : readImageSample(file, sampleShape, pre);
+    const {
+      data,
+      shape: s,
+      n,
+    } = extname(file).toLowerCase() === '.npy'
+      ? readNpySample(file, sampleShape)
+      : readImageSample(file, sampleShape, pre);
     if (shape && !matches(s, shape)) {
-      throw new CliError(`wrong input shape: ${file} holds samples of shape ${fmt(s)}, earlier files ${fmt(shape)}; every sample must have the same shape`);
+      throw new CliError(
+        `wrong input shape: ${file} holds samples of shape ${fmt(s)}, earlier files ${fmt(shape)}; every sample must have the same shape`,
+      );
     }
     shape ??= s;
     const per = data.length / n;
@@ -119,7 +135,9 @@ export function loadSamples(
           continue;
         }
         const where = n > 1 ? `sample ${i} (row ${i} of axis 0)` : 'its sample';
-        throw new CliError(`${file}: ${where} holds ${bad} non-finite value(s) (NaN or ±Infinity) of ${per}; fix the data${nonFinite.hint ? ` ${nonFinite.hint}` : ''}`);
+        throw new CliError(
+          `${file}: ${where} holds ${bad} non-finite value(s) (NaN or ±Infinity) of ${per}; fix the data${nonFinite.hint ? ` ${nonFinite.hint}` : ''}`,
+        );
       }
       chunks.push(sample);
       count++;
@@ -145,33 +163,53 @@ function countNonFinite(v: Float32Array): number {
   return bad;
 }
 
-function readNpySample(file: string, sampleShape: readonly (number | null)[]): { data: Float32Array; shape: number[]; n: number } {
+function readNpySample(
+  file: string,
+  sampleShape: readonly (number | null)[],
+): { data: Float32Array; shape: number[]; n: number } {
   const a = parseNpy(readChecked(file, 'sample'), file);
   if (a.dtype === 'bool') throw new CliError(`${file}: a bool array cannot be a model input`);
-  if (a.shape.includes(0)) throw new CliError(`${file} holds no samples: its array of shape ${fmt(a.shape)} is empty; remove the file or save data in it`);
+  if (a.shape.includes(0))
+    throw new CliError(
+      `${file} holds no samples: its array of shape ${fmt(a.shape)} is empty; remove the file or save data in it`,
+    );
   const t = rawToTensor(a, 'float32');
   const data = t.values() as Float32Array;
   if (matches(a.shape, sampleShape)) return { data, shape: a.shape, n: 1 };
-  if (a.shape.length === sampleShape.length + 1 && matches(a.shape.slice(1), sampleShape)) return { data, shape: a.shape.slice(1), n: a.shape[0]! };
+  if (a.shape.length === sampleShape.length + 1 && matches(a.shape.slice(1), sampleShape))
+    return { data, shape: a.shape.slice(1), n: a.shape[0]! };
   throw new CliError(
     `wrong input shape: ${file} has shape ${fmt(a.shape)}, but the model takes samples of shape ${fmt(sampleShape)} ` +
       `(a .npy holds one sample ${fmt(sampleShape)} or a batch ${fmt([null, ...sampleShape])}); check the file or pass --input-shape`,
   );
 }
 
-function readImageSample(file: string, sampleShape: readonly (number | null)[], pre: Preprocess): { data: Float32Array; shape: number[]; n: number } {
+function readImageSample(
+  file: string,
+  sampleShape: readonly (number | null)[],
+  pre: Preprocess,
+): { data: Float32Array; shape: number[]; n: number } {
   if (sampleShape.length !== 3) {
-    throw new CliError(`${file}: images feed models whose input is [N, C, H, W]; this model takes ${fmt([null, ...sampleShape])}`);
+    throw new CliError(
+      `${file}: images feed models whose input is [N, C, H, W]; this model takes ${fmt([null, ...sampleShape])}`,
+    );
   }
   const [c, h, w] = sampleShape;
   if (c === null) throw new CliError(`${file}: the model's channel count is not fixed; pass --input-shape N,C,H,W`);
-  let [width, height] = pre.size ?? [w, h];
+  const [width, height] = pre.size ?? [w, h];
   if (pre.size && ((w !== null && w !== width) || (h !== null && h !== height))) {
-    throw new CliError(`wrong input shape: --size ${width}x${height}, but the model takes ${fmt([null, ...sampleShape])} images (W×H ${w ?? '?'}x${h ?? '?'})`);
+    throw new CliError(
+      `wrong input shape: --size ${width}x${height}, but the model takes ${fmt([null, ...sampleShape])} images (W×H ${w ?? '?'}x${h ?? '?'})`,
+    );
   }
-  if (width === null || height === null) throw new CliError(`${file}: the model's image size is not fixed; pass --size WxH`);
-  for (const [name, v] of [['mean', pre.mean], ['std', pre.std]] as const) {
-    if (v.length !== 1 && v.length !== c) throw new CliError(`--${name} has ${v.length} values; give 1 or one per channel (${c})`);
+  if (width === null || height === null)
+    throw new CliError(`${file}: the model's image size is not fixed; pass --size WxH`);
+  for (const [name, v] of [
+    ['mean', pre.mean],
+    ['std', pre.std],
+  ] as const) {
+    if (v.length !== 1 && v.length !== c)
+      throw new CliError(`--${name} has ${v.length} values; give 1 or one per channel (${c})`);
   }
   const img = decodeImage(readChecked(file, 'sample'), file);
   const data = imageToChw(img, { channels: c, width: width!, height: height!, mean: pre.mean, std: pre.std }, file);
@@ -197,9 +235,13 @@ export function readLabels(file: string, count: number): Int32Array {
   const out = new Int32Array(lines.length);
   lines.forEach((l, i) => {
     const v = Number(l);
-    if (!Number.isInteger(v) || v < 0) throw new CliError(`${file}, label ${i + 1}: ${quoted(l)} is not a class index (a non-negative integer)`);
+    if (!Number.isInteger(v) || v < 0)
+      throw new CliError(`${file}, label ${i + 1}: ${quoted(l)} is not a class index (a non-negative integer)`);
     out[i] = v;
   });
-  if (out.length !== count) throw new CliError(`${file} holds ${out.length} labels, but the data has ${count} samples (one label per sample, in sorted file-name order)`);
+  if (out.length !== count)
+    throw new CliError(
+      `${file} holds ${out.length} labels, but the data has ${count} samples (one label per sample, in sorted file-name order)`,
+    );
   return out;
 }

@@ -9,7 +9,8 @@ import { calibrate, getMarch, prepareQatFx, QatModule, type PrepareQatFxOptions,
 import '@qtk/march-bayes';
 
 /** Calls a model (traced or eager) with tensor arguments. */
-export const callModel = (m: Module, ...args: Tensor[]): Tensor => (m as unknown as { call(...a: Tensor[]): Tensor }).call(...args);
+export const callModel = (m: Module, ...args: Tensor[]): Tensor =>
+  (m as unknown as { call(...a: Tensor[]): Tensor }).call(...args);
 
 /**
  * prepareQatFx (for the selected march, else bayes) + calibrate on `batches`; then the fake-quants are frozen in VALIDATION unless
@@ -38,7 +39,8 @@ export function setBatchNormStats(bns: readonly BatchNorm2d[], seed: number): vo
   }
 }
 
-export const moduleAt = (gm: GraphModule, n: Node): Module | null => (n.op === 'call_module' ? gm.getSubmodule(n.target) : null);
+export const moduleAt = (gm: GraphModule, n: Node): Module | null =>
+  n.op === 'call_module' ? gm.getSubmodule(n.target) : null;
 
 /** The scale of the value the DeQuantStub receives: the nearest activation fake-quant upstream. */
 export function outputStep(gm: GraphModule): number {

@@ -1,6 +1,18 @@
 // Small models the model-file tests (round trips, config validation, config fuzzing) save and load.
 // Not a test file itself and not part of the package build.
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, LayerNorm, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import {
+  AdaptiveAvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  LayerNorm,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU,
+  Softmax,
+} from '@qtk/nn';
 import { Generator, type Tensor } from '@qtk/tensor';
 
 /** QuantStub → conv + bn + relu → global pool → linear → DeQuantStub, on [N, 2, H, W]. */
@@ -14,7 +26,9 @@ export class ConvClassifier extends Module {
   readonly fc = new Linear(4, 3, { generator: new Generator(2) });
   readonly dequant = new DeQuantStub();
   forward(x: Tensor): Tensor {
-    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(this.relu.call(this.bn.call(this.conv.call(this.quant.call(x))))))));
+    return this.dequant.call(
+      this.fc.call(this.flatten.call(this.gap.call(this.relu.call(this.bn.call(this.conv.call(this.quant.call(x))))))),
+    );
   }
 }
 

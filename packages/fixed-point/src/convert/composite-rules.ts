@@ -15,18 +15,24 @@ import { planTunedTable } from './table-options.js';
 type Env = MarchEnv & { readonly op: string | null };
 
 function failer(ctx: ConvertNodeContext, env: Env) {
-  return (reason: string) => new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });
+  return (reason: string) =>
+    new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });
 }
 
 function common(ctx: ConvertNodeContext, env: Env, kind: 'softmax' | 'layer_norm'): { inQ: QParams; out: QParams } {
   const fail = failer(ctx, env);
   const cap = env.table.ops.find((o) => o.op === env.op)!;
-  if (cap.impl !== 'composite') throw fail(`this march runs ${env.op} as '${cap.impl ?? 'unspecified'}', not as the composite this rule builds`);
+  if (cap.impl !== 'composite')
+    throw fail(`this march runs ${env.op} as '${cap.impl ?? 'unspecified'}', not as the composite this rule builds`);
   if (ctx.node.op !== 'call_module') {
-    throw fail(`the functional form has no composite QAT form to observe its intermediates; use the ${kind === 'softmax' ? 'nn.Softmax' : 'nn.LayerNorm'} module`);
+    throw fail(
+      `the functional form has no composite QAT form to observe its intermediates; use the ${kind === 'softmax' ? 'nn.Softmax' : 'nn.LayerNorm'} module`,
+    );
   }
   if (!compositeFormOf(ctx.module) || compositeFormOf(ctx.module)!.composite !== kind) {
-    throw fail(`it was prepared without its composite QAT form (the fake-quants of its int16 intermediates); call setMarch('${env.march}') before prepareQatFx so prepare decomposes it`);
+    throw fail(
+      `it was prepared without its composite QAT form (the fake-quants of its int16 intermediates); call setMarch('${env.march}') before prepareQatFx so prepare decomposes it`,
+    );
   }
   const input = quantizedArgs(ctx)[0];
   if (!input || input.node !== ctx.node.args[0]) throw fail('its input is not quantized');
@@ -48,7 +54,8 @@ export const softmaxRule: ConvertRule = {
   name: 'composite:softmax',
   ops: ['Softmax'],
   tables: ['exp', 'reciprocal'],
-  match: (ctx) => compositeFormOf(ctx.module)?.composite === 'softmax' || isModule(ctx, Softmax) || isCall(ctx, 'softmax'),
+  match: (ctx) =>
+    compositeFormOf(ctx.module)?.composite === 'softmax' || isModule(ctx, Softmax) || isCall(ctx, 'softmax'),
   build(ctx, env) {
     const { inQ, out } = common(ctx, env, 'softmax');
     const form = ctx.module as unknown as SoftmaxQatForm;
@@ -75,14 +82,19 @@ export const softmaxRule: ConvertRule = {
 
 /** rsqrt(x + eps), the function the layernorm table holds; +∞ where x + eps ≤ 0. */
 export function rsqrtPlusEps(eps: number): nl.NonlinearFunction {
-  return Object.freeze({ name: `rsqrt(x+${eps})`, f: (x: number) => (x + eps <= 0 ? Infinity : 1 / Math.sqrt(x + eps)), odd: false });
+  return Object.freeze({
+    name: `rsqrt(x+${eps})`,
+    f: (x: number) => (x + eps <= 0 ? Infinity : 1 / Math.sqrt(x + eps)),
+    odd: false,
+  });
 }
 
 export const layerNormRule: ConvertRule = {
   name: 'composite:layer_norm',
   ops: ['LayerNormalization'],
   tables: ['rsqrt'],
-  match: (ctx) => compositeFormOf(ctx.module)?.composite === 'layer_norm' || isModule(ctx, LayerNorm) || isCall(ctx, 'layerNorm'),
+  match: (ctx) =>
+    compositeFormOf(ctx.module)?.composite === 'layer_norm' || isModule(ctx, LayerNorm) || isCall(ctx, 'layerNorm'),
   build(ctx, env) {
     const { inQ, out } = common(ctx, env, 'layer_norm');
     const form = ctx.module as unknown as LayerNormQatForm;

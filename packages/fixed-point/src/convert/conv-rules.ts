@@ -22,7 +22,12 @@ function kindOf(layer: Module): FixedConvKind {
 }
 
 /** Weights to int8 per output channel: `w_q = sat(R(w / s_w[c]), qint8)` (axis 0, or 1 for conv-transpose). */
-export function quantizeWeight(w: Tensor, qparams: QParams, chAxis: number, rounding: ConvertNodeContext['rounding']): Tensor {
+export function quantizeWeight(
+  w: Tensor,
+  qparams: QParams,
+  chAxis: number,
+  rounding: ConvertNodeContext['rounding'],
+): Tensor {
   const v = w.values();
   const shape = w.shape;
   let inner = 1;
@@ -30,7 +35,9 @@ export function quantizeWeight(w: Tensor, qparams: QParams, chAxis: number, roun
   const channels = shape[chAxis]!;
   const s = qparams.scale;
   if (s.length !== 1 && s.length !== channels) {
-    throw new InvalidArgumentError(`quantizeWeight: ${s.length} weight scales for ${channels} channels along axis ${chAxis}`);
+    throw new InvalidArgumentError(
+      `quantizeWeight: ${s.length} weight scales for ${channels} channels along axis ${chAxis}`,
+    );
   }
   const q = new Int8Array(v.length);
   for (let i = 0; i < v.length; i++) {
@@ -42,8 +49,20 @@ export function quantizeWeight(w: Tensor, qparams: QParams, chAxis: number, roun
 
 function inputScale(ctx: ConvertNodeContext, arg: unknown, what: string): QParams {
   const q = arg && typeof arg === 'object' ? ctx.qparamsOf(arg as Node) : null;
-  if (!q) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: ctx.march, reason: `its ${what} is not quantized` });
-  if (q.scale.length !== 1) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: ctx.march, reason: `its ${what} has a per-channel scale` });
+  if (!q)
+    throw new UnsupportedOpError({
+      op: opNameOf(ctx),
+      node: ctx.node.name,
+      march: ctx.march,
+      reason: `its ${what} is not quantized`,
+    });
+  if (q.scale.length !== 1)
+    throw new UnsupportedOpError({
+      op: opNameOf(ctx),
+      node: ctx.node.name,
+      march: ctx.march,
+      reason: `its ${what} has a per-channel scale`,
+    });
   return q;
 }
 
@@ -63,7 +82,7 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
     match: (ctx) => isModule(ctx, ...CONV_CLASSES) && pick(layerOf(ctx).layer),
     attrs(ctx) {
       const { layer, fused } = layerOf(ctx);
-      const spatial = layer instanceof Linear ? 0 : (layer.weight.shape.length - 2);
+      const spatial = layer instanceof Linear ? 0 : layer.weight.shape.length - 2;
       const a: Record<string, unknown> = { spatialDims: spatial };
       if (fused?.withAdd) a.fusedAdd = true;
       if (fused?.activation) a.fusedActivation = fused.activation;
@@ -71,9 +90,11 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
     },
     build(ctx, env) {
       const { layer, fused } = layerOf(ctx);
-      const fail = (reason: string) => new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
+      const fail = (reason: string) =>
+        new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
       const cap = env.table.ops.find((o) => o.op === env.op)!;
-      if (fused?.withAdd && !(cap.fusable ?? []).includes('Add')) throw fail(`${env.op} cannot be fused with an add on this march`);
+      if (fused?.withAdd && !(cap.fusable ?? []).includes('Add'))
+        throw fail(`${env.op} cannot be fused with an add on this march`);
       if (fused?.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Relu6')) {
         throw fail(`${env.op} cannot be fused with ${fused.activation} on this march`);
       }
@@ -88,11 +109,28 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
       const sAcc = new Float64Array(outChannels);
       for (let c = 0; c < outChannels; c++) sAcc[c] = sx * Math.fround(sw[sw.length === 1 ? 0 : c]!);
       const bias = layer.bias ? env.numerics.quantizeBias(layer.bias.values(), sAcc, ctx.rounding) : null;
-      const sumin = fused?.withAdd ? planSumin(Math.fround(inputScale(ctx, ctx.node.args[1], 'added input').scale[0]!), sAcc) : null;
+      const sumin = fused?.withAdd
+        ? planSumin(Math.fround(inputScale(ctx, ctx.node.args[1], 'added input').scale[0]!), sAcc)
+        : null;
       const out = ctx.outputQparams;
-      if (!out && !env.table.highPrecisionOutputDtypes.includes('qint32')) throw fail('it has no output fake-quant and the march has no int32 high-precision output');
-      const l = layer as unknown as { stride?: number[]; padding?: number[]; dilation?: number[]; outputPadding?: number[] };
-      const attrs = kind === 'linear' ? {} : { stride: l.stride, padding: l.padding, dilation: l.dilation, groups, ...(kind === 'conv_transpose' ? { outputPadding: l.outputPadding } : {}) };
+      if (!out && !env.table.highPrecisionOutputDtypes.includes('qint32'))
+        throw fail('it has no output fake-quant and the march has no int32 high-precision output');
+      const l = layer as unknown as {
+        stride?: number[];
+        padding?: number[];
+        dilation?: number[];
+        outputPadding?: number[];
+      };
+      const attrs =
+        kind === 'linear'
+          ? {}
+          : {
+              stride: l.stride,
+              padding: l.padding,
+              dilation: l.dilation,
+              groups,
+              ...(kind === 'conv_transpose' ? { outputPadding: l.outputPadding } : {}),
+            };
       const sOut = out ? Math.fround(out.scale[0]!) : 0;
       const module = new FixedConv({
         kind,

@@ -11,4 +11,13 @@ import { COMPOSITE_RULES } from './composite-rules.js';
  * Every conversion rule, shared by the marches: a march's capability table decides which of them
  * it accepts. Order matters only where two rules match the same node (the first wins).
  */
-export const DEFAULT_CONVERT_RULES: readonly ConvertRule[] = [quantStubRule, dequantStubRule, ...CONV_RULES, ...POOL_RULES, ...VALUE_OP_RULES, ...NONLINEAR_RULES, ...COMPOSITE_RULES, ...ELEMENTWISE_RULES];
+export const DEFAULT_CONVERT_RULES: readonly ConvertRule[] = [
+  quantStubRule,
+  dequantStubRule,
+  ...CONV_RULES,
+  ...POOL_RULES,
+  ...VALUE_OP_RULES,
+  ...NONLINEAR_RULES,
+  ...COMPOSITE_RULES,
+  ...ELEMENTWISE_RULES,
+];

@@ -15,7 +15,8 @@ type Env = MarchEnv & { readonly op: string | null };
 type Slot = { kind: 'tensor'; q: QParams } | { kind: 'scalar'; c: number };
 
 function failer(ctx: ConvertNodeContext, env: Env) {
-  return (reason: string) => new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
+  return (reason: string) =>
+    new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
 }
 
 function isNode(a: unknown): a is Node {
@@ -29,7 +30,8 @@ function slotsOf(ctx: ConvertNodeContext, env: Env): [Slot, Slot] {
     if (typeof a === 'number') return { kind: 'scalar', c: a };
     const q = isNode(a) ? ctx.qparamsOf(a) : null;
     if (!q) throw fail(`its ${which} operand is not a quantized tensor or a number`);
-    if (q.scale.length !== 1) throw fail(`its ${which} operand has a per-channel scale; elementwise ops take per-tensor operands`);
+    if (q.scale.length !== 1)
+      throw fail(`its ${which} operand has a per-channel scale; elementwise ops take per-tensor operands`);
     return { kind: 'tensor', q };
   };
   const [a, b] = ctx.node.args;
@@ -48,10 +50,17 @@ function outOf(ctx: ConvertNodeContext, env: Env): QParams {
 const operand = (s: Slot & { kind: 'tensor' }): EwOperand => ({ scale: Math.fround(s.q.scale[0]!), dtype: s.q.dtype });
 
 /** Operands for an add-like plan: scalars become the march's one-element operand (null for c = 0). */
-function addOperands(slots: [Slot, Slot], env: Env): { ops: [EwOperand | null, EwOperand | null]; scalars: [ScalarOperand | null, ScalarOperand | null] } {
+function addOperands(
+  slots: [Slot, Slot],
+  env: Env,
+): { ops: [EwOperand | null, EwOperand | null]; scalars: [ScalarOperand | null, ScalarOperand | null] } {
   const other = (k: number) => (slots[1 - k] as Slot & { kind: 'tensor' }).q.dtype;
-  const scalars = slots.map((s, k) => (s.kind === 'scalar' && s.c !== 0 ? env.numerics.scalarOperand(s.c, other(k)) : null)) as [ScalarOperand | null, ScalarOperand | null];
-  const ops = slots.map((s, k) => (s.kind === 'tensor' ? operand(s) : scalars[k] ? { scale: scalars[k]!.scale, dtype: scalars[k]!.dtype } : null)) as [EwOperand | null, EwOperand | null];
+  const scalars = slots.map((s, k) =>
+    s.kind === 'scalar' && s.c !== 0 ? env.numerics.scalarOperand(s.c, other(k)) : null,
+  ) as [ScalarOperand | null, ScalarOperand | null];
+  const ops = slots.map((s, k) =>
+    s.kind === 'tensor' ? operand(s) : scalars[k] ? { scale: scalars[k]!.scale, dtype: scalars[k]!.dtype } : null,
+  ) as [EwOperand | null, EwOperand | null];
   return { ops, scalars };
 }
 
@@ -72,11 +81,21 @@ function addRule(sub: boolean): ConvertRule {
         const k = ops[0] ? 0 : 1;
         const t = { m: sub && k === 1 ? -1 : 1, shift: 0, negate: false };
         const zero = { m: 0, shift: 0, negate: false };
-        plan = { version: 1, rule: 'single', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
+        plan = {
+          version: 1,
+          rule: 'single',
+          a: k === 0 ? t : zero,
+          b: k === 0 ? zero : t,
+          sAcc: ops[k]!.scale,
+          saturate32: false,
+        };
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
       }
       const requant = env.numerics.requantize(plan.sAcc, sOut, out.dtype, ctx.warn);
-      return { module: new FixedAdd({ sub, plan, requant, outScale: sOut, outDtype: out.dtype, scalars }), outputQparams: out };
+      return {
+        module: new FixedAdd({ sub, plan, requant, outScale: sOut, outDtype: out.dtype, scalars }),
+        outputQparams: out,
+      };
     },
   };
 }
@@ -124,7 +143,12 @@ function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
     attrs: (ctx) => (ctx.node.args[1] === undefined ? {} : { axes: ctx.node.args[1] }),
     build(ctx, env) {
       const out = outOf(ctx, env);
-      return { module: new FixedReduce(kind, out.scale[0]!, out.dtype, (a, o, d) => env.numerics.requantize(a, o, d, ctx.warn)), outputQparams: out };
+      return {
+        module: new FixedReduce(kind, out.scale[0]!, out.dtype, (a, o, d) =>
+          env.numerics.requantize(a, o, d, ctx.warn),
+        ),
+        outputQparams: out,
+      };
     },
   };
 }
@@ -139,9 +163,18 @@ function minMaxRule(kind: 'maximum' | 'minimum'): ConvertRule {
       const out = outOf(ctx, env);
       const sOut = Math.fround(out.scale[0]!);
       // a scalar goes straight onto the output grid
-      const scalars = slots.map((s) => (s.kind === 'scalar' ? { value: sat(roundReal(s.c / sOut, ctx.rounding), out.dtype), scale: sOut, dtype: out.dtype } : null)) as [ScalarOperand | null, ScalarOperand | null];
-      const requants = slots.map((s) => env.numerics.requantize(s.kind === 'tensor' ? Math.fround(s.q.scale[0]!) : sOut, sOut, out.dtype, ctx.warn)) as [never, never];
-      return { module: new FixedMinMax({ kind, requants, outScale: sOut, outDtype: out.dtype, scalars }), outputQparams: out };
+      const scalars = slots.map((s) =>
+        s.kind === 'scalar'
+          ? { value: sat(roundReal(s.c / sOut, ctx.rounding), out.dtype), scale: sOut, dtype: out.dtype }
+          : null,
+      ) as [ScalarOperand | null, ScalarOperand | null];
+      const requants = slots.map((s) =>
+        env.numerics.requantize(s.kind === 'tensor' ? Math.fround(s.q.scale[0]!) : sOut, sOut, out.dtype, ctx.warn),
+      ) as [never, never];
+      return {
+        module: new FixedMinMax({ kind, requants, outScale: sOut, outDtype: out.dtype, scalars }),
+        outputQparams: out,
+      };
     },
   };
 }
@@ -156,13 +189,24 @@ function clampRule(kind: 'clamp' | 'abs'): ConvertRule {
       const q = isNode(x) ? ctx.qparamsOf(x) : null;
       if (!q || q.scale.length !== 1) throw failer(ctx, env)('its input is not a per-tensor quantized tensor');
       const out = ctx.outputQparams;
-      const requant = out ? env.numerics.requantize(Math.fround(q.scale[0]!), Math.fround(out.scale[0]!), out.dtype, ctx.warn) : null;
-      return { module: new FixedClamp(kind, ctx.rounding, requant, out ? Math.fround(out.scale[0]!) : null), outputQparams: out ?? q };
+      const requant = out
+        ? env.numerics.requantize(Math.fround(q.scale[0]!), Math.fround(out.scale[0]!), out.dtype, ctx.warn)
+        : null;
+      return {
+        module: new FixedClamp(kind, ctx.rounding, requant, out ? Math.fround(out.scale[0]!) : null),
+        outputQparams: out ?? q,
+      };
     },
   };
 }
 
-const COMPARE_OPS: Record<Exclude<CompareKind, 'ne'>, string> = { eq: 'Equal', gt: 'Greater', lt: 'Less', ge: 'GreaterOrEqual', le: 'LessOrEqual' };
+const COMPARE_OPS: Record<Exclude<CompareKind, 'ne'>, string> = {
+  eq: 'Equal',
+  gt: 'Greater',
+  lt: 'Less',
+  ge: 'GreaterOrEqual',
+  le: 'LessOrEqual',
+};
 
 function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
   return {
@@ -178,10 +222,20 @@ function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
         const t = { m: k === 0 ? 1 : -1, shift: 0, negate: false };
         const zero = { m: 0, shift: 0, negate: false };
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
-        const plan: AddPlan = { version: 1, rule: 'single', a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: ops[k]!.scale, saturate32: false };
+        const plan: AddPlan = {
+          version: 1,
+          rule: 'single',
+          a: k === 0 ? t : zero,
+          b: k === 0 ? zero : t,
+          sAcc: ops[k]!.scale,
+          saturate32: false,
+        };
         return { module: new FixedCompare({ kind, plan, scalars }), outputQparams: null };
       }
-      return { module: new FixedCompare({ kind, plan: env.numerics.planAdd(ops[0], ops[1], true), scalars }), outputQparams: null };
+      return {
+        module: new FixedCompare({ kind, plan: env.numerics.planAdd(ops[0], ops[1], true), scalars }),
+        outputQparams: null,
+      };
     },
   };
 }

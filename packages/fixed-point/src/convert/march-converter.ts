@@ -96,7 +96,10 @@ export function isCall(ctx: ConvertNodeContext, ...names: string[]): boolean {
  * ops the table lists (with the node's dtype and attributes) builds the node; a matching rule
  * whose ops the table rejects raises UnsupportedOpError with the table's reason.
  */
-export function createMarchConverter(env: MarchEnv, rules: readonly ConvertRule[]): (ctx: ConvertNodeContext) => ConvertedNode | undefined {
+export function createMarchConverter(
+  env: MarchEnv,
+  rules: readonly ConvertRule[],
+): (ctx: ConvertNodeContext) => ConvertedNode | undefined {
   return (ctx) => {
     const rule = rules.find((r) => r.match(ctx));
     if (!rule) return undefined;
@@ -110,6 +113,11 @@ export function createMarchConverter(env: MarchEnv, rules: readonly ConvertRule[
       if (s.ok) return rule.build(ctx, { ...env, op });
       reason ||= s.reason;
     }
-    throw new UnsupportedOpError({ op: `${opNameOf(ctx)} (${rule.ops.join(' / ')})`, node: ctx.node.name, march: env.march, reason });
+    throw new UnsupportedOpError({
+      op: `${opNameOf(ctx)} (${rule.ops.join(' / ')})`,
+      node: ctx.node.name,
+      march: env.march,
+      reason,
+    });
   };
 }

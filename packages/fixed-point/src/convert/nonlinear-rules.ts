@@ -1,7 +1,19 @@
 // Conversion of the tabulated nonlinear ops (march-semantics.md §1): nn modules, functions and
 // tensor methods → FixedTableOp. int8 in → a 256-entry table (both marches, where the table lists
 // the op); int16 in → a segment table (only where the op's impl is 'segment_table', i.e. bayes).
-import { ELU, GELU, Hardsigmoid, Hardswish, LeakyReLU, PReLU, Sigmoid, SiLU, Softplus, Tanh, type Module } from '@qtk/nn';
+import {
+  ELU,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  LeakyReLU,
+  PReLU,
+  Sigmoid,
+  SiLU,
+  Softplus,
+  Tanh,
+  type Module,
+} from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext } from '@qtk/spec';
 import { FixedTableOp } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
@@ -53,28 +65,49 @@ const SPECS: readonly TableOpSpec[] = [
     op: 'Gelu',
     classes: [GELU],
     calls: ['gelu'],
-    fn: (ctx) => nl.gelu(ctx.module instanceof GELU ? ctx.module.approximate : ((argAfterInput(ctx, 0) as { approximate?: 'none' | 'tanh' } | undefined)?.approximate ?? 'none')),
+    fn: (ctx) =>
+      nl.gelu(
+        ctx.module instanceof GELU
+          ? ctx.module.approximate
+          : ((argAfterInput(ctx, 0) as { approximate?: 'none' | 'tanh' } | undefined)?.approximate ?? 'none'),
+      ),
   },
   { name: 'reciprocal', op: 'Reciprocal', classes: [], calls: ['reciprocal'], fn: () => nl.reciprocal },
   { name: 'sqrt', op: 'Sqrt', classes: [], calls: ['sqrt'], fn: () => nl.sqrt },
   { name: 'rsqrt', op: 'Rsqrt', classes: [], calls: ['rsqrt'], fn: () => nl.rsqrt },
   { name: 'log', op: 'Log', classes: [], calls: ['log'], fn: () => nl.log },
   // pow with a constant number exponent only; a tensor exponent is an elementwise binary op
-  { name: 'pow', op: 'Pow', classes: [], calls: ['pow'], fn: (ctx) => (typeof argAfterInput(ctx, 0) === 'number' ? nl.pow(argAfterInput(ctx, 0) as number) : null) },
+  {
+    name: 'pow',
+    op: 'Pow',
+    classes: [],
+    calls: ['pow'],
+    fn: (ctx) => (typeof argAfterInput(ctx, 0) === 'number' ? nl.pow(argAfterInput(ctx, 0) as number) : null),
+  },
   {
     name: 'softplus',
     op: 'Softplus',
     classes: [Softplus],
     calls: ['softplus'],
-    fn: (ctx) => (ctx.module instanceof Softplus ? nl.softplus(ctx.module.beta, ctx.module.threshold) : nl.softplus(num(argAfterInput(ctx, 0), 1), num(argAfterInput(ctx, 1), 20))),
+    fn: (ctx) =>
+      ctx.module instanceof Softplus
+        ? nl.softplus(ctx.module.beta, ctx.module.threshold)
+        : nl.softplus(num(argAfterInput(ctx, 0), 1), num(argAfterInput(ctx, 1), 20)),
   },
-  { name: 'elu', op: 'Elu', classes: [ELU], calls: ['elu'], fn: (ctx) => nl.elu(ctx.module instanceof ELU ? ctx.module.alpha : num(argAfterInput(ctx, 0), 1)) },
+  {
+    name: 'elu',
+    op: 'Elu',
+    classes: [ELU],
+    calls: ['elu'],
+    fn: (ctx) => nl.elu(ctx.module instanceof ELU ? ctx.module.alpha : num(argAfterInput(ctx, 0), 1)),
+  },
   {
     name: 'leaky_relu',
     op: 'LeakyRelu',
     classes: [LeakyReLU],
     calls: ['leakyRelu'],
-    fn: (ctx) => nl.leakyRelu(ctx.module instanceof LeakyReLU ? ctx.module.negativeSlope : num(argAfterInput(ctx, 0), 0.01)),
+    fn: (ctx) =>
+      nl.leakyRelu(ctx.module instanceof LeakyReLU ? ctx.module.negativeSlope : num(argAfterInput(ctx, 0), 0.01)),
   },
   {
     // [choice] PReLU's slope is a trained per-channel weight: one table per channel (axis 1), each a
@@ -94,9 +127,13 @@ function tableRule(spec: TableOpSpec): ConvertRule {
     name: `table:${spec.name}`,
     ops: [spec.op],
     tables: ['table'],
-    match: (ctx) => ((spec.classes.length > 0 && isModule(ctx, ...spec.classes)) || (spec.calls.length > 0 && isCall(ctx, ...spec.calls))) && spec.fn(ctx) !== null,
+    match: (ctx) =>
+      ((spec.classes.length > 0 && isModule(ctx, ...spec.classes)) ||
+        (spec.calls.length > 0 && isCall(ctx, ...spec.calls))) &&
+      spec.fn(ctx) !== null,
     build(ctx, env) {
-      const fail = (reason: string) => new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });
+      const fail = (reason: string) =>
+        new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });
       const input = quantizedArgs(ctx)[0];
       if (!input || input.node !== ctx.node.args[0]) throw fail('its input is not quantized');
       const inQ = input.qparams;
@@ -104,13 +141,31 @@ function tableRule(spec: TableOpSpec): ConvertRule {
       const out = ctx.outputQparams;
       if (!out) throw fail('it has no output fake-quant (a table needs an output scale)');
       const cap = env.table.ops.find((o) => o.op === env.op)!;
-      if (inQ.dtype === 'qint16' && cap.impl !== 'segment_table') throw fail(`a qint16 input needs a segment table, and this march tabulates ${env.op} only for qint8 (impl '${cap.impl ?? 'unspecified'}')`);
-      if (inQ.dtype === 'qint8' && out.dtype !== 'qint8' && cap.impl !== 'segment_table') throw fail(`a qint8 table gives a qint8 output on this march, got ${out.dtype}`);
+      if (inQ.dtype === 'qint16' && cap.impl !== 'segment_table')
+        throw fail(
+          `a qint16 input needs a segment table, and this march tabulates ${env.op} only for qint8 (impl '${cap.impl ?? 'unspecified'}')`,
+        );
+      if (inQ.dtype === 'qint8' && out.dtype !== 'qint8' && cap.impl !== 'segment_table')
+        throw fail(`a qint8 table gives a qint8 output on this march, got ${out.dtype}`);
       const fns = spec.fn(ctx)!;
       const list = Array.isArray(fns) ? fns : [fns];
-      const plans = list.map((f) => planTunedTable(ctx, null, f, inQ.scale[0]!, inQ.dtype, out.scale[0]!, out.dtype, defaultDividing(f)));
-      for (const p of plans) if (p.kind === 'segment' && p.table.flags.multiplierSaturated) ctx.warn(`${spec.name}: a segment-table line is steeper than 32767 output steps per input step and saturates`);
-      const module = new FixedTableOp({ label: spec.name, inDtype: inQ.dtype, inScale: inQ.scale[0]!, outScale: out.scale[0]!, outDtype: out.dtype, plans, channelAxis: 1 });
+      const plans = list.map((f) =>
+        planTunedTable(ctx, null, f, inQ.scale[0]!, inQ.dtype, out.scale[0]!, out.dtype, defaultDividing(f)),
+      );
+      for (const p of plans)
+        if (p.kind === 'segment' && p.table.flags.multiplierSaturated)
+          ctx.warn(
+            `${spec.name}: a segment-table line is steeper than 32767 output steps per input step and saturates`,
+          );
+      const module = new FixedTableOp({
+        label: spec.name,
+        inDtype: inQ.dtype,
+        inScale: inQ.scale[0]!,
+        outScale: out.scale[0]!,
+        outDtype: out.dtype,
+        plans,
+        channelAxis: 1,
+      });
       return { module, outputQparams: out };
     },
   };

@@ -25,9 +25,25 @@ export const POOL_RULES = [
     build(ctx, env) {
       const m = ctx.module as AvgPool2d;
       const out = ctx.outputQparams;
-      if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
-      const attrs = { kernel: m.kernelSize, stride: m.stride, padding: m.padding, ceilMode: m.ceilMode, countIncludePad: m.countIncludePad, divisorOverride: m.divisorOverride ?? null };
-      return { module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)), outputQparams: out };
+      if (!out)
+        throw new UnsupportedOpError({
+          op: opNameOf(ctx),
+          node: ctx.node.name,
+          march: env.march,
+          reason: 'it has no output fake-quant',
+        });
+      const attrs = {
+        kernel: m.kernelSize,
+        stride: m.stride,
+        padding: m.padding,
+        ceilMode: m.ceilMode,
+        countIncludePad: m.countIncludePad,
+        divisorOverride: m.divisorOverride ?? null,
+      };
+      return {
+        module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)),
+        outputQparams: out,
+      };
     },
   },
   {
@@ -38,10 +54,28 @@ export const POOL_RULES = [
     build(ctx, env) {
       const m = ctx.module as AdaptiveAvgPool2d;
       const out = ctx.outputQparams;
-      if (!out) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no output fake-quant' });
+      if (!out)
+        throw new UnsupportedOpError({
+          op: opNameOf(ctx),
+          node: ctx.node.name,
+          march: env.march,
+          reason: 'it has no output fake-quant',
+        });
       const size = typeof m.outputSize === 'number' ? [m.outputSize, m.outputSize] : m.outputSize;
-      const windows = { kind: 'adaptive' as const, outputSize: [size[0] ?? null, size[1] ?? null] as [number | null, number | null], ...(env.op === 'AveragePool' ? { maxKernel: maxKernelOf(env), where: `node '${ctx.node.name}', op '${opNameOf(ctx)}' as AveragePool, march '${env.march}'` } : {}) };
-      return { module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)), outputQparams: out };
+      const windows = {
+        kind: 'adaptive' as const,
+        outputSize: [size[0] ?? null, size[1] ?? null] as [number | null, number | null],
+        ...(env.op === 'AveragePool'
+          ? {
+              maxKernel: maxKernelOf(env),
+              where: `node '${ctx.node.name}', op '${opNameOf(ctx)}' as AveragePool, march '${env.march}'`,
+            }
+          : {}),
+      };
+      return {
+        module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)),
+        outputQparams: out,
+      };
     },
   },
 ] satisfies readonly ConvertRule[];

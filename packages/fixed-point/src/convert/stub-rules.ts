@@ -11,10 +11,20 @@ export const quantStubRule: ConvertRule = {
   build(ctx, env) {
     const q = ctx.outputQparams;
     if (!q) {
-      throw new UnsupportedOpError({ op: 'QuantStub', node: ctx.node.name, march: env.march, reason: 'it has no activation fake-quant; give it a qconfig with an activation' });
+      throw new UnsupportedOpError({
+        op: 'QuantStub',
+        node: ctx.node.name,
+        march: env.march,
+        reason: 'it has no activation fake-quant; give it a qconfig with an activation',
+      });
     }
     if (!env.table.activationDtypes.includes(q.dtype)) {
-      throw new UnsupportedOpError({ op: 'QuantStub', node: ctx.node.name, march: env.march, reason: `${q.dtype} is not an activation dtype of this march` });
+      throw new UnsupportedOpError({
+        op: 'QuantStub',
+        node: ctx.node.name,
+        march: env.march,
+        reason: `${q.dtype} is not an activation dtype of this march`,
+      });
     }
     return { module: new Quantize(q, ctx.rounding), outputQparams: q };
   },

@@ -1,7 +1,14 @@
 // Per-node lookup-table options (convertFx's `tableOptions`): validated once at the boundary,
 // handed to each node's ConvertNodeContext, read by the table and composite rules.
 import type { GraphModule, Node } from '@qtk/ir';
-import { OptionsError, parseOptions, type ConvertNodeContext, type NodeTableOptions, type QuantDType, type TableOptions } from '@qtk/spec';
+import {
+  OptionsError,
+  parseOptions,
+  type ConvertNodeContext,
+  type NodeTableOptions,
+  type QuantDType,
+  type TableOptions,
+} from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { z } from 'zod';
 import { planTable, type TablePlan } from '../modules/fixed-table-op.js';
@@ -21,7 +28,9 @@ const tableFields = {
       z
         .array(finite)
         .length(7, { message: 'explicit dividing points are the 7 points d[0..6] (input units)' })
-        .refine((d) => d.every((v, k) => k === 0 || v >= d[k - 1]!), { message: 'dividing points must be non-decreasing' }),
+        .refine((d) => d.every((v, k) => k === 0 || v >= d[k - 1]!), {
+          message: 'dividing points must be non-decreasing',
+        }),
     ])
     .optional(),
 };
@@ -38,7 +47,12 @@ export const tableOptionsSchema = z
 
 /** One node's options: its own table's, or per part of a composite (NodeTableOptions in @qtk/spec). */
 export const nodeTableOptionsSchema = z
-  .object({ ...tableFields, exp: tableOptionsSchema.optional(), reciprocal: tableOptionsSchema.optional(), rsqrt: tableOptionsSchema.optional() })
+  .object({
+    ...tableFields,
+    exp: tableOptionsSchema.optional(),
+    reciprocal: tableOptionsSchema.optional(),
+    rsqrt: tableOptionsSchema.optional(),
+  })
   .strict()
   .refine(...rangeOrPoints);
 
@@ -58,7 +72,10 @@ function namesOf(node: Node): string[] {
  */
 export function parseTableOptions(value: unknown, gm: GraphModule): ReadonlyMap<string, NodeTableOptions> {
   if (value === undefined) return new Map();
-  const parsed = parseOptions(convertTableOptionsSchema, value, 'convertFx tableOptions') as Record<string, NodeTableOptions>;
+  const parsed = parseOptions(convertTableOptionsSchema, value, 'convertFx tableOptions') as Record<
+    string,
+    NodeTableOptions
+  >;
   const known = new Set(gm.graph.nodes.flatMap(namesOf));
   const unknown = Object.keys(parsed).filter((k) => !known.has(k));
   if (unknown.length) {
@@ -66,7 +83,8 @@ export function parseTableOptions(value: unknown, gm: GraphModule): ReadonlyMap<
       'convertFx tableOptions',
       unknown.map((k) => ({
         path: k,
-        message: 'no module or node of this name in the model; key table options by module path (as in a qconfig moduleName, e.g. _generated_div_0) or, for a function call, by its node name (gm.graph.printTabular() lists them)',
+        message:
+          'no module or node of this name in the model; key table options by module path (as in a qconfig moduleName, e.g. _generated_div_0) or, for a function call, by its node name (gm.graph.printTabular() lists them)',
       })),
     );
   }
@@ -92,18 +110,29 @@ export function tableOptionsKey(ctx: ConvertNodeContext): string {
  * table (inputRange / dividing at the top level), part names for a composite (softmax: exp,
  * reciprocal; layernorm: rsqrt), none for a rule that builds no table.
  */
-export function checkTableOptionsFit(ctx: ConvertNodeContext, ruleName: string, tables: readonly string[] | undefined): void {
+export function checkTableOptionsFit(
+  ctx: ConvertNodeContext,
+  ruleName: string,
+  tables: readonly string[] | undefined,
+): void {
   const o = ctx.tableOptions;
   if (!o) return;
   const where = `convertFx tableOptions['${tableOptionsKey(ctx)}']`;
   const given = Object.keys(o).filter((k) => o[k as keyof NodeTableOptions] !== undefined);
   if (!tables || tables.length === 0) {
-    throw new OptionsError(where, [{ path: '', message: `node '${ctx.node.name}' converts by rule '${ruleName}', which builds no lookup table; remove these options` }]);
+    throw new OptionsError(where, [
+      {
+        path: '',
+        message: `node '${ctx.node.name}' converts by rule '${ruleName}', which builds no lookup table; remove these options`,
+      },
+    ]);
   }
   const allowed = tables.includes('table') ? ['inputRange', 'dividing'] : tables;
   const bad = given.filter((k) => !allowed.includes(k));
   if (bad.length) {
-    const want = tables.includes('table') ? '{ inputRange?, dividing? }' : `{ ${tables.map((t) => `${t}?: { inputRange?, dividing? }`).join(', ')} }`;
+    const want = tables.includes('table')
+      ? '{ inputRange?, dividing? }'
+      : `{ ${tables.map((t) => `${t}?: { inputRange?, dividing? }`).join(', ')} }`;
     throw new OptionsError(
       where,
       bad.map((k) => ({
@@ -134,12 +163,18 @@ export function planTunedTable(
   const tuning = opts && (opts.inputRange !== undefined || opts.dividing !== undefined) ? opts : undefined;
   const label = part === null ? fn.name : `${part} table`;
   if (tuning && inDtype === 'qint8') {
-    ctx.warn(`table options for the ${label} change nothing: a qint8 input indexes a 256-entry table with an exact entry per input (they shape qint16 segment tables)`);
+    ctx.warn(
+      `table options for the ${label} change nothing: a qint8 input indexes a 256-entry table with an exact entry per input (they shape qint16 segment tables)`,
+    );
   }
   try {
     return planTable(fn, sIn, inDtype, sOut, outDtype, dividing, tuning);
   } catch (e) {
     if (!tuning || !(e instanceof InvalidArgumentError)) throw e;
-    throw new OptionsError(`convertFx tableOptions['${tableOptionsKey(ctx)}']`, [{ path: part ?? '', message: `the ${label} of node '${ctx.node.name}': ${e.message}` }], { cause: e });
+    throw new OptionsError(
+      `convertFx tableOptions['${tableOptionsKey(ctx)}']`,
+      [{ path: part ?? '', message: `the ${label} of node '${ctx.node.name}': ${e.message}` }],
+      { cause: e },
+    );
   }
 }

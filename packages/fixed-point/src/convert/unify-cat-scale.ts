@@ -7,7 +7,13 @@ const ACTIVATION_FQ = /^_generated_.*_activation_post_process_\d+$/;
 
 function isActivationFq(n: unknown): n is Node {
   const node = n as Node;
-  return !!node && typeof node === 'object' && node.op === 'call_module' && node.method === undefined && ACTIVATION_FQ.test(node.target);
+  return (
+    !!node &&
+    typeof node === 'object' &&
+    node.op === 'call_module' &&
+    node.method === undefined &&
+    ACTIVATION_FQ.test(node.target)
+  );
 }
 
 function isCat(n: Node): boolean {

@@ -1,5 +1,16 @@
 import type { Node } from '@qtk/ir';
-import { ChannelShuffle, deepCopy, Flatten, MaxPool2d, PixelShuffle, PixelUnshuffle, ReLU, ReLU6, Upsample, type Module } from '@qtk/nn';
+import {
+  ChannelShuffle,
+  deepCopy,
+  Flatten,
+  MaxPool2d,
+  PixelShuffle,
+  PixelUnshuffle,
+  ReLU,
+  ReLU6,
+  Upsample,
+  type Module,
+} from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import type { InterpolateOptions } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
@@ -18,7 +29,13 @@ function targetOf(ctx: ConvertNodeContext): ValueOpTarget {
 
 function inputOf(ctx: ConvertNodeContext, env: Env): QParams {
   const q = quantizedArgs(ctx)[0]?.qparams;
-  if (!q) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'it has no quantized input' });
+  if (!q)
+    throw new UnsupportedOpError({
+      op: opNameOf(ctx),
+      node: ctx.node.name,
+      march: env.march,
+      reason: 'it has no quantized input',
+    });
   return q;
 }
 
@@ -27,13 +44,27 @@ function inputOf(ctx: ConvertNodeContext, env: Env): QParams {
  * activation fake-quant (prepare inserts one after e.g. `interpolate`), whose scale the moved
  * integers are requantized to with the march's rule (s_acc = s_in).
  */
-function outputOf(ctx: ConvertNodeContext, env: Env, input: QParams): { qparams: QParams; output: ValueOpOutput | null } {
+function outputOf(
+  ctx: ConvertNodeContext,
+  env: Env,
+  input: QParams,
+): { qparams: QParams; output: ValueOpOutput | null } {
   const out = ctx.outputQparams;
-  if (!out || (out.dtype === input.dtype && out.scale.length === input.scale.length && out.scale.every((s, i) => Math.fround(s) === Math.fround(input.scale[i]!)))) {
+  if (
+    !out ||
+    (out.dtype === input.dtype &&
+      out.scale.length === input.scale.length &&
+      out.scale.every((s, i) => Math.fround(s) === Math.fround(input.scale[i]!)))
+  ) {
     return { qparams: input, output: null };
   }
   if (input.scale.length !== 1 || out.scale.length !== 1) {
-    throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'a per-channel input cannot be requantized by a data-movement op' });
+    throw new UnsupportedOpError({
+      op: opNameOf(ctx),
+      node: ctx.node.name,
+      march: env.march,
+      reason: 'a per-channel input cannot be requantized by a data-movement op',
+    });
   }
   const plan = env.numerics.requantize(input.scale[0]!, out.scale[0]!, out.dtype, ctx.warn);
   return { qparams: out, output: { scale: out.scale[0]!, dtype: out.dtype, plan } };
@@ -44,7 +75,10 @@ function valueOpRule(
   ops: string[],
   classes: Cls[],
   calls: string[],
-  extra: { attrs?: (ctx: ConvertNodeContext) => Record<string, unknown>; check?: (ctx: ConvertNodeContext, env: Env) => void } = {},
+  extra: {
+    attrs?: (ctx: ConvertNodeContext) => Record<string, unknown>;
+    check?: (ctx: ConvertNodeContext, env: Env) => void;
+  } = {},
 ): ConvertRule {
   return {
     name,
@@ -71,7 +105,13 @@ const relu6Rule: ConvertRule = {
   match: (ctx) => isModule(ctx, ReLU6) || isCall(ctx, 'relu6'),
   build(ctx, env) {
     const { qparams, output } = outputOf(ctx, env, inputOf(ctx, env));
-    if (qparams.scale.length !== 1) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'ReLU6 needs a per-tensor scale' });
+    if (qparams.scale.length !== 1)
+      throw new UnsupportedOpError({
+        op: opNameOf(ctx),
+        node: ctx.node.name,
+        march: env.march,
+        reason: 'ReLU6 needs a per-tensor scale',
+      });
     const s = Math.fround(qparams.scale[0]!);
     const hi = Math.min(intRange(qparams.dtype).max, roundReal(6 / s, ctx.rounding));
     const clamped: ValueOpOutput = { scale: s, dtype: qparams.dtype, plan: output?.plan ?? null, clamp: [0, hi] };
@@ -86,7 +126,12 @@ const padRule = valueOpRule('pad', ['Pad'], [], ['pad'], {
   check(ctx, env) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
     if (value !== 0) {
-      throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: `it pads with the constant ${value}; only zero padding is value preserving` });
+      throw new UnsupportedOpError({
+        op: opNameOf(ctx),
+        node: ctx.node.name,
+        march: env.march,
+        reason: `it pads with the constant ${value}; only zero padding is value preserving`,
+      });
     }
   },
 });
@@ -94,7 +139,11 @@ const padRule = valueOpRule('pad', ['Pad'], [], ['pad'], {
 function resizeOptionsOf(ctx: ConvertNodeContext): InterpolateOptions {
   if (ctx.module instanceof Upsample) {
     const m = ctx.module;
-    return { ...(m.size !== undefined ? { size: m.size } : { scaleFactor: m.scaleFactor! }), mode: m.mode, ...(m.alignCorners !== undefined ? { alignCorners: m.alignCorners } : {}) };
+    return {
+      ...(m.size !== undefined ? { size: m.size } : { scaleFactor: m.scaleFactor! }),
+      mode: m.mode,
+      ...(m.alignCorners !== undefined ? { alignCorners: m.alignCorners } : {}),
+    };
   }
   return (ctx.node.args[1] as InterpolateOptions | undefined) ?? {};
 }
@@ -115,7 +164,13 @@ const resizeRule: ConvertRule = {
       const { qparams, output } = outputOf(ctx, env, input);
       return { module: new FixedValueOp(targetOf(ctx), 'resize_nearest', output), outputQparams: qparams };
     }
-    if (input.scale.length !== 1) throw new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason: 'bilinear resize needs a per-tensor scale' });
+    if (input.scale.length !== 1)
+      throw new UnsupportedOpError({
+        op: opNameOf(ctx),
+        node: ctx.node.name,
+        march: env.march,
+        reason: 'bilinear resize needs a per-tensor scale',
+      });
     const { qparams, output } = outputOf(ctx, env, input);
     const plan = output ? env.numerics.requantize(input.scale[0]! / 65536, output.scale, output.dtype, ctx.warn) : null;
     const module = new FixedResize({
@@ -139,7 +194,12 @@ export const VALUE_OP_RULES: readonly ConvertRule[] = [
   valueOpRule('max_pool2d', ['MaxPool'], [MaxPool2d], ['maxPool2d', 'max_pool2d', 'onnx.globalMaxPool']),
   valueOpRule('flatten', ['Flatten', 'Reshape'], [Flatten], ['flatten', 'onnx.flatten']),
   // the onnx.* names are the functions importOnnx emits
-  valueOpRule('reshape', ['Reshape'], [], ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous', 'onnx.reshape', 'onnx.squeeze', 'onnx.unsqueeze']),
+  valueOpRule(
+    'reshape',
+    ['Reshape'],
+    [],
+    ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous', 'onnx.reshape', 'onnx.squeeze', 'onnx.unsqueeze'],
+  ),
   valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute', 'onnx.transpose']),
   valueOpRule('pixel_shuffle', ['DepthToSpace'], [PixelShuffle], []),
   // SpaceToDepth is in neither table; bayes runs it as the reshape + transpose it is

@@ -13,15 +13,31 @@ export interface BinaryOperands {
   readonly index: BroadcastIndex;
 }
 
-function intsOf(label: string, v: unknown, scalar: ScalarOperand | null, which: string): { ints: ArrayLike<number>; shape: readonly number[] } {
+function intsOf(
+  label: string,
+  v: unknown,
+  scalar: ScalarOperand | null,
+  which: string,
+): { ints: ArrayLike<number>; shape: readonly number[] } {
   if (scalar) return { ints: [scalar.value], shape: [] };
-  if (!(v instanceof QTensor)) throw new DTypeError(`${label} (fixed point): its ${which} operand must be a quantized tensor, got ${v instanceof Tensor ? `a ${v.dtype} Tensor` : typeof v}`);
-  if (v.axis >= 0) throw new InvalidArgumentError(`${label} (fixed point): its ${which} operand has a per-channel scale; elementwise ops take per-tensor operands`);
+  if (!(v instanceof QTensor))
+    throw new DTypeError(
+      `${label} (fixed point): its ${which} operand must be a quantized tensor, got ${v instanceof Tensor ? `a ${v.dtype} Tensor` : typeof v}`,
+    );
+  if (v.axis >= 0)
+    throw new InvalidArgumentError(
+      `${label} (fixed point): its ${which} operand has a per-channel scale; elementwise ops take per-tensor operands`,
+    );
   return { ints: v.ints(), shape: v.shape };
 }
 
 /** Integers of both operands (a scalar slot takes its converted operand) and the broadcast index. */
-export function binaryOperands(label: string, x: unknown, y: unknown, scalars: readonly [ScalarOperand | null, ScalarOperand | null]): BinaryOperands {
+export function binaryOperands(
+  label: string,
+  x: unknown,
+  y: unknown,
+  scalars: readonly [ScalarOperand | null, ScalarOperand | null],
+): BinaryOperands {
   const a = intsOf(label, x, scalars[0], 'first');
   const b = intsOf(label, y, scalars[1], 'second');
   return { a: a.ints, b: b.ints, index: broadcastIndex(a.shape, b.shape) };
@@ -30,16 +46,35 @@ export function binaryOperands(label: string, x: unknown, y: unknown, scalars: r
 /** A zeroed integer array of a quantized dtype's storage. */
 export function intStorage(dtype: QTensorDType, n: number): Int8Array | Int16Array | Int32Array | Uint8Array {
   const s = STORAGE_DTYPE[dtype];
-  return s === 'int8' ? new Int8Array(n) : s === 'int16' ? new Int16Array(n) : s === 'int32' ? new Int32Array(n) : new Uint8Array(n);
+  return s === 'int8'
+    ? new Int8Array(n)
+    : s === 'int16'
+      ? new Int16Array(n)
+      : s === 'int32'
+        ? new Int32Array(n)
+        : new Uint8Array(n);
 }
 
 /** A QTensor over integers already in range. */
-export function qtensorOf(data: Int8Array | Int16Array | Int32Array | Uint8Array, shape: readonly number[], scale: number, dtype: QTensorDType): QTensor {
+export function qtensorOf(
+  data: Int8Array | Int16Array | Int32Array | Uint8Array,
+  shape: readonly number[],
+  scale: number,
+  dtype: QTensorDType,
+): QTensor {
   return new QTensor(new Tensor({ data, shape: [...shape], dtype: STORAGE_DTYPE[dtype] }), [scale], dtype);
 }
 
 /** Broadcasts the operands and maps each pair of integers to an output integer already in range of `dtype` (comparisons, maximum/minimum). */
-export function mapBinary(label: string, x: unknown, y: unknown, scalars: readonly [ScalarOperand | null, ScalarOperand | null], dtype: QTensorDType, scale: number, f: (a: number, b: number) => number): QTensor {
+export function mapBinary(
+  label: string,
+  x: unknown,
+  y: unknown,
+  scalars: readonly [ScalarOperand | null, ScalarOperand | null],
+  dtype: QTensorDType,
+  scale: number,
+  f: (a: number, b: number) => number,
+): QTensor {
   const { a, b, index } = binaryOperands(label, x, y, scalars);
   const n = index.ia.length;
   const out = intStorage(dtype, n);
@@ -56,7 +91,13 @@ export interface RequantizedBinaryConfig {
 }
 
 /** Broadcasts the operands, takes `acc = accumulate(a, b)` per element (exact, float64) and requantizes it to the output (add/sub, mul). */
-export function requantizedBinary(label: string, x: unknown, y: unknown, c: RequantizedBinaryConfig, accumulate: (a: number, b: number) => number): QTensor {
+export function requantizedBinary(
+  label: string,
+  x: unknown,
+  y: unknown,
+  c: RequantizedBinaryConfig,
+  accumulate: (a: number, b: number) => number,
+): QTensor {
   const { a, b, index } = binaryOperands(label, x, y, c.scalars);
   const n = index.ia.length;
   const acc = new Float64Array(n);

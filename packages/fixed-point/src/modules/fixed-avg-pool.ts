@@ -48,7 +48,8 @@ export class FixedAvgPool2d extends Module {
 
   forward(x: QTensor): QTensor {
     if (!(x instanceof QTensor)) throw new DTypeError(`FixedAvgPool2d: expected a quantized input, got ${typeof x}`);
-    if (x.shape.length < 3) throw new InvalidArgumentError(`FixedAvgPool2d: expected [N, C, H, W] or [C, H, W], got [${x.shape}]`);
+    if (x.shape.length < 3)
+      throw new InvalidArgumentError(`FixedAvgPool2d: expected [N, C, H, W] or [C, H, W], got [${x.shape}]`);
     const sIn = x.tensorScale;
     const shape = x.shape;
     const H = shape[shape.length - 2]!;
@@ -59,7 +60,9 @@ export class FixedAvgPool2d extends Module {
     let OH: number;
     let OW: number;
     if (this.windows.kind === 'fixed') {
-      [OH, OW] = forEachAvgWindow(H, W, this.windows.attrs, (_o, y0, y1, x0, x1, div) => windows.push({ y0, y1, x0, x1, div }));
+      [OH, OW] = forEachAvgWindow(H, W, this.windows.attrs, (_o, y0, y1, x0, x1, div) =>
+        windows.push({ y0, y1, x0, x1, div }),
+      );
     } else {
       OH = this.windows.outputSize[0] ?? H;
       OW = this.windows.outputSize[1] ?? W;
@@ -82,7 +85,11 @@ export class FixedAvgPool2d extends Module {
     }
     const plans = windows.map((w) => this.planFor(sIn, w.div));
     const storage = STORAGE_DTYPE[this.outDtype];
-    const out = new Tensor({ data: new (storage === 'int8' ? Int8Array : storage === 'int16' ? Int16Array : Int32Array)(planes * OH * OW), shape: [...shape.slice(0, -2), OH, OW], dtype: storage });
+    const out = new Tensor({
+      data: new (storage === 'int8' ? Int8Array : storage === 'int16' ? Int16Array : Int32Array)(planes * OH * OW),
+      shape: [...shape.slice(0, -2), OH, OW],
+      dtype: storage,
+    });
     const o = out.data;
     for (let p = 0; p < planes; p++) {
       const base = p * H * W;

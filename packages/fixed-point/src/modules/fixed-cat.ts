@@ -24,7 +24,9 @@ export class FixedCat extends Module {
   forward(tensors: readonly QTensor[], axis = 0): QTensor {
     const c = this.config;
     if (!Array.isArray(tensors) || tensors.length !== c.requants.length) {
-      throw new InvalidArgumentError(`cat (fixed point): converted for ${c.requants.length} inputs, got ${Array.isArray(tensors) ? tensors.length : typeof tensors}`);
+      throw new InvalidArgumentError(
+        `cat (fixed point): converted for ${c.requants.length} inputs, got ${Array.isArray(tensors) ? tensors.length : typeof tensors}`,
+      );
     }
     tensors.forEach((t, k) => {
       if (!(t instanceof QTensor)) throw new DTypeError(`cat (fixed point): input ${k} is not a quantized tensor`);
@@ -37,7 +39,9 @@ export class FixedCat extends Module {
     for (let d = a + 1; d < first.length; d++) inner *= first[d]!;
     const sizes = tensors.map((t: QTensor, k: number) => {
       if (t.shape.length !== first.length || t.shape.some((d: number, i: number) => i !== a && d !== first[i])) {
-        throw new InvalidArgumentError(`cat (fixed point): input ${k} has shape [${t.shape}], input 0 [${first}]; they must agree outside axis ${a}`);
+        throw new InvalidArgumentError(
+          `cat (fixed point): input ${k} has shape [${t.shape}], input 0 [${first}]; they must agree outside axis ${a}`,
+        );
       }
       return t.shape[a]!;
     });

@@ -17,7 +17,12 @@ export class FixedClamp extends Module {
   readonly requant: RequantizePlan | null;
   readonly outScale: number | null;
 
-  constructor(kind: 'clamp' | 'abs', rounding: RoundingMode, requant: RequantizePlan | null = null, outScale: number | null = null) {
+  constructor(
+    kind: 'clamp' | 'abs',
+    rounding: RoundingMode,
+    requant: RequantizePlan | null = null,
+    outScale: number | null = null,
+  ) {
     super();
     this.kind = kind;
     this.rounding = rounding;
@@ -31,8 +36,10 @@ export class FixedClamp extends Module {
     if (x.dtype === 'qbool') throw new DTypeError(`${this.kind} (fixed point): a qbool input has no numeric value`);
     const s = x.tensorScale;
     const r = intRange(x.dtype);
-    const lo = this.kind === 'clamp' && min !== undefined && min !== null ? roundReal(min / s, this.rounding) : -Infinity;
-    const hi = this.kind === 'clamp' && max !== undefined && max !== null ? roundReal(max / s, this.rounding) : Infinity;
+    const lo =
+      this.kind === 'clamp' && min !== undefined && min !== null ? roundReal(min / s, this.rounding) : -Infinity;
+    const hi =
+      this.kind === 'clamp' && max !== undefined && max !== null ? roundReal(max / s, this.rounding) : Infinity;
     const v = x.ints();
     const y = intStorage(x.dtype, v.length) as Int8Array | Int16Array | Int32Array;
     for (let i = 0; i < v.length; i++) {

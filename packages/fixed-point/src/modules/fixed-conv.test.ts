@@ -14,7 +14,16 @@ const ints = (lo: number, hi: number, shape: number[], dtype: 'int8' | 'int16') 
 };
 
 /** The contract step by step on scalars: naive conv sum, + bias (sat), + sumin (sat), requantize, clamp. */
-function reference(x: Tensor, w: Tensor, bias: Int32Array, e: Tensor | null, sumin: ReturnType<typeof planSumin> | null, plan: ReturnType<typeof planRequantizeWide> | null, act: 'relu' | 'relu6' | null, relu6Max: number): number[] {
+function reference(
+  x: Tensor,
+  w: Tensor,
+  bias: Int32Array,
+  e: Tensor | null,
+  sumin: ReturnType<typeof planSumin> | null,
+  plan: ReturnType<typeof planRequantizeWide> | null,
+  act: 'relu' | 'relu6' | null,
+  relu6Max: number,
+): number[] {
   const [n, cin, h, wd] = x.shape as [number, number, number, number];
   const cout = w.shape[0]!;
   const xv = x.values();
@@ -49,15 +58,25 @@ describe('FixedConv', () => {
   const w = ints(-128, 128, [4, 3, 3, 3], 'int8');
   const bias = Int32Array.of(40000, -123456, 7, 2147483000);
   const sAcc = [0.0001, 0.0002, 0.00005, 0.0003];
-  for (const [rule, planner] of [['int16_intermediate', planRequantizeInt16], ['wide', planRequantizeWide]] as const) {
+  for (const [rule, planner] of [
+    ['int16_intermediate', planRequantizeInt16],
+    ['wide', planRequantizeWide],
+  ] as const) {
     for (const act of [null, 'relu', 'relu6'] as const) {
       it(`bias + sumin + ${rule} requantize + ${act ?? 'no activation'} equals the contract step by step`, () => {
         const plan = planner(sAcc, 0.05, 'qint8');
         const e = ints(-128, 128, [2, 4, 5, 4], 'int8');
         const sumin = planSumin(0.02, sAcc);
         const conv = new FixedConv({
-          kind: 'conv', weight: w, attrs: { stride: [1, 1], padding: [1, 1], dilation: [1, 1], groups: 1 },
-          bias, sumin, requant: plan, outScale: Float32Array.of(0.05), activation: act, relu6Max: 120,
+          kind: 'conv',
+          weight: w,
+          attrs: { stride: [1, 1], padding: [1, 1], dilation: [1, 1], groups: 1 },
+          bias,
+          sumin,
+          requant: plan,
+          outScale: Float32Array.of(0.05),
+          activation: act,
+          relu6Max: 120,
         });
         const y = conv.call(new QTensor(x, [0.01], 'qint8'), new QTensor(e, [0.02], 'qint8')) as QTensor;
         expect(y.dtype).toBe('qint8');
@@ -67,8 +86,15 @@ describe('FixedConv', () => {
   }
   it('a high-precision output is the int32 sum with the per-channel accumulator scale', () => {
     const conv = new FixedConv({
-      kind: 'conv', weight: w, attrs: { stride: [1, 1], padding: [1, 1], dilation: [1, 1], groups: 1 },
-      bias, sumin: null, requant: null, outScale: Float32Array.from(sAcc), activation: 'relu', relu6Max: Infinity,
+      kind: 'conv',
+      weight: w,
+      attrs: { stride: [1, 1], padding: [1, 1], dilation: [1, 1], groups: 1 },
+      bias,
+      sumin: null,
+      requant: null,
+      outScale: Float32Array.from(sAcc),
+      activation: 'relu',
+      relu6Max: Infinity,
     });
     const y = conv.call(new QTensor(x, [0.01], 'qint8')) as QTensor;
     expect(y.dtype).toBe('qint32');

@@ -1,6 +1,13 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, REQUANTIZE_MAX_MULTIPLIER, requantizeInt32, Tensor, type RequantizeInt32Options } from '@qtk/tensor';
+import {
+  DTypeError,
+  InvalidArgumentError,
+  REQUANTIZE_MAX_MULTIPLIER,
+  requantizeInt32,
+  Tensor,
+  type RequantizeInt32Options,
+} from '@qtk/tensor';
 import type { SuminPlan } from '../bias.js';
 import { intConv, intConvRequantized, intConvTranspose } from '../int-conv.js';
 import { intLinear } from '../int-matmul.js';
@@ -49,7 +56,8 @@ export class FixedConv extends Module {
 
   constructor(config: FixedConvConfig) {
     super();
-    if (config.weight.dtype !== 'int8') throw new DTypeError(`FixedConv: the weight must be int8, got ${config.weight.dtype}`);
+    if (config.weight.dtype !== 'int8')
+      throw new DTypeError(`FixedConv: the weight must be int8, got ${config.weight.dtype}`);
     this.config = config;
     this.registerBuffer('weight', config.weight);
   }
@@ -63,7 +71,9 @@ export class FixedConv extends Module {
     const cfg = this.config;
     if (!(x instanceof QTensor)) throw new DTypeError(`FixedConv: expected a quantized input, got ${typeof x}`);
     if ((cfg.sumin !== null) !== (other !== undefined)) {
-      throw new InvalidArgumentError(`FixedConv: ${cfg.sumin ? 'fused with an add, it takes (x, other)' : 'not fused with an add, it takes one input'}`);
+      throw new InvalidArgumentError(
+        `FixedConv: ${cfg.sumin ? 'fused with an add, it takes (x, other)' : 'not fused with an add, it takes one input'}`,
+      );
     }
     const axis = cfg.requant ? -1 : cfg.kind === 'linear' ? x.data.ndim - 1 : 1;
     const outDtype = cfg.requant ? cfg.requant.outDtype : 'qint32';
@@ -77,23 +87,40 @@ export class FixedConv extends Module {
       cfg.kind === 'linear'
         ? intLinear(x.data, cfg.weight)
         : cfg.kind === 'conv'
-          ? intConv(x.data, cfg.weight, cfg.attrs as Required<Pick<FixedConvAttrs, 'stride' | 'padding' | 'dilation' | 'groups'>>)
+          ? intConv(
+              x.data,
+              cfg.weight,
+              cfg.attrs as Required<Pick<FixedConvAttrs, 'stride' | 'padding' | 'dilation' | 'groups'>>,
+            )
           : intConvTranspose(x.data, cfg.weight, cfg.attrs as Required<FixedConvAttrs>);
     const shape = accT.shape;
     const acc = accT.values() as Int32Array;
     const e = other ? other.ints() : null;
     if (e && e.length !== acc.length) {
-      throw new InvalidArgumentError(`FixedConv: the added input has ${e.length} values, the conv output ${acc.length}; shapes [${other!.shape}] and [${shape}] must match`);
+      throw new InvalidArgumentError(
+        `FixedConv: the added input has ${e.length} values, the conv output ${acc.length}; shapes [${other!.shape}] and [${shape}] must match`,
+      );
     }
     const channels = this.outChannels;
     const inner = cfg.kind === 'linear' ? 1 : acc.length / (shape[0]! * channels);
-    if (epi) return new QTensor(requantizeInt32(accT, other ? other.data : null, { ...epi, channels, inner }), cfg.outScale, outDtype, axis);
+    if (epi)
+      return new QTensor(
+        requantizeInt32(accT, other ? other.data : null, { ...epi, channels, inner }),
+        cfg.outScale,
+        outDtype,
+        axis,
+      );
     if (!cfg.requant) {
       convEpilogue(cfg, acc, e, inner, channels, acc);
       return new QTensor(accT, cfg.outScale, 'qint32', cfg.kind === 'linear' ? shape.length - 1 : 1);
     }
     const dtype: QuantDType = cfg.requant.outDtype;
-    const out = dtype === 'qint8' ? new Int8Array(acc.length) : dtype === 'qint16' ? new Int16Array(acc.length) : new Int32Array(acc.length);
+    const out =
+      dtype === 'qint8'
+        ? new Int8Array(acc.length)
+        : dtype === 'qint16'
+          ? new Int16Array(acc.length)
+          : new Int32Array(acc.length);
     convEpilogue(cfg, acc, e, inner, channels, out);
     const storage = dtype === 'qint8' ? 'int8' : dtype === 'qint16' ? 'int16' : 'int32';
     return new QTensor(new Tensor({ data: out, shape: [...shape], dtype: storage }), cfg.outScale, dtype);
@@ -105,7 +132,11 @@ export class FixedConv extends Module {
   }
 }
 
-const STORAGE: Partial<Record<QuantDType, 'int8' | 'int16' | 'int32'>> = { qint8: 'int8', qint16: 'int16', qint32: 'int32' };
+const STORAGE: Partial<Record<QuantDType, 'int8' | 'int16' | 'int32'>> = {
+  qint8: 'int8',
+  qint16: 'int16',
+  qint32: 'int32',
+};
 const INT_STORAGE = new Set(['int8', 'int16', 'int32']);
 const withinMultiplier = (v: Int32Array): boolean => v.every((x) => Math.abs(x) <= REQUANTIZE_MAX_MULTIPLIER);
 
@@ -113,7 +144,10 @@ const withinMultiplier = (v: Int32Array): boolean => v.every((x) => Math.abs(x) 
  * The epilogue as options of the backend's RequantizeInt32 op (wasm when loaded), or null when the
  * op cannot express it (an output dtype other than qint8/16/32, a multiplier beyond 2^16): convEpilogue then.
  */
-function epilogueOptions(cfg: FixedConvConfig, other: Tensor | null): Omit<RequantizeInt32Options, 'channels' | 'inner'> | null {
+function epilogueOptions(
+  cfg: FixedConvConfig,
+  other: Tensor | null,
+): Omit<RequantizeInt32Options, 'channels' | 'inner'> | null {
   const plan = cfg.requant;
   const outDtype = plan ? STORAGE[plan.outDtype] : 'int32';
   if (!outDtype || (other && !INT_STORAGE.has(other.dtype))) return null;
@@ -137,7 +171,14 @@ function epilogueOptions(cfg: FixedConvConfig, other: Tensor | null): Omit<Requa
  * no plan (high precision) the int32 sum, clamped at 0 under a fused ReLU. Same integers as
  * requantizeInto followed by the clamp (docs/march-numerics.md, "Saturation order").
  */
-function convEpilogue(cfg: FixedConvConfig, acc: Int32Array, e: ArrayLike<number> | null, inner: number, channels: number, out: Int8Array | Int16Array | Int32Array): void {
+function convEpilogue(
+  cfg: FixedConvConfig,
+  acc: Int32Array,
+  e: ArrayLike<number> | null,
+  inner: number,
+  channels: number,
+  out: Int8Array | Int16Array | Int32Array,
+): void {
   const plan = cfg.requant;
   const sm = cfg.sumin;
   const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };

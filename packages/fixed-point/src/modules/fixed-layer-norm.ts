@@ -72,7 +72,8 @@ export class FixedLayerNorm extends Module {
     requirePlannedInput('layer_norm', x, c.inDtype, c.inScale);
     const v = x.ints();
     const D = c.features;
-    if (v.length % D !== 0) throw new InvalidArgumentError(`layer_norm (fixed point): ${v.length} values do not split into rows of ${D}`);
+    if (v.length % D !== 0)
+      throw new InvalidArgumentError(`layer_norm (fixed point): ${v.length} values do not split into rows of ${D}`);
     const storage = STORAGE_DTYPE[c.outDtype];
     const out = storage === 'int8' ? new Int8Array(v.length) : new Int16Array(v.length);
     const cq = new Int32Array(D);
@@ -90,7 +91,9 @@ export class FixedLayerNorm extends Module {
       const r = applyTablePlan(c.rsqrt, requantizeValue(sq, c.variance));
       for (let k = 0; k < D; k++) {
         const n = requantizeValue(cq[k]! * r, c.normalized);
-        out[base + k] = c.affine ? requantizeValue(n * c.affine.weight[k]! + c.affine.bias[k]!, c.affine.out, k) : requantizeValue(n, c.out!);
+        out[base + k] = c.affine
+          ? requantizeValue(n * c.affine.weight[k]! + c.affine.bias[k]!, c.affine.out, k)
+          : requantizeValue(n, c.out!);
       }
     }
     return new QTensor(new Tensor({ data: out, shape: [...x.shape], dtype: storage }), [c.outScale], c.outDtype);

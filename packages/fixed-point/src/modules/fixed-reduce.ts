@@ -30,7 +30,10 @@ export class FixedReduce extends Module {
     if (x.axis >= 0) throw new InvalidArgumentError(`${this.kind} (fixed point): the input has a per-channel scale`);
     const shape = x.shape;
     const rank = shape.length;
-    const reduced = axes === undefined || axes === null ? shape.map((_, i) => i) : normalizeAxes(typeof axes === 'number' ? [axes] : axes, rank, this.kind);
+    const reduced =
+      axes === undefined || axes === null
+        ? shape.map((_, i) => i)
+        : normalizeAxes(typeof axes === 'number' ? [axes] : axes, rank, this.kind);
     const isRed = shape.map((_, i) => reduced.includes(i));
     // output strides in the input's axis order (0 on reduced axes)
     const ostr = new Array<number>(rank).fill(0);
@@ -57,7 +60,8 @@ export class FixedReduce extends Module {
         counter[d] = 0;
       }
     }
-    for (let i = 0; i < outSize; i++) acc[i] = acc[i]! < -2147483648 ? -2147483648 : acc[i]! > 2147483647 ? 2147483647 : acc[i]!;
+    for (let i = 0; i < outSize; i++)
+      acc[i] = acc[i]! < -2147483648 ? -2147483648 : acc[i]! > 2147483647 ? 2147483647 : acc[i]!;
     const sIn = x.tensorScale;
     const sAcc = this.kind === 'mean' ? sIn / n : sIn;
     const key = `${sIn}/${n}`;

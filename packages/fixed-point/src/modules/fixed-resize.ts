@@ -22,7 +22,13 @@ export interface BilinearTaps {
  * weight of the upper tap `w1 = R(λ · 256)` and `w0 = 256 − w1`.
  * `scale` is the float32 output→input scale (in/out for a size, 1/scaleFactor for a factor).
  */
-export function bilinearTaps(inSize: number, outSize: number, scale: number, alignCorners: boolean, rounding: RoundingMode = 'half_up'): BilinearTaps {
+export function bilinearTaps(
+  inSize: number,
+  outSize: number,
+  scale: number,
+  alignCorners: boolean,
+  rounding: RoundingMode = 'half_up',
+): BilinearTaps {
   const fr = Math.fround;
   const i0 = new Int32Array(outSize);
   const i1 = new Int32Array(outSize);
@@ -44,16 +50,24 @@ export function bilinearTaps(inSize: number, outSize: number, scale: number, ali
 }
 
 /** Output size and float32 output→input scales of interpolate(x, options), as the float op computes them. */
-export function resizePlan(H: number, W: number, options: InterpolateOptions): { size: [number, number]; scales: [number, number] } {
+export function resizePlan(
+  H: number,
+  W: number,
+  options: InterpolateOptions,
+): { size: [number, number]; scales: [number, number] } {
   const pair = (v: number | readonly number[]): [number, number] => (typeof v === 'number' ? [v, v] : [v[0]!, v[1]!]);
   if (options.size !== undefined) {
     const size = pair(options.size);
     return { size, scales: [Math.fround(H / size[0]), Math.fround(W / size[1])] };
   }
-  if (options.scaleFactor === undefined) throw new InvalidArgumentError('FixedResize: give exactly one of size and scaleFactor');
+  if (options.scaleFactor === undefined)
+    throw new InvalidArgumentError('FixedResize: give exactly one of size and scaleFactor');
   const sf = pair(options.scaleFactor);
   const size: [number, number] = [Math.floor(H * sf[0]), Math.floor(W * sf[1])];
-  if (size[0] < 1 || size[1] < 1) throw new ShapeError(`FixedResize: scaleFactor ${JSON.stringify(options.scaleFactor)} gives an empty output for ${H}×${W}`);
+  if (size[0] < 1 || size[1] < 1)
+    throw new ShapeError(
+      `FixedResize: scaleFactor ${JSON.stringify(options.scaleFactor)} gives an empty output for ${H}×${W}`,
+    );
   return { size, scales: [Math.fround(1 / sf[0]), Math.fround(1 / sf[1])] };
 }
 
@@ -70,7 +84,11 @@ export class FixedResize extends Module {
   readonly rounding: RoundingMode;
   private readonly plan: RequantizePlan | null;
 
-  constructor(config: { options?: InterpolateOptions | null; output?: { scale: number; dtype: QuantDType; plan: RequantizePlan } | null; rounding?: RoundingMode }) {
+  constructor(config: {
+    options?: InterpolateOptions | null;
+    output?: { scale: number; dtype: QuantDType; plan: RequantizePlan } | null;
+    rounding?: RoundingMode;
+  }) {
     super();
     this.options = config.options ?? null;
     this.outScale = config.output ? Math.fround(config.output.scale) : null;
@@ -84,7 +102,8 @@ export class FixedResize extends Module {
     if (x.shape.length !== 4) throw new ShapeError(`FixedResize: expected [N, C, H, W], got [${x.shape}]`);
     const opts = options ?? this.options;
     if (!opts) throw new InvalidArgumentError('FixedResize: no resize options (size or scaleFactor)');
-    if ((opts.mode ?? 'nearest') !== 'bilinear') throw new InvalidArgumentError(`FixedResize: only 'bilinear' is computed here, got '${opts.mode ?? 'nearest'}'`);
+    if ((opts.mode ?? 'nearest') !== 'bilinear')
+      throw new InvalidArgumentError(`FixedResize: only 'bilinear' is computed here, got '${opts.mode ?? 'nearest'}'`);
     const [N, C, H, W] = x.shape as [number, number, number, number];
     const { size, scales } = resizePlan(H, W, opts);
     const [OH, OW] = size;
@@ -93,10 +112,15 @@ export class FixedResize extends Module {
     const tw = bilinearTaps(W, OW, scales[1], align, this.rounding);
     const sIn = x.tensorScale;
     const dtype = this.outDtype ?? (x.dtype as QuantDType);
-    if (dtype === 'qint32' || (x.dtype as string) === 'qbool') throw new DTypeError(`FixedResize: ${x.dtype} → ${dtype} is not a resize of activations`);
+    if (dtype === 'qint32' || (x.dtype as string) === 'qbool')
+      throw new DTypeError(`FixedResize: ${x.dtype} → ${dtype} is not a resize of activations`);
     const plan = this.plan;
     const storage = STORAGE_DTYPE[dtype];
-    const out = new Tensor({ data: new (storage === 'int8' ? Int8Array : Int16Array)(N * C * OH * OW), shape: [N, C, OH, OW], dtype: storage });
+    const out = new Tensor({
+      data: new (storage === 'int8' ? Int8Array : Int16Array)(N * C * OH * OW),
+      shape: [N, C, OH, OW],
+      dtype: storage,
+    });
     const o = out.data as Int8Array | Int16Array;
     const v = x.ints();
     let k = 0;

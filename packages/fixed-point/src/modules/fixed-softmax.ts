@@ -27,9 +27,14 @@ export interface FixedSoftmaxConfig {
 }
 
 /** Splits a shape around `axis`: [outer, size, inner]. */
-export function aroundAxis(shape: readonly number[], axis: number, op: string): { outer: number; size: number; inner: number } {
+export function aroundAxis(
+  shape: readonly number[],
+  axis: number,
+  op: string,
+): { outer: number; size: number; inner: number } {
   const a = axis < 0 ? axis + shape.length : axis;
-  if (a < 0 || a >= shape.length) throw new InvalidArgumentError(`${op}: axis ${axis} is out of range for shape [${shape}]`);
+  if (a < 0 || a >= shape.length)
+    throw new InvalidArgumentError(`${op}: axis ${axis} is out of range for shape [${shape}]`);
   let outer = 1;
   let inner = 1;
   for (let d = 0; d < a; d++) outer *= shape[d]!;

@@ -10,13 +10,20 @@ import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { buildSegmentTable, evalSegment, type SegmentDividing, type SegmentTableV1 } from '../segment-table.js';
 
 /** One channel's table: 256 entries for int8 inputs, a segment table for int16 inputs. */
-export type TablePlan = { readonly kind: 'lut'; readonly entries: Int8Array | Int16Array } | { readonly kind: 'segment'; readonly table: SegmentTableV1 };
+export type TablePlan =
+  | { readonly kind: 'lut'; readonly entries: Int8Array | Int16Array }
+  | { readonly kind: 'segment'; readonly table: SegmentTableV1 };
 
 /**
  * `T[i] = sat(rhu(f((i − 128)·s_in) / s_out), out)`: the spec's int8 table for qint8 output;
  * [choice] the same formula with int16 entries for qint16 output (bayes).
  */
-export function buildLookupTable16(fn: NonlinearFunction, sIn: number, sOut: number, outDtype: 'qint8' | 'qint16'): Int8Array | Int16Array {
+export function buildLookupTable16(
+  fn: NonlinearFunction,
+  sIn: number,
+  sOut: number,
+  outDtype: 'qint8' | 'qint16',
+): Int8Array | Int16Array {
   const si = float32Scale('buildLookupTable', 'sIn', sIn);
   const so = float32Scale('buildLookupTable', 'sOut', sOut);
   const t = outDtype === 'qint8' ? new Int8Array(256) : new Int16Array(256);
@@ -32,12 +39,24 @@ export function buildLookupTable16(fn: NonlinearFunction, sIn: number, sOut: num
  * `tuning` (a user's table options) overrides `dividing` and restricts a segment table to an input
  * range; a 256-entry table has an exact entry per input and does not read it.
  */
-export function planTable(fn: NonlinearFunction, sIn: number, inDtype: QuantDType, sOut: number, outDtype: QuantDType, dividing: SegmentDividing, tuning?: TableOptions): TablePlan {
-  if (outDtype !== 'qint8' && outDtype !== 'qint16') throw new InvalidArgumentError(`${fn.name} table: the output must be qint8 or qint16, got ${outDtype}`);
+export function planTable(
+  fn: NonlinearFunction,
+  sIn: number,
+  inDtype: QuantDType,
+  sOut: number,
+  outDtype: QuantDType,
+  dividing: SegmentDividing,
+  tuning?: TableOptions,
+): TablePlan {
+  if (outDtype !== 'qint8' && outDtype !== 'qint16')
+    throw new InvalidArgumentError(`${fn.name} table: the output must be qint8 or qint16, got ${outDtype}`);
   if (inDtype === 'qint8') return { kind: 'lut', entries: buildLookupTable16(fn, sIn, sOut, outDtype) };
   if (inDtype === 'qint16') {
     const range = tuning?.inputRange ? { inputRange: tuning.inputRange } : {};
-    return { kind: 'segment', table: buildSegmentTable(fn, { sIn, sOut, outDtype, dividing: tuning?.dividing ?? dividing, ...range }) };
+    return {
+      kind: 'segment',
+      table: buildSegmentTable(fn, { sIn, sOut, outDtype, dividing: tuning?.dividing ?? dividing, ...range }),
+    };
   }
   throw new InvalidArgumentError(`${fn.name} table: the input must be qint8 or qint16, got ${inDtype}`);
 }
@@ -62,10 +81,19 @@ export interface FixedTableOpConfig {
  * Checks that x is the input a table or composite module was planned for: a per-tensor QTensor of
  * its input dtype and scale (`built` names what was planned, in the error).
  */
-export function requirePlannedInput(label: string, x: unknown, inDtype: QuantDType, inScale: number, built = 'built'): asserts x is QTensor {
-  if (!(x instanceof QTensor)) throw new DTypeError(`${label} (fixed point): expected a quantized input, got ${typeof x}`);
+export function requirePlannedInput(
+  label: string,
+  x: unknown,
+  inDtype: QuantDType,
+  inScale: number,
+  built = 'built',
+): asserts x is QTensor {
+  if (!(x instanceof QTensor))
+    throw new DTypeError(`${label} (fixed point): expected a quantized input, got ${typeof x}`);
   if (x.dtype !== inDtype || x.axis >= 0 || x.scale[0] !== inScale) {
-    throw new InvalidArgumentError(`${label} (fixed point): ${built} for a ${inDtype} input at scale ${inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`);
+    throw new InvalidArgumentError(
+      `${label} (fixed point): ${built} for a ${inDtype} input at scale ${inScale}, got ${x.dtype} at ${x.axis >= 0 ? 'per-channel scales' : x.scale[0]}`,
+    );
   }
 }
 
@@ -75,7 +103,8 @@ export class FixedTableOp extends Module {
 
   constructor(config: FixedTableOpConfig) {
     super();
-    if (config.plans.length === 0) throw new InvalidArgumentError(`${config.label} (fixed point): at least one table is needed`);
+    if (config.plans.length === 0)
+      throw new InvalidArgumentError(`${config.label} (fixed point): at least one table is needed`);
     this.config = { ...config, inScale: Math.fround(config.inScale), outScale: Math.fround(config.outScale) };
   }
 
@@ -93,7 +122,10 @@ export class FixedTableOp extends Module {
       else for (let i = 0; i < v.length; i++) data[i] = evalSegment(p.table, v[i]!);
     } else {
       const axis = c.channelAxis ?? 1;
-      if (shape[axis] !== plans.length) throw new InvalidArgumentError(`${c.label} (fixed point): ${plans.length} per-channel tables for ${shape[axis]} channels along axis ${axis}`);
+      if (shape[axis] !== plans.length)
+        throw new InvalidArgumentError(
+          `${c.label} (fixed point): ${plans.length} per-channel tables for ${shape[axis]} channels along axis ${axis}`,
+        );
       let inner = 1;
       for (let d = axis + 1; d < shape.length; d++) inner *= shape[d]!;
       for (let i = 0; i < v.length; i++) data[i] = applyTablePlan(plans[Math.floor(i / inner) % plans.length]!, v[i]!);

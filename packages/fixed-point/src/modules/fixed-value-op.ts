@@ -5,7 +5,10 @@ import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
 
 /** What a value-preserving op runs: a float module, a registered function, or a tensor method. */
-export type ValueOpTarget = { kind: 'module'; module: Module } | { kind: 'function'; name: string } | { kind: 'method'; name: string };
+export type ValueOpTarget =
+  | { kind: 'module'; module: Module }
+  | { kind: 'function'; name: string }
+  | { kind: 'method'; name: string };
 
 /**
  * The output of a value op that has its own output scale (an activation fake-quant after it):
@@ -55,7 +58,9 @@ export class FixedValueOp extends Module {
     const floatArgs = args.map((a) =>
       mapArg(a, (q) => {
         if (ref && (ref.dtype !== q.dtype || ref.axis !== q.axis || ref.scale.some((s, i) => s !== q.scale[i]))) {
-          throw new InvalidArgumentError(`${this.label} (fixed point): its quantized inputs must share one scale and dtype; requantize them first`);
+          throw new InvalidArgumentError(
+            `${this.label} (fixed point): its quantized inputs must share one scale and dtype; requantize them first`,
+          );
         }
         ref ??= q;
         return toFloat(q);
@@ -69,7 +74,8 @@ export class FixedValueOp extends Module {
     else if (t.kind === 'function') y = (traceables.get(t.name).fn as (...a: unknown[]) => unknown)(...floatArgs);
     else {
       const [self, ...rest] = floatArgs as [Record<string, (...a: unknown[]) => unknown>, ...unknown[]];
-      if (typeof self?.[t.name] !== 'function') throw new InvalidArgumentError(`${this.label} (fixed point): the input has no method '${t.name}'`);
+      if (typeof self?.[t.name] !== 'function')
+        throw new InvalidArgumentError(`${this.label} (fixed point): the input has no method '${t.name}'`);
       y = self[t.name]!(...rest);
     }
     return this.requantizeResult(y, r);
@@ -89,11 +95,25 @@ export class FixedValueOp extends Module {
           return r < lo ? lo : r > hi ? hi : r;
         });
         const storage2 = STORAGE_DTYPE[o.dtype];
-        const out2 = new Tensor({ data: new (storage2 === 'int8' ? Int8Array : storage2 === 'int16' ? Int16Array : Int32Array)(v.length), shape: [...y.shape], dtype: storage2 });
+        const out2 = new Tensor({
+          data: new (storage2 === 'int8' ? Int8Array : storage2 === 'int16' ? Int16Array : Int32Array)(v.length),
+          shape: [...y.shape],
+          dtype: storage2,
+        });
         out2.data.set(v);
         return new QTensor(out2, [o.scale], o.dtype);
       }
-      const out = new Tensor({ data: new (storage === 'int8' ? Int8Array : storage === 'int16' ? Int16Array : storage === 'int32' ? Int32Array : Uint8Array)(v.length), shape: [...y.shape], dtype: storage });
+      const out = new Tensor({
+        data: new (storage === 'int8'
+          ? Int8Array
+          : storage === 'int16'
+            ? Int16Array
+            : storage === 'int32'
+              ? Int32Array
+              : Uint8Array)(v.length),
+        shape: [...y.shape],
+        dtype: storage,
+      });
       out.data.set(v);
       return new QTensor(out, ref.scale, ref.dtype, ref.axis >= 0 && ref.axis < y.shape.length ? ref.axis : -1);
     }

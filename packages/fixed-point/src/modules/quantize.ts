@@ -12,7 +12,10 @@ export class Quantize extends Module {
 
   constructor(qparams: Pick<QParams, 'scale' | 'dtype'>, rounding: RoundingMode = 'half_up') {
     super();
-    if (qparams.scale.length !== 1) throw new InvalidArgumentError(`Quantize: activations are quantized per tensor, got ${qparams.scale.length} scales`);
+    if (qparams.scale.length !== 1)
+      throw new InvalidArgumentError(
+        `Quantize: activations are quantized per tensor, got ${qparams.scale.length} scales`,
+      );
     this.scale = Math.fround(qparams.scale[0]!);
     this.dtype = qparams.dtype;
     this.rounding = rounding;
@@ -20,7 +23,9 @@ export class Quantize extends Module {
 
   forward(x: Tensor): QTensor {
     if (!(x instanceof Tensor) || x.dtype !== 'float32') {
-      throw new DTypeError(`Quantize: expected a float32 tensor, got ${x instanceof Tensor ? x.dtype : typeof x}; quantize model inputs, not values already quantized`);
+      throw new DTypeError(
+        `Quantize: expected a float32 tensor, got ${x instanceof Tensor ? x.dtype : typeof x}; quantize model inputs, not values already quantized`,
+      );
     }
     const v = x.values();
     const { min, max } = intRange(this.dtype);
@@ -43,7 +48,9 @@ export class Dequantize extends Module {
   forward(x: QTensor): Tensor {
     if (!(x instanceof QTensor)) {
       const v = x as unknown;
-      throw new DTypeError(`Dequantize: expected a quantized tensor, got ${v instanceof Tensor ? `a ${v.dtype} Tensor` : typeof v}; dequantize only values inside the quantized region`);
+      throw new DTypeError(
+        `Dequantize: expected a quantized tensor, got ${v instanceof Tensor ? `a ${v.dtype} Tensor` : typeof v}; dequantize only values inside the quantized region`,
+      );
     }
     return x.dequantize();
   }

@@ -1,7 +1,21 @@
 // Small models for fusion tests: one conv family followed by an optional BN, add and activation,
 // written the way user code writes each variant (modules, F.*, tensor methods, FloatFunctional).
-import { BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv2d, Conv3d, ConvTranspose2d, FloatFunctional, Linear, Module, ReLU, ReLU6, SyncBatchNorm, type BatchNormNd } from '@qtk/nn';
-import { add, Generator, randn, relu, relu6, type Tensor } from '@qtk/tensor';
+import {
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  Conv2d,
+  Conv3d,
+  ConvTranspose2d,
+  FloatFunctional,
+  Linear,
+  Module,
+  ReLU,
+  ReLU6,
+  SyncBatchNorm,
+  type BatchNormNd,
+} from '@qtk/nn';
+import { add, type Generator, randn, relu, relu6, type Tensor } from '@qtk/tensor';
 import type { FusionFamily } from '../fusion-patterns.js';
 
 export type AddKind = 'float_functional' | 'function' | 'method';
@@ -16,15 +30,26 @@ export interface ComboSpec {
   relu: ReluKind | null;
 }
 
-const NORMS: Record<NormKind, new (n: number) => BatchNormNd> = { BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm };
+const NORMS: Record<NormKind, new (n: number) => BatchNormNd> = {
+  BatchNorm1d,
+  BatchNorm2d,
+  BatchNorm3d,
+  SyncBatchNorm,
+};
 
 /** Gives a BN non-trivial affine parameters and running statistics, so absorbing it matters. */
 export function randomizeBatchNorm(bn: BatchNormNd, g: Generator): void {
   const n = bn.numFeatures;
   const fill = (t: Tensor | null, v: Float32Array) => t?.values().set(v);
   fill(bn.runningMean, randn([n], { generator: g, std: 0.5 }).values() as Float32Array);
-  fill(bn.runningVar, Float32Array.from(randn([n], { generator: g }).values(), (v) => 0.5 + Math.abs(v)));
-  fill(bn.weight, Float32Array.from(randn([n], { generator: g }).values(), (v) => 1 + 0.5 * v));
+  fill(
+    bn.runningVar,
+    Float32Array.from(randn([n], { generator: g }).values(), (v) => 0.5 + Math.abs(v)),
+  );
+  fill(
+    bn.weight,
+    Float32Array.from(randn([n], { generator: g }).values(), (v) => 1 + 0.5 * v),
+  );
   fill(bn.bias, randn([n], { generator: g, std: 0.5 }).values() as Float32Array);
 }
 
@@ -65,7 +90,10 @@ export class ComboNet extends Module {
   readonly ff: FloatFunctional | null;
   readonly act: Module | null;
 
-  constructor(readonly spec: ComboSpec, g: Generator) {
+  constructor(
+    readonly spec: ComboSpec,
+    g: Generator,
+  ) {
     super();
     this.layer = makeLayer(spec.family, g);
     this.bn = spec.norm ? new NORMS[spec.norm](6) : null;

@@ -218,7 +218,11 @@ export class Anchors extends Module {
 
 /** Decodes boxes and keeps, per image, the highest-scoring anchor (a stand-in for NMS). */
 export class PostProcess extends Module {
-  forward(anchors: Tensor, clsScores: Tensor, bboxPreds: Tensor): { boxes: number[][]; labels: number[]; scores: number[] } {
+  forward(
+    anchors: Tensor,
+    clsScores: Tensor,
+    bboxPreds: Tensor,
+  ): { boxes: number[][]; labels: number[]; scores: number[] } {
     const [n, a, c] = clsScores.shape as number[];
     const s = sigmoid(clsScores).toArray();
     const d = bboxPreds.toArray();
@@ -261,7 +265,10 @@ export class RetinaNet extends Module {
   }
 
   rearrangeHeadOut(inputs: Tensor[], num: number): Tensor {
-    return cat(inputs.map((t) => t.permute(0, 2, 3, 1).reshape([t.shape[0]!, -1, num])), 1);
+    return cat(
+      inputs.map((t) => t.permute(0, 2, 3, 1).reshape([t.shape[0]!, -1, num])),
+      1,
+    );
   }
 
   forward(data: RetinaData): RetinaData | { clsLoss: Tensor; regLoss: Tensor } {
@@ -271,7 +278,12 @@ export class RetinaNet extends Module {
   }
 
   @fxWrap()
-  _postProcess(data: RetinaData, feat: Tensor[], clsScores: Tensor[], bboxPreds: Tensor[]): RetinaData | { clsLoss: Tensor; regLoss: Tensor } {
+  _postProcess(
+    data: RetinaData,
+    feat: Tensor[],
+    clsScores: Tensor[],
+    bboxPreds: Tensor[],
+  ): RetinaData | { clsLoss: Tensor; regLoss: Tensor } {
     const anchors = this.anchors.call(feat);
     const cls = this.rearrangeHeadOut(clsScores, this.head.numClasses);
     const reg = this.rearrangeHeadOut(bboxPreds, 4);

@@ -16,7 +16,13 @@ export function rawToTensor(a: RawNdArray, dtype?: DType): Tensor {
   const d = a.data;
   const target: DType =
     dtype ??
-    (d instanceof Float32Array || d instanceof Float64Array ? 'float32' : d instanceof Int8Array ? 'int8' : d instanceof Int16Array ? 'int16' : 'int32');
+    (d instanceof Float32Array || d instanceof Float64Array
+      ? 'float32'
+      : d instanceof Int8Array
+        ? 'int8'
+        : d instanceof Int16Array
+          ? 'int16'
+          : 'int32');
   const out = allocate(target, d.length);
   if (target === 'bool') for (let i = 0; i < d.length; i++) out[i] = d[i] ? 1 : 0;
   else out.set(d);

@@ -13,7 +13,12 @@ export interface DataLoaderOptions {
 }
 
 const schema = z
-  .object({ batchSize: positiveInt, shuffle: z.boolean().default(false), dropLast: z.boolean().default(false), seed: z.number().int().default(0) })
+  .object({
+    batchSize: positiveInt,
+    shuffle: z.boolean().default(false),
+    dropLast: z.boolean().default(false),
+    seed: z.number().int().default(0),
+  })
   .strict();
 
 /** Mixes seed and epoch into one 32-bit seed (so epochs are independent streams). */
@@ -50,7 +55,9 @@ export class DataLoader implements Iterable<Tensor[]> {
     const n = list[0]!.shape[0]!;
     list.forEach((t, i) => {
       if (t.shape[0] !== n) {
-        throw new InvalidArgumentError(`DataLoader: tensor ${i} has ${t.shape[0]} samples, tensor 0 has ${n}; all tensors need the same first dimension`);
+        throw new InvalidArgumentError(
+          `DataLoader: tensor ${i} has ${t.shape[0]} samples, tensor 0 has ${n}; all tensors need the same first dimension`,
+        );
       }
     });
     this.tensors = list;

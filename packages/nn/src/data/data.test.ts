@@ -88,27 +88,55 @@ describe('NPY reader', () => {
   });
 
   it('reads v2 int16, v3 uint8, int8, int32, float64, 1-d and 0-d shapes', () => {
-    const i2 = parseNpy(npyBytes(2, "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }", new Uint8Array(new Int16Array([-5, 0, 300]).buffer)));
+    const i2 = parseNpy(
+      npyBytes(
+        2,
+        "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }",
+        new Uint8Array(new Int16Array([-5, 0, 300]).buffer),
+      ),
+    );
     expect([i2.dtype, i2.shape, [...i2.data]]).toEqual(['int16', [3], [-5, 0, 300]]);
-    const u1 = parseNpy(npyBytes(3, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 1), }", Uint8Array.from([7, 255])));
+    const u1 = parseNpy(
+      npyBytes(3, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 1), }", Uint8Array.from([7, 255])),
+    );
     expect([u1.dtype, u1.shape, [...u1.data]]).toEqual(['uint8', [2, 1], [7, 255]]);
     expect(rawToTensor(u1).dtype).toBe('int32');
-    const i1 = parseNpy(npyBytes(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", Uint8Array.from([0xff, 5])));
+    const i1 = parseNpy(
+      npyBytes(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", Uint8Array.from([0xff, 5])),
+    );
     expect([...i1.data]).toEqual([-1, 5]);
-    const i4 = parseNpy(npyBytes(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(new Int32Array([-70000]).buffer)));
+    const i4 = parseNpy(
+      npyBytes(
+        1,
+        "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+        new Uint8Array(new Int32Array([-70000]).buffer),
+      ),
+    );
     expect([...i4.data]).toEqual([-70000]);
-    const f8 = parseNpy(npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", new Uint8Array(new Float64Array([0.1]).buffer)));
+    const f8 = parseNpy(
+      npyBytes(
+        1,
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+        new Uint8Array(new Float64Array([0.1]).buffer),
+      ),
+    );
     expect([f8.shape, [...f8.data]]).toEqual([[], [0.1]]);
   });
 
   it('rejects Fortran order, big-endian, truncation and bad magic clearly', () => {
     const f4 = new Uint8Array(16);
-    expect(() => parseNpy(npyBytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", f4), 'm.npy')).toThrow(
-      /m\.npy: array is stored in Fortran \(column-major\) order/,
+    expect(() =>
+      parseNpy(npyBytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", f4), 'm.npy'),
+    ).toThrow(/m\.npy: array is stored in Fortran \(column-major\) order/);
+    expect(() => parseNpy(npyBytes(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", f4))).toThrow(
+      /big-endian dtype '>f4'/,
     );
-    expect(() => parseNpy(npyBytes(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", f4))).toThrow(/big-endian dtype '>f4'/);
-    expect(() => parseNpy(npyBytes(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", f4))).toThrow(/unsupported dtype '<c8'/);
-    expect(() => parseNpy(npyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", f4))).toThrow(/needs 20 bytes, file has 16/);
+    expect(() => parseNpy(npyBytes(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", f4))).toThrow(
+      /unsupported dtype '<c8'/,
+    );
+    expect(() => parseNpy(npyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", f4))).toThrow(
+      /needs 20 bytes, file has 16/,
+    );
     expect(() => parseNpy(Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))).toThrow(/not a \.npy file/);
     expect(() => parseNpy(npyBytes(4, "{'descr': '<f4'}", f4))).toThrow(/unsupported \.npy format version 4/);
   });
@@ -122,7 +150,11 @@ describe('DataLoader', () => {
     const dl = new DataLoader([x, y], { batchSize: 4 });
     const batches = [...dl];
     expect(dl.length).toBe(3);
-    expect(batches.map(([b]) => b!.shape)).toEqual([[4, 1], [4, 1], [2, 1]]);
+    expect(batches.map(([b]) => b!.shape)).toEqual([
+      [4, 1],
+      [4, 1],
+      [2, 1],
+    ]);
     expect(batches.flatMap(([b]) => b!.toArray())).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(batches[2]![1]!.dtype).toBe('int32');
   });
@@ -141,13 +173,16 @@ describe('DataLoader', () => {
     }
     expect(ea[0]).not.toEqual(ea[1]);
     const full = new DataLoader(x, { batchSize: 4, shuffle: true, seed: 7 });
-    for (let e = 0; e < 3; e++) expect([...full].flatMap(([xb]) => xb!.toArray()).sort((p, q) => p - q)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (let e = 0; e < 3; e++)
+      expect([...full].flatMap(([xb]) => xb!.toArray()).sort((p, q) => p - q)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const other = new DataLoader(x, { batchSize: 10, shuffle: true, seed: 8 });
     expect(other.order(0)).not.toEqual(full.order(0));
   });
 
   it('validates inputs', () => {
-    expect(() => new DataLoader([x, tensor([1, 2])], { batchSize: 2 })).toThrow(/tensor 1 has 2 samples, tensor 0 has 10/);
+    expect(() => new DataLoader([x, tensor([1, 2])], { batchSize: 2 })).toThrow(
+      /tensor 1 has 2 samples, tensor 0 has 10/,
+    );
     expect(() => new DataLoader(x, { batchSize: 0 })).toThrow(/DataLoader: invalid options: batchSize/);
   });
 });
@@ -171,7 +206,9 @@ describe('loadFashionMnist', () => {
     expect(Math.min(...v)).toBe(-1);
     expect(Math.max(...v)).toBe(1);
     expect(() => loadFashionMnist(dir, { split: 'train' })).toThrow(DatasetNotFoundError);
-    expect(() => loadFashionMnist(dir, { split: 'train' })).toThrow(/train-images-idx3-ubyte\(\.gz\) not found; the directory must hold train-images-idx3-ubyte, train-labels-idx1-ubyte/);
+    expect(() => loadFashionMnist(dir, { split: 'train' })).toThrow(
+      /train-images-idx3-ubyte\(\.gz\) not found; the directory must hold train-images-idx3-ubyte, train-labels-idx1-ubyte/,
+    );
     expect(() => loadFashionMnist(join(tmp, 'nope'))).toThrow(/directory .*nope does not exist/);
   });
 
@@ -201,14 +238,22 @@ describe('ProgressBar', () => {
     bar.done();
     expect(out.at(-1)).toMatch(/\[#{24}\] 100% 10\/10 2\.0 it\/s 0:05 total loss=0\.1235\n$/);
     const tty: string[] = [];
-    const tbar = new ProgressBar({ total: 2, stream: { write: (s: string) => tty.push(s), isTTY: true }, now: () => t });
+    const tbar = new ProgressBar({
+      total: 2,
+      stream: { write: (s: string) => tty.push(s), isTTY: true },
+      now: () => t,
+    });
     tbar.tick();
     expect(tty[0]!.startsWith('\r\x1b[2K')).toBe(true);
-    const off = new ProgressBar({ total: 2, enabled: false, force: true, stream: { write: (s: string) => tty.push(s), isTTY: true } });
+    const off = new ProgressBar({
+      total: 2,
+      enabled: false,
+      force: true,
+      stream: { write: (s: string) => tty.push(s), isTTY: true },
+    });
     off.tick();
     off.finish();
     expect(tty.length).toBe(1);
     expect(formatDuration(3725)).toBe('1:02:05');
   });
 });
-

@@ -32,9 +32,12 @@ export interface FashionMnist {
   labels: Tensor;
 }
 
-const schema = z.object({ split: z.enum(['train', 'test']).default('train'), limit: z.number().int().positive().optional() }).strict();
+const schema = z
+  .object({ split: z.enum(['train', 'test']).default('train'), limit: z.number().int().positive().optional() })
+  .strict();
 
-const EXPECTED_FILES = 'train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each plain or .gz)';
+const EXPECTED_FILES =
+  'train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each plain or .gz)';
 
 function locate(dir: string, base: string): string {
   for (const name of [`${base}.gz`, base]) {
@@ -55,7 +58,10 @@ for (let p = 0; p < 256; p++) NORMALISED[p] = Math.fround(Math.fround(Math.froun
 export function loadFashionMnist(dir: string, options: FashionMnistOptions = {}): FashionMnist {
   const o = parseOptions('loadFashionMnist', schema, options);
   if (!existsSync(dir)) {
-    throw new DatasetNotFoundError(`loadFashionMnist: directory ${dir} does not exist; it must hold ${EXPECTED_FILES}`, dir);
+    throw new DatasetNotFoundError(
+      `loadFashionMnist: directory ${dir} does not exist; it must hold ${EXPECTED_FILES}`,
+      dir,
+    );
   }
   const prefix = o.split === 'train' ? 'train' : 't10k';
   const imgPath = locate(dir, `${prefix}-images-idx3-ubyte`);
@@ -63,10 +69,16 @@ export function loadFashionMnist(dir: string, options: FashionMnistOptions = {})
   const img = readIdx(imgPath);
   const lbl = readIdx(lblPath);
   if (img.dtype !== 'uint8' || img.shape.length !== 3 || img.shape[1] !== 28 || img.shape[2] !== 28) {
-    throw new DataFormatError(`expected uint8 images of shape [N, 28, 28], got ${img.dtype} [${img.shape.join(', ')}]`, imgPath);
+    throw new DataFormatError(
+      `expected uint8 images of shape [N, 28, 28], got ${img.dtype} [${img.shape.join(', ')}]`,
+      imgPath,
+    );
   }
   if (lbl.dtype !== 'uint8' || lbl.shape.length !== 1 || lbl.shape[0] !== img.shape[0]) {
-    throw new DataFormatError(`expected ${img.shape[0]} uint8 labels, got ${lbl.dtype} [${lbl.shape.join(', ')}]`, lblPath);
+    throw new DataFormatError(
+      `expected ${img.shape[0]} uint8 labels, got ${lbl.dtype} [${lbl.shape.join(', ')}]`,
+      lblPath,
+    );
   }
   const n = Math.min(img.shape[0]!, o.limit ?? Infinity);
   const px = img.data as Uint8Array;

@@ -12,12 +12,12 @@ export interface IdxArray {
 }
 
 const CODES: Record<number, { dtype: IdxDType; bytes: number }> = {
-  0x08: { dtype: 'uint8', bytes: 1 },
-  0x09: { dtype: 'int8', bytes: 1 },
-  0x0b: { dtype: 'int16', bytes: 2 },
-  0x0c: { dtype: 'int32', bytes: 4 },
-  0x0d: { dtype: 'float32', bytes: 4 },
-  0x0e: { dtype: 'float64', bytes: 8 },
+  8: { dtype: 'uint8', bytes: 1 },
+  9: { dtype: 'int8', bytes: 1 },
+  11: { dtype: 'int16', bytes: 2 },
+  12: { dtype: 'int32', bytes: 4 },
+  13: { dtype: 'float32', bytes: 4 },
+  14: { dtype: 'float64', bytes: 8 },
 };
 
 function isGzip(b: Uint8Array): boolean {
@@ -44,14 +44,19 @@ export function parseIdx(input: Uint8Array, source?: string, options: IdxOptions
       bytes = gunzipSync(bytes, { maxOutputLength: max });
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new DataFormatError(`gzip stream inflates to more than ${max} bytes (the cap; pass maxInflatedBytes to raise it)`, source, { cause });
+        throw new DataFormatError(
+          `gzip stream inflates to more than ${max} bytes (the cap; pass maxInflatedBytes to raise it)`,
+          source,
+          { cause },
+        );
       }
       throw new DataFormatError('gzip stream is corrupt or truncated', source, { cause });
     }
   }
   // A plain view, so slice() copies even when the input is a (pooled) Node Buffer.
   bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.length < 4) throw new DataFormatError(`truncated IDX header: ${bytes.length} bytes, need at least 4`, source);
+  if (bytes.length < 4)
+    throw new DataFormatError(`truncated IDX header: ${bytes.length} bytes, need at least 4`, source);
   if (bytes[0] !== 0 || bytes[1] !== 0) {
     throw new DataFormatError(
       `bad IDX magic 0x${[...bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join('')}: the first two bytes must be 0`,
@@ -60,12 +65,19 @@ export function parseIdx(input: Uint8Array, source?: string, options: IdxOptions
   }
   const code = CODES[bytes[2]!];
   if (!code) {
-    throw new DataFormatError(`unknown IDX dtype code 0x${bytes[2]!.toString(16)}; known: 0x08 u8, 0x09 i8, 0x0b i16, 0x0c i32, 0x0d f32, 0x0e f64`, source);
+    throw new DataFormatError(
+      `unknown IDX dtype code 0x${bytes[2]!.toString(16)}; known: 0x08 u8, 0x09 i8, 0x0b i16, 0x0c i32, 0x0d f32, 0x0e f64`,
+      source,
+    );
   }
   const ndim = bytes[3]!;
   if (ndim === 0) throw new DataFormatError('IDX file declares 0 dimensions', source);
   const headerBytes = 4 + 4 * ndim;
-  if (bytes.length < headerBytes) throw new DataFormatError(`truncated IDX header: ${ndim} dims need ${headerBytes} bytes, file has ${bytes.length}`, source);
+  if (bytes.length < headerBytes)
+    throw new DataFormatError(
+      `truncated IDX header: ${ndim} dims need ${headerBytes} bytes, file has ${bytes.length}`,
+      source,
+    );
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const shape: number[] = [];
   for (let i = 0; i < ndim; i++) shape.push(dv.getUint32(4 + 4 * i, false));
@@ -73,9 +85,16 @@ export function parseIdx(input: Uint8Array, source?: string, options: IdxOptions
   const need = count * code.bytes;
   const have = bytes.length - headerBytes;
   if (have < need) {
-    throw new DataFormatError(`truncated IDX data: shape [${shape.join(', ')}] of ${code.dtype} needs ${need} bytes, file has ${have}`, source);
+    throw new DataFormatError(
+      `truncated IDX data: shape [${shape.join(', ')}] of ${code.dtype} needs ${need} bytes, file has ${have}`,
+      source,
+    );
   }
-  if (have > need) throw new DataFormatError(`IDX file has ${have - need} trailing bytes after the data for shape [${shape.join(', ')}]`, source);
+  if (have > need)
+    throw new DataFormatError(
+      `IDX file has ${have - need} trailing bytes after the data for shape [${shape.join(', ')}]`,
+      source,
+    );
   let data: RawArray;
   const o = headerBytes;
   switch (code.dtype) {

@@ -34,13 +34,15 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
   };
   if (bytes.length < 10 || MAGIC.some((m, i) => bytes[i] !== m)) fail('not a .npy file (missing the \\x93NUMPY magic)');
   const major = bytes[6]!;
-  if (major < 1 || major > 3) fail(`unsupported .npy format version ${major}.${bytes[7]} (this reader handles 1.x, 2.x and 3.x)`);
+  if (major < 1 || major > 3)
+    fail(`unsupported .npy format version ${major}.${bytes[7]} (this reader handles 1.x, 2.x and 3.x)`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const lenBytes = major === 1 ? 2 : 4;
   if (bytes.length < 8 + lenBytes) fail('truncated .npy header length');
   const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
   const start = 8 + lenBytes;
-  if (bytes.length < start + headerLen) fail(`truncated .npy header: needs ${headerLen} bytes, file has ${bytes.length - start}`);
+  if (bytes.length < start + headerLen)
+    fail(`truncated .npy header: needs ${headerLen} bytes, file has ${bytes.length - start}`);
   const header = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(bytes.subarray(start, start + headerLen));
   const descrM = /['"]descr['"]\s*:\s*['"]([^'"]+)['"]/.exec(header);
   const fortranM = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(header);
@@ -54,7 +56,8 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
   const kind = descr.slice(1);
   const spec = DESCR[kind];
   if (!spec || !['<', '|', '='].includes(order)) {
-    if (order === '>' && spec && spec.bytes > 1) fail(`big-endian dtype '${descr}' is not supported; convert with a.astype('<${kind}')`);
+    if (order === '>' && spec && spec.bytes > 1)
+      fail(`big-endian dtype '${descr}' is not supported; convert with a.astype('<${kind}')`);
     fail(`unsupported dtype '${descr}'; supported: <f4, <f8, i1, <i2, <i4, u1, b1 (little-endian)`);
   }
   const shape = shapeM![1]!
@@ -70,7 +73,8 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
   const dataStart = start + headerLen;
   const need = count * spec!.bytes;
   const have = bytes.length - dataStart;
-  if (have < need) fail(`truncated .npy data: shape (${shape.join(', ')}) of ${descr} needs ${need} bytes, file has ${have}`);
+  if (have < need)
+    fail(`truncated .npy data: shape (${shape.join(', ')}) of ${descr} needs ${need} bytes, file has ${have}`);
   // Copy into a fresh buffer: the data offset need not be aligned for the element type.
   const buf = bytes.slice(dataStart, dataStart + need).buffer;
   return { dtype: spec!.dtype, shape, data: spec!.make(buf) };

@@ -112,9 +112,18 @@ export class ProgressBar {
     const filled = Math.round(frac * width);
     const bar = '#'.repeat(filled) + '.'.repeat(width - filled);
     const pct = `${Math.floor(frac * 100)}%`.padStart(4);
-    const rateText = rate >= 1 || rate === 0 ? `${rate.toFixed(1)} ${this.unit}/s` : `${(1 / rate).toFixed(2)} s/${this.unit}`;
+    const rateText =
+      rate >= 1 || rate === 0 ? `${rate.toFixed(1)} ${this.unit}/s` : `${(1 / rate).toFixed(2)} s/${this.unit}`;
     const timing = this.current >= this.total ? `${formatDuration(elapsed)} total` : `ETA ${formatDuration(eta)}`;
-    const parts = [this.label, `[${bar}]`, pct, `${this.current}/${this.total}`, rateText, timing, formatInfo(this.info)];
+    const parts = [
+      this.label,
+      `[${bar}]`,
+      pct,
+      `${this.current}/${this.total}`,
+      rateText,
+      timing,
+      formatInfo(this.info),
+    ];
     return parts.filter((p) => p !== '').join(' ');
   }
 

@@ -23,9 +23,17 @@ function thrown(f: () => unknown): Error {
 describe('data files that are not regular files: a DataFormatError naming the path', () => {
   const cases: [string, () => string, RegExp][] = [
     ['a directory', () => (mkdirSync(join(dir, 'd.npy')), join(dir, 'd.npy')), /is a directory, not a file$/],
-    ['a broken symbolic link', () => (symlinkSync(join(dir, 'nowhere'), join(dir, 'l.npy')), join(dir, 'l.npy')), /does not exist \(or is a broken symbolic link\)$/],
+    [
+      'a broken symbolic link',
+      () => (symlinkSync(join(dir, 'nowhere'), join(dir, 'l.npy')), join(dir, 'l.npy')),
+      /does not exist \(or is a broken symbolic link\)$/,
+    ],
     ['a missing file', () => join(dir, 'missing.npy'), /does not exist/],
-    ['a FIFO (reading it would block)', () => (execFileSync('mkfifo', [join(dir, 'f.npy')]), join(dir, 'f.npy')), /is not a regular file \(a device, FIFO or socket\)$/],
+    [
+      'a FIFO (reading it would block)',
+      () => (execFileSync('mkfifo', [join(dir, 'f.npy')]), join(dir, 'f.npy')),
+      /is not a regular file \(a device, FIFO or socket\)$/,
+    ],
     ['a device', () => '/dev/zero', /is not a regular file/],
   ];
   it.each(cases)('%s (readNpy and readIdx)', (_what, make, want) => {
@@ -60,7 +68,9 @@ describe('gzipped IDX: inflation is capped', () => {
     expect(bomb.length).toBeLessThan(4096);
     const e = thrown(() => parseIdx(bomb, 'bomb.gz', { maxInflatedBytes: 1 << 16 }));
     expect(e).toBeInstanceOf(DataFormatError);
-    expect(e.message).toBe('bomb.gz: gzip stream inflates to more than 65536 bytes (the cap; pass maxInflatedBytes to raise it)');
+    expect(e.message).toBe(
+      'bomb.gz: gzip stream inflates to more than 65536 bytes (the cap; pass maxInflatedBytes to raise it)',
+    );
     expect(parseIdx(bomb, 'bomb.gz', { maxInflatedBytes: (1 << 20) + 8 }).shape).toEqual([1 << 20]);
     expect(parseIdx(bomb, 'bomb.gz').shape).toEqual([1 << 20]); // under the default 1 GiB
   });

@@ -14,7 +14,10 @@ export function readDataFile(path: string): Uint8Array {
     else return readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    reason = code === 'ENOENT' ? 'does not exist (or is a broken symbolic link)' : `cannot be read (${code ?? (e as Error).message})`;
+    reason =
+      code === 'ENOENT'
+        ? 'does not exist (or is a broken symbolic link)'
+        : `cannot be read (${code ?? (e as Error).message})`;
     throw new DataFormatError(reason, path, { cause: e });
   }
   throw new DataFormatError(reason, path);

@@ -53,10 +53,13 @@ export class Hardtanh extends Module {
     super();
     const o = parseOptions(
       'Hardtanh',
-      z.object({ minVal: z.number().default(-1), maxVal: z.number().default(1) }).strict().refine((v) => v.minVal < v.maxVal, {
-        message: 'minVal must be below maxVal',
-        path: ['maxVal'],
-      }),
+      z
+        .object({ minVal: z.number().default(-1), maxVal: z.number().default(1) })
+        .strict()
+        .refine((v) => v.minVal < v.maxVal, {
+          message: 'minVal must be below maxVal',
+          path: ['maxVal'],
+        }),
       options,
     );
     this.minVal = o.minVal;
@@ -75,7 +78,11 @@ export class LeakyReLU extends Module {
   readonly negativeSlope: number;
   constructor(options?: LeakyReLUOptions | number) {
     super();
-    const o = parseOptions('LeakyReLU', z.object({ negativeSlope: z.number().finite().default(0.01) }).strict(), opts(options, 'negativeSlope'));
+    const o = parseOptions(
+      'LeakyReLU',
+      z.object({ negativeSlope: z.number().finite().default(0.01) }).strict(),
+      opts(options, 'negativeSlope'),
+    );
     this.negativeSlope = o.negativeSlope;
   }
   forward(x: Tensor): Tensor {
@@ -97,7 +104,11 @@ export class PReLU extends Module {
   weight: Parameter;
   constructor(options: PReLUOptions = {}) {
     super();
-    const o = parseOptions('PReLU', z.object({ numParameters: positiveInt.default(1), init: z.number().finite().default(0.25) }).strict(), options);
+    const o = parseOptions(
+      'PReLU',
+      z.object({ numParameters: positiveInt.default(1), init: z.number().finite().default(0.25) }).strict(),
+      options,
+    );
     this.weight = new Parameter(full([o.numParameters], o.init));
   }
   forward(x: Tensor): Tensor {
@@ -134,7 +145,11 @@ export class GELU extends Module {
   readonly approximate: GeluApproximate;
   constructor(options: GELUOptions = {}) {
     super();
-    this.approximate = parseOptions('GELU', z.object({ approximate: z.enum(['none', 'tanh']).default('none') }).strict(), options).approximate;
+    this.approximate = parseOptions(
+      'GELU',
+      z.object({ approximate: z.enum(['none', 'tanh']).default('none') }).strict(),
+      options,
+    ).approximate;
   }
   forward(x: Tensor): Tensor {
     return gelu(x, { approximate: this.approximate });
@@ -164,7 +179,11 @@ export class ELU extends Module {
   readonly alpha: number;
   constructor(options?: ELUOptions | number) {
     super();
-    this.alpha = parseOptions('ELU', z.object({ alpha: z.number().finite().default(1) }).strict(), opts(options, 'alpha')).alpha;
+    this.alpha = parseOptions(
+      'ELU',
+      z.object({ alpha: z.number().finite().default(1) }).strict(),
+      opts(options, 'alpha'),
+    ).alpha;
   }
   forward(x: Tensor): Tensor {
     return elu(x, this.alpha);
@@ -190,7 +209,11 @@ export class Softplus extends Module {
   readonly threshold: number;
   constructor(options: SoftplusOptions = {}) {
     super();
-    const o = parseOptions('Softplus', z.object({ beta: z.number().positive().default(1), threshold: z.number().default(20) }).strict(), options);
+    const o = parseOptions(
+      'Softplus',
+      z.object({ beta: z.number().positive().default(1), threshold: z.number().default(20) }).strict(),
+      options,
+    );
     this.beta = o.beta;
     this.threshold = o.threshold;
   }

@@ -15,7 +15,9 @@ export interface FlattenOptions {
   endDim?: number;
 }
 
-const flattenSchema = z.object({ startDim: z.number().int().default(1), endDim: z.number().int().default(-1) }).strict();
+const flattenSchema = z
+  .object({ startDim: z.number().int().default(1), endDim: z.number().int().default(-1) })
+  .strict();
 
 export class Flatten extends Module {
   readonly startDim: number;
@@ -39,7 +41,10 @@ export class Flatten extends Module {
 
 /** Wraps a function as a module (handy in Sequential). */
 export class Lambda extends Module {
-  constructor(private readonly fn: (x: Tensor) => Tensor, readonly label = 'Lambda') {
+  constructor(
+    private readonly fn: (x: Tensor) => Tensor,
+    readonly label = 'Lambda',
+  ) {
     super();
     if (typeof fn !== 'function') throw new InvalidArgumentError('Lambda: expected a function');
   }

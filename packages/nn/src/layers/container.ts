@@ -2,7 +2,8 @@ import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { Module } from '../module.js';
 
 function requireModule(owner: string, m: unknown, where: string): Module {
-  if (!(m instanceof Module)) throw new InvalidArgumentError(`${owner}: ${where} must be a Module, got ${m === null ? 'null' : typeof m}`);
+  if (!(m instanceof Module))
+    throw new InvalidArgumentError(`${owner}: ${where} must be a Module, got ${m === null ? 'null' : typeof m}`);
   return m;
 }
 
@@ -53,7 +54,9 @@ abstract class IndexedContainer extends Container {
     const list = [...this.items.values()];
     const i = index < 0 ? index + list.length : index;
     if (!Number.isInteger(i) || i < 0 || i > list.length) {
-      throw new InvalidArgumentError(`${this.constructor.name}.insert: index ${index} out of range for length ${list.length}`);
+      throw new InvalidArgumentError(
+        `${this.constructor.name}.insert: index ${index} out of range for length ${list.length}`,
+      );
     }
     list.splice(i, 0, requireModule(this.constructor.name, module, 'inserted item'));
     this.renumber(list);

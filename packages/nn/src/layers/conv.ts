@@ -54,7 +54,11 @@ function baseShape(rank: number) {
 function groupsDivide(o: { inChannels: number; outChannels: number; groups: number }, ctx: z.RefinementCtx): void {
   for (const key of ['inChannels', 'outChannels'] as const) {
     if (o[key] % o.groups !== 0) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${key} (${o[key]}) must be divisible by groups (${o.groups})`, path: ['groups'] });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `${key} (${o[key]}) must be divisible by groups (${o.groups})`,
+        path: ['groups'],
+      });
     }
   }
 }
@@ -76,7 +80,11 @@ function convSchema(rank: number) {
 
 function convTransposeSchema(rank: number) {
   return z
-    .object({ ...baseShape(rank), padding: intOrTuple(rank, 0).default(0), outputPadding: intOrTuple(rank, 0).default(0) })
+    .object({
+      ...baseShape(rank),
+      padding: intOrTuple(rank, 0).default(0),
+      outputPadding: intOrTuple(rank, 0).default(0),
+    })
     .strict()
     .superRefine(groupsDivide);
 }
@@ -94,7 +102,14 @@ abstract class ConvNd extends Module {
   weight: Parameter;
   bias: Parameter | null;
 
-  constructor(name: string, rank: number, inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions) {
+  constructor(
+    name: string,
+    rank: number,
+    inChannels: number,
+    outChannels: number,
+    kernelSize: IntOrTuple,
+    options: ConvLayerOptions,
+  ) {
     super();
     const o = parseOptions(name, convSchema(rank), { inChannels, outChannels, kernelSize, ...options });
     this.inChannels = o.inChannels;
@@ -169,7 +184,14 @@ abstract class ConvTransposeNd extends Module {
   weight: Parameter;
   bias: Parameter | null;
 
-  constructor(name: string, rank: number, inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions) {
+  constructor(
+    name: string,
+    rank: number,
+    inChannels: number,
+    outChannels: number,
+    kernelSize: IntOrTuple,
+    options: ConvTransposeLayerOptions,
+  ) {
     super();
     const o = parseOptions(name, convTransposeSchema(rank), { inChannels, outChannels, kernelSize, ...options });
     this.inChannels = o.inChannels;
@@ -186,7 +208,13 @@ abstract class ConvTransposeNd extends Module {
   }
 
   protected convOptions() {
-    return { stride: this.stride, padding: this.padding, outputPadding: this.outputPadding, dilation: this.dilation, groups: this.groups };
+    return {
+      stride: this.stride,
+      padding: this.padding,
+      outputPadding: this.outputPadding,
+      dilation: this.dilation,
+      groups: this.groups,
+    };
   }
 
   abstract override forward(x: Tensor): Tensor;
@@ -202,7 +230,12 @@ abstract class ConvTransposeNd extends Module {
 }
 
 export class ConvTranspose1d extends ConvTransposeNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions = {}) {
+  constructor(
+    inChannels: number,
+    outChannels: number,
+    kernelSize: IntOrTuple,
+    options: ConvTransposeLayerOptions = {},
+  ) {
     super('ConvTranspose1d', 1, inChannels, outChannels, kernelSize, options);
   }
 
@@ -212,7 +245,12 @@ export class ConvTranspose1d extends ConvTransposeNd {
 }
 
 export class ConvTranspose2d extends ConvTransposeNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvTransposeLayerOptions = {}) {
+  constructor(
+    inChannels: number,
+    outChannels: number,
+    kernelSize: IntOrTuple,
+    options: ConvTransposeLayerOptions = {},
+  ) {
     super('ConvTranspose2d', 2, inChannels, outChannels, kernelSize, options);
   }
 

@@ -15,7 +15,10 @@ export interface DropoutOptions {
 const schema = z
   .object({ p: z.number().min(0).max(1).default(0.5), seed: z.number().int().optional(), generator: generatorSchema })
   .strict()
-  .refine((o) => o.seed === undefined || o.generator === undefined, { message: 'pass either seed or generator, not both', path: ['seed'] });
+  .refine((o) => o.seed === undefined || o.generator === undefined, {
+    message: 'pass either seed or generator, not both',
+    path: ['seed'],
+  });
 
 /** Inverted dropout: `x * mask / (1 - p)` in training, `x` in eval. Gradients flow through the mask. */
 export function dropout(x: Tensor, p = 0.5, training = true, generator: Generator = defaultGenerator): Tensor {

@@ -2,7 +2,7 @@ import * as T from '@qtk/tensor';
 import { Generator, randn, type Tensor, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import * as F from '../functional.js';
-import { Module } from '../module.js';
+import type { Module } from '../module.js';
 import {
   ELU,
   GELU,
@@ -97,11 +97,17 @@ describe('layers wrap their tensor op with their own parameters', () => {
     const x = randn([2, 3, 7, 6], { generator: g() });
     same(new MaxPool2d(3, { stride: 2, padding: 1 }).call(x), T.maxPool2d(x, 3, { stride: 2, padding: 1 }));
     same(new MaxPool2d([2, 3], { ceilMode: true }).call(x), T.maxPool2d(x, [2, 3], { stride: [2, 3], ceilMode: true }));
-    same(new AvgPool2d(2, { countIncludePad: false, padding: 1 }).call(x), T.avgPool2d(x, 2, { stride: 2, padding: 1, countIncludePad: false }));
+    same(
+      new AvgPool2d(2, { countIncludePad: false, padding: 1 }).call(x),
+      T.avgPool2d(x, 2, { stride: 2, padding: 1, countIncludePad: false }),
+    );
     same(new AdaptiveAvgPool2d(1).call(x), T.adaptiveAvgPool2d(x, 1));
     same(new AdaptiveAvgPool2d([2, null]).call(x), T.adaptiveAvgPool2d(x, [2, null]));
     same(new Upsample({ scaleFactor: 2 }).call(x), T.interpolate(x, { scaleFactor: 2 }));
-    same(new Upsample({ size: [5, 4], mode: 'bilinear', alignCorners: true }).call(x), T.interpolate(x, { size: [5, 4], mode: 'bilinear', alignCorners: true }));
+    same(
+      new Upsample({ size: [5, 4], mode: 'bilinear', alignCorners: true }).call(x),
+      T.interpolate(x, { size: [5, 4], mode: 'bilinear', alignCorners: true }),
+    );
     expect(new Flatten().call(x).shape).toEqual([2, 126]);
     expect(new Flatten({ startDim: 2 }).call(x).shape).toEqual([2, 3, 42]);
     expect(new Identity().call(x)).toBe(x);
@@ -171,7 +177,13 @@ describe('BatchNorm', () => {
 
   it('state dict includes running stats and numBatchesTracked; input checks name the layer', () => {
     const bn = new BatchNorm2d(4);
-    expect(Object.keys(bn.stateDict().tensors)).toEqual(['weight', 'bias', 'runningMean', 'runningVar', 'numBatchesTracked']);
+    expect(Object.keys(bn.stateDict().tensors)).toEqual([
+      'weight',
+      'bias',
+      'runningMean',
+      'runningVar',
+      'numBatchesTracked',
+    ]);
     expect(() => bn.call(randn([2, 4]))).toThrow(/BatchNorm2d: expected 4-d input/);
     expect(() => bn.call(randn([2, 3, 2, 2]))).toThrow(/BatchNorm2d: input has 3 channels/);
   });
@@ -197,8 +209,8 @@ describe('default initialisation', () => {
       const variance = v.reduce((s, x) => s + (x - mean) ** 2, 0) / v.length;
       // U(-b, b): mean 0, variance b²/3, extremes near ±b.
       expect(Math.abs(mean)).toBeLessThan(0.05 * bound * 4);
-      expect(variance).toBeGreaterThan(0.9 * (bound * bound) / 3);
-      expect(variance).toBeLessThan(1.1 * (bound * bound) / 3);
+      expect(variance).toBeGreaterThan((0.9 * (bound * bound)) / 3);
+      expect(variance).toBeLessThan((1.1 * (bound * bound)) / 3);
       expect(Math.max(...v)).toBeGreaterThan(0.95 * bound);
     }
   });
@@ -227,7 +239,12 @@ describe('Dropout', () => {
     expect(d.call(x).toArray()).not.toEqual(y);
     d.eval();
     expect(d.call(x)).toBe(x);
-    expect(new Dropout(1).call(x).toArray().every((v) => v === 0)).toBe(true);
+    expect(
+      new Dropout(1)
+        .call(x)
+        .toArray()
+        .every((v) => v === 0),
+    ).toBe(true);
   });
 
   it('passes gradients through the mask', () => {
@@ -241,7 +258,10 @@ describe('Dropout', () => {
 describe('option validation names the layer and the field', () => {
   it.each([
     [() => new Conv2d(3, 4, 0), /Conv2d: invalid options: kernelSize/],
-    [() => new Conv2d(3, 4, 3, { groups: 2 }), /Conv2d: invalid options: groups: inChannels \(3\) must be divisible by groups \(2\)/],
+    [
+      () => new Conv2d(3, 4, 3, { groups: 2 }),
+      /Conv2d: invalid options: groups: inChannels \(3\) must be divisible by groups \(2\)/,
+    ],
     [() => new Conv2d(3, 4, 3, { stride: 2, padding: 'same' }), /padding: padding 'same' needs stride 1/],
     [() => new Conv2d(3, 4, 3, { strid: 2 } as never), /Unrecognized key\(s\) in object: 'strid'/],
     [() => new Linear(-1, 2), /Linear: invalid options: inFeatures/],

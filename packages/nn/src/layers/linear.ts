@@ -12,7 +12,12 @@ export interface LinearOptions {
 }
 
 const schema = z
-  .object({ inFeatures: nonNegativeInt, outFeatures: nonNegativeInt, bias: z.boolean().default(true), generator: generatorSchema })
+  .object({
+    inFeatures: nonNegativeInt,
+    outFeatures: nonNegativeInt,
+    bias: z.boolean().default(true),
+    generator: generatorSchema,
+  })
   .strict();
 
 /** y = x·Wᵀ + b with W of shape [outFeatures, inFeatures]. */

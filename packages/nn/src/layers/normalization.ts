@@ -75,7 +75,9 @@ export abstract class BatchNormNd extends Module {
       );
     }
     if (x.shape[1] !== this.numFeatures) {
-      throw new ShapeError(`${this.layerName}: input has ${x.shape[1]} channels (axis 1), the layer was built for ${this.numFeatures}`);
+      throw new ShapeError(
+        `${this.layerName}: input has ${x.shape[1]} channels (axis 1), the layer was built for ${this.numFeatures}`,
+      );
     }
     let factor = this.momentum ?? 0;
     if (this.training && this.trackRunningStats && this.numBatchesTracked) {
@@ -84,11 +86,18 @@ export abstract class BatchNormNd extends Module {
     }
     const useBatchStats = this.training || this.runningMean === null;
     const updateStats = !this.training || this.trackRunningStats;
-    return batchNorm(x, updateStats ? this.runningMean : null, updateStats ? this.runningVar : null, this.weight, this.bias, {
-      training: useBatchStats,
-      momentum: factor,
-      eps: this.eps,
-    });
+    return batchNorm(
+      x,
+      updateStats ? this.runningMean : null,
+      updateStats ? this.runningVar : null,
+      this.weight,
+      this.bias,
+      {
+        training: useBatchStats,
+        momentum: factor,
+        eps: this.eps,
+      },
+    );
   }
 
   override extraRepr(): string {

@@ -47,7 +47,12 @@ export class MaxPool2d extends Module {
   }
 
   forward(x: Tensor): Tensor {
-    return maxPool2d(x, this.kernelSize, { stride: this.stride, padding: this.padding, dilation: this.dilation, ceilMode: this.ceilMode });
+    return maxPool2d(x, this.kernelSize, {
+      stride: this.stride,
+      padding: this.padding,
+      dilation: this.dilation,
+      ceilMode: this.ceilMode,
+    });
   }
 
   override extraRepr(): string {

@@ -2,7 +2,14 @@ import { arange, reshape } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { ChannelShuffle, PixelShuffle, PixelUnshuffle } from '../index.js';
 
-const input = (shape: number[]) => reshape(arange(0, shape.reduce((a, b) => a * b, 1)), shape);
+const input = (shape: number[]) =>
+  reshape(
+    arange(
+      0,
+      shape.reduce((a, b) => a * b, 1),
+    ),
+    shape,
+  );
 
 describe('shuffles', () => {
   it('PixelShuffle: out[n, c, h·r + i, w·r + j] = in[n, c·r² + i·r + j, h, w]', () => {

@@ -2,7 +2,8 @@ import { InvalidArgumentError, reshape, permute, ShapeError, type Tensor } from 
 import { Module } from '../module.js';
 
 function factor(name: string, what: string, v: number): number {
-  if (!Number.isInteger(v) || v < 1) throw new InvalidArgumentError(`${name}: ${what} must be a positive integer, got ${v}`);
+  if (!Number.isInteger(v) || v < 1)
+    throw new InvalidArgumentError(`${name}: ${what} must be a positive integer, got ${v}`);
   return v;
 }
 
@@ -21,7 +22,8 @@ export class PixelShuffle extends Module {
   forward(x: Tensor): Tensor {
     const [N, C, H, W] = dims4('PixelShuffle', x);
     const r = this.upscaleFactor;
-    if (C % (r * r) !== 0) throw new ShapeError(`PixelShuffle: ${C} channels are not divisible by upscaleFactor² = ${r * r}`);
+    if (C % (r * r) !== 0)
+      throw new ShapeError(`PixelShuffle: ${C} channels are not divisible by upscaleFactor² = ${r * r}`);
     const c = C / (r * r);
     return reshape(permute(reshape(x, [N, c, r, r, H, W]), [0, 1, 4, 2, 5, 3]), [N, c, H * r, W * r]);
   }
@@ -40,7 +42,8 @@ export class PixelUnshuffle extends Module {
   forward(x: Tensor): Tensor {
     const [N, C, H, W] = dims4('PixelUnshuffle', x);
     const r = this.downscaleFactor;
-    if (H % r !== 0 || W % r !== 0) throw new ShapeError(`PixelUnshuffle: spatial size ${H}×${W} is not divisible by downscaleFactor ${r}`);
+    if (H % r !== 0 || W % r !== 0)
+      throw new ShapeError(`PixelUnshuffle: spatial size ${H}×${W} is not divisible by downscaleFactor ${r}`);
     return reshape(permute(reshape(x, [N, C, H / r, r, W / r, r]), [0, 1, 3, 5, 2, 4]), [N, C * r * r, H / r, W / r]);
   }
   override extraRepr(): string {

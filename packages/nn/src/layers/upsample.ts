@@ -20,8 +20,14 @@ const schema = z
     alignCorners: z.boolean().optional(),
   })
   .strict()
-  .refine((o) => (o.size === undefined) !== (o.scaleFactor === undefined), { message: 'give exactly one of size and scaleFactor', path: ['size'] })
-  .refine((o) => o.alignCorners === undefined || o.mode === 'bilinear', { message: "alignCorners only applies to mode 'bilinear'", path: ['alignCorners'] });
+  .refine((o) => (o.size === undefined) !== (o.scaleFactor === undefined), {
+    message: 'give exactly one of size and scaleFactor',
+    path: ['size'],
+  })
+  .refine((o) => o.alignCorners === undefined || o.mode === 'bilinear', {
+    message: "alignCorners only applies to mode 'bilinear'",
+    path: ['alignCorners'],
+  });
 
 /** Resizes [N, C, H, W] inputs (nearest or bilinear), like PyTorch's nn.Upsample. */
 export class Upsample extends Module {
@@ -40,7 +46,12 @@ export class Upsample extends Module {
   }
 
   forward(x: Tensor): Tensor {
-    return interpolate(x, { size: this.size, scaleFactor: this.scaleFactor, mode: this.mode, alignCorners: this.alignCorners });
+    return interpolate(x, {
+      size: this.size,
+      scaleFactor: this.scaleFactor,
+      mode: this.mode,
+      alignCorners: this.alignCorners,
+    });
   }
 
   override extraRepr(): string {

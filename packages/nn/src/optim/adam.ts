@@ -56,8 +56,8 @@ function adamStep(opt: AdamBase, group: ParamGroup<AdamHyper>, decoupled: boolea
     const m = st.expAvg as Float32Array;
     const v = st.expAvgSq as Float32Array;
     const vmax = amsgrad ? ((st.maxExpAvgSq as Float32Array | undefined) ?? (st.maxExpAvgSq = new Float32Array(n))) : v;
-    const stepSize = lr / (1 - Math.pow(b1, t));
-    const bc2Sqrt = Math.sqrt(1 - Math.pow(b2, t));
+    const stepSize = lr / (1 - b1 ** t);
+    const bc2Sqrt = Math.sqrt(1 - b2 ** t);
     for (let i = 0; i < n; i++) {
       let wi = w[i]!;
       if (decay !== 1) wi *= decay;

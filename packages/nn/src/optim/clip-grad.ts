@@ -42,7 +42,9 @@ function listParams(who: string, parameters: Tensor | Iterable<Tensor>): Tensor[
 function gradValues(who: string, p: Tensor, i: number): Float64Array {
   const g = p.grad!;
   if (g.size !== p.size) {
-    throw new InvalidArgumentError(`${who}: the gradient of parameters[${i}] is [${g.shape.join(', ')}], the parameter [${p.shape.join(', ')}]`);
+    throw new InvalidArgumentError(
+      `${who}: the gradient of parameters[${i}] is [${g.shape.join(', ')}], the parameter [${p.shape.join(', ')}]`,
+    );
   }
   return Float64Array.from(g.values() as ArrayLike<number>);
 }
@@ -74,9 +76,15 @@ function vectorNorm(v: Float64Array, p: number): number {
  * Infinity (the largest absolute entry). A NaN or infinite total scales every gradient to NaN or 0,
  * as in PyTorch, unless `errorIfNonfinite` asks for a NonfiniteGradientError instead.
  */
-export function clipGradNorm(parameters: Tensor | Iterable<Tensor>, maxNorm: number, normType = 2, options: ClipGradNormOptions = {}): number {
+export function clipGradNorm(
+  parameters: Tensor | Iterable<Tensor>,
+  maxNorm: number,
+  normType = 2,
+  options: ClipGradNormOptions = {},
+): number {
   const who = 'clipGradNorm';
-  if (typeof maxNorm !== 'number' || !(maxNorm >= 0)) throw new InvalidArgumentError(`${who}: maxNorm must be a number >= 0, got ${String(maxNorm)}`);
+  if (typeof maxNorm !== 'number' || !(maxNorm >= 0))
+    throw new InvalidArgumentError(`${who}: maxNorm must be a number >= 0, got ${String(maxNorm)}`);
   if (typeof normType !== 'number' || !(normType > 0)) {
     throw new InvalidArgumentError(`${who}: normType must be a positive number or Infinity, got ${String(normType)}`);
   }
@@ -107,7 +115,8 @@ export function clipGradNorm(parameters: Tensor | Iterable<Tensor>, maxNorm: num
 /** Clamps every gradient entry of `parameters` to [−clipValue, clipValue]; parameters without a gradient are skipped. */
 export function clipGradValue(parameters: Tensor | Iterable<Tensor>, clipValue: number): void {
   const who = 'clipGradValue';
-  if (typeof clipValue !== 'number' || !(clipValue >= 0)) throw new InvalidArgumentError(`${who}: clipValue must be a number >= 0, got ${String(clipValue)}`);
+  if (typeof clipValue !== 'number' || !(clipValue >= 0))
+    throw new InvalidArgumentError(`${who}: clipValue must be a number >= 0, got ${String(clipValue)}`);
   listParams(who, parameters).forEach((p, i) => {
     if (!p.grad) return;
     const v = gradValues(who, p, i);

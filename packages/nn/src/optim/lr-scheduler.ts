@@ -62,7 +62,9 @@ export abstract class LRScheduler {
 
   loadStateDict(sd: SchedulerStateDict): void {
     if (!sd || sd.version !== 1 || sd.baseLrs?.length !== this.baseLrs.length) {
-      throw new StateDictError({ detail: `${this.constructor.name}: state dict is not a version-1 scheduler state for ${this.baseLrs.length} groups` });
+      throw new StateDictError({
+        detail: `${this.constructor.name}: state dict is not a version-1 scheduler state for ${this.baseLrs.length} groups`,
+      });
     }
     this.baseLrs.splice(0, this.baseLrs.length, ...sd.baseLrs);
     this.lastEpoch = sd.lastEpoch;
@@ -82,14 +84,18 @@ export class StepLR extends LRScheduler {
 
   constructor(optimizer: Optimizer<BaseHyper>, options: StepLROptions) {
     super(optimizer);
-    const o = parseOptions('StepLR', z.object({ stepSize: positiveInt, gamma: z.number().positive().default(0.1) }).strict(), options);
+    const o = parseOptions(
+      'StepLR',
+      z.object({ stepSize: positiveInt, gamma: z.number().positive().default(0.1) }).strict(),
+      options,
+    );
     this.stepSize = o.stepSize;
     this.gamma = o.gamma;
     this.step();
   }
 
   protected lrFor(base: number, step: number): number {
-    return base * Math.pow(this.gamma, Math.floor(step / this.stepSize));
+    return base * this.gamma ** Math.floor(step / this.stepSize);
   }
 }
 
@@ -106,7 +112,11 @@ export class CosineAnnealingLR extends LRScheduler {
 
   constructor(optimizer: Optimizer<BaseHyper>, options: CosineAnnealingLROptions) {
     super(optimizer);
-    const o = parseOptions('CosineAnnealingLR', z.object({ tMax: positiveInt, etaMin: z.number().nonnegative().default(0) }).strict(), options);
+    const o = parseOptions(
+      'CosineAnnealingLR',
+      z.object({ tMax: positiveInt, etaMin: z.number().nonnegative().default(0) }).strict(),
+      options,
+    );
     this.tMax = o.tMax;
     this.etaMin = o.etaMin;
     this.step();
@@ -139,7 +149,11 @@ export class LinearWarmup extends LRScheduler {
     const o = parseOptions(
       'LinearWarmup',
       z
-        .object({ warmupSteps: positiveInt, startFactor: z.number().min(0).max(1).default(0), after: z.custom<LRScheduler>((v) => v instanceof LRScheduler, "expected an LRScheduler").optional() })
+        .object({
+          warmupSteps: positiveInt,
+          startFactor: z.number().min(0).max(1).default(0),
+          after: z.custom<LRScheduler>((v) => v instanceof LRScheduler, 'expected an LRScheduler').optional(),
+        })
         .strict(),
       options,
     );

@@ -103,7 +103,9 @@ describe('optimizers follow PyTorch update equations', () => {
       p.grad = tensor(GRADS[0]!);
       opt.step();
       if (resume) {
-        const sd = optimizerStateFromStateDict(deserializeStateDict(serializeStateDict(optimizerStateToStateDict(opt.stateDict()))));
+        const sd = optimizerStateFromStateDict(
+          deserializeStateDict(serializeStateDict(optimizerStateToStateDict(opt.stateDict()))),
+        );
         opt = new Adam([p], { lr: 0.5 });
         opt.loadStateDict(sd);
         expect(opt.paramGroups[0]!.lr).toBe(0.01);
@@ -116,7 +118,9 @@ describe('optimizers follow PyTorch update equations', () => {
     };
     expect(run(true)).toEqual(run(false));
     const opt = new SGD([new Parameter(tensor([1]))], { lr: 0.1 });
-    expect(() => opt.loadStateDict({ version: 1, state: {}, paramGroups: [] })).toThrow(/0 parameter groups, optimizer has 1/);
+    expect(() => opt.loadStateDict({ version: 1, state: {}, paramGroups: [] })).toThrow(
+      /0 parameter groups, optimizer has 1/,
+    );
   });
 });
 

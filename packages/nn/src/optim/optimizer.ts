@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { StateDictError } from '../errors.js';
 import { parseOptions } from '../options.js';
 import { STATE_DICT_VERSION, type StateDict } from '../state-dict.js';
@@ -47,7 +47,8 @@ export abstract class Optimizer<H extends BaseHyper> {
     this.defaults = parseOptions(name, schema, defaults);
     const list = [...(params as Iterable<Tensor | ParamGroupInput<H>>)];
     if (list.length === 0) throw new InvalidArgumentError(`${name}: got an empty parameter list`);
-    if (list.every((p) => p instanceof Tensor)) this.addParamGroup({ params: list as Tensor[] } as unknown as ParamGroupInput<H>);
+    if (list.every((p) => p instanceof Tensor))
+      this.addParamGroup({ params: list as Tensor[] } as unknown as ParamGroupInput<H>);
     else for (const g of list as ParamGroupInput<H>[]) this.addParamGroup(g);
   }
 
@@ -57,16 +58,25 @@ export abstract class Optimizer<H extends BaseHyper> {
       throw new InvalidArgumentError(`${this.name}: a parameter group must be an object with a 'params' list`);
     }
     const { params, ...hyper } = group;
-    const merged = parseOptions(`${this.name} param group ${this.paramGroups.length}`, this.hyperSchema, { ...this.defaults, ...hyper });
+    const merged = parseOptions(`${this.name} param group ${this.paramGroups.length}`, this.hyperSchema, {
+      ...this.defaults,
+      ...hyper,
+    });
     const ps = [...params];
     const seen = new Set(this.paramGroups.flatMap((g) => g.params));
     ps.forEach((p, i) => {
       if (!(p instanceof Tensor)) throw new InvalidArgumentError(`${this.name}: params[${i}] is not a Tensor`);
       if (p.dtype !== 'float32' || !p.isContiguous()) {
-        throw new InvalidArgumentError(`${this.name}: params[${i}] must be a contiguous float32 tensor, got ${p.dtype} [${p.shape.join(', ')}]`);
+        throw new InvalidArgumentError(
+          `${this.name}: params[${i}] must be a contiguous float32 tensor, got ${p.dtype} [${p.shape.join(', ')}]`,
+        );
       }
-      if (p.gradFn) throw new InvalidArgumentError(`${this.name}: params[${i}] is not a leaf tensor (it was computed by an op); optimize leaves only`);
-      if (seen.has(p)) throw new InvalidArgumentError(`${this.name}: params[${i}] appears in more than one parameter group`);
+      if (p.gradFn)
+        throw new InvalidArgumentError(
+          `${this.name}: params[${i}] is not a leaf tensor (it was computed by an op); optimize leaves only`,
+        );
+      if (seen.has(p))
+        throw new InvalidArgumentError(`${this.name}: params[${i}] appears in more than one parameter group`);
       seen.add(p);
     });
     this.paramGroups.push({ ...merged, params: ps });
@@ -104,7 +114,8 @@ export abstract class Optimizer<H extends BaseHyper> {
         const s = this.state.get(p);
         if (s) {
           const entry: Record<string, Tensor | number> = {};
-          for (const [k, v] of Object.entries(s)) entry[k] = typeof v === 'number' ? v : new Tensor({ data: v.slice(), shape: p.shape, dtype: 'float32' });
+          for (const [k, v] of Object.entries(s))
+            entry[k] = typeof v === 'number' ? v : new Tensor({ data: v.slice(), shape: p.shape, dtype: 'float32' });
           state[index] = entry;
         }
         ids.push(index++);
@@ -117,10 +128,14 @@ export abstract class Optimizer<H extends BaseHyper> {
   /** Restores hyperparameters and state; groups must have the same sizes as this optimizer's. */
   loadStateDict(sd: OptimizerStateDict): void {
     if (!sd || sd.version !== STATE_DICT_VERSION || !Array.isArray(sd.paramGroups)) {
-      throw new StateDictError({ detail: `${this.name}: expected an optimizer state dict of version ${STATE_DICT_VERSION}` });
+      throw new StateDictError({
+        detail: `${this.name}: expected an optimizer state dict of version ${STATE_DICT_VERSION}`,
+      });
     }
     if (sd.paramGroups.length !== this.paramGroups.length) {
-      throw new StateDictError({ detail: `${this.name}: state dict has ${sd.paramGroups.length} parameter groups, optimizer has ${this.paramGroups.length}` });
+      throw new StateDictError({
+        detail: `${this.name}: state dict has ${sd.paramGroups.length} parameter groups, optimizer has ${this.paramGroups.length}`,
+      });
     }
     sd.paramGroups.forEach((g, i) => {
       if (g.params.length !== this.paramGroups[i]!.params.length) {
@@ -142,7 +157,9 @@ export abstract class Optimizer<H extends BaseHyper> {
           if (typeof v === 'number') restored[key] = v;
           else {
             if (v.size !== p.size) {
-              throw new StateDictError({ shapeMismatches: [{ key: `state.${id}.${key}`, expected: p.shape, got: v.shape }] });
+              throw new StateDictError({
+                shapeMismatches: [{ key: `state.${id}.${key}`, expected: p.shape, got: v.shape }],
+              });
             }
             restored[key] = Float32Array.from(v.values());
           }
@@ -168,7 +185,9 @@ export function paramData(p: Tensor): Float32Array {
 export function gradData(p: Tensor, who: string): Float32Array {
   const g = p.grad!;
   if (g.size !== p.size) {
-    throw new InvalidArgumentError(`${who}: gradient [${g.shape.join(', ')}] does not match parameter [${p.shape.join(', ')}]`);
+    throw new InvalidArgumentError(
+      `${who}: gradient [${g.shape.join(', ')}] does not match parameter [${p.shape.join(', ')}]`,
+    );
   }
   const v = g.values();
   return v instanceof Float32Array ? v : Float32Array.from(v);
@@ -187,11 +206,21 @@ export function optimizerStateToStateDict(osd: OptimizerStateDict): StateDict {
       else tensors[`state.${id}.${k}`] = v;
     }
   }
-  return { version: STATE_DICT_VERSION, tensors, metadata: { kind: 'optimizer', paramGroups: osd.paramGroups, scalars } };
+  return {
+    version: STATE_DICT_VERSION,
+    tensors,
+    metadata: { kind: 'optimizer', paramGroups: osd.paramGroups, scalars },
+  };
 }
 
 export function optimizerStateFromStateDict(sd: StateDict): OptimizerStateDict {
-  const meta = sd.metadata as { kind?: string; paramGroups?: OptimizerStateDict['paramGroups']; scalars?: Record<string, Record<string, number>> } | undefined;
+  const meta = sd.metadata as
+    | {
+        kind?: string;
+        paramGroups?: OptimizerStateDict['paramGroups'];
+        scalars?: Record<string, Record<string, number>>;
+      }
+    | undefined;
   if (!meta || meta.kind !== 'optimizer' || !Array.isArray(meta.paramGroups)) {
     throw new StateDictError({ detail: 'not an optimizer state dict (metadata.kind is not "optimizer")' });
   }

@@ -20,7 +20,9 @@ class Plain extends Module {
   readonly fc = new Linear(4 * 4 * 4, 5, { generator: new Generator(2) });
   readonly softmax = new Softmax({ dim: 1 });
   forward(x: Tensor): Tensor {
-    return this.softmax.call(this.fc.call(this.flatten.call(this.pool.call(this.relu.call(this.bn.call(this.conv.call(x)))))));
+    return this.softmax.call(
+      this.fc.call(this.flatten.call(this.pool.call(this.relu.call(this.bn.call(this.conv.call(x)))))),
+    );
   }
 }
 
@@ -52,7 +54,8 @@ export function tryModel(bytes: Uint8Array): { outcome: Outcome; error?: string 
     try {
       (gm as unknown as { call(x: Tensor): unknown }).call(randn(INPUT, { generator: new Generator(5) }));
     } catch (e) {
-      if (!QtkError.isInstance(e)) return { outcome: 'generic', error: `run: ${(e as Error)?.name}: ${(e as Error)?.message}`.slice(0, 300) };
+      if (!QtkError.isInstance(e))
+        return { outcome: 'generic', error: `run: ${(e as Error)?.name}: ${(e as Error)?.message}`.slice(0, 300) };
     }
     return { outcome: 'imported' };
   } catch (e) {
@@ -62,14 +65,20 @@ export function tryModel(bytes: Uint8Array): { outcome: Outcome; error?: string 
 }
 
 function main(): void {
-  const [seed, count, first, corpusDir] = [Number(process.argv[2]), Number(process.argv[3]), Number(process.argv[4] ?? 0), process.argv[5]];
+  const [seed, count, first, corpusDir] = [
+    Number(process.argv[2]),
+    Number(process.argv[3]),
+    Number(process.argv[4] ?? 0),
+    process.argv[5],
+  ];
   const corpus = corpusDir ? corpusFileNames(corpusDir).map((f) => readFileSync(join(corpusDir, f))) : [];
   const bases = baseModels();
   const write = (o: object) => process.stdout.write(`${JSON.stringify(o)}\n`);
   for (let i = first; i < corpus.length + count; i++) {
     write({ i, start: true });
     const t0 = performance.now();
-    const bytes = i < corpus.length ? corpus[i]! : mutate(bases[i % bases.length]!, seededRandom(seed * 1_000_003 + i)).bytes;
+    const bytes =
+      i < corpus.length ? corpus[i]! : mutate(bases[i % bases.length]!, seededRandom(seed * 1_000_003 + i)).bytes;
     const r = tryModel(bytes);
     write({ i, ...r, ms: Math.round(performance.now() - t0) });
   }

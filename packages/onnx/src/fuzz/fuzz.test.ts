@@ -29,12 +29,18 @@ describe('ONNX import fuzzing', () => {
     expect(r.counts.typed).toBeGreaterThan(100); // the mutations do reach the importer's checks
     expect(r.counts.imported).toBeGreaterThan(0); // and some stay valid models that run
     // each hand-made hostile model is rejected with a typed error, except the node names that must import and run
-    expect(Object.keys(r.corpus)).toEqual(malformedCorpus().map(([n]) => n).sort());
-    for (const [name, outcome] of Object.entries(r.corpus)) expect([name, outcome]).toEqual([name, name.startsWith('node-named-') ? 'imported' : 'typed']);
+    expect(Object.keys(r.corpus)).toEqual(
+      malformedCorpus()
+        .map(([n]) => n)
+        .sort(),
+    );
+    for (const [name, outcome] of Object.entries(r.corpus))
+      expect([name, outcome]).toEqual([name, name.startsWith('node-named-') ? 'imported' : 'typed']);
   }, 120_000);
 
   it('the corpus on disk is what malformed-corpus.ts makes (scripts/make-malformed-corpus.ts writes it)', () => {
-    for (const [name, bytes] of malformedCorpus()) expect(Array.from(readFileSync(`${corpusDir}/${name}`)), name).toEqual(Array.from(bytes));
+    for (const [name, bytes] of malformedCorpus())
+      expect(Array.from(readFileSync(`${corpusDir}/${name}`)), name).toEqual(Array.from(bytes));
   });
 
   it('the harness counts a hang, a memory blow-up, a crash and a generic error, and goes on after each', async () => {

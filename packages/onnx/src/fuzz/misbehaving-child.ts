@@ -8,5 +8,10 @@ for (let i = first; i < count; i++) {
   if (i === 1) for (;;); // hang
   if (i === 2) for (;;) hold.push(new Uint8Array(64 << 20).fill(1).buffer); // memory
   if (i === 3) process.exit(134); // crash
-  write({ i, outcome: i === 4 ? 'generic' : 'typed', ...(i === 4 ? { error: 'TypeError: x is undefined' } : {}), ms: 1 });
+  write({
+    i,
+    outcome: i === 4 ? 'generic' : 'typed',
+    ...(i === 4 ? { error: 'TypeError: x is undefined' } : {}),
+    ms: 1,
+  });
 }

@@ -66,7 +66,16 @@ function runChild(
   report: FuzzReport,
 ): Promise<{ next: number }> {
   return new Promise((resolve) => {
-    const args = ['--conditions=qtk-source', '--import', 'tsx', o.childScript, String(o.seed), String(o.count), String(first), ...(o.corpusDir ? [o.corpusDir] : [])];
+    const args = [
+      '--conditions=qtk-source',
+      '--import',
+      'tsx',
+      o.childScript,
+      String(o.seed),
+      String(o.count),
+      String(first),
+      ...(o.corpusDir ? [o.corpusDir] : []),
+    ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let current = first;
     let started = false;
@@ -118,8 +127,17 @@ function runChild(
         report.tried++;
         const outcome = killedFor ?? 'crash';
         report.counts[outcome]++;
-        const last = stderr.trim().split('\n').filter((l) => !/^\s+at /.test(l)).slice(-3).join(' | ');
-        report.failures.push({ i: current, outcome, ...(outcome === 'crash' && last ? { error: last.slice(0, 300) } : {}) });
+        const last = stderr
+          .trim()
+          .split('\n')
+          .filter((l) => !/^\s+at /.test(l))
+          .slice(-3)
+          .join(' | ');
+        report.failures.push({
+          i: current,
+          outcome,
+          ...(outcome === 'crash' && last ? { error: last.slice(0, 300) } : {}),
+        });
         if (current < corpusFiles.length) report.corpus[corpusFiles[current]!] = outcome;
         resolve({ next: current + 1 });
       } else resolve({ next: total });

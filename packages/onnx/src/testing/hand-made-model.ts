@@ -3,10 +3,19 @@
 import { DataType, encodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from '../onnx-schema.js';
 
 /** A tensor value info: float32 unless `elem` says otherwise; string dims are dynamic (dim_param). */
-export function valueInfo(name: string, dims: readonly (number | string)[], elem: number = DataType.FLOAT): ValueInfoMsg {
+export function valueInfo(
+  name: string,
+  dims: readonly (number | string)[],
+  elem: number = DataType.FLOAT,
+): ValueInfoMsg {
   return {
     name,
-    type: { tensor_type: { elem_type: elem, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) } } },
+    type: {
+      tensor_type: {
+        elem_type: elem,
+        shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) },
+      },
+    },
   };
 }
 

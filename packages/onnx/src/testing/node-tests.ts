@@ -1,7 +1,7 @@
 // Runs one ONNX backend node test directory (model.onnx + test_data_set_*/{input,output}_*.pb) on QTK.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Tensor } from '@qtk/tensor';
+import type { Tensor } from '@qtk/tensor';
 import { importOnnx } from '../import-onnx.js';
 import { decodeModel, decodeTensor } from '../onnx-schema.js';
 import { constToTensor, readTensorProto } from '../tensor-proto.js';
@@ -23,7 +23,8 @@ export function compareTensors(actual: Tensor, expected: Tensor, rtol: number, a
   const a = actual.values();
   const e = expected.values();
   const same = actual.shape.length === expected.shape.length && actual.shape.every((d, i) => d === expected.shape[i]);
-  if (!same && !(actual.size === expected.size && expected.shape.length === 0)) return `shape [${actual.shape.join(', ')}] != expected [${expected.shape.join(', ')}]`;
+  if (!same && !(actual.size === expected.size && expected.shape.length === 0))
+    return `shape [${actual.shape.join(', ')}] != expected [${expected.shape.join(', ')}]`;
   for (let i = 0; i < e.length; i++) {
     const x = Number(a[i]);
     const y = Number(e[i]);
@@ -60,10 +61,19 @@ export function loadNodeTest(dir: string): { bytes: Uint8Array; cases: NodeTestC
   const g = decodeModel(bytes).graph!;
   const inits = new Set((g.initializer ?? []).map((t) => t.name));
   const inputNames = (g.input ?? []).map((i) => i.name ?? '').filter((n) => !inits.has(n));
-  const paramInputs = new Set((g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])));
-  const sets = readdirSync(path).filter((d) => d.startsWith('test_data_set_')).sort();
+  const paramInputs = new Set(
+    (g.node ?? []).flatMap((n) =>
+      ['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [],
+    ),
+  );
+  const sets = readdirSync(path)
+    .filter((d) => d.startsWith('test_data_set_'))
+    .sort();
   const cases = sets.map((set) => {
-    const inputs = inputNames.map((_, i) => join(path, set, `input_${i}.pb`)).filter(existsSync).map(readPb);
+    const inputs = inputNames
+      .map((_, i) => join(path, set, `input_${i}.pb`))
+      .filter(existsSync)
+      .map(readPb);
     const fixed: Record<string, Tensor> = {};
     const runtime: { name: string; tensor: Tensor }[] = [];
     inputNames.forEach((n, i) => {
@@ -88,13 +98,20 @@ export function runNodeTest(dir: string, options: NodeTestOptions = {}): NodeTes
     const g = decodeModel(bytes).graph!;
     const inits = new Set((g.initializer ?? []).map((t) => t.name));
     const inputNames = (g.input ?? []).map((i) => i.name ?? '').filter((n) => !inits.has(n));
-    const sets = readdirSync(path).filter((d) => d.startsWith('test_data_set_')).sort();
+    const sets = readdirSync(path)
+      .filter((d) => d.startsWith('test_data_set_'))
+      .sort();
     if (sets.length === 0) return { dir, ok: false, message: 'no test_data_set_*' };
     for (const set of sets) {
-      const inputs = inputNames.map((_, i) => join(path, set, `input_${i}.pb`)).filter(existsSync).map(readPb);
+      const inputs = inputNames
+        .map((_, i) => join(path, set, `input_${i}.pb`))
+        .filter(existsSync)
+        .map(readPb);
       const fixed: Record<string, Tensor> = {};
       const paramInputs = new Set(
-        (g.node ?? []).flatMap((n) => (['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [])),
+        (g.node ?? []).flatMap((n) =>
+          ['Resize', 'Upsample', 'Pad', 'Dropout'].includes(n.op_type ?? '') ? (n.input ?? []).slice(1) : [],
+        ),
       );
       const example: Record<string, Tensor> = {};
       const runtime: Tensor[] = [];
@@ -121,6 +138,10 @@ export function runNodeTest(dir: string, options: NodeTestOptions = {}): NodeTes
     }
     return { dir, ok: true, message: 'ok' };
   } catch (e) {
-    return { dir, ok: false, message: `${(e as Error).name}: ${(e as Error).message.split('\n').slice(0, 3).join(' | ')}` };
+    return {
+      dir,
+      ok: false,
+      message: `${(e as Error).name}: ${(e as Error).message.split('\n').slice(0, 3).join(' | ')}`,
+    };
   }
 }

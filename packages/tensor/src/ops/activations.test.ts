@@ -4,10 +4,25 @@ import '../tensor-methods.js';
 import { randn, tensor } from '../creation.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { Generator } from '../random.js';
-import { Tensor } from '../tensor.js';
+import type { Tensor } from '../tensor.js';
 import { gradcheck } from '../testing/gradcheck.js';
 import {
-  clamp, elu, floor, gelu, hardsigmoid, hardswish, leakyRelu, prelu, relu6, round, selu, sigmoid, sign, silu, softplus, tanh,
+  clamp,
+  elu,
+  floor,
+  gelu,
+  hardsigmoid,
+  hardswish,
+  leakyRelu,
+  prelu,
+  relu6,
+  round,
+  selu,
+  sigmoid,
+  sign,
+  silu,
+  softplus,
+  tanh,
 } from './activations.js';
 import { permute } from './view.js';
 
@@ -16,7 +31,8 @@ function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol
   for (let i = 0; i < expected.length; i++) {
     const a = actual[i]!;
     const e = expected[i]!;
-    if (!(Math.abs(a - e) <= tol * (1 + Math.abs(e)))) throw new Error(`index ${i}: got ${a}, expected ${e} (tol ${tol})`);
+    if (!(Math.abs(a - e) <= tol * (1 + Math.abs(e))))
+      throw new Error(`index ${i}: got ${a}, expected ${e} (tol ${tol})`);
   }
 }
 
@@ -24,7 +40,8 @@ function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol
 function awayFrom(kinks: number[], shape: number[], seed: number, scale = 3): Tensor {
   const t = randn(shape, { generator: new Generator(seed), std: scale });
   const d = t.data as Float32Array;
-  for (let i = 0; i < d.length; i++) for (const k of kinks) if (Math.abs(d[i]! - k) < 0.1) d[i] = k + (d[i]! >= k ? 0.1 : -0.1);
+  for (let i = 0; i < d.length; i++)
+    for (const k of kinks) if (Math.abs(d[i]! - k) < 0.1) d[i] = k + (d[i]! >= k ? 0.1 : -0.1);
   return t;
 }
 
@@ -54,7 +71,12 @@ const cases: [string, (x: Tensor) => Tensor, (v: number) => number, number[]][] 
   ['tanh', tanh, Math.tanh, []],
   ['silu', silu, (v) => v / (1 + Math.exp(-v)), []],
   ['gelu', (x) => gelu(x), (v) => 0.5 * v * (1 + erfRef(v / Math.SQRT2)), []],
-  ['gelu tanh', (x) => gelu(x, { approximate: 'tanh' }), (v) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3))), []],
+  [
+    'gelu tanh',
+    (x) => gelu(x, { approximate: 'tanh' }),
+    (v) => 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3))),
+    [],
+  ],
   ['relu6', relu6, (v) => Math.min(Math.max(v, 0), 6), [0, 6]],
   ['leakyRelu', (x) => leakyRelu(x, 0.2), (v) => (v > 0 ? v : 0.2 * v), [0]],
   ['leakyRelu default', (x) => leakyRelu(x), (v) => (v > 0 ? v : 0.01 * v), [0]],
@@ -102,7 +124,11 @@ describe('activations: forward values against direct formulas', () => {
 
   it('round is half-to-even like torch.round; floor and sign', () => {
     const x = tensor([0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 2.4, 2.6, -2.6]);
-    expect(round(x).toArray().map((v) => v + 0)).toEqual([0, 2, 2, 4, 0, -2, -2, 2, 3, -3]);
+    expect(
+      round(x)
+        .toArray()
+        .map((v) => v + 0),
+    ).toEqual([0, 2, 2, 4, 0, -2, -2, 2, 3, -3]);
     expect(floor(x).toArray()).toEqual([0, 1, 2, 3, -1, -2, -3, 2, 2, -3]);
     expect(sign(tensor([-2, 0, 3, NaN])).toArray()).toEqual([-1, 0, 1, NaN]);
   });
@@ -129,7 +155,12 @@ describe('activations: forward values against direct formulas', () => {
     expect(x.leakyRelu(0.5).toArray()).toEqual([-1, -0.25, 0.5, 2]);
     expect(x.hardswish().toArray()).toEqual(hardswish(x).toArray());
     expect(x.gelu({ approximate: 'tanh' }).toArray()).toEqual(gelu(x, { approximate: 'tanh' }).toArray());
-    expect(x.round().toArray().map((v) => v + 0)).toEqual([-2, 0, 0, 2]);
+    expect(
+      x
+        .round()
+        .toArray()
+        .map((v) => v + 0),
+    ).toEqual([-2, 0, 0, 2]);
   });
 });
 
@@ -144,7 +175,10 @@ describe('activations: gradients against finite differences', () => {
   it('round, floor and sign have zero gradient', () => {
     for (const op of [round, floor, sign]) {
       const x = tensor([0.3, -1.7, 2.2], { requiresGrad: true });
-      op(x).mul(tensor([1, 2, 3])).sum().backward();
+      op(x)
+        .mul(tensor([1, 2, 3]))
+        .sum()
+        .backward();
       expect(x.grad!.toArray()).toEqual([0, 0, 0]);
     }
   });
@@ -173,7 +207,11 @@ describe('prelu', () => {
     expectClose(prelu(x, tensor([0.2])).values(), naive(x, [0.2]), 1e-7);
     expectClose(x.prelu(tensor(0.2)).values(), naive(x, [0.2]), 1e-7);
     const xt = permute(x, [0, 2, 1]);
-    expectClose(prelu(xt, tensor([0.5, 0.5, 0.5, 0.5])).values(), Array.from(xt.values(), (v) => (v > 0 ? v : 0.5 * v)), 1e-7);
+    expectClose(
+      prelu(xt, tensor([0.5, 0.5, 0.5, 0.5])).values(),
+      Array.from(xt.values(), (v) => (v > 0 ? v : 0.5 * v)),
+      1e-7,
+    );
   });
 
   it('gradients for input and weight', () => {

@@ -101,8 +101,15 @@ export function erfc(x: number): number {
   const t = 1 / (1 + 0.5 * z);
   const p =
     -1.26551223 +
-    t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
-    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    t *
+      (1.00002368 +
+        t *
+          (0.37409196 +
+            t *
+              (0.09678418 +
+                t *
+                  (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
   const r = t * Math.exp(-z * z + p);
   return x >= 0 ? r : 2 - r;
 }
@@ -189,7 +196,8 @@ export function clamp(x: Tensor, min?: number | null, max?: number | null): Tens
   }
   const lo = min ?? -Infinity;
   const hi = max ?? Infinity;
-  if (Number.isNaN(lo) || Number.isNaN(hi)) throw new InvalidArgumentError(`clamp: bounds must be numbers, got min=${lo}, max=${hi}`);
+  if (Number.isNaN(lo) || Number.isNaN(hi))
+    throw new InvalidArgumentError(`clamp: bounds must be numbers, got min=${lo}, max=${hi}`);
   return clip(x, { min: lo, max: hi });
 }
 
@@ -254,7 +262,8 @@ const softplusOp = defineUnary<{ beta: number; threshold: number }>({
 
 /** log(1 + exp(βx))/β, linear above `threshold` (in units of βx) like PyTorch. */
 export function softplus(x: Tensor, beta = 1, threshold = 20): Tensor {
-  if (!(beta !== 0 && Number.isFinite(beta))) throw new InvalidArgumentError(`softplus: beta must be a finite non-zero number, got ${beta}`);
+  if (!(beta !== 0 && Number.isFinite(beta)))
+    throw new InvalidArgumentError(`softplus: beta must be a finite non-zero number, got ${beta}`);
   return softplusOp(x, { beta, threshold });
 }
 
@@ -271,7 +280,12 @@ export const round = defineUnary({ op: 'Round', f: roundHalfEven, df: () => 0, k
 /** Gradient 0. */
 export const floor = defineUnary({ op: 'Floor', f: Math.floor, df: () => 0, keepsIntegerDtype: true });
 /** −1, 0 or 1 (NaN stays NaN); gradient 0. */
-export const sign = defineUnary({ op: 'Sign', f: (x) => (x > 0 ? 1 : x < 0 ? -1 : x), df: () => 0, keepsIntegerDtype: true });
+export const sign = defineUnary({
+  op: 'Sign',
+  f: (x) => (x > 0 ? 1 : x < 0 ? -1 : x),
+  df: () => 0,
+  keepsIntegerDtype: true,
+});
 
 registerKernel<(i: Tensor[]) => Tensor>({
   op: 'PRelu',
@@ -365,19 +379,51 @@ declare module '../tensor.js' {
 }
 
 const P = Tensor.prototype;
-P.clamp = function (min, max) { return clamp(this, min, max); };
-P.relu6 = function () { return relu6(this); };
-P.leakyRelu = function (s) { return leakyRelu(this, s); };
-P.prelu = function (w) { return prelu(this, w); };
-P.elu = function (alpha) { return elu(this, alpha); };
-P.selu = function () { return selu(this); };
-P.sigmoid = function () { return sigmoid(this); };
-P.tanh = function () { return tanh(this); };
-P.silu = function () { return silu(this); };
-P.gelu = function (options) { return gelu(this, options); };
-P.hardsigmoid = function () { return hardsigmoid(this); };
-P.hardswish = function () { return hardswish(this); };
-P.softplus = function (beta, threshold) { return softplus(this, beta, threshold); };
-P.round = function () { return round(this); };
-P.floor = function () { return floor(this); };
-P.sign = function () { return sign(this); };
+P.clamp = function (min, max) {
+  return clamp(this, min, max);
+};
+P.relu6 = function () {
+  return relu6(this);
+};
+P.leakyRelu = function (s) {
+  return leakyRelu(this, s);
+};
+P.prelu = function (w) {
+  return prelu(this, w);
+};
+P.elu = function (alpha) {
+  return elu(this, alpha);
+};
+P.selu = function () {
+  return selu(this);
+};
+P.sigmoid = function () {
+  return sigmoid(this);
+};
+P.tanh = function () {
+  return tanh(this);
+};
+P.silu = function () {
+  return silu(this);
+};
+P.gelu = function (options) {
+  return gelu(this, options);
+};
+P.hardsigmoid = function () {
+  return hardsigmoid(this);
+};
+P.hardswish = function () {
+  return hardswish(this);
+};
+P.softplus = function (beta, threshold) {
+  return softplus(this, beta, threshold);
+};
+P.round = function () {
+  return round(this);
+};
+P.floor = function () {
+  return floor(this);
+};
+P.sign = function () {
+  return sign(this);
+};

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, batchNorm, gradcheck, ones, rand, randn, tensor, zeros, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  batchNorm,
+  gradcheck,
+  ones,
+  rand,
+  randn,
+  tensor,
+  zeros,
+  type Tensor,
+} from '../index.js';
 
 /** Per-channel mean and biased variance by direct loops over [N, C, S]. */
 function stats(x: Tensor): { mean: number[]; variance: number[] } {
@@ -18,7 +30,14 @@ function stats(x: Tensor): { mean: number[]; variance: number[] } {
   return { mean, variance };
 }
 
-function naive(x: Tensor, mean: number[], variance: number[], w: Tensor | null, b: Tensor | null, eps: number): number[] {
+function naive(
+  x: Tensor,
+  mean: number[],
+  variance: number[],
+  w: Tensor | null,
+  b: Tensor | null,
+  eps: number,
+): number[] {
   const [N, C] = x.shape as number[];
   const S = x.size / (N! * C!);
   const v = x.toArray();
@@ -48,7 +67,12 @@ describe('batchNorm forward', () => {
     expectNear(rm.toArray(), [0.2], 1e-6);
     expectNear(rv.toArray(), [1.1], 1e-6);
   });
-  for (const shape of [[6, 3], [4, 3, 5], [3, 2, 4, 5], [2, 3, 2, 3, 2]]) {
+  for (const shape of [
+    [6, 3],
+    [4, 3, 5],
+    [3, 2, 4, 5],
+    [2, 3, 2, 3, 2],
+  ]) {
     it(`training on [${shape.join(', ')}] with weight and bias; running stats follow PyTorch's convention`, () => {
       const g = new Generator(1);
       const C = shape[1]!;
@@ -63,8 +87,16 @@ describe('batchNorm forward', () => {
       const { mean, variance } = stats(x);
       expectNear(y.toArray(), naive(x, mean, variance, w, b, 1e-3));
       const M = x.size / C;
-      expectNear(rm.toArray(), rm0.toArray().map((r, c) => 0.7 * r + 0.3 * mean[c]!), 1e-5);
-      expectNear(rv.toArray(), rv0.toArray().map((r, c) => 0.7 * r + (0.3 * variance[c]! * M) / (M - 1)), 1e-5);
+      expectNear(
+        rm.toArray(),
+        rm0.toArray().map((r, c) => 0.7 * r + 0.3 * mean[c]!),
+        1e-5,
+      );
+      expectNear(
+        rv.toArray(),
+        rv0.toArray().map((r, c) => 0.7 * r + (0.3 * variance[c]! * M) / (M - 1)),
+        1e-5,
+      );
     });
   }
   it('evaluation uses running stats and leaves them alone', () => {
@@ -81,7 +113,10 @@ describe('batchNorm forward', () => {
   it('training without running stats', () => {
     const x = randn([4, 2, 3], { generator: new Generator(3) });
     const { mean, variance } = stats(x);
-    expectNear(batchNorm(x, null, null, null, null, { training: true }).toArray(), naive(x, mean, variance, null, null, 1e-5));
+    expectNear(
+      batchNorm(x, null, null, null, null, { training: true }).toArray(),
+      naive(x, mean, variance, null, null, 1e-5),
+    );
   });
 });
 
@@ -117,7 +152,9 @@ describe('batchNorm validation', () => {
     expect(() => batchNorm(x, zeros([2]), ones([2]))).toThrow(/runningMean must have shape \[3\]/);
     expect(() => batchNorm(x, zeros([3]), null)).toThrow(InvalidArgumentError);
     expect(() => batchNorm(x, null, null)).toThrow(/evaluation mode needs runningMean/);
-    expect(() => batchNorm(randn([1, 3]), null, null, null, null, { training: true })).toThrow(/more than one value per channel/);
+    expect(() => batchNorm(randn([1, 3]), null, null, null, null, { training: true })).toThrow(
+      /more than one value per channel/,
+    );
     expect(() => batchNorm(x, zeros([3]), ones([3]), null, null, { momentum: 2 })).toThrow(InvalidArgumentError);
   });
 });

@@ -86,7 +86,8 @@ registerKernel<BatchNormKernel>({
       invstd[c] = is;
       const scale = wv ? wv[c]! * is : is;
       const shift = (bv ? bv[c]! : 0) - mean[c]! * scale;
-      for (let n = 0, p = c * S; n < N; n++, p += stride) for (let i = 0; i < S; i++) y[p + i] = xv[p + i]! * scale + shift;
+      for (let n = 0, p = c * S; n < N; n++, p += stride)
+        for (let i = 0; i < S; i++) y[p + i] = xv[p + i]! * scale + shift;
     }
     saved.mean = mean;
     saved.invstd = invstd;
@@ -107,7 +108,11 @@ export interface BatchNormBackwardAttrs extends BatchNormAttrs {
  * is what the forward kernel saved (mean and invstd, Float32Array per channel). Returns
  * [dx, dweight, dbias] with null for the gradients not asked for.
  */
-export type BatchNormBackwardKernel = (inputs: Tensor[], attrs: BatchNormBackwardAttrs, saved: Saved) => (Tensor | null)[];
+export type BatchNormBackwardKernel = (
+  inputs: Tensor[],
+  attrs: BatchNormBackwardAttrs,
+  saved: Saved,
+) => (Tensor | null)[];
 
 registerKernel<BatchNormBackwardKernel>({
   op: 'BatchNormalizationBackward',
@@ -173,7 +178,9 @@ registerGradient<BatchNormAttrs>('BatchNormalization', ({ inputs, attrs, saved }
   };
   if (!a.needInput && !a.needWeight && !a.needBias) return grads;
   const args = w ? [x, gy, w] : [x, gy];
-  const [dx, dw, db] = kernels.resolve<BatchNormBackwardKernel>('BatchNormalizationBackward', args, a).fn(args, a, saved);
+  const [dx, dw, db] = kernels
+    .resolve<BatchNormBackwardKernel>('BatchNormalizationBackward', args, a)
+    .fn(args, a, saved);
   grads[0] = dx ?? null;
   let k = 1;
   if (w) grads[k++] = dw ?? null;
@@ -218,7 +225,8 @@ export function batchNorm(
   const momentum = options.momentum ?? 0.1;
   const eps = options.eps ?? 1e-5;
   if (!(eps > 0)) throw new InvalidArgumentError(`batchNorm: eps must be positive, got ${eps}`);
-  if (!(momentum >= 0 && momentum <= 1)) throw new InvalidArgumentError(`batchNorm: momentum must be in [0, 1], got ${momentum}`);
+  if (!(momentum >= 0 && momentum <= 1))
+    throw new InvalidArgumentError(`batchNorm: momentum must be in [0, 1], got ${momentum}`);
   if (!runningMean !== !runningVar) {
     throw new InvalidArgumentError('batchNorm: give both runningMean and runningVar or neither');
   }
@@ -228,7 +236,9 @@ export function batchNorm(
   checkChannelVector('weight', weight, C);
   checkChannelVector('bias', bias, C);
   if (!training && !runningMean) {
-    throw new InvalidArgumentError('batchNorm: evaluation mode needs runningMean and runningVar; pass them or set training: true');
+    throw new InvalidArgumentError(
+      'batchNorm: evaluation mode needs runningMean and runningVar; pass them or set training: true',
+    );
   }
   const M = x.size / C;
   if (training && M <= 1) {

@@ -78,16 +78,31 @@ type SameShapeLoop = (a: Float32Array, b: Float32Array, out: Float32Array) => vo
 
 /** Monomorphic loops for the float32 same-shape case, which residual adds and gradients hit every step. */
 const SAME_SHAPE: Record<string, SameShapeLoop> = {
-  add: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! + b[i]!; },
-  sub: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! - b[i]!; },
-  mul: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! * b[i]!; },
-  div: (a, b, o) => { for (let i = 0; i < o.length; i++) o[i] = a[i]! / b[i]!; },
+  add: (a, b, o) => {
+    for (let i = 0; i < o.length; i++) o[i] = a[i]! + b[i]!;
+  },
+  sub: (a, b, o) => {
+    for (let i = 0; i < o.length; i++) o[i] = a[i]! - b[i]!;
+  },
+  mul: (a, b, o) => {
+    for (let i = 0; i < o.length; i++) o[i] = a[i]! * b[i]!;
+  },
+  div: (a, b, o) => {
+    for (let i = 0; i < o.length; i++) o[i] = a[i]! / b[i]!;
+  },
 };
 
 function arith(f: (x: number, y: number) => number, fast?: SameShapeLoop): TensorKernel {
   return ([a, b]) => {
     const dt = promote(a!.dtype, b!.dtype);
-    if (fast && a!.dtype === 'float32' && b!.dtype === 'float32' && shapesEqual(a!.shape, b!.shape) && a!.isContiguous() && b!.isContiguous()) {
+    if (
+      fast &&
+      a!.dtype === 'float32' &&
+      b!.dtype === 'float32' &&
+      shapesEqual(a!.shape, b!.shape) &&
+      a!.isContiguous() &&
+      b!.isContiguous()
+    ) {
       const out = new Float32Array(a!.size);
       fast(a!.values() as Float32Array, b!.values() as Float32Array, out);
       return make(out, a!.shape);
@@ -105,7 +120,7 @@ registerKernel({ op: 'Add', backend: 'cpu', fn: arith((x, y) => x + y, SAME_SHAP
 registerKernel({ op: 'Sub', backend: 'cpu', fn: arith((x, y) => x - y, SAME_SHAPE.sub) });
 registerKernel({ op: 'Mul', backend: 'cpu', fn: arith((x, y) => x * y, SAME_SHAPE.mul) });
 registerKernel({ op: 'Div', backend: 'cpu', fn: arith((x, y) => x / y, SAME_SHAPE.div) });
-registerKernel({ op: 'Pow', backend: 'cpu', fn: arith((x, y) => Math.pow(x, y)) });
+registerKernel({ op: 'Pow', backend: 'cpu', fn: arith((x, y) => x ** y) });
 registerKernel({ op: 'Max', backend: 'cpu', fn: arith((x, y) => (x >= y ? x : y)) });
 registerKernel({ op: 'Min', backend: 'cpu', fn: arith((x, y) => (x <= y ? x : y)) });
 registerKernel({ op: 'Equal', backend: 'cpu', fn: compare((x, y) => x === y) });
@@ -135,14 +150,18 @@ export const gt = (a: Scalarish, b: Scalarish): Tensor => binary('Greater', a, b
 export const ge = (a: Scalarish, b: Scalarish): Tensor => binary('GreaterOrEqual', a, b);
 
 function binary(op: string, a: Scalarish, b: Scalarish): Tensor {
-  if (!(a instanceof Tensor) && !(b instanceof Tensor)) throw new TypeError(`${op}: at least one operand must be a Tensor`);
+  if (!(a instanceof Tensor) && !(b instanceof Tensor))
+    throw new TypeError(`${op}: at least one operand must be a Tensor`);
   const ta = asTensor(a, b as Tensor);
   const tb = asTensor(b, ta);
   return run1(op, [ta, tb], {});
 }
 
 registerGradient('Add', ({ inputs: [a, b] }, [g]) => [sumToShape(g!, a!.shape), sumToShape(g!, b!.shape)]);
-registerGradient('Sub', ({ inputs: [a, b] }, [g]) => [sumToShape(g!, a!.shape), sumToShape(run1('Neg', [g!], {}), b!.shape)]);
+registerGradient('Sub', ({ inputs: [a, b] }, [g]) => [
+  sumToShape(g!, a!.shape),
+  sumToShape(run1('Neg', [g!], {}), b!.shape),
+]);
 registerGradient('Mul', ({ inputs: [a, b] }, [g]) => [
   a!.requiresGrad ? sumToShape(mul(g!, b!), a!.shape) : null,
   b!.requiresGrad ? sumToShape(mul(g!, a!), b!.shape) : null,

@@ -22,7 +22,14 @@ export function perDim(
 }
 
 /** Output length of a sliding window: floor((in + padBegin + padEnd − dilation·(k − 1) − 1) / stride) + 1. */
-export function windowOutSize(size: number, k: number, stride: number, padBegin: number, padEnd: number, dilation: number): number {
+export function windowOutSize(
+  size: number,
+  k: number,
+  stride: number,
+  padBegin: number,
+  padEnd: number,
+  dilation: number,
+): number {
   return Math.floor((size + padBegin + padEnd - dilation * (k - 1) - 1) / stride) + 1;
 }
 

@@ -61,9 +61,15 @@ export function geometry(
 export function isPointwise(g: ConvGeometry): boolean {
   return (
     g.kd * g.kh * g.kw === 1 &&
-    g.sd === 1 && g.sh === 1 && g.sw === 1 &&
-    g.pd === 0 && g.ph === 0 && g.pw === 0 &&
-    g.od === g.id && g.oh === g.ih && g.ow === g.iw
+    g.sd === 1 &&
+    g.sh === 1 &&
+    g.sw === 1 &&
+    g.pd === 0 &&
+    g.ph === 0 &&
+    g.pw === 0 &&
+    g.od === g.id &&
+    g.oh === g.ih &&
+    g.ow === g.iw
   );
 }
 

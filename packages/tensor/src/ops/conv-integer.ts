@@ -4,7 +4,12 @@ import { registerKernel, type Saved } from '../registry.js';
 import { Tensor } from '../tensor.js';
 import { perDim, shapeStr } from './conv-args.js';
 import { convPlan, type ConvAttrs } from './conv.js';
-import { requantizeAttrs, requantizeInt32Values, type RequantizeInt32Attrs, type RequantizeInt32Options } from './requantize-int32.js';
+import {
+  requantizeAttrs,
+  requantizeInt32Values,
+  type RequantizeInt32Attrs,
+  type RequantizeInt32Options,
+} from './requantize-int32.js';
 import { make } from './util.js';
 
 // ConvInteger (ONNX's name; zero points are 0 here): x [N, Cin, ...] int8/int16 and
@@ -38,32 +43,42 @@ registerKernel<(i: Tensor[], a: ConvIntegerAttrs, s: Saved) => Tensor>({
     for (let b = 0; b < g.n; b++) {
       for (let co = 0; co < pl.cout; co++) {
         const grp = Math.floor(co / coutG);
-        for (let z = 0; z < g.od; z++) for (let yy = 0; yy < g.oh; yy++) for (let xx = 0; xx < g.ow; xx++) {
-          let s = 0;
-          for (let ci = 0; ci < cinG; ci++) {
-            const xBase = (b * g.c + grp * cinG + ci) * plane;
-            const wBase = (co * cinG + ci) * kvol;
-            for (let a = 0; a < g.kd; a++) {
-              const zi = z * g.sd - g.pd + a * g.dd;
-              if (zi < 0 || zi >= g.id) continue;
-              for (let e = 0; e < g.kh; e++) {
-                const yi = yy * g.sh - g.ph + e * g.dh;
-                if (yi < 0 || yi >= g.ih) continue;
-                for (let f = 0; f < g.kw; f++) {
-                  const xi = xx * g.sw - g.pw + f * g.dw;
-                  if (xi < 0 || xi >= g.iw) continue;
-                  s = (s + Math.imul(xv[xBase + (zi * g.ih + yi) * g.iw + xi]!, wv[wBase + (a * g.kh + e) * g.kw + f]!)) | 0;
+        for (let z = 0; z < g.od; z++)
+          for (let yy = 0; yy < g.oh; yy++)
+            for (let xx = 0; xx < g.ow; xx++) {
+              let s = 0;
+              for (let ci = 0; ci < cinG; ci++) {
+                const xBase = (b * g.c + grp * cinG + ci) * plane;
+                const wBase = (co * cinG + ci) * kvol;
+                for (let a = 0; a < g.kd; a++) {
+                  const zi = z * g.sd - g.pd + a * g.dd;
+                  if (zi < 0 || zi >= g.id) continue;
+                  for (let e = 0; e < g.kh; e++) {
+                    const yi = yy * g.sh - g.ph + e * g.dh;
+                    if (yi < 0 || yi >= g.ih) continue;
+                    for (let f = 0; f < g.kw; f++) {
+                      const xi = xx * g.sw - g.pw + f * g.dw;
+                      if (xi < 0 || xi >= g.iw) continue;
+                      s =
+                        (s +
+                          Math.imul(
+                            xv[xBase + (zi * g.ih + yi) * g.iw + xi]!,
+                            wv[wBase + (a * g.kh + e) * g.kw + f]!,
+                          )) |
+                        0;
+                    }
+                  }
                 }
               }
+              y[j++] = s;
             }
-          }
-          y[j++] = s;
-        }
       }
     }
     const shape = [g.n, pl.cout, ...pl.out];
     const epi = attrs.epilogue;
-    return epi ? make(requantizeInt32Values(y, other ? other.values() : null, epi), shape, epi.outDtype) : make(y, shape, 'int32');
+    return epi
+      ? make(requantizeInt32Values(y, other ? other.values() : null, epi), shape, epi.outDtype)
+      : make(y, shape, 'int32');
   },
 });
 
@@ -88,36 +103,60 @@ export interface ConvIntegerOptions {
  */
 export function convInteger(x: Tensor, w: Tensor, options: ConvIntegerOptions = {}): Tensor {
   const op = 'convInteger';
-  for (const [t, what] of [[x, 'input'], [w, 'weight']] as const) {
+  for (const [t, what] of [
+    [x, 'input'],
+    [w, 'weight'],
+  ] as const) {
     if (!(t instanceof Tensor) || !INT_DTYPES.has(t.dtype)) {
-      throw new DTypeError(`${op}: ${what} must be an int8 or int16 Tensor, got ${t instanceof Tensor ? `'${t.dtype}'` : typeof t}`);
+      throw new DTypeError(
+        `${op}: ${what} must be an int8 or int16 Tensor, got ${t instanceof Tensor ? `'${t.dtype}'` : typeof t}`,
+      );
     }
   }
   const r = w.ndim - 2;
   if (r < 1 || r > 3 || x.ndim !== r + 2) {
-    throw new ShapeError(`${op}: needs x [N, C, ...] and w [Cout, C/groups, ...kernel] of the same rank (3 to 5), got x ${shapeStr(x.shape)}, w ${shapeStr(w.shape)}`);
+    throw new ShapeError(
+      `${op}: needs x [N, C, ...] and w [Cout, C/groups, ...kernel] of the same rank (3 to 5), got x ${shapeStr(x.shape)}, w ${shapeStr(w.shape)}`,
+    );
   }
   const groups = options.groups ?? 1;
   const cin = x.shape[1]!;
   const cout = w.shape[0]!;
-  if (!Number.isInteger(groups) || groups < 1 || cin % groups !== 0 || cout % groups !== 0 || w.shape[1]! * groups !== cin) {
-    throw new ShapeError(`${op}: x ${shapeStr(x.shape)} and w ${shapeStr(w.shape)} do not fit groups = ${groups}: both channel counts must divide by groups and w.shape[1] must be Cin/groups`);
+  if (
+    !Number.isInteger(groups) ||
+    groups < 1 ||
+    cin % groups !== 0 ||
+    cout % groups !== 0 ||
+    w.shape[1]! * groups !== cin
+  ) {
+    throw new ShapeError(
+      `${op}: x ${shapeStr(x.shape)} and w ${shapeStr(w.shape)} do not fit groups = ${groups}: both channel counts must divide by groups and w.shape[1] must be Cin/groups`,
+    );
   }
   const stride = perDim(options.stride ?? 1, r, op, 'stride', 1);
   const dilation = perDim(options.dilation ?? 1, r, op, 'dilation', 1);
   const p = options.pads ?? 0;
-  const pads = typeof p !== 'number' && p.length === 2 * r ? perDim(p, 2 * r, op, 'pads', 0) : (() => {
-    const half = perDim(p, r, op, 'pads', 0);
-    return [...half, ...half];
-  })();
+  const pads =
+    typeof p !== 'number' && p.length === 2 * r
+      ? perDim(p, 2 * r, op, 'pads', 0)
+      : (() => {
+          const half = perDim(p, r, op, 'pads', 0);
+          return [...half, ...half];
+        })();
   const conv: ConvAttrs = { stride, pads, dilation, groups };
   const pl = convPlan(x, w, conv);
   if (pl.out.some((o) => o < 1)) {
-    throw new ShapeError(`${op}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(w.shape.slice(2))} with pads ${shapeStr(pads)} and dilation ${shapeStr(dilation)}`);
+    throw new ShapeError(
+      `${op}: input ${shapeStr(x.shape)} is too small for kernel ${shapeStr(w.shape.slice(2))} with pads ${shapeStr(pads)} and dilation ${shapeStr(dilation)}`,
+    );
   }
   if (!options.epilogue) return run1<ConvIntegerAttrs>('ConvInteger', [x, w], conv);
   const added = options.added ?? null;
   const positions = pl.out.reduce((a, b) => a * b, 1);
-  const epilogue = requantizeAttrs(op, x.shape[0]! * cout * positions, added, { ...options.epilogue, channels: cout, inner: positions });
+  const epilogue = requantizeAttrs(op, x.shape[0]! * cout * positions, added, {
+    ...options.epilogue,
+    channels: cout,
+    inner: positions,
+  });
   return run1<ConvIntegerAttrs>('ConvInteger', added ? [x, w, added] : [x, w], { ...conv, epilogue });
 }

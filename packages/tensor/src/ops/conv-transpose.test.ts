@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, convTranspose1d, convTranspose2d, gradcheck, randn, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  convTranspose1d,
+  convTranspose2d,
+  gradcheck,
+  randn,
+  type Tensor,
+} from '../index.js';
 
 const gen = () => new Generator(5);
 
@@ -25,7 +34,8 @@ function naive(x: Tensor, w: Tensor, b: Tensor | null, o: Opts): { data: number[
   const wv = w.toArray();
   const bv = b?.toArray();
   for (let n = 0; n < N; n++)
-    for (let co = 0; co < CO; co++) for (let i = 0; i < OH * OW; i++) out[(n * CO + co) * OH * OW + i] = bv ? bv[co]! : 0;
+    for (let co = 0; co < CO; co++)
+      for (let i = 0; i < OH * OW; i++) out[(n * CO + co) * OH * OW + i] = bv ? bv[co]! : 0;
   for (let n = 0; n < N; n++)
     for (let ci = 0; ci < CI; ci++) {
       const g = Math.floor(ci / CIG);
@@ -38,7 +48,8 @@ function naive(x: Tensor, w: Tensor, b: Tensor | null, o: Opts): { data: number[
                 const xx = j * o.stride[1] - o.pad[1] + e * o.dil[1];
                 if (y < 0 || xx < 0 || y >= OH || xx >= OW) continue;
                 const co = g * COG + oc;
-                out[((n * CO + co) * OH + y) * OW + xx]! += xv[((n * CI + ci) * H + i) * W + j]! * wv[((ci * COG + oc) * KH + a) * KW + e]!;
+                out[((n * CO + co) * OH + y) * OW + xx]! +=
+                  xv[((n * CI + ci) * H + i) * W + j]! * wv[((ci * COG + oc) * KH + a) * KW + e]!;
               }
     }
   return { data: out, shape: [N, CO, OH, OW] };
@@ -57,8 +68,20 @@ const base: Opts = { stride: [1, 1], pad: [0, 0], outPad: [0, 0], dil: [1, 1], g
 describe('convTranspose2d', () => {
   const cases: [string, number[], number[], Partial<Opts>, boolean][] = [
     ['plain 3x3 with bias', [2, 3, 4, 4], [3, 2, 3, 3], {}, true],
-    ['stride 2, padding 1, output padding 1', [2, 2, 3, 4], [2, 3, 3, 3], { stride: [2, 2], pad: [1, 1], outPad: [1, 1] }, true],
-    ['dilation 2, stride (2,1), groups 2', [1, 4, 3, 3], [4, 1, 2, 3], { stride: [2, 1], dil: [2, 2], groups: 2, pad: [1, 0] }, false],
+    [
+      'stride 2, padding 1, output padding 1',
+      [2, 2, 3, 4],
+      [2, 3, 3, 3],
+      { stride: [2, 2], pad: [1, 1], outPad: [1, 1] },
+      true,
+    ],
+    [
+      'dilation 2, stride (2,1), groups 2',
+      [1, 4, 3, 3],
+      [4, 1, 2, 3],
+      { stride: [2, 1], dil: [2, 2], groups: 2, pad: [1, 0] },
+      false,
+    ],
     ['output padding under dilation > stride', [1, 1, 3, 3], [1, 2, 2, 2], { dil: [3, 3], outPad: [2, 1] }, true],
   ];
   for (const [name, xs, ws, partial, withBias] of cases) {
@@ -68,7 +91,13 @@ describe('convTranspose2d', () => {
       const x = randn(xs, { generator: g });
       const w = randn(ws, { generator: g });
       const b = withBias ? randn([ws[1]! * o.groups], { generator: g }) : null;
-      const y = convTranspose2d(x, w, b, { stride: o.stride, padding: o.pad, outputPadding: o.outPad, dilation: o.dil, groups: o.groups });
+      const y = convTranspose2d(x, w, b, {
+        stride: o.stride,
+        padding: o.pad,
+        outputPadding: o.outPad,
+        dilation: o.dil,
+        groups: o.groups,
+      });
       expectClose(y, naive(x, w, b, o));
     });
   }
@@ -96,7 +125,9 @@ describe('convTranspose2d', () => {
   it('validates arguments', () => {
     const x = randn([1, 2, 3, 3]);
     expect(() => convTranspose2d(x, randn([3, 1, 3, 3]))).toThrow(ShapeError);
-    expect(() => convTranspose2d(x, randn([2, 1, 3, 3]), null, { stride: 2, outputPadding: 2 })).toThrow(InvalidArgumentError);
+    expect(() => convTranspose2d(x, randn([2, 1, 3, 3]), null, { stride: 2, outputPadding: 2 })).toThrow(
+      InvalidArgumentError,
+    );
     expect(() => convTranspose2d(x, randn([2, 1, 3, 3]), randn([2]))).toThrow(/bias must have shape \[1\]/);
     expect(() => convTranspose2d(x, randn([2, 1, 3, 3]), null, { groups: 2 })).not.toThrow();
     expect(() => convTranspose2d(x, randn([2, 1, 1, 1]), null, { padding: 2 })).toThrow(/no output/);

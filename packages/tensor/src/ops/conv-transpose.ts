@@ -6,7 +6,15 @@ import { registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
 import { perDim, shapeStr } from './conv-args.js';
-import { channelSums, col2im, fromChannelMajor, geometry, im2col, toChannelMajor, type ConvGeometry } from './conv-im2col.js';
+import {
+  channelSums,
+  col2im,
+  fromChannelMajor,
+  geometry,
+  im2col,
+  toChannelMajor,
+  type ConvGeometry,
+} from './conv-im2col.js';
 import { batched, checkBias, checkGroups } from './conv.js';
 import { reshape } from './view.js';
 import { f32, make, requireFloat } from './util.js';
@@ -64,7 +72,13 @@ registerKernel<(i: Tensor[], a: ConvTransposeAttrs, s: Saved) => Tensor>({
     const wv = f32(w!);
     const cols = new Float32Array(attrs.groups * kt * npin);
     for (let g = 0; g < attrs.groups; g++) {
-      gemm(gemmArgs(true, false, kt, npin, cinG, wv, xT, cols, 0, { a: g * cinG * kt, b: g * cinG * npin, c: g * kt * npin }));
+      gemm(
+        gemmArgs(true, false, kt, npin, cinG, wv, xT, cols, 0, {
+          a: g * cinG * kt,
+          b: g * cinG * npin,
+          c: g * kt * npin,
+        }),
+      );
     }
     const y = new Float32Array(geom.n * pl.cout * sizeOf(pl.out));
     col2im(cols, geom, y);
@@ -98,7 +112,13 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
       const wv = f32(w!);
       const dxT = new Float32Array(pl.cin * npin);
       for (let g = 0; g < attrs.groups; g++) {
-        gemm(gemmArgs(false, false, cinG, npin, kt, wv, cols, dxT, 0, { a: g * cinG * kt, b: g * kt * npin, c: g * cinG * npin }));
+        gemm(
+          gemmArgs(false, false, cinG, npin, kt, wv, cols, dxT, 0, {
+            a: g * cinG * kt,
+            b: g * kt * npin,
+            c: g * cinG * npin,
+          }),
+        );
       }
       dx = make(fromChannelMajor(dxT, geom.n, pl.cin, pl.pin), x!.shape);
     }
@@ -106,7 +126,13 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
       const xT = (saved.xT as Float32Array | undefined) ?? toChannelMajor(f32(x!), geom.n, pl.cin, pl.pin);
       const out = new Float32Array(w!.size);
       for (let g = 0; g < attrs.groups; g++) {
-        gemm(gemmArgs(false, true, cinG, kt, npin, xT, cols, out, 0, { a: g * cinG * npin, b: g * kt * npin, c: g * cinG * kt }));
+        gemm(
+          gemmArgs(false, true, cinG, kt, npin, xT, cols, out, 0, {
+            a: g * cinG * npin,
+            b: g * kt * npin,
+            c: g * cinG * kt,
+          }),
+        );
       }
       dw = make(out, w!.shape);
     }
@@ -136,7 +162,9 @@ function convTransposeNd(
   const { xb, unbatched } = batched(op, x, r);
   requireFloat(weight, op, 'weight');
   if (weight.ndim !== r + 2) {
-    throw new ShapeError(`${op}: weight must be ${r + 2}-d [in_channels, out_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`);
+    throw new ShapeError(
+      `${op}: weight must be ${r + 2}-d [in_channels, out_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`,
+    );
   }
   const groups = o.groups ?? 1;
   const cin = xb.shape[1]!;
@@ -162,7 +190,9 @@ function convTransposeNd(
   const kernel = weight.shape.slice(2);
   xb.shape.slice(2).forEach((s, i) => {
     if (transposedSize(s, kernel[i]!, stride[i]!, padding[i]!, padding[i]!, dilation[i]!, outputPadding[i]!) < 1) {
-      throw new ShapeError(`${op}: padding [${padding.join(', ')}] leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`);
+      throw new ShapeError(
+        `${op}: padding [${padding.join(', ')}] leaves no output for input ${shapeStr(x.shape)} in spatial dim ${i}; reduce the padding`,
+      );
     }
   });
   const attrs: ConvTransposeAttrs = { stride, pads: [...padding, ...padding], dilation, outputPadding, groups };
@@ -171,11 +201,21 @@ function convTransposeNd(
 }
 
 /** Transposed 2-d convolution (the gradient of conv2d w.r.t. its input): x [N, Cin, H, W], weight [Cin, Cout/groups, KH, KW]. */
-export function convTranspose2d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvTransposeOptions = {}): Tensor {
+export function convTranspose2d(
+  x: Tensor,
+  weight: Tensor,
+  bias?: Tensor | null,
+  options: ConvTransposeOptions = {},
+): Tensor {
   return convTransposeNd('convTranspose2d', 2, x, weight, bias, options);
 }
 
 /** Transposed 1-d convolution: x [N, Cin, L], weight [Cin, Cout/groups, K]. */
-export function convTranspose1d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvTransposeOptions = {}): Tensor {
+export function convTranspose1d(
+  x: Tensor,
+  weight: Tensor,
+  bias?: Tensor | null,
+  options: ConvTransposeOptions = {},
+): Tensor {
   return convTransposeNd('convTranspose1d', 1, x, weight, bias, options);
 }

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, conv1d, conv2d, conv3d, gradcheck, randn, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  conv1d,
+  conv2d,
+  conv3d,
+  gradcheck,
+  randn,
+  type Tensor,
+} from '../index.js';
 
 const gen = () => new Generator(11);
 
@@ -12,11 +22,22 @@ interface Opts {
 }
 
 /** Direct convolution over 3 spatial dims (1-d and 2-d shapes are lifted by the caller). */
-function naiveConv3(x: Tensor, xs: number[], w: Tensor, ws: number[], b: Tensor | null, o: Required<Opts>): { data: number[]; shape: number[] } {
+function naiveConv3(
+  x: Tensor,
+  xs: number[],
+  w: Tensor,
+  ws: number[],
+  b: Tensor | null,
+  o: Required<Opts>,
+): { data: number[]; shape: number[] } {
   const [N, C, D, H, W] = xs as [number, number, number, number, number];
   const [CO, CIG, KD, KH, KW] = ws as [number, number, number, number, number];
   const G = o.groups;
-  const out = [0, 1, 2].map((i) => Math.floor(([D, H, W][i]! + o.pad[i]! + o.padEnd[i]! - o.dil[i]! * ([KD, KH, KW][i]! - 1) - 1) / o.stride[i]!) + 1);
+  const out = [0, 1, 2].map(
+    (i) =>
+      Math.floor(([D, H, W][i]! + o.pad[i]! + o.padEnd[i]! - o.dil[i]! * ([KD, KH, KW][i]! - 1) - 1) / o.stride[i]!) +
+      1,
+  );
   const [OD, OH, OW] = out as [number, number, number];
   const xv = x.toArray();
   const wv = w.toArray();
@@ -37,7 +58,9 @@ function naiveConv3(x: Tensor, xs: number[], w: Tensor, ws: number[], b: Tensor 
                     const ix = xx * o.stride[2]! - o.pad[2]! + e * o.dil[2]!;
                     if (iz < 0 || iy < 0 || ix < 0 || iz >= D || iy >= H || ix >= W) continue;
                     const c = g * CIG + ci;
-                    s += xv[(((n * C + c) * D + iz) * H + iy) * W + ix]! * wv[((((co * CIG + ci) * KD + a) * KH + bb) * KW) + e]!;
+                    s +=
+                      xv[(((n * C + c) * D + iz) * H + iy) * W + ix]! *
+                      wv[(((co * CIG + ci) * KD + a) * KH + bb) * KW + e]!;
                   }
             res.push(s);
           }
@@ -148,7 +171,8 @@ describe('conv gradients', () => {
     const x = randn([2, 4, 5, 5], { generator: g });
     const w = randn([4, 2, 3, 3], { generator: g });
     const b = randn([4], { generator: g });
-    const f = (xx: Tensor, ww: Tensor, bb: Tensor) => conv2d(xx, ww, bb, { stride: [2, 1], padding: 1, dilation: [1, 2], groups: 2 });
+    const f = (xx: Tensor, ww: Tensor, bb: Tensor) =>
+      conv2d(xx, ww, bb, { stride: [2, 1], padding: 1, dilation: [1, 2], groups: 2 });
     expect(gradcheck(f, [x, w, b])).toEqual([]);
   });
   it('conv2d pointwise (no im2col) with batch 2', () => {

@@ -57,7 +57,9 @@ export function convPlan(x: Tensor, w: Tensor, a: ConvAttrs): ConvPlan {
   const r = x.ndim - 2;
   const image = x.shape.slice(2);
   const kernel = w.shape.slice(2);
-  const out = image.map((s, i) => windowOutSize(s, kernel[i]!, a.stride[i]!, a.pads[i]!, a.pads[r + i]!, a.dilation[i]!));
+  const out = image.map((s, i) =>
+    windowOutSize(s, kernel[i]!, a.stride[i]!, a.pads[i]!, a.pads[r + i]!, a.dilation[i]!),
+  );
   const n = x.shape[0]!;
   const geom = geometry(n, x.shape[1]!, image, kernel, out, a.stride, a.pads.slice(0, r), a.dilation);
   const p = sizeOf(out);
@@ -84,7 +86,9 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
     const wv = f32(w!);
     const t = new Float32Array(pl.cout * np);
     for (let g = 0; g < attrs.groups; g++) {
-      gemm(gemmArgs(false, false, coutG, np, k, wv, cols, t, 0, { a: g * coutG * k, b: g * k * np, c: g * coutG * np }));
+      gemm(
+        gemmArgs(false, false, coutG, np, k, wv, cols, t, 0, { a: g * coutG * k, b: g * k * np, c: g * coutG * np }),
+      );
     }
     saved.cols = cols;
     const y = fromChannelMajor(t, pl.geom.n, pl.cout, pl.p, b ? f32(b) : undefined);
@@ -106,7 +110,9 @@ registerKernel<ConvBackwardKernel>({
       const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
       const out = new Float32Array(w!.size);
       for (let g = 0; g < attrs.groups; g++) {
-        gemm(gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }));
+        gemm(
+          gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }),
+        );
       }
       dw = make(out, w!.shape);
     }
@@ -114,7 +120,9 @@ registerKernel<ConvBackwardKernel>({
       const wv = f32(w!);
       const dcols = new Float32Array(attrs.groups * k * np);
       for (let g = 0; g < attrs.groups; g++) {
-        gemm(gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }));
+        gemm(
+          gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }),
+        );
       }
       let out: Float32Array;
       if (isPointwise(geom)) {
@@ -132,7 +140,12 @@ registerKernel<ConvBackwardKernel>({
 
 // The gradient dispatches like a forward op, so backends can bring their own backward kernel.
 registerGradient<ConvAttrs>('Conv', ({ inputs: [x, w, b], attrs, saved }, [gy]) => {
-  const a: ConvBackwardAttrs = { ...attrs, needInput: x!.requiresGrad, needWeight: w!.requiresGrad, needBias: !!b?.requiresGrad };
+  const a: ConvBackwardAttrs = {
+    ...attrs,
+    needInput: x!.requiresGrad,
+    needWeight: w!.requiresGrad,
+    needBias: !!b?.requiresGrad,
+  };
   if (!a.needInput && !a.needWeight && !a.needBias) return [null, null, null];
   const inputs = [x!, w!, gy!];
   return kernels.resolve<ConvBackwardKernel>('ConvBackward', inputs, a).fn(inputs, a, saved);
@@ -171,15 +184,26 @@ export function batched(op: string, x: Tensor, r: number): { xb: Tensor; unbatch
 export function checkBias(op: string, bias: Tensor, channels: number): void {
   requireFloat(bias, op, 'bias');
   if (bias.ndim !== 1 || bias.shape[0] !== channels) {
-    throw new ShapeError(`${op}: bias must have shape [${channels}] (one per output channel), got ${shapeStr(bias.shape)}`);
+    throw new ShapeError(
+      `${op}: bias must have shape [${channels}] (one per output channel), got ${shapeStr(bias.shape)}`,
+    );
   }
 }
 
-function convNd(op: string, r: number, x: Tensor, weight: Tensor, bias: Tensor | null | undefined, o: ConvOptions): Tensor {
+function convNd(
+  op: string,
+  r: number,
+  x: Tensor,
+  weight: Tensor,
+  bias: Tensor | null | undefined,
+  o: ConvOptions,
+): Tensor {
   const { xb, unbatched } = batched(op, x, r);
   requireFloat(weight, op, 'weight');
   if (weight.ndim !== r + 2) {
-    throw new ShapeError(`${op}: weight must be ${r + 2}-d [out_channels, in_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`);
+    throw new ShapeError(
+      `${op}: weight must be ${r + 2}-d [out_channels, in_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`,
+    );
   }
   const groups = o.groups ?? 1;
   const cin = xb.shape[1]!;
@@ -200,7 +224,9 @@ function convNd(op: string, r: number, x: Tensor, weight: Tensor, bias: Tensor |
     pads = new Array<number>(2 * r).fill(0);
   } else if (padding === 'same') {
     if (stride.some((s) => s !== 1)) {
-      throw new InvalidArgumentError(`${op}: padding 'same' needs stride 1, got stride [${stride.join(', ')}]; pad explicitly instead`);
+      throw new InvalidArgumentError(
+        `${op}: padding 'same' needs stride 1, got stride [${stride.join(', ')}]; pad explicitly instead`,
+      );
     }
     // Like PyTorch: the odd leftover of the total padding goes after.
     const total = kernel.map((k, i) => dilation[i]! * (k - 1));

@@ -26,7 +26,11 @@ function naiveRows(logits: Tensor, target: Tensor, eps: number): number[] {
 }
 
 const reduceNaive = (rows: number[], r: Reduction) =>
-  r === 'none' ? rows : r === 'sum' ? [rows.reduce((a, b) => a + b, 0)] : [rows.reduce((a, b) => a + b, 0) / rows.length];
+  r === 'none'
+    ? rows
+    : r === 'sum'
+      ? [rows.reduce((a, b) => a + b, 0)]
+      : [rows.reduce((a, b) => a + b, 0) / rows.length];
 
 describe('crossEntropy', () => {
   const logits = randn([6, 5], { generator: new Generator(2), std: 2 });
@@ -66,7 +70,10 @@ describe('crossEntropy', () => {
   });
 
   it('is stable for huge logits', () => {
-    const l = tensor([[1000, 0, -1000], [5e4, 5e4, 5e4]]);
+    const l = tensor([
+      [1000, 0, -1000],
+      [5e4, 5e4, 5e4],
+    ]);
     const y = crossEntropy(l, tensor([0, 1], { dtype: 'int32' }), { reduction: 'none' });
     expect(y.toArray()[0]).toBeCloseTo(0, 6);
     expect(y.toArray()[1]).toBeCloseTo(Math.log(3), 5);
@@ -115,8 +122,12 @@ describe('mseLoss and l1Loss', () => {
       const sq = diffs.map((d) => d * d);
       const ab = diffs.map(Math.abs);
       const red = (v: number[]) => reduceNaive(v, reduction);
-      mseLoss(a, b, reduction).toArray().forEach((v, i) => expect(v).toBeCloseTo(red(sq)[i]!, 5));
-      l1Loss(a, b, reduction).toArray().forEach((v, i) => expect(v).toBeCloseTo(red(ab)[i]!, 5));
+      mseLoss(a, b, reduction)
+        .toArray()
+        .forEach((v, i) => expect(v).toBeCloseTo(red(sq)[i]!, 5));
+      l1Loss(a, b, reduction)
+        .toArray()
+        .forEach((v, i) => expect(v).toBeCloseTo(red(ab)[i]!, 5));
       expect(mseLoss(a, b, reduction).shape).toEqual(reduction === 'none' ? [3, 4] : []);
     });
     it(`gradients (${reduction})`, () => {

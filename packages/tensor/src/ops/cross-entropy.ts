@@ -93,7 +93,9 @@ const REDUCTIONS: readonly Reduction[] = ['mean', 'sum', 'none'];
 
 function checkReduction(reduction: unknown, op: string): Reduction {
   if (!REDUCTIONS.includes(reduction as Reduction)) {
-    throw new InvalidArgumentError(`${op}: reduction must be one of ${REDUCTIONS.join(', ')}, got '${String(reduction)}'`);
+    throw new InvalidArgumentError(
+      `${op}: reduction must be one of ${REDUCTIONS.join(', ')}, got '${String(reduction)}'`,
+    );
   }
   return reduction as Reduction;
 }
@@ -109,14 +111,20 @@ export function crossEntropy(logits: Tensor, target: Tensor, options: CrossEntro
   const reduction = checkReduction(options.reduction ?? 'mean', 'crossEntropy');
   const ignoreIndex = options.ignoreIndex ?? null;
   if (logits.ndim !== 2) {
-    throw new ShapeError(`crossEntropy: logits must be [N, C], got [${logits.shape.join(', ')}]; reshape extra dimensions into N`);
+    throw new ShapeError(
+      `crossEntropy: logits must be [N, C], got [${logits.shape.join(', ')}]; reshape extra dimensions into N`,
+    );
   }
   if (target.dtype === 'float32' || target.dtype === 'bool') {
-    throw new DTypeError(`crossEntropy: target must hold class indices as an integer tensor (int32), got ${target.dtype}`);
+    throw new DTypeError(
+      `crossEntropy: target must hold class indices as an integer tensor (int32), got ${target.dtype}`,
+    );
   }
   const [rows, classes] = logits.shape as [number, number];
   if (target.ndim !== 1 || target.shape[0] !== rows) {
-    throw new ShapeError(`crossEntropy: target must be [${rows}] to match logits [${rows}, ${classes}], got [${target.shape.join(', ')}]`);
+    throw new ShapeError(
+      `crossEntropy: target must be [${rows}] to match logits [${rows}, ${classes}], got [${target.shape.join(', ')}]`,
+    );
   }
   if (!(labelSmoothing >= 0 && labelSmoothing <= 1)) {
     throw new InvalidArgumentError(`crossEntropy: labelSmoothing must be in [0, 1], got ${labelSmoothing}`);
@@ -131,7 +139,11 @@ export function crossEntropy(logits: Tensor, target: Tensor, options: CrossEntro
       );
     }
   }
-  return run1<CrossEntropyAttrs>('SoftmaxCrossEntropyLoss', [logits, target], { labelSmoothing, reduction, ignoreIndex });
+  return run1<CrossEntropyAttrs>('SoftmaxCrossEntropyLoss', [logits, target], {
+    labelSmoothing,
+    reduction,
+    ignoreIndex,
+  });
 }
 
 function reduce(x: Tensor, reduction: Reduction): Tensor {

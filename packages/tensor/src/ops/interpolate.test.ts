@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, arange, gradcheck, interpolate, randn, tensor, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  arange,
+  gradcheck,
+  interpolate,
+  randn,
+  tensor,
+  type Tensor,
+} from '../index.js';
 
 function expectNear(a: number[], b: number[], tol = 1e-5): void {
   expect(a.length).toBe(b.length);
@@ -41,14 +51,22 @@ function naive(x: Tensor, oh: number, ow: number, scales: [number, number], mode
 }
 
 describe('interpolate: hand-computed PyTorch results', () => {
-  const x = tensor([[[[1, 2], [3, 4]]]]);
+  const x = tensor([
+    [
+      [
+        [1, 2],
+        [3, 4],
+      ],
+    ],
+  ]);
   it('nearest 2x', () => {
     expect(interpolate(x, { scaleFactor: 2 }).toArray()).toEqual([1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4]);
   });
   it('bilinear 2x, half-pixel', () => {
-    expectNear(interpolate(x, { scaleFactor: 2, mode: 'bilinear' }).toArray(), [
-      1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4,
-    ]);
+    expectNear(
+      interpolate(x, { scaleFactor: 2, mode: 'bilinear' }).toArray(),
+      [1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4],
+    );
   });
   it('bilinear to 4x4 with alignCorners', () => {
     const y = interpolate(x, { size: 4, mode: 'bilinear', alignCorners: true }).toArray();
@@ -57,12 +75,20 @@ describe('interpolate: hand-computed PyTorch results', () => {
   });
   it('nearest down 5 → 3 by size and up 4 → 6 by factor 1.5', () => {
     expect(interpolate(arange(5).reshape([1, 1, 1, 5]), { size: [1, 3] }).toArray()).toEqual([0, 1, 3]);
-    expect(interpolate(arange(4).reshape([1, 1, 1, 4]), { scaleFactor: [1, 1.5] }).toArray()).toEqual([0, 0, 1, 2, 2, 3]);
+    expect(interpolate(arange(4).reshape([1, 1, 1, 4]), { scaleFactor: [1, 1.5] }).toArray()).toEqual([
+      0, 0, 1, 2, 2, 3,
+    ]);
   });
 });
 
 describe('interpolate against direct loops, with gradients', () => {
-  const cases: [string, number[], { size?: [number, number]; scaleFactor?: number | [number, number] }, 'nearest' | 'bilinear', boolean][] = [
+  const cases: [
+    string,
+    number[],
+    { size?: [number, number]; scaleFactor?: number | [number, number] },
+    'nearest' | 'bilinear',
+    boolean,
+  ][] = [
     ['nearest up by size', [2, 2, 3, 4], { size: [7, 5] }, 'nearest', false],
     ['nearest down by factor', [1, 2, 6, 5], { scaleFactor: 0.5 }, 'nearest', false],
     ['bilinear up by size', [2, 1, 3, 4], { size: [5, 7] }, 'bilinear', false],
@@ -76,7 +102,12 @@ describe('interpolate against direct loops, with gradients', () => {
       const opts = { ...o, mode, ...(mode === 'bilinear' ? { alignCorners: align } : {}) };
       const y = interpolate(x, opts);
       const [oh, ow] = [y.shape[2]!, y.shape[3]!];
-      const sf = o.scaleFactor === undefined ? undefined : typeof o.scaleFactor === 'number' ? [o.scaleFactor, o.scaleFactor] : o.scaleFactor;
+      const sf =
+        o.scaleFactor === undefined
+          ? undefined
+          : typeof o.scaleFactor === 'number'
+            ? [o.scaleFactor, o.scaleFactor]
+            : o.scaleFactor;
       const scales: [number, number] = sf ? [1 / sf[0]!, 1 / sf[1]!] : [xs[2]! / oh, xs[3]! / ow];
       if (sf) expect([oh, ow]).toEqual([Math.floor(xs[2]! * sf[0]!), Math.floor(xs[3]! * sf[1]!)]);
       expectNear(y.toArray(), naive(x, oh, ow, scales, mode, align));

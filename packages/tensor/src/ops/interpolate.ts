@@ -138,7 +138,10 @@ export interface InterpolateOptions {
 
 function pair(v: number | readonly number[], what: string): [number, number] {
   const arr = typeof v === 'number' ? [v, v] : [...v];
-  if (arr.length !== 2) throw new InvalidArgumentError(`interpolate: ${what} needs 1 or 2 values for a 4-d input, got ${JSON.stringify(v)}`);
+  if (arr.length !== 2)
+    throw new InvalidArgumentError(
+      `interpolate: ${what} needs 1 or 2 values for a 4-d input, got ${JSON.stringify(v)}`,
+    );
   return arr as [number, number];
 }
 
@@ -151,7 +154,9 @@ export function interpolate(x: Tensor, options: InterpolateOptions): Tensor {
     throw new InvalidArgumentError(`interpolate: mode must be 'nearest' or 'bilinear', got '${String(mode)}'`);
   }
   if (options.alignCorners !== undefined && mode === 'nearest') {
-    throw new InvalidArgumentError(`interpolate: alignCorners only applies to 'bilinear'; leave it unset for 'nearest'`);
+    throw new InvalidArgumentError(
+      `interpolate: alignCorners only applies to 'bilinear'; leave it unset for 'nearest'`,
+    );
   }
   if ((options.size === undefined) === (options.scaleFactor === undefined)) {
     throw new InvalidArgumentError('interpolate: give exactly one of size and scaleFactor');
@@ -162,20 +167,27 @@ export function interpolate(x: Tensor, options: InterpolateOptions): Tensor {
   if (options.size !== undefined) {
     size = pair(options.size, 'size');
     if (size.some((s) => !Number.isInteger(s) || s < 1)) {
-      throw new InvalidArgumentError(`interpolate: size must be positive integers, got ${JSON.stringify(options.size)}`);
+      throw new InvalidArgumentError(
+        `interpolate: size must be positive integers, got ${JSON.stringify(options.size)}`,
+      );
     }
     scales = [Math.fround(inSize[0]! / size[0]), Math.fround(inSize[1]! / size[1])];
   } else {
     const sf = pair(options.scaleFactor!, 'scaleFactor');
     if (sf.some((s) => !(Number.isFinite(s) && s > 0))) {
-      throw new InvalidArgumentError(`interpolate: scaleFactor must be positive, got ${JSON.stringify(options.scaleFactor)}`);
+      throw new InvalidArgumentError(
+        `interpolate: scaleFactor must be positive, got ${JSON.stringify(options.scaleFactor)}`,
+      );
     }
     size = [Math.floor(inSize[0]! * sf[0]), Math.floor(inSize[1]! * sf[1])];
     if (size.some((s) => s < 1)) {
-      throw new ShapeError(`interpolate: scaleFactor ${JSON.stringify(options.scaleFactor)} gives an empty output for input ${shapeStr(x.shape)}`);
+      throw new ShapeError(
+        `interpolate: scaleFactor ${JSON.stringify(options.scaleFactor)} gives an empty output for input ${shapeStr(x.shape)}`,
+      );
     }
     scales = [Math.fround(1 / sf[0]), Math.fround(1 / sf[1])];
   }
-  if (inSize[0] === 0 || inSize[1] === 0) throw new ShapeError(`interpolate: input ${shapeStr(x.shape)} has an empty spatial dim`);
+  if (inSize[0] === 0 || inSize[1] === 0)
+    throw new ShapeError(`interpolate: input ${shapeStr(x.shape)} has an empty spatial dim`);
   return run1<ResizeAttrs>('Resize', [x], { size, mode, alignCorners: options.alignCorners ?? false, scales });
 }

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, gradcheck, layerNorm, randn, tensor, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  gradcheck,
+  layerNorm,
+  randn,
+  tensor,
+  type Tensor,
+} from '../index.js';
 
 function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: number): number[] {
   const v = x.toArray();
@@ -8,7 +17,9 @@ function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: nu
     const row = v.slice(r * d, (r + 1) * d);
     const m = row.reduce((a, c) => a + c, 0) / d;
     const variance = row.reduce((a, c) => a + (c - m) ** 2, 0) / d;
-    row.forEach((c, j) => out.push(((c - m) / Math.sqrt(variance + eps)) * (w ? w.toArray()[j]! : 1) + (b ? b.toArray()[j]! : 0)));
+    row.forEach((c, j) =>
+      out.push(((c - m) / Math.sqrt(variance + eps)) * (w ? w.toArray()[j]! : 1) + (b ? b.toArray()[j]! : 0)),
+    );
   }
   return out;
 }

@@ -111,11 +111,16 @@ export function layerNorm(
     );
   }
   if (!(eps > 0)) throw new InvalidArgumentError(`layerNorm: eps must be positive, got ${eps}`);
-  for (const [name, t] of [['weight', weight], ['bias', bias]] as const) {
+  for (const [name, t] of [
+    ['weight', weight],
+    ['bias', bias],
+  ] as const) {
     if (!t) continue;
     requireFloat(t, 'layerNorm', name);
     if (!shapesEqual(t.shape, ns)) {
-      throw new ShapeError(`layerNorm: ${name} must have the normalized shape ${shapeStr(ns)}, got ${shapeStr(t.shape)}`);
+      throw new ShapeError(
+        `layerNorm: ${name} must have the normalized shape ${shapeStr(ns)}, got ${shapeStr(t.shape)}`,
+      );
     }
   }
   const size = ns.reduce((p, d) => p * d, 1);

@@ -4,7 +4,7 @@ import { ShapeError } from '../errors.js';
 import { gemm, gemmArgs } from '../gemm/gemm.js';
 import { registerKernel } from '../registry.js';
 import { broadcastShapes, sizeOf } from '../shape.js';
-import { Tensor } from '../tensor.js';
+import type { Tensor } from '../tensor.js';
 import { sumToShape, sum } from './reduce.js';
 import { expand, reshape, transpose } from './view.js';
 import { f32, make, requireFloat } from './util.js';
@@ -37,7 +37,8 @@ registerGradient('MatMul', ({ inputs: [a, b] }, [g]) => [
 export function matmul(a: Tensor, b: Tensor): Tensor {
   requireFloat(a, 'matmul', 'first operand');
   requireFloat(b, 'matmul', 'second operand');
-  if (a.ndim === 0 || b.ndim === 0) throw new ShapeError('matmul: operands must have at least one dimension; use mul for scalars');
+  if (a.ndim === 0 || b.ndim === 0)
+    throw new ShapeError('matmul: operands must have at least one dimension; use mul for scalars');
   const a2 = a.ndim === 1 ? reshape(a, [1, a.shape[0]!]) : a;
   const b2 = b.ndim === 1 ? reshape(b, [b.shape[0]!, 1]) : b;
   if (a2.shape[a2.ndim - 1] !== b2.shape[b2.ndim - 2]) {

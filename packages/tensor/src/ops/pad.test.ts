@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, arange, gradcheck, pad, randn, tensor, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  arange,
+  gradcheck,
+  pad,
+  randn,
+  tensor,
+  type Tensor,
+} from '../index.js';
 
 describe('pad: hand-computed 1-d results', () => {
   const x = tensor([1, 2, 3, 4]);

@@ -89,7 +89,10 @@ registerKernel<(i: Tensor[], a: PadAttrs) => Tensor>({
   backend: 'cpu',
   fn: ([x], attrs) => {
     const xv = x!.values();
-    const out = allocate(x!.dtype, outShapeOf(x!.shape, attrs).reduce((p, d) => p * d, 1));
+    const out = allocate(
+      x!.dtype,
+      outShapeOf(x!.shape, attrs).reduce((p, d) => p * d, 1),
+    );
     const fill = attrs.value;
     const shape = forEachSource(x!.shape, attrs, (o, i) => {
       out[o] = i < 0 ? fill : xv[i]!;
@@ -121,7 +124,8 @@ export function pad(x: Tensor, pads: readonly number[], mode: PadMode = 'constan
       `pad: pads must hold a (begin, end) pair per padded dim, at most ${x.ndim} pairs for input ${shapeStr(x.shape)}; got [${pads.join(', ')}]`,
     );
   }
-  if (!pads.every(Number.isInteger)) throw new InvalidArgumentError(`pad: pads must be integers, got [${pads.join(', ')}]`);
+  if (!pads.every(Number.isInteger))
+    throw new InvalidArgumentError(`pad: pads must be integers, got [${pads.join(', ')}]`);
   const begin = new Array<number>(x.ndim).fill(0);
   const end = new Array<number>(x.ndim).fill(0);
   for (let k = 0; k < pads.length / 2; k++) {
@@ -131,12 +135,16 @@ export function pad(x: Tensor, pads: readonly number[], mode: PadMode = 'constan
     const size = x.shape[d]!;
     if (mode === 'constant') {
       if (size + begin[d]! + end[d]! < 0) {
-        throw new ShapeError(`pad: pads (${begin[d]}, ${end[d]}) crop more than the ${size} elements of dim ${d} of ${shapeStr(x.shape)}`);
+        throw new ShapeError(
+          `pad: pads (${begin[d]}, ${end[d]}) crop more than the ${size} elements of dim ${d} of ${shapeStr(x.shape)}`,
+        );
       }
       continue;
     }
     if (begin[d]! < 0 || end[d]! < 0) {
-      throw new InvalidArgumentError(`pad: negative pads crop only in 'constant' mode; got (${begin[d]}, ${end[d]}) for dim ${d} in '${mode}' mode`);
+      throw new InvalidArgumentError(
+        `pad: negative pads crop only in 'constant' mode; got (${begin[d]}, ${end[d]}) for dim ${d} in '${mode}' mode`,
+      );
     }
     if ((begin[d]! > 0 || end[d]! > 0) && size === 0) {
       throw new ShapeError(`pad: '${mode}' padding needs a non-empty dim ${d} in ${shapeStr(x.shape)}`);

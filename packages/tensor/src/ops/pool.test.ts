@@ -103,11 +103,21 @@ describe('maxPool2d', () => {
       const x = distinct(xs);
       const y = maxPool2d(x, k, { stride: s, padding: p, dilation: d, ceilMode: ceil });
       expectNear(y.toArray(), naiveMax(x, k, s, p, d, ceil));
-      expect(gradcheck((xx) => maxPool2d(xx!, k, { stride: s, padding: p, dilation: d, ceilMode: ceil }), [x])).toEqual([]);
+      expect(gradcheck((xx) => maxPool2d(xx!, k, { stride: s, padding: p, dilation: d, ceilMode: ceil }), [x])).toEqual(
+        [],
+      );
     });
   }
   it('routes the gradient of overlapping windows to the shared maximum', () => {
-    const x = tensor([[[[0, 1, 0], [0, 9, 0], [0, 2, 0]]]]).requiresGrad_();
+    const x = tensor([
+      [
+        [
+          [0, 1, 0],
+          [0, 9, 0],
+          [0, 2, 0],
+        ],
+      ],
+    ]).requiresGrad_();
     maxPool2d(x, 2, { stride: 1 }).sum().backward();
     expect(x.grad!.toArray()).toEqual([0, 0, 0, 0, 4, 0, 0, 0, 0]);
   });
@@ -125,7 +135,12 @@ describe('avgPool2d', () => {
     const x = arange(16).reshape([1, 1, 4, 4]);
     // Window at (0,0) covers rows -1..1, cols -1..1: inputs 0,1,4,5.
     expectNear(avgPool2d(x, 3, { stride: 2, padding: 1 }).toArray(), [10 / 9, 24 / 9, 51 / 9, 90 / 9]);
-    expectNear(avgPool2d(x, 3, { stride: 2, padding: 1, countIncludePad: false }).toArray(), [10 / 4, 24 / 6, 51 / 6, 90 / 9]);
+    expectNear(avgPool2d(x, 3, { stride: 2, padding: 1, countIncludePad: false }).toArray(), [
+      10 / 4,
+      24 / 6,
+      51 / 6,
+      90 / 9,
+    ]);
   });
   const cases: [string, number[], number[], number[], number[], boolean, boolean][] = [
     ['2x2', [2, 2, 6, 4], [2, 2], [2, 2], [0, 0], false, true],
@@ -171,9 +186,18 @@ describe('adaptiveAvgPool2d', () => {
     expectNear(adaptiveAvgPool2d(x, [1, 3]).toArray(), [0.5, 2, 3.5]);
   });
   for (const [xs, o] of [
-    [[2, 3, 7, 5], [3, 2]],
-    [[1, 2, 4, 4], [1, 1]],
-    [[1, 1, 3, 5], [6, 4]],
+    [
+      [2, 3, 7, 5],
+      [3, 2],
+    ],
+    [
+      [1, 2, 4, 4],
+      [1, 1],
+    ],
+    [
+      [1, 1, 3, 5],
+      [6, 4],
+    ],
   ] as [number[], [number, number]][]) {
     it(`forward and gradient: ${xs.join('x')} → ${o.join('x')}`, () => {
       const x = randn(xs, { generator: new Generator(4) });

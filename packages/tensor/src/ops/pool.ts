@@ -248,7 +248,15 @@ function checkInput(op: string, x: Tensor): void {
   }
 }
 
-function checkWindows(op: string, x: Tensor, kernel: number[], stride: number[], padding: number[], dilation: number[], ceil: boolean): void {
+function checkWindows(
+  op: string,
+  x: Tensor,
+  kernel: number[],
+  stride: number[],
+  padding: number[],
+  dilation: number[],
+  ceil: boolean,
+): void {
   for (let i = 0; i < 2; i++) {
     const eff = dilation[i]! * (kernel[i]! - 1) + 1;
     if (padding[i]! * 2 > eff) {
@@ -258,7 +266,9 @@ function checkWindows(op: string, x: Tensor, kernel: number[], stride: number[],
     }
     const size = x.shape[x.ndim - 2 + i]!;
     if (poolOutSize(size, kernel[i]!, stride[i]!, padding[i]!, dilation[i]!, ceil) < 1) {
-      throw new ShapeError(`${op}: input ${shapeStr(x.shape)} is smaller than the kernel ${shapeStr(kernel)} (with padding) in dim ${i}`);
+      throw new ShapeError(
+        `${op}: input ${shapeStr(x.shape)} is smaller than the kernel ${shapeStr(kernel)} (with padding) in dim ${i}`,
+      );
     }
   }
 }
@@ -326,10 +336,12 @@ export function adaptiveAvgPool2d(x: Tensor, outputSize: number | readonly (numb
   const op = 'adaptiveAvgPool2d';
   checkInput(op, x);
   const given = typeof outputSize === 'number' ? [outputSize, outputSize] : [...outputSize];
-  if (given.length !== 2) throw new InvalidArgumentError(`${op}: outputSize needs 1 or 2 values, got ${JSON.stringify(outputSize)}`);
+  if (given.length !== 2)
+    throw new InvalidArgumentError(`${op}: outputSize needs 1 or 2 values, got ${JSON.stringify(outputSize)}`);
   const size = given.map((s, i) => (s === null ? x.shape[x.ndim - 2 + i]! : s));
   for (const s of size) {
-    if (!Number.isInteger(s) || s < 1) throw new InvalidArgumentError(`${op}: outputSize must be positive integers, got ${JSON.stringify(outputSize)}`);
+    if (!Number.isInteger(s) || s < 1)
+      throw new InvalidArgumentError(`${op}: outputSize must be positive integers, got ${JSON.stringify(outputSize)}`);
   }
   return run1<AdaptiveAvgPoolAttrs>('AdaptiveAveragePool', [x], { outputSize: size });
 }

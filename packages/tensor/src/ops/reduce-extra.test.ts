@@ -4,7 +4,7 @@ import '../tensor-methods.js';
 import { tensor, zeros } from '../creation.js';
 import { InvalidArgumentError } from '../errors.js';
 import { Generator } from '../random.js';
-import { Tensor } from '../tensor.js';
+import type { Tensor } from '../tensor.js';
 import { gradcheck } from '../testing/gradcheck.js';
 import { argmax, argmin, max, min } from './reduce-extra.js';
 import { permute } from './view.js';
@@ -18,7 +18,10 @@ function shuffled(shape: number[], seed: number): Tensor {
     const j = g.int(i + 1);
     [order[i], order[j]] = [order[j]!, order[i]!];
   }
-  return tensor(order.map((v) => (v - n / 2) * 0.2), shape);
+  return tensor(
+    order.map((v) => (v - n / 2) * 0.2),
+    shape,
+  );
 }
 
 /** Extreme along `axis` of a 3-d tensor by index loops: [values, first index]. */
@@ -27,21 +30,23 @@ function naive(x: Tensor, axis: number, isMax: boolean): [number[], number[]] {
   const vals: number[] = [];
   const idxs: number[] = [];
   const outer = shape.map((d, i) => (i === axis ? 1 : d));
-  for (let i = 0; i < outer[0]!; i++) for (let j = 0; j < outer[1]!; j++) for (let k = 0; k < outer[2]!; k++) {
-    let best = NaN;
-    let at = -1;
-    for (let r = 0; r < shape[axis]!; r++) {
-      const idx = [i, j, k];
-      idx[axis] = r;
-      const v = x.at(...idx);
-      if (at < 0 || (isMax ? v > best : v < best)) {
-        best = v;
-        at = r;
+  for (let i = 0; i < outer[0]!; i++)
+    for (let j = 0; j < outer[1]!; j++)
+      for (let k = 0; k < outer[2]!; k++) {
+        let best = NaN;
+        let at = -1;
+        for (let r = 0; r < shape[axis]!; r++) {
+          const idx = [i, j, k];
+          idx[axis] = r;
+          const v = x.at(...idx);
+          if (at < 0 || (isMax ? v > best : v < best)) {
+            best = v;
+            at = r;
+          }
+        }
+        vals.push(best);
+        idxs.push(at);
       }
-    }
-    vals.push(best);
-    idxs.push(at);
-  }
   return [vals, idxs];
 }
 
@@ -84,10 +89,16 @@ describe('max, min, argmax, argmin', () => {
   });
 
   it('ties go to the first position; NaN wins like in PyTorch', () => {
-    const t = tensor([[1, 3, 3], [2, 2, 0]]);
+    const t = tensor([
+      [1, 3, 3],
+      [2, 2, 0],
+    ]);
     expect(argmax(t, 1).toArray()).toEqual([1, 0]);
     expect(argmin(t, 0).toArray()).toEqual([0, 1, 1]);
-    const n = tensor([[1, NaN, 5, NaN], [NaN, 0, 1, 2]]);
+    const n = tensor([
+      [1, NaN, 5, NaN],
+      [NaN, 0, 1, 2],
+    ]);
     expect(argmax(n, 1).toArray()).toEqual([1, 0]);
     expect(max(n, 1).toArray()).toEqual([NaN, NaN]);
     expect(argmin(n, 0).toArray()).toEqual([1, 0, 1, 0]);
@@ -95,7 +106,13 @@ describe('max, min, argmax, argmin', () => {
   });
 
   it('keeps integer dtypes and handles 0-d input', () => {
-    const t = tensor([[4, -2], [7, 1]], { dtype: 'int16' });
+    const t = tensor(
+      [
+        [4, -2],
+        [7, 1],
+      ],
+      { dtype: 'int16' },
+    );
     expect(max(t, 0).dtype).toBe('int16');
     expect(max(t, 0).toArray()).toEqual([7, 1]);
     expect(min(t).item()).toBe(-2);
@@ -118,8 +135,17 @@ describe('max, min, argmax, argmin', () => {
   }
 
   it('gradient goes to the first arg position only on ties', () => {
-    const t = tensor([[2, 5, 5], [1, 1, 0]], { requiresGrad: true });
-    max(t, 1).mul(tensor([10, 20])).sum().backward();
+    const t = tensor(
+      [
+        [2, 5, 5],
+        [1, 1, 0],
+      ],
+      { requiresGrad: true },
+    );
+    max(t, 1)
+      .mul(tensor([10, 20]))
+      .sum()
+      .backward();
     expect(t.grad!.toArray()).toEqual([0, 10, 0, 20, 0, 0]);
     const u = tensor([3, 1, 3], { requiresGrad: true });
     max(u).backward();

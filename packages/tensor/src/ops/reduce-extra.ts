@@ -69,7 +69,10 @@ function outShape(x: Tensor, { axis, keepdim }: ArgReduceAttrs): number[] {
   return keepdim ? x.shape.map((d, i) => (i === axis ? 1 : d)) : x.shape.filter((_, i) => i !== axis);
 }
 
-for (const [op, isMax] of [['ReduceMax', true], ['ReduceMin', false]] as const) {
+for (const [op, isMax] of [
+  ['ReduceMax', true],
+  ['ReduceMin', false],
+] as const) {
   registerKernel<(i: Tensor[], a: ArgReduceAttrs, saved: Record<string, unknown>) => Tensor>({
     op,
     backend: 'cpu',
@@ -100,7 +103,10 @@ for (const [op, isMax] of [['ReduceMax', true], ['ReduceMin', false]] as const) 
   });
 }
 
-for (const [op, isMax] of [['ArgMax', true], ['ArgMin', false]] as const) {
+for (const [op, isMax] of [
+  ['ArgMax', true],
+  ['ArgMin', false],
+] as const) {
   registerKernel<(i: Tensor[], a: ArgReduceAttrs) => Tensor>({
     op,
     backend: 'cpu',
@@ -110,13 +116,19 @@ for (const [op, isMax] of [['ArgMax', true], ['ArgMin', false]] as const) {
 
 function attrsFor(x: Tensor, axis: number | undefined | null, keepdim: boolean, name: string): ArgReduceAttrs {
   if (axis === undefined || axis === null) {
-    if (x.size === 0) throw new InvalidArgumentError(`${name}: the input is empty (shape [${x.shape.join(', ')}]); there is no extreme to take`);
+    if (x.size === 0)
+      throw new InvalidArgumentError(
+        `${name}: the input is empty (shape [${x.shape.join(', ')}]); there is no extreme to take`,
+      );
     return { axis: null, keepdim };
   }
-  if (typeof axis !== 'number') throw new InvalidArgumentError(`${name}: axis must be a single number, got ${String(axis)}`);
+  if (typeof axis !== 'number')
+    throw new InvalidArgumentError(`${name}: axis must be a single number, got ${String(axis)}`);
   const a = normalizeAxis(axis, Math.max(x.ndim, 1), name);
   if (x.ndim > 0 && x.shape[a] === 0) {
-    throw new InvalidArgumentError(`${name}: cannot reduce axis ${axis}, which has size 0 (input [${x.shape.join(', ')}])`);
+    throw new InvalidArgumentError(
+      `${name}: cannot reduce axis ${axis}, which has size 0 (input [${x.shape.join(', ')}])`,
+    );
   }
   return { axis: x.ndim === 0 ? null : a, keepdim };
 }
@@ -154,7 +166,15 @@ declare module '../tensor.js' {
 }
 
 const P = Tensor.prototype;
-P.max = function (axis, keepdim) { return max(this, axis, keepdim); };
-P.min = function (axis, keepdim) { return min(this, axis, keepdim); };
-P.argmax = function (axis, keepdim) { return argmax(this, axis, keepdim); };
-P.argmin = function (axis, keepdim) { return argmin(this, axis, keepdim); };
+P.max = function (axis, keepdim) {
+  return max(this, axis, keepdim);
+};
+P.min = function (axis, keepdim) {
+  return min(this, axis, keepdim);
+};
+P.argmax = function (axis, keepdim) {
+  return argmax(this, axis, keepdim);
+};
+P.argmin = function (axis, keepdim) {
+  return argmin(this, axis, keepdim);
+};

@@ -22,7 +22,11 @@ export function reducedShape(shape: Shape, axes: readonly number[], keepdim: boo
  * Visits every input element with the flat index of the output cell it reduces into.
  * Input is read in row-major order.
  */
-export function forEachReduced(shape: Shape, axes: readonly number[], visit: (inIndex: number, outIndex: number) => void): void {
+export function forEachReduced(
+  shape: Shape,
+  axes: readonly number[],
+  visit: (inIndex: number, outIndex: number) => void,
+): void {
   const nd = shape.length;
   const keptShape = shape.map((d, i) => (axes.includes(i) ? 1 : d));
   const outStrides = contiguousStrides(keptShape).map((s, i) => (axes.includes(i) ? 0 : s));

@@ -57,7 +57,7 @@ export const OUT_RANGE = {
 
 /** One channel's integers (per-tensor vectors broadcast). */
 export function channelParams(a: RequantizeInt32Attrs, c: number) {
-  const at = (v: Int32Array, dflt: number): number => (v.length === 1 ? v[0]! : v[c] ?? dflt);
+  const at = (v: Int32Array, dflt: number): number => (v.length === 1 ? v[0]! : (v[c] ?? dflt));
   return {
     bias: a.bias ? at(a.bias, 0) : 0,
     sm: a.sumin ? at(a.sumin.m, 0) : 0,
@@ -70,8 +70,17 @@ export function channelParams(a: RequantizeInt32Attrs, c: number) {
 }
 
 /** The reference epilogue on arrays (the cpu kernel; also the cpu ConvInteger's fused epilogue). */
-export function requantizeInt32Values(acc: Int32Array, e: ArrayLike<number> | null, a: RequantizeInt32Attrs): Int8Array | Int16Array | Int32Array {
-  const out = a.outDtype === 'int8' ? new Int8Array(acc.length) : a.outDtype === 'int16' ? new Int16Array(acc.length) : new Int32Array(acc.length);
+export function requantizeInt32Values(
+  acc: Int32Array,
+  e: ArrayLike<number> | null,
+  a: RequantizeInt32Attrs,
+): Int8Array | Int16Array | Int32Array {
+  const out =
+    a.outDtype === 'int8'
+      ? new Int8Array(acc.length)
+      : a.outDtype === 'int16'
+        ? new Int16Array(acc.length)
+        : new Int32Array(acc.length);
   const { lo, hi, inner, channels } = a;
   const int16 = a.plan?.rule === 'int16_intermediate';
   for (let start = 0, c = 0; start < acc.length; start += inner, c = (c + 1) % channels) {
@@ -104,15 +113,23 @@ export function requantizeInt32Values(acc: Int32Array, e: ArrayLike<number> | nu
 registerKernel<(i: Tensor[], a: RequantizeInt32Attrs) => Tensor>({
   op: 'RequantizeInt32',
   backend: 'cpu',
-  fn: ([accT, otherT], a) => make(requantizeInt32Values(accT!.values() as Int32Array, otherT ? otherT.values() : null, a), [...accT!.shape], a.outDtype),
+  fn: ([accT, otherT], a) =>
+    make(
+      requantizeInt32Values(accT!.values() as Int32Array, otherT ? otherT.values() : null, a),
+      [...accT!.shape],
+      a.outDtype,
+    ),
 });
 
 function checkVector(op: string, what: string, v: Int32Array, channels: number, min: number, max: number): void {
   if (!(v instanceof Int32Array) || (v.length !== 1 && v.length !== channels)) {
-    throw new InvalidArgumentError(`${op}: ${what} must be an Int32Array of length 1 or ${channels} (the channels), got ${v instanceof Int32Array ? `length ${v.length}` : typeof v}`);
+    throw new InvalidArgumentError(
+      `${op}: ${what} must be an Int32Array of length 1 or ${channels} (the channels), got ${v instanceof Int32Array ? `length ${v.length}` : typeof v}`,
+    );
   }
   for (const x of v) {
-    if (x < min || x > max) throw new InvalidArgumentError(`${op}: ${what} values must lie in [${min}, ${max}], got ${x}`);
+    if (x < min || x > max)
+      throw new InvalidArgumentError(`${op}: ${what} values must lie in [${min}, ${max}], got ${x}`);
   }
 }
 
@@ -129,17 +146,33 @@ export function requantizeInt32(acc: Tensor, other: Tensor | null, o: Requantize
 }
 
 /** Validates the options of an epilogue over `size` accumulator values (and its added input) into attrs. */
-export function requantizeAttrs(op: string, size: number, other: Tensor | null, o: RequantizeInt32Options): RequantizeInt32Attrs {
+export function requantizeAttrs(
+  op: string,
+  size: number,
+  other: Tensor | null,
+  o: RequantizeInt32Options,
+): RequantizeInt32Attrs {
   const { channels, inner } = o;
-  if (!Number.isInteger(channels) || channels < 1 || !Number.isInteger(inner) || inner < 1 || size % (channels * inner) !== 0) {
-    throw new ShapeError(`${op}: ${size} values do not split into [outer, ${channels}, ${inner}]; channels and inner must be positive integers dividing the size`);
+  if (
+    !Number.isInteger(channels) ||
+    channels < 1 ||
+    !Number.isInteger(inner) ||
+    inner < 1 ||
+    size % (channels * inner) !== 0
+  ) {
+    throw new ShapeError(
+      `${op}: ${size} values do not split into [outer, ${channels}, ${inner}]; channels and inner must be positive integers dividing the size`,
+    );
   }
-  if (!(o.outDtype in OUT_RANGE)) throw new DTypeError(`${op}: outDtype must be 'int8', 'int16' or 'int32', got '${String(o.outDtype)}'`);
+  if (!(o.outDtype in OUT_RANGE))
+    throw new DTypeError(`${op}: outDtype must be 'int8', 'int16' or 'int32', got '${String(o.outDtype)}'`);
   const [dmin, dmax] = OUT_RANGE[o.outDtype];
   const lo = o.lo ?? dmin;
   const hi = o.hi ?? dmax;
   if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < dmin || hi > dmax || lo > hi) {
-    throw new InvalidArgumentError(`${op}: the clamp [${lo}, ${hi}] must be integers within ${o.outDtype}'s range [${dmin}, ${dmax}] with lo <= hi`);
+    throw new InvalidArgumentError(
+      `${op}: the clamp [${lo}, ${hi}] must be integers within ${o.outDtype}'s range [${dmin}, ${dmax}] with lo <= hi`,
+    );
   }
   const M = REQUANTIZE_MAX_MULTIPLIER;
   const bias = o.bias ?? null;
@@ -153,7 +186,9 @@ export function requantizeAttrs(op: string, size: number, other: Tensor | null, 
   }
   if (plan) {
     if (plan.rule !== 'wide' && plan.rule !== 'int16_intermediate') {
-      throw new InvalidArgumentError(`${op}: plan.rule must be 'wide' or 'int16_intermediate', got '${String(plan.rule)}'`);
+      throw new InvalidArgumentError(
+        `${op}: plan.rule must be 'wide' or 'int16_intermediate', got '${String(plan.rule)}'`,
+      );
     }
     checkVector(op, 'plan.pre', plan.pre, channels, 0, 1000);
     checkVector(op, 'plan.m', plan.m, channels, -M, M);
@@ -166,7 +201,8 @@ export function requantizeAttrs(op: string, size: number, other: Tensor | null, 
     if (other.dtype !== 'int8' && other.dtype !== 'int16' && other.dtype !== 'int32') {
       throw new DTypeError(`${op}: the added input must be int8, int16 or int32, got '${other.dtype}'`);
     }
-    if (other.size !== size) throw new ShapeError(`${op}: the added input has ${other.size} values, the accumulator ${size}`);
+    if (other.size !== size)
+      throw new ShapeError(`${op}: the added input has ${other.size} values, the accumulator ${size}`);
   }
   return { channels, inner, bias, sumin, plan, lo, hi, outDtype: o.outDtype };
 }

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Generator, InvalidArgumentError, ShapeError, gradcheck, randn, resize, tensor, type Tensor } from '../index.js';
+import {
+  Generator,
+  InvalidArgumentError,
+  ShapeError,
+  gradcheck,
+  randn,
+  resize,
+  tensor,
+  type Tensor,
+} from '../index.js';
 
 const close = (t: Tensor, want: number[]) => {
   const v = Array.from(t.values() as Float32Array);
@@ -10,7 +19,10 @@ const close = (t: Tensor, want: number[]) => {
 describe('resize: hand-computed 1-d results', () => {
   const x = tensor([1, 2, 3, 4]);
   it('nearest: asymmetric + floor repeats, half_pixel + round_prefer_floor picks the nearest source', () => {
-    close(resize(x, { scales: [2], coordinateTransformationMode: 'asymmetric', nearestMode: 'floor' }), [1, 1, 2, 2, 3, 3, 4, 4]);
+    close(
+      resize(x, { scales: [2], coordinateTransformationMode: 'asymmetric', nearestMode: 'floor' }),
+      [1, 1, 2, 2, 3, 3, 4, 4],
+    );
     // half_pixel, 4 -> 3: sources (j + 0.5) * 4/3 - 0.5 = 0.167, 1.5, 2.833 -> 0, 1 (tie rounds down), 3
     close(resize(x, { sizes: [3] }), [1, 2, 4]);
     close(resize(x, { sizes: [3], nearestMode: 'round_prefer_ceil' }), [1, 3, 4]);
@@ -18,15 +30,26 @@ describe('resize: hand-computed 1-d results', () => {
   });
   it('linear: half_pixel clamps at the edges; align_corners maps the ends onto each other', () => {
     close(resize(x, { scales: [2], mode: 'linear' }), [1, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75, 4]);
-    close(resize(tensor([0, 3]), { sizes: [4], mode: 'linear', coordinateTransformationMode: 'align_corners' }), [0, 1, 2, 3]);
+    close(
+      resize(tensor([0, 3]), { sizes: [4], mode: 'linear', coordinateTransformationMode: 'align_corners' }),
+      [0, 1, 2, 3],
+    );
     // ONNX's reference uses the float output width scale · in (here 0.6 · 4 = 2.4) for align_corners with scales
-    close(resize(x, { scales: [0.6], mode: 'linear', coordinateTransformationMode: 'align_corners' }), [1, 1 + 3 / 1.4]);
+    close(resize(x, { scales: [0.6], mode: 'linear', coordinateTransformationMode: 'align_corners' }), [
+      1,
+      1 + 3 / 1.4,
+    ]);
     close(resize(x, { sizes: [1], mode: 'linear', coordinateTransformationMode: 'pytorch_half_pixel' }), [1]);
   });
   it('cubic (a = -0.5): reproduces linear functions away from the edges; constants stay constant', () => {
     const ramp = tensor(Array.from({ length: 10 }, (_, i) => 2 * i + 1));
     // a = -0.5 (Keys' kernel) is the one that reproduces linear functions exactly
-    const y = resize(ramp, { scales: [2], mode: 'cubic', coordinateTransformationMode: 'align_corners', cubicCoeffA: -0.5 }).values();
+    const y = resize(ramp, {
+      scales: [2],
+      mode: 'cubic',
+      coordinateTransformationMode: 'align_corners',
+      cubicCoeffA: -0.5,
+    }).values();
     const n = y.length;
     for (let j = 4; j < n - 4; j++) expect(y[j]).toBeCloseTo(1 + (2 * (j * 9)) / (n - 1), 4);
     close(resize(tensor([5, 5, 5]), { sizes: [7], mode: 'cubic', excludeOutside: true }), [5, 5, 5, 5, 5, 5, 5]);
@@ -48,7 +71,10 @@ describe('resize: 2-d against a direct bilinear computation', () => {
         const x0 = Math.floor(sx);
         const fy = sy - y0;
         const fx = sx - x0;
-        want.push((1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1)));
+        want.push(
+          (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) +
+            fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1)),
+        );
       }
     }
     expect(y.shape).toEqual([1, 1, 5, 7]);

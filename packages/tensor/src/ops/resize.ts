@@ -10,7 +10,12 @@ import { shapeStr } from './conv-args.js';
 import { f32, make, requireFloat } from './util.js';
 
 export type ResizeMode = 'nearest' | 'linear' | 'cubic';
-export type ResizeCoordinateMode = 'half_pixel' | 'pytorch_half_pixel' | 'align_corners' | 'asymmetric' | 'tf_half_pixel_for_nn';
+export type ResizeCoordinateMode =
+  | 'half_pixel'
+  | 'pytorch_half_pixel'
+  | 'align_corners'
+  | 'asymmetric'
+  | 'tf_half_pixel_for_nn';
 export type ResizeNearestMode = 'round_prefer_floor' | 'round_prefer_ceil' | 'floor' | 'ceil';
 
 export interface ResizeOptions {
@@ -36,7 +41,11 @@ export interface ResizeAxisAttrs {
   weights: Float32Array;
 }
 
-function forEachLine(shape: readonly number[], axis: number, fn: (outer: number, inner: number, innerSize: number) => void): void {
+function forEachLine(
+  shape: readonly number[],
+  axis: number,
+  fn: (outer: number, inner: number, innerSize: number) => void,
+): void {
   const outer = shape.slice(0, axis).reduce((p, d) => p * d, 1);
   const innerSize = shape.slice(axis + 1).reduce((p, d) => p * d, 1);
   for (let o = 0; o < outer; o++) for (let i = 0; i < innerSize; i++) fn(o, i, innerSize);
@@ -55,7 +64,8 @@ registerKernel<(i: Tensor[], a: ResizeAxisAttrs) => Tensor>({
       const outBase = o * a.outSize * inner + i;
       for (let j = 0; j < a.outSize; j++) {
         let s = 0;
-        for (let t = 0; t < a.taps; t++) s += a.weights[j * a.taps + t]! * xv[inBase + a.index[j * a.taps + t]! * inner]!;
+        for (let t = 0; t < a.taps; t++)
+          s += a.weights[j * a.taps + t]! * xv[inBase + a.index[j * a.taps + t]! * inner]!;
         out[outBase + j * inner] = s;
       }
     });
@@ -73,7 +83,8 @@ registerGradient<ResizeAxisAttrs>('ResizeAxis', ({ inputs: [x], attrs: a }, [g])
     const outBase = o * a.outSize * inner + i;
     for (let j = 0; j < a.outSize; j++) {
       const gj = gv[outBase + j * inner]!;
-      for (let t = 0; t < a.taps; t++) dx[inBase + a.index[j * a.taps + t]! * inner]! += a.weights[j * a.taps + t]! * gj;
+      for (let t = 0; t < a.taps; t++)
+        dx[inBase + a.index[j * a.taps + t]! * inner]! += a.weights[j * a.taps + t]! * gj;
     }
   });
   return [make(dx, x!.shape)];
@@ -90,7 +101,12 @@ function cubicCoeffs(r: number, A: number): number[] {
 }
 
 /** Taps of one dim: input size n, output size out, scale (out/in, or the given scale). */
-export function resizeTaps(n: number, out: number, scale: number, o: Required<Omit<ResizeOptions, 'sizes' | 'scales'>>): { taps: number; index: Int32Array; weights: Float32Array } {
+export function resizeTaps(
+  n: number,
+  out: number,
+  scale: number,
+  o: Required<Omit<ResizeOptions, 'sizes' | 'scales'>>,
+): { taps: number; index: Int32Array; weights: Float32Array } {
   const taps = o.mode === 'cubic' ? 4 : 2;
   const index = new Int32Array(out * taps);
   const weights = new Float32Array(out * taps);
@@ -123,7 +139,13 @@ export function resizeTaps(n: number, out: number, scale: number, o: Required<Om
     else if (whole) c = [0, 1];
     else {
       const up =
-        o.nearestMode === 'ceil' ? true : o.nearestMode === 'floor' ? false : o.nearestMode === 'round_prefer_ceil' ? r >= 0.5 : r > 0.5;
+        o.nearestMode === 'ceil'
+          ? true
+          : o.nearestMode === 'floor'
+            ? false
+            : o.nearestMode === 'round_prefer_ceil'
+              ? r >= 0.5
+              : r > 0.5;
       c = up ? [0, 1] : [1, 0];
     }
     const first = left - (taps / 2 - 1);
@@ -142,7 +164,13 @@ export function resizeTaps(n: number, out: number, scale: number, o: Required<Om
 }
 
 const MODES: readonly string[] = ['nearest', 'linear', 'cubic'];
-const COORDS: readonly string[] = ['half_pixel', 'pytorch_half_pixel', 'align_corners', 'asymmetric', 'tf_half_pixel_for_nn'];
+const COORDS: readonly string[] = [
+  'half_pixel',
+  'pytorch_half_pixel',
+  'align_corners',
+  'asymmetric',
+  'tf_half_pixel_for_nn',
+];
 const NEAREST: readonly string[] = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'];
 
 /**
@@ -159,15 +187,22 @@ export function resize(x: Tensor, options: ResizeOptions): Tensor {
     cubicCoeffA: options.cubicCoeffA ?? -0.75,
     excludeOutside: options.excludeOutside ?? false,
   };
-  if (!MODES.includes(o.mode)) throw new InvalidArgumentError(`${op}: mode must be one of ${MODES.join(', ')}, got '${o.mode}'`);
+  if (!MODES.includes(o.mode))
+    throw new InvalidArgumentError(`${op}: mode must be one of ${MODES.join(', ')}, got '${o.mode}'`);
   if (!COORDS.includes(o.coordinateTransformationMode)) {
-    throw new InvalidArgumentError(`${op}: coordinateTransformationMode must be one of ${COORDS.join(', ')}, got '${o.coordinateTransformationMode}'`);
+    throw new InvalidArgumentError(
+      `${op}: coordinateTransformationMode must be one of ${COORDS.join(', ')}, got '${o.coordinateTransformationMode}'`,
+    );
   }
-  if (!NEAREST.includes(o.nearestMode)) throw new InvalidArgumentError(`${op}: nearestMode must be one of ${NEAREST.join(', ')}, got '${o.nearestMode}'`);
-  if ((options.sizes === undefined) === (options.scales === undefined)) throw new InvalidArgumentError(`${op}: give exactly one of sizes and scales`);
+  if (!NEAREST.includes(o.nearestMode))
+    throw new InvalidArgumentError(`${op}: nearestMode must be one of ${NEAREST.join(', ')}, got '${o.nearestMode}'`);
+  if ((options.sizes === undefined) === (options.scales === undefined))
+    throw new InvalidArgumentError(`${op}: give exactly one of sizes and scales`);
   const given = (options.sizes ?? options.scales)!;
   if (given.length !== x.ndim) {
-    throw new ShapeError(`${op}: ${options.sizes ? 'sizes' : 'scales'} needs one value per dim of the input ${shapeStr(x.shape)}, got ${given.length}`);
+    throw new ShapeError(
+      `${op}: ${options.sizes ? 'sizes' : 'scales'} needs one value per dim of the input ${shapeStr(x.shape)}, got ${given.length}`,
+    );
   }
   let y = x;
   x.shape.forEach((n, axis) => {
@@ -175,11 +210,13 @@ export function resize(x: Tensor, options: ResizeOptions): Tensor {
     let scale: number;
     if (options.sizes) {
       out = options.sizes[axis]!;
-      if (!Number.isInteger(out) || out < 1) throw new InvalidArgumentError(`${op}: sizes must be positive integers, got [${options.sizes.join(', ')}]`);
+      if (!Number.isInteger(out) || out < 1)
+        throw new InvalidArgumentError(`${op}: sizes must be positive integers, got [${options.sizes.join(', ')}]`);
       scale = out / n;
     } else {
       scale = options.scales![axis]!;
-      if (!(Number.isFinite(scale) && scale > 0)) throw new InvalidArgumentError(`${op}: scales must be positive, got [${options.scales!.join(', ')}]`);
+      if (!(Number.isFinite(scale) && scale > 0))
+        throw new InvalidArgumentError(`${op}: scales must be positive, got [${options.scales!.join(', ')}]`);
       out = Math.floor(n * scale);
       if (out < 1) throw new ShapeError(`${op}: scale ${scale} of dim ${axis} (size ${n}) gives an empty output`);
     }

@@ -27,12 +27,33 @@ describe('cat', () => {
   it('joins along a middle axis, matching index arithmetic', () => {
     const y = cat([a, b, c], 1);
     expect(y.shape).toEqual([2, 6, 4]);
-    expect(y.toArray()).toEqual(entries(y, (i, j, k) => (j < 3 ? a.at(i, j, k) : j < 4 ? b.at(i, j - 3, k) : c.at(i, j - 4, k))));
+    expect(y.toArray()).toEqual(
+      entries(y, (i, j, k) => (j < 3 ? a.at(i, j, k) : j < 4 ? b.at(i, j - 3, k) : c.at(i, j - 4, k))),
+    );
   });
 
   it('joins along the first and last axes, with negative axes', () => {
-    expect(cat([tensor([[1, 2]]), tensor([[3, 4], [5, 6]])]).toArray()).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(cat([tensor([[1], [2]]), tensor([[3, 4], [5, 6]])], -1).toArray()).toEqual([1, 3, 4, 2, 5, 6]);
+    expect(
+      cat([
+        tensor([[1, 2]]),
+        tensor([
+          [3, 4],
+          [5, 6],
+        ]),
+      ]).toArray(),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      cat(
+        [
+          tensor([[1], [2]]),
+          tensor([
+            [3, 4],
+            [5, 6],
+          ]),
+        ],
+        -1,
+      ).toArray(),
+    ).toEqual([1, 3, 4, 2, 5, 6]);
     const big = randn([3, 100], { generator: gen(4) });
     const y = cat([big, big], 0);
     expect(y.toArray()).toEqual([...big.toArray(), ...big.toArray()]);
@@ -64,7 +85,11 @@ describe('split', () => {
 
   it('into chunks (last one smaller) as views', () => {
     const parts = split(x, 2, 1);
-    expect(parts.map((p) => p.shape)).toEqual([[4, 2], [4, 2], [4, 1]]);
+    expect(parts.map((p) => p.shape)).toEqual([
+      [4, 2],
+      [4, 2],
+      [4, 1],
+    ]);
     expect(parts[1]!.toArray()).toEqual([2, 3, 7, 8, 12, 13, 17, 18]);
     expect(parts[2]!.toArray()).toEqual([4, 9, 14, 19]);
     expect(parts[0]!.data).toBe(x.data);
@@ -91,9 +116,18 @@ describe('split', () => {
     const a = randn([3, 7], { generator: gen(5) });
     expect(gradcheck((t) => split(t, 3, 1), [a])).toEqual([]);
     expect(gradcheck((t) => split(t, [1, 2], 0), [a.clone()])).toEqual([]);
-    const t = tensor([[1, 2, 3], [4, 5, 6]], { requiresGrad: true });
+    const t = tensor(
+      [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+      { requiresGrad: true },
+    );
     const [, mid] = split(t, 1, 1);
-    mid!.mul(tensor([[10], [20]])).sum().backward();
+    mid!
+      .mul(tensor([[10], [20]]))
+      .sum()
+      .backward();
     expect(t.grad!.toArray()).toEqual([0, 10, 0, 0, 20, 0]);
   });
 });
@@ -112,8 +146,17 @@ describe('slice', () => {
   };
 
   const specs: [number | undefined, number | undefined, number][] = [
-    [1, 3, 1], [-3, -1, 1], [undefined, undefined, 2], [1, undefined, 2], [-10, 10, 1], [3, 1, 1],
-    [undefined, undefined, -1], [2, 0, -1], [-1, -5, -2], [10, undefined, -3], [0, 0, 1],
+    [1, 3, 1],
+    [-3, -1, 1],
+    [undefined, undefined, 2],
+    [1, undefined, 2],
+    [-10, 10, 1],
+    [3, 1, 1],
+    [undefined, undefined, -1],
+    [2, 0, -1],
+    [-1, -5, -2],
+    [10, undefined, -3],
+    [0, 0, 1],
   ];
   for (const [start, end, step] of specs) {
     it(`[${start ?? ''}:${end ?? ''}:${step}] along the last axis is a view with Python's rules`, () => {
@@ -126,7 +169,9 @@ describe('slice', () => {
   }
 
   it('slices other axes and non-contiguous views', () => {
-    expect(slice(x, { axis: 1, start: 1 }).toArray()).toEqual(entries(x, (i, j, k) => x.at(i, j, k)).filter((_, p) => Math.floor(p / 4) % 3 !== 0));
+    expect(slice(x, { axis: 1, start: 1 }).toArray()).toEqual(
+      entries(x, (i, j, k) => x.at(i, j, k)).filter((_, p) => Math.floor(p / 4) % 3 !== 0),
+    );
     const xt = permute(x, [2, 0, 1]);
     const y = xt.slice({ axis: 0, start: 1, end: 4, step: 2 });
     expect(y.shape).toEqual([2, 2, 3]);
@@ -143,9 +188,14 @@ describe('slice', () => {
   it('gradient scatters back into the sliced positions', () => {
     const a = randn([3, 6], { generator: gen(6) });
     expect(gradcheck((t) => slice(t, { axis: 1, start: 1, end: -1, step: 2 }), [a])).toEqual([]);
-    expect(gradcheck((t) => slice(t, { axis: 0, start: -1, step: -2 }).mul(t.slice({ axis: 0, end: 2 })), [a.clone()])).toEqual([]);
+    expect(
+      gradcheck((t) => slice(t, { axis: 0, start: -1, step: -2 }).mul(t.slice({ axis: 0, end: 2 })), [a.clone()]),
+    ).toEqual([]);
     const t = tensor([1, 2, 3, 4, 5], { requiresGrad: true });
-    slice(t, { start: 4, end: 0, step: -2 }).mul(tensor([10, 20])).sum().backward();
+    slice(t, { start: 4, end: 0, step: -2 })
+      .mul(tensor([10, 20]))
+      .sum()
+      .backward();
     expect(t.grad!.toArray()).toEqual([0, 0, 20, 0, 10]);
   });
 });
@@ -176,7 +226,10 @@ describe('flatten, squeeze, unsqueeze', () => {
   });
 
   it('unsqueeze inserts a size-1 dim as a view, keeping contiguity', () => {
-    const y = tensor([[1, 2, 3], [4, 5, 6]]);
+    const y = tensor([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
     expect(unsqueeze(y, 0).shape).toEqual([1, 2, 3]);
     expect(unsqueeze(y, 1).shape).toEqual([2, 1, 3]);
     expect(y.unsqueeze(-1).shape).toEqual([2, 3, 1]);

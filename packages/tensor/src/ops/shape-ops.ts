@@ -18,9 +18,15 @@ const fmt = (s: readonly number[]) => `[${s.join(', ')}]`;
  * (from position `srcAt`) and one laid out [outer, dstN, inner] (to position `dstAt`).
  */
 function copyAlongAxis(
-  src: TypedArray, srcN: number, srcAt: number,
-  dst: TypedArray, dstN: number, dstAt: number,
-  len: number, outer: number, inner: number,
+  src: TypedArray,
+  srcN: number,
+  srcAt: number,
+  dst: TypedArray,
+  dstN: number,
+  dstAt: number,
+  len: number,
+  outer: number,
+  inner: number,
 ): void {
   const chunk = len * inner;
   if (chunk === 0) return;
@@ -79,7 +85,9 @@ export function cat(tensors: readonly Tensor[], axis = 0): Tensor {
   const a = normalizeAxis(axis, first.ndim, 'cat');
   tensors.forEach((t, k) => {
     if (t.dtype !== first.dtype) {
-      throw new DTypeError(`cat: tensor ${k} is ${t.dtype} but tensor 0 is ${first.dtype}; convert with .toType() first`);
+      throw new DTypeError(
+        `cat: tensor ${k} is ${t.dtype} but tensor 0 is ${first.dtype}; convert with .toType() first`,
+      );
     }
     if (t.ndim !== first.ndim || t.shape.some((d, i) => i !== a && d !== first.shape[i])) {
       throw new ShapeError(
@@ -152,7 +160,9 @@ export function split(x: Tensor, sizesOrChunk: number | readonly number[], axis 
     }
     const s = sizes.reduce((p, q) => p + q, 0);
     if (s !== total) {
-      throw new ShapeError(`split: sizes [${sizes.join(', ')}] add up to ${s}, but axis ${a} of ${fmt(x.shape)} has ${total}`);
+      throw new ShapeError(
+        `split: sizes [${sizes.join(', ')}] add up to ${s}, but axis ${a} of ${fmt(x.shape)} has ${total}`,
+      );
     }
   }
   return runOp<SplitAttrs>('Split', [x], { axis: a, sizes });
@@ -185,14 +195,24 @@ registerGradient<SliceAttrs>('Slice', ({ inputs: [x], attrs: { axis, start, leng
   if (length > 0) {
     const strides = contiguousStrides(x!.shape);
     const shape = x!.shape.map((d, i) => (i === axis ? length : d));
-    const target = ndarray(dx, shape, strides.map((s, i) => (i === axis ? s * step : s)), start * strides[axis]!);
+    const target = ndarray(
+      dx,
+      shape,
+      strides.map((s, i) => (i === axis ? s * step : s)),
+      start * strides[axis]!,
+    );
     ops.assign(target, g!.nd);
   }
   return [make(dx, x!.shape)];
 });
 
 /** Python's slice.indices: clamps start/end into range and returns the first index and the count. */
-function resolveSlice(n: number, start: number | undefined, end: number | undefined, step: number): { start: number; length: number } {
+function resolveSlice(
+  n: number,
+  start: number | undefined,
+  end: number | undefined,
+  step: number,
+): { start: number; length: number } {
   const clampIndex = (i: number, lo: number, hi: number) => {
     const k = i < 0 ? i + n : i;
     return k < lo ? lo : k > hi ? hi : k;
@@ -217,8 +237,13 @@ export function slice(x: Tensor, spec: SliceSpec): Tensor {
   if (x.ndim === 0) throw new ShapeError('slice: cannot slice a 0-d tensor');
   const axis = normalizeAxis(spec.axis ?? 0, x.ndim, 'slice');
   const step = spec.step ?? 1;
-  for (const [k, v] of [['start', spec.start], ['end', spec.end], ['step', step]] as const) {
-    if (v !== undefined && !Number.isInteger(v)) throw new InvalidArgumentError(`slice: ${k} must be an integer, got ${v}`);
+  for (const [k, v] of [
+    ['start', spec.start],
+    ['end', spec.end],
+    ['step', step],
+  ] as const) {
+    if (v !== undefined && !Number.isInteger(v))
+      throw new InvalidArgumentError(`slice: ${k} must be an integer, got ${v}`);
   }
   if (step === 0) throw new InvalidArgumentError('slice: step cannot be 0');
   const { start, length } = resolveSlice(x.shape[axis]!, spec.start, spec.end, step);
@@ -230,7 +255,8 @@ export function flatten(x: Tensor, startDim = 0, endDim = -1): Tensor {
   if (x.ndim === 0) return reshape(x, [1]);
   const s = normalizeAxis(startDim, x.ndim, 'flatten');
   const e = normalizeAxis(endDim, x.ndim, 'flatten');
-  if (s > e) throw new InvalidArgumentError(`flatten: startDim ${startDim} comes after endDim ${endDim} for rank ${x.ndim}`);
+  if (s > e)
+    throw new InvalidArgumentError(`flatten: startDim ${startDim} comes after endDim ${endDim} for rank ${x.ndim}`);
   if (s === e) return x;
   let merged = 1;
   for (let i = s; i <= e; i++) merged *= x.shape[i]!;
@@ -303,8 +329,18 @@ declare module '../tensor.js' {
 }
 
 const P = Tensor.prototype;
-P.split = function (sizesOrChunk, axis) { return split(this, sizesOrChunk, axis); };
-P.slice = function (spec) { return slice(this, spec); };
-P.flatten = function (startDim, endDim) { return flatten(this, startDim, endDim); };
-P.squeeze = function (axis) { return squeeze(this, axis); };
-P.unsqueeze = function (axis) { return unsqueeze(this, axis); };
+P.split = function (sizesOrChunk, axis) {
+  return split(this, sizesOrChunk, axis);
+};
+P.slice = function (spec) {
+  return slice(this, spec);
+};
+P.flatten = function (startDim, endDim) {
+  return flatten(this, startDim, endDim);
+};
+P.squeeze = function (axis) {
+  return squeeze(this, axis);
+};
+P.unsqueeze = function (axis) {
+  return unsqueeze(this, axis);
+};

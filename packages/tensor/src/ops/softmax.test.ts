@@ -13,22 +13,25 @@ import { permute } from './view.js';
 function naive(x: Tensor, axis: number, log: boolean): number[] {
   const [d0, d1, d2] = x.shape as [number, number, number];
   const out: number[] = [];
-  for (let i = 0; i < d0; i++) for (let j = 0; j < d1; j++) for (let k = 0; k < d2; k++) {
-    let s = 0;
-    for (let r = 0; r < x.shape[axis]!; r++) {
-      const idx = [i, j, k];
-      idx[axis] = r;
-      s += Math.exp(x.at(...idx));
-    }
-    out.push(log ? x.at(i, j, k) - Math.log(s) : Math.exp(x.at(i, j, k)) / s);
-  }
+  for (let i = 0; i < d0; i++)
+    for (let j = 0; j < d1; j++)
+      for (let k = 0; k < d2; k++) {
+        let s = 0;
+        for (let r = 0; r < x.shape[axis]!; r++) {
+          const idx = [i, j, k];
+          idx[axis] = r;
+          s += Math.exp(x.at(...idx));
+        }
+        out.push(log ? x.at(i, j, k) - Math.log(s) : Math.exp(x.at(i, j, k)) / s);
+      }
   return out;
 }
 
 function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number): void {
   expect(actual.length).toBe(expected.length);
   for (let i = 0; i < expected.length; i++) {
-    if (!(Math.abs(actual[i]! - expected[i]!) <= tol)) throw new Error(`index ${i}: got ${actual[i]}, expected ${expected[i]}`);
+    if (!(Math.abs(actual[i]! - expected[i]!) <= tol))
+      throw new Error(`index ${i}: got ${actual[i]}, expected ${expected[i]}`);
   }
 }
 
@@ -50,19 +53,27 @@ describe('softmax and logSoftmax', () => {
 
   it('rows sum to one', () => {
     const y = softmax(x, 1);
-    for (let i = 0; i < 3; i++) for (let k = 0; k < 5; k++) {
-      let s = 0;
-      for (let j = 0; j < 4; j++) s += y.at(i, j, k);
-      expect(s).toBeCloseTo(1, 6);
-    }
+    for (let i = 0; i < 3; i++)
+      for (let k = 0; k < 5; k++) {
+        let s = 0;
+        for (let j = 0; j < 4; j++) s += y.at(i, j, k);
+        expect(s).toBeCloseTo(1, 6);
+      }
   });
 
   it('are stable for huge logits', () => {
-    const big = tensor([[1000, 1001, 1002], [-1000, -1000, -1000]]);
+    const big = tensor([
+      [1000, 1001, 1002],
+      [-1000, -1000, -1000],
+    ]);
     const e = [Math.exp(-2), Math.exp(-1), 1];
     const z = e[0]! + e[1]! + e[2]!;
     expectClose(softmax(big).values(), [...e.map((v) => v / z), 1 / 3, 1 / 3, 1 / 3], 1e-7);
-    expectClose(logSoftmax(big).values(), [...e.map((v) => Math.log(v / z)), -Math.log(3), -Math.log(3), -Math.log(3)], 1e-6);
+    expectClose(
+      logSoftmax(big).values(),
+      [...e.map((v) => Math.log(v / z)), -Math.log(3), -Math.log(3), -Math.log(3)],
+      1e-6,
+    );
   });
 
   it('read non-contiguous inputs', () => {

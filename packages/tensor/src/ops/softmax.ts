@@ -75,7 +75,13 @@ function softmaxInto(x: Float32Array, y: Float32Array, { outer, n, inner }: Axis
 /**
  * dx from dy for softmax (dx = y·(g − Σ g·y)) or log-softmax (dx = g − e^y·Σ g).
  */
-function softmaxGradInto(y: Float32Array, g: Float32Array, dx: Float32Array, { outer, n, inner }: AxisLayout, log: boolean): void {
+function softmaxGradInto(
+  y: Float32Array,
+  g: Float32Array,
+  dx: Float32Array,
+  { outer, n, inner }: AxisLayout,
+  log: boolean,
+): void {
   if (inner === 1) {
     for (let base = 0, end = outer * n; base < end; base += n) {
       let s = 0;
@@ -107,7 +113,10 @@ function softmaxGradInto(y: Float32Array, g: Float32Array, dx: Float32Array, { o
   }
 }
 
-for (const [op, log] of [['Softmax', false], ['LogSoftmax', true]] as const) {
+for (const [op, log] of [
+  ['Softmax', false],
+  ['LogSoftmax', true],
+] as const) {
   registerKernel<(i: Tensor[], a: SoftmaxAttrs) => Tensor>({
     op,
     backend: 'cpu',

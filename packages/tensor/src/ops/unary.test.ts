@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { abs, exp, Generator, gradcheck, log, neg, randn, reciprocal, rsqrt, sqrt, tensor, toType } from '../index.js';
 import type { Tensor } from '../tensor.js';
 
-const positive = () => randn([3, 4], { generator: new Generator(3) }).abs().add(0.5);
+const positive = () =>
+  randn([3, 4], { generator: new Generator(3) })
+    .abs()
+    .add(0.5);
 const mixed = () => randn([3, 4], { generator: new Generator(4) });
 
 describe('elementary unary ops', () => {

@@ -2,7 +2,7 @@ import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { allocate, castArray, type DType } from '../dtype.js';
 import { kernels, registerKernel } from '../registry.js';
-import { Tensor } from '../tensor.js';
+import type { Tensor } from '../tensor.js';
 import { f32, make } from './util.js';
 
 export interface UnaryDefinition<A> {
@@ -49,9 +49,14 @@ export const neg = defineUnary({ op: 'Neg', f: (x) => -x, df: () => -1, keepsInt
 export const exp = defineUnary({ op: 'Exp', f: Math.exp, df: (_x, y) => y });
 export const log = defineUnary({ op: 'Log', f: Math.log, df: (x) => 1 / x });
 export const sqrt = defineUnary({ op: 'Sqrt', f: Math.sqrt, df: (_x, y) => 0.5 / y });
-export const rsqrt = defineUnary({ op: 'Rsqrt', f: (x) => 1 / Math.sqrt(x), df: (x, y) => -0.5 * y / x });
+export const rsqrt = defineUnary({ op: 'Rsqrt', f: (x) => 1 / Math.sqrt(x), df: (x, y) => (-0.5 * y) / x });
 export const reciprocal = defineUnary({ op: 'Reciprocal', f: (x) => 1 / x, df: (_x, y) => -y * y });
-export const abs = defineUnary({ op: 'Abs', f: Math.abs, df: (x) => (x > 0 ? 1 : x < 0 ? -1 : 0), keepsIntegerDtype: true });
+export const abs = defineUnary({
+  op: 'Abs',
+  f: Math.abs,
+  df: (x) => (x > 0 ? 1 : x < 0 ? -1 : 0),
+  keepsIntegerDtype: true,
+});
 
 // Relu is on every training step's hot path, so it gets monomorphic loops instead of defineUnary's callback.
 registerKernel<(i: Tensor[]) => Tensor>({

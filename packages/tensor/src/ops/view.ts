@@ -14,7 +14,8 @@ export function inferShape(shape: readonly number[], size: number): number[] {
   const out = [...shape];
   const neg = out.indexOf(-1);
   if (neg >= 0) {
-    if (out.indexOf(-1, neg + 1) >= 0) throw new ShapeError(`reshape: only one dimension may be -1, got [${shape.join(', ')}]`);
+    if (out.indexOf(-1, neg + 1) >= 0)
+      throw new ShapeError(`reshape: only one dimension may be -1, got [${shape.join(', ')}]`);
     const known = out.reduce((p, d, i) => (i === neg ? p : p * d), 1);
     if (known === 0 || size % known !== 0) {
       throw new ShapeError(`reshape: cannot infer -1 in [${shape.join(', ')}] for ${size} elements`);
@@ -74,7 +75,8 @@ export function permute(x: Tensor, perm: readonly number[]): Tensor {
     throw new ShapeError(`permute: got ${perm.length} dimensions for a tensor of rank ${x.ndim}`);
   }
   const p = perm.map((a) => normalizeAxis(a, x.ndim, 'permute'));
-  if (new Set(p).size !== p.length) throw new InvalidArgumentError(`permute: [${perm.join(', ')}] is not a permutation`);
+  if (new Set(p).size !== p.length)
+    throw new InvalidArgumentError(`permute: [${perm.join(', ')}] is not a permutation`);
   return run1('Transpose', [x], { perm: p });
 }
 

@@ -23,15 +23,26 @@ describe('where', () => {
     const y = where(c, a, b);
     expect(y.shape).toEqual([2, 4, 3]);
     const expected: number[] = [];
-    for (let i = 0; i < 2; i++) for (let j = 0; j < 4; j++) for (let k = 0; k < 3; k++) {
-      expected.push(c.at(i, 0, k) ? a.at(j, 0) : b.at(k));
-    }
+    for (let i = 0; i < 2; i++)
+      for (let j = 0; j < 4; j++)
+        for (let k = 0; k < 3; k++) {
+          expected.push(c.at(i, 0, k) ? a.at(j, 0) : b.at(k));
+        }
     expect(y.toArray()).toEqual(expected);
   });
 
   it('reads non-contiguous operands', () => {
     const a = permute(arange(6).reshape([2, 3]), [1, 0]);
-    const c = permute(tensor([[1, 0, 1], [0, 1, 0]], { dtype: 'bool' }), [1, 0]);
+    const c = permute(
+      tensor(
+        [
+          [1, 0, 1],
+          [0, 1, 0],
+        ],
+        { dtype: 'bool' },
+      ),
+      [1, 0],
+    );
     expect(a.isContiguous()).toBe(false);
     // a = [[0,3],[1,4],[2,5]], c = [[1,0],[0,1],[1,0]]
     expect(where(c, a, -1).toArray()).toEqual([0, -1, -1, 4, 2, -1]);
@@ -64,7 +75,10 @@ describe('where', () => {
 
     const x = tensor([1, 2, 3], { requiresGrad: true });
     const y = tensor([4], { requiresGrad: true });
-    where(tensor([1, 0, 1], { dtype: 'bool' }), x, y).mul(tensor([1, 10, 100])).sum().backward();
+    where(tensor([1, 0, 1], { dtype: 'bool' }), x, y)
+      .mul(tensor([1, 10, 100]))
+      .sum()
+      .backward();
     expect(x.grad!.toArray()).toEqual([1, 0, 100]);
     expect(y.grad!.toArray()).toEqual([10]);
   });

@@ -93,7 +93,9 @@ registerGradient('Where', ({ inputs: [c, a, b] }, [g]) => {
 export function where(cond: Tensor, a: Tensor | number, b: Tensor | number): Tensor {
   if (!(cond instanceof Tensor)) throw new TypeError('where: cond must be a bool Tensor');
   if (cond.dtype !== 'bool') {
-    throw new DTypeError(`where: cond must be bool, got ${cond.dtype}; build it with a comparison such as x.gt(0) or .toType('bool')`);
+    throw new DTypeError(
+      `where: cond must be bool, got ${cond.dtype}; build it with a comparison such as x.gt(0) or .toType('bool')`,
+    );
   }
   const ta = a instanceof Tensor ? a : b instanceof Tensor ? scalarLike(a, b) : make(Float32Array.of(a), []);
   const tb = b instanceof Tensor ? b : scalarLike(b, ta);

@@ -43,10 +43,11 @@ export function gradcheck(
     for (let i = 0; i < w.length; i++) w[i] = gen.uniform() * 2 - 1;
     return new Tensor({ data: w, shape: o.shape, dtype: 'float32' });
   });
-  const objective = (os: Tensor[]) => os.reduce<Tensor | null>((acc, o, i) => {
-    const term = sum(mul(o, weights[i]!));
-    return acc ? acc.add(term) : term;
-  }, null)!;
+  const objective = (os: Tensor[]) =>
+    os.reduce<Tensor | null>((acc, o, i) => {
+      const term = sum(mul(o, weights[i]!));
+      return acc ? acc.add(term) : term;
+    }, null)!;
   const objectiveF64 = () => {
     const os = noGrad(outs);
     let s = 0;
