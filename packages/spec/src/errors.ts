@@ -1,6 +1,6 @@
-import { QtkError } from '@qtk/tensor';
+import { QtkError, RegistryError } from '@qtk/tensor';
 
-export { QtkError };
+export { QtkError, RegistryError };
 
 /** An op the chosen march cannot run (and hybrid mode does not keep on the CPU). */
 export class UnsupportedOpError extends QtkError {
@@ -37,18 +37,6 @@ export class QConfigError extends QtkError {
       options,
     );
     this.module = options?.module ?? null;
-  }
-}
-
-/** A registry lookup missed or a registration conflicts with another object under the same name. */
-export class RegistryError extends QtkError {
-  static readonly code = 'E_REGISTRY';
-  readonly registry: string;
-  readonly key: string;
-  constructor(registry: string, key: string, message: string, options?: { cause?: unknown }) {
-    super('E_REGISTRY', message, options);
-    this.registry = registry;
-    this.key = key;
   }
 }
 

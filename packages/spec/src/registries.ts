@@ -3,7 +3,7 @@ import type { FakeQuantFactoryV1 } from './fake-quant.js';
 import type { FusionPatternV1 } from './fusion-pattern.js';
 import { capabilityTableSchema, type MarchBackendV1 } from './march-backend.js';
 import type { ObserverFactoryV1 } from './observer.js';
-import { Registry } from './registry.js';
+import { Registry } from '@qtk/tensor';
 import { validatePattern } from '@qtk/ir';
 
 function requireApi(kind: string, entry: object, methods: string[]): void {

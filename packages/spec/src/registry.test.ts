@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PluginContractError, RegistryError } from './errors.js';
 import { defineCapabilities, type MarchBackendV1 } from './march-backend.js';
 import { marches, observers } from './registries.js';
-import { Registry } from './registry.js';
+import { Registry } from '@qtk/tensor';
 
 describe('Registry', () => {
   it('registers, gets and lists in registration order', () => {

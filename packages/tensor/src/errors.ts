@@ -76,3 +76,15 @@ export class AutogradError extends QtkError {
     super('E_AUTOGRAD', message);
   }
 }
+
+/** A registry lookup missed or a registration conflicts with another object under the same name. */
+export class RegistryError extends QtkError {
+  static readonly code = 'E_REGISTRY';
+  readonly registry: string;
+  readonly key: string;
+  constructor(registry: string, key: string, message: string, options?: { cause?: unknown }) {
+    super('E_REGISTRY', message, options);
+    this.registry = registry;
+    this.key = key;
+  }
+}

@@ -5,7 +5,9 @@ export {
   InvalidArgumentError,
   KernelNotFoundError,
   AutogradError,
+  RegistryError,
 } from './errors.js';
+export { Registry } from './named-registry.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {
   type Shape,
