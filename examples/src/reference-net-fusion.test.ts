@@ -17,8 +17,12 @@ describe('ReferenceNet fused', () => {
     for (let i = 0; i < 3; i++) model.call(randn([4, 1, 28, 28], { generator: g }));
     for (const m of model.modules()) {
       if (m instanceof BatchNorm2d) {
-        m.weight!.values().forEach((_, k, a) => (a[k] = 0.5 + 0.1 * ((k * 7) % 11)));
-        m.bias!.values().forEach((_, k, a) => (a[k] = 0.05 * ((k * 5) % 7) - 0.15));
+        m.weight!.values().forEach((_, k, a) => {
+          a[k] = 0.5 + 0.1 * ((k * 7) % 11);
+        });
+        m.bias!.values().forEach((_, k, a) => {
+          a[k] = 0.05 * ((k * 5) % 7) - 0.15;
+        });
       }
     }
     model.eval();

@@ -29,7 +29,9 @@ describe('ReferenceNet traced', () => {
       const gp = model.namedParameters();
       const ep = eager.namedParameters();
       expect(gp.map(([n]) => n)).toEqual(ep.map(([n]) => n));
-      gp.forEach(([, p], i) => expect(bits(p.grad!)).toEqual(bits(ep[i]![1].grad!)));
+      gp.forEach(([, p], i) => {
+        expect(bits(p.grad!)).toEqual(bits(ep[i]![1].grad!));
+      });
     }
     // BatchNorm running statistics moved the same way through the graph
     expect(bits(model.layer3.bn2.runningVar!)).toEqual(bits(eager.layer3.bn2.runningVar!));

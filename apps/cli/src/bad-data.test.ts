@@ -106,39 +106,54 @@ describe('bad evaluation files and labels: an error naming the file (exit 1)', (
     ['--labels is a directory', (d) => ['--labels', d], (d) => `labels file '${d}' is a directory, not a file`],
     [
       'DIR/labels.txt is a directory',
-      (d) => (mkdirSync(join(d, 'labels.txt')), []),
+      (d) => {
+        mkdirSync(join(d, 'labels.txt'));
+        return [];
+      },
       (d) => `labels file '${join(d, 'labels.txt')}' is a directory, not a file`,
     ],
     [
       '--labels is a broken symbolic link',
-      (d) => (symlinkSync(join(d, 'gone.txt'), join(d, 'l.txt')), ['--labels', join(d, 'l.txt')]),
+      (d) => {
+        symlinkSync(join(d, 'gone.txt'), join(d, 'l.txt'));
+        return ['--labels', join(d, 'l.txt')];
+      },
       (d) => `labels file '${join(d, 'l.txt')}' is a broken symbolic link`,
     ],
     [
       'a .npy with zero samples',
-      (d) => (writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0))), ['--labels', labels]),
+      (d) => {
+        writeFileSync(join(d, 'z.npy'), npyBytes([0, 1, 28, 28], new Float32Array(0)));
+        return ['--labels', labels];
+      },
       (d) => `${join(d, 'z.npy')} holds no samples`,
     ],
     [
       'a directory named *.npy',
-      (d) => (mkdirSync(join(d, 'dir.npy')), ['--labels', labels]),
+      (d) => {
+        mkdirSync(join(d, 'dir.npy'));
+        return ['--labels', labels];
+      },
       (d) => `data sample '${join(d, 'dir.npy')}' is a directory, not a file`,
     ],
     [
       'a binary --labels file: the bad line is shortened and escaped',
-      (d) => (
+      (d) => {
         writeFileSync(
           join(d, 'bin.txt'),
           Buffer.concat([Buffer.from([0x1b, 0x5b, 0x32, 0x4a, 0, 7, 0xff]), Buffer.alloc(300, 0x41)]),
-        ),
-        ['--labels', join(d, 'bin.txt')]
-      ),
+        );
+        return ['--labels', join(d, 'bin.txt')];
+      },
       (d) =>
         `${join(d, 'bin.txt')}, label 1: '\\u001b[2J\\u0000\\u0007\\ufffd${'A'.repeat(33)}...' is not a class index`,
     ],
     [
       'a NaN sample',
-      (d) => (writeFileSync(join(d, 'n.npy'), npyBytes([2, 1, 28, 28], withValue(2, 3, NaN))), ['--labels', labels]),
+      (d) => {
+        writeFileSync(join(d, 'n.npy'), npyBytes([2, 1, 28, 28], withValue(2, 3, NaN)));
+        return ['--labels', labels];
+      },
       (d) => `${join(d, 'n.npy')}: sample 0 (row 0 of axis 0) holds 1 non-finite value(s)`,
     ],
   ];

@@ -45,7 +45,10 @@ beforeAll(() => {
   );
   // a greyscale 28×28 gradient and an RGB 32×32 image (resized)
   const grey = new Uint8Array(28 * 28 * 4);
-  for (let i = 0; i < 28 * 28; i++) grey.fill(i % 256, 4 * i, 4 * i + 3), (grey[4 * i + 3] = 255);
+  for (let i = 0; i < 28 * 28; i++) {
+    grey.fill(i % 256, 4 * i, 4 * i + 3);
+    grey[4 * i + 3] = 255;
+  }
   writeFileSync(join(calib, 'img0.png'), pngBytes(28, 28, grey));
   const rgb = new Uint8Array(32 * 32 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 37) % 256));
   writeFileSync(join(calib, 'img1.png'), pngBytes(32, 32, rgb));
@@ -57,7 +60,7 @@ beforeAll(() => {
   writeFileSync(join(evalDir, 'b.npy'), npyBytes([8, 1, 28, 28], (x.values() as Float32Array).subarray(12 * 784)));
   writeFileSync(
     join(evalDir, 'labels.txt'),
-    Array.from({ length: 20 }, (_, i) => String((i * 7) % 10)).join('\n') + '\n',
+    `${Array.from({ length: 20 }, (_, i) => String((i * 7) % 10)).join('\n')}\n`,
   );
 });
 

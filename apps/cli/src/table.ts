@@ -6,5 +6,5 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
       .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')}\n`;
 }

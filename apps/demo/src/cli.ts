@@ -2,11 +2,11 @@
 import { wasmStatus } from '@qtk/tensor';
 import { DemoArgsError, HELP, parseDemoArgs } from './args.js';
 import { writeArtifacts } from './artifacts.js';
-import { runDemo } from './pipeline.js';
+import { type DemoResult, runDemo } from './pipeline.js';
 import { formatSummary } from './summary.js';
 
 function main(argv: string[]): number {
-  let options;
+  let options: ReturnType<typeof parseDemoArgs>;
   try {
     options = parseDemoArgs(argv);
   } catch (e) {
@@ -25,7 +25,7 @@ function main(argv: string[]): number {
   const log = (line: string) =>
     process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
   log(`gemm backend: ${status.loaded ? 'wasm SIMD' : `cpu (${status.reason})`}`);
-  let result;
+  let result: DemoResult;
   try {
     result = runDemo(options, log);
   } catch (e) {

@@ -26,20 +26,22 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let values;
-try {
-  ({ values } = parseArgs({
-    options: {
-      data: { type: 'string' },
-      out: { type: 'string', default: EMBEDDED_WEIGHTS },
-      epochs: { type: 'string', default: '8' },
-      seed: { type: 'string', default: '0' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  }));
-} catch (e) {
-  fail(`${(e as Error).message.split('\n')[0]} (see --help)`);
+function parseCli() {
+  try {
+    return parseArgs({
+      options: {
+        data: { type: 'string' },
+        out: { type: 'string', default: EMBEDDED_WEIGHTS },
+        epochs: { type: 'string', default: '8' },
+        seed: { type: 'string', default: '0' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (e) {
+    fail(`${(e as Error).message.split('\n')[0]} (see --help)`);
+  }
 }
+const values = parseCli();
 if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);

@@ -7,6 +7,7 @@ import {
   QConfigError,
   QtkError,
   UnsupportedOpError,
+  type ConvertedNode,
   type ConvertNodeContext,
   type MarchBackendV1,
   type NodeTableOptions,
@@ -243,7 +244,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       const qp = ctx.outputQparams ?? qparams.get(quantizedInputs[0]!);
       if (qp) qparams.set(node, qp);
     };
-    let converted;
+    let converted: ConvertedNode | undefined;
     try {
       converted = convertNode.call(march.hooks, ctx);
     } catch (e) {

@@ -46,7 +46,9 @@ function measure(
   const x = tensor(xs);
   const y = noGrad(() => callModel(fx, x)).values();
   let worst = 0;
-  xs.forEach((v, i) => (worst = Math.max(worst, Math.abs(y[i]! - fn.f(Math.fround(v))) / outScale)));
+  xs.forEach((v, i) => {
+    worst = Math.max(worst, Math.abs(y[i]! - fn.f(Math.fround(v))) / outScale);
+  });
   return { steps: Math.round(worst * 100) / 100, table };
 }
 

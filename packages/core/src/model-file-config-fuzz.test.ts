@@ -3,7 +3,7 @@
 // TypeError/RangeError at load or at the first run.
 import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
-import { symbolicTrace } from '@qtk/ir';
+import { type GraphModule, symbolicTrace } from '@qtk/ir';
 import { crc32 } from '@qtk/nn';
 import { Generator, QtkError, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,8 +40,17 @@ const REPLACEMENTS: Json[] = [
 
 /** Every (parent, key) slot in a config, depth first. */
 function slots(v: Json, out: [Record<string, Json> | Json[], string | number][] = []): typeof out {
-  if (Array.isArray(v)) v.forEach((x, i) => (out.push([v, i]), slots(x, out)));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push([v, k]), slots(x, out);
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => {
+      out.push([v, i]);
+      slots(x, out);
+    });
+  } else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      out.push([v, k]);
+      slots(x, out);
+    }
+  }
   return out;
 }
 
@@ -104,7 +113,7 @@ describe('model file config fuzz', () => {
     for (let i = 0; i < CASES; i++) {
       const [name, bytes, x] = bases[i % bases.length]!;
       const bad = mutate(bytes, r);
-      let model;
+      let model: GraphModule;
       try {
         model = modelFromBytes(bad, `${name}-${i}.qtkm`).model;
       } catch (e) {

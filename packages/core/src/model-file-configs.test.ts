@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the tests corrupt decoded JSON configs field by field with deliberately wrong types; no static type fits.
 // Model files whose CRC is right but whose module configs are bad (hand-edited, or written by
 // broken code) are refused at load with a typed error naming the module, the codec and the field,
 // instead of loading and failing at the first inference.
@@ -5,7 +6,7 @@ import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import '@qtk/fusion';
 import { ModuleConfigError, moduleCodecs, symbolicTrace, type GraphModule } from '@qtk/ir';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, crc32, Flatten, LayerNorm, Linear, Module, ReLU } from '@qtk/nn';
+import { Conv2d, crc32, Module } from '@qtk/nn';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -111,13 +112,55 @@ describe('model files with bad module configs are refused at load', () => {
       expect(Array.from(callModel(modelFromBytes(good).model, x).values()).every(Number.isFinite)).toBe(true);
     });
     it.each([
-      ['fc', 'Linear', 'inFeatures', (c: any) => void (c.inFeatures = '4')],
+      [
+        'fc',
+        'Linear',
+        'inFeatures',
+        (c: any) => {
+          c.inFeatures = '4';
+        },
+      ],
       ['fc', 'Linear', 'bias', (c: any) => void delete c.bias],
-      ['conv', 'Conv2d', 'stride', (c: any) => void (c.stride = [1])],
-      ['conv', 'Conv2d', 'groups', (c: any) => void (c.groups = 3)],
-      ['conv', 'Conv2d', 'padding.0', (c: any) => void (c.padding = [-1, 1])],
-      ['bn', 'BatchNorm2d', 'eps', (c: any) => void (c.eps = null)],
-      ['flatten', 'Flatten', 'startDim', (c: any) => void (c.startDim = 0.5)],
+      [
+        'conv',
+        'Conv2d',
+        'stride',
+        (c: any) => {
+          c.stride = [1];
+        },
+      ],
+      [
+        'conv',
+        'Conv2d',
+        'groups',
+        (c: any) => {
+          c.groups = 3;
+        },
+      ],
+      [
+        'conv',
+        'Conv2d',
+        'padding.0',
+        (c: any) => {
+          c.padding = [-1, 1];
+        },
+      ],
+      [
+        'bn',
+        'BatchNorm2d',
+        'eps',
+        (c: any) => {
+          c.eps = null;
+        },
+      ],
+      [
+        'flatten',
+        'Flatten',
+        'startDim',
+        (c: any) => {
+          c.startDim = 0.5;
+        },
+      ],
       ['relu', 'ReLU', '(config)', () => ({ inplace: true })],
       // sizes that would allocate gigabytes before the state dict is compared
       ['fc', 'Linear', 'inFeatures', (c: any) => void Object.assign(c, { inFeatures: 100_000, outFeatures: 100_000 })],
@@ -127,10 +170,31 @@ describe('model files with bad module configs are refused at load', () => {
         'inChannels/outChannels/kernelSize',
         (c: any) => void Object.assign(c, { kernelSize: [3000, 3000] }),
       ],
-      ['bn', 'BatchNorm2d', 'numFeatures', (c: any) => void (c.numFeatures = 1e9)],
+      [
+        'bn',
+        'BatchNorm2d',
+        'numFeatures',
+        (c: any) => {
+          c.numFeatures = 1e9;
+        },
+      ],
       // sizes that would make the first run allocate without bound (CONFIG_LIMITS)
-      ['gap', 'AdaptiveAvgPool2d', 'outputSize', (c: any) => void (c.outputSize = 1e9)],
-      ['conv', 'Conv2d', 'padding.1', (c: any) => void (c.padding = [1, 100_000])],
+      [
+        'gap',
+        'AdaptiveAvgPool2d',
+        'outputSize',
+        (c: any) => {
+          c.outputSize = 1e9;
+        },
+      ],
+      [
+        'conv',
+        'Conv2d',
+        'padding.1',
+        (c: any) => {
+          c.padding = [1, 100_000];
+        },
+      ],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
@@ -142,25 +206,76 @@ describe('model files with bad module configs are refused at load', () => {
       expect(Array.from(callModel(modelFromBytes(good).model, x).values()).every(Number.isFinite)).toBe(true);
     });
     it.each([
-      ['relu.weightFakeQuant', 'FakeQuantize', 'options.dtype', (c: any) => void (c.options.dtype = 'qint64')],
-      ['relu.weightFakeQuant', 'FakeQuantize', 'options.chAxis', (c: any) => void (c.options.chAxis = 'zero')],
+      [
+        'relu.weightFakeQuant',
+        'FakeQuantize',
+        'options.dtype',
+        (c: any) => {
+          c.options.dtype = 'qint64';
+        },
+      ],
+      [
+        'relu.weightFakeQuant',
+        'FakeQuantize',
+        'options.chAxis',
+        (c: any) => {
+          c.options.chAxis = 'zero';
+        },
+      ],
       [
         'relu.weightFakeQuant',
         'FakeQuantize',
         'options.quantMax',
         (c: any) => Object.assign(c.options, { quantMin: 10, quantMax: -10 }) && undefined,
       ],
-      ['relu.activationPostProcess', 'FakeQuantize', 'state', (c: any) => void (c.state = 'TRAINING')],
-      ['quant', 'QatModule', 'training', (c: any) => void (c.training = 'yes')],
-      ['relu.module', 'ConvAddReLU2d', 'activation', (c: any) => void (c.activation = 'gelu')],
-      ['relu.module', 'ConvAddReLU2d', 'conv.kernelSize (Conv2d)', (c: any) => void (c.conv.kernelSize = [3])],
+      [
+        'relu.activationPostProcess',
+        'FakeQuantize',
+        'state',
+        (c: any) => {
+          c.state = 'TRAINING';
+        },
+      ],
+      [
+        'quant',
+        'QatModule',
+        'training',
+        (c: any) => {
+          c.training = 'yes';
+        },
+      ],
+      [
+        'relu.module',
+        'ConvAddReLU2d',
+        'activation',
+        (c: any) => {
+          c.activation = 'gelu';
+        },
+      ],
+      [
+        'relu.module',
+        'ConvAddReLU2d',
+        'conv.kernelSize (Conv2d)',
+        (c: any) => {
+          c.conv.kernelSize = [3];
+        },
+      ],
       [
         'relu.module',
         'ConvAddReLU2d',
         'conv.inChannels/outChannels/kernelSize (Conv2d)',
-        (c: any) => void (c.conv.outChannels = 4096),
+        (c: any) => {
+          c.conv.outChannels = 4096;
+        },
       ],
-      ['relu.weightFakeQuant', 'FakeQuantize', 'options.numChannels', (c: any) => void (c.options.numChannels = 1e9)],
+      [
+        'relu.weightFakeQuant',
+        'FakeQuantize',
+        'options.numChannels',
+        (c: any) => {
+          c.options.numChannels = 1e9;
+        },
+      ],
     ])("'%s' (%s) with a bad %s", (path, codec, field, edit) => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
@@ -182,7 +297,9 @@ describe('model files with bad module configs are refused at load', () => {
       const soft = (b: Uint8Array, edit: (c: any) => unknown) => corrupt(b, { type: 'SoftmaxQat' }, edit);
       const path = (b: Uint8Array, type: string) => {
         let p = '';
-        corrupt(b, { type }, (_, e) => void (p = e.path));
+        corrupt(b, { type }, (_, e) => {
+          p = e.path;
+        });
         return p;
       };
       const sp = path(qatBytes, 'SoftmaxQat');
@@ -193,38 +310,44 @@ describe('model files with bad module configs are refused at load', () => {
         'steps.exp',
       );
       expectRefused(
-        soft(qatBytes, (c) => void (c.dim = 'last')),
+        soft(qatBytes, (c) => {
+          c.dim = 'last';
+        }),
         sp,
         'SoftmaxQat',
         'dim',
       );
       expectRefused(
-        soft(qatBytes, (c) => void (c.steps.sum.options.observer = '')),
+        soft(qatBytes, (c) => {
+          c.steps.sum.options.observer = '';
+        }),
         sp,
         'SoftmaxQat',
         'steps.sum.options.observer (FakeQuantize)',
       );
       const lp = path(qatBytes, 'LayerNormQat');
       expectRefused(
-        corrupt(qatBytes, { type: 'LayerNormQat' }, (c) => void (c.float.eps = -1)),
+        corrupt(qatBytes, { type: 'LayerNormQat' }, (c) => {
+          c.float.eps = -1;
+        }),
         lp,
         'LayerNormQat',
         'float.eps (LayerNorm)',
       );
       const fs = path(fixedBytes, 'FixedSoftmax');
       expectRefused(
-        corrupt(
-          fixedBytes,
-          { type: 'FixedSoftmax' },
-          (c) => void (c.exp.entries = { $typed: 'Int16Array', values: [1, 2] }),
-        ),
+        corrupt(fixedBytes, { type: 'FixedSoftmax' }, (c) => {
+          c.exp.entries = { $typed: 'Int16Array', values: [1, 2] };
+        }),
         fs,
         'FixedSoftmax',
         /bad config field 'exp/,
       );
       const fl = path(fixedBytes, 'FixedLayerNorm');
       expectRefused(
-        corrupt(fixedBytes, { type: 'FixedLayerNorm' }, (c) => void (c.features = 7)),
+        corrupt(fixedBytes, { type: 'FixedLayerNorm' }, (c) => {
+          c.features = 7;
+        }),
         fl,
         'FixedLayerNorm',
         /bad config field 'affine\.(weight|bias)'|bad config field 'out'/,
@@ -239,25 +362,118 @@ describe('model files with bad module configs are refused at load', () => {
     });
     const typed = (values: number[]) => ({ $typed: 'Int32Array', values });
     it.each([
-      ['quant', 'Quantize', 'dtype', (c: any) => void (c.dtype = 'qint4')],
-      ['quant', 'Quantize', 'scale', (c: any) => void (c.scale = 0)],
-      ['relu', 'FixedConv', 'bias', (c: any) => void (c.bias = typed([1, 2, 3]))],
-      ['relu', 'FixedConv', 'bias', (c: any) => void (c.bias = { $typed: '__proto__', values: [] })],
-      ['relu', 'FixedConv', 'requant.n', (c: any) => void (c.requant.n = typed([0]))],
-      ['relu', 'FixedConv', 'requant.pre', (c: any) => void (c.requant.pre = typed([0, 0, 99, 0]))],
-      ['relu', 'FixedConv', 'attrs.stride', (c: any) => void (c.attrs.stride = [1])],
-      ['relu', 'FixedConv', 'weightShape', (c: any) => void (c.weightShape = [4e6, 4e6, 3, 3])],
-      ['relu', 'FixedConv', 'weightShape', (c: any) => void (c.weightShape = [4, 2, 300, 300])],
-      ['fc', 'FixedConv', 'outScale', (c: any) => void (c.outScale = { $typed: 'Float32Array', values: [1, 2] })],
-      ['gap', 'FixedAvgPool2d', 'outScale', (c: any) => void (c.outScale = -1)],
-      ['gap', 'FixedAvgPool2d', 'windows.kind', (c: any) => void (c.windows.kind = 'global')],
+      [
+        'quant',
+        'Quantize',
+        'dtype',
+        (c: any) => {
+          c.dtype = 'qint4';
+        },
+      ],
+      [
+        'quant',
+        'Quantize',
+        'scale',
+        (c: any) => {
+          c.scale = 0;
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'bias',
+        (c: any) => {
+          c.bias = typed([1, 2, 3]);
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'bias',
+        (c: any) => {
+          c.bias = { $typed: '__proto__', values: [] };
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'requant.n',
+        (c: any) => {
+          c.requant.n = typed([0]);
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'requant.pre',
+        (c: any) => {
+          c.requant.pre = typed([0, 0, 99, 0]);
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'attrs.stride',
+        (c: any) => {
+          c.attrs.stride = [1];
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'weightShape',
+        (c: any) => {
+          c.weightShape = [4e6, 4e6, 3, 3];
+        },
+      ],
+      [
+        'relu',
+        'FixedConv',
+        'weightShape',
+        (c: any) => {
+          c.weightShape = [4, 2, 300, 300];
+        },
+      ],
+      [
+        'fc',
+        'FixedConv',
+        'outScale',
+        (c: any) => {
+          c.outScale = { $typed: 'Float32Array', values: [1, 2] };
+        },
+      ],
+      [
+        'gap',
+        'FixedAvgPool2d',
+        'outScale',
+        (c: any) => {
+          c.outScale = -1;
+        },
+      ],
+      [
+        'gap',
+        'FixedAvgPool2d',
+        'windows.kind',
+        (c: any) => {
+          c.windows.kind = 'global';
+        },
+      ],
       // 1e9 windows: the first run ran out of memory (a JS heap crash) before this check
-      ['gap', 'FixedAvgPool2d', 'windows.outputSize.1', (c: any) => void (c.windows.outputSize = [1, 1e9])],
+      [
+        'gap',
+        'FixedAvgPool2d',
+        'windows.outputSize.1',
+        (c: any) => {
+          c.windows.outputSize = [1, 1e9];
+        },
+      ],
       [
         'flatten',
         'FixedValueOp',
         'target.module.config.startDim (Flatten)',
-        (c: any) => void (c.target.module.config.startDim = 'x'),
+        (c: any) => {
+          c.target.module.config.startDim = 'x';
+        },
       ],
       [
         'flatten',

@@ -133,7 +133,9 @@ describe('model files', () => {
     const fqs = namedFakeQuants(gm) as [string, FakeQuantize][];
     // mixed states, each must come back as it was
     const states = ['VALIDATION', 'QAT', 'CALIBRATION'] as const;
-    fqs.forEach(([, fq], i) => fq.setFakeQuantState(states[i % 3]!));
+    fqs.forEach(([, fq], i) => {
+      fq.setFakeQuantState(states[i % 3]!);
+    });
     const path = join(dir, 'qat.qtkm');
     saveModelFileSync(gm, path);
     const { model, kind } = loadModelFileSync(path);

@@ -13,7 +13,15 @@
 import * as fixedPoint from '@qtk/fixed-point';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
-import { crc32, deserializeStateDict, Module, serializeStateDict, writeFileAtomic, writeFileAtomicSync } from '@qtk/nn';
+import {
+  crc32,
+  deserializeStateDict,
+  Module,
+  type StateDict,
+  serializeStateDict,
+  writeFileAtomic,
+  writeFileAtomicSync,
+} from '@qtk/nn';
 import { StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { readFileSync } from 'node:fs';
@@ -313,7 +321,7 @@ export function modelHeaderFromBytes(bytes: Uint8Array, source?: string): ModelF
 export function modelFromBytes(bytes: Uint8Array, source?: string): LoadedModel {
   ensureCodecs();
   const { header, graph, state } = sections(bytes, source);
-  let sd;
+  let sd: StateDict;
   try {
     sd = deserializeStateDict(state, source);
   } catch (e) {

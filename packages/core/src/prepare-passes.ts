@@ -1,6 +1,6 @@
 import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { setModuleCopyOnWrite } from '@qtk/fusion';
-import type { GraphModule, Node } from '@qtk/ir';
+import type { Node } from '@qtk/ir';
 import {
   AdaptiveAvgPool2d,
   AvgPool2d,
@@ -80,6 +80,7 @@ export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Modules (not conv-like) whose output needs its own activation scale. */
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = [
   Sigmoid,
   Tanh,

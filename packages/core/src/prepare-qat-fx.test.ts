@@ -23,7 +23,7 @@ import {
   Adam,
   CrossEntropyLoss,
 } from '@qtk/nn';
-import { defineCapabilities, marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
+import { defineCapabilities, marches, type MarchBackendV1 } from '@qtk/spec';
 import { add, cat, Generator, noGrad, randn, tensor, type Tensor } from '@qtk/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import '@qtk/march-bayes';

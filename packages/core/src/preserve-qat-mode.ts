@@ -3,6 +3,7 @@ import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { QatModule } from './qat-module.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type ModuleClass = abstract new (...a: any[]) => Module;
 
 /** A module that may carry the mark: `module.preserveQatMode = true` works as setPreserveQatMode does. */

@@ -5,6 +5,7 @@ import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, Modul
 import type { Tensor } from '@qtk/tensor';
 
 /** Layers whose weight gets a fake-quant (with the per-channel axis of their weight layout). */
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 const WEIGHTED: readonly [abstract new (...a: any[]) => Module, number][] = [
   [Conv1d, 0],
   [Conv2d, 0],

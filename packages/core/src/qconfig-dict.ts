@@ -2,6 +2,7 @@ import type { QConfig } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type ModuleClass = abstract new (...args: any[]) => Module;
 
 /**

@@ -9,6 +9,7 @@ import { DeQuantStub, Module, QuantStub } from '@qtk/nn';
 import {
   resolveQuantRange,
   UnsupportedOpError,
+  type ConvertedNode,
   type ConvertNodeContext,
   type MarchBackendV1,
   type QParams,
@@ -101,7 +102,7 @@ export class LateConvertedModule extends Module {
       rounding: this.env.rounding,
       warn: (m) => this.env.warn(`${this.path}: ${m}`),
     };
-    let converted;
+    let converted: ConvertedNode | undefined;
     try {
       converted = march.hooks.convertNode?.call(march.hooks, ctx);
     } catch (e) {

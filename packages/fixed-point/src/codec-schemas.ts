@@ -196,11 +196,9 @@ export const fixedConvSchema = decoded(
       requant: requantizePlan.nullable(),
       outScale: z.instanceof(Float32Array, { message: 'expected a Float32Array' }),
       activation: z.enum(['relu', 'relu6']).nullable(),
-      relu6Max: z
-        .number()
-        .refine((v) => Number.isInteger(v) || v === Infinity, {
-          message: 'must be an integer (Infinity without a ReLU6)',
-        }),
+      relu6Max: z.number().refine((v) => Number.isInteger(v) || v === Infinity, {
+        message: 'must be an integer (Infinity without a ReLU6)',
+      }),
       weightShape: z.array(posInt).min(2).max(5),
     })
     .strict()

@@ -28,6 +28,7 @@ const enc = (cls: string, v: unknown) => toJsonData(v, cls);
 
 /** Modules built from one plain-data `config` object, kept as `module.config`; `schema` checks the stored (decoded) config. */
 function configCodec<M extends Module & { config: unknown }>(
+  // biome-ignore lint/suspicious/noExplicitAny: each module class takes its own config type
   cls: new (config: any) => M,
   schema: z.ZodTypeAny,
 ): ModuleCodec<M> {

@@ -59,7 +59,10 @@ describe('fitMul', () => {
 
   it('agrees with the brute-force definition over many ratios and shift limits', () => {
     let seed = 7;
-    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let i = 0; i < 3000; i++) {
       const r = (rnd() < 0.5 ? -1 : 1) * 2 ** (rnd() * 60 - 45) * (1 + rnd());
       const maxShift = [0, 7, 31, 62][i % 4]!;

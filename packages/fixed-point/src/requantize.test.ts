@@ -145,7 +145,10 @@ describe('per-channel plans', () => {
 
   it('requantizeInto matches requantizeValue on random accumulators (both rules, per tensor and per channel)', () => {
     let seed = 3;
-    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     const acc = Array.from({ length: 4 * 5 * 6 }, () => Math.round((rnd() - 0.5) * 2 ** (rnd() * 31)));
     const scales = Array.from({ length: 5 }, () => f(2 ** (-rnd() * 20)) * f(2 ** -7));
     for (const plan of [

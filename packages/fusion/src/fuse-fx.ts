@@ -26,7 +26,10 @@ const ownedModules = new WeakMap<GraphModule, Set<Module>>();
 
 function owned(gm: GraphModule): Set<Module> {
   let s = ownedModules.get(gm);
-  if (!s) ownedModules.set(gm, (s = new Set()));
+  if (!s) {
+    s = new Set();
+    ownedModules.set(gm, s);
+  }
   return s;
 }
 

@@ -24,6 +24,7 @@ export abstract class FusedConvBase<C extends Module = Module> extends Module {
 
   constructor(conv: C, options: FusedOptions = {}) {
     super();
+    // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
     const expected = (this.constructor as unknown as { convClass: new (...a: any[]) => Module }).convClass;
     if (!(conv instanceof expected)) {
       throw new InvalidArgumentError(

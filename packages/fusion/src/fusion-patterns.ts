@@ -29,16 +29,17 @@ import {
   type FusedConvBase,
 } from './fused-modules.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: each fused class takes its own conv layer type
 type FusedClass = new (conv: any, options: ConstructorParameters<typeof ConvAddReLU2d>[1]) => FusedConvBase;
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
+type ClassOf<T> = new (...args: any[]) => T;
 
 export interface FusionFamily {
   /** Prefix of the pattern names ('conv2d', 'conv_transpose2d', 'conv3d', 'linear'). */
   readonly name: string;
-  readonly layer: new (...args: any[]) => AbsorbingLayer;
+  readonly layer: ClassOf<AbsorbingLayer>;
   /** The BatchNorm classes that can follow the layer (those whose input rank fits its output). */
-  readonly norms: readonly (new (
-    ...args: any[]
-  ) => BatchNormNd)[];
+  readonly norms: readonly ClassOf<BatchNormNd>[];
   readonly fused: FusedClass;
 }
 

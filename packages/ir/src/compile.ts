@@ -40,7 +40,9 @@ function splitPath(path: string): string[] {
 export function compileGraph(graph: Graph): CompiledGraph {
   const nodes = graph.nodes;
   const index = new Map<Node, number>();
-  nodes.forEach((n, i) => index.set(n, i));
+  nodes.forEach((n, i) => {
+    index.set(n, i);
+  });
 
   const load = (arg: Argument): Load => {
     if (arg instanceof Node) {

@@ -95,7 +95,9 @@ describe('fxWrap: the RetinaNet-style model', () => {
     const ref = model.call({ img }) as RetinaData;
     expect(shifted.calls).toBe(1);
     const boxes = (d: RetinaData) => (d.predBboxes as { boxes: number[][] }).boxes[0]!;
-    boxes(out).forEach((v, i) => expect(v).toBeCloseTo(boxes(ref)[i]! + 100, 4));
+    boxes(out).forEach((v, i) => {
+      expect(v).toBeCloseTo(boxes(ref)[i]! + 100, 4);
+    });
   });
 
   it('a deep copy of the GraphModule has its own graph and modules', () => {

@@ -2,6 +2,7 @@ import { Module } from '@qtk/nn';
 import { InvalidArgumentError, traceable } from '@qtk/tensor';
 import { currentTracer } from './tracer.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
 type AnyFn = (...args: any[]) => any;
 
 const WRAPPED = Symbol('qtk.fxWrapped');
@@ -53,6 +54,7 @@ export function fxWrap<F extends AnyFn>(fn?: F, name?: string, options: FxWrapOp
 }
 
 /** Wraps `Class.prototype[method]` like `@fxWrap()` does (idempotent). */
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 export function fxWrapMethod<C extends abstract new (...args: any[]) => Module>(
   cls: C,
   method: string & keyof InstanceType<C>,

@@ -111,6 +111,7 @@ export class GraphModule extends Module {
   }
 
   /** Runs the graph. Inputs are the graph's placeholders in order. */
+  // biome-ignore lint/suspicious/noExplicitAny: forward's signature is each model's own, so the base type cannot be narrower
   forward(...inputs: unknown[]): any {
     return this.program().run(this.resolver(), inputs);
   }

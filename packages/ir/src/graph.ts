@@ -152,6 +152,7 @@ export class Graph {
 
   /** Calls a registered function, given by name or as the function itself (see registerTraceable). */
   callFunction(
+    // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
     fn: string | ((...a: any[]) => unknown),
     args: readonly Argument[] = [],
     kwargs: Record<string, Argument> = {},

@@ -4,6 +4,7 @@ import * as nn from '@qtk/nn';
 import { FloatFunctional, Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 export type ModuleClass<M extends Module = Module> = abstract new (...args: any[]) => M;
 
 const CONTAINERS: ReadonlySet<unknown> = new Set<unknown>([nn.Module, nn.Sequential, nn.ModuleList, nn.ModuleDict]);

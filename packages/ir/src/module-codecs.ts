@@ -9,6 +9,7 @@ import type { ModuleClass } from './leaf-modules.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds codecs for every module and config type
 export interface ModuleCodec<M extends Module = any, C = any> {
   /** The class; serialized modules name it by `cls.name`. */
   readonly cls: ModuleClass<M>;
@@ -66,6 +67,7 @@ export class ModuleCodecRegistry {
   /** The modules being built (outermost first), so nested builds know their state dict keys. */
   private readonly building: { path: string | undefined; stateShape: BuildPlace['stateShape'] }[] = [];
 
+  // biome-ignore lint/suspicious/noExplicitAny: the registry holds codecs for every module and config type
   register<M extends Module, C = any>(codec: ModuleCodec<M, C>): void {
     const name = codec.cls?.name;
     if (!name) throw new InvalidArgumentError('moduleCodecs.register: the codec needs a named class');
@@ -430,6 +432,7 @@ moduleCodecs.register<nn.PReLU, z.infer<typeof preluSchema>>({
 });
 
 /** Classes whose constructor takes one options object built from these fields (their schema's keys). */
+// biome-ignore lint/suspicious/noExplicitAny: each module class takes its own config type
 function options<M extends Module>(cls: new (o: any) => M, shape: z.ZodRawShape): ModuleCodec<M> {
   const fields = Object.keys(shape) as (keyof M & string)[];
   return {

@@ -37,6 +37,7 @@ export function subclassOf(cls: ModuleClass): SubclassOf {
  */
 export type PatternElement =
   | ModuleClass
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   | ((...args: any[]) => unknown)
   | string
   | typeof MatchAll
@@ -71,7 +72,9 @@ export function validatePattern(p: Pattern, where = 'pattern'): void {
   if (Array.isArray(p)) {
     if (p.length === 0) throw new PatternError(`${where}: empty array`);
     if (Array.isArray(p[0])) throw new PatternError(`${where}: the first element must be an op, not a nested pattern`);
-    p.forEach((q: Pattern, i: number) => validatePattern(q, `${where}[${i}]`));
+    p.forEach((q: Pattern, i: number) => {
+      validatePattern(q, `${where}[${i}]`);
+    });
     return;
   }
   const ok =
@@ -80,7 +83,10 @@ export function validatePattern(p: Pattern, where = 'pattern'): void {
     throw new PatternError(
       `${where}: expected a module class, a function, a method name, MatchAll, anyOf or subclassOf; got ${String(p)}`,
     );
-  if (p instanceof AnyOf) p.elements.forEach((e, i) => validatePattern(e, `${where}.anyOf[${i}]`));
+  if (p instanceof AnyOf)
+    p.elements.forEach((e, i) => {
+      validatePattern(e, `${where}.anyOf[${i}]`);
+    });
 }
 
 function moduleOf(node: Node, root: Module): Module | undefined {

@@ -108,8 +108,12 @@ function traceEval<M extends Module>(m: M): { model: M; gm: GraphModule } {
   // running stats away from 0/1 so folding matters
   for (const bn of m.modules()) {
     if (bn instanceof BatchNorm2d) {
-      bn.runningMean!.values().forEach((_, i, a) => (a[i] = 0.1 * (i + 1)));
-      bn.runningVar!.values().forEach((_, i, a) => (a[i] = 0.5 + 0.25 * i));
+      bn.runningMean!.values().forEach((_, i, a) => {
+        a[i] = 0.1 * (i + 1);
+      });
+      bn.runningVar!.values().forEach((_, i, a) => {
+        a[i] = 0.5 + 0.25 * i;
+      });
     }
   }
   m.eval();

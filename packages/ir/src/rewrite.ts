@@ -22,6 +22,7 @@ export interface RewriteRule {
   /** Extra condition on a match (module settings, shapes, ...); false leaves the nodes to other rules. */
   when?(match: Match, ctx: RewriteContext): boolean;
   /** Rewrites the graph (and modules) for the match; returning false declines it. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a rule that rewrote nothing may simply end without a return
   apply(match: Match, ctx: RewriteContext): boolean | void;
 }
 

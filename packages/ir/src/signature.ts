@@ -38,7 +38,7 @@ function stripComments(src: string): string {
 }
 
 /** The parameters of `fn` (a function, method or arrow function), or null when the source cannot be read. */
-export function parseParams(fn: (...args: any[]) => unknown): ParamInfo[] | null {
+export function parseParams(fn: (...args: never[]) => unknown): ParamInfo[] | null {
   let src: string;
   try {
     src = stripComments(Function.prototype.toString.call(fn));

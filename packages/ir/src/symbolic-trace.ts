@@ -18,6 +18,7 @@ export function symbolicTrace(root: Module, options: TraceOptions = {}): GraphMo
  * Registers `fn` under `name` so graphs can call it (call_function target `name`) and tracing
  * records calls to the returned function. Returns the wrapped function; use it in model code.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
 export function registerTraceable<F extends (...args: any[]) => any>(
   name: string,
   fn: F,

@@ -9,9 +9,15 @@ import { createProxy, proxyInfo, type ProxyHost } from './proxy.js';
 import { parseParams } from './signature.js';
 
 /** `obj[key]` for a property name, recorded for `x.shape`, `data.img`, ... */
-export const getattr = traceable('getattr', (obj: any, key: string): unknown => obj[key]);
+export const getattr = traceable(
+  'getattr',
+  (obj: unknown, key: string): unknown => (obj as Record<string, unknown>)[key],
+);
 /** `obj[index]`, recorded for `x.shape[0]`, array destructuring of a traced value, ... */
-export const getitem = traceable('getitem', (obj: any, index: number): unknown => obj[index]);
+export const getitem = traceable(
+  'getitem',
+  (obj: unknown, index: number): unknown => (obj as Record<number, unknown>)[index],
+);
 
 export interface TraceOptions {
   /**
@@ -84,14 +90,12 @@ export class Tracer implements ProxyHost {
   private moduleToPath = new Map<Module, string>();
   private tensorToPath = new Map<Tensor, string>();
   private scopes: { path: string; type: string }[] = [];
-  private root: Module | null = null;
 
   constructor(private readonly options: TraceOptions = {}) {}
 
   trace(root: Module): TraceResult {
     if (!(root instanceof Module))
       throw new InvalidArgumentError(`symbolicTrace: expected a Module, got ${typeof root}`);
-    this.root = root;
     this.graph = new Graph();
     this.moduleToPath = new Map(root.namedModules().map(([p, m]) => [m, p] as [Module, string]));
     this.tensorToPath = new Map<Tensor, string>();
@@ -276,7 +280,7 @@ export class Tracer implements ProxyHost {
 
   private makeInputs(root: Module): unknown[] {
     const concrete = this.options.concreteArgs ?? {};
-    const forward = root.forward as (...a: any[]) => unknown;
+    const forward = root.forward as (...a: unknown[]) => unknown;
     const inputNames = this.options.inputNames ?? (root instanceof GraphModule ? root.inputNames : undefined);
     if (inputNames) {
       if (Object.keys(concrete).length)

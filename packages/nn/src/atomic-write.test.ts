@@ -185,7 +185,9 @@ async function saveAndTerminate(mode: 'sync' | 'async'): Promise<Interrupted> {
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const deadline = Date.now() + 30_000;
   let temp: string | undefined;
-  while (!(temp = readdirSync(work).find((n) => n.endsWith('.tmp')))) {
+  for (;;) {
+    temp = readdirSync(work).find((n) => n.endsWith('.tmp'));
+    if (temp) break;
     if (Date.now() > deadline || child.exitCode !== null)
       throw new Error(`the child never started its save: ${stderr}`);
     await new Promise((r) => setTimeout(r, 1));

@@ -11,6 +11,7 @@ import {
 } from './state-dict.js';
 
 /** Runs before `forward`; return an array to replace the arguments. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook that keeps the arguments may simply end without a return
 export type ForwardPreHook = (module: Module, args: unknown[]) => unknown[] | void;
 /** Runs after `forward`; return a value to replace the output. */
 export type ForwardHook = (module: Module, args: unknown[], output: unknown) => unknown;
@@ -68,6 +69,7 @@ export abstract class Module {
   private readonly _forwardPreHooks = new Map<number, ForwardPreHook>();
   private readonly _forwardHooks = new Map<number, ForwardHook>();
 
+  // biome-ignore lint/suspicious/noExplicitAny: forward's signature is each model's own, so the base type cannot be narrower
   abstract forward(...args: any[]): any;
 
   /** Runs forward pre-hooks, `forward`, then forward hooks (each in registration order). */

@@ -115,7 +115,7 @@ describe('extra state in the state dict', () => {
   it('non-strict: loads what is there and returns the rest', () => {
     const sd = filled().stateDict({ clone: true });
     delete sd.extra!['inner.a'];
-    sd.extra!['gone'] = 1;
+    sd.extra!.gone = 1;
     const back = new Root();
     expect(back.loadStateDict(sd, { strict: false })).toEqual({
       missingKeys: ['inner.a._extra_state'],

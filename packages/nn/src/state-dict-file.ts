@@ -109,7 +109,9 @@ export function serializeStateDict(sd: StateDict): Uint8Array {
   dv.setUint32(8, STATE_DICT_FILE_VERSION, true);
   dv.setUint32(12, header.byteLength, true);
   out.set(header, prefix);
-  entries.forEach((e, i) => out.set(payloads[i]!, dataStart + e.offset));
+  entries.forEach((e, i) => {
+    out.set(payloads[i]!, dataStart + e.offset);
+  });
   dv.setUint32(16, crc32(out.subarray(prefix)), true);
   return out;
 }

@@ -189,7 +189,10 @@ describe('averagingConstant of the histogram observers (percentile, mix, mse per
       const first = make({ averagingConstant: 0 });
       const last = make({ averagingConstant: 1 });
       const all = make({});
-      for (const b of data) [first, last, all].forEach((o) => o.observe(b));
+      for (const b of data)
+        [first, last, all].forEach((o) => {
+          o.observe(b);
+        });
       expect(first.range()).toEqual(r[0]);
       expect(last.range()).toEqual(r[2]);
       const merged = make({ averagingConstant: null });

@@ -169,7 +169,8 @@ export class SignedHistogram {
     const b = this.bins;
     // Hot path (every activation of every calibration batch): |y| < bins < 2^31, so `| 0` floors it;
     // counting into an Int32Array first is faster than incrementing doubles. Slot 2·bins takes NaNs.
-    const t = this.scratch ?? (this.scratch = new Int32Array(2 * b + 1));
+    this.scratch ??= new Int32Array(2 * b + 1);
+    const t = this.scratch;
     if (this.range === 0) {
       // all zeros (or NaN) so far: the bin [0, w) for every later range
       for (let i = 0; i < n; i++) t[v[i]! === 0 ? b : 2 * b]++;

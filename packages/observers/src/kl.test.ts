@@ -209,7 +209,9 @@ describe('KLObserver', () => {
     for (const b of bs) one.observe(b);
     const a = new KLObserver({ updateInterval: null });
     const b = new KLObserver({ updateInterval: null });
-    bs.forEach((x, i) => (i % 2 ? a : b).observe(x));
+    bs.forEach((x, i) => {
+      (i % 2 ? a : b).observe(x);
+    });
     a.merge(JSON.parse(JSON.stringify(b.state())));
     expect(a.computeQparams()).toEqual(one.computeQparams());
     const few = new KLObserver({ bins: 128 });

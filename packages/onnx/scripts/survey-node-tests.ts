@@ -24,4 +24,4 @@ for (const d of readdirSync(NODE_TEST_ROOT).sort()) {
 }
 console.log(fail.join('\n'));
 console.log(`PASS ${pass.length} FAIL ${fail.length}`);
-if (process.argv[2]) writeFileSync(process.argv[2], pass.join('\n') + '\n');
+if (process.argv[2]) writeFileSync(process.argv[2], `${pass.join('\n')}\n`);

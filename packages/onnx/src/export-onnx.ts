@@ -54,7 +54,7 @@ function tensorInputs(
     if (Array.isArray(a)) a.forEach(visit);
     else if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') {
       const n = names.get(a as Node);
-      if (!n || n.length !== 1) {
+      if (n?.length !== 1) {
         if (env.get(a as Node) instanceof Tensor)
           throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
         return;
@@ -104,7 +104,9 @@ export function exportOnnxBytes(
       `exportOnnx: inputNames must be ${placeholders.length} distinct names, got [${inputNames.join(', ')}]`,
     );
   }
-  inputNames.forEach((n) => b.reserve(n));
+  inputNames.forEach((n) => {
+    b.reserve(n);
+  });
   const outArg = graph.outputNode?.args[0];
   const outCount = Array.isArray(outArg) ? outArg.length : 1;
   const outNames =
@@ -112,7 +114,9 @@ export function exportOnnxBytes(
   if (outNames.length !== outCount)
     throw new OnnxExportError(`exportOnnx: the model has ${outCount} outputs, got ${outNames.length} outputNames`);
   // Reserved before any value is named, so no intermediate value takes an output's name.
-  outNames.forEach((n) => b.reserve(n));
+  outNames.forEach((n) => {
+    b.reserve(n);
+  });
   const batch = dynamicBatch && inputs[0] && inputs[0].ndim > 0 ? inputs[0].shape[0]! : null;
   const graphInputs: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];

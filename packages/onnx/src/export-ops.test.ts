@@ -83,7 +83,9 @@ describe('export of layers and functional ops', () => {
       const got = importOnnx(path).call(xb) as Tensor;
       expect(got.shape).toEqual([batch, 3]);
       const w = want.values() as Float32Array;
-      (got.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - w[i]!)).toBeLessThan(1e-6));
+      (got.values() as Float32Array).forEach((v, i) => {
+        expect(Math.abs(v - w[i]!)).toBeLessThan(1e-6);
+      });
     }
   });
 
@@ -104,7 +106,9 @@ describe('export of layers and functional ops', () => {
         x: new ort.Tensor('float32', Float32Array.from(xb.values() as Float32Array), xb.shape),
       });
       const got = res.output!.data as Float32Array;
-      (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
+      (want.values() as Float32Array).forEach((v, i) => {
+        expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4);
+      });
     }
   });
 });
@@ -151,7 +155,9 @@ describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
     ] as const) {
       const got = res[name]!.data as Float32Array;
       expect(res[name]!.dims).toEqual(want.shape);
-      (want.values() as Float32Array).forEach((x, i) => expect(Math.abs(x - got[i]!)).toBeLessThan(1e-4));
+      (want.values() as Float32Array).forEach((x, i) => {
+        expect(Math.abs(x - got[i]!)).toBeLessThan(1e-4);
+      });
     }
   });
 });

@@ -103,6 +103,7 @@ export class NodeContext {
   }
 
   /** Calls a registered function: folded when every value argument is constant, else a call_function node. */
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   fn(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], suffix = ''): Val {
     return this.imp.call(fn, args, this.name + suffix);
   }
@@ -183,6 +184,7 @@ export class ImportState {
     return args.some((a) => (Array.isArray(a) ? this.dynBatch(a) : isVal(a) && a.kind === 'dyn' && a.dynBatch));
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   call(fn: (...a: any[]) => Tensor | Tensor[], args: unknown[], name: string): Val {
     const ex = fn(...args.map((a) => this.toEx(a)));
     if (Array.isArray(ex)) throw new OnnxError(`internal: ${name} returned several tensors; use callMulti`);
@@ -197,6 +199,7 @@ export class ImportState {
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   callMulti(fn: (...a: any[]) => Tensor[], args: unknown[], name: string): Val[] {
     const ex = fn(...args.map((a) => this.toEx(a)));
     for (const t of ex) this.limits.spend(`node '${name}'`, t.shape);

@@ -14,12 +14,11 @@ import {
   importOnnx,
 } from './index.js';
 import { DataType } from './onnx-schema.js';
-import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
+import { handMadeModel } from './testing/hand-made-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-err-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const f32 = (name: string, dims: (number | string)[]) => valueInfo(name, dims);
 const model = handMadeModel;
 
 describe('import errors', () => {

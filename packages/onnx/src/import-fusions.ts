@@ -29,13 +29,12 @@ export function findMatMulAdds(
     const w = consts.get(n.input?.[1] ?? '');
     const out = n.output?.[0] ?? '';
     const u = users.get(out) ?? [];
-    if (!w || w.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
+    if (w?.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
     const add = u[0]!;
     if (add.op_type !== 'Add') continue;
     const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
     const b = consts.get(other ?? '');
-    if (!b || b.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32')
-      continue;
+    if (b?.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
     bias.set(n, b.t);
     skip.set(add, out);
   }

@@ -12,7 +12,7 @@ import {
   type UnsupportedNode,
 } from './errors.js';
 import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
-import { decodeModel, type GraphMsg, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
+import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
 import { checkGraph } from './graph-checks.js';
@@ -63,6 +63,7 @@ class OnnxModel extends Module {
 export class OnnxGraphModule extends GraphModule {
   inputSpecs: readonly OnnxInputSpec[] = [];
 
+  // biome-ignore lint/suspicious/noExplicitAny: forward's signature is each model's own, so the base type cannot be narrower
   override forward(...inputs: unknown[]): any {
     this.inputSpecs.forEach((spec, i) => {
       const x = inputs[i];
@@ -107,7 +108,7 @@ function loadModel(source: string | Uint8Array): ModelMsg {
       { cause: e },
     );
   }
-  if (!model.graph || !model.graph.node || model.graph.node.length === 0 || !model.ir_version) {
+  if (!model.graph?.node || model.graph.node.length === 0 || !model.ir_version) {
     throw new OnnxFormatError(
       `importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
     );
@@ -218,7 +219,9 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   const unsupported: UnsupportedNode[] = [];
   // Example values are dropped after their last reader, so the import holds only the live ones.
   const lastUse = new Map<string, number>();
-  g.node.forEach((n, index) => (n.input ?? []).forEach((i) => lastUse.set(i, index)));
+  g.node.forEach((n, index) => {
+    for (const i of n.input ?? []) lastUse.set(i, index);
+  });
   for (const o of g.output ?? []) lastUse.set(o.name ?? '', Infinity);
   const release = (n: NodeMsg, index: number) => {
     for (const i of n.input ?? []) if (lastUse.get(i) === index) values.delete(i);
@@ -245,10 +248,18 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       if (v) values.set(n.output![0]!, v);
       return;
     }
-    const fail = (reason: string): void => void unsupported.push({ name, opType, domain, opset, reason });
-    if (domain !== '' && domain !== 'ai.onnx') return fail(`domain '${domain}' is not supported`);
+    const fail = (reason: string): void => {
+      unsupported.push({ name, opType, domain, opset, reason });
+    };
+    if (domain !== '' && domain !== 'ai.onnx') {
+      fail(`domain '${domain}' is not supported`);
+      return;
+    }
     const handler = handlers[opType];
-    if (!handler) return fail('operator not supported');
+    if (!handler) {
+      fail('operator not supported');
+      return;
+    }
     const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));
     if (inputs.some((v) => v === undefined)) return; // fed by a node that already failed
     const attrs: Attrs = new Map((n.attribute ?? []).map((a) => [a.name ?? '', a]));
@@ -257,7 +268,10 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     try {
       outs = handler(ctx);
     } catch (e) {
-      if (e instanceof Unsupported) return fail(e.message);
+      if (e instanceof Unsupported) {
+        fail(e.message);
+        return;
+      }
       if (e instanceof OnnxError) throw e;
       throw new OnnxError(`importOnnx: node '${name}' (${opType}) failed: ${(e as Error).message}`, { cause: e });
     }

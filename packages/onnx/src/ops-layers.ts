@@ -135,8 +135,13 @@ function windowPads(
     const out = Math.ceil(n / strides[i]!);
     const total = Math.max(0, (out - 1) * strides[i]! + (kernel[i]! - 1) * dilations[i]! + 1 - n);
     const small = Math.floor(total / 2);
-    if (autoPad === 'SAME_UPPER') begins.push(small), ends.push(total - small);
-    else begins.push(total - small), ends.push(small);
+    if (autoPad === 'SAME_UPPER') {
+      begins.push(small);
+      ends.push(total - small);
+    } else {
+      begins.push(total - small);
+      ends.push(small);
+    }
   });
   return [...begins, ...ends];
 }
@@ -236,8 +241,13 @@ const convTranspose: Handler = (ctx) => {
     target.forEach((o, i) => {
       const total = strides[i]! * (inSp[i]! - 1) + outPad[i]! + ((kernel[i]! - 1) * dilations[i]! + 1) - o;
       const half = Math.floor(total / 2);
-      if (autoPad === 'SAME_UPPER') begins.push(half), ends.push(total - half);
-      else begins.push(total - half), ends.push(half);
+      if (autoPad === 'SAME_UPPER') {
+        begins.push(half);
+        ends.push(total - half);
+      } else {
+        begins.push(total - half);
+        ends.push(half);
+      }
     });
     pads = [...begins, ...ends];
   }
@@ -479,8 +489,9 @@ export const layerHandlers: Record<string, Handler> = {
   Tanh: simple(() => new Tanh()),
   Elu: (ctx) => [ctx.module(new ELU({ alpha: ctx.float('alpha', 1) }), [ctx.input(0)])],
   Selu: (ctx) => {
-    const alpha = ctx.float('alpha', 1.67326319217681884765625);
-    const gamma = ctx.float('gamma', 1.05070102214813232421875);
+    // the float32 values of SELU's constants (ONNX defaults), in the shortest decimal that reads back exactly
+    const alpha = ctx.float('alpha', 1.6732631921768188);
+    const gamma = ctx.float('gamma', 1.0507010221481323);
     if (Math.abs(alpha - 1.6732632) < 1e-6 && Math.abs(gamma - 1.050701) < 1e-6)
       return [ctx.module(new SELU(), [ctx.input(0)])];
     const e = ctx.fn(elu, [ctx.input(0), alpha], '_elu');

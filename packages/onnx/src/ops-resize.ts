@@ -39,7 +39,7 @@ export const resize: Handler = (ctx) => {
     outSize[0] === x.shape[0] &&
     outSize[1] === x.shape[1] &&
     (!scales || (scales[0] === 1 && scales[1] === 1));
-  const integerScales = scales !== null && scales.slice(2).every((s) => Number.isInteger(s));
+  const integerScales = scales?.slice(2).every((s) => Number.isInteger(s)) ?? false;
   const asUpsample =
     spatialOnly &&
     ((mode === 'nearest' &&

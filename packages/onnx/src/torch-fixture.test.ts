@@ -71,7 +71,9 @@ describe('a model exported by PyTorch', () => {
       image: new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape),
     });
     const got = res.probs!.data as Float32Array;
-    (want.values() as Float32Array).forEach((v, i) => expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4));
+    (want.values() as Float32Array).forEach((v, i) => {
+      expect(Math.abs(v - got[i]!)).toBeLessThan(1e-4);
+    });
   });
 
   it('serializes to JSON and back like a traced model', () => {

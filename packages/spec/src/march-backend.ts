@@ -126,6 +126,7 @@ export interface MarchHooksV1 {
     weightDtype: QuantDType | null;
   }): void;
   /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`); may edit the graph of the copy it is given. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that edits the graph in place may simply end without a return
   prepareConvert?(gm: GraphModule): GraphModule | void;
   /**
    * The fixed-point replacement of a node whose inputs include a quantized value (or a QuantStub);

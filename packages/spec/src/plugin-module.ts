@@ -17,7 +17,7 @@ export interface QtkPluginV1 {
 
 /** Registers everything a plugin lists; registering the same plugin twice is a no-op. */
 export function registerPlugin(plugin: QtkPluginV1): QtkPluginV1 {
-  if (!plugin || plugin.apiVersion !== 1 || typeof plugin.name !== 'string') {
+  if (plugin?.apiVersion !== 1 || typeof plugin.name !== 'string') {
     throw new PluginContractError(
       `not a QTK plugin (expected { apiVersion: 1, name, observers?, fakeQuants?, fusionPatterns?, marches? }, got ${String(plugin)})`,
     );

@@ -3,6 +3,7 @@ import type { Saved } from './registry.js';
 import type { Tensor } from './tensor.js';
 import { isProfiling, recordOp } from './op-profiler.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
 export interface GradContext<A = any> {
   inputs: readonly Tensor[];
   outputs: readonly Tensor[];
@@ -11,6 +12,7 @@ export interface GradContext<A = any> {
 }
 
 /** Gradient of an op: given the gradients of its outputs (null where none flowed), the gradients of its inputs. */
+// biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
 export type GradientFn<A = any> = (ctx: GradContext<A>, gradOutputs: (Tensor | null)[]) => (Tensor | null)[];
 
 const gradients = new Map<string, GradientFn>();
@@ -140,7 +142,10 @@ export function backward(root: Tensor, gradient?: Tensor, options: BackwardOptio
         if (!g || !x.requiresGrad) continue;
         if (x.gradFn) {
           let slot = pending.get(x.gradFn);
-          if (!slot) pending.set(x.gradFn, (slot = new Array(x.gradFn.outputs.length).fill(null)));
+          if (!slot) {
+            slot = new Array(x.gradFn.outputs.length).fill(null);
+            pending.set(x.gradFn, slot);
+          }
           slot[x.outputIndex] = accumulate(slot[x.outputIndex], g);
         } else {
           x.grad = accumulate(x.grad, g);

@@ -21,10 +21,12 @@ export class QtkError extends Error {
   static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
     if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true)
       return false;
+    // biome-ignore-start lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on, not QtkError
     if ((this as unknown) === QtkError) return true;
     if (Object.hasOwn(this, 'code'))
       return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
     return e instanceof this;
+    // biome-ignore-end lint/complexity/noThisInStatic: -
   }
 }
 // on the prototype, not the instance: no extra own property shows up in equality checks or logs

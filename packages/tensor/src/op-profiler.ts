@@ -19,7 +19,10 @@ export function recordOp(op: string, phase: 'forward' | 'backward', ms: number):
   if (!active) return;
   const key = `${phase}:${op}`;
   let t = active.get(key);
-  if (!t) active.set(key, (t = { op, phase, calls: 0, ms: 0 }));
+  if (!t) {
+    t = { op, phase, calls: 0, ms: 0 };
+    active.set(key, t);
+  }
   t.calls++;
   t.ms += ms;
 }

@@ -11,6 +11,7 @@ export interface Backend {
 /** Scratch space a kernel fills for its gradient (indices, statistics, im2col buffers, ...). */
 export type Saved = Record<string, unknown>;
 
+// biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
 export type TensorKernel<A = any> = (inputs: Tensor[], attrs: A, saved: Saved) => Tensor | Tensor[];
 
 export interface KernelSpec<F = TensorKernel> {
@@ -18,12 +19,15 @@ export interface KernelSpec<F = TensorKernel> {
   backend: string;
   fn: F;
   /** Returns false when this kernel cannot handle these arguments, so dispatch falls back to the next backend. */
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   accepts?: (...args: any[]) => boolean;
 }
 
 class KernelRegistry {
   private readonly backends = new Map<string, Backend>();
+  // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
   private readonly kernels = new Map<string, Map<string, KernelSpec<any>>>();
+  // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
   private readonly cache = new Map<string, KernelSpec<any>[]>();
   private disabled = new Set<string>();
 
@@ -38,7 +42,10 @@ class KernelRegistry {
 
   registerKernel<F>(spec: KernelSpec<F>): void {
     let byBackend = this.kernels.get(spec.op);
-    if (!byBackend) this.kernels.set(spec.op, (byBackend = new Map()));
+    if (!byBackend) {
+      byBackend = new Map();
+      this.kernels.set(spec.op, byBackend);
+    }
     const existing = byBackend.get(spec.backend);
     if (existing && existing.fn === spec.fn) return;
     if (existing) {
@@ -52,6 +59,7 @@ class KernelRegistry {
   }
 
   /** Kernels for an op, best backend first (ready, enabled backends only). */
+  // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
   candidates(op: string): KernelSpec<any>[] {
     let list = this.cache.get(op);
     if (list) return list;

@@ -7,6 +7,7 @@ import { InvalidArgumentError } from './errors.js';
 export const TRACED: unique symbol = Symbol.for('qtk.traced');
 
 /** Receives a traceable call made with traced arguments; its return value replaces the call's result. */
+// biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
 export type TraceHook = (name: string, fn: (...args: any[]) => unknown, args: unknown[]) => unknown;
 
 let hook: TraceHook | null = null;
@@ -48,8 +49,10 @@ export interface TraceableEntry {
   /** Stable name, the `target` of call_function nodes. */
   readonly name: string;
   /** The implementation. */
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   readonly fn: (...args: any[]) => unknown;
   /** The public function: `fn` behind the trace check. */
+  // biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
   readonly wrapped: (...args: any[]) => unknown;
   /** Calls with side effects that dead-code elimination must keep. */
   readonly impure: boolean;
@@ -113,6 +116,7 @@ export const traceables = new TraceableRegistry();
  * Wraps `fn` so tracing records calls to it as `call_function` nodes with target `name`, and
  * registers it. Wrapping an already wrapped function returns it unchanged.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any[] parameters accept functions of every signature and still allow calling them (never[] would not)
 export function traceable<F extends (...args: any[]) => any>(
   name: string,
   fn: F,

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parseNpy, rawToTensor } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
@@ -40,7 +40,7 @@ export function listSampleFiles(dir: string, what: string): string[] {
 
 /** A clear error unless `path` is (a symbolic link to) a regular file: not a directory, device or broken link. */
 export function requireRegularFile(path: string, what: string): void {
-  let st;
+  let st: Stats;
   try {
     st = statSync(path);
   } catch (e) {

@@ -57,7 +57,7 @@ export function writeOnnx(path: string, model: Module): string {
 /** A little-endian float32 .npy file. */
 export function npyBytes(shape: readonly number[], data: Float32Array): Uint8Array {
   let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  header += ' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64) + '\n';
+  header += `${' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64)}\n`;
   const out = new Uint8Array(10 + header.length + data.byteLength);
   out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
   new DataView(out.buffer).setUint16(8, header.length, true);

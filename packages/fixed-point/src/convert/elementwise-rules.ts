@@ -128,7 +128,7 @@ const catRule: ConvertRule = {
     const sOut = Math.fround(out.scale[0]!);
     const requants = list.map((a, k) => {
       const q = isNode(a) ? ctx.qparamsOf(a) : null;
-      if (!q || q.scale.length !== 1) throw fail(`its input ${k} is not a per-tensor quantized tensor`);
+      if (q?.scale.length !== 1) throw fail(`its input ${k} is not a per-tensor quantized tensor`);
       return env.numerics.requantize(Math.fround(q.scale[0]!), sOut, out.dtype, ctx.warn);
     });
     return { module: new FixedCat({ requants, outScale: sOut, outDtype: out.dtype }), outputQparams: out };
@@ -187,7 +187,7 @@ function clampRule(kind: 'clamp' | 'abs'): ConvertRule {
     build(ctx, env) {
       const x = ctx.node.args[0];
       const q = isNode(x) ? ctx.qparamsOf(x) : null;
-      if (!q || q.scale.length !== 1) throw failer(ctx, env)('its input is not a per-tensor quantized tensor');
+      if (q?.scale.length !== 1) throw failer(ctx, env)('its input is not a per-tensor quantized tensor');
       const out = ctx.outputQparams;
       const requant = out
         ? env.numerics.requantize(Math.fround(q.scale[0]!), Math.fround(out.scale[0]!), out.dtype, ctx.warn)

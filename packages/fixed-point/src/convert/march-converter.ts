@@ -80,6 +80,7 @@ export function opNameOf(ctx: ConvertNodeContext): string {
 }
 
 /** Matches call_module nodes of these classes (instanceof), not FloatFunctional method calls. */
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 export function isModule(ctx: ConvertNodeContext, ...classes: (abstract new (...a: any[]) => Module)[]): boolean {
   return ctx.module !== null && ctx.node.method === undefined && classes.some((c) => ctx.module instanceof c);
 }

@@ -21,6 +21,7 @@ import type { SegmentDividing } from '../segment-table.js';
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
 import { planTunedTable } from './table-options.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type Cls = abstract new (...a: any[]) => Module;
 
 /**

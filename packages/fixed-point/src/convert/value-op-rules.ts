@@ -19,6 +19,7 @@ import { FixedValueOp, type ValueOpOutput, type ValueOpTarget } from '../modules
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
+// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type Cls = abstract new (...a: any[]) => Module;
 
 function targetOf(ctx: ConvertNodeContext): ValueOpTarget {

@@ -22,16 +22,29 @@ function thrown(f: () => unknown): Error {
 
 describe('data files that are not regular files: a DataFormatError naming the path', () => {
   const cases: [string, () => string, RegExp][] = [
-    ['a directory', () => (mkdirSync(join(dir, 'd.npy')), join(dir, 'd.npy')), /is a directory, not a file$/],
+    [
+      'a directory',
+      () => {
+        mkdirSync(join(dir, 'd.npy'));
+        return join(dir, 'd.npy');
+      },
+      /is a directory, not a file$/,
+    ],
     [
       'a broken symbolic link',
-      () => (symlinkSync(join(dir, 'nowhere'), join(dir, 'l.npy')), join(dir, 'l.npy')),
+      () => {
+        symlinkSync(join(dir, 'nowhere'), join(dir, 'l.npy'));
+        return join(dir, 'l.npy');
+      },
       /does not exist \(or is a broken symbolic link\)$/,
     ],
     ['a missing file', () => join(dir, 'missing.npy'), /does not exist/],
     [
       'a FIFO (reading it would block)',
-      () => (execFileSync('mkfifo', [join(dir, 'f.npy')]), join(dir, 'f.npy')),
+      () => {
+        execFileSync('mkfifo', [join(dir, 'f.npy')]);
+        return join(dir, 'f.npy');
+      },
       /is not a regular file \(a device, FIFO or socket\)$/,
     ],
     ['a device', () => '/dev/zero', /is not a regular file/],

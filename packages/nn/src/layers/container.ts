@@ -87,7 +87,9 @@ abstract class IndexedContainer extends Container {
 
   private renumber(list: Module[]): void {
     this.items.clear();
-    list.forEach((m, i) => this.items.set(String(i), m));
+    list.forEach((m, i) => {
+      this.items.set(String(i), m);
+    });
   }
 }
 

@@ -165,7 +165,9 @@ describe('BatchNorm', () => {
     const mean = (t: Tensor) => t.mean(0).toArray();
     const ma = mean(a);
     const mb = mean(b);
-    bn.runningMean!.toArray().forEach((v, i) => expect(v).toBeCloseTo((ma[i]! + mb[i]!) / 2, 5));
+    bn.runningMean!.toArray().forEach((v, i) => {
+      expect(v).toBeCloseTo((ma[i]! + mb[i]!) / 2, 5);
+    });
     bn.eval();
     same(bn.call(a), T.batchNorm(a, bn.runningMean, bn.runningVar, bn.weight, bn.bias, { eps: 1e-5 }));
     const free = new BatchNorm3d(2, { trackRunningStats: false, affine: false });
@@ -234,7 +236,9 @@ describe('Dropout', () => {
     const zeros = y.filter((v) => v === 0).length;
     expect(zeros).toBeGreaterThan(250);
     expect(zeros).toBeLessThan(350);
-    y.filter((v) => v !== 0).forEach((v) => expect(v).toBeCloseTo(1 / 0.7, 6));
+    y.filter((v) => v !== 0).forEach((v) => {
+      expect(v).toBeCloseTo(1 / 0.7, 6);
+    });
     expect(new Dropout({ p: 0.3, seed: 4 }).call(x).toArray()).toEqual(y);
     expect(d.call(x).toArray()).not.toEqual(y);
     d.eval();

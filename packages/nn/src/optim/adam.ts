@@ -55,15 +55,19 @@ function adamStep(opt: AdamBase, group: ParamGroup<AdamHyper>, decoupled: boolea
     st.step = t;
     const m = st.expAvg as Float32Array;
     const v = st.expAvgSq as Float32Array;
-    const vmax = amsgrad ? ((st.maxExpAvgSq as Float32Array | undefined) ?? (st.maxExpAvgSq = new Float32Array(n))) : v;
+    if (amsgrad) st.maxExpAvgSq ??= new Float32Array(n);
+    const vmax = amsgrad ? (st.maxExpAvgSq as Float32Array) : v;
     const stepSize = lr / (1 - b1 ** t);
     const bc2Sqrt = Math.sqrt(1 - b2 ** t);
     for (let i = 0; i < n; i++) {
       let wi = w[i]!;
       if (decay !== 1) wi *= decay;
       const d = sign * g[i]! + coupledWd * wi;
-      const mi = (m[i] = b1 * m[i]! + (1 - b1) * d);
-      const vi = (v[i] = b2 * v[i]! + (1 - b2) * d * d);
+      // mi and vi keep the float64 values; the Float32Array slots store them rounded
+      const mi = b1 * m[i]! + (1 - b1) * d;
+      m[i] = mi;
+      const vi = b2 * v[i]! + (1 - b2) * d * d;
+      v[i] = vi;
       let vh = vi;
       if (amsgrad) vh = vmax[i] = Math.max(vmax[i]!, vi);
       w[i] = wi - (stepSize * mi) / (Math.sqrt(vh) / bc2Sqrt + eps);

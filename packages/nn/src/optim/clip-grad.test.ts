@@ -128,7 +128,10 @@ function makeParams(): Parameter[] {
 function expectGrads(ps: Parameter[], want: (Num[] | null)[]): void {
   ps.forEach((p, i) => {
     const w = want[i];
-    if (w === null) return expect(p.grad).toBeNull();
+    if (w === null) {
+      expect(p.grad).toBeNull();
+      return;
+    }
     const got = Array.from(p.grad!.values() as ArrayLike<number>);
     expect(p.grad!.shape).toEqual(SHAPES[i]);
     w!.forEach((e, j) => {
@@ -158,7 +161,10 @@ describe('clipGradNorm', () => {
 
   it('returns the direct norm and leaves the clipped gradients at maxNorm (random gradients, several p)', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return (seed / 2 ** 31) * 2 - 1;
+    };
     for (const p of [1, 2, 3, 0.5, Infinity]) {
       const raw = [12, 5, 30].map((n) => Array.from({ length: n }, () => Math.fround(rand() * 3)));
       const ps = raw.map((g) => {
@@ -211,13 +217,13 @@ describe('clipGradNorm', () => {
       const total = clipGradNorm(ps, 1);
       if (Number.isNaN(num(c.total))) expect(total).toBeNaN();
       else expect(total).toBe(num(c.total));
-      ps.forEach((p, i) =>
+      ps.forEach((p, i) => {
         c.grads[i]!.forEach((e, j) => {
           const x = num(e);
           if (Number.isNaN(x)) expect(p.grad!.values()[j]).toBeNaN();
           else expect(p.grad!.values()[j]).toBe(x);
-        }),
-      );
+        });
+      });
       expect(c.raises).toBe(true);
       const fresh = make();
       let err: unknown;

@@ -53,7 +53,9 @@ export abstract class LRScheduler {
 
   protected apply(): void {
     this.lastLrs = this.lrAt(this.lastEpoch);
-    this.optimizer.paramGroups.forEach((g, i) => (g.lr = this.lastLrs[i]!));
+    this.optimizer.paramGroups.forEach((g, i) => {
+      g.lr = this.lastLrs[i]!;
+    });
   }
 
   stateDict(): SchedulerStateDict {
@@ -61,7 +63,7 @@ export abstract class LRScheduler {
   }
 
   loadStateDict(sd: SchedulerStateDict): void {
-    if (!sd || sd.version !== 1 || sd.baseLrs?.length !== this.baseLrs.length) {
+    if (sd?.version !== 1 || sd.baseLrs?.length !== this.baseLrs.length) {
       throw new StateDictError({
         detail: `${this.constructor.name}: state dict is not a version-1 scheduler state for ${this.baseLrs.length} groups`,
       });

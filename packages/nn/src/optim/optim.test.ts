@@ -66,7 +66,9 @@ describe('optimizers follow PyTorch update equations', () => {
         p.grad = tensor(g);
         opt.step();
         const got = p.toArray();
-        EXPECTED[name]![k]!.forEach((e, i) => expect(got[i]).toBeCloseTo(e, 6));
+        EXPECTED[name]![k]!.forEach((e, i) => {
+          expect(got[i]).toBeCloseTo(e, 6);
+        });
       });
     });
   }
@@ -145,7 +147,9 @@ describe('LR schedulers', () => {
   it('CosineAnnealingLR follows the closed form', () => {
     const s = new CosineAnnealingLR(optWith(0.1), { tMax: 4, etaMin: 0.01 });
     const expected = [0.1, 0.0868198052, 0.055, 0.0231801948, 0.01];
-    trace(s, 5).forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 9));
+    trace(s, 5).forEach((v, i) => {
+      expect(v).toBeCloseTo(expected[i]!, 9);
+    });
     expect(s.lrAt(2)[0]).toBeCloseTo(0.055, 12);
   });
 
@@ -154,7 +158,9 @@ describe('LR schedulers', () => {
     const cosine = new CosineAnnealingLR(opt, { tMax: 4 });
     const s = new LinearWarmup(opt, { warmupSteps: 2, after: cosine });
     const expected = [0, 0.05, 0.1, 0.0853553391, 0.05, 0.0146446609, 0];
-    trace(s, 7).forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 9));
+    trace(s, 7).forEach((v, i) => {
+      expect(v).toBeCloseTo(expected[i]!, 9);
+    });
     const plain = new LinearWarmup(optWith(1), { warmupSteps: 4, startFactor: 0.2 });
     expect(trace(plain, 6).map((v) => +v.toFixed(9))).toEqual([0.2, 0.4, 0.6, 0.8, 1, 1]);
   });

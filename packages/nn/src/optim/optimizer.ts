@@ -99,7 +99,10 @@ export abstract class Optimizer<H extends BaseHyper> {
   /** Per-parameter state, created on first use. */
   protected stateOf(p: Tensor): ParamState {
     let s = this.state.get(p);
-    if (!s) this.state.set(p, (s = {}));
+    if (!s) {
+      s = {};
+      this.state.set(p, s);
+    }
     return s;
   }
 
@@ -202,8 +205,10 @@ export function optimizerStateToStateDict(osd: OptimizerStateDict): StateDict {
   const scalars: Record<string, Record<string, number>> = {};
   for (const [id, s] of Object.entries(osd.state)) {
     for (const [k, v] of Object.entries(s)) {
-      if (typeof v === 'number') (scalars[id] ??= {})[k] = v;
-      else tensors[`state.${id}.${k}`] = v;
+      if (typeof v === 'number') {
+        scalars[id] ??= {};
+        scalars[id][k] = v;
+      } else tensors[`state.${id}.${k}`] = v;
     }
   }
   return {
@@ -221,7 +226,7 @@ export function optimizerStateFromStateDict(sd: StateDict): OptimizerStateDict {
         scalars?: Record<string, Record<string, number>>;
       }
     | undefined;
-  if (!meta || meta.kind !== 'optimizer' || !Array.isArray(meta.paramGroups)) {
+  if (meta?.kind !== 'optimizer' || !Array.isArray(meta.paramGroups)) {
     throw new StateDictError({ detail: 'not an optimizer state dict (metadata.kind is not "optimizer")' });
   }
   const state: OptimizerStateDict['state'] = {};
@@ -229,7 +234,9 @@ export function optimizerStateFromStateDict(sd: StateDict): OptimizerStateDict {
   for (const [key, t] of Object.entries(sd.tensors)) {
     const m = /^state\.(\d+)\.(.+)$/.exec(key);
     if (!m) throw new StateDictError({ unexpectedKeys: [key] });
-    (state[Number(m[1])] ??= {})[m[2]!] = t;
+    const id = Number(m[1]);
+    state[id] ??= {};
+    state[id][m[2]!] = t;
   }
   return { version: STATE_DICT_VERSION, state, paramGroups: meta.paramGroups };
 }

@@ -63,7 +63,8 @@ export class SGD extends Optimizer<SGDHyper> {
       const keep = 1 - dampening;
       for (let i = 0; i < n; i++) {
         const d = sign * g[i]! + wd * w[i]!;
-        const b = (buf[i] = momentum * buf[i]! + keep * d);
+        const b = momentum * buf[i]! + keep * d;
+        buf[i] = b;
         w[i] = w[i]! - lr * (nesterov ? d + momentum * b : b);
       }
     }

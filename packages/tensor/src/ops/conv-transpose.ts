@@ -137,7 +137,7 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
       dw = make(out, w!.shape);
     }
   }
-  const db = b && b.requiresGrad ? make(channelSums(gv, geom.n, pl.cout, sizeOf(pl.out)), b.shape) : null;
+  const db = b?.requiresGrad ? make(channelSums(gv, geom.n, pl.cout, sizeOf(pl.out)), b.shape) : null;
   return [dx, dw, db];
 });
 

@@ -50,7 +50,9 @@ describe('crossEntropy', () => {
         const y = crossEntropy(logits, target, { labelSmoothing: eps, reduction });
         expect(y.shape).toEqual(reduction === 'none' ? [6] : []);
         const expected = reduceNaive(naiveRows(logits, target, eps), reduction);
-        y.toArray().forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
+        y.toArray().forEach((v, i) => {
+          expect(v).toBeCloseTo(expected[i]!, 5);
+        });
       });
       it(`gradient (ε=${eps}, ${reduction})`, () => {
         const l = randn([4, 3], { generator: new Generator(7) });
@@ -124,10 +126,14 @@ describe('mseLoss and l1Loss', () => {
       const red = (v: number[]) => reduceNaive(v, reduction);
       mseLoss(a, b, reduction)
         .toArray()
-        .forEach((v, i) => expect(v).toBeCloseTo(red(sq)[i]!, 5));
+        .forEach((v, i) => {
+          expect(v).toBeCloseTo(red(sq)[i]!, 5);
+        });
       l1Loss(a, b, reduction)
         .toArray()
-        .forEach((v, i) => expect(v).toBeCloseTo(red(ab)[i]!, 5));
+        .forEach((v, i) => {
+          expect(v).toBeCloseTo(red(ab)[i]!, 5);
+        });
       expect(mseLoss(a, b, reduction).shape).toEqual(reduction === 'none' ? [3, 4] : []);
     });
     it(`gradients (${reduction})`, () => {

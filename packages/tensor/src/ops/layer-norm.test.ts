@@ -17,9 +17,9 @@ function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: nu
     const row = v.slice(r * d, (r + 1) * d);
     const m = row.reduce((a, c) => a + c, 0) / d;
     const variance = row.reduce((a, c) => a + (c - m) ** 2, 0) / d;
-    row.forEach((c, j) =>
-      out.push(((c - m) / Math.sqrt(variance + eps)) * (w ? w.toArray()[j]! : 1) + (b ? b.toArray()[j]! : 0)),
-    );
+    row.forEach((c, j) => {
+      out.push(((c - m) / Math.sqrt(variance + eps)) * (w ? w.toArray()[j]! : 1) + (b ? b.toArray()[j]! : 0));
+    });
   }
   return out;
 }

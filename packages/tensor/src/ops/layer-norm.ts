@@ -62,8 +62,8 @@ registerGradient<LayerNormAttrs>('LayerNormalization', ({ inputs: [x, ...rest], 
   const invstd = saved.invstd as Float32Array;
   const R = D === 0 ? 0 : xv.length / D;
   const dx = x!.requiresGrad ? new Float32Array(xv.length) : null;
-  const dw = w && w.requiresGrad ? new Float64Array(D) : null;
-  const db = b && b.requiresGrad ? new Float64Array(D) : null;
+  const dw = w?.requiresGrad ? new Float64Array(D) : null;
+  const db = b?.requiresGrad ? new Float64Array(D) : null;
   const xhat = new Float32Array(D);
   for (let r = 0, p = 0; r < R; r++, p += D) {
     const mu = mean[r]!;

@@ -86,7 +86,7 @@ registerGradient('Linear', ({ inputs: [x, w, bias] }, [g]) => {
     gemm(gemmArgs(true, false, outF, inF, rows, gv, f32(x!), out));
     gw = make(out, w!.shape);
   }
-  const gb = bias && bias.requiresGrad ? sum(reshape(g!, [rows, outF]), 0) : null;
+  const gb = bias?.requiresGrad ? sum(reshape(g!, [rows, outF]), 0) : null;
   return [gx, gw, gb];
 });
 

@@ -62,7 +62,7 @@ registerKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>({
               if (ix < 0 || ix >= W) continue;
               const v = xv[base + row + ix]!;
               // NaN propagates, as in PyTorch.
-              if (v > best || v !== v) {
+              if (v > best || Number.isNaN(v)) {
                 best = v;
                 bi = row + ix;
               }

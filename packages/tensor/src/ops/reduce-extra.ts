@@ -24,13 +24,13 @@ function argExtreme(v: TypedArray, { outer, n, inner }: AxisLayout, isMax: boole
     for (let o = 0, base = 0; o < outer; o++, base += n) {
       let best = v[base]!;
       let at = 0;
-      if (best === best) {
+      if (!Number.isNaN(best)) {
         for (let k = 1; k < n; k++) {
           const t = v[base + k]!;
           if (isMax ? t > best : t < best) {
             best = t;
             at = k;
-          } else if (t !== t) {
+          } else if (Number.isNaN(t)) {
             at = k;
             break;
           }
@@ -50,7 +50,7 @@ function argExtreme(v: TypedArray, { outer, n, inner }: AxisLayout, isMax: boole
       for (let j = 0; j < inner; j++) {
         const t = v[row + j]!;
         const b = best[j]!;
-        if ((isMax ? t > b : t < b) || (t !== t && b === b)) {
+        if ((isMax ? t > b : t < b) || (Number.isNaN(t) && !Number.isNaN(b))) {
           best[j] = t;
           idx[cell + j] = k;
         }

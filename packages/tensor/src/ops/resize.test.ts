@@ -13,7 +13,9 @@ import {
 const close = (t: Tensor, want: number[]) => {
   const v = Array.from(t.values() as Float32Array);
   expect(v.length).toBe(want.length);
-  v.forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 5));
+  v.forEach((x, i) => {
+    expect(x).toBeCloseTo(want[i]!, 5);
+  });
 };
 
 describe('resize: hand-computed 1-d results', () => {

@@ -70,7 +70,7 @@ registerKernel<(i: Tensor[]) => Tensor>({
     for (let i = 0; i < v.length; i++) {
       const e = v[i]!;
       const r = (e + Math.abs(e)) * 0.5;
-      out[i] = r === r || e !== -Infinity ? r : 0;
+      out[i] = !Number.isNaN(r) || e !== -Infinity ? r : 0;
     }
     return make(out, x!.shape, x!.dtype);
   },

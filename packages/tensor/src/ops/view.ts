@@ -65,7 +65,9 @@ registerKernel<(i: Tensor[], a: { perm: number[] }) => Tensor>({
 });
 registerGradient<{ perm: number[] }>('Transpose', ({ attrs: { perm } }, [g]) => {
   const inv = new Array<number>(perm.length);
-  perm.forEach((p, i) => (inv[p] = i));
+  perm.forEach((p, i) => {
+    inv[p] = i;
+  });
   return [permute(g!, inv)];
 });
 
