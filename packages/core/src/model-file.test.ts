@@ -173,7 +173,8 @@ describe('model files', () => {
     calibrate(gm, [batch(1)]);
     setFakeQuantize(gm, 'VALIDATION');
     const fq = namedFakeQuants(gm)[1]![1] as FakeQuantize;
-    fq.scale.values()[0] *= 1.25; // as if trained
+    const scale = fq.scale.values();
+    scale[0] = scale[0]! * 1.25; // as if trained
     const { model } = modelFromBytes(modelToBytes(gm));
     const back = new Map(namedFakeQuants(model) as [string, FakeQuantize][]).get(namedFakeQuants(gm)[1]![0])!;
     expect(back.scale).toBeInstanceOf(Parameter);
@@ -298,7 +299,7 @@ describe('model files', () => {
       saveStateDictSync(symbolicTrace(floatModel()).stateDict(), sd);
       expect(() => loadModelFileSync(sd)).toThrow(/weights\.qtk: not a QTK model file/);
       const flipped = good.slice();
-      flipped[flipped.byteLength - 3] ^= 0x40;
+      flipped[flipped.byteLength - 3] = flipped[flipped.byteLength - 3]! ^ 0x40;
       expect(() => modelFromBytes(flipped, 'flip.qtkm')).toThrow(/flip\.qtkm: corrupted/);
       const err = await loadModelFile(join(dir, 'missing.qtkm')).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ModelFileError);

@@ -101,8 +101,8 @@ describe('fakeQuantize gradients', () => {
       for (let k = 0; k < nCh; k++) {
         const up = [...s0];
         const dn = [...s0];
-        up[k] += eps;
-        dn[k] -= eps;
+        up[k] = up[k]! + eps;
+        dn[k] = dn[k]! - eps;
         const numeric = (0.37 * (surrogate(up) - surrogate(dn))) / (2 * eps);
         expect(s.grad!.values()[k]).toBeCloseTo(numeric, 3);
       }

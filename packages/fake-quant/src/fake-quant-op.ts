@@ -95,7 +95,7 @@ registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs, saved 
           acc += (r - xv[i]! / scale) * gv[i]!;
         }
       }
-      if (gs) gs[c] += acc;
+      if (gs) gs[c] = gs[c]! + acc;
     }
   }
   const gradScale = attrs.gradScale ?? 1;

@@ -94,7 +94,7 @@ describe('state dict files: CRC and header validation', () => {
     // a byte of the tensor data (which parses fine without the CRC), one of the header, the last byte
     for (const at of [good.byteLength - 5, 30, good.byteLength - 1]) {
       const bad = Uint8Array.from(good);
-      bad[at] ^= 0x10;
+      bad[at] = bad[at]! ^ 0x10;
       writeFileSync(path, bad);
       expect(() => loadStateDictFileSync(path)).toThrow(DataFormatError);
       expect(() => loadStateDictFileSync(path)).toThrow(

@@ -23,7 +23,7 @@ describe('findAtoms', () => {
     const plain = klThresholdBin(counts, 128);
     expect(klThresholdBin(counts, 128, 128, 1, new Float64Array(512))).toEqual(plain);
     const spiked = counts.slice();
-    spiked[70] += 2e5;
+    spiked[70] = spiked[70]! + 2e5;
     const atoms = new Float64Array(512);
     atoms[70] = 2e5;
     const spread = klThresholdBin(spiked, 128);

@@ -8,8 +8,8 @@ function directCounts(v: ArrayLike<number>, bins: number, range: number): Float6
   const w = range / bins;
   for (let i = 0; i < v.length; i++) {
     const x = v[i]!;
-    if (x >= 0) c[Math.floor(x / w) + bins]++;
-    else c[bins - 1 - Math.floor(-x / w)]++;
+    const k = x >= 0 ? Math.floor(x / w) + bins : bins - 1 - Math.floor(-x / w);
+    c[k] = c[k]! + 1;
   }
   return c;
 }
@@ -77,7 +77,10 @@ describe('SignedHistogram', () => {
     h.add(v);
     const grid = h.absCountsOver(64, 3);
     const direct = new Float64Array(64);
-    for (const x of v) direct[Math.min(63, Math.floor((Math.abs(x) * 64) / 3))]++;
+    for (const x of v) {
+      const k = Math.min(63, Math.floor((Math.abs(x) * 64) / 3));
+      direct[k] = direct[k]! + 1;
+    }
     expect(Array.from(grid)).toEqual(Array.from(direct));
     // a grid whose edges fall inside stored bins: shares spread, nothing in bins with no data, total kept
     const odd = h.absCountsOver(100, 3);

@@ -145,7 +145,9 @@ export class SignedHistogram {
     const folded = new Float64Array(c.length);
     for (let j = 0; j < c.length; j++) {
       const n = c[j]!;
-      if (n !== 0) folded[Math.floor((j - b) / f) + b] += n;
+      if (n === 0) continue;
+      const k = Math.floor((j - b) / f) + b;
+      folded[k] = folded[k]! + n;
     }
     c.set(folded);
     this.range = newRange;
@@ -173,19 +175,23 @@ export class SignedHistogram {
     const t = this.scratch;
     if (this.range === 0) {
       // all zeros (or NaN) so far: the bin [0, w) for every later range
-      for (let i = 0; i < n; i++) t[v[i]! === 0 ? b : 2 * b]++;
+      for (let i = 0; i < n; i++) {
+        const slot = v[i]! === 0 ? b : 2 * b;
+        t[slot] = t[slot]! + 1;
+      }
     } else {
       const inv = b / this.range;
       const nanSlot = 2 * b;
       for (let i = 0; i < n; i++) {
         const y = v[i]! * inv;
         const k = Math.abs(y) | 0;
-        t[y >= 0 ? b + k : y < 0 ? b - 1 - k : nanSlot]++;
+        const slot = y >= 0 ? b + k : y < 0 ? b - 1 - k : nanSlot;
+        t[slot] = t[slot]! + 1;
       }
     }
     for (let j = 0; j < 2 * b; j++) {
       if (t[j] !== 0) {
-        c[j] += t[j]!;
+        c[j] = c[j]! + t[j]!;
         t[j] = 0;
       }
     }
@@ -200,7 +206,7 @@ export class SignedHistogram {
     const other = o.clone();
     if (other.range > this.range) this.widen(other.range);
     else other.widen(this.range);
-    for (let i = 0; i < this.counts.length; i++) this.counts[i] += other.counts[i]!;
+    for (let i = 0; i < this.counts.length; i++) this.counts[i] = this.counts[i]! + other.counts[i]!;
     this.min = Math.min(this.min, o.min);
     this.max = Math.max(this.max, o.max);
   }

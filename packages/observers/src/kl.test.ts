@@ -14,13 +14,16 @@ function referenceKlThreshold(values: ArrayLike<number>, bins: number, levels = 
   for (let i = 0; i < values.length; i++) amax = Math.max(amax, Math.abs(values[i]!));
   const w = amax / bins;
   const hist: number[] = new Array(bins).fill(0);
-  for (let i = 0; i < values.length; i++) hist[Math.min(bins - 1, Math.floor(Math.abs(values[i]!) / w))]++;
+  for (let i = 0; i < values.length; i++) {
+    const k = Math.min(bins - 1, Math.floor(Math.abs(values[i]!) / w));
+    hist[k] = hist[k]! + 1;
+  }
   hist[0] = hist[1]!;
   const cands: number[] = [];
   const divs: number[] = [];
   for (let i = start; i <= bins; i++) {
     const P = hist.slice(0, i);
-    P[i - 1] += hist.slice(i).reduce((a, b) => a + b, 0);
+    P[i - 1] = P[i - 1]! + hist.slice(i).reduce((a, b) => a + b, 0);
     const Q: number[] = new Array(i).fill(0);
     for (let m = 0; m < levels; m++) {
       const members: number[] = [];

@@ -92,8 +92,8 @@ export function klThresholdBin(
       const v = cont[b]!;
       if (v === 0) continue;
       const m = Math.floor((b * levels) / i);
-      levelSum[m] += v;
-      levelNonEmpty[m]++;
+      levelSum[m] = levelSum[m]! + v;
+      levelNonEmpty[m] = levelNonEmpty[m]! + 1;
     }
     const pTotal = suffix[0]!;
     const qTotal = pTotal - suffix[i]!;

@@ -194,7 +194,7 @@ function readImageSample(
       `${file}: images feed models whose input is [N, C, H, W]; this model takes ${fmt([null, ...sampleShape])}`,
     );
   }
-  const [c, h, w] = sampleShape;
+  const [c, h, w] = sampleShape as readonly [number | null, number | null, number | null];
   if (c === null) throw new CliError(`${file}: the model's channel count is not fixed; pass --input-shape N,C,H,W`);
   const [width, height] = pre.size ?? [w, h];
   if (pre.size && ((w !== null && w !== width) || (h !== null && h !== height))) {

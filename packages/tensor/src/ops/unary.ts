@@ -116,7 +116,7 @@ registerKernel<(i: Tensor[], a: { dtype: DType }) => Tensor>({
     return make(out, x!.shape, dtype);
   },
 });
-registerGradient('Cast', ({ inputs: [x] }, [g]) => [x!.dtype === 'float32' ? g : null]);
+registerGradient('Cast', ({ inputs: [x] }, [g]) => [x!.dtype === 'float32' ? g! : null]);
 
 /** Converts to another dtype (float→int truncates toward zero and saturates). */
 export function toType(x: Tensor, dtype: DType): Tensor {

@@ -128,7 +128,7 @@ registerKernel<(i: Tensor[], a: Record<string, never>) => Tensor>({
   backend: 'cpu',
   fn: ([x]) => new Tensor({ data: x!.values().slice(), shape: x!.shape, dtype: x!.dtype }),
 });
-registerGradient('Contiguous', (_c, [g]) => [g]);
+registerGradient('Contiguous', (_c, [g]) => [g!]);
 
 /** A contiguous copy (recorded by autograd). */
 export function contiguous(x: Tensor): Tensor {

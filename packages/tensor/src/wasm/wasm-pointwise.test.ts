@@ -171,8 +171,8 @@ describe('wasm BatchNormalization', () => {
         const sums = new Float64Array(2 * ch);
         for (let i = 0; i < xv.length; i++) {
           const k = Math.floor(i / s) % ch;
-          sums[k] += gv[i]!;
-          sums[ch + k] += gv[i]! * (xv[i]! - mean[k]!);
+          sums[k] = sums[k]! + gv[i]!;
+          sums[ch + k] = sums[ch + k]! + gv[i]! * (xv[i]! - mean[k]!);
         }
         const m = o.x.size / ch;
         expectAffineClose(vals(dx), vals(ex), (i) => {
