@@ -21,6 +21,21 @@ function same(a: Tensor, b: Tensor) {
 }
 
 describe('GraphModule JSON', () => {
+  it('keeps the GraphModule meta through serialization and deepCopy; an empty meta writes no field', () => {
+    const gm = symbolicTrace(new HybridModel(3, new Generator(0)));
+    expect(serializeGraphModule(gm).meta).toBeUndefined();
+    expect(Object.keys(gm)).not.toContain('meta');
+    gm.meta = { kind: 'qat', march: 'bayes', tags: [1, null, { a: 'b' }] };
+    const back = deserializeGraphModule(graphModuleToJson(gm));
+    expect(back.meta).toEqual({ kind: 'qat', march: 'bayes', tags: [1, null, { a: 'b' }] });
+    const copy = deepCopy(gm);
+    expect(copy.meta).toEqual(gm.meta);
+    expect(copy.meta).not.toBe(gm.meta);
+    expect(deserializeGraphModule(graphModuleToJson(symbolicTrace(new HybridModel(3, new Generator(0))))).meta).toEqual(
+      {},
+    );
+  });
+
   it('round-trips the hybrid model: graph, module tree (traced-through modules as containers), weights via the state dict file', () => {
     const g = new Generator(0);
     const model = new HybridModel(3, g);
