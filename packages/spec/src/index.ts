@@ -23,7 +23,7 @@ export {
   type ObserverDType,
   type QuantRange,
 } from './quant-dtype.js';
-export { Registry } from '@qtk/tensor';
+export { Registry, type RegistryOptions } from '@qtk/tensor';
 export {
   QSCHEMES,
   observerBaseShape,
