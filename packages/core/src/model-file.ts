@@ -75,6 +75,7 @@ export interface LoadedModel {
 
 /** A model file that cannot be written or read: foreign, truncated, corrupted or inconsistent. */
 export class ModelFileError extends SerializationError {
+  static override readonly code: string = 'E_MODEL_FILE';
   readonly path: string | undefined;
   constructor(message: string, path?: string, options?: { cause?: unknown }) {
     super(path ? `${path}: ${message}` : message, options);

@@ -15,16 +15,24 @@ export class QtkError extends Error {
 
   /**
    * Like `instanceof`, but also true for an error from another copy of the package (two installed
-   * versions): it checks the brand and, on a subclass that declares a static `code`, the error's code.
+   * versions): it checks the brand and, on a subclass that declares a static `code`, whether the
+   * error's class or one of its ancestors declares that code (so `OnnxError.isInstance` accepts an
+   * `OnnxLimitError`, `OnnxFormatError.isInstance` does not), or the error's own `code` is it.
    * A subclass without a static `code` falls back to `instanceof`.
    */
   static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
     if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true)
       return false;
     if ((this as unknown) === QtkError) return true;
-    if (Object.hasOwn(this, 'code'))
-      return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
-    return e instanceof this;
+    if (!Object.hasOwn(this, 'code')) return e instanceof this;
+    const code = (this as unknown as { code: string }).code;
+    if ((e as { code?: unknown }).code === code) return true;
+    for (let p = Object.getPrototypeOf(e); p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const cls = (p as { constructor?: unknown }).constructor;
+      if (typeof cls === 'function' && Object.hasOwn(cls, 'code') && (cls as { code?: unknown }).code === code)
+        return true;
+    }
+    return false;
   }
 }
 // on the prototype, not the instance: no extra own property shows up in equality checks or logs
