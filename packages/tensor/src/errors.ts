@@ -23,9 +23,11 @@ export class QtkError extends Error {
   static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
     if (typeof e !== 'object' || e === null || (e as { [QTK_ERROR_BRAND]?: unknown })[QTK_ERROR_BRAND] !== true)
       return false;
-    if ((this as unknown) === QtkError) return true;
-    if (!Object.hasOwn(this, 'code')) return e instanceof this;
-    const code = (this as unknown as { code: string }).code;
+    // biome-ignore lint/complexity/noThisInStatic: the class the method is called on (ShapeError, ...) decides
+    const self = this;
+    if ((self as unknown) === QtkError) return true;
+    if (!Object.hasOwn(self, 'code')) return e instanceof self;
+    const code = (self as unknown as { code: string }).code;
     if ((e as { code?: unknown }).code === code) return true;
     for (let p = Object.getPrototypeOf(e); p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
       const cls = (p as { constructor?: unknown }).constructor;
