@@ -11,7 +11,7 @@ import * as spec from '@qtk/spec';
 import * as tensor from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 
-type ErrorClass = (abstract new (...args: never[]) => tensor.QtkError) & typeof tensor.QtkError;
+type ErrorClass = (abstract new (...args: never[]) => tensor.QtkError) & typeof tensor.QtkError & { code?: string };
 
 const PACKAGES: Record<string, Record<string, unknown>> = { tensor, spec, ir, nn, onnx, core, fakeQuant, fixedPoint };
 
@@ -102,12 +102,12 @@ describe('the error classes QTK exports', () => {
     let siblings = 0;
     for (const { cls } of unique) {
       for (const e of errors) {
-        const want = e instanceof cls;
+        const want = (e as unknown) instanceof cls;
         expect([cls.name, e.name, cls.isInstance(e)]).toEqual([cls.name, e.name, want]);
         const other = fromOtherCopy(e);
         expect(other instanceof cls).toBe(false);
         expect([cls.name, e.name, cls.isInstance(other)]).toEqual([cls.name, e.name, want]);
-        if (!want && Object.getPrototypeOf(e.constructor) === Object.getPrototypeOf(cls)) siblings++;
+        if (!want && Object.getPrototypeOf((e as Error).constructor) === Object.getPrototypeOf(cls)) siblings++;
       }
     }
     // siblings under one parent (OnnxFormatError vs OnnxLimitError, ModuleConfigError vs ModelFileError) were among them
