@@ -33,14 +33,14 @@ class KernelRegistry {
     howToRegister: 'registerBackend(backend)',
     conflictHint: () => 'give the new backend another name',
   });
-  private readonly kernels = new Registry<KernelSpec<any>>('kernel', {
+  private readonly kernels = new Registry<KernelSpec<unknown>>('kernel', {
     keyOf: (k) => (typeof k.op === 'string' && typeof k.backend === 'string' ? kernelKey(k.op, k.backend) : undefined),
     same: (a, b) => a.fn === b.fn,
     howToRegister: 'registerKernel({ op, backend, fn })',
     conflictHint: (key) =>
       `a backend has one kernel per op (key op@backend '${key}'); register the new one on another backend`,
   });
-  private readonly cache = new Map<string, KernelSpec<any>[]>();
+  private readonly cache = new Map<string, KernelSpec<unknown>[]>();
   private disabled = new Set<string>();
 
   registerBackend(backend: Backend): void {
