@@ -2,15 +2,9 @@ import { loadModelFileSync, saveModelFileSync, type LoadedModel } from '@qtk/cor
 import type { GraphModule } from '@qtk/ir';
 import { requireFile } from './model-input.js';
 
-/** Writes a QTK model file (@qtk/core's versioned format); a fixed-point model records its march. */
-export function saveModel(
-  gm: GraphModule,
-  path: string,
-  kind: 'float' | 'qat' | 'fixed-point',
-  meta: Record<string, unknown>,
-  march?: string,
-): void {
-  saveModelFileSync(gm, path, { kind, meta, ...(march !== undefined ? { march } : {}) });
+/** Writes a QTK model file (@qtk/core's versioned format) with the kind and march the model records (convertFx's). */
+export function saveModel(gm: GraphModule, path: string, meta: Record<string, unknown>): void {
+  saveModelFileSync(gm, path, { meta });
 }
 
 /** Reads a QTK model file written by saveModelFile (float, QAT or fixed-point). */

@@ -168,16 +168,17 @@ describe('qtk quantize and qtk eval', () => {
     );
     calibrate(qat, [rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) })]);
     const { x, labels } = evalInputs();
-    for (const [kind, model] of [
-      ['qat', qat],
-      ['float', float],
+    // the QAT model records the march it was prepared for, and the file keeps it
+    for (const [kind, model, label] of [
+      ['qat', qat, 'qat, march bayes'],
+      ['float', float, 'float'],
     ] as const) {
       const path = join(dir, `tiny-${kind}.qtk`);
       saveModelFileSync(model, path, { kind, meta: { inputShape: [null, 1, 28, 28] } });
       const want = correct(loadModelFileSync(path).model, x, labels);
       const e = await run('eval', path, '--data', evalDir);
       expect(e.stderr).toBe('');
-      expect(e.stdout).toContain(`(${kind})`);
+      expect(e.stdout).toContain(`(${label})`);
       expect(e.stdout).toContain(`(${want} / 20)`);
     }
   });

@@ -62,7 +62,7 @@ export function writeArtifacts(r: DemoResult, dir: string): string[] {
   saveModelFileSync(r.qat ?? r.calibrated, qatPath, { kind: 'qat', meta });
   written.push(qatPath);
   const fixedPath = join(dir, ARTIFACTS.fixedPoint);
-  saveModelFileSync(r.fixedPoint, fixedPath, { kind: 'fixed-point', march: r.options.march, meta });
+  saveModelFileSync(r.fixedPoint, fixedPath, { meta }); // kind and march: recorded by convertFx
   written.push(fixedPath);
   return written;
 }

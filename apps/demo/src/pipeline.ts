@@ -110,11 +110,15 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   float.eval();
   const qconfigDict = (global: QConfig) => ({ global, moduleName: { fc: defaultQatOutQconfig } });
   const [calibrated, tCalib] = timed(() => {
-    const gm = prepareQatFx(fuseFx(float), qconfigDict(calibrationQconfig(options.observer)), {
-      fuse: false,
-      march: options.march,
-      onWarning: (m) => log(`warning: ${m}`),
-    });
+    const gm = prepareQatFx(
+      fuseFx(float, { march: options.march }),
+      qconfigDict(calibrationQconfig(options.observer)),
+      {
+        fuse: false,
+        march: options.march,
+        onWarning: (m) => log(`warning: ${m}`),
+      },
+    );
     const batches = calibrationBatches(train, options.calibImages);
     const bar = new ProgressBar({ total: batches.length, label: `calibrate (${options.observer})`, enabled: progress });
     calibrate(gm, batches, { onBatch: () => bar.tick(1) });
@@ -134,7 +138,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   let fakePred = calibPred;
   if (options.qatSteps > 0) {
     [qat, tQat] = timed(() => {
-      const gm = prepareQatFx(fuseFx(float), qconfigDict(QAT_QCONFIG), {
+      const gm = prepareQatFx(fuseFx(float, { march: options.march }), qconfigDict(QAT_QCONFIG), {
         fuse: false,
         march: options.march,
         onWarning: (m) => log(`warning: ${m}`),

@@ -16,6 +16,7 @@ import {
 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
+import { modelInfoOf, recordModelInfo } from './model-info.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { isWrappedMethodCall } from './fx-wrapped-modules.js';
@@ -24,7 +25,10 @@ import type { LateConversionEnv } from './wrapped-conversion.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface ConvertFxOptions {
-  /** The march (registered id or backend); default: the one chosen with setMarch. */
+  /**
+   * The march (registered id or backend); default: the march the model was prepared for (recorded
+   * by prepareQatFx, when registered), else the one chosen with setMarch.
+   */
   march?: string | MarchBackendV1;
   /** Receives conversion warnings (default: console.warn). */
   onWarning?: (message: string) => void;
@@ -57,16 +61,17 @@ function reasonOf(e: UnsupportedOpError): string {
   return e.reason ? ` (${e.reason})` : '';
 }
 
-function resolveMarch(m: ConvertFxOptions['march']): MarchBackendV1 {
-  if (m === undefined) {
-    const current = getMarch();
-    if (!current)
-      throw new QConfigError(
-        "convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting",
-      );
-    return current;
-  }
-  return typeof m === 'string' ? marches.get(m) : m;
+/** The option, else the march the model was prepared for (when registered), else setMarch's. */
+function resolveMarch(m: ConvertFxOptions['march'], qatModel: GraphModule): MarchBackendV1 {
+  if (m !== undefined) return typeof m === 'string' ? marches.get(m) : m;
+  const prepared = modelInfoOf(qatModel).march;
+  if (prepared !== null && marches.has(prepared)) return marches.get(prepared);
+  const current = getMarch();
+  if (!current)
+    throw new QConfigError(
+      "convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting",
+    );
+  return current;
 }
 
 function moduleAt(gm: GraphModule, node: Node): Module | null {
@@ -99,11 +104,13 @@ function opLabel(node: Node, module: Module | null): string {
  * converted when the wrapped code first calls them (LateConvertedModule); a wrapped method's result
  * is taken as float. The QAT model is not
  * modified. Every node the march cannot convert is reported at once in a ConversionError.
+ * The result records its kind ('fixed-point') and march id in `meta` (modelInfoOf), which
+ * saveModelFile reads.
  */
 export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {}): GraphModule {
   if (!(qatModel instanceof GraphModule))
     throw new InvalidArgumentError('convertFx: expected the GraphModule returned by prepareQatFx');
-  const march = resolveMarch(options.march);
+  const march = resolveMarch(options.march, qatModel);
   const convertNode = march.hooks.convertNode;
   if (!convertNode)
     throw new InvalidArgumentError(
@@ -273,6 +280,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   graph.eliminateDeadCode();
   graph.validate();
   out.recompile();
+  recordModelInfo(out, { kind: 'fixed-point', march: march.id });
   return out;
 
   /**

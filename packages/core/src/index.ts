@@ -45,3 +45,4 @@ export {
   type SaveModelOptions,
   type LoadedModel,
 } from './model-file.js';
+export { modelInfoOf, recordModelInfo, type ModelInfo } from './model-info.js';

@@ -1,22 +1,29 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
-import { marches, QConfigError, type MarchBackendV1, type QuantDType } from '@qtk/spec';
+import {
+  defaultMarch,
+  marches,
+  QConfigError,
+  selectDefaultMarch,
+  type MarchBackendV1,
+  type QuantDType,
+} from '@qtk/spec';
 
-let current: MarchBackendV1 | null = null;
-
-/** Selects the target march by its registered id ('bernoulli2', 'bayes', a third party's). */
+/**
+ * Selects the default march by its registered id ('bernoulli2', 'bayes', a third party's): what
+ * fuseFx, prepareQatFx and convertFx use when they are not given `{ march }`.
+ */
 export function setMarch(id: string): MarchBackendV1 {
-  current = marches.get(id); // a miss throws, listing the registered marches
-  return current;
+  return selectDefaultMarch(marches.get(id))!; // a miss throws, listing the registered marches
 }
 
 /** The selected march, or null before setMarch. */
 export function getMarch(): MarchBackendV1 | null {
-  return current;
+  return defaultMarch();
 }
 
 /** Clears the selection (tests). */
 export function resetMarch(): void {
-  current = null;
+  selectDefaultMarch(null);
 }
 
 /**

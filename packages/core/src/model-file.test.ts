@@ -22,6 +22,7 @@ import {
   LayerNorm,
   Linear,
   MaxPool2d,
+  deepCopy,
   Module,
   QuantStub,
   ReLU,
@@ -39,6 +40,8 @@ import {
   loadModelFile,
   loadModelFileSync,
   modelFromBytes,
+  modelHeaderFromBytes,
+  modelInfoOf,
   ModelFileError,
   modelToBytes,
   prepareQatFx,
@@ -203,10 +206,12 @@ describe('model files', () => {
         expect.arrayContaining(['Quantize', 'FixedConv', 'FixedAvgPool2d', 'FixedValueOp', 'Dequantize']),
       );
       const path = join(dir, `fixed-${march}.qtkm`);
-      await saveModelFile(fixed, path, { march, meta: { inputShape: [1, 2, 9, 9] } });
+      // kind and march come from what convertFx recorded
+      await saveModelFile(fixed, path, { meta: { inputShape: [1, 2, 9, 9] } });
       expect((await readModelFileHeader(path)).kind).toBe('fixed-point');
       const loaded = await loadModelFile(path);
       expect([loaded.kind, loaded.march]).toEqual(['fixed-point', march]);
+      expect(modelInfoOf(loaded.model)).toEqual({ kind: 'fixed-point', march });
       const model = loaded.model;
       expect(model.namedModules().map(([, m]) => m.constructor.name)).toEqual(types);
       expect(model.printTabular()).toBe(fixed.printTabular());
@@ -256,9 +261,46 @@ describe('model files', () => {
     });
   });
 
-  it('a fixed-point model needs its march', () => {
+  it('convertFx records kind and march on its result; deepCopy keeps them, the input QAT model keeps its own', () => {
+    const qat = qatModel();
+    expect(modelInfoOf(qat)).toEqual({ kind: 'qat', march: 'bayes' });
+    const fixed = convertFx(qat, { march: 'bernoulli2', onWarning: () => {} });
+    expect(modelInfoOf(fixed)).toEqual({ kind: 'fixed-point', march: 'bernoulli2' });
+    expect(modelInfoOf(qat)).toEqual({ kind: 'qat', march: 'bayes' });
+    expect(modelInfoOf(deepCopy(fixed))).toEqual({ kind: 'fixed-point', march: 'bernoulli2' });
+    expect(modelHeaderFromBytes(modelToBytes(qat))).toMatchObject({ kind: 'qat', march: 'bayes' });
+  });
+
+  it('convertFx without a march converts for the march the model was prepared for, not setMarch', () => {
+    setMarch('bernoulli2');
+    try {
+      const qat = prepareQatFx(floatModel(), { global: defaultQatQconfig }, { march: 'bayes' });
+      calibrate(qat, [batch(1)]);
+      expect(modelInfoOf(convertFx(qat, { onWarning: () => {} })).march).toBe('bayes');
+    } finally {
+      resetMarch();
+    }
+  });
+
+  it('a fixed-point model that records no march needs one; an explicit one wins', () => {
     const fixed = convertFx(qatModel(), { march: 'bayes', onWarning: () => {} });
-    expect(() => modelToBytes(fixed)).toThrow(/needs the march/);
+    fixed.meta = {};
+    expect(() => modelToBytes(fixed)).toThrow(/records no march/);
+    expect(() => modelToBytes(fixed, { kind: 'fixed-point' })).toThrow(/records no march/);
+    expect(modelHeaderFromBytes(modelToBytes(fixed, { kind: 'fixed-point', march: 'bayes' })).march).toBe('bayes');
+  });
+
+  it('a file whose graph carries no meta (written before models recorded it) loads with kind and march from its header', () => {
+    const fixed = convertFx(qatModel(), { march: 'bernoulli2', onWarning: () => {} });
+    fixed.meta = {};
+    const bytes = modelToBytes(fixed, { kind: 'fixed-point', march: 'bernoulli2' });
+    expect(new TextDecoder().decode(bytes)).not.toContain('"meta":{"kind"');
+    const loaded = modelFromBytes(bytes);
+    expect(modelInfoOf(loaded.model)).toEqual({ kind: 'fixed-point', march: 'bernoulli2' });
+    expect(modelHeaderFromBytes(modelToBytes(loaded.model))).toMatchObject({
+      kind: 'fixed-point',
+      march: 'bernoulli2',
+    });
   });
 
   describe('bad files give typed errors naming the file', () => {

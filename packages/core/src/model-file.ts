@@ -10,13 +10,13 @@
 //   ..  G bytes  graph, UTF-8 JSON of @qtk/ir's serializeGraphModule (modules with codec configs)
 //   ..  S bytes  state dict in @qtk/nn's binary format (parameters and buffers: weights, scales)
 // The file ends exactly there; anything shorter or longer is refused.
-import * as fixedPoint from '@qtk/fixed-point';
+import { Dequantize, Quantize, registerFixedPointCodecs } from '@qtk/fixed-point';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
 import {
   crc32,
   deserializeStateDict,
-  Module,
+  type Module,
   type StateDict,
   serializeStateDict,
   writeFileAtomic,
@@ -27,6 +27,7 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { MODEL_KINDS, modelInfoOf, recordModelInfo, type ModelKind } from './model-info.js';
 import { isPreserveQatMode, setPreserveQatMode } from './preserve-qat-mode.js';
 import { QatModule } from './qat-module.js';
 import { registerQatCodecs } from './qat-codecs.js';
@@ -36,8 +37,7 @@ export const MODEL_FILE_VERSION = 1;
 const MAGIC = 'QTKMODEL';
 const PREFIX = 32;
 
-export type ModelKind = 'float' | 'qat' | 'fixed-point';
-export const MODEL_KINDS = ['float', 'qat', 'fixed-point'] as const;
+export { MODEL_KINDS, type ModelKind };
 
 export interface ModelFileHeader {
   format: typeof MODEL_FILE_FORMAT;
@@ -55,9 +55,12 @@ export interface ModelFileHeader {
 }
 
 export interface SaveModelOptions {
-  /** Inferred when absent: fake-quants → 'qat', fixed-point modules → 'fixed-point', else 'float'. */
+  /** Default: the kind the model records (convertFx, prepareQatFx, a loaded file), else inferred (inferModelKind). */
   kind?: ModelKind;
-  /** Required for a fixed-point model: the march id it was converted for ('bayes', 'bernoulli2'). */
+  /**
+   * The march id the model was made for ('bayes', 'bernoulli2'); default: the one it records
+   * (convertFx, prepareQatFx, a loaded file). A fixed-point model needs one.
+   */
   march?: string;
   /** Free JSON-serializable metadata kept in the header (input shape, class names, ...). */
   meta?: Record<string, unknown>;
@@ -73,6 +76,7 @@ export interface LoadedModel {
 
 /** A model file that cannot be written or read: foreign, truncated, corrupted or inconsistent. */
 export class ModelFileError extends SerializationError {
+  static override readonly code: string = 'E_MODEL_FILE';
   readonly path: string | undefined;
   constructor(message: string, path?: string, options?: { cause?: unknown }) {
     super(path ? `${path}: ${message}` : message, options);
@@ -95,21 +99,20 @@ const headerSchema = z.object({
 
 function ensureCodecs(): void {
   registerQatCodecs();
-  fixedPoint.registerFixedPointCodecs();
+  registerFixedPointCodecs();
 }
 
-const FIXED_POINT_CLASSES = (Object.values(fixedPoint) as unknown[]).filter(
-  (v): v is new () => Module => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
-);
-
-/** 'qat' when the model holds fake-quants, 'fixed-point' when it holds fixed-point modules (this wins), else 'float'. */
+/**
+ * The kind the model records (convertFx: 'fixed-point', prepareQatFx: 'qat', a loaded file: its
+ * header's). A model that records none: 'fixed-point' when it holds the quantize / dequantize
+ * modules of a converted model, else 'qat' when it holds fake-quants or QAT modules, else 'float'.
+ */
 export function inferModelKind(gm: Module): ModelKind {
-  let qat = false;
-  for (const [, m] of gm.namedModules()) {
-    if (FIXED_POINT_CLASSES.some((c) => m instanceof c)) return 'fixed-point';
-    if (m instanceof FakeQuantize || m instanceof QatModule) qat = true;
-  }
-  return qat ? 'qat' : 'float';
+  const recorded = modelInfoOf(gm).kind;
+  if (recorded !== null) return recorded;
+  const modules = gm.modules();
+  if (modules.some((m) => m instanceof Quantize || m instanceof Dequantize)) return 'fixed-point';
+  return modules.some((m) => m instanceof FakeQuantize || m instanceof QatModule) ? 'qat' : 'float';
 }
 
 function checkMeta(meta: unknown): Record<string, unknown> {
@@ -170,14 +173,16 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
       'saveModelFile: expected a GraphModule (symbolicTrace, prepareQatFx or convertFx output)',
     );
   ensureCodecs();
+  const recorded = modelInfoOf(gm);
   const kind = options.kind ?? inferModelKind(gm);
+  const march = options.march ?? recorded.march;
   if (!MODEL_KINDS.includes(kind))
     throw new InvalidArgumentError(
       `saveModelFile: unknown kind '${String(kind)}'; use one of ${MODEL_KINDS.join(', ')}`,
     );
-  if (kind === 'fixed-point' && !options.march) {
+  if (kind === 'fixed-point' && !march) {
     throw new InvalidArgumentError(
-      "saveModelFile: a fixed-point model needs the march it was converted for: pass { march: 'bayes' } (the march given to convertFx)",
+      "saveModelFile: this fixed-point model records no march (convertFx records it); pass the march it was converted for: { march: 'bayes' }",
     );
   }
   checkLoadable(gm);
@@ -189,7 +194,7 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
     format: MODEL_FILE_FORMAT,
     version: MODEL_FILE_VERSION,
     kind,
-    march: kind === 'fixed-point' ? options.march! : (options.march ?? null),
+    march: march ?? null,
     className: gm.className,
     modes: {
       training: gm.training,
@@ -343,6 +348,8 @@ export function modelFromBytes(bytes: Uint8Array, source?: string): LoadedModel 
   model.train(header.modes.training);
   for (const p of header.modes.differing) model.getSubmodule(p).training = !header.modes.training;
   if (header.preserveQatMode?.length) setPreserveQatMode(model, header.preserveQatMode);
+  // the header is the record of files written before models carried it in their meta
+  recordModelInfo(model, { kind: header.kind, march: header.march });
   return { model, kind: header.kind, march: header.march, meta: header.meta, header };
 }
 

@@ -4,6 +4,7 @@ import { Module, QuantStub } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
+import { recordModelInfo } from './model-info.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
 import {
   checkQuantStubPass,
@@ -81,7 +82,7 @@ function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
  * (fuseFx), resolves qconfigs (global < moduleType < moduleName < module.qconfig; ops inherit the
  * qconfig of the module that created them), swaps in QAT modules and inserts activation
  * fake-quants. Returns a new GraphModule; parameters are shared with the input model, except
- * where fusion absorbed a BatchNorm.
+ * where fusion absorbed a BatchNorm. The result records its kind ('qat') and march in `meta`.
  */
 export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: PrepareQatFxOptions = {}): GraphModule {
   if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
@@ -96,7 +97,7 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     gm = new GraphModule(traced, traced.graph.clone().graph, { className: traced.className });
     moduleizeFunctionalOps(gm, owned);
   } else {
-    gm = fuseFx(traced);
+    gm = fuseFx(traced, { march });
   }
   if (options.inputQuantStubs) {
     insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
@@ -113,5 +114,6 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
   };
   for (const pass of passes) pass.run(ctx);
   gm.recompile();
+  recordModelInfo(gm, { kind: 'qat', march: march.id });
   return gm;
 }

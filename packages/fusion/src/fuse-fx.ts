@@ -14,11 +14,12 @@ import {
   type TraceOptions,
 } from '@qtk/ir';
 import { Identity, Module } from '@qtk/nn';
-import { fusionPatterns, type FusionPatternV1 } from '@qtk/spec';
+import { fusionPatterns, resolveMarchOption, type FusionPatternV1, type MarchBackendV1 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { FusedConvBase, registerFusedModules } from './fused-modules.js';
 import { defaultFusionPatterns, referencedElsewhere } from './fusion-patterns.js';
 import { moduleizeFunctionalOps } from './functional-modules.js';
+import { forMarch } from './march-fusions.js';
 import { setModuleCopyOnWrite } from './module-tree.js';
 
 /** Modules created for (or cloned into) a fused GraphModule, which edits may change in place. */
@@ -115,6 +116,12 @@ export function registerDefaultFusions(): void {
 }
 
 export interface FuseFxOptions {
+  /**
+   * The target march (a registered id or a backend): only the fusions its capability table can run
+   * are applied (the base op in the table, the fused Add / Relu / Relu6 in its `fusable`; BatchNorm
+   * absorption always). Default: the march chosen with setMarch; with none, every pattern applies.
+   */
+  march?: string | MarchBackendV1;
   /** The patterns to apply; default every pattern in @qtk/spec's `fusionPatterns` registry (the built-in table plus any registered). */
   patterns?: Iterable<FusionPatternV1>;
   /** Options for tracing when a plain Module is given. */
@@ -130,7 +137,8 @@ export interface FuseFxOptions {
 
 /**
  * Fuses a model: Conv2d / ConvTranspose2d / Conv3d / Linear followed by BatchNorm, add and
- * ReLU / ReLU6 (see the fusion table) become one fused module each (ConvAddReLU2d, ...).
+ * ReLU / ReLU6 (see the fusion table) become one fused module each (ConvAddReLU2d, ...), as far
+ * as the march's capability table allows (`options.march`, else setMarch's).
  *
  * Functional add/sub/mul/div/cat/matmul calls first become generated FloatFunctional modules
  * (`_generated_add_0`, ...), so each has a name; a fused conv + add sits at its add's name.
@@ -160,7 +168,9 @@ export function fuseFx(model: Module, options: FuseFxOptions = {}): GraphModule 
   const gm = new GraphModule(source, source.graph.clone().graph, { className: source.className });
   if (options.moduleizeFunctions !== false) moduleizeFunctionalOps(gm, owned(gm));
   // applyFusion erases what it replaces; other nodes (even dead ones) are left as they were
-  const applied = applyRules(gm, fusionRuleTable(options.patterns ?? fusionPatterns.list()), {
+  const march = resolveMarchOption(options.march);
+  const patterns = [...(options.patterns ?? fusionPatterns.list())];
+  const applied = applyRules(gm, fusionRuleTable(march ? patterns.map((p) => forMarch(p, march)) : patterns), {
     eliminateDeadCode: false,
   });
   gm.recompile();

@@ -37,6 +37,8 @@ type ClassOf<T> = new (...args: any[]) => T;
 export interface FusionFamily {
   /** Prefix of the pattern names ('conv2d', 'conv_transpose2d', 'conv3d', 'linear'). */
   readonly name: string;
+  /** The layer's op as capability tables name it ('Conv', 'ConvTranspose', 'Gemm'). */
+  readonly op: string;
   readonly layer: ClassOf<AbsorbingLayer>;
   /** The BatchNorm classes that can follow the layer (those whose input rank fits its output). */
   readonly norms: readonly ClassOf<BatchNormNd>[];
@@ -50,15 +52,16 @@ export interface FusionFamily {
  * and each with SyncBatchNorm (any rank).
  */
 export const FUSION_FAMILIES: readonly FusionFamily[] = [
-  { name: 'conv2d', layer: Conv2d, norms: [BatchNorm2d, SyncBatchNorm], fused: ConvAddReLU2d },
+  { name: 'conv2d', op: 'Conv', layer: Conv2d, norms: [BatchNorm2d, SyncBatchNorm], fused: ConvAddReLU2d },
   {
     name: 'conv_transpose2d',
+    op: 'ConvTranspose',
     layer: ConvTranspose2d,
     norms: [BatchNorm2d, SyncBatchNorm],
     fused: ConvTransposeAddReLU2d,
   },
-  { name: 'conv3d', layer: Conv3d, norms: [BatchNorm3d, SyncBatchNorm], fused: ConvAddReLU3d },
-  { name: 'linear', layer: Linear, norms: [BatchNorm1d, SyncBatchNorm], fused: LinearAddReLU },
+  { name: 'conv3d', op: 'Conv', layer: Conv3d, norms: [BatchNorm3d, SyncBatchNorm], fused: ConvAddReLU3d },
+  { name: 'linear', op: 'Gemm', layer: Linear, norms: [BatchNorm1d, SyncBatchNorm], fused: LinearAddReLU },
 ];
 
 /** The add ops: FloatFunctional.add (call_module with method), the functional add, and the tensor method `x.add(y)`. */
@@ -179,6 +182,14 @@ function makeEntry(family: FusionFamily, shape: FusionShape): ConvFusionPattern 
         return false;
       if (addNode && (!(other instanceof Node) || match.nodes.includes(other))) return false;
       return true;
+    },
+    fusedOps(match, ctx) {
+      const parts = partsOf(entry, match);
+      const fused: string[] = [];
+      if (parts.bn) fused.push('BatchNormalization');
+      if (parts.add) fused.push('Add');
+      if (parts.relu) fused.push(activationOf(parts.relu, ctx) === 'relu6' ? 'Relu6' : 'Relu');
+      return { base: family.op, fused };
     },
     createFused(match, ctx): Module {
       const parts = partsOf(entry, match);

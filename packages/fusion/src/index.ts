@@ -46,3 +46,4 @@ export {
   MODULEIZED_FUNCTIONS,
   type FunctionalOrigin,
 } from './functional-modules.js';
+export { ALWAYS_FUSABLE, fusionRefusal, forMarch } from './march-fusions.js';

@@ -14,6 +14,7 @@ export interface TraceErrorContext {
  * comparison, `Number(x)`, a template string, `+`), or a module or value it cannot address.
  */
 export class TraceError extends QtkError {
+  static readonly code = 'E_TRACE';
   readonly modulePath: string;
   readonly moduleType: string;
   readonly location: string | null;
@@ -34,6 +35,7 @@ export class TraceError extends QtkError {
 
 /** A graph edit that would break the graph (erasing a node still in use, a node of another graph, ...). */
 export class GraphError extends QtkError {
+  static readonly code = 'E_GRAPH';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_GRAPH', message, options);
   }
@@ -41,6 +43,7 @@ export class GraphError extends QtkError {
 
 /** `graph.validate()` found a broken invariant; `problems` lists every one found. */
 export class GraphValidationError extends QtkError {
+  static readonly code = 'E_GRAPH_INVALID';
   readonly problems: string[];
   constructor(problems: string[]) {
     super(
@@ -53,8 +56,10 @@ export class GraphValidationError extends QtkError {
 
 /** A serialized graph module that cannot be written or read back (unknown version, unserializable value, missing module type). */
 export class SerializationError extends QtkError {
+  static readonly code: string = 'E_IR_SERIALIZATION';
   constructor(message: string, options?: { cause?: unknown }) {
-    super('E_IR_SERIALIZATION', message, options);
+    // a subclass (ModuleConfigError, core's ModelFileError) passes its own static code
+    super((new.target as unknown as { code: string }).code, message, options);
   }
 }
 
@@ -63,6 +68,7 @@ export class SerializationError extends QtkError {
  * module path, the codec and the config field, so the file is refused at load, not at first run.
  */
 export class ModuleConfigError extends SerializationError {
+  static override readonly code: string = 'E_MODULE_CONFIG';
   readonly modulePath: string | undefined;
   readonly codec: string;
   readonly field: string;
@@ -88,6 +94,7 @@ export class ModuleConfigError extends SerializationError {
 
 /** A malformed pattern or rewrite rule. */
 export class PatternError extends QtkError {
+  static readonly code = 'E_PATTERN';
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_PATTERN', message, options);
   }

@@ -152,7 +152,9 @@ describe('fxWrap: functions and fxWrapMethod', () => {
   });
 
   it('wrapped names are unique; unnamed functions need a name', () => {
-    expect(() => fxWrap((x: Tensor) => x, 'clipIfLarge')).toThrow(/name 'clipIfLarge' is taken/);
+    expect(() => fxWrap((x: Tensor) => x, 'clipIfLarge')).toThrow(
+      /already registered as 'clipIfLarge'; pick another name/,
+    );
     expect(fxWrap(clipIfLarge, 'clipIfLarge')).toBe(clipIfLarge);
     expect(() => fxWrap(function (this: unknown) {})).toThrow(/has no name/);
     expect(() => fxWrapMethod(WithHelpers, 'forward')).toThrow(/other than forward/);

@@ -3,6 +3,7 @@ import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { compileGraph, type CompiledGraph, type ModuleResolver } from './compile.js';
 import { GraphError } from './errors.js';
 import { Graph } from './graph.js';
+import type { JsonValue } from './module-codecs.js';
 
 export interface GraphModuleOptions {
   /** Name of the traced model's class (shown when printing; kept in serialized form). */
@@ -49,6 +50,7 @@ const RESERVED = new Set([
   'printTabular',
   'inputNames',
   'rootObject',
+  'meta',
 ]);
 const resolvers = new WeakMap<GraphModule, ModuleResolver>();
 
@@ -61,6 +63,11 @@ const resolvers = new WeakMap<GraphModule, ModuleResolver>();
 export class GraphModule extends Module {
   readonly className: string;
   private _graph: Graph;
+  /**
+   * JSON facts about the whole model, kept by deepCopy and serializeGraphModule. QTK records
+   * `kind` ('qat', 'fixed-point') and `march` here (prepareQatFx, convertFx); the model file reads them.
+   */
+  declare meta: Record<string, JsonValue>;
 
   constructor(root: Module, graph: Graph, options: GraphModuleOptions = {}) {
     super();
@@ -80,6 +87,8 @@ export class GraphModule extends Module {
     for (const [name, b, persistent] of root.ownBuffers()) this.registerBuffer(name, b, persistent);
     for (const [name, t] of options.constants ?? []) this.registerBuffer(name, t, true);
     this.training = root.training;
+    // non-enumerable, so it is not taken for an attribute of the model
+    Object.defineProperty(this, 'meta', { value: {}, enumerable: false, writable: true, configurable: true });
     // The original root serves `this` of root-level fxWrap-ed methods; non-enumerable, so not a child.
     Object.defineProperty(this, '_root', {
       value:

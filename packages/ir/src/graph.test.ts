@@ -115,7 +115,7 @@ describe('Graph', () => {
     const other = new Graph().placeholder('z');
     expect(() => (a.args = [other])).toThrow(/another graph/);
     expect(() => g.output(x)).toThrow(/already has an output/);
-    expect(() => g.callFunction('noSuchFunction', [x])).toThrow(/no traceable function 'noSuchFunction'/);
+    expect(() => g.callFunction('noSuchFunction', [x])).toThrow(/no traceable function named 'noSuchFunction'/);
   });
 
   it('renames nodes keeping names unique', () => {

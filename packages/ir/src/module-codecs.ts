@@ -2,7 +2,7 @@
 // as JSON and a factory. Weights are not part of it; they travel in the state dict.
 import * as nn from '@qtk/nn';
 import type { Module } from '@qtk/nn';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, Registry } from '@qtk/tensor';
 import { z } from 'zod';
 import { ModuleConfigError } from './errors.js';
 import type { ModuleClass } from './leaf-modules.js';
@@ -59,40 +59,40 @@ function fieldOf(issue: z.ZodIssue, prefix: string | undefined): string {
 }
 
 /**
- * Codecs by class name. Registering the same codec twice is a no-op; another codec for a taken
- * name throws (two classes with one name cannot be told apart in serialized form).
+ * Codecs by class name, in a Registry. Registering the same codec twice is a no-op; another codec
+ * for a taken name throws a RegistryError (two classes with one name cannot be told apart in
+ * serialized form).
  */
 export class ModuleCodecRegistry {
-  private readonly codecs = new Map<string, ModuleCodec>();
+  private readonly codecs = new Registry<ModuleCodec>('module codec', {
+    keyOf: (codec) => codec.cls?.name,
+    check: (codec) => {
+      if (!(codec.schema instanceof z.ZodType)) {
+        throw new InvalidArgumentError(
+          `moduleCodecs.register: the codec for '${codec.cls.name}' has no zod schema of its config; configs come from files and are checked before create, so give it { schema }`,
+        );
+      }
+    },
+    howToRegister: 'moduleCodecs.register({ cls, schema, config, create })',
+    conflictHint: (name) =>
+      `serialized modules name their class, so two classes called '${name}' cannot both have a codec; rename one`,
+  });
   /** The modules being built (outermost first), so nested builds know their state dict keys. */
   private readonly building: { path: string | undefined; stateShape: BuildPlace['stateShape'] }[] = [];
 
   // biome-ignore lint/suspicious/noExplicitAny: the registry holds codecs for every module and config type
   register<M extends Module, C = any>(codec: ModuleCodec<M, C>): void {
-    const name = codec.cls?.name;
-    if (!name) throw new InvalidArgumentError('moduleCodecs.register: the codec needs a named class');
-    if (!(codec.schema instanceof z.ZodType)) {
-      throw new InvalidArgumentError(
-        `moduleCodecs.register: the codec for '${name}' has no zod schema of its config; configs come from files and are checked before create, so give it { schema }`,
-      );
-    }
-    const taken = this.codecs.get(name);
-    if (taken === codec) return;
-    if (taken) throw new InvalidArgumentError(`moduleCodecs.register: a codec for '${name}' is already registered`);
-    this.codecs.set(name, codec as ModuleCodec);
+    if (!codec?.cls?.name) throw new InvalidArgumentError('moduleCodecs.register: the codec needs a named class');
+    this.codecs.register(codec as ModuleCodec);
   }
 
   has(type: string): boolean {
     return this.codecs.has(type);
   }
 
+  /** The codec for a class name; a miss throws a RegistryError listing the registered ones. */
   get(type: string): ModuleCodec {
-    const c = this.codecs.get(type);
-    if (!c)
-      throw new InvalidArgumentError(
-        `no module codec for '${type}'; register one with moduleCodecs.register({ cls, schema, config, create }). Known: ${this.list().join(', ')}`,
-      );
-    return c;
+    return this.codecs.get(type);
   }
 
   /**
@@ -162,12 +162,13 @@ export class ModuleCodecRegistry {
 
   /** The codec for exactly this module's class, if any. */
   forModule(module: Module): ModuleCodec | undefined {
-    const c = this.codecs.get(module.constructor.name);
+    const name = module.constructor.name;
+    const c = this.codecs.has(name) ? this.codecs.get(name) : undefined;
     return c && c.cls === module.constructor ? c : undefined;
   }
 
   list(): string[] {
-    return [...this.codecs.keys()].sort();
+    return this.codecs.names().sort();
   }
 }
 

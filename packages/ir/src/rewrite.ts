@@ -1,7 +1,7 @@
 // One rewrite engine for many rule tables (fusion, legalisation, QDQ insertion): find
 // non-overlapping matches, longest pattern first, and let each rule rewrite its match.
 import type { Module } from '@qtk/nn';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, Registry } from '@qtk/tensor';
 import { PatternError } from './errors.js';
 import type { Graph } from './graph.js';
 import type { GraphModule } from './graph-module.js';
@@ -40,16 +40,22 @@ function byLength(rules: readonly RewriteRule[]): RewriteRule[] {
 }
 
 /**
- * An ordered set of rules, tried longest pattern first (ties in registration order). Registering
- * the same rule object twice is a no-op; another rule under a taken name throws.
+ * An ordered set of rules, tried longest pattern first (ties in registration order), in a Registry.
+ * Registering the same rule object twice is a no-op; another rule under a taken name throws a
+ * RegistryError.
  */
 export class RuleTable {
-  private readonly rules = new Map<string, RewriteRule>();
+  private readonly rules: Registry<RewriteRule>;
 
   constructor(
     readonly name: string,
     rules: Iterable<RewriteRule> = [],
   ) {
+    this.rules = new Registry<RewriteRule>(`rule of RuleTable '${name}'`, {
+      check: (rule) => validatePattern(rule.pattern, `rule '${rule.name}'`),
+      howToRegister: `register({ name, pattern, apply })`,
+      conflictHint: () => 'give the rule another name',
+    });
     for (const r of rules) this.register(r);
   }
 
@@ -57,31 +63,18 @@ export class RuleTable {
     if (!rule || typeof rule.name !== 'string' || typeof rule.apply !== 'function') {
       throw new InvalidArgumentError(`RuleTable '${this.name}': a rule needs a name, a pattern and apply()`);
     }
-    const taken = this.rules.get(rule.name);
-    if (taken === rule) return this;
-    if (taken)
-      throw new InvalidArgumentError(`RuleTable '${this.name}': a rule named '${rule.name}' is already registered`);
-    validatePattern(rule.pattern, `rule '${rule.name}'`);
-    this.rules.set(rule.name, rule);
+    this.rules.register(rule);
     return this;
   }
 
+  /** The rule called `name`; a miss throws a RegistryError listing the table's rules. */
   get(name: string): RewriteRule {
-    const r = this.rules.get(name);
-    if (!r)
-      throw new InvalidArgumentError(
-        `RuleTable '${this.name}' has no rule '${name}'; it has: ${
-          this.list()
-            .map((x) => x.name)
-            .join(', ') || 'none'
-        }`,
-      );
-    return r;
+    return this.rules.get(name);
   }
 
   /** The rules in registration order. */
   list(): RewriteRule[] {
-    return [...this.rules.values()];
+    return this.rules.list();
   }
 
   /** The rules in matching order: longest pattern first. */

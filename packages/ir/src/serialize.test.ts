@@ -1,10 +1,12 @@
 import { deepCopy, Module, ReLU, saveStateDictSync, loadStateDictFileSync } from '@qtk/nn';
-import { Generator, randn, type Tensor } from '@qtk/tensor';
+import { Generator, RegistryError, randn, type Tensor } from '@qtk/tensor';
+import { z } from 'zod';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SerializationError } from './errors.js';
+import { ModuleCodecRegistry } from './module-codecs.js';
 import { Graph } from './graph.js';
 import { GraphModule, SubmoduleContainer } from './graph-module.js';
 import {
@@ -21,6 +23,21 @@ function same(a: Tensor, b: Tensor) {
 }
 
 describe('GraphModule JSON', () => {
+  it('keeps the GraphModule meta through serialization and deepCopy; an empty meta writes no field', () => {
+    const gm = symbolicTrace(new HybridModel(3, new Generator(0)));
+    expect(serializeGraphModule(gm).meta).toBeUndefined();
+    expect(Object.keys(gm)).not.toContain('meta');
+    gm.meta = { kind: 'qat', march: 'bayes', tags: [1, null, { a: 'b' }] };
+    const back = deserializeGraphModule(graphModuleToJson(gm));
+    expect(back.meta).toEqual({ kind: 'qat', march: 'bayes', tags: [1, null, { a: 'b' }] });
+    const copy = deepCopy(gm);
+    expect(copy.meta).toEqual(gm.meta);
+    expect(copy.meta).not.toBe(gm.meta);
+    expect(deserializeGraphModule(graphModuleToJson(symbolicTrace(new HybridModel(3, new Generator(0))))).meta).toEqual(
+      {},
+    );
+  });
+
   it('round-trips the hybrid model: graph, module tree (traced-through modules as containers), weights via the state dict file', () => {
     const g = new Generator(0);
     const model = new HybridModel(3, g);
@@ -163,5 +180,25 @@ describe('GraphModule JSON', () => {
     expect(
       Array.from((back.call(randn([3], { generator: new Generator(7) })) as Tensor).values()).every((v) => v >= 0),
     ).toBe(true);
+  });
+});
+
+describe('module codecs share the Registry semantics', () => {
+  class Widget extends ReLU {}
+  const codec = { cls: Widget, schema: z.null(), config: () => null, create: () => new Widget() };
+
+  it('the same codec again is a no-op; another codec for a taken class name, or a miss, is a RegistryError', () => {
+    const codecs = new ModuleCodecRegistry();
+    codecs.register(codec);
+    codecs.register(codec);
+    expect(codecs.list()).toEqual(['Widget']);
+    expect(codecs.forModule(new Widget())).toBe(codec);
+    expect(() => codecs.register({ ...codec })).toThrow(RegistryError);
+    expect(() => codecs.register({ ...codec })).toThrow(/two classes called 'Widget' cannot both have a codec/);
+    expect(() => codecs.get('Gadget')).toThrow(RegistryError);
+    expect(() => codecs.get('Gadget')).toThrow(/no module codec named 'Gadget'; registered: Widget/);
+    class Gadget extends ReLU {}
+    expect(() => codecs.register({ ...codec, cls: Gadget, schema: {} as never })).toThrow(/no zod schema/);
+    expect(codecs.has('Gadget')).toBe(false);
   });
 });

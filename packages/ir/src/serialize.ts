@@ -50,6 +50,8 @@ export interface SerializedGraphModule {
   /** Parameters and buffers not created by a module constructor (root-level ones, trace constants, codec-less modules). */
   tensors: SerializedTensor[];
   graph: { nodes: SerializedNode[] };
+  /** The GraphModule's `meta` (absent when empty). */
+  meta?: Record<string, JsonValue>;
 }
 
 const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
@@ -93,6 +95,7 @@ const schema = z.object({
       }),
     ),
   }),
+  meta: z.record(jsonValue).optional(),
 });
 
 // ---- values ---------------------------------------------------------------------------------
@@ -202,7 +205,7 @@ export function serializeGraphModule(
     if (meta.length) s.meta = Object.fromEntries(meta) as Record<string, JsonValue>;
     return s;
   });
-  return {
+  const out: SerializedGraphModule = {
     format: GRAPH_MODULE_FORMAT,
     version: GRAPH_MODULE_VERSION,
     className: gm.className,
@@ -210,6 +213,8 @@ export function serializeGraphModule(
     tensors,
     graph: { nodes },
   };
+  if (Object.keys(gm.meta).length) out.meta = JSON.parse(JSON.stringify(gm.meta)) as Record<string, JsonValue>;
+  return out;
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -369,6 +374,7 @@ export function deserializeGraphModule(
     writable: true,
     configurable: true,
   });
+  if (s.meta) gm.meta = s.meta;
   if (options.stateDict) gm.loadStateDict(options.stateDict);
   return gm;
 }

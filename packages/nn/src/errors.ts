@@ -8,6 +8,7 @@ export interface ShapeMismatch {
 
 /** A state dict that does not fit the module it is loaded into (lists every problem at once). */
 export class StateDictError extends QtkError {
+  static readonly code = 'E_STATE_DICT';
   readonly missingKeys: string[];
   readonly unexpectedKeys: string[];
   readonly shapeMismatches: ShapeMismatch[];
@@ -44,6 +45,7 @@ export class StateDictError extends QtkError {
 
 /** A data file (IDX, NPY, saved state dict) whose bytes do not follow its format. */
 export class DataFormatError extends QtkError {
+  static readonly code = 'E_DATA_FORMAT';
   readonly path?: string;
   constructor(message: string, path?: string, options?: { cause?: unknown }) {
     super('E_DATA_FORMAT', path ? `${path}: ${message}` : message, options);
@@ -53,6 +55,7 @@ export class DataFormatError extends QtkError {
 
 /** A data set whose files are not where they were looked for. */
 export class DatasetNotFoundError extends QtkError {
+  static readonly code = 'E_DATASET_NOT_FOUND';
   readonly path: string;
   constructor(message: string, path: string, options?: { cause?: unknown }) {
     super('E_DATASET_NOT_FOUND', message, options);
@@ -65,6 +68,7 @@ export class DatasetNotFoundError extends QtkError {
  * symbolic link to one or to nothing): QTK refuses rather than replace it with a regular file.
  */
 export class WriteTargetError extends QtkError {
+  static readonly code = 'E_WRITE_TARGET';
   readonly path: string;
   readonly kind: string;
   constructor(path: string, kind: string, options?: { cause?: unknown }) {

@@ -2,22 +2,30 @@ import { QtkError } from '@qtk/tensor';
 
 /** Any failure reading, importing, running or exporting an ONNX model. */
 export class OnnxError extends QtkError {
+  static readonly code: string = 'E_ONNX';
   constructor(message: string, options?: { cause?: unknown }) {
-    super('ONNX', message, options);
+    // each subclass passes its own static code
+    super((new.target as unknown as { code: string }).code, message, options);
   }
 }
 
 /** The bytes are not an ONNX model (malformed or truncated protobuf, missing graph). */
-export class OnnxFormatError extends OnnxError {}
+export class OnnxFormatError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_FORMAT';
+}
 
 /**
  * Importing the model would allocate more than the import's cap (`maxElements`): a declared input or
  * a computed tensor far larger than the file could justify. Raise the cap if the model is trusted.
  */
-export class OnnxLimitError extends OnnxError {}
+export class OnnxLimitError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_LIMIT';
+}
 
 /** The model keeps tensors in external data files, which QTK does not read. */
-export class OnnxExternalDataError extends OnnxError {}
+export class OnnxExternalDataError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_EXTERNAL_DATA';
+}
 
 export interface UnsupportedNode {
   name: string;
@@ -29,6 +37,7 @@ export interface UnsupportedNode {
 
 /** Lists every node of a model the importer cannot express, not only the first. */
 export class UnsupportedOnnxOpError extends OnnxError {
+  static override readonly code: string = 'E_UNSUPPORTED_ONNX_OP';
   constructor(readonly nodes: readonly UnsupportedNode[]) {
     super(
       `importOnnx: ${nodes.length} node(s) cannot be imported:\n` +
@@ -41,7 +50,11 @@ export class UnsupportedOnnxOpError extends OnnxError {
 }
 
 /** A tensor given to an imported model does not match the shape its ONNX input declares. */
-export class OnnxInputShapeError extends OnnxError {}
+export class OnnxInputShapeError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_INPUT_SHAPE';
+}
 
 /** A GraphModule holds something the exporter cannot write as ONNX. */
-export class OnnxExportError extends OnnxError {}
+export class OnnxExportError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_EXPORT';
+}

@@ -19,4 +19,18 @@ export interface FusionPatternV1 {
    * keeps them; the fusion pass puts it in place of the root node and turns absorbed modules into Identity.
    */
   createFused(match: Match, ctx: RewriteContext): Module;
+  /**
+   * The ops a match fuses, named as capability tables name them: the base op ('Conv', 'ConvTranspose',
+   * 'Gemm') and the ops fused into it ('BatchNormalization', 'Add', 'Relu', 'Relu6'). fuseFx with a
+   * march skips a match whose base op the march's table lacks, or which fuses an op the base's
+   * `fusable` does not list (BatchNormalization excepted: absorbing a BN is a float rewrite the march
+   * never sees). A pattern without it is applied on every march.
+   */
+  fusedOps?(match: Match, ctx: RewriteContext): FusedOps;
+}
+
+/** What one fusion match fuses (FusionPatternV1.fusedOps). */
+export interface FusedOps {
+  readonly base: string;
+  readonly fused: readonly string[];
 }

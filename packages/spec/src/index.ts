@@ -23,7 +23,7 @@ export {
   type ObserverDType,
   type QuantRange,
 } from './quant-dtype.js';
-export { Registry } from '@qtk/tensor';
+export { Registry, type RegistryOptions } from '@qtk/tensor';
 export {
   QSCHEMES,
   observerBaseShape,
@@ -47,7 +47,7 @@ export {
   type FakeQuantV1,
   type FakeQuantFactoryV1,
 } from './fake-quant.js';
-export type { FusionPatternV1 } from './fusion-pattern.js';
+export type { FusionPatternV1, FusedOps } from './fusion-pattern.js';
 export {
   OP_IMPLS,
   constraintSchema,
@@ -69,5 +69,6 @@ export {
   type OpSupport,
 } from './march-backend.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
+export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-march.js';
 export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
 export { syncObservers } from './sync-observers.js';

@@ -1,4 +1,5 @@
-import { AutogradError, QtkError } from './errors.js';
+import { AutogradError } from './errors.js';
+import { Registry } from './named-registry.js';
 import type { Saved } from './registry.js';
 import type { Tensor } from './tensor.js';
 import { isProfiling, recordOp } from './op-profiler.js';
@@ -15,17 +16,20 @@ export interface GradContext<A = any> {
 // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
 export type GradientFn<A = any> = (ctx: GradContext<A>, gradOutputs: (Tensor | null)[]) => (Tensor | null)[];
 
-const gradients = new Map<string, GradientFn>();
+/** Gradients by op; registering the same function for an op again is a no-op. */
+const gradients = new Registry<{ readonly op: string; readonly fn: GradientFn }>('gradient', {
+  keyOf: (g) => g.op,
+  same: (a, b) => a.fn === b.fn,
+  howToRegister: 'registerGradient(op, fn)',
+  conflictHint: (op) => `an op has one gradient; give the new kernel another op name than '${op}'`,
+});
 
 export function registerGradient<A>(op: string, fn: GradientFn<A>): void {
-  const existing = gradients.get(op);
-  if (existing === fn) return;
-  if (existing) throw new QtkError('E_REGISTRY', `a gradient for op '${op}' is already registered`);
-  gradients.set(op, fn as GradientFn);
+  gradients.register({ op, fn: fn as GradientFn });
 }
 
 export function getGradient(op: string): GradientFn | undefined {
-  return gradients.get(op);
+  return gradients.has(op) ? gradients.get(op).fn : undefined;
 }
 
 /** One recorded op application in the autograd graph. */

@@ -34,6 +34,43 @@ describe('QtkError.isInstance', () => {
     expect(InvalidArgumentError.isInstance(new QtkError('E_SHAPE', 'generic'))).toBe(false);
   });
 
+  it('a subclass with its own code is an instance of its parent, not of its sibling, also from another copy', () => {
+    class ParentError extends QtkError {
+      static readonly code: string = 'E_PARENT';
+      constructor(message: string) {
+        super((new.target as unknown as { code: string }).code, message);
+      }
+    }
+    class AError extends ParentError {
+      static override readonly code: string = 'E_A';
+    }
+    class BError extends ParentError {
+      static override readonly code: string = 'E_B';
+    }
+    const a = new AError('a');
+    expect([a.code, ParentError.isInstance(a), AError.isInstance(a), BError.isInstance(a)]).toEqual([
+      'E_A',
+      true,
+      true,
+      false,
+    ]);
+    // another copy: a parallel class chain declaring the same codes
+    class OtherParent extends Error {
+      static readonly code: string = 'E_PARENT';
+    }
+    Object.defineProperty(OtherParent.prototype, Symbol.for('qtk.error'), { value: true });
+    class OtherA extends OtherParent {
+      static override readonly code: string = 'E_A';
+      readonly code = 'E_A';
+    }
+    const other = new OtherA('a');
+    expect([ParentError.isInstance(other), AError.isInstance(other), BError.isInstance(other)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+
   it('a subclass without a static code falls back to instanceof', () => {
     class CustomError extends QtkError {
       constructor() {

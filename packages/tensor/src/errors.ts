@@ -15,7 +15,9 @@ export class QtkError extends Error {
 
   /**
    * Like `instanceof`, but also true for an error from another copy of the package (two installed
-   * versions): it checks the brand and, on a subclass that declares a static `code`, the error's code.
+   * versions): it checks the brand and, on a subclass that declares a static `code`, whether the
+   * error's class or one of its ancestors declares that code (so `OnnxError.isInstance` accepts an
+   * `OnnxLimitError`, `OnnxFormatError.isInstance` does not), or the error's own `code` is it.
    * A subclass without a static `code` falls back to `instanceof`.
    */
   static isInstance<T extends QtkError>(this: abstract new (...args: never[]) => T, e: unknown): e is T {
@@ -23,9 +25,15 @@ export class QtkError extends Error {
       return false;
     // biome-ignore-start lint/complexity/noThisInStatic: `this` is the subclass isInstance was called on, not QtkError
     if ((this as unknown) === QtkError) return true;
-    if (Object.hasOwn(this, 'code'))
-      return (e as { code?: unknown }).code === (this as unknown as { code: string }).code;
-    return e instanceof this;
+    if (!Object.hasOwn(this, 'code')) return e instanceof this;
+    const code = (this as unknown as { code: string }).code;
+    if ((e as { code?: unknown }).code === code) return true;
+    for (let p = Object.getPrototypeOf(e); p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const cls = (p as { constructor?: unknown }).constructor;
+      if (typeof cls === 'function' && Object.hasOwn(cls, 'code') && (cls as { code?: unknown }).code === code)
+        return true;
+    }
+    return false;
     // biome-ignore-end lint/complexity/noThisInStatic: -
   }
 }

@@ -7,7 +7,7 @@ export {
   AutogradError,
   RegistryError,
 } from './errors.js';
-export { Registry } from './named-registry.js';
+export { Registry, type RegistryOptions } from './named-registry.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {
   type Shape,

@@ -1,5 +1,22 @@
 import { RegistryError } from './errors.js';
 
+export interface RegistryOptions<T> {
+  /** Validates an entry before it is registered (throws on a broken contract). */
+  check?: (entry: T) => void;
+  /** The entry's registry key (default: its `name`). */
+  keyOf?: (entry: T) => unknown;
+  /**
+   * Whether a new entry is the one already registered under its key (default: the same object).
+   * Registries whose entries are records made per call (a kernel spec, a traceable function) compare
+   * what the record stands for (its function).
+   */
+  same?: (registered: T, entry: T) => boolean;
+  /** How to register, for a miss's message (default: 'register()'). */
+  howToRegister?: string;
+  /** What to do about a taken key, for the conflict's message (default: pick another name or unregister it). */
+  conflictHint?: (key: string) => string;
+}
+
 /**
  * A named set of plugins. Registering the same object twice is a no-op, another object under a
  * taken name throws, and a lookup miss throws naming every registered entry.
@@ -7,14 +24,10 @@ import { RegistryError } from './errors.js';
 export class Registry<T extends object> {
   private readonly entries = new Map<string, T>();
 
-  /**
-   * @param kind what the registry holds, for messages ('observer', 'march', ...)
-   * @param options.check validates an entry before it is registered (throws on a broken contract)
-   * @param options.keyOf the entry's registry key (default: its `name`)
-   */
+  /** @param kind what the registry holds, for messages ('observer', 'march', ...) */
   constructor(
     readonly kind: string,
-    private readonly options: { check?: (entry: T) => void; keyOf?: (entry: T) => unknown } = {},
+    private readonly options: RegistryOptions<T> = {},
   ) {}
 
   private keyOf(entry: T): unknown {
@@ -32,12 +45,12 @@ export class Registry<T extends object> {
       );
     }
     const taken = this.entries.get(key);
-    if (taken === entry) return entry;
+    if (taken && (taken === entry || this.options.same?.(taken, entry))) return taken;
     if (taken) {
       throw new RegistryError(
         this.kind,
         key,
-        `${this.kind} registry: another ${this.kind} is already registered as '${key}'; pick another name, or unregister('${key}') first`,
+        `${this.kind} registry: another ${this.kind} is already registered as '${key}'; ${this.options.conflictHint?.(key) ?? `pick another name, or unregister('${key}') first`}`,
       );
     }
     this.options.check?.(entry);
@@ -52,7 +65,7 @@ export class Registry<T extends object> {
       throw new RegistryError(
         this.kind,
         name,
-        `no ${this.kind} named '${name}'; registered: ${known.length ? known.join(', ') : 'none'}. Register it first with register().`,
+        `no ${this.kind} named '${name}'; registered: ${known.length ? known.join(', ') : 'none'}. Register it first with ${this.options.howToRegister ?? 'register()'}.`,
       );
     }
     return e;

@@ -1,4 +1,5 @@
-import { KernelNotFoundError, QtkError } from './errors.js';
+import { KernelNotFoundError } from './errors.js';
+import { Registry } from './named-registry.js';
 import type { Tensor } from './tensor.js';
 
 /** A compute backend. Higher priority wins; `isReady` lets a backend that loads asynchronously (wasm) opt in later. */
@@ -23,39 +24,33 @@ export interface KernelSpec<F = TensorKernel> {
   accepts?: (...args: any[]) => boolean;
 }
 
+const kernelKey = (op: string, backend: string) => `${op}@${backend}`;
+
+/**
+ * Backends by name and kernels by (op, backend), each in a Registry: registering the same backend
+ * object, or the same function for an (op, backend), again is a no-op; another one throws.
+ */
 class KernelRegistry {
-  private readonly backends = new Map<string, Backend>();
-  // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
-  private readonly kernels = new Map<string, Map<string, KernelSpec<any>>>();
-  // biome-ignore lint/suspicious/noExplicitAny: attributes differ per op; the registry and the tape erase their type
-  private readonly cache = new Map<string, KernelSpec<any>[]>();
+  private readonly backends = new Registry<Backend>('backend', {
+    howToRegister: 'registerBackend(backend)',
+    conflictHint: () => 'give the new backend another name',
+  });
+  private readonly kernels = new Registry<KernelSpec<unknown>>('kernel', {
+    keyOf: (k) => (typeof k.op === 'string' && typeof k.backend === 'string' ? kernelKey(k.op, k.backend) : undefined),
+    same: (a, b) => a.fn === b.fn,
+    howToRegister: 'registerKernel({ op, backend, fn })',
+    conflictHint: (key) =>
+      `a backend has one kernel per op (key op@backend '${key}'); register the new one on another backend`,
+  });
+  private readonly cache = new Map<string, KernelSpec<unknown>[]>();
   private disabled = new Set<string>();
 
   registerBackend(backend: Backend): void {
-    const existing = this.backends.get(backend.name);
-    if (existing === backend) return;
-    if (existing)
-      throw new QtkError('E_REGISTRY', `backend '${backend.name}' is already registered with another object`);
-    this.backends.set(backend.name, backend);
-    this.cache.clear();
+    if (this.backends.register(backend) === backend) this.cache.clear();
   }
 
   registerKernel<F>(spec: KernelSpec<F>): void {
-    let byBackend = this.kernels.get(spec.op);
-    if (!byBackend) {
-      byBackend = new Map();
-      this.kernels.set(spec.op, byBackend);
-    }
-    const existing = byBackend.get(spec.backend);
-    if (existing && existing.fn === spec.fn) return;
-    if (existing) {
-      throw new QtkError(
-        'E_REGISTRY',
-        `a kernel for op '${spec.op}' on backend '${spec.backend}' is already registered`,
-      );
-    }
-    byBackend.set(spec.backend, spec);
-    this.cache.delete(spec.op);
+    if (this.kernels.register(spec) === spec) this.cache.delete(spec.op);
   }
 
   /** Kernels for an op, best backend first (ready, enabled backends only). */
@@ -63,16 +58,10 @@ class KernelRegistry {
   candidates(op: string): KernelSpec<any>[] {
     let list = this.cache.get(op);
     if (list) return list;
-    const byBackend = this.kernels.get(op);
-    list = [];
-    if (byBackend) {
-      for (const spec of byBackend.values()) {
-        const b = this.backends.get(spec.backend);
-        if (!b || this.disabled.has(b.name)) continue;
-        list.push(spec);
-      }
-      list.sort((x, y) => this.backends.get(y.backend)!.priority - this.backends.get(x.backend)!.priority);
-    }
+    list = this.kernels
+      .list()
+      .filter((spec) => spec.op === op && this.backends.has(spec.backend) && !this.disabled.has(spec.backend));
+    list.sort((x, y) => this.backends.get(y.backend).priority - this.backends.get(x.backend).priority);
     this.cache.set(op, list);
     return list;
   }
@@ -80,38 +69,41 @@ class KernelRegistry {
   /** The kernel that will run for these arguments. */
   resolve<F>(op: string, ...args: unknown[]): KernelSpec<F> {
     for (const spec of this.candidates(op)) {
-      const b = this.backends.get(spec.backend)!;
+      const b = this.backends.get(spec.backend);
       if (b.isReady && !b.isReady()) continue;
       if (spec.accepts && !spec.accepts(...args)) continue;
       return spec as KernelSpec<F>;
     }
-    throw new KernelNotFoundError(op, [...(this.kernels.get(op)?.keys() ?? [])]);
+    throw new KernelNotFoundError(
+      op,
+      this.kernels
+        .list()
+        .filter((k) => k.op === op)
+        .map((k) => k.backend),
+    );
   }
 
   /** The kernel an op has on one named backend (for tests comparing backends). */
   kernelOn<F>(op: string, backend: string): KernelSpec<F> | undefined {
-    return this.kernels.get(op)?.get(backend) as KernelSpec<F> | undefined;
+    const key = kernelKey(op, backend);
+    return this.kernels.has(key) ? (this.kernels.get(key) as KernelSpec<F>) : undefined;
   }
 
   listBackends(): Backend[] {
-    return [...this.backends.values()].sort((a, b) => b.priority - a.priority);
+    return this.backends.list().sort((a, b) => b.priority - a.priority);
   }
 
   listOps(backend?: string): string[] {
-    return [...this.kernels.entries()]
-      .filter(([, m]) => !backend || m.has(backend))
-      .map(([op]) => op)
-      .sort();
+    const ops = this.kernels
+      .list()
+      .filter((k) => !backend || k.backend === backend)
+      .map((k) => k.op);
+    return [...new Set(ops)].sort();
   }
 
   /** Excludes a backend from dispatch (for example to compare against the cpu reference). */
   setBackendEnabled(name: string, enabled: boolean): void {
-    if (!this.backends.has(name)) {
-      throw new QtkError(
-        'E_REGISTRY',
-        `unknown backend '${name}'; registered: ${[...this.backends.keys()].join(', ')}`,
-      );
-    }
+    this.backends.get(name); // an unknown backend throws, listing the registered ones
     if (enabled) this.disabled.delete(name);
     else this.disabled.add(name);
     this.cache.clear();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   add,
   containsTraced,
-  InvalidArgumentError,
+  RegistryError,
   relu,
   setTraceHook,
   tensor,
@@ -47,8 +47,11 @@ describe('trace hook', () => {
     expect(traceables.lookup(add)!.name).toBe('add');
     expect(traceables.lookup(traceables.get('add').fn)!.name).toBe('add');
     expect(traceable('add', add)).toBe(add);
-    expect(() => traceable('add', (x: number) => x)).toThrow(InvalidArgumentError);
-    expect(() => traceables.get('nope')).toThrow(/no traceable function 'nope'.*Registered: .*conv2d/);
+    expect(() => traceable('add', (x: number) => x)).toThrow(RegistryError);
+    expect(() => traceable('add', (x: number) => x)).toThrow(/already registered as 'add'/);
+    expect(() => traceables.get('nope')).toThrow(
+      /no traceable function named 'nope'; registered: .*conv2d.*Register it first with registerTraceable/,
+    );
     expect(() => traceable('not a name', (x: number) => x)).toThrow(/identifier/);
     expect(traceables.get('randn').impure).toBe(true);
     expect(traceables.get('relu').impure).toBe(false);

@@ -2,6 +2,7 @@
 // with `traceable(name, fn)`: when no trace hook is installed the wrapper costs one null check;
 // while tracing, a call whose arguments hold a traced value is handed to the hook instead of `fn`.
 import { InvalidArgumentError } from './errors.js';
+import { Registry } from './named-registry.js';
 
 /** Property every traced value answers with `true` (a traced value is a Proxy standing for a tensor). */
 export const TRACED: unique symbol = Symbol.for('qtk.traced');
@@ -59,45 +60,47 @@ export interface TraceableEntry {
 }
 
 /**
- * Functions a graph can call by name (`call_function` targets). Registering the same function under
- * the same name twice is a no-op; another function under a taken name throws.
+ * Functions a graph can call by name (`call_function` targets), in a Registry keyed by name.
+ * Registering the same function under the same name twice is a no-op; another function under a
+ * taken name throws a RegistryError.
  */
 export class TraceableRegistry {
-  private readonly byName = new Map<string, TraceableEntry>();
+  private readonly byName = new Registry<TraceableEntry>('traceable function', {
+    check: (entry) => {
+      if (!/^[A-Za-z_$][\w$.]*$/.test(entry.name)) {
+        throw new InvalidArgumentError(
+          `traceable: name must be an identifier (letters, digits, '_', '$', '.'), got '${entry.name}'`,
+        );
+      }
+    },
+    same: (a, b) => a.fn === b.fn || a.wrapped === b.wrapped,
+    howToRegister: "registerTraceable(name, fn) (or fxWrap(fn, 'name'))",
+    conflictHint: () => "pick another name (fxWrap(fn, 'myName') / registerTraceable('myName', fn))",
+  });
+  /** Index from a function (implementation or wrapper) to its entry, for tracing calls by identity. */
   private readonly byFn = new Map<unknown, TraceableEntry>();
 
   register(entry: TraceableEntry): TraceableEntry {
-    if (typeof entry.name !== 'string' || !/^[A-Za-z_$][\w$.]*$/.test(entry.name)) {
+    if (typeof entry?.name !== 'string' || entry.name === '') {
       throw new InvalidArgumentError(
-        `traceable: name must be an identifier (letters, digits, '_', '$', '.'), got '${entry.name}'`,
+        `traceable: name must be an identifier (letters, digits, '_', '$', '.'), got '${String(entry?.name)}'`,
       );
     }
-    const taken = this.byName.get(entry.name);
-    if (taken) {
-      if (taken.fn === entry.fn || taken.wrapped === entry.wrapped) return taken;
-      throw new InvalidArgumentError(
-        `traceable: the name '${entry.name}' is taken by another function; pick another name (fxWrap(fn, 'myName') / registerTraceable('myName', fn))`,
-      );
+    const registered = this.byName.register(entry);
+    if (registered === entry) {
+      this.byFn.set(entry.fn, entry);
+      this.byFn.set(entry.wrapped, entry);
     }
-    this.byName.set(entry.name, entry);
-    this.byFn.set(entry.fn, entry);
-    this.byFn.set(entry.wrapped, entry);
-    return entry;
+    return registered;
   }
 
   has(name: string): boolean {
     return this.byName.has(name);
   }
 
-  /** The entry called `name`; a miss throws listing what exists. */
+  /** The entry called `name`; a miss throws a RegistryError listing what exists. */
   get(name: string): TraceableEntry {
-    const e = this.byName.get(name);
-    if (!e) {
-      throw new InvalidArgumentError(
-        `no traceable function '${name}'; register it with registerTraceable('${name}', fn). Registered: ${this.list().join(', ')}`,
-      );
-    }
-    return e;
+    return this.byName.get(name);
   }
 
   /** The entry of a function (its implementation or its wrapper), if registered. */
@@ -106,7 +109,7 @@ export class TraceableRegistry {
   }
 
   list(): string[] {
-    return [...this.byName.keys()].sort();
+    return this.byName.names().sort();
   }
 }
 

@@ -1,5 +1,5 @@
 import { extname } from 'node:path';
-import { setFakeQuantize } from '@qtk/core';
+import { modelInfoOf, setFakeQuantize } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
 import { argmax, noGrad } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
@@ -105,7 +105,9 @@ function load(
   if (extname(path).toLowerCase() === '.onnx')
     return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
   const m = loadModel(path);
-  return { model: m.model, kind: m.kind, label: m.march ? `${m.kind}, march ${m.march}` : m.kind, meta: m.meta };
+  const { kind, march } = modelInfoOf(m.model);
+  const k = kind ?? m.kind;
+  return { model: m.model, kind: k, label: march ? `${k}, march ${march}` : k, meta: m.meta };
 }
 
 function savedShape(meta: Record<string, unknown>): number[] | undefined {

@@ -158,7 +158,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     ...(keepFloat.length ? { keepFloat } : {}),
   };
   const out = String(o.out);
-  saveModel(fixed, out, 'fixed-point', meta, marchId);
+  saveModel(fixed, out, meta);
 
   const summary = summarize(prepared, fixed);
   const lines = [

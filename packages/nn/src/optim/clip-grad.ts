@@ -6,6 +6,7 @@ import { parseOptions } from '../options.js';
 
 /** The total gradient norm is NaN or infinite and `errorIfNonfinite` was set. */
 export class NonfiniteGradientError extends QtkError {
+  static readonly code = 'E_NONFINITE_GRADIENT';
   readonly totalNorm: number;
   readonly normType: number;
   /** Indices (in the order given) of the parameters whose gradient holds a NaN or an infinity. */
