@@ -97,16 +97,15 @@ export const scalarOperand = z.object({ value: int32, scale, dtype: qtensorDType
 export const scalars = z.tuple([scalarOperand.nullable(), scalarOperand.nullable()]);
 
 const addTerm = z.object({ m: int32, shift: z.number().int().min(-62).max(62), negate: z.boolean() }).strict();
-export const addPlan = z
-  .object({
-    version: z.literal(1),
-    rule: z.enum(['bayes', 'bernoulli2', 'single']),
-    a: addTerm,
-    b: addTerm,
-    sAcc: scale,
-    saturate32: z.boolean(),
-  })
-  .strict();
+/**
+ * An add plan: its terms, accumulator scale and saturation, nothing about what planned it. Version 1
+ * plans also named their planner (`rule`); they are read as version 2 without the name.
+ */
+export const addPlan = z.preprocess((v) => {
+  if (typeof v !== 'object' || v === null || (v as { version?: unknown }).version !== 1) return v;
+  const { rule, ...rest } = v as Record<string, unknown>;
+  return typeof rule === 'string' ? { ...rest, version: 2 } : v;
+}, z.object({ version: z.literal(2), a: addTerm, b: addTerm, sAcc: scale, saturate32: z.boolean() }).strict());
 
 export const suminPlan = z
   .object({ version: z.literal(1), m: int32Array, n: int32Array, k: int32Array })
@@ -196,11 +195,9 @@ export const fixedConvSchema = decoded(
       requant: requantizePlan.nullable(),
       outScale: z.instanceof(Float32Array, { message: 'expected a Float32Array' }),
       activation: z.enum(['relu', 'relu6']).nullable(),
-      relu6Max: z
-        .number()
-        .refine((v) => Number.isInteger(v) || v === Infinity, {
-          message: 'must be an integer (Infinity without a ReLU6)',
-        }),
+      relu6Max: z.number().refine((v) => Number.isInteger(v) || v === Infinity, {
+        message: 'must be an integer (Infinity without a ReLU6)',
+      }),
       weightShape: z.array(posInt).min(2).max(5),
     })
     .strict()

@@ -15,8 +15,10 @@ import {
   FixedResize,
   FixedTableOp,
   FixedValueOp,
-  planAddBayes,
-  planAddBernoulli2,
+  planAddShiftLarger,
+  planAddConvSumin,
+  planSingleOperand,
+  type EwOperand,
   planRequantizeInt16,
   planRequantizeWide,
   planTable,
@@ -25,6 +27,10 @@ import {
   scalarOperandInt8,
 } from './index.js';
 import { nonlinear } from './index.js';
+
+/** The shift limits bayes gives planAddShiftLarger (23 bits next to a qint8 larger-scale operand, else 15). */
+const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
+  planAddShiftLarger(a, b, sub, (d) => (d === 'qint8' ? 23 : 15));
 
 /** Every Module subclass @qtk/fixed-point exports. */
 const MODULE_CLASSES = Object.entries(fixedPoint).filter(
@@ -98,9 +104,9 @@ describe('fixed-point module codecs', () => {
       [
         new FixedAdd({
           sub: true,
-          plan: planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
+          plan: planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
           requant: planRequantizeInt16(
-            planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
+            planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
             0.05,
             'qint8',
           ),
@@ -154,6 +160,62 @@ describe('fixed-point module codecs', () => {
       const back = roundTrip(m);
       expect(ints(call(back, ...args))).toEqual(ints(call(m, ...args)));
     }
+  });
+
+  it('version-1 add plans (which named their planner) load as version 2 with identical integers', () => {
+    const a = q(96, 1, 0.02);
+    const b = q(96, 2, 0.03);
+    const ops = [
+      { scale: 0.02, dtype: 'qint8' as const },
+      { scale: 0.03, dtype: 'qint8' as const },
+    ] as const;
+    const cases: [Module, string][] = [
+      [
+        new FixedAdd({
+          sub: true,
+          plan: planAddConvSumin(ops[0], ops[1], true),
+          requant: planRequantizeInt16(planAddConvSumin(ops[0], ops[1], true).sAcc, 0.05, 'qint8'),
+          outScale: 0.05,
+          outDtype: 'qint8',
+          scalars: [null, null],
+        }),
+        'bernoulli2',
+      ],
+      [new FixedCompare({ kind: 'lt', plan: planAddBayes(ops[0], ops[1], true), scalars: [null, null] }), 'bayes'],
+      [new FixedCompare({ kind: 'gt', plan: planSingleOperand(1, -1, 0.03), scalars: [null, null] }), 'single'],
+    ];
+    for (const [m, rule] of cases) {
+      const config = JSON.parse(JSON.stringify(moduleCodecs.forModule(m)!.config(m)));
+      expect(config.plan.version).toBe(2);
+      expect(config.plan.rule).toBeUndefined();
+      const old = { ...config, plan: { ...config.plan, version: 1, rule } };
+      const back = moduleCodecs.build(m.constructor.name, old) as FixedAdd | FixedCompare;
+      expect(back.config.plan).toEqual((m as FixedAdd | FixedCompare).config.plan);
+      expect(ints(call(back, a, b))).toEqual(ints(call(m, a, b)));
+    }
+    // a version-2 plan with a planner's name is not a plan this version writes
+    const m = cases[0]![0];
+    const config = JSON.parse(JSON.stringify(moduleCodecs.forModule(m)!.config(m)));
+    expect(() => moduleCodecs.build('FixedAdd', { ...config, plan: { ...config.plan, rule: 'bayes' } })).toThrow(
+      /rule/,
+    );
+  });
+
+  it('an add plan from a planner fixed-point does not know (a shift limit of 4) round-trips as its integers', () => {
+    const plan = planAddShiftLarger({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false, () => 4);
+    expect(plan.a).toEqual({ m: 11, shift: 0, negate: false }); // rhu(0.02·2^4/0.03) = rhu(10.67)
+    expect(plan.b).toEqual({ m: 1, shift: 4, negate: false });
+    const m = new FixedAdd({
+      sub: false,
+      plan,
+      requant: planRequantizeWide(plan.sAcc, 0.04, 'qint8'),
+      outScale: 0.04,
+      outDtype: 'qint8',
+      scalars: [null, null],
+    });
+    const a = q(96, 5, 0.02);
+    const b = q(96, 6, 0.03);
+    expect(ints(call(roundTrip(m), a, b))).toEqual(ints(call(m, a, b)));
   });
 
   it('tables, resize, value ops and Quantize round-trip with identical integers', () => {

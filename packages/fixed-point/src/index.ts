@@ -80,8 +80,10 @@ export {
   type AddPlanner,
   type ScalarOperand,
   type ScalarOperandRule,
-  planAddBayes,
-  planAddBernoulli2,
+  type ShiftLimit,
+  planAddShiftLarger,
+  planAddConvSumin,
+  planSingleOperand,
   addTermValue,
   addAccumulate,
   mulAccScale,
@@ -111,6 +113,6 @@ export {
   compositeFormOf,
 } from './composite-forms.js';
 export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
-export { FixedLayerNorm, type FixedLayerNormConfig, planSubBayes, type SubPlan } from './modules/fixed-layer-norm.js';
+export { FixedLayerNorm, type FixedLayerNormConfig, subPlanOf, type SubPlan } from './modules/fixed-layer-norm.js';
 export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';
 export { unifyCatScale } from './convert/unify-cat-scale.js';
