@@ -3,7 +3,7 @@ import { marches, QConfigError, type MarchBackendV1, type QuantDType } from '@qt
 
 let current: MarchBackendV1 | null = null;
 
-/** Selects the target march by its registered id ('bernoulli2', 'bayes', a third party's). */
+/** Selects the target march by its registered id (a built-in march's or a third party's). */
 export function setMarch(id: string): MarchBackendV1 {
   current = marches.get(id); // a miss throws, listing the registered marches
   return current;

@@ -49,7 +49,7 @@ export interface ModelFileHeader {
 export interface SaveModelOptions {
   /** Inferred when absent: fake-quants → 'qat', fixed-point modules → 'fixed-point', else 'float'. */
   kind?: ModelKind;
-  /** Required for a fixed-point model: the march id it was converted for ('bayes', 'bernoulli2'). */
+  /** Required for a fixed-point model: the id of the march it was converted for. */
   march?: string;
   /** Free JSON-serializable metadata kept in the header (input shape, class names, ...). */
   meta?: Record<string, unknown>;
@@ -90,8 +90,11 @@ function ensureCodecs(): void {
   fixedPoint.registerFixedPointCodecs();
 }
 
+/** The composites' QAT forms are exported by fixed-point but belong to QAT models. */
+const QAT_FORMS: unknown[] = [fixedPoint.SoftmaxQat, fixedPoint.LayerNormQat];
 const FIXED_POINT_CLASSES = (Object.values(fixedPoint) as unknown[]).filter(
-  (v): v is new () => Module => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
+  (v): v is new () => Module =>
+    typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module && !QAT_FORMS.includes(v),
 );
 
 /** 'qat' when the model holds fake-quants, 'fixed-point' when it holds fixed-point modules (this wins), else 'float'. */
@@ -169,7 +172,7 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
     );
   if (kind === 'fixed-point' && !options.march) {
     throw new InvalidArgumentError(
-      "saveModelFile: a fixed-point model needs the march it was converted for: pass { march: 'bayes' } (the march given to convertFx)",
+      "saveModelFile: a fixed-point model needs the march it was converted for: pass { march: id } (the march given to convertFx)",
     );
   }
   checkLoadable(gm);

@@ -115,4 +115,18 @@ export {
 export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
 export { FixedLayerNorm, type FixedLayerNormConfig, subPlanOf, type SubPlan } from './modules/fixed-layer-norm.js';
 export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';
-export { unifyCatScale } from './convert/unify-cat-scale.js';
+export {
+  type CompositeOp,
+  compositeOps,
+  compositeOpsOf,
+  compositeQatForm,
+  runsAsComposite,
+} from './composites/composite-ops.js';
+export { SoftmaxQat, LayerNormQat, type QatStep, type StepFakeQuant } from './composites/qat-forms.js';
+export { decomposeDiv } from './composites/div-rewrite.js';
+export {
+  SOFTMAX_COMPOSITE,
+  LAYER_NORM_COMPOSITE,
+  DIV_COMPOSITE,
+  registerBuiltinComposites,
+} from './composites/builtin-composites.js';
