@@ -1,6 +1,6 @@
-// Conversion of the bayes composites (march-semantics.md §1 "Composite ops on bayes"): softmax and
-// layernorm, from the QAT forms prepare gives them (composite-forms.ts), whose fake-quants observed
-// every intermediate. A plain Softmax / LayerNorm (prepared without such a march) is rejected with
+// Conversion of the composite ops softmax and layernorm (march-semantics.md §1), registered in
+// compositeOps (composites/builtin-composites.ts), from the QAT forms prepare gives them
+// (composite-forms.ts), whose fake-quants observed every intermediate. A plain Softmax / LayerNorm (prepared without such a march) is rejected with
 // what to do; a march whose table lacks the op rejects it through the table.
 import { LayerNorm, Softmax } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
