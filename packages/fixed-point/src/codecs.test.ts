@@ -6,6 +6,7 @@ import { z } from 'zod';
 import * as fixedPoint from './index.js';
 import {
   FixedAdd,
+  FixedAvgPool2d,
   FixedCat,
   FixedClamp,
   FixedCompare,
@@ -24,6 +25,8 @@ import {
   planTable,
   QTensor,
   Quantize,
+  requantizePlanners,
+  type RequantizePlanner,
   scalarOperandInt8,
 } from './index.js';
 import { nonlinear } from './index.js';
@@ -32,9 +35,14 @@ import { nonlinear } from './index.js';
 const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
   planAddShiftLarger(a, b, sub, (d) => (d === 'qint8' ? 23 : 15));
 
-/** Every Module subclass @qtk/fixed-point exports. */
+/**
+ * Every fixed-point Module subclass @qtk/fixed-point exports. The composites' QAT forms (SoftmaxQat,
+ * LayerNormQat) are QAT modules: their codecs, which build FakeQuantize steps, are @qtk/core's.
+ */
+const QAT_FORMS: unknown[] = [fixedPoint.SoftmaxQat, fixedPoint.LayerNormQat];
 const MODULE_CLASSES = Object.entries(fixedPoint).filter(
-  ([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
+  ([, v]) =>
+    typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module && !QAT_FORMS.includes(v),
 ) as [string, new (...a: never[]) => Module][];
 
 /** Through the codec and JSON text, as a model file carries it. */
@@ -216,6 +224,38 @@ describe('fixed-point module codecs', () => {
     const a = q(96, 5, 0.02);
     const b = q(96, 6, 0.03);
     expect(ints(call(roundTrip(m), a, b))).toEqual(ints(call(m, a, b)));
+  });
+
+  it("modules that plan when they run store their planner's registered name, a third party's too", () => {
+    const a = q(96, 7, 0.02);
+    // a planner fixed-point does not ship: the accumulator at twice its scale (outputs about doubled)
+    const doubled: RequantizePlanner = (sAcc, sOut, d, w) =>
+      planRequantizeWide(typeof sAcc === 'number' ? sAcc * 2 : Array.from(sAcc, (v) => v * 2), sOut, d, w);
+    const reduce = new FixedReduce('sum', 0.2, 'qint16', doubled);
+    const pool = new FixedAvgPool2d({ kind: 'adaptive', outputSize: [1, 1] }, 0.01, 'qint8', doubled);
+    const save = (m: Module) => moduleCodecs.forModule(m)!.config(m);
+    expect(() => save(reduce)).toThrow(
+      /FixedReduce: its requantize planner is not registered.*requantizePlanners\.register/,
+    );
+    expect(() => save(pool)).toThrow(/FixedAvgPool2d: its requantize planner is not registered/);
+    requantizePlanners.register({ name: 'test_doubled', plan: doubled });
+    try {
+      expect((save(reduce) as { rule: string }).rule).toBe('test_doubled');
+      const builtIn = ints(call(new FixedReduce('sum', 0.2, 'qint16', 'wide'), a, 1));
+      const own = ints(call(reduce, a, 1));
+      expect(own).not.toEqual(builtIn);
+      expect(ints(call(roundTrip(reduce), a, 1))).toEqual(own);
+      expect(ints(call(roundTrip(pool), a))).toEqual(ints(call(pool, a)));
+      requantizePlanners.unregister('test_doubled');
+      expect(() =>
+        moduleCodecs.build('FixedReduce', save(new FixedReduce('sum', 0.2, 'qint16', 'wide'))),
+      ).not.toThrow();
+      expect(() =>
+        moduleCodecs.build('FixedReduce', { kind: 'sum', outScale: 0.2, outDtype: 'qint16', rule: 'test_doubled' }),
+      ).toThrow(/no requantize planner 'test_doubled' is registered \(registered: int16_intermediate, wide\)/);
+    } finally {
+      requantizePlanners.unregister('test_doubled');
+    }
   });
 
   it('tables, resize, value ops and Quantize round-trip with identical integers', () => {

@@ -5,6 +5,7 @@ export {
   type RequantizePlan,
   type RequantizeRule,
   type Warn,
+  type RequantizePlanner,
   planRequantizeInt16,
   planRequantizeWide,
   requantizeValue,
@@ -100,7 +101,12 @@ export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js'
 export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modules/fixed-compare.js';
 export { FixedClamp } from './modules/fixed-clamp.js';
 export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';
-export { requantizePlanner } from './requantize.js';
+export {
+  requantizePlanner,
+  requantizePlanners,
+  requantizePlannerName,
+  type NamedRequantizePlanner,
+} from './requantize-planners.js';
 export { requantizeRuleOf } from './convert/pool-rules.js';
 export { registerFixedPointCodecs } from './codecs.js';
 export { toJsonData, fromJsonData } from './codec-json.js';

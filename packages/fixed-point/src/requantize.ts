@@ -26,6 +26,14 @@ export interface RequantizePlan {
 
 export type Warn = (message: string) => void;
 
+/** Plans the requantize of an accumulator (scale s_acc, per channel or one) to an output at s_out. */
+export type RequantizePlanner = (
+  sAcc: number | ArrayLike<number>,
+  sOut: number,
+  outDtype: QuantDType,
+  warn?: Warn,
+) => RequantizePlan;
+
 function scalesOf(sAcc: number | ArrayLike<number>): number[] {
   const list = typeof sAcc === 'number' ? [sAcc] : Array.from(sAcc);
   if (list.length === 0) throw new InvalidArgumentError('requantize: at least one accumulator scale is needed');
@@ -162,15 +170,4 @@ export function requantizeInto(
       out[i] = y < min ? min : y > max ? max : y;
     }
   }
-}
-
-/** The plan function of a requantize rule (serialized modules name their march's rule, not a function). */
-export function requantizePlanner(
-  rule: RequantizeRule,
-): (sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn) => RequantizePlan {
-  if (rule === 'int16_intermediate') return planRequantizeInt16;
-  if (rule === 'wide') return planRequantizeWide;
-  throw new InvalidArgumentError(
-    `requantizePlanner: unknown requantize rule '${String(rule)}'; use 'int16_intermediate' or 'wide'`,
-  );
 }

@@ -135,9 +135,7 @@ function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
     build(ctx, env) {
       const out = outOf(ctx, env);
       return {
-        module: new FixedReduce(kind, out.scale[0]!, out.dtype, (a, o, d) =>
-          env.numerics.requantize(a, o, d, ctx.warn),
-        ),
+        module: new FixedReduce(kind, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
       };
     },
