@@ -83,7 +83,7 @@ describe('bayes composites', () => {
     const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
     const qat = gm.getSubmodule('op') as QatModule;
     expect(qat.module).toBeInstanceOf(SoftmaxQat);
-    expect(Object.values((qat.module as SoftmaxQat).steps).map((s) => s.dtype)).toEqual([
+    expect(Object.values((qat.module as SoftmaxQat<FakeQuantize>).steps).map((s) => s.dtype)).toEqual([
       'qint16',
       'qint16',
       'qint16',

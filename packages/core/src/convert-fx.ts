@@ -69,7 +69,7 @@ function resolveMarch(m: ConvertFxOptions['march'], qatModel: GraphModule): Marc
   const current = getMarch();
   if (!current)
     throw new QConfigError(
-      "convertFx: no march selected; call setMarch('bayes') (or pass { march }) before converting",
+      `convertFx: no march selected; call setMarch(id) with a registered march (${marches.names().join(', ') || 'none; import a march package'}) or pass { march } before converting`,
     );
   return current;
 }

@@ -24,7 +24,13 @@ export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';
 export { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 export { stepwiseFloatPass, FLOAT_STEP, FLOAT_BOUNDARY } from './stepwise-float-pass.js';
-export { SoftmaxQat, LayerNormQat, compositeQatForm, compositeOpOf, type StepFakeQuant } from './qat-composites.js';
+export { SoftmaxQat, LayerNormQat, type StepFakeQuant } from '@qtk/fixed-point';
+export {
+  marchPrepareContext,
+  marchRewritesPass,
+  compositeRewritesPass,
+  marchPreparePassesPass,
+} from './march-prepare-passes.js';
 export { registerQatCodecs } from './qat-codecs.js';
 export {
   saveModelFile,

@@ -9,7 +9,7 @@ import {
 } from '@qtk/spec';
 
 /**
- * Selects the default march by its registered id ('bernoulli2', 'bayes', a third party's): what
+ * Selects the default march by its registered id (a built-in march's or a third party's): what
  * fuseFx, prepareQatFx and convertFx use when they are not given `{ march }`.
  */
 export function setMarch(id: string): MarchBackendV1 {

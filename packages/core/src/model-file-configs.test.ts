@@ -7,7 +7,7 @@ import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFak
 import '@qtk/fusion';
 import { ModuleConfigError, moduleCodecs, symbolicTrace, type GraphModule } from '@qtk/ir';
 import { Conv2d, crc32, Module } from '@qtk/nn';
-import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
+import { add, Generator, rand, randn, relu, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -20,7 +20,8 @@ import {
   resetMarch,
   setMarch,
 } from './index.js';
-import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+import '@qtk/march-bernoulli2';
+import { calibratedQat, callModel, setBatchNormStats, SingleOpNet } from './testing/convert-harness.js';
 import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
 
 const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
@@ -491,6 +492,31 @@ describe('model files with bad module configs are refused at load', () => {
       expectRefused(corrupt(good, { path }, edit), path, codec, field);
     });
   });
+});
+
+describe('add plans saved before they stopped naming their planner', () => {
+  it.each(['bayes', 'bernoulli2'] as const)(
+    "a %s model file with version-1 add plans ('rule': the march) loads with identical integers",
+    (march) => {
+      const v = randn([2, 8], { generator: new Generator(11) });
+      const model = new SingleOpNet(null, (q) => add(q, relu(q)));
+      const fixed = convertFx(calibratedQat(model, { global: defaultQatQconfig }, [v]), { march, onWarning: () => {} });
+      const bytes = modelToBytes(fixed, { march });
+      let before: unknown = null;
+      const old = corrupt(bytes, { type: 'FixedAdd' }, (c) => {
+        before = structuredClone(c.plan);
+        expect(c.plan.version).toBe(2);
+        c.plan.version = 1;
+        c.plan.rule = march;
+      });
+      const loaded = modelFromBytes(old).model;
+      const add2 = loaded.modules().find((m) => m.constructor.name === 'FixedAdd') as unknown as {
+        config: { plan: unknown };
+      };
+      expect(add2.config.plan).toEqual(before);
+      expect(Array.from(callModel(loaded, v).values())).toEqual(Array.from(callModel(fixed, v).values()));
+    },
+  );
 });
 
 describe('saving refuses what loading would refuse', () => {

@@ -58,7 +58,7 @@ export interface SaveModelOptions {
   /** Default: the kind the model records (convertFx, prepareQatFx, a loaded file), else inferred (inferModelKind). */
   kind?: ModelKind;
   /**
-   * The march id the model was made for ('bayes', 'bernoulli2'); default: the one it records
+   * The march id the model was made for; default: the one it records
    * (convertFx, prepareQatFx, a loaded file). A fixed-point model needs one.
    */
   march?: string;
@@ -182,7 +182,7 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
     );
   if (kind === 'fixed-point' && !march) {
     throw new InvalidArgumentError(
-      "saveModelFile: this fixed-point model records no march (convertFx records it); pass the march it was converted for: { march: 'bayes' }",
+      'saveModelFile: this fixed-point model records no march (convertFx records it); pass the march it was converted for: { march: id }',
     );
   }
   checkLoadable(gm);

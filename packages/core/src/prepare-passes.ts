@@ -22,11 +22,11 @@ import {
   Tanh,
 } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
+import { compositeQatForm } from '@qtk/fixed-point';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 import { moduleOf, pathOf, qconfigOf } from './qconfig-of.js';
 import { modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
-import { compositeOpOf, compositeQatForm } from './qat-composites.js';
 import type { PrepareContext } from './prepare-context.js';
 
 /** Functions / tensor methods whose output is a new value that needs its own activation scale. */
@@ -113,18 +113,16 @@ export function createFakeQuant(
 }
 
 /**
- * The composite QAT form of a Softmax / LayerNorm (qat-composites.ts) when the march runs the op as
- * a composite: each intermediate gets its own fake-quant of
- * the module's activation qconfig at qint16 (qint8 on a march without qint16).
+ * The composite QAT form of a module (compositeOps: softmax, layernorm, ...) when the march's table
+ * runs its op as a composite: each intermediate gets its own fake-quant of the module's activation
+ * qconfig at qint16 (qint8 on a march without qint16).
  */
 function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): Module | null {
-  const op = compositeOpOf(module);
-  if (!op || !qc.activation) return null;
-  const march = ctx.march;
-  if (!march.capabilities.ops.some((o) => o.op === op && o.impl === 'composite')) return null;
-  const dtype = march.capabilities.activationDtypes.includes('qint16') ? 'qint16' : 'qint8';
   const factory = qc.activation;
-  return compositeQatForm(module, () => createFakeQuant(factory, path, { dtype })!);
+  if (!factory) return null;
+  const table = ctx.march.capabilities;
+  const dtype = table.activationDtypes.includes('qint16') ? 'qint16' : 'qint8';
+  return compositeQatForm(table, module, () => createFakeQuant(factory, path, { dtype })!);
 }
 
 /**

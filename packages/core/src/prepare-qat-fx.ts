@@ -14,7 +14,7 @@ import {
 } from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
-import { decomposeDivPass } from './decompose-div-pass.js';
+import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 
@@ -23,12 +23,14 @@ import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
  * `passes: (defaults) => [...defaults.slice(0, i), partitionPass, ...defaults.slice(i)]`.
  */
 export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
+  { name: 'march-rewrites', run: marchRewritesPass },
   { name: 'swap-qat-modules', run: swapQatModulesPass },
   { name: 'swap-wrapped-modules', run: swapWrappedModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
   { name: 'stepwise-float', run: stepwiseFloatPass },
-  { name: 'decompose-div', run: decomposeDivPass },
+  { name: 'composite-rewrites', run: compositeRewritesPass },
   { name: 'carry-preserve-qat-mode', run: carryPreserveQatModePass },
+  { name: 'march-passes', run: marchPreparePassesPass },
   { name: 'check-quant-stub', run: checkQuantStubPass },
   { name: 'check-shared-modules', run: checkSharedModulesPass },
   { name: 'check-output-precision', run: checkOutputPrecisionPass },
@@ -69,9 +71,12 @@ function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
   if (option !== undefined) return typeof option === 'string' ? marches.get(option) : option;
   const current = getMarch();
   if (!current) {
+    const known = marches.names();
+    const id = known[0] ?? 'my-march';
     throw new QConfigError(
-      "prepareQatFx: no march selected, so the qconfigs cannot be checked against a BPU's capabilities; call setMarch('bayes') " +
-        "(or 'bernoulli2', or a registered third-party march) first, or pass prepareQatFx(model, qconfigDict, { march: 'bayes' })",
+      "prepareQatFx: no march selected, so the qconfigs cannot be checked against a BPU's capabilities; " +
+        `call setMarch('${id}') first (registered: ${known.join(', ') || 'none; import a march package'}), ` +
+        `or pass prepareQatFx(model, qconfigDict, { march: '${id}' })`,
     );
   }
   return current;

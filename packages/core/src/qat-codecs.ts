@@ -5,10 +5,10 @@
 // codecs carry each step's config and build them in the constructor. Stored configs are checked
 // by each codec's schema at load (the steps by FakeQuantize's).
 import { FakeQuantize } from '@qtk/fake-quant';
+import { LayerNormQat, SoftmaxQat } from '@qtk/fixed-point';
 import { moduleCodecs, type JsonValue } from '@qtk/ir';
 import { Identity, type LayerNorm, Softmax } from '@qtk/nn';
 import { z } from 'zod';
-import { LayerNormQat, SoftmaxQat } from './qat-composites.js';
 import { QatModule } from './qat-module.js';
 
 type Steps = Record<string, FakeQuantize>;
@@ -58,13 +58,13 @@ export function registerQatCodecs(): void {
       return q;
     },
   });
-  moduleCodecs.register<SoftmaxQat, z.infer<typeof softmaxQatSchema>>({
+  moduleCodecs.register<SoftmaxQat<FakeQuantize>, z.infer<typeof softmaxQatSchema>>({
     cls: SoftmaxQat,
     schema: softmaxQatSchema,
     config: (m) => ({ dim: m.dim, steps: stepConfigs(m.steps) }),
     create: (c) => new SoftmaxQat(new Softmax({ dim: c.dim }), stepFactory(c.steps)),
   });
-  moduleCodecs.register<LayerNormQat, z.infer<typeof layerNormQatSchema>>({
+  moduleCodecs.register<LayerNormQat<FakeQuantize>, z.infer<typeof layerNormQatSchema>>({
     cls: LayerNormQat,
     schema: layerNormQatSchema,
     config: (m) => ({ float: moduleCodecs.get('LayerNorm').config(m.float), steps: stepConfigs(m.steps) }),

@@ -4,7 +4,7 @@ import type { RoundingMode } from '@qtk/spec';
 import { fitMul } from './fit-mul.js';
 import { roundReal, sat, shrR, rhu } from './integer-math.js';
 
-/** bayes: `b_q = sat(R(b / s_acc[c]), qint32)`. Returns the integer added to each channel's accumulator. */
+/** An int32 bias: `b_q = sat(R(b / s_acc[c]), qint32)`. Returns the integer added to each channel's accumulator. */
 export function quantizeBiasInt32(
   bias: ArrayLike<number>,
   sAcc: ArrayLike<number>,
@@ -17,7 +17,7 @@ export function quantizeBiasInt32(
 }
 
 /**
- * bernoulli2 [choice]: a 16-bit bias with a left shift: `bl` = the smallest n >= 0 with
+ * A 16-bit bias with a left shift [choice]: `bl` = the smallest n >= 0 with
  * `|R(b / (s_acc·2^n))| <= 32767`; the accumulator gets `R(b / (s_acc·2^bl))·2^bl` (saturated to int32).
  */
 export function quantizeBiasShifted16(

@@ -5,6 +5,7 @@ import { CONFIG_LIMITS, type JsonValue } from '@qtk/ir';
 import { traceables } from '@qtk/tensor';
 import { z } from 'zod';
 import { fromJsonData } from './codec-json.js';
+import { requantizePlanners } from './requantize-planners.js';
 
 /** Decodes the JSON form (codec-json.ts) before the schema; a malformed encoding is an issue, not a throw. */
 export function decoded<T extends z.ZodTypeAny>(where: string, schema: T) {
@@ -31,6 +32,13 @@ export const quantDType = z.enum(['qint8', 'qint16', 'qint32']);
 const qtensorDType = z.enum(['qint8', 'qint16', 'qint32', 'qbool']);
 export const rounding = z.enum(['half_up', 'half_even']);
 export const requantizeRule = z.enum(['int16_intermediate', 'wide']);
+/** The name a requantize planner is registered under (requantizePlanners). */
+export const plannerName = z.string().refine(
+  (n) => requantizePlanners.has(n),
+  (n) => ({
+    message: `no requantize planner '${n}' is registered (registered: ${requantizePlanners.names().join(', ')})`,
+  }),
+);
 /** A scale: positive and finite. */
 export const scale = z.number().positive().finite();
 const int32 = z
@@ -97,16 +105,15 @@ export const scalarOperand = z.object({ value: int32, scale, dtype: qtensorDType
 export const scalars = z.tuple([scalarOperand.nullable(), scalarOperand.nullable()]);
 
 const addTerm = z.object({ m: int32, shift: z.number().int().min(-62).max(62), negate: z.boolean() }).strict();
-export const addPlan = z
-  .object({
-    version: z.literal(1),
-    rule: z.enum(['bayes', 'bernoulli2', 'single']),
-    a: addTerm,
-    b: addTerm,
-    sAcc: scale,
-    saturate32: z.boolean(),
-  })
-  .strict();
+/**
+ * An add plan: its terms, accumulator scale and saturation, nothing about what planned it. Version 1
+ * plans also named their planner (`rule`); they are read as version 2 without the name.
+ */
+export const addPlan = z.preprocess((v) => {
+  if (typeof v !== 'object' || v === null || (v as { version?: unknown }).version !== 1) return v;
+  const { rule, ...rest } = v as Record<string, unknown>;
+  return typeof rule === 'string' ? { ...rest, version: 2 } : v;
+}, z.object({ version: z.literal(2), a: addTerm, b: addTerm, sAcc: scale, saturate32: z.boolean() }).strict());
 
 export const suminPlan = z
   .object({ version: z.literal(1), m: int32Array, n: int32Array, k: int32Array })
@@ -268,13 +275,13 @@ export const fixedAvgPoolSchema = decoded(
       ]),
       outScale: scale,
       outDtype: quantDType,
-      rule: requantizeRule,
+      rule: plannerName,
     })
     .strict(),
 );
 
 export const fixedReduceSchema = z
-  .object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDType, rule: requantizeRule })
+  .object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDType, rule: plannerName })
   .strict();
 
 /** Names of methods the objects of a file could reach through the prototype chain are not targets. */

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import * as fixedPoint from './index.js';
 import {
   FixedAdd,
+  FixedAvgPool2d,
   FixedCat,
   FixedClamp,
   FixedCompare,
@@ -15,20 +16,33 @@ import {
   FixedResize,
   FixedTableOp,
   FixedValueOp,
-  planAddBayes,
-  planAddBernoulli2,
+  planAddShiftLarger,
+  planAddConvSumin,
+  planSingleOperand,
+  type EwOperand,
   planRequantizeInt16,
   planRequantizeWide,
   planTable,
   QTensor,
   Quantize,
+  requantizePlanners,
+  type RequantizePlanner,
   scalarOperandInt8,
 } from './index.js';
 import { nonlinear } from './index.js';
 
-/** Every Module subclass @qtk/fixed-point exports. */
+/** The shift limits bayes gives planAddShiftLarger (23 bits next to a qint8 larger-scale operand, else 15). */
+const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
+  planAddShiftLarger(a, b, sub, (d) => (d === 'qint8' ? 23 : 15));
+
+/**
+ * Every fixed-point Module subclass @qtk/fixed-point exports. The composites' QAT forms (SoftmaxQat,
+ * LayerNormQat) are QAT modules: their codecs, which build FakeQuantize steps, are @qtk/core's.
+ */
+const QAT_FORMS: unknown[] = [fixedPoint.SoftmaxQat, fixedPoint.LayerNormQat];
 const MODULE_CLASSES = Object.entries(fixedPoint).filter(
-  ([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module,
+  ([, v]) =>
+    typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Module && !QAT_FORMS.includes(v),
 ) as [string, new (...a: never[]) => Module][];
 
 /** Through the codec and JSON text, as a model file carries it. */
@@ -98,9 +112,9 @@ describe('fixed-point module codecs', () => {
       [
         new FixedAdd({
           sub: true,
-          plan: planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
+          plan: planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
           requant: planRequantizeInt16(
-            planAddBernoulli2({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
+            planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
             0.05,
             'qint8',
           ),
@@ -153,6 +167,94 @@ describe('fixed-point module codecs', () => {
     for (const [m, args] of modules) {
       const back = roundTrip(m);
       expect(ints(call(back, ...args))).toEqual(ints(call(m, ...args)));
+    }
+  });
+
+  it('version-1 add plans (which named their planner) load as version 2 with identical integers', () => {
+    const a = q(96, 1, 0.02);
+    const b = q(96, 2, 0.03);
+    const ops = [
+      { scale: 0.02, dtype: 'qint8' as const },
+      { scale: 0.03, dtype: 'qint8' as const },
+    ] as const;
+    const cases: [Module, string][] = [
+      [
+        new FixedAdd({
+          sub: true,
+          plan: planAddConvSumin(ops[0], ops[1], true),
+          requant: planRequantizeInt16(planAddConvSumin(ops[0], ops[1], true).sAcc, 0.05, 'qint8'),
+          outScale: 0.05,
+          outDtype: 'qint8',
+          scalars: [null, null],
+        }),
+        'bernoulli2',
+      ],
+      [new FixedCompare({ kind: 'lt', plan: planAddBayes(ops[0], ops[1], true), scalars: [null, null] }), 'bayes'],
+      [new FixedCompare({ kind: 'gt', plan: planSingleOperand(1, -1, 0.03), scalars: [null, null] }), 'single'],
+    ];
+    for (const [m, rule] of cases) {
+      const config = JSON.parse(JSON.stringify(moduleCodecs.forModule(m)!.config(m)));
+      expect(config.plan.version).toBe(2);
+      expect(config.plan.rule).toBeUndefined();
+      const old = { ...config, plan: { ...config.plan, version: 1, rule } };
+      const back = moduleCodecs.build(m.constructor.name, old) as FixedAdd | FixedCompare;
+      expect(back.config.plan).toEqual((m as FixedAdd | FixedCompare).config.plan);
+      expect(ints(call(back, a, b))).toEqual(ints(call(m, a, b)));
+    }
+    // a version-2 plan with a planner's name is not a plan this version writes
+    const m = cases[0]![0];
+    const config = JSON.parse(JSON.stringify(moduleCodecs.forModule(m)!.config(m)));
+    expect(() => moduleCodecs.build('FixedAdd', { ...config, plan: { ...config.plan, rule: 'bayes' } })).toThrow(
+      /rule/,
+    );
+  });
+
+  it('an add plan from a planner fixed-point does not know (a shift limit of 4) round-trips as its integers', () => {
+    const plan = planAddShiftLarger({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false, () => 4);
+    expect(plan.a).toEqual({ m: 11, shift: 0, negate: false }); // rhu(0.02·2^4/0.03) = rhu(10.67)
+    expect(plan.b).toEqual({ m: 1, shift: 4, negate: false });
+    const m = new FixedAdd({
+      sub: false,
+      plan,
+      requant: planRequantizeWide(plan.sAcc, 0.04, 'qint8'),
+      outScale: 0.04,
+      outDtype: 'qint8',
+      scalars: [null, null],
+    });
+    const a = q(96, 5, 0.02);
+    const b = q(96, 6, 0.03);
+    expect(ints(call(roundTrip(m), a, b))).toEqual(ints(call(m, a, b)));
+  });
+
+  it("modules that plan when they run store their planner's registered name, a third party's too", () => {
+    const a = q(96, 7, 0.02);
+    // a planner fixed-point does not ship: the accumulator at twice its scale (outputs about doubled)
+    const doubled: RequantizePlanner = (sAcc, sOut, d, w) =>
+      planRequantizeWide(typeof sAcc === 'number' ? sAcc * 2 : Array.from(sAcc, (v) => v * 2), sOut, d, w);
+    const reduce = new FixedReduce('sum', 0.2, 'qint16', doubled);
+    const pool = new FixedAvgPool2d({ kind: 'adaptive', outputSize: [1, 1] }, 0.01, 'qint8', doubled);
+    const save = (m: Module) => moduleCodecs.forModule(m)!.config(m);
+    expect(() => save(reduce)).toThrow(
+      /FixedReduce: its requantize planner is not registered.*requantizePlanners\.register/,
+    );
+    expect(() => save(pool)).toThrow(/FixedAvgPool2d: its requantize planner is not registered/);
+    requantizePlanners.register({ name: 'test_doubled', plan: doubled });
+    try {
+      expect((save(reduce) as { rule: string }).rule).toBe('test_doubled');
+      const builtIn = ints(call(new FixedReduce('sum', 0.2, 'qint16', 'wide'), a, 1));
+      const own = ints(call(reduce, a, 1));
+      expect(own).not.toEqual(builtIn);
+      expect(ints(call(roundTrip(reduce), a, 1))).toEqual(own);
+      expect(ints(call(roundTrip(pool), a))).toEqual(ints(call(pool, a)));
+      requantizePlanners.unregister('test_doubled');
+      expect(() =>
+        moduleCodecs.build('FixedReduce', save(new FixedReduce('sum', 0.2, 'qint16', 'wide'))),
+      ).not.toThrow();
+      expect(() =>
+        moduleCodecs.build('FixedReduce', { kind: 'sum', outScale: 0.2, outDtype: 'qint16', rule: 'test_doubled' }),
+      ).toThrow(/no requantize planner 'test_doubled' is registered \(registered: int16_intermediate, wide\)/);
+    } finally {
+      requantizePlanners.unregister('test_doubled');
     }
   });
 

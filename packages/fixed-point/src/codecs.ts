@@ -8,7 +8,7 @@ import { z } from 'zod';
 import * as S from './codec-schemas.js';
 import { toJsonData } from './codec-json.js';
 import { FixedAdd } from './modules/fixed-add.js';
-import { FixedAvgPool2d, type WindowPlanner } from './modules/fixed-avg-pool.js';
+import { FixedAvgPool2d } from './modules/fixed-avg-pool.js';
 import { FixedCat } from './modules/fixed-cat.js';
 import { FixedLayerNorm } from './modules/fixed-layer-norm.js';
 import { FixedSoftmax } from './modules/fixed-softmax.js';
@@ -22,7 +22,8 @@ import { FixedResize } from './modules/fixed-resize.js';
 import { FixedTableOp } from './modules/fixed-table-op.js';
 import { FixedValueOp, type ValueOpTarget } from './modules/fixed-value-op.js';
 import { Dequantize, Quantize } from './modules/quantize.js';
-import { requantizePlanner, type RequantizePlan, type RequantizeRule } from './requantize.js';
+import type { RequantizePlan } from './requantize.js';
+import { storedPlannerName } from './requantize-planners.js';
 
 const enc = (cls: string, v: unknown) => toJsonData(v, cls);
 
@@ -33,14 +34,6 @@ function configCodec<M extends Module & { config: unknown }>(
   schema: z.ZodTypeAny,
 ): ModuleCodec<M> {
   return { cls, schema, config: (m) => enc(cls.name, m.config), create: (c) => new cls(c) };
-}
-
-/** A planner function's rule: every plan names the rule that made it. */
-function ruleOfPlanner(planner: WindowPlanner, where: string): RequantizeRule {
-  const rule = planner(1, 1, 'qint8').rule;
-  if (rule !== 'int16_intermediate' && rule !== 'wide')
-    throw new SerializationError(`${where}: its planner makes plans of an unknown rule '${String(rule)}'`);
-  return rule;
 }
 
 /** The codec config of a child module (FixedValueOp's float op), or an error naming what is missing. */
@@ -82,7 +75,12 @@ const CODECS: ModuleCodec[] = [
     cls: FixedAvgPool2d,
     schema: S.fixedAvgPoolSchema,
     config: (m: FixedAvgPool2d) =>
-      enc('FixedAvgPool2d', { windows: m.windows, outScale: m.outScale, outDtype: m.outDtype, rule: m.rule }),
+      enc('FixedAvgPool2d', {
+        windows: m.windows,
+        outScale: m.outScale,
+        outDtype: m.outDtype,
+        rule: storedPlannerName(m.planner, 'FixedAvgPool2d'),
+      }),
     create: (d: Parsed<typeof S.fixedAvgPoolSchema>) =>
       new FixedAvgPool2d(d.windows as FixedAvgPool2d['windows'], d.outScale, d.outDtype, d.rule),
   },
@@ -93,12 +91,9 @@ const CODECS: ModuleCodec[] = [
       kind: m.kind,
       outScale: m.outScale,
       outDtype: m.outDtype,
-      rule: ruleOfPlanner((m as unknown as { planner: WindowPlanner }).planner, 'FixedReduce'),
+      rule: storedPlannerName(m.planner, 'FixedReduce'),
     }),
-    create: (c: Parsed<typeof S.fixedReduceSchema>) => {
-      const plan = requantizePlanner(c.rule);
-      return new FixedReduce(c.kind, c.outScale, c.outDtype, (a, o, d) => plan(a, o, d));
-    },
+    create: (c: Parsed<typeof S.fixedReduceSchema>) => new FixedReduce(c.kind, c.outScale, c.outDtype, c.rule),
   },
   {
     cls: FixedValueOp,

@@ -1,7 +1,6 @@
-// What conversion reads from the QAT form of a composite op (march-semantics.md §1 "Composite ops
-// on bayes"): the decomposed float computation with a fake-quant after every intermediate. The QAT
-// classes live in @qtk/core (qat-composites.ts); this is their structural contract, so that
-// @qtk/fixed-point needs no dependency on the package that trains them.
+// What conversion reads from the QAT form of a composite op (march-semantics.md §1, composite ops):
+// the decomposed float computation with a fake-quant after every intermediate. The QAT classes
+// (composites/qat-forms.ts) implement it; a third party's QAT form of softmax or layernorm can too.
 import type { QParams } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 

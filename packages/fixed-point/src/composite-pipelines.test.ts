@@ -2,7 +2,8 @@
 import { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { defaultDividing } from './convert/nonlinear-rules.js';
-import { planSubBayes } from './modules/fixed-layer-norm.js';
+import { planAddShiftLarger } from './elementwise.js';
+import { subPlanOf } from './modules/fixed-layer-norm.js';
 import { FixedSoftmax } from './modules/fixed-softmax.js';
 import { buildLookupTable16, FixedTableOp, planTable } from './modules/fixed-table-op.js';
 import * as nl from './nonlinear-functions.js';
@@ -46,13 +47,16 @@ describe('FixedTableOp', () => {
 });
 
 describe('composite building blocks', () => {
-  it('planSubBayes: the larger scale shifts, the other multiplies by −Q', () => {
-    const p = planSubBayes(0.1, 'qint8', 0.02, 'qint16');
+  it('subPlanOf(planAddShiftLarger(x − m)): the larger scale shifts, the other multiplies by −Q', () => {
+    const limit = (d: string) => (d === 'qint8' ? 23 : 15);
+    const planSub = (sx: number, dx: 'qint8' | 'qint16', sm: number, dm: 'qint8' | 'qint16') =>
+      subPlanOf(planAddShiftLarger({ scale: sx, dtype: dx }, { scale: sm, dtype: dm }, true, limit))!;
+    const p = planSub(0.1, 'qint8', 0.02, 'qint16');
     // sh = min(23, floor(log2(32767·5))) = 17; Q = rhu(0.02·2^17/0.1) = 26214 (float32 scales)
     expect(p).toEqual({ mx: 2 ** 17, mm: -26214, sAcc: Math.fround(0.1) / 2 ** 17 });
     // 1.0 − 0.5
     expect((10 * p.mx + 25 * p.mm) * p.sAcc).toBeCloseTo(0.5, 4);
-    const q = planSubBayes(0.02, 'qint16', 0.1, 'qint8'); // the subtrahend has the larger scale
+    const q = planSub(0.02, 'qint16', 0.1, 'qint8'); // the subtrahend has the larger scale
     expect([q.mx, q.mm]).toEqual([26214, -(2 ** 17)]);
   });
 

@@ -5,8 +5,9 @@ import {
   addAccumulate,
   addTermValue,
   mulAccScale,
-  planAddBayes,
-  planAddBernoulli2,
+  planAddShiftLarger,
+  planAddConvSumin,
+  type EwOperand,
   roundHalfAway,
   scalarOperandInt8,
   scalarOperandWide,
@@ -20,6 +21,10 @@ import { FixedMul } from './modules/fixed-mul.js';
 import { FixedReduce } from './modules/fixed-reduce.js';
 import { QTensor } from './qtensor.js';
 import { planRequantizeInt16, planRequantizeWide, requantizeValue } from './requantize.js';
+
+/** The shift limits bayes gives planAddShiftLarger (23 bits next to a qint8 larger-scale operand, else 15). */
+const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
+  planAddShiftLarger(a, b, sub, (d) => (d === 'qint8' ? 23 : 15));
 
 const q8 = (v: number[], s: number, shape = [v.length]) => QTensor.fromInts(v, shape, [s], 'qint8');
 const ints = (q: QTensor) => Array.from(q.ints());
@@ -101,7 +106,7 @@ describe('add / sub, bayes', () => {
 describe('add / sub, bernoulli2 (conv with a sumin)', () => {
   it('equal scales: w_f = w_e = 127, s_acc = s/127; sub negates the subtrahend with int8 saturation', () => {
     const s = Math.fround(0.1);
-    const p = planAddBernoulli2({ scale: s, dtype: 'qint8' }, { scale: s, dtype: 'qint8' }, true);
+    const p = planAddConvSumin({ scale: s, dtype: 'qint8' }, { scale: s, dtype: 'qint8' }, true);
     expect(p.a).toEqual({ m: 127, shift: 0, negate: false });
     expect(p.b).toEqual({ m: 127, shift: 0, negate: true });
     expect(p.sAcc).toBe(s / 127);
@@ -110,19 +115,19 @@ describe('add / sub, bernoulli2 (conv with a sumin)', () => {
   });
 
   it('different scales: w_e = rha(s_e/s_i), split as m·2^ls when above 32767', () => {
-    const p = planAddBernoulli2({ scale: 1000, dtype: 'qint8' }, { scale: 1, dtype: 'qint8' }, false);
+    const p = planAddConvSumin({ scale: 1000, dtype: 'qint8' }, { scale: 1, dtype: 'qint8' }, false);
     // f = b (s 1), s_i = 1/127; w_e = 127000 = 31750·2^2
     expect(p.b).toEqual({ m: 127, shift: 0, negate: false });
     expect(p.a).toEqual({ m: 31750, shift: 2, negate: false });
     expect(addAccumulate(-2, 3, p)).toBe(-2 * 31750 * 4 + 3 * 127);
     const sf = Math.fround(0.01);
-    const p2 = planAddBernoulli2({ scale: sf, dtype: 'qint8' }, { scale: 0.5, dtype: 'qint8' }, false);
+    const p2 = planAddConvSumin({ scale: sf, dtype: 'qint8' }, { scale: 0.5, dtype: 'qint8' }, false);
     expect(p2.a.m).toBe(127);
     expect(p2.b).toEqual({ m: 6350, shift: 0, negate: false }); // 0.5·127/0.0099999998 = 6350.00014
   });
 
   it('a huge ratio: s_i = s_e/2^25, w_f < 127, and the int32 accumulator saturates', () => {
-    const p = planAddBernoulli2({ scale: 2 ** -20, dtype: 'qint8' }, { scale: 1, dtype: 'qint8' }, false);
+    const p = planAddConvSumin({ scale: 2 ** -20, dtype: 'qint8' }, { scale: 1, dtype: 'qint8' }, false);
     expect(p.sAcc).toBe(2 ** -25);
     expect(p.a).toEqual({ m: 32, shift: 0, negate: false });
     expect(p.b).toEqual({ m: 16384, shift: 11, negate: false });
@@ -137,7 +142,7 @@ describe('add / sub, bernoulli2 (conv with a sumin)', () => {
 
   it('end to end through the int16-intermediate requantize', () => {
     const s = 0.25;
-    const p = planAddBernoulli2({ scale: s, dtype: 'qint8' }, { scale: s, dtype: 'qint8' }, false);
+    const p = planAddConvSumin({ scale: s, dtype: 'qint8' }, { scale: s, dtype: 'qint8' }, false);
     const r = planRequantizeInt16(p.sAcc, 0.5, 'qint8'); // s_acc = 1/508
     // pre = ceil(log2(0.5·508/256)) = ceil(-0.011) = 0; ratio 1/254: 2^23/254 = 33026.02 > 32767, so n = 22, M = rhu(16513.008) = 16513
     expect([r.pre[0], r.m[0], r.n[0]]).toEqual([0, 16513, 22]);

@@ -21,11 +21,13 @@ export interface AddTerm {
   readonly negate: boolean;
 }
 
-/** `acc = term_a(a) + term_b(b)` at scale `sAcc` (then requantized); `saturate32`: the acc is an int32 conv accumulator. */
+/**
+ * `acc = term_a(a) + term_b(b)` at scale `sAcc` (then requantized); `saturate32`: the acc is an int32 conv accumulator.
+ * The plan is its own integers: applying and storing it needs no knowledge of the planner that made it.
+ * Version 1 plans also named their planner (`rule`); codecs read them and drop the name.
+ */
 export interface AddPlan {
-  readonly version: 1;
-  /** 'single': one tensor operand alone (x ± 0, a comparison with 0). */
-  readonly rule: 'bayes' | 'bernoulli2' | 'single';
+  readonly version: 2;
   readonly a: AddTerm;
   readonly b: AddTerm;
   readonly sAcc: number;
@@ -47,18 +49,23 @@ export function roundHalfAway(v: number): number {
   return v < 0 ? -Math.floor(-v + 0.5) : Math.floor(v + 0.5);
 }
 
+/** The largest left shift of the larger-scale operand, by its dtype (a march's choice). */
+export type ShiftLimit = (largerScaleDtype: QTensorDType) => number;
+
 /**
- * bayes: x = the operand with the larger scale (a on a tie), y the other.
- * `sh = min(23 if x is qint8 else 15, floor(log2(32767·s_x/s_y)))`, `Q = sat(rhu(±s_y·2^sh/s_x), ±32767)`,
+ * Shift the larger-scale operand, multiply the other: x = the operand with the larger scale (a on a tie),
+ * y the other. `sh = min(maxShift(x.dtype), floor(log2(32767·s_x/s_y)))`, `Q = sat(rhu(±s_y·2^sh/s_x), ±32767)`,
  * `acc = x·2^sh + y·Q`, `s_acc = s_x / 2^sh`, no saturation. Q is negative when y is the
  * subtrahend; when x is the subtrahend its term is negated instead (m = -1) [choice].
  */
-export function planAddBayes(a: EwOperand, b: EwOperand, sub: boolean): AddPlan {
+export function planAddShiftLarger(a: EwOperand, b: EwOperand, sub: boolean, maxShift: ShiftLimit): AddPlan {
   const sa = checkScale(a.scale, 'first operand');
   const sb = checkScale(b.scale, 'second operand');
   const aIsX = sa >= sb;
   const [x, sx, sy] = aIsX ? [a, sa, sb] : [b, sb, sa];
-  const cap = x.dtype === 'qint8' ? 23 : 15;
+  const cap = maxShift(x.dtype);
+  if (!Number.isInteger(cap) || cap < 0 || cap > 62)
+    throw new InvalidArgumentError(`planAddShiftLarger: the shift limit must be an integer in [0, 62], got ${cap}`);
   const sh = Math.min(cap, Math.floor(Math.log2((32767 * sx) / sy)));
   const yNeg = sub && aIsX; // y = b is the subtrahend
   const xNeg = sub && !aIsX; // x = b is the subtrahend
@@ -67,8 +74,7 @@ export function planAddBayes(a: EwOperand, b: EwOperand, sub: boolean): AddPlan 
   const xTerm: AddTerm = { m: xNeg ? -1 : 1, shift: sh, negate: false };
   const yTerm: AddTerm = { m: q, shift: 0, negate: false };
   return {
-    version: 1,
-    rule: 'bayes',
+    version: 2,
     a: aIsX ? xTerm : yTerm,
     b: aIsX ? yTerm : xTerm,
     sAcc: sx / 2 ** sh,
@@ -77,13 +83,13 @@ export function planAddBayes(a: EwOperand, b: EwOperand, sub: boolean): AddPlan 
 }
 
 /**
- * bernoulli2 (a conv with a sumin): f = the operand with the smaller scale (a on a tie), e the other.
+ * An add as a conv with a sumin: f = the operand with the smaller scale (a on a tie), e the other.
  * `s_i = max(s_f/127, s_e/2^25)`, `w_f = sat(rha(s_f/s_i), qint8)`, `w_e = m·2^ls` with
  * `ls` the smallest >= 0 such that `m = rha(s_e/(s_i·2^ls)) <= 32767` [choice: one rounding];
  * `acc = f·w_f + e·m·2^ls` saturated to int32 like a conv accumulator; `s_acc = s_i`. Sub
  * negates the subtrahend with int8 saturation first.
  */
-export function planAddBernoulli2(a: EwOperand, b: EwOperand, sub: boolean): AddPlan {
+export function planAddConvSumin(a: EwOperand, b: EwOperand, sub: boolean): AddPlan {
   const sa = checkScale(a.scale, 'first operand');
   const sb = checkScale(b.scale, 'second operand');
   const aIsF = sa <= sb;
@@ -96,13 +102,22 @@ export function planAddBernoulli2(a: EwOperand, b: EwOperand, sub: boolean): Add
   const fTerm: AddTerm = { m: wf, shift: 0, negate: sub && !aIsF };
   const eTerm: AddTerm = { m: me, shift: ls, negate: sub && aIsF };
   return {
-    version: 1,
-    rule: 'bernoulli2',
+    version: 2,
     a: aIsF ? fTerm : eTerm,
     b: aIsF ? eTerm : fTerm,
     sAcc: si,
     saturate32: true,
   };
+}
+
+/**
+ * One tensor operand alone (x ± 0, 0 − x, a comparison with 0): the operand in slot `k` with
+ * weight `m` (±1), the other slot's term zero, at the operand's scale.
+ */
+export function planSingleOperand(k: 0 | 1, m: 1 | -1, scale: number): AddPlan {
+  const t: AddTerm = { m, shift: 0, negate: false };
+  const zero: AddTerm = { m: 0, shift: 0, negate: false };
+  return { version: 2, a: k === 0 ? t : zero, b: k === 0 ? zero : t, sAcc: scale, saturate32: false };
 }
 
 /** The integer one term contributes for operand value v. */
@@ -139,7 +154,7 @@ export function scalarOperandInt8(c: number): ScalarOperand {
   return { value: Math.sign(c), scale: Math.fround(Math.abs(c)), dtype: 'qint8' };
 }
 
-/** bayes: `±32767` at `|c|/32767` (qint16) next to a qint16 operand, else `±1` at `|c|`. */
+/** Full int16 range for a qint16 neighbour: `±32767` at `|c|/32767` (qint16) next to a qint16 operand, else `±1` at `|c|`. */
 export function scalarOperandWide(c: number, operandDtype: QTensorDType): ScalarOperand {
   if (operandDtype !== 'qint16') return scalarOperandInt8(c);
   if (!Number.isFinite(c) || c === 0)

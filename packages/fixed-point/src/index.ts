@@ -5,6 +5,7 @@ export {
   type RequantizePlan,
   type RequantizeRule,
   type Warn,
+  type RequantizePlanner,
   planRequantizeInt16,
   planRequantizeWide,
   requantizeValue,
@@ -80,8 +81,10 @@ export {
   type AddPlanner,
   type ScalarOperand,
   type ScalarOperandRule,
-  planAddBayes,
-  planAddBernoulli2,
+  type ShiftLimit,
+  planAddShiftLarger,
+  planAddConvSumin,
+  planSingleOperand,
   addTermValue,
   addAccumulate,
   mulAccScale,
@@ -98,7 +101,12 @@ export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js'
 export { FixedCompare, type FixedCompareConfig, type CompareKind } from './modules/fixed-compare.js';
 export { FixedClamp } from './modules/fixed-clamp.js';
 export { ELEMENTWISE_RULES } from './convert/elementwise-rules.js';
-export { requantizePlanner } from './requantize.js';
+export {
+  requantizePlanner,
+  requantizePlanners,
+  requantizePlannerName,
+  type NamedRequantizePlanner,
+} from './requantize-planners.js';
 export { requantizeRuleOf } from './convert/pool-rules.js';
 export { registerFixedPointCodecs } from './codecs.js';
 export { toJsonData, fromJsonData } from './codec-json.js';
@@ -111,6 +119,20 @@ export {
   compositeFormOf,
 } from './composite-forms.js';
 export { FixedSoftmax, type FixedSoftmaxConfig } from './modules/fixed-softmax.js';
-export { FixedLayerNorm, type FixedLayerNormConfig, planSubBayes, type SubPlan } from './modules/fixed-layer-norm.js';
+export { FixedLayerNorm, type FixedLayerNormConfig, subPlanOf, type SubPlan } from './modules/fixed-layer-norm.js';
 export { COMPOSITE_RULES, softmaxRule, layerNormRule, rsqrtPlusEps } from './convert/composite-rules.js';
-export { unifyCatScale } from './convert/unify-cat-scale.js';
+export {
+  type CompositeOp,
+  compositeOps,
+  compositeOpsOf,
+  compositeQatForm,
+  runsAsComposite,
+} from './composites/composite-ops.js';
+export { SoftmaxQat, LayerNormQat, type QatStep, type StepFakeQuant } from './composites/qat-forms.js';
+export { decomposeDiv } from './composites/div-rewrite.js';
+export {
+  SOFTMAX_COMPOSITE,
+  LAYER_NORM_COMPOSITE,
+  DIV_COMPOSITE,
+  registerBuiltinComposites,
+} from './composites/builtin-composites.js';

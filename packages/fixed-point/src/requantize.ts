@@ -9,8 +9,8 @@ import { intRange } from './integer-math.js';
 
 /**
  * How the shift and multiply are arranged:
- * - 'int16_intermediate': `t = sat(shr(acc, pre), qint16)`, `y = sat(shrR(t·m, n))` (bernoulli2);
- * - 'wide': `y = sat(shrR(shr(acc, pre)·m, n))` with no intermediate saturation (bayes; pre > 0 only when the fitted shift exceeds 31).
+ * - 'int16_intermediate': `t = sat(shr(acc, pre), qint16)`, `y = sat(shrR(t·m, n))`;
+ * - 'wide': `y = sat(shrR(shr(acc, pre)·m, n))` with no intermediate saturation (pre > 0 only when the fitted shift exceeds 31).
  */
 export type RequantizeRule = 'int16_intermediate' | 'wide';
 
@@ -25,6 +25,14 @@ export interface RequantizePlan {
 }
 
 export type Warn = (message: string) => void;
+
+/** Plans the requantize of an accumulator (scale s_acc, per channel or one) to an output at s_out. */
+export type RequantizePlanner = (
+  sAcc: number | ArrayLike<number>,
+  sOut: number,
+  outDtype: QuantDType,
+  warn?: Warn,
+) => RequantizePlan;
 
 function scalesOf(sAcc: number | ArrayLike<number>): number[] {
   const list = typeof sAcc === 'number' ? [sAcc] : Array.from(sAcc);
@@ -87,7 +95,7 @@ function planPerChannel(
   return { version: 1, rule, outDtype, pre, m, n };
 }
 
-/** bernoulli2's rule: an int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
+/** An int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
 export function planRequantizeInt16(
   sAcc: number | ArrayLike<number>,
   sOut: number,
@@ -100,7 +108,7 @@ export function planRequantizeInt16(
   });
 }
 
-/** bayes's rule: a 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
+/** A 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
 export function planRequantizeWide(
   sAcc: number | ArrayLike<number>,
   sOut: number,
@@ -162,15 +170,4 @@ export function requantizeInto(
       out[i] = y < min ? min : y > max ? max : y;
     }
   }
-}
-
-/** The plan function of a requantize rule (serialized modules name their march's rule, not a function). */
-export function requantizePlanner(
-  rule: RequantizeRule,
-): (sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn) => RequantizePlan {
-  if (rule === 'int16_intermediate') return planRequantizeInt16;
-  if (rule === 'wide') return planRequantizeWide;
-  throw new InvalidArgumentError(
-    `requantizePlanner: unknown requantize rule '${String(rule)}'; use 'int16_intermediate' or 'wide'`,
-  );
 }

@@ -1,4 +1,4 @@
-// The bayes int16-input segment lookup table of march-semantics.md §1 "Nonlinear functions".
+// The int16-input segment lookup table of march-semantics.md §1 "Nonlinear functions".
 // The points the spec leaves open are decided here, each in one place, and documented in
 // docs/march-numerics.md ("Tables and segment tables"):
 //   - fittedGrid():   the grid range fitted ([-32768, 32767], [0, 32767] for odd functions)

@@ -2,18 +2,26 @@ import {
   createMarchConverter,
   DEFAULT_CONVERT_RULES,
   planRequantizeWide,
-  planAddBayes,
+  planAddShiftLarger,
   scalarOperandWide,
   quantizeBiasInt32,
+  type AddPlanner,
   type MarchNumerics,
+  type ShiftLimit,
 } from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BAYES_CAPABILITIES } from './capabilities.js';
 
-/** bayes's integer rules: requantize without an intermediate saturation, an int32 bias. */
+/** bayes's add shifts the larger-scale operand left by at most 23 bits (qint8) or 15 (qint16). */
+export const bayesAddShiftLimit: ShiftLimit = (largerScaleDtype) => (largerScaleDtype === 'qint8' ? 23 : 15);
+
+/**
+ * bayes's integer rules: requantize without an intermediate saturation, an add that shifts the
+ * larger-scale operand and multiplies the other, scalars at full int16 range, an int32 bias.
+ */
 export const BAYES_NUMERICS: MarchNumerics = Object.freeze({
   requantize: planRequantizeWide,
-  planAdd: planAddBayes,
+  planAdd: ((a, b, sub) => planAddShiftLarger(a, b, sub, bayesAddShiftLimit)) satisfies AddPlanner,
   scalarOperand: scalarOperandWide,
   quantizeBias: quantizeBiasInt32,
 });

@@ -2,7 +2,7 @@ import {
   createMarchConverter,
   DEFAULT_CONVERT_RULES,
   planRequantizeInt16,
-  planAddBernoulli2,
+  planAddConvSumin,
   scalarOperandInt8,
   quantizeBiasShifted16,
   type MarchNumerics,
@@ -10,10 +10,10 @@ import {
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
 
-/** bernoulli2's integer rules: an int16 intermediate in requantize, a shifted 16-bit bias. */
+/** bernoulli2's integer rules: an int16 intermediate in requantize, an add as a conv with a sumin, a shifted 16-bit bias. */
 export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
   requantize: planRequantizeInt16,
-  planAdd: planAddBernoulli2,
+  planAdd: planAddConvSumin,
   scalarOperand: (c: number) => scalarOperandInt8(c),
   quantizeBias: quantizeBiasShifted16,
 });

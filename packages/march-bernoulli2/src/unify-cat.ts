@@ -1,6 +1,6 @@
-import { unifyCatScale } from '@qtk/fixed-point';
 import type { MarchBackendV1 } from '@qtk/spec';
 import { bernoulli2 } from './march.js';
+import { unifyCatScale } from './unify-cat-scale.js';
 
 /**
  * bernoulli2 with the optional `unifyCatScale` pass as its `prepareConvert` hook: the producers of

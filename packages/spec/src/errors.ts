@@ -25,7 +25,7 @@ export class UnsupportedOpError extends QtkError {
   }
 }
 
-/** A qconfig that cannot be honoured (qint16 on bernoulli2, per-channel activations, ...); raised when applied. */
+/** A qconfig that cannot be honoured (qint16 on an int8-only march, per-channel activations, ...); raised when applied. */
 export class QConfigError extends QtkError {
   static readonly code = 'E_QCONFIG';
   /** Qualified name of the module the qconfig was applied to, when known. */

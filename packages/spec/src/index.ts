@@ -65,6 +65,9 @@ export {
   type NodeTableOptions,
   type ConvertedNode,
   type MarchHooksV1,
+  type MarchPrepareContext,
+  type MarchPreparePass,
+  type MarchGraphRewrite,
   type MarchBackendV1,
   type OpSupport,
 } from './march-backend.js';

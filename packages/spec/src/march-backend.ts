@@ -45,7 +45,7 @@ export type OpCapability = z.output<typeof opCapabilitySchema>;
 export const capabilityTableSchema = z
   .object({
     version: z.literal(1),
-    /** Activation dtypes, e.g. ['qint8'] on bernoulli2, ['qint8', 'qint16'] on bayes. */
+    /** Activation dtypes, e.g. ['qint8'] or ['qint8', 'qint16']. */
     activationDtypes: z.array(quantDTypeSchema).nonempty(),
     /** Dtypes of high-precision ("out" qconfig) outputs: ['qint32']. */
     highPrecisionOutputDtypes: z.array(quantDTypeSchema).default(['qint32']),
@@ -116,6 +116,35 @@ export interface ConvertedNode {
   readonly outputQparams: QParams | null;
 }
 
+/**
+ * What a march's prepare pass (and a composite op's prepare rewrite) sees, after prepareQatFx has
+ * swapped in the QAT modules and inserted the activation fake-quants. Passes edit `gm` in place.
+ */
+export interface MarchPrepareContext {
+  readonly gm: GraphModule;
+  readonly march: MarchBackendV1;
+  /** Nodes whose output is fake-quantized; a pass that inserts a fake-quant node adds it here. */
+  readonly quantized: Set<Node>;
+  /**
+   * A new fake-quant for an intermediate value computed for `node`: the node's activation qconfig,
+   * at `dtype` when given; null when the node has no activation qconfig. Errors name the node.
+   */
+  intermediateFakeQuant(node: Node, options?: { readonly dtype?: QuantDType }): Module | null;
+  warn(message: string): void;
+}
+
+/** A graph pass a march adds to prepareQatFx, run after the activation fake-quants are in place. */
+export interface MarchPreparePass {
+  readonly name: string;
+  run(ctx: MarchPrepareContext): void;
+}
+
+/** A rewrite of the fused float graph, run by prepareQatFx before any QAT module is swapped in. */
+export interface MarchGraphRewrite {
+  readonly name: string;
+  run(gm: GraphModule): void;
+}
+
 /** Hooks conversion calls; each is optional, the capability table drives everything else. */
 export interface MarchHooksV1 {
   /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
@@ -125,7 +154,14 @@ export interface MarchHooksV1 {
     activationDtype: QuantDType | null;
     weightDtype: QuantDType | null;
   }): void;
-  /** Graph passes before conversion (e.g. bernoulli2's `unifyCatScale`); may edit the graph of the copy it is given. */
+  /**
+   * Rewrites of the float graph prepare runs after fusion, before the QAT swap (in order), e.g. a
+   * pattern the march computes another way; the QAT forms and fake-quants follow the rewritten graph.
+   */
+  readonly prepareRewrites?: readonly MarchGraphRewrite[];
+  /** Passes prepare runs after inserting the activation fake-quants and before its checks (in order). */
+  readonly preparePasses?: readonly MarchPreparePass[];
+  /** Graph passes before conversion (e.g. a cat-scale unification); may edit the graph of the copy it is given. */
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that edits the graph in place may simply end without a return
   prepareConvert?(gm: GraphModule): GraphModule | void;
   /**
@@ -143,7 +179,7 @@ export interface MarchHooksV1 {
 /** A march backend: an id, a capability table as data, and conversion hooks. */
 export interface MarchBackendV1 {
   readonly apiVersion: 1;
-  /** 'bernoulli2', 'bayes', or a third party's id. */
+  /** The march's registered id (the built-in marches' or a third party's). */
   readonly id: string;
   readonly description?: string;
   readonly capabilities: CapabilityTable;
@@ -198,7 +234,7 @@ export function checkOpSupport(
   return { ok: true, capability: cap };
 }
 
-/** Throws a QConfigError when the march cannot carry `dtype` as an activation (qint16 on bernoulli2). */
+/** Throws a QConfigError when the march cannot carry `dtype` as an activation (qint16 on an int8-only march). */
 export function assertActivationDtype(march: MarchBackendV1, dtype: QuantDType, module?: string): void {
   if (!march.capabilities.activationDtypes.includes(dtype)) {
     throw new QConfigError(

@@ -43,7 +43,7 @@ export const fusionPatterns = new Registry<FusionPatternV1>('fusion pattern', {
   },
 });
 
-/** March backends by id ('bernoulli2', 'bayes', ...). */
+/** March backends by id. */
 export const marches = new Registry<MarchBackendV1>('march', {
   keyOf: (m) => m.id,
   check: (m) => {
@@ -57,6 +57,12 @@ export const marches = new Registry<MarchBackendV1>('march', {
     }
     if (!m.hooks || typeof m.hooks !== 'object')
       throw new PluginContractError(`march '${m.id}': hooks must be an object (may be empty)`);
+    for (const k of ['prepareRewrites', 'preparePasses'] as const) {
+      const list = m.hooks[k];
+      if (list === undefined) continue;
+      if (!Array.isArray(list) || list.some((p) => typeof p?.name !== 'string' || typeof p.run !== 'function'))
+        throw new PluginContractError(`march '${m.id}': hooks.${k} must be an array of { name, run(...) }`);
+    }
   },
 });
 

@@ -1,12 +1,12 @@
-// Conversion of the bayes composites (march-semantics.md §1 "Composite ops on bayes"): softmax and
-// layernorm, from the QAT forms prepare gives them (composite-forms.ts), whose fake-quants observed
-// every intermediate. A plain Softmax / LayerNorm (prepared without such a march) is rejected with
+// Conversion of the composite ops softmax and layernorm (march-semantics.md §1), registered in
+// compositeOps (composites/builtin-composites.ts), from the QAT forms prepare gives them
+// (composite-forms.ts), whose fake-quants observed every intermediate. A plain Softmax / LayerNorm (prepared without such a march) is rejected with
 // what to do; a march whose table lacks the op rejects it through the table.
 import { LayerNorm, Softmax } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import { compositeFormOf, type LayerNormQatForm, type SoftmaxQatForm } from '../composite-forms.js';
 import { roundReal, sat } from '../integer-math.js';
-import { FixedLayerNorm, planSubBayes } from '../modules/fixed-layer-norm.js';
+import { FixedLayerNorm, subPlanOf } from '../modules/fixed-layer-norm.js';
 import { FixedSoftmax } from '../modules/fixed-softmax.js';
 import * as nl from '../nonlinear-functions.js';
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
@@ -108,7 +108,15 @@ export const layerNormRule: ConvertRule = {
     const n = observed(st.normalized);
     const rq = env.numerics.requantize;
     const sx = s0(inQ);
-    const sub = planSubBayes(sx, inQ.dtype, m.s, m.dt);
+    const sub = subPlanOf(env.numerics.planAdd({ scale: sx, dtype: inQ.dtype }, { scale: m.s, dtype: m.dt }, true));
+    if (!sub) {
+      throw failer(
+        ctx,
+        env,
+      )(
+        "this march's sub plan needs a right shift, a saturating negation or an int32 accumulator, which the layernorm's x − m step does not have",
+      );
+    }
     const sOut = s0(out);
     let affine: ConstructorParameters<typeof FixedLayerNorm>[0]['affine'] = null;
     if (form.weight) {

@@ -5,11 +5,11 @@ import { POOL_RULES } from './pool-rules.js';
 import { dequantStubRule, quantStubRule } from './stub-rules.js';
 import { VALUE_OP_RULES } from './value-op-rules.js';
 import { NONLINEAR_RULES } from './nonlinear-rules.js';
-import { COMPOSITE_RULES } from './composite-rules.js';
 
 /**
  * Every conversion rule, shared by the marches: a march's capability table decides which of them
- * it accepts. Order matters only where two rules match the same node (the first wins).
+ * it accepts. Order matters only where two rules match the same node (the first wins). The
+ * composite ops' rules come from the compositeOps registry (createMarchConverter consults it).
  */
 export const DEFAULT_CONVERT_RULES: readonly ConvertRule[] = [
   quantStubRule,
@@ -18,6 +18,5 @@ export const DEFAULT_CONVERT_RULES: readonly ConvertRule[] = [
   ...POOL_RULES,
   ...VALUE_OP_RULES,
   ...NONLINEAR_RULES,
-  ...COMPOSITE_RULES,
   ...ELEMENTWISE_RULES,
 ];

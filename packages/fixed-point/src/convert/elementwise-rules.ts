@@ -1,6 +1,6 @@
 import type { Node } from '@qtk/ir';
 import { UnsupportedOpError, type ConvertedNode, type ConvertNodeContext, type QParams } from '@qtk/spec';
-import type { AddPlan, EwOperand, ScalarOperand } from '../elementwise.js';
+import { planSingleOperand, type AddPlan, type EwOperand, type ScalarOperand } from '../elementwise.js';
 import { roundReal, sat } from '../integer-math.js';
 import { FixedAdd } from '../modules/fixed-add.js';
 import { FixedCat } from '../modules/fixed-cat.js';
@@ -79,16 +79,7 @@ function addRule(sub: boolean): ConvertRule {
       else {
         // x ± 0 (or 0 - x): the tensor alone, requantized [choice]
         const k = ops[0] ? 0 : 1;
-        const t = { m: sub && k === 1 ? -1 : 1, shift: 0, negate: false };
-        const zero = { m: 0, shift: 0, negate: false };
-        plan = {
-          version: 1,
-          rule: 'single',
-          a: k === 0 ? t : zero,
-          b: k === 0 ? zero : t,
-          sAcc: ops[k]!.scale,
-          saturate32: false,
-        };
+        plan = planSingleOperand(k, sub && k === 1 ? -1 : 1, ops[k]!.scale);
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
       }
       const requant = env.numerics.requantize(plan.sAcc, sOut, out.dtype, ctx.warn);
@@ -144,9 +135,7 @@ function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
     build(ctx, env) {
       const out = outOf(ctx, env);
       return {
-        module: new FixedReduce(kind, out.scale[0]!, out.dtype, (a, o, d) =>
-          env.numerics.requantize(a, o, d, ctx.warn),
-        ),
+        module: new FixedReduce(kind, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
       };
     },
@@ -219,17 +208,8 @@ function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
       if (!ops[0] || !ops[1]) {
         // a comparison with 0: the sign of the tensor itself
         const k = ops[0] ? 0 : 1;
-        const t = { m: k === 0 ? 1 : -1, shift: 0, negate: false };
-        const zero = { m: 0, shift: 0, negate: false };
         scalars[1 - k] = { value: 0, scale: 1, dtype: 'qint8' };
-        const plan: AddPlan = {
-          version: 1,
-          rule: 'single',
-          a: k === 0 ? t : zero,
-          b: k === 0 ? zero : t,
-          sAcc: ops[k]!.scale,
-          saturate32: false,
-        };
+        const plan = planSingleOperand(k, k === 0 ? 1 : -1, ops[k]!.scale);
         return { module: new FixedCompare({ kind, plan, scalars }), outputQparams: null };
       }
       return {
@@ -240,7 +220,7 @@ function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
   };
 }
 
-/** Elementwise ops (march-semantics.md §1); the bayes-only ones are rejected by bernoulli2's table. */
+/** Elementwise ops (march-semantics.md §1); a march whose table lacks one rejects it there. */
 export const ELEMENTWISE_RULES: readonly ConvertRule[] = [
   addRule(false),
   addRule(true),

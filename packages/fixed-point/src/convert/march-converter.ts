@@ -13,6 +13,7 @@ import {
 import type { RequantizePlan, Warn } from '../requantize.js';
 import type { AddPlanner, ScalarOperandRule } from '../elementwise.js';
 import { checkTableOptionsFit } from './table-options.js';
+import { compositeOps, compositeOpsOf } from '../composites/composite-ops.js';
 
 /** The integer rules where marches differ (march-semantics.md §0–§1); each march package supplies one. */
 export interface MarchNumerics {
@@ -20,7 +21,7 @@ export interface MarchNumerics {
   requantize(sAcc: number | ArrayLike<number>, sOut: number, outDtype: QuantDType, warn?: Warn): RequantizePlan;
   /** The integer each output channel's accumulator gets for a float bias. */
   quantizeBias(bias: ArrayLike<number>, sAcc: ArrayLike<number>, rounding: RoundingMode): Int32Array;
-  /** add / sub of two per-tensor operands (bayes shift-and-multiplier, bernoulli2 conv with a sumin). */
+  /** add / sub of two per-tensor operands (e.g. planAddShiftLarger, planAddConvSumin). */
   planAdd: AddPlanner;
   /** The one-element operand a scalar of add_scalar / mul_scalar becomes. */
   scalarOperand: ScalarOperandRule;
@@ -92,17 +93,38 @@ export function isCall(ctx: ConvertNodeContext, ...names: string[]): boolean {
   return ctx.module instanceof FloatFunctional && n.method !== undefined && names.includes(n.method);
 }
 
+/** The rule for a node: a composite op's when the table runs it as a composite, else the first matching rule. */
+function ruleFor(
+  ctx: ConvertNodeContext,
+  table: CapabilityTable,
+  rules: readonly ConvertRule[],
+): ConvertRule | undefined {
+  const matches = (r: ConvertRule | undefined): r is ConvertRule => r?.match(ctx) ?? false;
+  return (
+    compositeOpsOf(table)
+      .map((c) => c.rule)
+      .find(matches) ??
+    rules.find(matches) ??
+    // a composite op the table does not run as one: its rule reports the table's reason
+    compositeOps
+      .list()
+      .map((c) => c.rule)
+      .find(matches)
+  );
+}
+
 /**
- * A march's convertNode hook from its table, numerics and rules: the first matching rule whose
- * ops the table lists (with the node's dtype and attributes) builds the node; a matching rule
- * whose ops the table rejects raises UnsupportedOpError with the table's reason.
+ * A march's convertNode hook from its table, numerics and rules: a composite op (compositeOps) the
+ * table runs as a composite, else the first matching rule whose ops the table lists (with the node's
+ * dtype and attributes) builds the node; a matching rule whose ops the table rejects raises
+ * UnsupportedOpError with the table's reason.
  */
 export function createMarchConverter(
   env: MarchEnv,
   rules: readonly ConvertRule[],
 ): (ctx: ConvertNodeContext) => ConvertedNode | undefined {
   return (ctx) => {
-    const rule = rules.find((r) => r.match(ctx));
+    const rule = ruleFor(ctx, env.table, rules);
     if (!rule) return undefined;
     checkTableOptionsFit(ctx, rule.name, rule.tables);
     if (rule.ops.length === 0) return rule.build(ctx, { ...env, op: null });

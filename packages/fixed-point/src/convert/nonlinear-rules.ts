@@ -1,6 +1,6 @@
 // Conversion of the tabulated nonlinear ops (march-semantics.md §1): nn modules, functions and
-// tensor methods → FixedTableOp. int8 in → a 256-entry table (both marches, where the table lists
-// the op); int16 in → a segment table (only where the op's impl is 'segment_table', i.e. bayes).
+// tensor methods → FixedTableOp. int8 in → a 256-entry table (wherever the table lists
+// the op); int16 in → a segment table (only where the op's impl is 'segment_table').
 import {
   ELU,
   GELU,

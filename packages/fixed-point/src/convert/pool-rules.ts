@@ -41,7 +41,7 @@ export const POOL_RULES = [
         divisorOverride: m.divisorOverride ?? null,
       };
       return {
-        module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)),
+        module: new FixedAvgPool2d({ kind: 'fixed', attrs }, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
       };
     },
@@ -73,7 +73,7 @@ export const POOL_RULES = [
           : {}),
       };
       return {
-        module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, requantizeRuleOf(env.numerics)),
+        module: new FixedAvgPool2d(windows, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
       };
     },

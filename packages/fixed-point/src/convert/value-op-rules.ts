@@ -98,7 +98,7 @@ function valueOpRule(
  * Standalone ReLU6 (docs/march-numerics.md, "Resize" → "ReLU6"): on the
  * integers `clamp(q, 0, min(qmax, R(6 / s)))` with s the output scale — the input's when the op
  * has no fake-quant of its own, else its own scale after requantizing. A clamp with two bounds is
- * the capability table's 'Clip' (bayes); bernoulli2 has ReLU6 only fused into a conv.
+ * the capability table's 'Clip'; a march without it may still have ReLU6 fused into a conv.
  */
 const relu6Rule: ConvertRule = {
   name: 'relu6',
@@ -203,7 +203,7 @@ export const VALUE_OP_RULES: readonly ConvertRule[] = [
   ),
   valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute', 'onnx.transpose']),
   valueOpRule('pixel_shuffle', ['DepthToSpace'], [PixelShuffle], []),
-  // SpaceToDepth is in neither table; bayes runs it as the reshape + transpose it is
+  // a table without SpaceToDepth may run it as the reshape + transpose it is
   valueOpRule('pixel_unshuffle', ['SpaceToDepth', 'Transpose'], [PixelUnshuffle], []),
   valueOpRule('channel_shuffle', ['ChannelShuffle'], [ChannelShuffle], []),
   valueOpRule('split', ['Split'], [], ['split']),

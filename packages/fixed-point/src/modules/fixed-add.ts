@@ -16,8 +16,8 @@ export interface FixedAddConfig {
 }
 
 /**
- * add / sub in fixed point (march-semantics.md §1): the march's two-term accumulator (bayes shift
- * and multiplier, or bernoulli2's conv-with-sumin weights), then requantize. Broadcasts.
+ * add / sub in fixed point (march-semantics.md §1): the march's two-term accumulator (shift the
+ * larger-scale operand and multiply the other, or conv-with-sumin weights), then requantize. Broadcasts.
  */
 export class FixedAdd extends Module {
   readonly config: FixedAddConfig;
@@ -33,6 +33,6 @@ export class FixedAdd extends Module {
   }
 
   override extraRepr(): string {
-    return `${this.config.sub ? 'sub' : 'add'}, ${this.config.plan.rule}, out=${this.config.outDtype}`;
+    return `${this.config.sub ? 'sub' : 'add'}, s_acc=${this.config.plan.sAcc}, out=${this.config.outDtype}`;
   }
 }

@@ -1,7 +1,8 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { DTypeError, forEachAvgWindow, InvalidArgumentError, Tensor, type AvgPoolAttrs } from '@qtk/tensor';
-import { requantizePlanner, requantizeValue, type RequantizePlan, type RequantizeRule } from '../requantize.js';
+import { requantizeValue, type RequantizePlan, type RequantizePlanner } from '../requantize.js';
+import { requantizePlanner, requantizePlannerName } from '../requantize-planners.js';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 
 /** Builds the requantize plan of a window of N elements: s_acc = s_in / N to s_out (march-chosen rule). */
@@ -21,19 +22,19 @@ export class FixedAvgPool2d extends Module {
   readonly windows: AvgPoolWindows;
   readonly outScale: number;
   readonly outDtype: QuantDType;
-  /** The march's requantize rule (data, so the module serializes). */
-  readonly rule: RequantizeRule;
-  private readonly planner: WindowPlanner;
+  /** The registered name of the march's requantize planner (requantizePlanners), stored in model files; null when unregistered. */
+  readonly rule: string | null;
+  readonly planner: RequantizePlanner;
   private readonly plans = new Map<string, RequantizePlan>();
 
-  constructor(windows: AvgPoolWindows, outScale: number, outDtype: QuantDType, rule: RequantizeRule) {
+  /** `planner`: the march's requantize planner, or the name it is registered under. */
+  constructor(windows: AvgPoolWindows, outScale: number, outDtype: QuantDType, planner: string | RequantizePlanner) {
     super();
     this.windows = windows;
     this.outScale = Math.fround(outScale);
     this.outDtype = outDtype;
-    this.rule = rule;
-    const plan = requantizePlanner(rule);
-    this.planner = (sAcc, sOut, d) => plan(sAcc, sOut, d);
+    this.planner = typeof planner === 'string' ? requantizePlanner(planner) : planner;
+    this.rule = typeof planner === 'string' ? planner : requantizePlannerName(planner);
   }
 
   private planFor(sIn: number, div: number): RequantizePlan {

@@ -7,7 +7,7 @@ import { QTensor } from '../qtensor.js';
 import { intStorage, qtensorOf } from './binary-operands.js';
 
 /**
- * bayes clamp / abs, value preserving on the input's grid [choice]: clamp bounds become
+ * clamp / abs, value preserving on the input's grid [choice]: clamp bounds become
  * `R(min / s)`, `R(max / s)`; abs is `sat(|q|)`. With an output fake-quant the result is then
  * requantized to it (`requant`), else the scale passes through.
  */

@@ -7,7 +7,7 @@ export type CompareKind = 'eq' | 'ne' | 'gt' | 'lt' | 'ge' | 'le';
 
 export interface FixedCompareConfig {
   readonly kind: CompareKind;
-  /** bayes's `a - b` plan: the comparison is the sign of its accumulator [choice]. */
+  /** The march's `a - b` plan: the comparison is the sign of its accumulator [choice]. */
   readonly plan: AddPlan;
   readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
 }
@@ -22,8 +22,8 @@ const TESTS: Record<CompareKind, (d: number) => boolean> = {
 };
 
 /**
- * bayes comparisons: the accumulator of `a - b` (march-semantics.md §1, bayes sub: both operands on
- * the finer grid `s_x / 2^sh`) compared with 0; the output is a 'qbool' QTensor (bool data, scale 1).
+ * Comparisons: the accumulator of the march's `a - b` plan (march-semantics.md §1; with
+ * planAddShiftLarger both operands on the finer grid `s_x / 2^sh`) compared with 0; the output is a 'qbool' QTensor (bool data, scale 1).
  */
 export class FixedCompare extends Module {
   readonly config: FixedCompareConfig;

@@ -1,7 +1,7 @@
-// LayerNorm on bayes as a composite (march-semantics.md §1), every intermediate int16 at the scale
+// LayerNorm as a composite (march-semantics.md §1), every intermediate int16 at the scale
 // its QAT fake-quant observed, over the D trailing elements of each row:
 //   m = Σx / D                       (requantized s_x/D → s_m)
-//   c = x − m                        (bayes sub rule, requantized → s_c)
+//   c = x − m                        (the march's sub plan, requantized → s_c)
 //   q = c²                           (requantized s_c² → s_q)
 //   v = Σq / D                       (requantized s_q/D → s_v)
 //   r = rsqrt(v + eps) table         (int16 segment table, eps folded into the tabulated function)
@@ -11,12 +11,12 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
-import { rhu } from '../integer-math.js';
+import type { AddPlan } from '../elementwise.js';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
 import { applyTablePlan, requirePlannedInput, type TablePlan } from './fixed-table-op.js';
 
-/** `acc = x·mx + m·mm` at `sAcc`: x − m by the bayes add/sub rule (march-semantics.md §1 "Elementwise"). */
+/** `acc = x·mx + m·mm` at `sAcc`: x − m by the march's add/sub plan (march-semantics.md §1 "Elementwise"). */
 export interface SubPlan {
   readonly mx: number;
   readonly mm: number;
@@ -24,19 +24,14 @@ export interface SubPlan {
 }
 
 /**
- * x − m with the bayes rule: the operand with the larger scale is shifted by
- * `sh = min(23 (qint8) or 15, floor(log2(32767·s_big/s_small)))`, the other multiplied by
- * `Q = sat(rhu(±s_small·2^sh/s_big), ±32767)`, `s_acc = s_big/2^sh`.
+ * The x − m step from a march's plan of `x - m` (an AddPlan), or null when the plan needs more than
+ * one multiplier per operand: a right shift, an operand negated with saturation, or an int32-saturated
+ * accumulator.
  */
-export function planSubBayes(sx: number, dx: QuantDType, sm: number, dm: QuantDType): SubPlan {
-  const fx = Math.fround(sx);
-  const fm = Math.fround(sm);
-  const xBig = fx >= fm;
-  const [sBig, sSmall, dBig] = xBig ? [fx, fm, dx] : [fm, fx, dm];
-  const sh = Math.min(dBig === 'qint8' ? 23 : 15, Math.floor(Math.log2((32767 * sBig) / sSmall)));
-  const raw = (sSmall * 2 ** sh) / sBig;
-  if (xBig) return { mx: 2 ** sh, mm: Math.max(-32767, rhu(-raw)), sAcc: sBig / 2 ** sh };
-  return { mx: Math.min(32767, rhu(raw)), mm: -(2 ** sh), sAcc: sBig / 2 ** sh };
+export function subPlanOf(plan: AddPlan): SubPlan | null {
+  const { a, b } = plan;
+  if (plan.saturate32 || a.negate || b.negate || a.shift < 0 || b.shift < 0) return null;
+  return { mx: a.m * 2 ** a.shift, mm: b.m * 2 ** b.shift, sAcc: plan.sAcc };
 }
 
 export interface FixedLayerNormConfig {

@@ -16,7 +16,7 @@ export interface FixedMinMaxConfig {
 }
 
 /**
- * bayes maximum / minimum [choice]: both operands requantized to the output scale and dtype, then
+ * maximum / minimum [choice]: both operands requantized to the output scale and dtype, then
  * the integer max / min (value preserving on the common grid). Broadcasts.
  */
 export class FixedMinMax extends Module {

@@ -4,6 +4,7 @@ import { DTypeError, InvalidArgumentError, normalizeAxes } from '@qtk/tensor';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { QTensor } from '../qtensor.js';
 import type { WindowPlanner } from './fixed-avg-pool.js';
+import { requantizePlanner } from '../requantize-planners.js';
 import { intStorage, qtensorOf } from './binary-operands.js';
 
 /**
@@ -14,15 +15,16 @@ export class FixedReduce extends Module {
   readonly kind: 'mean' | 'sum';
   readonly outScale: number;
   readonly outDtype: QuantDType;
-  private readonly planner: WindowPlanner;
+  readonly planner: WindowPlanner;
   private readonly plans = new Map<string, RequantizePlan>();
 
-  constructor(kind: 'mean' | 'sum', outScale: number, outDtype: QuantDType, planner: WindowPlanner) {
+  /** `planner`: the march's requantize planner, or the name it is registered under (requantizePlanners). */
+  constructor(kind: 'mean' | 'sum', outScale: number, outDtype: QuantDType, planner: string | WindowPlanner) {
     super();
     this.kind = kind;
     this.outScale = Math.fround(outScale);
     this.outDtype = outDtype;
-    this.planner = planner;
+    this.planner = typeof planner === 'string' ? requantizePlanner(planner) : planner;
   }
 
   forward(x: QTensor, axes?: number | readonly number[] | null, keepdim = false): QTensor {

@@ -1,4 +1,4 @@
-// Softmax on bayes as a composite (march-semantics.md §1), every intermediate int16 at the scale
+// Softmax as a composite (march-semantics.md §1), every intermediate int16 at the scale
 // its QAT fake-quant observed: d = x − max(x) (requantized s_x → s_d), e = exp table(d), S = Σe
 // (requantized s_e → s_s), r = reciprocal table(S), y = e·r (requantized s_e·s_r → s_out).
 import { Module } from '@qtk/nn';

@@ -1,5 +1,5 @@
 // A tabulated nonlinear function in fixed point (march-semantics.md §1 "Nonlinear functions"):
-// int8 inputs index a 256-entry table, int16 inputs (bayes) a segment table. One table, or one per
+// int8 inputs index a 256-entry table, int16 inputs a segment table. One table, or one per
 // channel (PReLU's per-channel slope).
 import { Module } from '@qtk/nn';
 import type { QuantDType, TableOptions } from '@qtk/spec';
@@ -16,7 +16,7 @@ export type TablePlan =
 
 /**
  * `T[i] = sat(rhu(f((i − 128)·s_in) / s_out), out)`: the spec's int8 table for qint8 output;
- * [choice] the same formula with int16 entries for qint16 output (bayes).
+ * [choice] the same formula with int16 entries for qint16 output.
  */
 export function buildLookupTable16(
   fn: NonlinearFunction,

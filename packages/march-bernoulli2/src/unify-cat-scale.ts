@@ -1,4 +1,5 @@
-// bernoulli2's optional graph pass (march-semantics.md §1, cat): the producers of a cat adopt the
+// bernoulli2's optional graph pass (march-semantics.md §1, cat), its `prepareConvert` hook in
+// bernoulli2UnifyCat: the producers of a cat adopt the
 // cat's output scale, so the fixed-point cat is a pure copy.
 import type { GraphModule, Node } from '@qtk/ir';
 

@@ -1,0 +1,104 @@
+// QAT forms of the composite ops (march-semantics.md §1 "Composite ops"): the float op decomposed
+// into the steps a march that runs it as a composite computes, each intermediate through its own
+// fake-quant (int16 where the march has it), so calibration and QAT observe the scales convert
+// needs. Their shape is the contract the composite rules read (SoftmaxQatForm, LayerNormQatForm).
+import { type LayerNorm, Module, type Softmax } from '@qtk/nn';
+import { add, exp, max, mean, mul, reciprocal, rsqrt, sub, sum, type Tensor } from '@qtk/tensor';
+
+import type { LayerNormQatForm, ObservedStep, SoftmaxQatForm } from '../composite-forms.js';
+
+/** The fake-quant of one intermediate: a module that observes the values it is called on. */
+export type QatStep = Module & ObservedStep & { forward(x: Tensor): Tensor };
+
+/** Makes the fake-quant of one intermediate (the module's activation qconfig at the intermediate dtype). */
+export type StepFakeQuant<F extends QatStep = QatStep> = () => F;
+
+/** Runs one step's fake-quant on `x`. */
+function observe(fq: QatStep, x: Tensor): Tensor {
+  return fq.call(x);
+}
+
+/** softmax = x − max(x) → exp → sum → reciprocal → mul; the output fake-quant is the QatModule's. */
+export class SoftmaxQat<F extends QatStep = QatStep> extends Module implements SoftmaxQatForm {
+  readonly composite = 'softmax' as const;
+  readonly dim: number;
+  readonly steps: {
+    readonly sub: F;
+    readonly exp: F;
+    readonly sum: F;
+    readonly reciprocal: F;
+  };
+
+  constructor(float: Softmax, step: StepFakeQuant<F>) {
+    super();
+    this.dim = float.dim;
+    this.steps = { sub: step(), exp: step(), sum: step(), reciprocal: step() };
+    for (const [k, m] of Object.entries(this.steps)) this.registerModule(`${k}_fake_quant`, m);
+  }
+
+  forward(x: Tensor): Tensor {
+    const s = this.steps;
+    // softmax is invariant to the shift: no gradient through the max
+    const d = observe(s.sub, sub(x, max(x, this.dim, true).detach()));
+    const e = observe(s.exp, exp(d));
+    const r = observe(s.reciprocal, reciprocal(observe(s.sum, sum(e, this.dim, true))));
+    return mul(e, r);
+  }
+
+  override extraRepr(): string {
+    return `dim=${this.dim}, composite`;
+  }
+}
+
+/** layernorm = mean → sub → square → mean → rsqrt(var + eps) → mul → × weight + bias; parameters are the float module's. */
+export class LayerNormQat<F extends QatStep = QatStep> extends Module implements LayerNormQatForm {
+  readonly composite = 'layer_norm' as const;
+  readonly float: LayerNorm;
+  readonly steps: {
+    readonly mean: F;
+    readonly sub: F;
+    readonly square: F;
+    readonly variance: F;
+    readonly rsqrt: F;
+    readonly normalized: F;
+  };
+
+  constructor(float: LayerNorm, step: StepFakeQuant<F>) {
+    super();
+    this.float = float;
+    this.registerModule('float', float);
+    this.steps = { mean: step(), sub: step(), square: step(), variance: step(), rsqrt: step(), normalized: step() };
+    for (const [k, m] of Object.entries(this.steps)) this.registerModule(`${k}_fake_quant`, m);
+  }
+
+  get normalizedShape(): readonly number[] {
+    return this.float.normalizedShape;
+  }
+  get eps(): number {
+    return this.float.eps;
+  }
+  get weight(): Tensor | null {
+    return this.float.weight;
+  }
+  get bias(): Tensor | null {
+    return this.float.bias;
+  }
+
+  forward(x: Tensor): Tensor {
+    const s = this.steps;
+    const k = this.float.normalizedShape.length;
+    const axes = Array.from({ length: k }, (_, i) => x.shape.length - k + i);
+    const m = observe(s.mean, mean(x, axes, true));
+    const c = observe(s.sub, sub(x, m));
+    const v = observe(s.variance, mean(observe(s.square, mul(c, c)), axes, true));
+    const r = observe(s.rsqrt, rsqrt(add(v, this.float.eps)));
+    let y = observe(s.normalized, mul(c, r));
+    if (this.float.weight) y = mul(y, this.float.weight);
+    if (this.float.bias) y = add(y, this.float.bias);
+    return y;
+  }
+
+  override extraRepr(): string {
+    return `[${this.float.normalizedShape}], eps=${this.float.eps}, composite`;
+  }
+}
