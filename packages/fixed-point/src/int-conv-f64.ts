@@ -3,7 +3,11 @@
 import type { TypedArray } from '@qtk/tensor';
 import { saturateInt32 } from './exact-sum.js';
 
-const lift3 = (a: readonly number[], fill: number) => [...new Array<number>(3 - a.length).fill(fill), ...a];
+/** Pads a 1-, 2- or 3-element geometry to three (leading `fill`s), as a tuple. */
+function lift3(a: readonly number[], fill: number): [number, number, number] {
+  const p = [...new Array<number>(3 - a.length).fill(fill), ...a];
+  return [p[0]!, p[1]!, p[2]!];
+}
 
 /** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
 export function convF64(
@@ -107,7 +111,8 @@ export function convTransposeF64(
                   for (let f = 0; f < kw; f++) {
                     const xo = xq * sw - pw + f * dw;
                     if (xo < 0 || xo >= ow) continue;
-                    acc[oBase + (zo * oh + yo) * ow + xo] += xval * wv[wBase + (a * kh + e) * kw + f]!;
+                    const o = oBase + (zo * oh + yo) * ow + xo;
+                    acc[o] = acc[o]! + xval * wv[wBase + (a * kh + e) * kw + f]!;
                   }
                 }
               }

@@ -110,9 +110,11 @@ function refConvT(x: Tensor, w: Tensor, o: Geo): { data: number[]; shape: number
                     const yo = y * s[1]! - p[1]! + b * d[1]!;
                     const xo = xi * s[2]! - p[2]! + c * d[2]!;
                     if (zo < 0 || zo >= OD || yo < 0 || yo >= OH || xo < 0 || xo >= OW) continue;
-                    acc[(((n * CO + g * COG + co) * OD + zo) * OH + yo) * OW + xo] +=
+                    const o = (((n * CO + g * COG + co) * OD + zo) * OH + yo) * OW + xo;
+                    acc[o] =
+                      acc[o]! +
                       xv[(((n * C + ci) * D + z) * H + y) * W + xi]! *
-                      wv[(((ci * COG + co) * KD + a) * KH + b) * KW + c]!;
+                        wv[(((ci * COG + co) * KD + a) * KH + b) * KW + c]!;
                   }
     }
   return { data: Array.from(acc, sat32), shape: [N, CO, ...out.slice(3 - r)] };

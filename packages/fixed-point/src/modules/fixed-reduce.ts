@@ -53,7 +53,7 @@ export class FixedReduce extends Module {
     const counter = new Array<number>(rank).fill(0);
     let o = 0;
     for (let i = 0; i < v.length; i++) {
-      acc[o] += v[i]!;
+      acc[o] = acc[o]! + v[i]!;
       for (let d = rank - 1; d >= 0; d--) {
         counter[d]!++;
         o += ostr[d]!;
