@@ -14,7 +14,7 @@ import {
   type QParams,
   type RoundingMode,
 } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, opOfModule } from '@qtk/tensor';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface LateConversionEnv {
@@ -90,10 +90,14 @@ export class LateConvertedModule extends Module {
     const qat = this.source instanceof QatModule ? this.source : null;
     const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
     const fq = qat?.activationPostProcess ?? (this.source instanceof FakeQuantize ? this.source : null);
+    const catalogOp = opOfModule(this.inner);
     const ctx: ConvertNodeContext = {
       march: march.id,
       node,
       module: this.inner,
+      op: catalogOp?.op ?? null,
+      attrs: catalogOp?.attrs ?? {},
+      fused: catalogOp?.fused ?? null,
       weight:
         w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
       qparamsOf: (n: Node) => inputs.get(n) ?? null,
