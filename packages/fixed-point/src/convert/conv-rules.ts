@@ -1,12 +1,12 @@
 import { FusedConvBase } from '@qtk/fusion';
 import type { Node } from '@qtk/ir';
-import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, type Module } from '@qtk/nn';
+import { ConvTranspose1d, ConvTranspose2d, Linear, type Module } from '@qtk/nn';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import { planSumin } from '../bias.js';
 import { rhu, roundReal, sat } from '../integer-math.js';
 import { FixedConv, type FixedConvKind } from '../modules/fixed-conv.js';
-import { isModule, opNameOf, type ConvertRule } from './march-converter.js';
+import { opNameOf, type ConvertRule } from './march-converter.js';
 
 type Layer = Module & { weight: Tensor; bias?: Tensor | null };
 
@@ -66,20 +66,15 @@ function inputScale(ctx: ConvertNodeContext, arg: unknown, what: string): QParam
   return q;
 }
 
-const CONV_CLASSES = [Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, FusedConvBase];
-
-function opsOf(layer: Module): string[] {
-  if (layer instanceof Linear) return ['Gemm'];
-  if (layer instanceof ConvTranspose1d || layer instanceof ConvTranspose2d) return ['ConvTranspose'];
-  return ['Conv'];
-}
-
-/** Conv / ConvTranspose / Linear (by `pick`), optionally fused with BN (folded), an add and ReLU / ReLU6. */
-function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRule {
+/**
+ * Conv / ConvTranspose / Linear modules (by their catalog op, a fused module's being its layer's),
+ * optionally fused with BN (folded), an add and ReLU / ReLU6.
+ */
+function convRuleFor(op: 'Conv' | 'ConvTranspose' | 'Gemm'): ConvertRule {
   return {
-    name: `conv:${ops[0]}`,
-    ops,
-    match: (ctx) => isModule(ctx, ...CONV_CLASSES) && pick(layerOf(ctx).layer),
+    name: `conv:${op}`,
+    ops: [op],
+    match: (ctx) => ctx.op === op && ctx.module !== null && ctx.node.method === undefined,
     attrs(ctx) {
       const { layer, fused } = layerOf(ctx);
       const spatial = layer instanceof Linear ? 0 : layer.weight.shape.length - 2;
@@ -158,7 +153,7 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
 
 /** The conv-family rules: Linear, ConvTranspose, Conv. */
 export const CONV_RULES: readonly ConvertRule[] = [
-  convRuleFor(['Gemm'], (l) => opsOf(l)[0] === 'Gemm'),
-  convRuleFor(['ConvTranspose'], (l) => opsOf(l)[0] === 'ConvTranspose'),
-  convRuleFor(['Conv'], (l) => opsOf(l)[0] === 'Conv'),
+  convRuleFor('Gemm'),
+  convRuleFor('ConvTranspose'),
+  convRuleFor('Conv'),
 ];
