@@ -234,7 +234,9 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       attrs: catalogOp?.attrs ?? {},
       fused: catalogOp?.fused ?? null,
       weight:
-        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+        w && qat?.weightFakeQuant
+          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
+          : null,
       qparamsOf: (arg: Node) => qparams.get(arg) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding,

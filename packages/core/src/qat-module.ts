@@ -15,7 +15,9 @@ const WEIGHTED: readonly [abstract new (...a: any[]) => Module, number][] = [
 ];
 
 /** The layer holding the weight of a conv-family or fused module, and its weight's channel axis; null otherwise. */
-export function weightedLayer(module: Module): { layer: Module & { weight: Tensor }; chAxis: number } | null {
+export function weightedLayer(
+  module: Module,
+): { layer: Module & { weight: Tensor; bias?: Tensor | null }; chAxis: number } | null {
   const layer = module instanceof FusedConvBase ? (module.conv as Module) : module;
   for (const [cls, chAxis] of WEIGHTED)
     if (layer instanceof cls) return { layer: layer as Module & { weight: Tensor }, chAxis };

@@ -99,7 +99,9 @@ export class LateConvertedModule extends Module {
       attrs: catalogOp?.attrs ?? {},
       fused: catalogOp?.fused ?? null,
       weight:
-        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+        w && qat?.weightFakeQuant
+          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
+          : null,
       qparamsOf: (n: Node) => inputs.get(n) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding: this.env.rounding,

@@ -109,8 +109,11 @@ export interface ConvertNodeContext {
    * into `weight` and the layer's bias.
    */
   readonly fused: FusedOp | null;
-  /** The QAT module's weight (BN already folded) and its fake-quant's qparams; null when there is none. */
-  readonly weight: { readonly value: Tensor; readonly qparams: QParams } | null;
+  /**
+   * The QAT module's weight (BN already folded) and its fake-quant's qparams, with the layer's float
+   * bias (BN folded too; null when the layer has none); null when there is no weight fake-quant.
+   */
+  readonly weight: { readonly value: Tensor; readonly qparams: QParams; readonly bias: Tensor | null } | null;
   /** The qparams of the quantized value a node argument carries in the converted model; null for a float value. */
   qparamsOf(arg: Node): QParams | null;
   /** The qparams of this node's activation fake-quant; null when it has none (pass-through ops, high-precision outputs). */
