@@ -1,6 +1,6 @@
 import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { setModuleCopyOnWrite } from '@qtk/fusion';
-import type { GraphModule, Node } from '@qtk/ir';
+import type { Node } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, type Module, QuantStub } from '@qtk/nn';
 import { opOfModule, opOfNode, QConfigError } from '@qtk/spec';
 import { checkQconfigForMarch } from './march.js';

@@ -75,8 +75,16 @@ const NN_MODULE_OPS: readonly ModuleImplementation[] = [
   impl({ cls: Softplus, op: 'Softplus', attrs: (m) => ({ beta: m.beta, threshold: m.threshold }) }),
   impl({ cls: Softmax, op: 'Softmax', attrs: (m) => ({ axis: m.dim }) }),
   impl({ cls: LogSoftmax, op: 'LogSoftmax', attrs: (m) => ({ axis: m.dim }) }),
-  impl({ cls: MaxPool2d, op: 'MaxPool', attrs: (m) => ({ kernelShape: m.kernelSize, stride: m.stride, padding: m.padding }) }),
-  impl({ cls: AvgPool2d, op: 'AveragePool', attrs: (m) => ({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding }) }),
+  impl({
+    cls: MaxPool2d,
+    op: 'MaxPool',
+    attrs: (m) => ({ kernelShape: m.kernelSize, stride: m.stride, padding: m.padding }),
+  }),
+  impl({
+    cls: AvgPool2d,
+    op: 'AveragePool',
+    attrs: (m) => ({ kernelSize: m.kernelSize, stride: m.stride, padding: m.padding }),
+  }),
   impl({ cls: AdaptiveAvgPool2d, op: 'AdaptiveAveragePool', attrs: (m) => ({ outputSize: m.outputSize }) }),
   // nn.Upsample keeps its input's scale (nearest moves integers); the `interpolate` function gets its own
   impl({ cls: Upsample, op: 'Resize', attrs: (m) => ({ mode: m.mode }), ownOutputScale: false }),

@@ -52,11 +52,12 @@ interface Implementation<S> {
   readonly ownOutputScale?: boolean;
 }
 
-type AnyClass = abstract new (...args: any[]) => object;
+type AnyClass = abstract new (...args: never[]) => object;
 
 /** A module class standing for an op (its subclasses too). */
+// biome-ignore lint/suspicious/noExplicitAny: a list of entries for different classes is typed ModuleImplementation[]
 export interface ModuleImplementation<M extends object = any> extends Implementation<M> {
-  readonly cls: abstract new (...args: any[]) => M;
+  readonly cls: abstract new (...args: never[]) => M;
   /** Ops of the module's own methods called from a graph (`FloatFunctional.add` → 'Add'). */
   readonly methods?: Readonly<Record<string, string>>;
   /** The parts of a fused module. */

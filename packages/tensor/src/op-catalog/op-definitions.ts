@@ -22,7 +22,12 @@ export interface OpDefinition {
 
 const CONV_ATTRS = ['spatialDims', 'kernelShape', 'stride', 'padding', 'dilation', 'groups'] as const;
 
-type Row = readonly [name: string, ownOutputScale: boolean, attributes?: readonly string[], roles?: readonly FusionRole[]];
+type Row = readonly [
+  name: string,
+  ownOutputScale: boolean,
+  attributes?: readonly string[],
+  roles?: readonly FusionRole[],
+];
 
 // [name, ownOutputScale, attributes, fusion roles]
 const ROWS: readonly Row[] = [
@@ -114,5 +119,10 @@ const ROWS: readonly Row[] = [
 
 /** Every op of the catalog, in a stable order (layers, arithmetic, nonlinear, reductions, pooling, data movement). */
 export const OP_DEFINITIONS: readonly OpDefinition[] = ROWS.map(([name, ownOutputScale, attributes = [], roles = []]) =>
-  Object.freeze({ name, ownOutputScale, attributes: Object.freeze([...attributes]), fusionRoles: Object.freeze([...roles]) }),
+  Object.freeze({
+    name,
+    ownOutputScale,
+    attributes: Object.freeze([...attributes]),
+    fusionRoles: Object.freeze([...roles]),
+  }),
 );

@@ -81,7 +81,11 @@ const CALLS: readonly Row[] = [
   ['maxPool2d', 'MaxPool'],
   ['avgPool2d', 'AveragePool', (call) => ({ kernelSize: arg(call, 1) })],
   ['adaptiveAvgPool2d', 'AdaptiveAveragePool'],
-  ['interpolate', 'Resize', (call) => ({ mode: modeOf((arg(call, 1) as { mode?: unknown } | undefined)?.mode, 'nearest') })],
+  [
+    'interpolate',
+    'Resize',
+    (call) => ({ mode: modeOf((arg(call, 1) as { mode?: unknown } | undefined)?.mode, 'nearest') }),
+  ],
   // the low-level resize keeps its input's scale (prepare never gave it a fake-quant of its own)
   ['resize', 'Resize', undefined, false],
   ['pad', 'Pad', (call) => ({ mode: modeOf(arg(call, 2), 'constant') })],
