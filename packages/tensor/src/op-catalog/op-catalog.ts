@@ -2,7 +2,7 @@
 // methods that implement each, registered by the package that owns them (@qtk/nn its module
 // classes, @qtk/tensor its functions and methods, @qtk/onnx the importer's functions, @qtk/fusion
 // its fused modules). Prepare, conversion, the CLI and third-party marches ask it what op a node is.
-import { UnknownOpError } from '../errors.js';
+import { RegistryError, UnknownOpError } from '../errors.js';
 import { Registry } from '../named-registry.js';
 import { closeNames } from './close-names.js';
 import { OP_DEFINITIONS, type OpDefinition } from './op-definitions.js';
@@ -42,7 +42,7 @@ export interface CallSite {
 }
 
 interface Implementation<S> {
-  /** The op, or a choice by the module / call (`onnx.reduce`'s kind); null: no catalog op for this one. */
+  /** The op, or a choice by the module / call (the importer's reduce: by its kind); null: no catalog op for this one. */
   readonly op: string | ((subject: S) => string | null);
   readonly attrs?: (subject: S) => Record<string, unknown>;
   /**
@@ -121,6 +121,12 @@ function checkStaticOp<S>(impl: Implementation<S>, who: string): void {
 export function registerModuleOp<M extends object>(impl: ModuleImplementation<M>): void {
   const taken = modules.get(impl.cls);
   if (taken === impl) return;
+  if (taken)
+    throw new RegistryError(
+      'module op',
+      impl.cls.name,
+      `module class ${impl.cls.name} already stands for an op in the op catalog; register each class once`,
+    );
   checkStaticOp(impl, `module ${impl.cls.name}`);
   for (const op of Object.values(impl.methods ?? {})) getOp(op, `module ${impl.cls.name}`);
   modules.set(impl.cls, impl as ModuleImplementation);
