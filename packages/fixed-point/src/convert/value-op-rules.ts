@@ -5,7 +5,7 @@ import type { InterpolateOptions } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { FixedResize } from '../modules/fixed-resize.js';
 import { FixedValueOp, type ValueOpOutput, type ValueOpTarget } from '../modules/fixed-value-op.js';
-import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
+import { isCall, isModule, isOp, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 
@@ -58,11 +58,6 @@ function outputOf(
   return { qparams: out, output: { scale: out.scale[0]!, dtype: out.dtype, plan } };
 }
 
-/** Matches a node whose catalog op (not a fused module's) is one of `ops`. */
-function isOp(ctx: ConvertNodeContext, ops: readonly string[]): boolean {
-  return ctx.op !== null && ctx.fused === null && ops.includes(ctx.op);
-}
-
 /**
  * A value op: `ops` are the capability-table ops in order of preference, `catalogOps` the catalog
  * ops of the nodes it converts (modules, functions, methods and the importer's functions alike).
@@ -81,7 +76,7 @@ function valueOpRule(
   return {
     name,
     ops,
-    match: (ctx) => isOp(ctx, catalogOps) || (calls.length > 0 && isCall(ctx, ...calls)),
+    match: (ctx) => isOp(ctx, ...catalogOps) || (calls.length > 0 && isCall(ctx, ...calls)),
     ...(extra.attrs ? { attrs: extra.attrs } : {}),
     build(ctx, env) {
       extra.check?.(ctx, env);
