@@ -31,6 +31,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   KernelNotFoundError: () => new tensor.KernelNotFoundError('op', []),
   AutogradError: () => new tensor.AutogradError('g'),
   RegistryError: () => new tensor.RegistryError('thing', 'k', 'm'),
+  UnknownOpError: () => new tensor.UnknownOpError('Foo', ['Floor'], 'here'),
   UnsupportedOpError: () => unsupported,
   QConfigError: () => new spec.QConfigError('q'),
   OptionsError: () => new spec.OptionsError('where', [{ path: 'a', message: 'b' }]),

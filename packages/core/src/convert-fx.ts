@@ -5,6 +5,7 @@ import { deepCopy, Module, QuantStub } from '@qtk/nn';
 import {
   marches,
   QConfigError,
+  opOfNode,
   QtkError,
   UnsupportedOpError,
   type ConvertedNode,
@@ -232,12 +233,18 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     const fqUser = users.length === 1 && isActivationFakeQuant(qatModel, users[0]!) ? users[0]! : null;
     const fq = qat?.activationPostProcess ?? (fqUser ? (moduleOf(fqUser) as FakeQuantize) : null);
     const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
+    const catalogOp = opOfNode(out, node, inner);
     const ctx: ConvertNodeContext = {
       march: march.id,
       node,
       module: inner,
+      op: catalogOp?.op ?? null,
+      attrs: catalogOp?.attrs ?? {},
+      fused: catalogOp?.fused ?? null,
       weight:
-        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+        w && qat?.weightFakeQuant
+          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
+          : null,
       qparamsOf: (arg: Node) => qparams.get(arg) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding,

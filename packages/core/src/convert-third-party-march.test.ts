@@ -1,16 +1,30 @@
 // A third-party march (the fixture package qtk-march-toy, written only against @qtk/spec and the
 // peer packages) registers itself and converts models through convertFx with no change to core.
 import { defaultQatQconfig } from '@qtk/fake-quant';
-import type { GraphModule } from '@qtk/ir';
-import { Conv2d, DeQuantStub, Linear, Module, QuantStub, ReLU, Sigmoid } from '@qtk/nn';
-import { marches } from '@qtk/spec';
+import { symbolicTrace, type GraphModule } from '@qtk/ir';
+import { fuseFx } from '@qtk/fusion';
+import {
+  BatchNorm1d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  FloatFunctional,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU,
+  Sigmoid,
+} from '@qtk/nn';
+import { marches, opOfModule } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToyLayer, ToyQuantize, ToyTensor, toyMarch } from 'qtk-march-toy';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConversionError, convertFx, resetMarch, setMarch } from './index.js';
-import { calibratedQat, thrownBy } from './testing/convert-harness.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ConversionError, convertFx, loadModelFile, QatModule, resetMarch, saveModelFile, setMarch } from './index.js';
+import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 class ConvNet extends Module {
   readonly quant = new QuantStub({ scale: 1 / 128 });
@@ -31,6 +45,42 @@ class MlpNet extends Module {
   readonly dequant = new DeQuantStub();
   forward(x: Tensor): Tensor {
     return this.dequant.call(this.fc2.call(this.relu.call(this.fc1.call(this.quant.call(x)))));
+  }
+}
+
+/** Conv → BN → ReLU → Conv (stride 2) → BN: fusion makes two fused conv modules (BN folded, one with a ReLU). */
+class FusedConvNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly conv1 = new Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
+  readonly bn1 = new BatchNorm2d(6);
+  readonly relu1 = new ReLU();
+  readonly conv2 = new Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
+  readonly bn2 = new BatchNorm2d(4);
+  readonly dequant = new DeQuantStub();
+  constructor() {
+    super();
+    setBatchNormStats([this.bn1, this.bn2], 30);
+  }
+  forward(x: Tensor): Tensor {
+    const y = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
+    return this.dequant.call(this.bn2.call(this.conv2.call(y)));
+  }
+}
+
+/** Linear → BN1d → ReLU → Linear: the first layer fuses with its BN and ReLU. */
+class FusedMlpNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly fc1 = new Linear(12, 16, { generator: new Generator(3) });
+  readonly bn = new BatchNorm1d(16);
+  readonly relu = new ReLU();
+  readonly fc2 = new Linear(16, 5, { generator: new Generator(4) });
+  readonly dequant = new DeQuantStub();
+  constructor() {
+    super();
+    setBatchNormStats([this.bn as unknown as BatchNorm2d], 40);
+  }
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.fc2.call(this.relu.call(this.bn.call(this.fc1.call(this.quant.call(x))))));
   }
 }
 
@@ -55,6 +105,33 @@ function outputStep(gm: GraphModule, layer: string): number {
     activationPostProcess: { calculateQparams(): { scale: Float32Array } };
   };
   return m.activationPostProcess.calculateQparams().scale[0]!;
+}
+
+function fusedPrepared(model: Module, shape: number[]): GraphModule {
+  return calibratedQat(
+    model.eval(),
+    { global: defaultQatQconfig },
+    [0, 1, 2].map((s) => uniform(shape, 10 + s)),
+  );
+}
+
+/** Every output of `fx` within one output step of the fake-quant `gm` (most exactly equal), over three inputs. */
+function expectWithinOneStep(gm: GraphModule, fx: GraphModule, shape: readonly number[], step: number): void {
+  let exact = 0;
+  let total = 0;
+  for (const seed of [20, 21, 22]) {
+    const x = uniform([...shape], seed);
+    const fake = run(gm, x);
+    const fixed = run(fx, x);
+    expect(fixed.length).toBe(fake.length);
+    for (let i = 0; i < fake.length; i++) {
+      const d = Math.abs(fake[i]! - fixed[i]!);
+      expect(d).toBeLessThanOrEqual(step * 1.0001);
+      if (d < step / 2) exact++;
+      total++;
+    }
+  }
+  expect(exact / total).toBeGreaterThan(0.9);
 }
 
 const run = (m: GraphModule, x: Tensor) => Float32Array.from((noGrad(() => m.call(x)) as Tensor).values());
@@ -128,5 +205,87 @@ describe('a third-party march (qtk-march-toy)', () => {
     expect(failures[0]!.message).toMatch(/groups/);
     expect(failures[1]!.message).toMatch(/not in the toy capability table/);
     expect((err as Error).message).toMatch(/march 'toy' cannot convert 2 node\(s\)/);
+  });
+
+  describe('fused models, converted from ctx.op / ctx.attrs / ctx.fused only', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qtk-toy-march-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it.each([
+      // a fused module takes the path of the pattern's last module
+      ['Conv2d + BN + ReLU, Conv2d + BN', () => new FusedConvNet(), [4, 2, 6, 6], 'relu1', ['Conv', 'Relu'], 'bn2'],
+      ['Linear + BN1d + ReLU, Linear', () => new FusedMlpNet(), [6, 12], 'relu', ['Gemm', 'Relu'], 'fc2'],
+    ] as const)(
+      '%s: converts within 1 output step of fake-quant, saves, and loads bit-identical',
+      async (_, make, shape, fusedLayer, parts, last) => {
+        setMarch('toy');
+        const gm = fusedPrepared(make(), [...shape]);
+        // the QAT model holds a fused module the toy has never heard of; the catalog describes it
+        const qat = gm.getSubmodule(fusedLayer);
+        expect(qat).toBeInstanceOf(QatModule);
+        const fused = opOfModule((qat as QatModule).module)!.fused!;
+        expect(fused.parts).toEqual(parts);
+        expect(fused.add).toBeNull();
+        expect(fused.activation).toEqual({ op: 'Relu', attrs: {} });
+
+        const fx = convertFx(gm, { march: 'toy' });
+        const layer = fx.getSubmodule(fusedLayer);
+        expect(layer).toBeInstanceOf(ToyLayer);
+        expect((layer as ToyLayer).config.relu).toBe(true);
+        const lastLayer = fx.getSubmodule(last) as ToyLayer;
+        expect(lastLayer).toBeInstanceOf(ToyLayer);
+        expect(lastLayer.config.relu).toBe(false);
+        expectWithinOneStep(gm, fx, shape, outputStep(gm, last));
+
+        // saved with QTK's model file (the toy's codecs are registered by its import), loaded back
+        const path = join(dir, `${fusedLayer}.qtkm`);
+        await saveModelFile(fx, path); // convertFx recorded kind and march
+        const loaded = await loadModelFile(path);
+        expect([loaded.kind, loaded.march]).toEqual(['fixed-point', 'toy']);
+        const again = loaded.model.getSubmodule(fusedLayer) as ToyLayer;
+        expect(again).toBeInstanceOf(ToyLayer);
+        expect(again.config).toEqual((layer as ToyLayer).config);
+        expect(again.weight.values()).toEqual((layer as ToyLayer).weight.values());
+        expect(again.bias.values()).toEqual((layer as ToyLayer).bias.values());
+        for (const seed of [23, 24]) {
+          const x = uniform([...shape], seed);
+          expect(run(loaded.model, x)).toEqual(run(fx, x));
+        }
+        expectWithinOneStep(gm, loaded.model, shape, outputStep(gm, last));
+      },
+    );
+
+    it('rejects a fused add its table does not let a layer absorb, naming the part', () => {
+      class ConvAdd extends Module {
+        readonly quant = new QuantStub({ scale: 1 / 128 });
+        readonly conv = new Conv2d(2, 2, 3, { padding: 1, generator: new Generator(6) });
+        readonly add = new FloatFunctional();
+        readonly relu = new ReLU();
+        readonly dequant = new DeQuantStub();
+        forward(x: Tensor): Tensor {
+          const q = this.quant.call(x);
+          return this.dequant.call(this.relu.call(this.add.add(this.conv.call(q), q)));
+        }
+      }
+      setMarch('toy');
+      // prepared for the toy, fusion keeps what its table's (absent) fusable lists: the add stays an Add
+      const unfused = thrownBy(() => convertFx(fusedPrepared(new ConvAdd(), [2, 2, 4, 4]), { march: 'toy' }));
+      expect(unfused).toBeInstanceOf(ConversionError);
+      expect((unfused as ConversionError).failures.map((f) => [f.node, f.op])).toEqual([['add_add', 'Add']]);
+      // fused for a march that absorbs adds, then prepared for the toy: the toy itself refuses the part
+      const fusedElsewhere = fuseFx(symbolicTrace(new ConvAdd().eval()), { march: 'bayes' });
+      const gm = calibratedQat(
+        fusedElsewhere,
+        { global: defaultQatQconfig },
+        [0, 1, 2].map((s) => uniform([2, 2, 4, 4], 10 + s)),
+        { prepare: { march: 'toy', fuse: false } },
+      );
+      const err = thrownBy(() => convertFx(gm, { march: 'toy' }));
+      expect(err).toBeInstanceOf(ConversionError);
+      const failures = (err as ConversionError).failures;
+      // conv + add + relu fused into one module at the add's path
+      expect(failures.map((f) => [f.node, f.op])).toEqual([['add', 'Conv']]);
+      expect(failures[0]!.reason).toBe('Add cannot be fused into Conv on the toy march');
+    });
   });
 });

@@ -3,7 +3,6 @@ export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-d
 export { QatModule, weightedLayer } from './qat-module.js';
 export type { PrepareContext, PreparePass } from './prepare-context.js';
 export {
-  REQUANTIZING_FUNCTIONS,
   swapQatModulesPass,
   swapWrappedModulesPass,
   qatReplacementFor,

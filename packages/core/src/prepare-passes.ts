@@ -1,102 +1,14 @@
 import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { setModuleCopyOnWrite } from '@qtk/fusion';
 import type { Node } from '@qtk/ir';
-import {
-  AdaptiveAvgPool2d,
-  AvgPool2d,
-  DeQuantStub,
-  ELU,
-  FloatFunctional,
-  GELU,
-  Hardsigmoid,
-  Hardswish,
-  LayerNorm,
-  LeakyReLU,
-  type Module,
-  PReLU,
-  QuantStub,
-  SiLU,
-  Sigmoid,
-  Softmax,
-  Softplus,
-  Tanh,
-} from '@qtk/nn';
-import { QConfigError } from '@qtk/spec';
+import { DeQuantStub, FloatFunctional, type Module, QuantStub } from '@qtk/nn';
+import { opOfModule, opOfNode, QConfigError } from '@qtk/spec';
 import { compositeQatForm } from '@qtk/fixed-point';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
 import { moduleOf, pathOf, qconfigOf } from './qconfig-of.js';
 import { modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 import type { PrepareContext } from './prepare-context.js';
-
-/** Functions / tensor methods whose output is a new value that needs its own activation scale. */
-export const REQUANTIZING_FUNCTIONS: ReadonlySet<string> = new Set([
-  // traced names (tensor/src/traceable-ops.ts) and tensor methods
-  'add',
-  'sub',
-  'mul',
-  'div',
-  'cat',
-  'matmul',
-  'mean',
-  'sum',
-  'sigmoid',
-  'tanh',
-  'softmax',
-  'exp',
-  'log',
-  'sqrt',
-  'rsqrt',
-  'reciprocal',
-  'pow',
-  'avgPool2d',
-  'adaptiveAvgPool2d',
-  'interpolate',
-  'gelu',
-  'silu',
-  'hardsigmoid',
-  'hardswish',
-  'softplus',
-  'elu',
-  'leakyRelu',
-  'prelu',
-  'layerNorm',
-  'linear',
-  'conv1d',
-  'conv2d',
-  'conv3d',
-  'convTranspose1d',
-  'convTranspose2d',
-  'batchNorm',
-  'maximum',
-  'minimum',
-  // functions importOnnx emits (onnx/src/onnx-functions.ts)
-  'onnx.concat',
-  'onnx.reduce',
-  'onnx.softmaxCoerced',
-  'onnx.avgPoolExcludePad',
-  'onnx.hardSigmoid',
-  'onnx.prelu',
-]);
-
-/** Modules (not conv-like) whose output needs its own activation scale. */
-// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
-const REQUANTIZING_MODULES: readonly (abstract new (...a: any[]) => Module)[] = [
-  Sigmoid,
-  Tanh,
-  SiLU,
-  GELU,
-  Hardsigmoid,
-  Hardswish,
-  Softmax,
-  AvgPool2d,
-  AdaptiveAvgPool2d,
-  LayerNorm,
-  ELU,
-  LeakyReLU,
-  Softplus,
-  PReLU,
-];
 
 /** A fake-quant from a qconfig factory; its errors become QConfigErrors naming `module`. */
 export function createFakeQuant(
@@ -154,7 +66,8 @@ export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConf
         : {},
     );
     replacement = new QatModule(module, wfq, createFakeQuant(qc.activation, path));
-  } else if (REQUANTIZING_MODULES.some((cls) => module instanceof cls)) {
+  } else if (opOfModule(module)?.ownOutputScale) {
+    // sigmoid, pooling, softmax, ...: the op catalog says the output is a new value
     const act = createFakeQuant(qc.activation, path);
     if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc, path) ?? module, null, act);
   }
@@ -191,11 +104,10 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
   const { gm } = ctx;
   const graph = gm.graph;
   for (const node of [...graph.nodes]) {
-    let requant = false;
-    if (node.op === 'call_function' || node.op === 'call_method') requant = REQUANTIZING_FUNCTIONS.has(node.target);
-    else if (node.op === 'call_module' && node.method !== undefined && moduleOf(gm, node) instanceof FloatFunctional)
-      requant = true;
-    if (!requant) continue;
+    // functions, tensor methods and FloatFunctional methods whose op takes its own output scale
+    const functional = node.op === 'call_function' || node.op === 'call_method';
+    if (!functional && !(node.op === 'call_module' && node.method !== undefined)) continue;
+    if (!opOfNode(gm, node)?.ownOutputScale) continue;
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc?.activation) continue;
     const fq = createFakeQuant(qc.activation, `${path || '<root>'} (${node.name})`)!;

@@ -1,26 +1,21 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
 import { FusedConvBase } from '@qtk/fusion';
 import { registerLeafModule } from '@qtk/ir';
-import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
-import type { Tensor } from '@qtk/tensor';
+import { Module } from '@qtk/nn';
+import { opOfModule, type Tensor } from '@qtk/tensor';
 
-/** Layers whose weight gets a fake-quant (with the per-channel axis of their weight layout). */
-// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
-const WEIGHTED: readonly [abstract new (...a: any[]) => Module, number][] = [
-  [Conv1d, 0],
-  [Conv2d, 0],
-  [Conv3d, 0],
-  [Linear, 0],
-  [ConvTranspose1d, 1],
-  [ConvTranspose2d, 1],
-];
-
-/** The layer holding the weight of a conv-family or fused module, and its weight's channel axis; null otherwise. */
-export function weightedLayer(module: Module): { layer: Module & { weight: Tensor }; chAxis: number } | null {
+/**
+ * The layer holding the weight of a conv-family or fused module (a module whose op in the op
+ * catalog is Conv, ConvTranspose or Gemm), and its weight's channel axis (1 for ConvTranspose's
+ * [in, out / groups, ...] layout, else 0); null otherwise.
+ */
+export function weightedLayer(
+  module: Module,
+): { layer: Module & { weight: Tensor; bias?: Tensor | null }; chAxis: number } | null {
   const layer = module instanceof FusedConvBase ? (module.conv as Module) : module;
-  for (const [cls, chAxis] of WEIGHTED)
-    if (layer instanceof cls) return { layer: layer as Module & { weight: Tensor }, chAxis };
-  return null;
+  const op = opOfModule(layer)?.op;
+  if (op !== 'Conv' && op !== 'ConvTranspose' && op !== 'Gemm') return null;
+  return { layer: layer as Module & { weight: Tensor }, chAxis: op === 'ConvTranspose' ? 1 : 0 };
 }
 
 /**

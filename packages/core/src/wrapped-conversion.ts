@@ -15,7 +15,7 @@ import {
   type QParams,
   type RoundingMode,
 } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, opOfModule } from '@qtk/tensor';
 import { QatModule, weightedLayer } from './qat-module.js';
 
 export interface LateConversionEnv {
@@ -91,12 +91,18 @@ export class LateConvertedModule extends Module {
     const qat = this.source instanceof QatModule ? this.source : null;
     const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
     const fq = qat?.activationPostProcess ?? (this.source instanceof FakeQuantize ? this.source : null);
+    const catalogOp = opOfModule(this.inner);
     const ctx: ConvertNodeContext = {
       march: march.id,
       node,
       module: this.inner,
+      op: catalogOp?.op ?? null,
+      attrs: catalogOp?.attrs ?? {},
+      fused: catalogOp?.fused ?? null,
       weight:
-        w && qat?.weightFakeQuant ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams() } : null,
+        w && qat?.weightFakeQuant
+          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
+          : null,
       qparamsOf: (n: Node) => inputs.get(n) ?? null,
       outputQparams: fq ? fq.calculateQparams() : null,
       rounding: this.env.rounding,

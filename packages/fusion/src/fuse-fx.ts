@@ -17,6 +17,7 @@ import { Identity, Module } from '@qtk/nn';
 import { fusionPatterns, resolveMarchOption, type FusionPatternV1, type MarchBackendV1 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { FusedConvBase, registerFusedModules } from './fused-modules.js';
+import { registerFusedOps } from './fused-ops.js';
 import { defaultFusionPatterns, referencedElsewhere } from './fusion-patterns.js';
 import { moduleizeFunctionalOps } from './functional-modules.js';
 import { forMarch } from './march-fusions.js';
@@ -111,6 +112,7 @@ let defaultsRegistered = false;
 export function registerDefaultFusions(): void {
   if (defaultsRegistered) return;
   registerFusedModules();
+  registerFusedOps();
   for (const p of defaultFusionPatterns) fusionPatterns.register(p);
   defaultsRegistered = true;
 }

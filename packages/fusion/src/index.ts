@@ -32,6 +32,7 @@ export {
   type FusedActivation,
   type FusedOptions,
 } from './fused-modules.js';
+export { registerFusedOps } from './fused-ops.js';
 export {
   absorbBatchNorm,
   bnAbsorptionProblem,

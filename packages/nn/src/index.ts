@@ -153,3 +153,6 @@ export {
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
 export { SyncBatchNorm } from './layers/sync-batch-norm.js';
 export type { BatchNormNd } from './layers/normalization.js';
+
+// registers the module classes above in the op catalog
+import './nn-ops.js';

@@ -1,6 +1,6 @@
-import { QtkError, RegistryError } from '@qtk/tensor';
+import { QtkError, RegistryError, UnknownOpError } from '@qtk/tensor';
 
-export { QtkError, RegistryError };
+export { QtkError, RegistryError, UnknownOpError };
 
 /** An op the chosen march cannot run (and hybrid mode does not keep on the CPU). */
 export class UnsupportedOpError extends QtkError {

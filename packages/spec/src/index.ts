@@ -3,6 +3,7 @@ export {
   UnsupportedOpError,
   QConfigError,
   RegistryError,
+  UnknownOpError,
   OptionsError,
   StateVersionError,
   PluginContractError,
@@ -24,6 +25,29 @@ export {
   type QuantRange,
 } from './quant-dtype.js';
 export { Registry, type RegistryOptions } from '@qtk/tensor';
+// the op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules
+export {
+  defineOp,
+  getOp,
+  hasOp,
+  implementationsOf,
+  listOps,
+  opOfFunction,
+  opOfMethod,
+  opOfModule,
+  registerFunctionOp,
+  registerMethodOp,
+  registerModuleOp,
+  type CallImplementation,
+  type CallSite,
+  type FusedOp,
+  type FusionRole,
+  type ModuleImplementation,
+  type OpDefinition,
+  type OpMatch,
+} from '@qtk/tensor';
+export { opOfNode } from './op-of-node.js';
+export { checkTableOps } from './capability-ops.js';
 export {
   QSCHEMES,
   observerBaseShape,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { OptionsError, QConfigError, UnsupportedOpError } from './errors.js';
+import { OptionsError, QConfigError, UnknownOpError, UnsupportedOpError } from './errors.js';
 import { assertActivationDtype, checkOpSupport, defineCapabilities, type MarchBackendV1 } from './march-backend.js';
 import { observerBaseOptionsSchema } from './observer.js';
 import { parseOptions } from './options.js';
+import { marches } from './registries.js';
 
 const table = defineCapabilities({
   version: 1,
@@ -48,6 +49,36 @@ describe('capability tables', () => {
         ops: [],
       }),
     ).toThrow(/activationDtypes\.0/);
+  });
+  it('a table naming an op the op catalog does not know fails at definition, naming the op and close ones', () => {
+    const define = (op: string) => () =>
+      defineCapabilities({
+        version: 1,
+        activationDtypes: ['qint8'],
+        weightDtypes: ['qint8'],
+        weightPerChannel: true,
+        ops: [{ op: 'Conv' }, { op }],
+      });
+    let thrown: unknown = null;
+    try {
+      define('Sigmiod')();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(UnknownOpError.isInstance(thrown)).toBe(true);
+    expect((thrown as UnknownOpError).op).toBe('Sigmiod');
+    expect((thrown as UnknownOpError).suggestions).toContain('Sigmoid');
+    expect((thrown as Error).message).toMatch(
+      /^capability table: op 'Sigmiod' is not in QTK's op catalog \(close names: Sigmoid/,
+    );
+    expect(define('ReLU')).toThrow(/close names: Relu\b/);
+    expect(define('MaxPool2d')).toThrow(/close names: MaxPool\b/);
+    // a table built without defineCapabilities is checked when the march registers
+    const raw = { ...table, ops: [...table.ops, { op: 'Conv2d', constraints: [] }] };
+    expect(() => marches.register({ apiVersion: 1, id: 'catalog-test', capabilities: raw, hooks: {} })).toThrow(
+      /march 'catalog-test': capability table: op 'Conv2d' is not in QTK's op catalog \(close names: Conv\b/,
+    );
+    expect(marches.has('catalog-test')).toBe(false);
   });
   it('activation dtype checks name the module', () => {
     expect(() => assertActivationDtype(march, 'qint16', 'backbone.conv1')).toThrow(QConfigError);

@@ -1,7 +1,8 @@
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import type { Tensor } from '@qtk/tensor';
+import type { FusedOp, Tensor } from '@qtk/tensor';
 import { z } from 'zod';
+import { checkTableOps } from './capability-ops.js';
 import { QConfigError } from './errors.js';
 import { parseOptions } from './options.js';
 import type { QParams } from './observer.js';
@@ -94,8 +95,25 @@ export interface ConvertNodeContext {
    * and tensor methods (`node.target` names them, `node.args` holds the constant arguments).
    */
   readonly module: Module | null;
-  /** The QAT module's weight (BN already folded) and its fake-quant's qparams; null when there is none. */
-  readonly weight: { readonly value: Tensor; readonly qparams: QParams } | null;
+  /**
+   * The node's op in QTK's op catalog ('Conv', 'Gemm', 'Relu', 'Add', ...), as a capability table
+   * names it; for a fused module its layer's op. Null when the catalog has none (QuantStub,
+   * DeQuantStub, composite QAT forms, user modules).
+   */
+  readonly op: string | null;
+  /** The op's attributes as the catalog reports them (a Conv: spatialDims, kernelShape, stride, padding, dilation, groups). */
+  readonly attrs: Readonly<Record<string, unknown>>;
+  /**
+   * A fused conv module's parts: the layer's op and attributes, the add (which node argument is
+   * the addend) and the activation; null for every other node. BatchNormalization is already folded
+   * into `weight` and the layer's bias.
+   */
+  readonly fused: FusedOp | null;
+  /**
+   * The QAT module's weight (BN already folded) and its fake-quant's qparams, with the layer's float
+   * bias (BN folded too; null when the layer has none); null when there is no weight fake-quant.
+   */
+  readonly weight: { readonly value: Tensor; readonly qparams: QParams; readonly bias: Tensor | null } | null;
   /** The qparams of the quantized value a node argument carries in the converted model; null for a float value. */
   qparamsOf(arg: Node): QParams | null;
   /** The qparams of this node's activation fake-quant; null when it has none (pass-through ops, high-precision outputs). */
@@ -245,7 +263,12 @@ export function assertActivationDtype(march: MarchBackendV1, dtype: QuantDType, 
   }
 }
 
-/** Validates a march's capability table (OptionsError with the zod path) and returns the parsed table. */
+/**
+ * Validates a march's capability table (OptionsError with the zod path) and returns the parsed
+ * table; an op the op catalog does not know throws UnknownOpError naming close ops.
+ */
 export function defineCapabilities(table: CapabilityTableInput): CapabilityTable {
-  return parseOptions(capabilityTableSchema, table, 'capability table');
+  const parsed = parseOptions(capabilityTableSchema, table, 'capability table');
+  checkTableOps(parsed.ops, 'capability table');
+  return parsed;
 }

@@ -1,3 +1,4 @@
+import { checkTableOps } from './capability-ops.js';
 import { PluginContractError } from './errors.js';
 import type { FakeQuantFactoryV1 } from './fake-quant.js';
 import type { FusionPatternV1 } from './fusion-pattern.js';
@@ -55,6 +56,7 @@ export const marches = new Registry<MarchBackendV1>('march', {
         { cause: r.error },
       );
     }
+    checkTableOps(r.data.ops, `march '${m.id}': capability table`);
     if (!m.hooks || typeof m.hooks !== 'object')
       throw new PluginContractError(`march '${m.id}': hooks must be an object (may be empty)`);
     for (const k of ['prepareRewrites', 'preparePasses'] as const) {

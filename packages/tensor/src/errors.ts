@@ -98,3 +98,21 @@ export class RegistryError extends QtkError {
     this.key = key;
   }
 }
+
+/** An op name the op catalog does not know (a capability table, a registration); names close ones. */
+export class UnknownOpError extends QtkError {
+  static readonly code = 'E_UNKNOWN_OP';
+  readonly op: string;
+  /** Catalog op names close to `op` (edit distance or case), best first. */
+  readonly suggestions: readonly string[];
+  constructor(op: string, suggestions: readonly string[], where: string) {
+    super(
+      'E_UNKNOWN_OP',
+      `${where}: op '${op}' is not in QTK's op catalog` +
+        (suggestions.length ? ` (close names: ${suggestions.join(', ')})` : '') +
+        '; ops are named as in ONNX (listOps() lists them), or add a new op with defineOp() before naming it',
+    );
+    this.op = op;
+    this.suggestions = suggestions;
+  }
+}

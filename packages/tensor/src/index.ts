@@ -6,8 +6,30 @@ export {
   KernelNotFoundError,
   AutogradError,
   RegistryError,
+  UnknownOpError,
 } from './errors.js';
 export { Registry, type RegistryOptions } from './named-registry.js';
+export { OP_DEFINITIONS, type FusionRole, type OpDefinition } from './op-catalog/op-definitions.js';
+export {
+  defineOp,
+  getOp,
+  hasOp,
+  implementationsOf,
+  listOps,
+  opOfFunction,
+  opOfMethod,
+  opOfModule,
+  registerFunctionOp,
+  registerMethodOp,
+  registerModuleOp,
+  type CallImplementation,
+  type CallSite,
+  type FusedOp,
+  type ModuleImplementation,
+  type OpMatch,
+} from './op-catalog/op-catalog.js';
+export { closeNames } from './op-catalog/close-names.js';
+import './op-catalog/tensor-ops.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {
   type Shape,

@@ -1,24 +1,24 @@
-import { FusedConvBase } from '@qtk/fusion';
 import type { Node } from '@qtk/ir';
-import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, type Module } from '@qtk/nn';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import { planSumin } from '../bias.js';
 import { rhu, roundReal, sat } from '../integer-math.js';
 import { FixedConv, type FixedConvKind } from '../modules/fixed-conv.js';
-import { isModule, opNameOf, type ConvertRule } from './march-converter.js';
+import { opNameOf, type ConvertRule } from './march-converter.js';
 
-type Layer = Module & { weight: Tensor; bias?: Tensor | null };
+type ConvOp = 'Conv' | 'ConvTranspose' | 'Gemm';
 
-function layerOf(ctx: ConvertNodeContext): { layer: Layer; fused: FusedConvBase | null } {
-  const m = ctx.module!;
-  return m instanceof FusedConvBase ? { layer: m.conv as Layer, fused: m } : { layer: m as Layer, fused: null };
-}
+const KINDS: Readonly<Record<ConvOp, FixedConvKind>> = {
+  Conv: 'conv',
+  ConvTranspose: 'conv_transpose',
+  Gemm: 'linear',
+};
 
-function kindOf(layer: Module): FixedConvKind {
-  if (layer instanceof Linear) return 'linear';
-  if (layer instanceof ConvTranspose1d || layer instanceof ConvTranspose2d) return 'conv_transpose';
-  return 'conv';
+/** What a fused module adds to its layer (from ctx.fused): the add, and ReLU / ReLU6 (a Clip to [0, 6]). */
+function fusionOf(ctx: ConvertNodeContext): { withAdd: boolean; activation: 'relu' | 'relu6' | null } {
+  const f = ctx.fused;
+  const act = f?.activation?.op;
+  return { withAdd: f?.add != null, activation: act === 'Relu' ? 'relu' : act === 'Clip' ? 'relu6' : null };
 }
 
 /** Weights to int8 per output channel: `w_q = sat(R(w / s_w[c]), qint8)` (axis 0, or 1 for conv-transpose). */
@@ -66,61 +66,58 @@ function inputScale(ctx: ConvertNodeContext, arg: unknown, what: string): QParam
   return q;
 }
 
-const CONV_CLASSES = [Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Linear, FusedConvBase];
-
-function opsOf(layer: Module): string[] {
-  if (layer instanceof Linear) return ['Gemm'];
-  if (layer instanceof ConvTranspose1d || layer instanceof ConvTranspose2d) return ['ConvTranspose'];
-  return ['Conv'];
-}
-
-/** Conv / ConvTranspose / Linear (by `pick`), optionally fused with BN (folded), an add and ReLU / ReLU6. */
-function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRule {
+/**
+ * Conv / ConvTranspose / Linear modules (by their catalog op, a fused module's being its layer's),
+ * optionally fused with BN (folded), an add and ReLU / ReLU6.
+ */
+function convRuleFor(op: ConvOp): ConvertRule {
   return {
-    name: `conv:${ops[0]}`,
-    ops,
-    match: (ctx) => isModule(ctx, ...CONV_CLASSES) && pick(layerOf(ctx).layer),
+    name: `conv:${op}`,
+    ops: [op],
+    match: (ctx) => ctx.op === op && ctx.module !== null && ctx.node.method === undefined,
     attrs(ctx) {
-      const { layer, fused } = layerOf(ctx);
-      const spatial = layer instanceof Linear ? 0 : layer.weight.shape.length - 2;
-      const a: Record<string, unknown> = { spatialDims: spatial };
-      if (fused?.withAdd) a.fusedAdd = true;
-      if (fused?.activation) a.fusedActivation = fused.activation;
+      const fused = fusionOf(ctx);
+      const a: Record<string, unknown> = { spatialDims: op === 'Gemm' ? 0 : ctx.attrs.spatialDims };
+      if (fused.withAdd) a.fusedAdd = true;
+      if (fused.activation) a.fusedActivation = fused.activation;
       return a;
     },
     build(ctx, env) {
-      const { layer, fused } = layerOf(ctx);
+      const fused = fusionOf(ctx);
       const fail = (reason: string) =>
         new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
       const cap = env.table.ops.find((o) => o.op === env.op)!;
-      if (fused?.withAdd && !(cap.fusable ?? []).includes('Add'))
+      if (fused.withAdd && !(cap.fusable ?? []).includes('Add'))
         throw fail(`${env.op} cannot be fused with an add on this march`);
-      if (fused?.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Relu6')) {
+      if (fused.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Relu6')) {
         throw fail(`${env.op} cannot be fused with ${fused.activation} on this march`);
       }
       if (!ctx.weight) throw fail('it has no weight fake-quant (prepare it with a qconfig that quantizes weights)');
-      const kind = kindOf(layer);
+      const kind = KINDS[op];
       const chAxis = kind === 'conv_transpose' ? 1 : 0;
       const wq = quantizeWeight(ctx.weight.value, ctx.weight.qparams, chAxis, ctx.rounding);
       const sx = Math.fround(inputScale(ctx, ctx.node.args[0], 'input').scale[0]!);
       const sw = ctx.weight.qparams.scale;
-      const groups = (layer as unknown as { groups?: number }).groups ?? 1;
+      // the layer's geometry, as the op catalog reports it (a fused module's is its layer's)
+      const l = ctx.attrs as {
+        stride?: number[];
+        padding?: number[];
+        dilation?: number[];
+        groups?: number;
+        outputPadding?: number[];
+      };
+      const groups = l.groups ?? 1;
       const outChannels = kind === 'conv_transpose' ? wq.shape[1]! * groups : wq.shape[0]!;
       const sAcc = new Float64Array(outChannels);
       for (let c = 0; c < outChannels; c++) sAcc[c] = sx * Math.fround(sw[sw.length === 1 ? 0 : c]!);
-      const bias = layer.bias ? env.numerics.quantizeBias(layer.bias.values(), sAcc, ctx.rounding) : null;
-      const sumin = fused?.withAdd
+      const b = ctx.weight.bias;
+      const bias = b ? env.numerics.quantizeBias(b.values(), sAcc, ctx.rounding) : null;
+      const sumin = fused.withAdd
         ? planSumin(Math.fround(inputScale(ctx, ctx.node.args[1], 'added input').scale[0]!), sAcc)
         : null;
       const out = ctx.outputQparams;
       if (!out && !env.table.highPrecisionOutputDtypes.includes('qint32'))
         throw fail('it has no output fake-quant and the march has no int32 high-precision output');
-      const l = layer as unknown as {
-        stride?: number[];
-        padding?: number[];
-        dilation?: number[];
-        outputPadding?: number[];
-      };
       const attrs =
         kind === 'linear'
           ? {}
@@ -140,7 +137,7 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
         sumin,
         requant: out ? env.numerics.requantize(sAcc, sOut, out.dtype, ctx.warn) : null,
         outScale: out ? Float32Array.of(sOut) : Float32Array.from(sAcc),
-        activation: fused?.activation ?? null,
+        activation: fused.activation,
         relu6Max: out ? rhu(6 / sOut) : Infinity,
       });
       const outputQparams: QParams = out ?? {
@@ -158,7 +155,7 @@ function convRuleFor(ops: string[], pick: (layer: Module) => boolean): ConvertRu
 
 /** The conv-family rules: Linear, ConvTranspose, Conv. */
 export const CONV_RULES: readonly ConvertRule[] = [
-  convRuleFor(['Gemm'], (l) => opsOf(l)[0] === 'Gemm'),
-  convRuleFor(['ConvTranspose'], (l) => opsOf(l)[0] === 'ConvTranspose'),
-  convRuleFor(['Conv'], (l) => opsOf(l)[0] === 'Conv'),
+  convRuleFor('Gemm'),
+  convRuleFor('ConvTranspose'),
+  convRuleFor('Conv'),
 ];

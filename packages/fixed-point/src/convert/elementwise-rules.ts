@@ -9,7 +9,7 @@ import { FixedCompare, type CompareKind } from '../modules/fixed-compare.js';
 import { FixedMinMax } from '../modules/fixed-min-max.js';
 import { FixedMul } from '../modules/fixed-mul.js';
 import { FixedReduce } from '../modules/fixed-reduce.js';
-import { isCall, opNameOf, type ConvertRule, type MarchEnv } from './march-converter.js';
+import { isCall, isOp, opNameOf, type ConvertRule, type MarchEnv } from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 type Slot = { kind: 'tensor'; q: QParams } | { kind: 'scalar'; c: number };
@@ -68,7 +68,7 @@ function addRule(sub: boolean): ConvertRule {
   return {
     name: sub ? 'sub' : 'add',
     ops: [sub ? 'Sub' : 'Add'],
-    match: (ctx) => (sub ? isCall(ctx, 'sub') : isCall(ctx, 'add', 'addScalar')),
+    match: (ctx) => isOp(ctx, sub ? 'Sub' : 'Add'),
     build(ctx, env): ConvertedNode {
       const slots = slotsOf(ctx, env);
       const out = outOf(ctx, env);
@@ -94,7 +94,7 @@ function addRule(sub: boolean): ConvertRule {
 const mulRule: ConvertRule = {
   name: 'mul',
   ops: ['Mul'],
-  match: (ctx) => isCall(ctx, 'mul', 'mulScalar'),
+  match: (ctx) => isOp(ctx, 'Mul'),
   build(ctx, env) {
     const slots = slotsOf(ctx, env);
     const out = outOf(ctx, env);
@@ -110,7 +110,7 @@ const mulRule: ConvertRule = {
 const catRule: ConvertRule = {
   name: 'cat',
   ops: ['Concat'],
-  match: (ctx) => isCall(ctx, 'cat', 'concat'),
+  match: (ctx) => isOp(ctx, 'Concat'),
   build(ctx, env) {
     const fail = failer(ctx, env);
     const list = ctx.node.args[0];
@@ -130,7 +130,7 @@ function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
   return {
     name: kind,
     ops: [kind === 'mean' ? 'ReduceMean' : 'ReduceSum'],
-    match: (ctx) => isCall(ctx, kind),
+    match: (ctx) => isOp(ctx, kind === 'mean' ? 'ReduceMean' : 'ReduceSum'),
     attrs: (ctx) => (ctx.node.args[1] === undefined ? {} : { axes: ctx.node.args[1] }),
     build(ctx, env) {
       const out = outOf(ctx, env);
@@ -146,7 +146,7 @@ function minMaxRule(kind: 'maximum' | 'minimum'): ConvertRule {
   return {
     name: kind,
     ops: [kind === 'maximum' ? 'Max' : 'Min'],
-    match: (ctx) => isCall(ctx, kind),
+    match: (ctx) => isOp(ctx, kind === 'maximum' ? 'Max' : 'Min'),
     build(ctx, env) {
       const slots = slotsOf(ctx, env);
       const out = outOf(ctx, env);
@@ -201,7 +201,7 @@ function compareRule(kind: Exclude<CompareKind, 'ne'>): ConvertRule {
   return {
     name: kind,
     ops: [COMPARE_OPS[kind]],
-    match: (ctx) => isCall(ctx, kind),
+    match: (ctx) => isOp(ctx, COMPARE_OPS[kind]),
     build(ctx, env) {
       const slots = slotsOf(ctx, env);
       const { ops, scalars } = addOperands(slots, env);

@@ -80,6 +80,14 @@ export function opNameOf(ctx: ConvertNodeContext): string {
   return ctx.node.op === 'call_method' ? `Tensor.${ctx.node.target}` : ctx.node.target;
 }
 
+/**
+ * Matches nodes whose op in the op catalog is one of `ops` (modules, functions, tensor methods and
+ * FloatFunctional methods alike), not fused modules (those match by their layer in the conv rules).
+ */
+export function isOp(ctx: ConvertNodeContext, ...ops: string[]): boolean {
+  return ctx.op !== null && ctx.fused === null && ops.includes(ctx.op);
+}
+
 /** Matches call_module nodes of these classes (instanceof), not FloatFunctional method calls. */
 // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 export function isModule(ctx: ConvertNodeContext, ...classes: (abstract new (...a: any[]) => Module)[]): boolean {

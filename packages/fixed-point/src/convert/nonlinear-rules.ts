@@ -1,28 +1,13 @@
-// Conversion of the tabulated nonlinear ops (march-semantics.md §1): nn modules, functions and
-// tensor methods → FixedTableOp. int8 in → a 256-entry table (wherever the table lists
+// Conversion of the tabulated nonlinear ops (march-semantics.md §1): nodes matched by their op in
+// the op catalog (nn modules, functions and tensor methods) → FixedTableOp. int8 in → a 256-entry table (wherever the table lists
 // the op); int16 in → a segment table (only where the op's impl is 'segment_table').
-import {
-  ELU,
-  GELU,
-  Hardsigmoid,
-  Hardswish,
-  LeakyReLU,
-  PReLU,
-  Sigmoid,
-  SiLU,
-  Softplus,
-  Tanh,
-  type Module,
-} from '@qtk/nn';
+import { ELU, GELU, Hardsigmoid, LeakyReLU, PReLU, Softplus } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext } from '@qtk/spec';
 import { FixedTableOp } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
 import type { SegmentDividing } from '../segment-table.js';
-import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
+import { isCall, isModule, isOp, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
 import { planTunedTable } from './table-options.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
-type Cls = abstract new (...a: any[]) => Module;
 
 /**
  * [choice] Dividing points per function: 'curvature' for the functions with a pole or an infinite
@@ -49,23 +34,22 @@ function argAfterInput(ctx: ConvertNodeContext, i: number): unknown {
 
 interface TableOpSpec {
   readonly name: string;
+  /** The op, in the capability table and the op catalog: the rule converts the nodes that are this op. */
   readonly op: string;
-  readonly classes: readonly Cls[];
-  readonly calls: readonly string[];
+  /** Narrows the nodes converted, where only some implementations of the op compute this function. */
+  readonly match?: (ctx: ConvertNodeContext) => boolean;
   /** The function(s) tabulated: one, or one per channel along axis 1; null when the node's form is not convertible. */
   fn(ctx: ConvertNodeContext): nl.NonlinearFunction | nl.NonlinearFunction[] | null;
 }
 
 const SPECS: readonly TableOpSpec[] = [
-  { name: 'sigmoid', op: 'Sigmoid', classes: [Sigmoid], calls: ['sigmoid'], fn: () => nl.sigmoid },
-  { name: 'tanh', op: 'Tanh', classes: [Tanh], calls: ['tanh'], fn: () => nl.tanh },
-  { name: 'exp', op: 'Exp', classes: [], calls: ['exp'], fn: () => nl.exp },
-  { name: 'silu', op: 'Silu', classes: [SiLU], calls: ['silu'], fn: () => nl.silu },
+  { name: 'sigmoid', op: 'Sigmoid', fn: () => nl.sigmoid },
+  { name: 'tanh', op: 'Tanh', fn: () => nl.tanh },
+  { name: 'exp', op: 'Exp', fn: () => nl.exp },
+  { name: 'silu', op: 'Silu', fn: () => nl.silu },
   {
     name: 'gelu',
     op: 'Gelu',
-    classes: [GELU],
-    calls: ['gelu'],
     fn: (ctx) =>
       nl.gelu(
         ctx.module instanceof GELU
@@ -73,23 +57,19 @@ const SPECS: readonly TableOpSpec[] = [
           : ((argAfterInput(ctx, 0) as { approximate?: 'none' | 'tanh' } | undefined)?.approximate ?? 'none'),
       ),
   },
-  { name: 'reciprocal', op: 'Reciprocal', classes: [], calls: ['reciprocal'], fn: () => nl.reciprocal },
-  { name: 'sqrt', op: 'Sqrt', classes: [], calls: ['sqrt'], fn: () => nl.sqrt },
-  { name: 'rsqrt', op: 'Rsqrt', classes: [], calls: ['rsqrt'], fn: () => nl.rsqrt },
-  { name: 'log', op: 'Log', classes: [], calls: ['log'], fn: () => nl.log },
+  { name: 'reciprocal', op: 'Reciprocal', fn: () => nl.reciprocal },
+  { name: 'sqrt', op: 'Sqrt', fn: () => nl.sqrt },
+  { name: 'rsqrt', op: 'Rsqrt', fn: () => nl.rsqrt },
+  { name: 'log', op: 'Log', fn: () => nl.log },
   // pow with a constant number exponent only; a tensor exponent is an elementwise binary op
   {
     name: 'pow',
     op: 'Pow',
-    classes: [],
-    calls: ['pow'],
     fn: (ctx) => (typeof argAfterInput(ctx, 0) === 'number' ? nl.pow(argAfterInput(ctx, 0) as number) : null),
   },
   {
     name: 'softplus',
     op: 'Softplus',
-    classes: [Softplus],
-    calls: ['softplus'],
     fn: (ctx) =>
       ctx.module instanceof Softplus
         ? nl.softplus(ctx.module.beta, ctx.module.threshold)
@@ -98,15 +78,11 @@ const SPECS: readonly TableOpSpec[] = [
   {
     name: 'elu',
     op: 'Elu',
-    classes: [ELU],
-    calls: ['elu'],
     fn: (ctx) => nl.elu(ctx.module instanceof ELU ? ctx.module.alpha : num(argAfterInput(ctx, 0), 1)),
   },
   {
     name: 'leaky_relu',
     op: 'LeakyRelu',
-    classes: [LeakyReLU],
-    calls: ['leakyRelu'],
     fn: (ctx) =>
       nl.leakyRelu(ctx.module instanceof LeakyReLU ? ctx.module.negativeSlope : num(argAfterInput(ctx, 0), 0.01)),
   },
@@ -115,12 +91,17 @@ const SPECS: readonly TableOpSpec[] = [
     // leaky ReLU with that channel's slope. The functional prelu (weight a graph value) is not matched.
     name: 'prelu',
     op: 'PRelu',
-    classes: [PReLU],
-    calls: [],
+    match: (ctx) => isModule(ctx, PReLU),
     fn: (ctx) => Array.from((ctx.module as PReLU).weight.values(), (s) => nl.leakyRelu(Math.fround(s))),
   },
-  { name: 'hardsigmoid', op: 'HardSigmoid', classes: [Hardsigmoid], calls: ['hardsigmoid'], fn: () => nl.hardsigmoid },
-  { name: 'hardswish', op: 'HardSwish', classes: [Hardswish], calls: ['hardswish'], fn: () => nl.hardswish },
+  // the importer's hardSigmoid (its own alpha and beta) is not this function
+  {
+    name: 'hardsigmoid',
+    op: 'HardSigmoid',
+    match: (ctx) => isModule(ctx, Hardsigmoid) || isCall(ctx, 'hardsigmoid'),
+    fn: () => nl.hardsigmoid,
+  },
+  { name: 'hardswish', op: 'HardSwish', fn: () => nl.hardswish },
 ];
 
 function tableRule(spec: TableOpSpec): ConvertRule {
@@ -128,10 +109,7 @@ function tableRule(spec: TableOpSpec): ConvertRule {
     name: `table:${spec.name}`,
     ops: [spec.op],
     tables: ['table'],
-    match: (ctx) =>
-      ((spec.classes.length > 0 && isModule(ctx, ...spec.classes)) ||
-        (spec.calls.length > 0 && isCall(ctx, ...spec.calls))) &&
-      spec.fn(ctx) !== null,
+    match: (ctx) => (spec.match ? spec.match(ctx) : isOp(ctx, spec.op)) && spec.fn(ctx) !== null,
     build(ctx, env) {
       const fail = (reason: string) =>
         new UnsupportedOpError({ op: `${opNameOf(ctx)} (${env.op})`, node: ctx.node.name, march: env.march, reason });

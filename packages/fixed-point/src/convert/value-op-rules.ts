@@ -1,26 +1,13 @@
 import type { Node } from '@qtk/ir';
-import {
-  ChannelShuffle,
-  deepCopy,
-  Flatten,
-  MaxPool2d,
-  PixelShuffle,
-  PixelUnshuffle,
-  ReLU,
-  ReLU6,
-  Upsample,
-  type Module,
-} from '@qtk/nn';
+import { deepCopy, ReLU6, Upsample } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
 import type { InterpolateOptions } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { FixedResize } from '../modules/fixed-resize.js';
 import { FixedValueOp, type ValueOpOutput, type ValueOpTarget } from '../modules/fixed-value-op.js';
-import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
+import { isCall, isModule, isOp, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
-// biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
-type Cls = abstract new (...a: any[]) => Module;
 
 function targetOf(ctx: ConvertNodeContext): ValueOpTarget {
   const n: Node = ctx.node;
@@ -71,20 +58,25 @@ function outputOf(
   return { qparams: out, output: { scale: out.scale[0]!, dtype: out.dtype, plan } };
 }
 
+/**
+ * A value op: `ops` are the capability-table ops in order of preference, `catalogOps` the catalog
+ * ops of the nodes it converts (modules, functions, methods and the importer's functions alike).
+ */
 function valueOpRule(
   name: string,
   ops: string[],
-  classes: Cls[],
-  calls: string[],
+  catalogOps: string[],
   extra: {
+    calls?: string[];
     attrs?: (ctx: ConvertNodeContext) => Record<string, unknown>;
     check?: (ctx: ConvertNodeContext, env: Env) => void;
   } = {},
 ): ConvertRule {
+  const calls = extra.calls ?? [];
   return {
     name,
     ops,
-    match: (ctx) => (classes.length > 0 && isModule(ctx, ...classes)) || isCall(ctx, ...calls),
+    match: (ctx) => isOp(ctx, ...catalogOps) || (calls.length > 0 && isCall(ctx, ...calls)),
     ...(extra.attrs ? { attrs: extra.attrs } : {}),
     build(ctx, env) {
       extra.check?.(ctx, env);
@@ -121,8 +113,12 @@ const relu6Rule: ConvertRule = {
   },
 };
 
-/** F.pad(x, pads, mode = 'constant', value = 0): zeros only (a zero is 0 at every scale). */
-const padRule = valueOpRule('pad', ['Pad'], [], ['pad'], {
+/**
+ * F.pad(x, pads, mode = 'constant', value = 0): zeros only (a zero is 0 at every scale). Matched by
+ * name: the importer's pad takes ONNX modes and is not converted.
+ */
+const padRule = valueOpRule('pad', ['Pad'], [], {
+  calls: ['pad'],
   attrs: (ctx) => ({ mode: (ctx.node.args[2] as string | undefined) ?? 'constant' }),
   check(ctx, env) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
@@ -184,34 +180,29 @@ const resizeRule: ConvertRule = {
 };
 
 /**
- * Ops that move or select integers without changing the scale (march-semantics.md §1), by traced
- * name (functions in @qtk/tensor's traceable-ops, Tensor methods) and nn module. Reshape-like ops
+ * Ops that move or select integers without changing the scale (march-semantics.md §1), by their
+ * op in the op catalog (nn modules, @qtk/tensor's functions and methods, the importer's functions). Reshape-like ops
  * (reshape, view, flatten, squeeze, unsqueeze, contiguous) keep the row-major order of the data,
  * so they are always "free" and map to 'Reshape'; transpose/permute move data ('Transpose').
  */
 export const VALUE_OP_RULES: readonly ConvertRule[] = [
-  valueOpRule('relu', ['Relu'], [ReLU], ['relu']),
+  valueOpRule('relu', ['Relu'], ['Relu']),
   relu6Rule,
-  valueOpRule('max_pool2d', ['MaxPool'], [MaxPool2d], ['maxPool2d', 'max_pool2d', 'onnx.globalMaxPool']),
-  valueOpRule('flatten', ['Flatten', 'Reshape'], [Flatten], ['flatten', 'onnx.flatten']),
-  // the onnx.* names are the functions importOnnx emits
-  valueOpRule(
-    'reshape',
-    ['Reshape'],
-    [],
-    ['reshape', 'view', 'squeeze', 'unsqueeze', 'contiguous', 'onnx.reshape', 'onnx.squeeze', 'onnx.unsqueeze'],
-  ),
-  valueOpRule('transpose', ['Transpose'], [], ['transpose', 'permute', 'onnx.transpose']),
-  valueOpRule('pixel_shuffle', ['DepthToSpace'], [PixelShuffle], []),
+  valueOpRule('max_pool2d', ['MaxPool'], ['MaxPool', 'GlobalMaxPool']),
+  valueOpRule('flatten', ['Flatten', 'Reshape'], ['Flatten']),
+  // contiguous copies without reshaping: no catalog op, converted like a reshape
+  valueOpRule('reshape', ['Reshape'], ['Reshape', 'Squeeze', 'Unsqueeze'], { calls: ['contiguous'] }),
+  valueOpRule('transpose', ['Transpose'], ['Transpose']),
+  valueOpRule('pixel_shuffle', ['DepthToSpace'], ['DepthToSpace']),
   // a table without SpaceToDepth may run it as the reshape + transpose it is
-  valueOpRule('pixel_unshuffle', ['SpaceToDepth', 'Transpose'], [PixelUnshuffle], []),
-  valueOpRule('channel_shuffle', ['ChannelShuffle'], [ChannelShuffle], []),
-  valueOpRule('split', ['Split'], [], ['split']),
-  valueOpRule('slice', ['Slice'], [], ['slice', 'onnx.slice']),
-  valueOpRule('gather', ['Gather'], [], ['onnx.gather']),
-  valueOpRule('expand', ['Expand'], [], ['expand']),
+  valueOpRule('pixel_unshuffle', ['SpaceToDepth', 'Transpose'], ['SpaceToDepth']),
+  valueOpRule('channel_shuffle', ['ChannelShuffle'], ['ChannelShuffle']),
+  valueOpRule('split', ['Split'], ['Split']),
+  valueOpRule('slice', ['Slice'], ['Slice']),
+  valueOpRule('gather', ['Gather'], ['Gather']),
+  valueOpRule('expand', ['Expand'], ['Expand']),
   padRule,
   resizeRule,
   // an item of a list of quantized values (split's outputs): no table op, every march has it
-  valueOpRule('getitem', [], [], ['getitem']),
+  valueOpRule('getitem', [], [], { calls: ['getitem'] }),
 ];
