@@ -178,7 +178,7 @@ export function describeObserverConformance(
             // the clip lies inside the data's range and is not absurdly small
             let amax = 0;
             for (const b of batches)
-              for (const v of b.values() as ArrayLike<number>) amax = Math.max(amax, Math.abs(v));
+              for (const v of Array.from(b.values() as ArrayLike<number>)) amax = Math.max(amax, Math.abs(v));
             const minMax = amax / ((q.quantMax - q.quantMin) / 2);
             for (const s of q.scale) {
               expect(s, `${dtype}: scale within [min/max scale / 64, 1.05 · min/max scale]`).toBeLessThanOrEqual(

@@ -1,0 +1,8 @@
+// The third-party march fixture (qtk-march-toy: Conv, Gemm and Relu, written only against @qtk/spec and the
+// peer packages) runs the march conformance suite the way its own package would.
+import { toyMarch } from 'qtk-march-toy';
+import { describeMarchConformance } from './index.js';
+
+describeMarchConformance(toyMarch, {
+  skipCodec: 'qtk-march-toy registers no model-file codecs for its modules (ToyQuantize, ToyLayer, ToyRelu) yet',
+});
