@@ -10,7 +10,7 @@ import {
   type ObserverDType,
   type OpCapability,
 } from '@qtk/spec';
-import { Generator } from '@qtk/tensor';
+import { Generator, InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   calibratedProbe,
@@ -51,6 +51,37 @@ function dtypesOf(march: MarchBackendV1, cap: OpCapability): ObserverDType[] {
   return OBSERVER_DTYPES.filter((d) => listed.includes(d));
 }
 
+/** What the suite does with one op of the table. */
+export type OpPlan =
+  | { readonly op: string; readonly kind: 'probe'; readonly probe: OpProbe; readonly dtypes: readonly ObserverDType[] }
+  | { readonly op: string; readonly kind: 'skip'; readonly reason: string }
+  | { readonly op: string; readonly kind: 'missing'; readonly error: Error };
+
+/**
+ * The plan for every op of a march's table: probed at the dtypes it claims, skipped with the options'
+ * reason, or missing (no probe model and no skip: the suite fails that op with `error`).
+ */
+export function planMarchOps(
+  march: MarchBackendV1,
+  options: Pick<MarchConformanceOptions, 'skip' | 'probes'> = {},
+): OpPlan[] {
+  const probes: Record<string, OpProbe> = { ...OP_PROBES, ...options.probes };
+  return march.capabilities.ops.map((cap): OpPlan => {
+    const reason = options.skip?.[cap.op];
+    if (reason !== undefined) return { op: cap.op, kind: 'skip', reason };
+    const probe = probes[cap.op];
+    if (probe) return { op: cap.op, kind: 'probe', probe, dtypes: dtypesOf(march, cap) };
+    return {
+      op: cap.op,
+      kind: 'missing',
+      error: new InvalidArgumentError(
+        `@qtk/testkit has no probe model for op '${cap.op}' of march '${march.id}'; give one in the options' probes, ` +
+          `or list '${cap.op}' in the options' skip with the reason it cannot be probed`,
+      ),
+    };
+  });
+}
+
 interface ProbeRun {
   readonly probe: ProbeCase;
   readonly qat: GraphModule;
@@ -68,7 +99,6 @@ interface ProbeRun {
  */
 export function describeMarchConformance(march: MarchBackendV1, options: MarchConformanceOptions = {}): void {
   const skip = options.skip ?? {};
-  const probes: Record<string, OpProbe> = { ...OP_PROBES, ...options.probes };
   const qconfigs = { ...DEFAULT_QCONFIGS, ...options.qconfigs };
   const seed = options.seed ?? 2024;
   if (!marches.has(march.id)) marches.register(march);
@@ -118,23 +148,21 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
     });
 
     describe('every op of the table', () => {
-      for (const cap of march.capabilities.ops) {
-        const op = cap.op;
-        if (skip[op] !== undefined) {
-          it.skip(`${op}: skipped (${skip[op]})`, () => {});
+      for (const plan of planMarchOps(march, options)) {
+        const op = plan.op;
+        if (plan.kind === 'skip') {
+          it.skip(`${op}: skipped (${plan.reason})`, () => {});
           continue;
         }
-        const probe = probes[op];
-        if (!probe) {
+        if (plan.kind === 'missing') {
           it(`${op}: has a probe model`, () => {
-            throw new Error(
-              `@qtk/testkit has no probe model for op '${op}' of march '${march.id}'; give one in the options' probes, ` +
-                `or list '${op}' in the options' skip with the reason it cannot be probed`,
-            );
+            throw plan.error;
           });
           continue;
         }
-        for (const dtype of dtypesOf(march, cap)) {
+        const { probe } = plan;
+        const cap = march.capabilities.ops.find((o) => o.op === op)!;
+        for (const dtype of plan.dtypes) {
           const bound = stepBound(op, cap.impl, dtype, options.tolerances);
           let run: ProbeRun | null = null;
           const probeRun = (): ProbeRun => {
@@ -161,7 +189,8 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
             expect(outputsOf(again, p)).toEqual(outputsOf(fixed, p));
             // the model file holds every integer of every module: equal bytes, equal integers
             if (options.skipCodec === undefined) {
-              expect(modelToBytes(again, { march: march.id })).toEqual(modelToBytes(fixed, { march: march.id }));
+              const file = { kind: 'fixed-point', march: march.id } as const;
+              expect(modelToBytes(again, file)).toEqual(modelToBytes(fixed, file));
             }
           });
 

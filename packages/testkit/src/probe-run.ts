@@ -75,7 +75,7 @@ export function worstSteps(qat: GraphModule, fixed: GraphModule, probe: ProbeCas
 
 /** The model after a codec round trip through the model file format. */
 export const codecRoundTrip = (march: MarchBackendV1, fixed: GraphModule): GraphModule =>
-  modelFromBytes(modelToBytes(fixed, { march: march.id })).model;
+  modelFromBytes(modelToBytes(fixed, { kind: 'fixed-point', march: march.id })).model;
 
 /** Every tensor of a model's state dict, by name: dtype, shape and values. */
 export function stateOf(m: Module): [string, string, readonly number[], number[]][] {
