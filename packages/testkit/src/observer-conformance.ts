@@ -1,7 +1,9 @@
+import { FakeQuantize } from '@qtk/fake-quant';
 import {
   FLOAT32_EPS,
   OBSERVER_DTYPES,
   ObserverStateError,
+  observers,
   OptionsError,
   QtkError,
   StateVersionError,
@@ -224,6 +226,31 @@ export function describeObserverConformance(
         const fresh = create();
         fresh.load(JSON.parse(JSON.stringify(create().state())) as ObserverState);
         if (!options.dataIndependent) expect(fresh.hasData(), 'the state of an empty observer loads empty').toBe(false);
+      });
+
+      it('inside a FakeQuantize (by its registered name), a state dict round trip restores bit-identical qparams', () => {
+        if (!observers.has(factory.name)) observers.register(factory);
+        const o = create();
+        const { dtype, chAxis, quantMin, quantMax, qscheme, reduceRange, ...own } = { ...o.options, ...base };
+        const make = () =>
+          new FakeQuantize({
+            observer: factory.name,
+            observerOptions: { ...own, reduceRange, qscheme },
+            dtype,
+            chAxis,
+            numChannels: channelsOf(o),
+            quantMin,
+            quantMax,
+            state: 'CALIBRATION',
+          });
+        const fq = make();
+        for (const b of data()) fq.call(b);
+        const back = make();
+        back.loadStateDict(fq.stateDict());
+        expect(scaleBits(back.observer.computeQparams().scale), 'the observer state travels as extra state').toEqual(
+          scaleBits(fq.observer.computeQparams().scale),
+        );
+        expect(scaleBits(back.calculateQparams().scale)).toEqual(scaleBits(fq.calculateQparams().scale));
       });
 
       it('a newer state version or another observer kind is refused by load() and merge() with StateVersionError', () => {
