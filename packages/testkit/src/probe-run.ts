@@ -3,7 +3,7 @@ import { FakeQuantize, type QConfig, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule, Node } from '@qtk/ir';
 import { DeQuantStub, type Module } from '@qtk/nn';
 import type { MarchBackendV1 } from '@qtk/spec';
-import { noGrad, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, noGrad, Tensor } from '@qtk/tensor';
 import type { ProbeCase } from './probes.js';
 
 /** A probe model prepared for the march, calibrated on its batches, with its fake-quants frozen. */
@@ -33,7 +33,7 @@ export function outputStep(qat: GraphModule): number {
     if (fq) return fq.calculateQparams().scale[0]!;
     n = n.inputNodes[0];
   }
-  throw new Error('the probe model has no activation fake-quant in front of its DeQuantStub');
+  throw new InvalidArgumentError('the probe model has no activation fake-quant in front of its DeQuantStub');
 }
 
 /**
@@ -45,7 +45,7 @@ export function outputValues(out: unknown): Float64Array {
   const q = out as { dtype?: string; ints?(): ArrayLike<number>; dequantize?(): Tensor };
   if (q.dtype === 'qbool' && typeof q.ints === 'function') return Float64Array.from(q.ints());
   if (typeof q.dequantize === 'function') return Float64Array.from(q.dequantize().values() as ArrayLike<number>);
-  throw new Error(`a probe model returned ${String(out)}, neither a tensor nor a quantized value`);
+  throw new InvalidArgumentError(`a probe model returned ${String(out)}, neither a tensor nor a quantized value`);
 }
 
 export const runModel = (m: Module, args: readonly Tensor[]): Float64Array =>
@@ -61,7 +61,9 @@ export function worstSteps(qat: GraphModule, fixed: GraphModule, probe: ProbeCas
     const want = runModel(qat, args);
     const got = runModel(fixed, args);
     if (want.length !== got.length) {
-      throw new Error(`the fixed-point model returns ${got.length} values, the fake-quant model ${want.length}`);
+      throw new InvalidArgumentError(
+        `the fixed-point model returns ${got.length} values, the fake-quant model ${want.length}`,
+      );
     }
     for (let i = 0; i < want.length; i++) {
       const d = probe.exact
