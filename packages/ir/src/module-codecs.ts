@@ -467,6 +467,18 @@ moduleCodecs.register(
 );
 moduleCodecs.register(options(nn.MSELoss, { reduction }));
 moduleCodecs.register(options(nn.L1Loss, { reduction }));
+/** Modules whose constructor takes one positive integer, kept in the field of that name. */
+function oneInt<M extends Module>(cls: new (n: number) => M, field: keyof M & string): ModuleCodec<M> {
+  return {
+    cls,
+    schema: z.object({ [field]: posInt }).strict(),
+    config: (m) => json({ [field]: m[field] }),
+    create: (c) => new cls((c as Record<string, number>)[field]!),
+  };
+}
+moduleCodecs.register(oneInt(nn.PixelShuffle, 'upscaleFactor'));
+moduleCodecs.register(oneInt(nn.PixelUnshuffle, 'downscaleFactor'));
+moduleCodecs.register(oneInt(nn.ChannelShuffle, 'groups'));
 const quantStubSchema = z.object({ scale: finite.positive().optional() }).strict();
 moduleCodecs.register<nn.QuantStub, z.infer<typeof quantStubSchema>>({
   cls: nn.QuantStub,

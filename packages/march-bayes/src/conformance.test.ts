@@ -1,0 +1,20 @@
+// bayes runs @qtk/testkit's march conformance suite: every op of its table converted alone, at int8 and
+// int16, against the fake-quant model within the documented bounds; determinism; model-file round trip.
+import { describeMarchConformance } from '@qtk/testkit';
+import { bayes } from './index.js';
+
+const NO_FLOAT_OP =
+  '@qtk/tensor has no float op for it, so no model can contain it (march-numerics.md, "Tables in conversion")';
+
+describeMarchConformance(bayes, {
+  skip: {
+    MatMul: 'listed by the table, but @qtk/fixed-point has no conversion rule for a quantized matmul yet',
+    Sin: NO_FLOAT_OP,
+    Cos: NO_FLOAT_OP,
+    Erf: NO_FLOAT_OP,
+    Tile: NO_FLOAT_OP,
+    TopK: NO_FLOAT_OP,
+    Gather:
+      'only ONNX imports produce it (onnx.gather, @qtk/onnx); a probe would make @qtk/testkit depend on @qtk/onnx',
+  },
+});
