@@ -35,6 +35,10 @@ function wireType(field: protobuf.Field): string {
   return field.type.replace(/^.*\./, '');
 }
 
+function label(field: protobuf.Field): string {
+  return field.repeated ? 'repeated' : field.required ? 'required' : 'optional';
+}
+
 describe.skipIf(officialPath === null)('onnx.proto subset vs the official onnx.proto (python3-onnx)', () => {
   const official = protobuf.parse(readFileSync(officialPath ?? '', 'utf8'), { keepCase: true }).root;
   const subset = ModelProtoType.root;
@@ -55,11 +59,11 @@ describe.skipIf(officialPath === null)('onnx.proto subset vs the official onnx.p
       for (const field of type.fieldsArray) {
         const o = theirs.fields[field.name];
         expect(o, `${name}.${field.name} is not in the official onnx.proto`).toBeDefined();
-        expect([field.name, field.id, wireType(field), field.rule ?? 'optional', field.packed]).toEqual([
+        expect([field.name, field.id, wireType(field), label(field), field.packed]).toEqual([
           o!.name,
           o!.id,
           wireType(o!),
-          o!.rule ?? 'optional',
+          label(o!),
           o!.packed,
         ]);
       }
