@@ -6,7 +6,7 @@
 //
 // The install is offline: the tarballs, plus every third-party dependency as a `file:` directory taken
 // from this repository's node_modules (filled by `pnpm install`), pinned by pnpm overrides, so nothing
-// is resolved against a registry and no package-manager cache is needed.
+// is resolved against a registry and no package-manager cache or store content is needed.
 // Usage: node --import tsx scripts/pack-and-install.ts [--keep]
 import { execFileSync } from 'node:child_process';
 import {
@@ -117,7 +117,9 @@ export function installFresh(dir: string, tarballs: Map<string, string>, thirdPa
     pnpm: { overrides: { ...theirs, ...ours } },
   };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  run('pnpm', ['install', '--offline', '--config.confirm-modules-purge=false', '--reporter=append-only'], dir);
+  // A store of its own, so the result does not depend on what this machine's pnpm store holds.
+  const store = join(dir, '..', 'store');
+  run('pnpm', ['install', '--offline', '--no-frozen-lockfile', `--store-dir=${store}`, '--reporter=append-only'], dir);
 }
 
 function main(): void {
