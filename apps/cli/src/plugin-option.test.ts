@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Generator } from '@qtk/tensor';
+import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { takePluginArgs } from './plugins.js';
-import { run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 const CLI_DIR = join(__dirname, '..');
 const BIN = join(__dirname, 'bin.ts');
@@ -55,6 +55,26 @@ describe('qtk --plugin MODULE (real process)', () => {
 });
 
 describe('qtk --plugin MODULE (in process)', () => {
+  it('quantize calibrates with an observer from a plugin module given by path (qtkPlugin export)', async () => {
+    const calib = join(dir, 'calib');
+    mkdirSync(calib);
+    const g = new Generator(3);
+    for (let i = 0; i < 3; i++) {
+      const x = rand([2, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array;
+      writeFileSync(join(calib, `s${i}.npy`), npyBytes([2, 1, 28, 28], x));
+    }
+    const observer = join(__dirname, '../../../packages/spec/fixtures/third-party-observer/src/index.ts');
+    const out = join(dir, 'mean-std.qtk');
+    const args = ['quantize', tiny, '--calib', calib, '--out', out, '--observer', 'mean_std'];
+    const without = await run(...args);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain("unknown observer 'mean_std'");
+    const r = await run(...args, '--plugin', observer);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/observer:\s+mean_std \(activations\)/);
+  });
+
   it('a module that registers nothing is a usage error (exit 2)', async () => {
     const empty = join(dir, 'empty-plugin.mjs');
     writeFileSync(empty, 'export const answer = 42;\n');
