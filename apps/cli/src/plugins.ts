@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fakeQuants, fusionPatterns, marches, observers, registerPluginModule } from '@qtk/spec';
 import { CliError, usageError } from './io.js';
+import { resolveFromDir } from './resolve-from-dir.js';
 
 /**
  * Splits every `--plugin MODULE` / `--plugin=MODULE` out of `argv` (anywhere on the line, repeatable,
@@ -46,12 +46,7 @@ function registeredCount(): number {
  */
 export function importFromCwd(specifier: string, cwd = process.cwd()): Promise<unknown> {
   if (specifier.startsWith('.') || isAbsolute(specifier)) return import(pathToFileURL(resolve(cwd, specifier)).href);
-  let resolved: string | undefined;
-  try {
-    resolved = createRequire(join(cwd, 'package.json')).resolve(specifier);
-  } catch {
-    resolved = undefined; // not installed under cwd, or exported for `import` only: let Node resolve it from here
-  }
+  const resolved = resolveFromDir(specifier, cwd);
   return import(resolved ? pathToFileURL(resolved).href : specifier);
 }
 
