@@ -4,13 +4,16 @@
 // checks the types for Node 16+ ESM and bundlers, and skips node10 and require() resolution, which an
 // ESM-only package fails by design (see docs/decisions.md). Subpaths exporting a binary asset
 // (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules and are left out of attw.
+// It also holds `sideEffects` to the bundles: a package whose dist/*.js runs a call at top level (a
+// registration), declares `var x = register...(...)` / `traceable(...)`, or imports a module for its
+// effects must say `true`; one whose bundle does none of these must say `false`.
 // Exits non-zero when any check fails.
 // Usage: node --import tsx scripts/check-packages.ts
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildAll, packAll, publishablePackages, ROOT } from './pack-and-install.js';
+import { buildAll, packAll, type PublishablePackage, publishablePackages, ROOT } from './pack-and-install.js';
 
 interface Check {
   readonly label: string;
@@ -41,6 +44,23 @@ async function runAll(checks: readonly Check[]): Promise<string[]> {
   return failures;
 }
 
+const EFFECT = /^(?:[A-Za-z$][\w$.]*\(|(?:var|let|const) [\w$]+ = (?:register\w*|traceable)\(|import "[^"]+";)/m;
+
+/** A failure message when the package's `sideEffects` disagrees with what its built bundles do at import. */
+function checkSideEffects(p: PublishablePackage): string | undefined {
+  const dist = join(p.dir, 'dist');
+  const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+  const effectful = files.filter((f) => EFFECT.test(readFileSync(join(dist, f), 'utf8')));
+  const declared = p.manifest.sideEffects;
+  if (declared === false && effectful.length) {
+    return `sideEffects ${p.manifest.name}: declares false, but ${effectful.join(', ')} register or import for effects`;
+  }
+  if (declared !== false && !effectful.length) {
+    return `sideEffects ${p.manifest.name}: its bundles run nothing at import; declare "sideEffects": false`;
+  }
+  return undefined;
+}
+
 const started = performance.now();
 const packages = publishablePackages();
 buildAll();
@@ -63,6 +83,10 @@ try {
     ];
   });
   const failures = await runAll(checks);
+  for (const p of packages) {
+    const mismatch = checkSideEffects(p);
+    if (mismatch) failures.push(mismatch);
+  }
   const timing = `build ${((built - started) / 1000).toFixed(1)} s, pack and lint ${((performance.now() - built) / 1000).toFixed(1)} s`;
   if (failures.length) {
     console.error(failures.join('\n\n'));

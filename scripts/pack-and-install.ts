@@ -31,6 +31,7 @@ export interface Manifest {
   readonly private?: boolean;
   readonly dependencies?: Record<string, string>;
   readonly exports?: Record<string, unknown>;
+  readonly sideEffects?: boolean | readonly string[];
 }
 
 export interface PublishablePackage {
