@@ -91,6 +91,15 @@ describe('qtk --plugin MODULE (in process)', () => {
     expect(r.stderr).toContain(`--plugin ${broken}: not a QTK plugin`);
   });
 
+  it('a module that throws while it is imported is reported with its own message, not as missing', async () => {
+    const throwing = join(dir, 'throwing-plugin.mjs');
+    writeFileSync(throwing, "throw new Error('capability table of acme is broken');\n");
+    const r = await run('inspect', tiny, '--plugin', throwing);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--plugin ${throwing}: importing the module failed: capability table of acme is broken`);
+    expect(r.stderr).not.toContain('is it installed?');
+  });
+
   it('--plugin needs a module name', async () => {
     const r = await run('inspect', tiny, '--plugin');
     expect(r.code).toBe(2);

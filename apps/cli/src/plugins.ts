@@ -69,8 +69,12 @@ export async function loadPlugin(
     });
   } catch (e) {
     if (imported === undefined) {
-      const why = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message.split('\n')[0]}` : '';
-      throw usageError('', `--plugin ${specifier}: cannot import the module${why}; is it installed?`);
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+      const code = (cause as { code?: unknown } | undefined)?.code;
+      const firstLine = cause ? cause.message.split('\n')[0] : String(e);
+      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' || code === 'MODULE_NOT_FOUND')
+        throw usageError('', `--plugin ${specifier}: cannot import the module (${firstLine}); is it installed?`);
+      throw new CliError(`--plugin ${specifier}: importing the module failed: ${firstLine}`, { exitCode: 2, cause });
     }
     const exportsPlugin = imported.qtkPlugin !== undefined || imported.default !== undefined;
     if (exportsPlugin) throw new CliError(`--plugin ${specifier}: ${(e as Error).message}`, { exitCode: 2, cause: e });
