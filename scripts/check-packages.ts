@@ -2,8 +2,9 @@
 // `workspace:` ranges turned into versions) and lints the tarball with publint (--strict: warnings fail
 // too) and @arethetypeswrong/cli. QTK is ESM only, so attw runs with `--profile esm-only`: it still
 // checks the types for Node 16+ ESM and bundlers, and skips node10 and require() resolution, which an
-// ESM-only package fails by design (see docs/decisions.md). Subpaths exporting a binary asset
-// (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules and are left out of attw.
+// ESM-only package fails by design (see docs/decisions.md). --no-definitely-typed: our packages ship
+// their own types, and attw must not look up @types packages on the registry. Subpaths exporting a
+// binary asset (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules: attw skips them.
 // It also holds `sideEffects` to the bundles: a package whose dist/*.js runs a call at top level (a
 // registration), declares `var x = register...(...)` / `traceable(...)`, or imports a module for its
 // effects must say `true`; one whose bundle does none of these must say `false`.
@@ -78,7 +79,16 @@ try {
       {
         label: `attw ${name}`,
         tool: 'attw',
-        args: [tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color', ...exclude],
+        args: [
+          tarball,
+          '--profile',
+          'esm-only',
+          '--no-definitely-typed',
+          '--format',
+          'ascii',
+          '--no-color',
+          ...exclude,
+        ],
       },
     ];
   });
