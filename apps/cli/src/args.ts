@@ -36,6 +36,12 @@ export interface ParsedArgs {
 export const COMMON_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   help: { type: 'boolean', description: 'show this help' },
   verbose: { type: 'boolean', description: 'print stack traces of errors' },
+  // Taken out of the command line by main() before the command parses it (see plugins.ts); listed for --help.
+  plugin: {
+    type: 'string',
+    value: 'MODULE',
+    description: 'load a third-party QTK plugin (observers, marches) by package name or path first; repeatable',
+  },
 };
 
 /** Parses a number, also a fraction ('1/128'). */

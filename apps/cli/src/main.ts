@@ -6,6 +6,7 @@ import { evalSpec, runEval } from './commands/eval.js';
 import { inspectSpec, runInspect } from './commands/inspect.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
+import { loadPlugin, takePluginArgs } from './plugins.js';
 
 interface Command {
   readonly spec: CommandSpec;
@@ -28,8 +29,11 @@ ${Object.values(COMMANDS)
   .join('\n')}
 
 options:
-  --help      show this help (qtk <command> --help: the command's options)
-  --verbose   print stack traces of errors
+  --help             show this help (qtk <command> --help: the command's options)
+  --verbose          print stack traces of errors
+  --plugin MODULE    before the command runs, load a third-party QTK plugin (observers, marches, ...)
+                     by package name or path; repeatable. The module exports 'qtkPlugin' or registers
+                     into @qtk/spec's registries when imported, e.g. --plugin qtk-march-acme --march acme
 
 exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...), 2 usage error
 `;
@@ -41,8 +45,10 @@ exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator,
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const verbose = argv.includes('--verbose');
-  const [name, ...rest] = argv;
   try {
+    const { plugins, rest: args } = takePluginArgs(argv);
+    for (const p of plugins) await loadPlugin(p);
+    const [name, ...rest] = args;
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
       io.out(HELP);
       return name === undefined ? 2 : 0;

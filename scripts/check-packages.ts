@@ -1,0 +1,110 @@
+// Builds every publishable package, packs it with `pnpm pack` (the tarball npm would publish, with
+// `workspace:` ranges turned into versions) and lints the tarball with publint (--strict: warnings fail
+// too) and @arethetypeswrong/cli. QTK is ESM only, so attw runs with `--profile esm-only`: it still
+// checks the types for Node 16+ ESM and bundlers, and skips node10 and require() resolution, which an
+// ESM-only package fails by design (see docs/decisions.md). --no-definitely-typed: our packages ship
+// their own types, and attw must not look up @types packages on the registry. Subpaths exporting a
+// binary asset (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules: attw skips them.
+// It also holds `sideEffects` to the bundles: a package whose dist/*.js runs a call at top level (a
+// registration), declares `var x = register...(...)` / `traceable(...)`, or imports a module for its
+// effects must say `true`; one whose bundle does none of these must say `false`.
+// Exits non-zero when any check fails.
+// Usage: node --import tsx scripts/check-packages.ts
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildAll, packAll, type PublishablePackage, publishablePackages, ROOT } from './pack-and-install.js';
+
+interface Check {
+  readonly label: string;
+  readonly tool: string;
+  readonly args: readonly string[];
+}
+
+/** Runs a tool from node_modules/.bin; resolves to its output when it fails, undefined when it passes. */
+function runCheck(c: Check): Promise<string | undefined> {
+  return new Promise((done) => {
+    execFile(join(ROOT, 'node_modules/.bin', c.tool), c.args, { cwd: ROOT, encoding: 'utf8' }, (error, out, err) => {
+      done(error ? `${out}${err}`.trim() || String(error) : undefined);
+    });
+  });
+}
+
+/** Runs the checks, as many at once as there are cores; returns the failures' reports. */
+async function runAll(checks: readonly Check[]): Promise<string[]> {
+  const failures: string[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let c = checks[next++]; c; c = checks[next++]) {
+      const report = await runCheck(c);
+      if (report) failures.push(`${c.label}:\n${report}`);
+    }
+  };
+  await Promise.all(Array.from({ length: availableParallelism() }, worker));
+  return failures;
+}
+
+const EFFECT = /^(?:[A-Za-z$][\w$.]*\(|(?:var|let|const) [\w$]+ = (?:register\w*|traceable)\(|import "[^"]+";)/m;
+
+/** A failure message when the package's `sideEffects` disagrees with what its built bundles do at import. */
+function checkSideEffects(p: PublishablePackage): string | undefined {
+  const dist = join(p.dir, 'dist');
+  const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+  const effectful = files.filter((f) => EFFECT.test(readFileSync(join(dist, f), 'utf8')));
+  const declared = p.manifest.sideEffects;
+  if (declared === false && effectful.length) {
+    return `sideEffects ${p.manifest.name}: declares false, but ${effectful.join(', ')} register or import for effects`;
+  }
+  if (declared !== false && !effectful.length) {
+    return `sideEffects ${p.manifest.name}: its bundles run nothing at import; declare "sideEffects": false`;
+  }
+  return undefined;
+}
+
+const started = performance.now();
+const packages = publishablePackages();
+buildAll();
+const built = performance.now();
+const work = mkdtempSync(join(tmpdir(), 'qtk-check-'));
+try {
+  const tarballs = packAll(packages, work);
+  const checks = packages.flatMap((p): Check[] => {
+    const name = p.manifest.name;
+    const tarball = tarballs.get(name)!;
+    const assets = Object.keys(p.manifest.exports ?? {}).filter((k) => /\.(wasm|json)$/.test(k));
+    const exclude = assets.length ? ['--exclude-entrypoints', ...assets] : [];
+    return [
+      { label: `publint ${name}`, tool: 'publint', args: ['run', tarball, '--strict'] },
+      {
+        label: `attw ${name}`,
+        tool: 'attw',
+        args: [
+          tarball,
+          '--profile',
+          'esm-only',
+          '--no-definitely-typed',
+          '--format',
+          'ascii',
+          '--no-color',
+          ...exclude,
+        ],
+      },
+    ];
+  });
+  const failures = await runAll(checks);
+  for (const p of packages) {
+    const mismatch = checkSideEffects(p);
+    if (mismatch) failures.push(mismatch);
+  }
+  const timing = `build ${((built - started) / 1000).toFixed(1)} s, pack and lint ${((performance.now() - built) / 1000).toFixed(1)} s`;
+  if (failures.length) {
+    console.error(failures.join('\n\n'));
+    console.error(`\ncheck:packages: ${failures.length} failure(s) in ${tarballs.size} packages (${timing})`);
+    process.exitCode = 1;
+  } else {
+    console.log(`check:packages: ${tarballs.size} packages built, packed, publint and attw clean (${timing})`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
