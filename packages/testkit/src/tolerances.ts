@@ -14,7 +14,7 @@ export type StepBound = Partial<Record<QuantDType, number>>;
  * - passthrough: the same integers, 0 steps (value-preserving ops move or select integers);
  * - table: a 256-entry int8 table, 1 step;
  * - segment_table: int8 1 step; int16 3 steps for the smooth functions ("Tables in conversion");
- * - composite: softmax's bounds, the widest of the composites (1 / 6 steps, "Composites (bayes)").
+ * - composite: softmax's bounds, the widest of the composites (1 / 6 steps, march-numerics.md's composites section).
  */
 export const IMPL_STEP_BOUNDS: Readonly<Record<OpImpl, StepBound>> = {
   integer: { qint8: 1, qint16: 1 },
@@ -45,7 +45,7 @@ export function kinkStepBound(deltaSlope: number, amaxIn: number, amaxOut: numbe
  * - bilinear Resize at int16: its interpolation weights have 8 fractional bits (march-numerics.md, "Resize"),
  *   so each axis's weight is off by up to 1/512 of the difference of two taps, up to 2^16 int16 steps: up to
  *   128 steps per axis, 256 for two, plus one for rounding;
- * - the composites' own rows ("Composites (bayes)": softmax 1 / 6, layernorm 1 / 4, div 1 / 10 asserted).
+ * - the composites' own rows (march-numerics.md's composites section: softmax 1 / 6, layernorm 1 / 4, div 1 / 10 asserted).
  */
 export const OP_STEP_BOUNDS: Readonly<Record<string, Partial<Record<OpImpl, StepBound>>>> = {
   Reciprocal: { segment_table: { qint16: 4 } },
