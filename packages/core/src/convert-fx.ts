@@ -9,7 +9,6 @@ import {
   QtkError,
   UnsupportedOpError,
   type ConvertedNode,
-  type ConvertNodeContext,
   type MarchBackendV1,
   type NodeTableOptions,
   type QParams,
@@ -17,13 +16,14 @@ import {
 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { getMarch } from './march.js';
+import { convertNodeContext } from './node-context.js';
 import { modelInfoOf, recordModelInfo } from './model-info.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { isWrappedMethodCall } from './fx-wrapped-modules.js';
 import { addWrappedMethodModules, placeWrappedMethodOwners } from './convert-wrapped.js';
 import type { LateConversionEnv } from './wrapped-conversion.js';
-import { QatModule, weightedLayer } from './qat-module.js';
+import { QatModule } from './qat-module.js';
 
 export interface ConvertFxOptions {
   /**
@@ -231,26 +231,18 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     // the activation fake-quant after this node (inserted by prepare), if any
     const users = [...node.users];
     const fqUser = users.length === 1 && isActivationFakeQuant(qatModel, users[0]!) ? users[0]! : null;
-    const fq = qat?.activationPostProcess ?? (fqUser ? (moduleOf(fqUser) as FakeQuantize) : null);
-    const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
-    const catalogOp = opOfNode(out, node, inner);
-    const ctx: ConvertNodeContext = {
+    const ctx = convertNodeContext({
       march: march.id,
       node,
-      module: inner,
-      op: catalogOp?.op ?? null,
-      attrs: catalogOp?.attrs ?? {},
-      fused: catalogOp?.fused ?? null,
-      weight:
-        w && qat?.weightFakeQuant
-          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
-          : null,
+      inner,
+      qat,
+      outputFakeQuant: fqUser ? (moduleOf(fqUser) as FakeQuantize) : null,
+      catalogOp: opOfNode(out, node, inner),
       qparamsOf: (arg: Node) => qparams.get(arg) ?? null,
-      outputQparams: fq ? fq.calculateQparams() : null,
       rounding,
       warn: (m) => warn(`${node.name}: ${m}`),
       tableOptions: tableOptionsOf(tableOptions, node),
-    };
+    });
     // a failed node still counts as quantized, so the nodes after it are checked too and every
     // failure is reported at once
     const fail = (e: UnsupportedOpError) => {

@@ -10,13 +10,13 @@ import {
   resolveQuantRange,
   UnsupportedOpError,
   type ConvertedNode,
-  type ConvertNodeContext,
   type MarchBackendV1,
   type QParams,
   type RoundingMode,
 } from '@qtk/spec';
 import { InvalidArgumentError, opOfModule } from '@qtk/tensor';
-import { QatModule, weightedLayer } from './qat-module.js';
+import { convertNodeContext } from './node-context.js';
+import { QatModule } from './qat-module.js';
 
 export interface LateConversionEnv {
   readonly march: MarchBackendV1;
@@ -88,26 +88,17 @@ export class LateConvertedModule extends Module {
       return p;
     });
     const node = graph.callModule(this.path, argNodes);
-    const qat = this.source instanceof QatModule ? this.source : null;
-    const w = qat?.weightFakeQuant ? weightedLayer(qat.module) : null;
-    const fq = qat?.activationPostProcess ?? (this.source instanceof FakeQuantize ? this.source : null);
-    const catalogOp = opOfModule(this.inner);
-    const ctx: ConvertNodeContext = {
+    const ctx = convertNodeContext({
       march: march.id,
       node,
-      module: this.inner,
-      op: catalogOp?.op ?? null,
-      attrs: catalogOp?.attrs ?? {},
-      fused: catalogOp?.fused ?? null,
-      weight:
-        w && qat?.weightFakeQuant
-          ? { value: w.layer.weight, qparams: qat.weightFakeQuant.calculateQparams(), bias: w.layer.bias ?? null }
-          : null,
+      inner: this.inner,
+      qat: this.source instanceof QatModule ? this.source : null,
+      outputFakeQuant: this.source instanceof FakeQuantize ? this.source : null,
+      catalogOp: opOfModule(this.inner),
       qparamsOf: (n: Node) => inputs.get(n) ?? null,
-      outputQparams: fq ? fq.calculateQparams() : null,
       rounding: this.env.rounding,
       warn: (m) => this.env.warn(`${this.path}: ${m}`),
-    };
+    });
     let converted: ConvertedNode | undefined;
     try {
       converted = march.hooks.convertNode?.call(march.hooks, ctx);
