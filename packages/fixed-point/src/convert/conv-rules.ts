@@ -4,7 +4,7 @@ import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/
 import { planSumin } from '../bias.js';
 import { rhu, roundReal, sat } from '../integer-math.js';
 import { FixedConv, type FixedConvKind } from '../modules/fixed-conv.js';
-import { opNameOf, type ConvertRule } from './march-converter.js';
+import { opNameOf, type ConvertRule, unsupportedAt } from './march-converter.js';
 
 type ConvOp = 'Conv' | 'ConvTranspose' | 'Gemm';
 
@@ -84,8 +84,7 @@ function convRuleFor(op: ConvOp): ConvertRule {
     },
     build(ctx, env) {
       const fused = fusionOf(ctx);
-      const fail = (reason: string) =>
-        new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
+      const fail = (reason: string) => unsupportedAt(ctx, env.march, reason);
       const cap = env.table.ops.find((o) => o.op === env.op)!;
       if (fused.withAdd && !(cap.fusable ?? []).includes('Add'))
         throw fail(`${env.op} cannot be fused with an add on this march`);

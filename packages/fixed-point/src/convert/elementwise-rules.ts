@@ -1,5 +1,5 @@
 import type { Node } from '@qtk/ir';
-import { UnsupportedOpError, type ConvertedNode, type ConvertNodeContext, type QParams } from '@qtk/spec';
+import type { ConvertedNode, ConvertNodeContext, QParams } from '@qtk/spec';
 import { planSingleOperand, type AddPlan, type EwOperand, type ScalarOperand } from '../elementwise.js';
 import { roundReal, sat } from '../integer-math.js';
 import { FixedAdd } from '../modules/fixed-add.js';
@@ -9,14 +9,13 @@ import { FixedCompare, type CompareKind } from '../modules/fixed-compare.js';
 import { FixedMinMax } from '../modules/fixed-min-max.js';
 import { FixedMul } from '../modules/fixed-mul.js';
 import { FixedReduce } from '../modules/fixed-reduce.js';
-import { isCall, isOp, opNameOf, type ConvertRule, type MarchEnv } from './march-converter.js';
+import { isCall, isOp, type ConvertRule, type MarchEnv, unsupportedAt } from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 type Slot = { kind: 'tensor'; q: QParams } | { kind: 'scalar'; c: number };
 
 function failer(ctx: ConvertNodeContext, env: Env) {
-  return (reason: string) =>
-    new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march: env.march, reason });
+  return (reason: string) => unsupportedAt(ctx, env.march, reason);
 }
 
 function isNode(a: unknown): a is Node {

@@ -74,6 +74,11 @@ function dtypeOf(ctx: ConvertNodeContext): QuantDType | undefined {
   return ctx.outputQparams?.dtype ?? quantizedArgs(ctx)[0]?.qparams.dtype;
 }
 
+/** An UnsupportedOpError for the node of `ctx` on `march`, named by its module class or function. */
+export function unsupportedAt(ctx: ConvertNodeContext, march: string, reason: string): UnsupportedOpError {
+  return new UnsupportedOpError({ op: opNameOf(ctx), node: ctx.node.name, march, reason });
+}
+
 export function opNameOf(ctx: ConvertNodeContext): string {
   const m = ctx.module;
   if (m) return ctx.node.method ? `${m.constructor.name}.${ctx.node.method}` : m.constructor.name;

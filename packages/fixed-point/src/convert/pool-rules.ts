@@ -1,8 +1,7 @@
 import { AdaptiveAvgPool2d, AvgPool2d } from '@qtk/nn';
-import { UnsupportedOpError } from '@qtk/spec';
 import { FixedAvgPool2d } from '../modules/fixed-avg-pool.js';
 import type { RequantizeRule } from '../requantize.js';
-import { isModule, opNameOf, type ConvertRule, type MarchNumerics } from './march-converter.js';
+import { isModule, opNameOf, type ConvertRule, type MarchNumerics, unsupportedAt } from './march-converter.js';
 
 /** The march's requantize rule, read off a plan of its numerics (modules keep the rule name, which serializes). */
 export function requantizeRuleOf(numerics: MarchNumerics): RequantizeRule {
@@ -25,13 +24,7 @@ export const POOL_RULES = [
     build(ctx, env) {
       const m = ctx.module as AvgPool2d;
       const out = ctx.outputQparams;
-      if (!out)
-        throw new UnsupportedOpError({
-          op: opNameOf(ctx),
-          node: ctx.node.name,
-          march: env.march,
-          reason: 'it has no output fake-quant',
-        });
+      if (!out) throw unsupportedAt(ctx, env.march, 'it has no output fake-quant');
       const attrs = {
         kernel: m.kernelSize,
         stride: m.stride,
@@ -54,13 +47,7 @@ export const POOL_RULES = [
     build(ctx, env) {
       const m = ctx.module as AdaptiveAvgPool2d;
       const out = ctx.outputQparams;
-      if (!out)
-        throw new UnsupportedOpError({
-          op: opNameOf(ctx),
-          node: ctx.node.name,
-          march: env.march,
-          reason: 'it has no output fake-quant',
-        });
+      if (!out) throw unsupportedAt(ctx, env.march, 'it has no output fake-quant');
       const size = typeof m.outputSize === 'number' ? [m.outputSize, m.outputSize] : m.outputSize;
       const windows = {
         kind: 'adaptive' as const,

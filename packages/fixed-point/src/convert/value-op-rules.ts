@@ -1,11 +1,19 @@
 import type { Node } from '@qtk/ir';
 import { deepCopy, ReLU6, Upsample } from '@qtk/nn';
-import { UnsupportedOpError, type ConvertNodeContext, type QParams } from '@qtk/spec';
+import type { ConvertNodeContext, QParams } from '@qtk/spec';
 import type { InterpolateOptions } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { FixedResize } from '../modules/fixed-resize.js';
 import { FixedValueOp, type ValueOpOutput, type ValueOpTarget } from '../modules/fixed-value-op.js';
-import { isCall, isModule, isOp, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
+import {
+  isCall,
+  isModule,
+  isOp,
+  quantizedArgs,
+  type ConvertRule,
+  type MarchEnv,
+  unsupportedAt,
+} from './march-converter.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 
@@ -17,13 +25,7 @@ function targetOf(ctx: ConvertNodeContext): ValueOpTarget {
 
 function inputOf(ctx: ConvertNodeContext, env: Env): QParams {
   const q = quantizedArgs(ctx)[0]?.qparams;
-  if (!q)
-    throw new UnsupportedOpError({
-      op: opNameOf(ctx),
-      node: ctx.node.name,
-      march: env.march,
-      reason: 'it has no quantized input',
-    });
+  if (!q) throw unsupportedAt(ctx, env.march, 'it has no quantized input');
   return q;
 }
 
@@ -47,12 +49,7 @@ function outputOf(
     return { qparams: input, output: null };
   }
   if (input.scale.length !== 1 || out.scale.length !== 1) {
-    throw new UnsupportedOpError({
-      op: opNameOf(ctx),
-      node: ctx.node.name,
-      march: env.march,
-      reason: 'a per-channel input cannot be requantized by a data-movement op',
-    });
+    throw unsupportedAt(ctx, env.march, 'a per-channel input cannot be requantized by a data-movement op');
   }
   const plan = env.numerics.requantize(input.scale[0]!, out.scale[0]!, out.dtype, ctx.warn);
   return { qparams: out, output: { scale: out.scale[0]!, dtype: out.dtype, plan } };
@@ -98,13 +95,7 @@ const relu6Rule: ConvertRule = {
   match: (ctx) => isModule(ctx, ReLU6) || isCall(ctx, 'relu6'),
   build(ctx, env) {
     const { qparams, output } = outputOf(ctx, env, inputOf(ctx, env));
-    if (qparams.scale.length !== 1)
-      throw new UnsupportedOpError({
-        op: opNameOf(ctx),
-        node: ctx.node.name,
-        march: env.march,
-        reason: 'ReLU6 needs a per-tensor scale',
-      });
+    if (qparams.scale.length !== 1) throw unsupportedAt(ctx, env.march, 'ReLU6 needs a per-tensor scale');
     const s = Math.fround(qparams.scale[0]!);
     const hi = Math.min(intRange(qparams.dtype).max, roundReal(6 / s, ctx.rounding));
     const clamped: ValueOpOutput = { scale: s, dtype: qparams.dtype, plan: output?.plan ?? null, clamp: [0, hi] };
@@ -123,12 +114,7 @@ const padRule = valueOpRule('pad', ['Pad'], [], {
   check(ctx, env) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
     if (value !== 0) {
-      throw new UnsupportedOpError({
-        op: opNameOf(ctx),
-        node: ctx.node.name,
-        march: env.march,
-        reason: `it pads with the constant ${value}; only zero padding is value preserving`,
-      });
+      throw unsupportedAt(ctx, env.march, `it pads with the constant ${value}; only zero padding is value preserving`);
     }
   },
 });
@@ -161,13 +147,7 @@ const resizeRule: ConvertRule = {
       const { qparams, output } = outputOf(ctx, env, input);
       return { module: new FixedValueOp(targetOf(ctx), 'resize_nearest', output), outputQparams: qparams };
     }
-    if (input.scale.length !== 1)
-      throw new UnsupportedOpError({
-        op: opNameOf(ctx),
-        node: ctx.node.name,
-        march: env.march,
-        reason: 'bilinear resize needs a per-tensor scale',
-      });
+    if (input.scale.length !== 1) throw unsupportedAt(ctx, env.march, 'bilinear resize needs a per-tensor scale');
     const { qparams, output } = outputOf(ctx, env, input);
     const plan = output ? env.numerics.requantize(input.scale[0]! / 65536, output.scale, output.dtype, ctx.warn) : null;
     const module = new FixedResize({
