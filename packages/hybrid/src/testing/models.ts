@@ -47,7 +47,7 @@ export class MiddleOpsNet extends Module {
   readonly flatten = new Flatten();
   readonly fc: Linear;
   readonly dequant = new DeQuantStub();
-  /** `poolKernel` 8 is past bernoulli2's average-pool limit (7). */
+  /** `poolKernel` 8 is past bernoulli2's average-pool limit (7); 1 hands every position to the linear layer. */
   constructor(seed = 3, poolKernel = 4) {
     super();
     const g = new Generator(seed);
