@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice } from './index.js';
-import { AlternatingNet, calibrated, call, inputs, MiddleOpsNet } from './testing/models.js';
+import { AlternatingNet, calibrated, call, inputs, MiddleOpsNet, prototypeTask } from './testing/models.js';
 
 const quiet = { onWarning: () => {} };
 const argmaxRows = (t: Tensor): number[] => {
@@ -26,31 +26,32 @@ const argmaxRows = (t: Tensor): number[] => {
 };
 
 describe('heterogeneous fixed-point model', () => {
-  // pooling kernel 1 keeps every position for the linear layer, so the top class varies with the input
   it('bernoulli2, hardswish / hardsigmoid / SELU on the CPU: top-1 agrees with the fake-quant model on >= 99.5 % of 400 inputs', () => {
+    // pooling kernel 1 hands every position to the linear layer, set up to tell ten prototypes apart
+    const net = new MiddleOpsNet(3, 1);
+    const task = prototypeTask(net);
+    const calib = [1, 2, 3, 4].map((s) => task(s, 10).x);
     const qat = calibrated(
-      prepareQatFx(
-        new MiddleOpsNet(3, 1),
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, ...quiet },
-      ),
+      prepareQatFx(net, { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true, ...quiet }),
+      calib,
     );
     const fixed = convertFx(qat, quiet);
     expect(checkDeployDevice(fixed).segments).toHaveLength(7);
     let agree = 0;
+    let correct = 0;
     let total = 0;
-    const classes = new Set<number>();
     for (let b = 0; b < 8; b++) {
-      const x = inputs(100 + b, 50);
+      const { x, labels } = task(100 + b, 50);
       const want = argmaxRows(call(qat, x));
       const got = argmaxRows(call(fixed, x));
       agree += want.filter((w, i) => w === got[i]).length;
-      for (const w of want) classes.add(w);
+      correct += want.filter((w, i) => w === labels[i]).length;
       total += want.length;
     }
     expect(total).toBe(400);
-    expect(classes.size).toBeGreaterThanOrEqual(5); // the logits depend on the input (7 of 10 classes are predicted)
-    expect(agree / total).toBeGreaterThanOrEqual(0.995);
+    // heavy noise: the fake-quant model is right on 307 of 400, so many inputs sit near a class boundary
+    expect(correct / total).toBeGreaterThanOrEqual(0.7);
+    expect(agree / total).toBeGreaterThanOrEqual(0.995); // 399 of 400
   });
 
   it('each BPU segment is bit-exact with the non-hybrid conversion of that segment alone, at the same calibrated scales', () => {

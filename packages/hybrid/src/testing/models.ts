@@ -16,7 +16,7 @@ import {
   ReLU,
   SELU,
 } from '@qtk/nn';
-import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { Generator, rand, type Tensor, tensor } from '@qtk/tensor';
 
 export const call = (m: Module, x: Tensor): Tensor => (m as unknown as { call(x: Tensor): Tensor }).call(x);
 
@@ -111,4 +111,48 @@ export class AlternatingNet extends Module {
     y = this.act2.call(this.conv2.call(y));
     return this.dequant.call(this.conv3.call(y));
   }
+}
+
+/**
+ * A ten-class task for MiddleOpsNet(seed, 1): ten random prototype images; the linear layer's row
+ * for class c is the float features of prototype c (centred over the classes, unit length, with the bias that centres the input's features), so
+ * the float model tells noisy copies of the prototypes apart (noise uniform in [-2.5, 2.5]). Returns the labelled batch maker.
+ */
+export function prototypeTask(net: MiddleOpsNet): (seed: number, n: number) => { x: Tensor; labels: number[] } {
+  const protos = inputs(200, 10);
+  let features: Tensor | null = null;
+  const h = net.flatten.registerForwardHook((_m, _a, out) => {
+    features = out as Tensor;
+  });
+  call(net.eval(), protos);
+  h.remove();
+  const f = (features as unknown as Tensor).values();
+  const width = f.length / 10;
+  const w = new Float32Array(f.length);
+  const mean = new Float32Array(width);
+  for (let j = 0; j < width; j++) {
+    for (let c = 0; c < 10; c++) mean[j]! += f[c * width + j]! / 10;
+    for (let c = 0; c < 10; c++) w[c * width + j] = f[c * width + j]! - mean[j]!;
+  }
+  const bias = new Float32Array(10);
+  for (let c = 0; c < 10; c++) {
+    const row = w.subarray(c * width, (c + 1) * width);
+    const norm = Math.hypot(...row);
+    for (let j = 0; j < width; j++) {
+      row[j] = row[j]! / norm;
+      bias[c]! -= row[j]! * mean[j]!; // logit c = <row c, features - mean features>
+    }
+  }
+  net.fc.weight.values().set(w);
+  net.fc.bias!.values().set(bias);
+  const p = protos.values();
+  const size = p.length / 10;
+  return (seed, n) => {
+    const noise = rand([n, 3, 8, 8], { generator: new Generator(seed) }).values();
+    const labels = Array.from({ length: n }, (_, i) => i % 10);
+    const x = new Float32Array(n * size);
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < size; k++) x[i * size + k] = p[labels[i]! * size + k]! + 5 * (noise[i * size + k]! - 0.5);
+    return { x: tensor(x, [n, 3, 8, 8]), labels };
+  };
 }
