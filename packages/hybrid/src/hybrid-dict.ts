@@ -1,6 +1,7 @@
 // Which nodes a hybridDict sends to the CPU. A module name covers the module, everything inside it
 // and the ops its forward makes (scope); a fused module is matched by any layer it absorbed. A
-// module type matches the node's module, an absorbed layer's, or a module whose forward made the op.
+// module type likewise: the node's module, an absorbed layer, or any module containing them or
+// whose forward made the op.
 import { moduleOf, type HybridDict, type PrepareContext } from '@qtk/core';
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
@@ -63,14 +64,13 @@ export class HybridDictMatcher {
     return [own, ...fused].filter((p) => p !== '');
   }
 
-  /** The modules whose type can match: the node's own, the fused layers', and the modules around a call. */
+  /** The modules whose type can match: the node's own, the fused layers', and every module around them. */
   private modulesOf(node: Node): Module[] {
     const found: Module[] = [];
     const own = moduleOf(this.ctx.gm, node);
     if (own) found.push(own);
     for (const path of this.pathsOf(node)) {
-      const chain = node.op === 'call_module' && path === node.target ? [path] : pathChain(path);
-      for (const p of chain) {
+      for (const p of pathChain(path)) {
         const m = moduleAt(this.ctx.source, p) ?? moduleAt(this.ctx.gm, p);
         if (m) found.push(m);
       }

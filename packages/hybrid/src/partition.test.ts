@@ -9,7 +9,16 @@ import { AvgPool2d, Conv2d, DeQuantStub, QuantStub, SELU } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice, formatDeployDevice, HYBRID_PARTITION_PASS, HybridDictError } from './index.js';
-import { AlternatingNet, CpuEndsNet, calibrated, call, inputs, MiddleOpsNet } from './testing/models.js';
+import {
+  AlternatingNet,
+  CpuEndsNet,
+  calibrated,
+  call,
+  FunctionalSeluNet,
+  inputs,
+  MiddleOpsNet,
+  SeluBlock,
+} from './testing/models.js';
 
 const quiet = { onWarning: () => {} };
 const cpuReasons = (gm: GraphModule) =>
@@ -141,6 +150,23 @@ describe('hybridDict', () => {
       expect(report.nodes.find((n) => n.name === 'conv1')!.detail).toBe("moduleType 'Conv2d'");
       expect(report.nodes.find((n) => n.name === 'conv3')!.detail).toBe("moduleName 'conv3'");
     }
+  });
+
+  it('a module type covers the functional ops its forward makes (a traced-through SeluBlock)', () => {
+    const qat = prepareQatFx(
+      new FunctionalSeluNet(),
+      { global: defaultQatQconfig },
+      { march: 'bayes', hybrid: true, hybridDict: { moduleType: [SeluBlock] }, ...quiet },
+    );
+    const report = checkDeployDevice(qat);
+    expect(report.nodes.map((n) => [n.name, n.kind, n.device, n.reason, n.detail])).toEqual([
+      ['conv0', 'module', 'BPU', 'supported', null],
+      ['selu', 'function', 'CPU', 'op not in table', "op 'Selu' is not in the capability table"],
+      ['conv1', 'module', 'BPU', 'supported', null],
+      ['selu_1', 'function', 'CPU', 'hybridDict', "moduleType 'SeluBlock'"],
+      ['conv2', 'module', 'BPU', 'supported', null],
+    ]);
+    expect(report.transitions).toBe(4);
   });
 
   it('a functional add is addressed by its generated module name', () => {

@@ -16,7 +16,7 @@ import {
   ReLU,
   SELU,
 } from '@qtk/nn';
-import { Generator, rand, type Tensor, tensor } from '@qtk/tensor';
+import { Generator, rand, selu, type Tensor, tensor } from '@qtk/tensor';
 
 export const call = (m: Module, x: Tensor): Tensor => (m as unknown as { call(x: Tensor): Tensor }).call(x);
 
@@ -155,4 +155,32 @@ export function prototypeTask(net: MiddleOpsNet): (seed: number, n: number) => {
       for (let k = 0; k < size; k++) x[i * size + k] = p[labels[i]! * size + k]! + 5 * (noise[i * size + k]! - 0.5);
     return { x: tensor(x, [n, 3, 8, 8]), labels };
   };
+}
+
+/** A block whose forward calls the functional selu: traced through, its selu is a function node in its scope. */
+export class SeluBlock extends Module {
+  forward(x: Tensor): Tensor {
+    return selu(x);
+  }
+}
+
+/** quant → conv0 → selu (function, in the model's forward) → conv1 → block (SeluBlock) → conv2 → dequant. */
+export class FunctionalSeluNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv0: Conv2d;
+  readonly conv1: Conv2d;
+  readonly block = new SeluBlock();
+  readonly conv2: Conv2d;
+  readonly dequant = new DeQuantStub();
+  constructor(seed = 9) {
+    super();
+    const g = new Generator(seed);
+    this.conv0 = new Conv2d(3, 3, 1, { generator: g });
+    this.conv1 = new Conv2d(3, 3, 1, { generator: g });
+    this.conv2 = new Conv2d(3, 3, 1, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    const y = this.conv1.call(selu(this.conv0.call(this.quant.call(x))));
+    return this.dequant.call(this.conv2.call(this.block.call(y)));
+  }
 }
