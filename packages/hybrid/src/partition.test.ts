@@ -7,6 +7,7 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { AvgPool2d, Conv2d, DeQuantStub, QuantStub, SELU } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
+import { defineCapabilities, type MarchBackendV1, marches } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice, formatDeployDevice, HYBRID_PARTITION_PASS, HybridDictError } from './index.js';
 import {
@@ -221,6 +222,33 @@ describe('dtype and qconfig', () => {
         { march: 'bernoulli2', hybrid: true, ...quiet },
       ),
     ).toThrow(/qconfig of module 'conv2'.*no qint16 activations/);
+  });
+
+  it("a dtype the march has but the op's table entry does not take sends the op to the CPU (reason dtype)", () => {
+    const bayes = marches.get('bayes');
+    // bayes with a conv that takes qint8 only
+    const march: MarchBackendV1 = {
+      ...bayes,
+      id: 'bayes-conv-int8',
+      capabilities: defineCapabilities({
+        ...bayes.capabilities,
+        ops: bayes.capabilities.ops.map((o) => (o.op === 'Conv' ? { ...o, dtypes: ['qint8'] } : o)),
+      }),
+    };
+    const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
+    const qat = prepareQatFx(
+      new MiddleOpsNet(),
+      { global: defaultQatQconfig, moduleName: { conv2: int16, fc: int16 } },
+      { march, hybrid: true, ...quiet },
+    );
+    const nodes = checkDeployDevice(qat).nodes;
+    expect(nodes.find((n) => n.name === 'conv2')).toMatchObject({
+      device: 'CPU',
+      reason: 'dtype',
+      detail: 'Conv: dtype qint16 not supported (supported: qint8)',
+    });
+    expect(nodes.find((n) => n.name === 'fc')).toMatchObject({ device: 'BPU' }); // Gemm keeps bayes's dtypes
+    expect(cpuReasons(qat)).toEqual({ conv2: 'dtype', selu: 'op not in table' });
   });
 
   it('a null qconfig is a CPU op with reason "qconfig null", with or without hybrid', () => {
