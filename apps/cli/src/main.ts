@@ -1,5 +1,7 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
+// installs the partition prepareQatFx runs for --hybrid
+import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
 import { formatHelp, type CommandSpec } from './args.js';
 import { evalSpec, runEval } from './commands/eval.js';

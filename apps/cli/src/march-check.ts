@@ -4,6 +4,7 @@ import type { GraphModule } from '@qtk/ir';
 import { checkOpSupport, marches, type MarchBackendV1 } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { nodeOp, type NodeOp } from './op-names.js';
+import { checkDeployDevice, type DeployDeviceReport } from '@qtk/hybrid';
 
 /** How one node of the float graph fares on a march. */
 export interface NodeSupport {
@@ -80,4 +81,25 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
     nodes.push({ node: node.name, op, table, convert, ...(reason !== undefined ? { reason } : {}), supported });
   }
   return { march: march.id, nodes, ...(prepareError !== undefined ? { prepareError } : {}), warnings };
+}
+
+/**
+ * The heterogeneous trial: prepare with `hybrid: true` (default QAT qconfig, 1/128 input stub),
+ * calibrate on one random batch in [-1, 1], convert, and report where each node runs.
+ */
+export function checkHybrid(
+  gm: GraphModule,
+  marchId: string,
+  exampleShape: readonly number[],
+): { report: DeployDeviceReport; warnings: string[] } {
+  const march: MarchBackendV1 = marches.get(marchId);
+  const warnings: string[] = [];
+  const onWarning = (m: string) => warnings.push(m);
+  const prepared = prepareQatFx(
+    gm,
+    { global: defaultQatQconfig },
+    { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true },
+  );
+  calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], { onWarning });
+  return { report: checkDeployDevice(convertFx(prepared, { march, onWarning })), warnings };
 }

@@ -1,7 +1,8 @@
 import { marches } from '@qtk/spec';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
-import { checkMarch, type MarchReport } from '../march-check.js';
+import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
+import { formatDeployDevice } from '@qtk/hybrid';
 import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { nodeOp } from '../op-names.js';
 import { formatTable } from '../table.js';
@@ -17,11 +18,16 @@ export const inspectSpec: CommandSpec = {
       description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)',
     },
     'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    hybrid: {
+      type: 'boolean',
+      description: 'with --march: where each node runs in a heterogeneous model (BPU or CPU, and why) and the segments',
+    },
     ...MAX_ELEMENTS_OPTION,
   },
   details: `Support is decided twice: by the march's capability table (op name and attributes) and by a trial
 conversion (prepare with the default QAT qconfig and a 1/128 input stub, calibrate on one random batch in
-[-1, 1], convert); the conversion decides, the table alone only when the trial cannot run. Exit code 1 when the march cannot run every operator.`,
+[-1, 1], convert); the conversion decides, the table alone only when the trial cannot run. Exit code 1 when the march cannot run every operator.
+With --hybrid the trial builds the heterogeneous model instead and prints each node's device (exit code 0 when it converts).`,
 };
 
 export function runInspect(argv: readonly string[], io: CliIo): number {
@@ -59,12 +65,23 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   );
 
   const marchId = args.options.march as string | undefined;
+  if (args.options.hybrid === true && marchId === undefined)
+    throw new CliError('--hybrid needs --march ID (the march whose table decides what runs on the BPU)', {
+      exitCode: 2,
+    });
   if (marchId === undefined) {
     io.out(`\npass --march ${marches.names().join('|')} to check which operators a march supports\n`);
     return 0;
   }
   if (!marches.has(marchId))
     throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  if (args.options.hybrid === true) {
+    const hybrid = checkHybrid(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
+    io.out(`\ndeploy devices on march '${marchId}' (hybrid):\n${formatDeployDevice(hybrid.report)}\n`);
+    io.out(`segments: ${hybrid.report.segments.length}\n`);
+    if (hybrid.warnings.length) io.out(`warnings:\n${hybrid.warnings.map((w) => `  ${w}`).join('\n')}\n`);
+    return 0;
+  }
   const report = checkMarch(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
   printReport(report, io);
   return report.nodes.every((n) => n.supported) && !report.prepareError ? 0 : 1;

@@ -13,6 +13,8 @@ import { CliError, type CliIo } from '../io.js';
 import { saveModel } from '../model-file-io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
+import { deviceSummary, hybridDictFrom, splitNames } from '../hybrid-options.js';
+import { checkDeployDevice } from '@qtk/hybrid';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
 export const quantizeSpec: CommandSpec = {
@@ -65,13 +67,30 @@ export const quantizeSpec: CommandSpec = {
       description:
         'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
     },
+    hybrid: {
+      type: 'boolean',
+      description:
+        'heterogeneous model: operators the march cannot run stay float on the CPU, with quantize / dequantize where they meet the BPU',
+    },
+    'cpu-ops': {
+      type: 'string',
+      value: 'OP[,OP...]',
+      description:
+        'with --hybrid: also run every node of these operators on the CPU (names as qtk inspect prints them)',
+    },
+    'cpu-nodes': {
+      type: 'string',
+      value: 'NAME[,NAME...]',
+      description: 'with --hybrid: also run these nodes (module names, as qtk inspect prints them) on the CPU',
+    },
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   },
   details: `A .npy file holds one sample (the model's input shape without the batch axis) or a batch of them.
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
 with --mean/--std. Calibration only: no QAT. Every operator the march cannot convert is listed at once;
---keep-float keeps named modules (and what they contain) in float instead.`,
+--keep-float keeps named modules (and what they contain) in float instead; --hybrid runs every
+operator the march cannot run on the CPU (a heterogeneous model) and prints where each node runs.`,
 };
 
 export function runQuantize(argv: readonly string[], io: CliIo): number {
@@ -123,10 +142,21 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const keepFloat = parseNames(o['keep-float']);
   const moduleName = Object.fromEntries(keepFloat.map((n) => [n, null]));
+  const hybrid = o.hybrid === true;
+  const cpuOps = splitNames(o['cpu-ops']);
+  const cpuNodes = splitNames(o['cpu-nodes']);
+  if (!hybrid && (cpuOps.length || cpuNodes.length))
+    throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
+  const hybridDict = hybrid ? hybridDictFrom(gm, cpuOps, cpuNodes) : undefined;
   const prepared = prepareQatFx(
     gm,
     { global: qconfig, moduleName },
-    { march: marchId, inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale }, onWarning },
+    {
+      march: marchId,
+      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+      onWarning,
+      ...(hybrid ? { hybrid, hybridDict } : {}),
+    },
   );
   checkModuleNames(prepared, keepFloat, '--keep-float');
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
@@ -136,7 +166,11 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     fixed = convertFx(prepared, { march: marchId, onWarning });
   } catch (e) {
     if (ConversionError.isInstance(e))
-      throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
+      throw new CliError(
+        `cannot quantize ${modelPath} for '${marchId}': ${e.message}` +
+          (hybrid ? '' : '\nrerun with --hybrid to run these nodes on the CPU (a heterogeneous model)'),
+        { cause: e },
+      );
     throw e;
   }
 
@@ -156,6 +190,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     preprocess: { mean: pre.mean, std: pre.std, ...(pre.size ? { size: pre.size } : {}) },
     calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
     ...(keepFloat.length ? { keepFloat } : {}),
+    ...(hybrid ? { hybrid: { cpuOps, cpuNodes } } : {}),
   };
   const out = String(o.out);
   saveModel(fixed, out, meta);
@@ -166,6 +201,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     `observer:     ${observer} (activations), min_max per channel (weights)`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
+    ...(hybrid ? [deviceSummary(checkDeployDevice(fixed))] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
     `agreement:    max |fixed-point - fake-quant| = ${maxDiff.toPrecision(3)} on the first calibration batch`,
@@ -254,6 +290,7 @@ function summarize(prepared: GraphModule, fixed: GraphModule): Summary {
   let converted = 0;
   for (const node of fixed.graph.nodes) {
     if (node.op !== 'call_module' || node.meta?.convertedFrom === undefined) continue;
+    if (node.meta.deployDevice === 'CPU') continue; // a float op of a heterogeneous model
     converted++;
     const cls = fixed.getSubmodule(node.target).constructor.name;
     classes.set(cls, (classes.get(cls) ?? 0) + 1);
