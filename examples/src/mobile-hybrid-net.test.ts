@@ -1,0 +1,99 @@
+// The MobileNet-style hybrid example network: its shapes, its graph, the ops bernoulli2's table
+// lacks (the CPU candidates of a hybrid deployment), and a short PTQ to bayes on the embedded subset.
+import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { fuseFx } from '@qtk/fusion';
+import { symbolicTrace } from '@qtk/ir';
+import { BAYES_CAPABILITIES } from '@qtk/march-bayes';
+import { BERNOULLI2_CAPABILITIES } from '@qtk/march-bernoulli2';
+import { type CapabilityTable, checkOpSupport, opOfNode } from '@qtk/spec';
+import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
+import { describe, expect, it } from 'vitest';
+import { loadDataset, SUBSET_DIR } from './data.js';
+import { MobileHybridNet } from './mobile-hybrid-net.js';
+import { firstBatches, postTrainingQuantize } from './ptq.js';
+import { accuracyOf, agreement, predict, trainFloat } from './train.js';
+
+const bits = (t: Tensor) => Array.from(t.values());
+
+/** Catalog ops of the fused graph for a march, each with whether the march's table takes it. */
+function placement(march: string, table: CapabilityTable): { node: string; op: string; ok: boolean }[] {
+  const gm = fuseFx(new MobileHybridNet({ generator: new Generator(0) }), { march });
+  const out: { node: string; op: string; ok: boolean }[] = [];
+  for (const node of gm.graph.nodes) {
+    const match = opOfNode(gm, node);
+    if (!match) continue;
+    out.push({ node: node.name, op: match.op, ok: checkOpSupport(table, { op: match.op, attrs: match.attrs }).ok });
+  }
+  return out;
+}
+
+describe('MobileHybridNet', () => {
+  it('maps [N, 1, 28, 28] to 10 logits through a 14×14 pyramid merge', () => {
+    const net = new MobileHybridNet({ generator: new Generator(1) });
+    const x = randn([3, 1, 28, 28], { generator: new Generator(2) });
+    const fine = net.stem.call(net.quant.call(x));
+    expect(fine.shape).toEqual([3, 16, 14, 14]);
+    const coarse = net.block2.call(net.block1.call(fine));
+    expect(coarse.shape).toEqual([3, 32, 7, 7]);
+    expect(net.up.call(coarse).shape).toEqual([3, 32, 14, 14]);
+    expect(net.call(x).shape).toEqual([3, 10]);
+    expect(net.parameters().reduce((n, p) => n + p.size, 0)).toBe(13_458);
+  });
+
+  it('traces to a graph with depthwise convs, hardswish, squeeze-excite, upsample + cat and tanh', () => {
+    const net = new MobileHybridNet({ generator: new Generator(3) }).eval();
+    const gm = symbolicTrace(net);
+    const ops = gm.graph.nodes.map((n) => opOfNode(gm, n)).filter((m) => m !== null);
+    const count = (op: string) => ops.filter((m) => m.op === op).length;
+    expect(count('HardSwish')).toBe(5);
+    expect(count('Sigmoid')).toBe(2);
+    expect(count('Mul')).toBe(2);
+    expect(count('Resize')).toBe(1);
+    expect(count('Concat')).toBe(1);
+    expect(count('Tanh')).toBe(1);
+    expect(ops.filter((m) => m.op === 'Conv' && (m.attrs.groups as number) > 1).map((m) => m.attrs.groups)).toEqual([
+      32, 64, 48,
+    ]);
+    const x = randn([2, 1, 28, 28], { generator: new Generator(4) });
+    expect(bits(gm.call(x))).toEqual(bits(net.call(x)));
+  });
+
+  it('has every op on bayes; bernoulli2 lacks hardswish and the global average pool', () => {
+    expect(placement('bayes', BAYES_CAPABILITIES).filter((p) => !p.ok)).toEqual([]);
+    const missing = placement('bernoulli2', BERNOULLI2_CAPABILITIES).filter((p) => !p.ok);
+    expect(missing.map((p) => p.node)).toEqual([
+      'stem_2',
+      'block1_expand_2',
+      'block1_depthwise_2',
+      'block1_se_pool',
+      'block2_expand_2',
+      'block2_depthwise_2',
+      'block2_se_pool',
+      'pool',
+    ]);
+    expect(new Set(missing.map((p) => p.op))).toEqual(new Set(['HardSwish', 'AdaptiveAveragePool']));
+  });
+
+  it('calibrates and converts to bayes fixed point close to its fake-quant model', () => {
+    const train = loadDataset(SUBSET_DIR, 'train');
+    const test = loadDataset(SUBSET_DIR, 'test', 500);
+    const net = new MobileHybridNet({ generator: new Generator(5) });
+    trainFloat(net, train, { epochs: 1, lr: 0.1, seed: 5 });
+    const float = accuracyOf(predict(net, test), test);
+    expect(float).toBeGreaterThan(0.5);
+
+    const { calibrated, fixedPoint } = postTrainingQuantize(net, {
+      march: 'bayes',
+      calibration: firstBatches(train, 256),
+    });
+    expect(fixedPoint.meta).toMatchObject({ kind: 'fixed-point', march: 'bayes' });
+    const fake = predict(calibrated, test);
+    const fixed = predict(fixedPoint, test);
+    expect(agreement(fake, fixed)).toBeGreaterThanOrEqual(0.99);
+    expect(Math.abs(accuracyOf(fixed, test) - float)).toBeLessThan(0.02);
+    const x = firstBatches(test, 8)[0]!;
+    const logits = noGrad(() => fixedPoint.call(x)) as Tensor;
+    expect(logits.shape).toEqual([8, 10]);
+  });
+});
