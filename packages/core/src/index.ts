@@ -23,6 +23,18 @@ export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';
 export { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 export { stepwiseFloatPass, FLOAT_STEP, FLOAT_BOUNDARY } from './stepwise-float-pass.js';
+export {
+  DEPLOY_DEVICE,
+  DEPLOY_REASON,
+  DEPLOY_DETAIL,
+  deployDeviceOf,
+  setDeployDevice,
+  type DeployDevice,
+  type DeployReason,
+  type HybridDict,
+} from './deploy-device.js';
+export { setHybridPartitioner, hybridPartitioner } from './hybrid-partitioner.js';
+export { qconfigOf, moduleOf, pathOf, type NodeQconfig } from './qconfig-of.js';
 export { SoftmaxQat, LayerNormQat, type StepFakeQuant } from '@qtk/fixed-point';
 export {
   marchPrepareContext,

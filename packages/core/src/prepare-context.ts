@@ -1,6 +1,7 @@
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { MarchBackendV1 } from '@qtk/spec';
+import type { HybridDict } from './deploy-device.js';
 import type { QconfigResolver } from './qconfig-dict.js';
 
 /** What every prepare pass sees. Passes edit `gm` in place. */
@@ -20,6 +21,8 @@ export interface PrepareContext {
    * `setModuleCopyOnWrite(ctx.gm, path, module, ctx.owned)` so the input model's containers stay unchanged.
    */
   readonly owned: Set<Module>;
+  /** Set when prepareQatFx was called with `hybrid: true`: the user's CPU lists. */
+  readonly hybrid: { readonly dict: HybridDict } | null;
   warn(message: string): void;
 }
 

@@ -17,10 +17,12 @@ import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
+import type { HybridDict } from './deploy-device.js';
+import { hybridPartitioner } from './hybrid-partitioner.js';
 
 /**
- * The default passes, in order. A hybrid CPU/BPU partition pass goes in with
- * `passes: (defaults) => [...defaults.slice(0, i), partitionPass, ...defaults.slice(i)]`.
+ * The default passes, in order. With `hybrid: true` the installed hybrid partitioner
+ * (setHybridPartitioner, done by `import '@qtk/hybrid'`) runs right after 'march-rewrites'.
  */
 export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'march-rewrites', run: marchRewritesPass },
@@ -51,6 +53,21 @@ export interface PrepareQatFxOptions {
    * `scale`, a fixed-scale stub (1/128 suits inputs in [-1, 1]).
    */
   inputQuantStubs?: boolean | { scale?: number };
+  /**
+   * Heterogeneous model: nodes the march cannot run (by its capability table) and those `hybridDict`
+   * names stay float on the CPU, with quantize / dequantize where they meet BPU nodes. Needs
+   * `import '@qtk/hybrid'`.
+   */
+  hybrid?: boolean;
+  /** With `hybrid`: modules to keep on the CPU, by type and by name (generated names such as `_generated_add_0` too). */
+  hybridDict?: HybridDict;
+}
+
+/** The pass list with the hybrid partitioner after the march's rewrites (or first). */
+function withHybridPartitioner(passes: readonly PreparePass[]): readonly PreparePass[] {
+  const partition = hybridPartitioner();
+  const i = passes.findIndex((p) => p.name === 'march-rewrites') + 1;
+  return [...passes.slice(0, i), partition, ...passes.slice(i)];
 }
 
 /** Inserts `_generated_quant_stub_<k>` QuantStub calls after each placeholder; returns their names. */
@@ -94,7 +111,11 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
   const march = requireMarch(options.march);
   const traced = model instanceof GraphModule ? model : symbolicTrace(model);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
-  const defaults = DEFAULT_PREPARE_PASSES;
+  if (options.hybridDict && !options.hybrid)
+    throw new InvalidArgumentError(
+      'prepareQatFx: hybridDict is only read in hybrid mode; pass { hybrid: true, hybridDict }',
+    );
+  const defaults = options.hybrid ? withHybridPartitioner(DEFAULT_PREPARE_PASSES) : DEFAULT_PREPARE_PASSES;
   const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
   let gm: GraphModule;
   const owned = new Set<Module>();
@@ -116,6 +137,7 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     quantized: new Set(),
     owned,
     warn,
+    hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
   };
   for (const pass of passes) pass.run(ctx);
   gm.recompile();

@@ -2,6 +2,7 @@ import type { QConfig } from '@qtk/fake-quant';
 import { FusedConvBase, functionalOriginOf } from '@qtk/fusion';
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
+import { deployDeviceOf } from './deploy-device.js';
 import type { PrepareContext } from './prepare-context.js';
 import { weightedLayer } from './qat-module.js';
 
@@ -37,13 +38,15 @@ export interface NodeQconfig {
 }
 
 /**
- * The qconfig a node takes. A qconfig set for the node's own module path (its `qconfig` property or
+ * The qconfig a node takes: null on a node placed on the CPU (hybrid). A qconfig set for the node's own module path (its `qconfig` property or
  * a `moduleName` entry, e.g. `_generated_add_0`) wins. Otherwise: a fused module takes its conv's
  * (horizon_plugin_pytorch's fused modules keep the conv's qconfig); a generated FloatFunctional (a
  * functional add, ...) and any other function takes the qconfig of the module whose forward called
  * it; any other module its own, inherited from its parents.
  */
 export function qconfigOf(ctx: PrepareContext, node: Node): NodeQconfig {
+  // a node the hybrid partition put on the CPU stays float: step-wise quantization's null qconfig
+  if (deployDeviceOf(node) === 'CPU') return { qconfig: null, path: pathOf(node) };
   if (node.op === 'call_module') {
     const own = ctx.resolver.explicit(node.target);
     if (own !== undefined) return { qconfig: own, path: node.target };

@@ -9,6 +9,7 @@ import type { PrepareContext } from './prepare-context.js';
 import { QatModule } from './qat-module.js';
 import { moduleOf, qconfigOf } from './qconfig-of.js';
 import { createFakeQuant } from './prepare-passes.js';
+import { deployDeviceOf, setDeployDevice } from './deploy-device.js';
 
 /** `node.meta` key: the node runs in float in the converted model (its qconfig is null). */
 export const FLOAT_STEP = 'floatStep';
@@ -35,6 +36,21 @@ function quantizedRegion(ctx: PrepareContext): Set<Node> {
   return region;
 }
 
+/**
+ * The deploy device of the quantized region's ops (a hybrid partition may have set it already):
+ * float steps on the CPU, the rest on the BPU; stubs and fake-quants are boundaries, not ops.
+ */
+function recordDeployDevices(ctx: PrepareContext, region: ReadonlySet<Node>): void {
+  for (const n of region) {
+    if (!isCall(n) || deployDeviceOf(n) !== null) continue;
+    const m = moduleOf(ctx.gm, n);
+    const inner = m instanceof QatModule ? m.module : m;
+    if (m instanceof FakeQuantize || inner instanceof QuantStub || inner instanceof DeQuantStub) continue;
+    if (n.meta[FLOAT_STEP] === true) setDeployDevice(n, 'CPU', 'qconfig null');
+    else setDeployDevice(n, 'BPU', 'supported');
+  }
+}
+
 export function stepwiseFloatPass(ctx: PrepareContext): void {
   const { gm } = ctx;
   const graph = gm.graph;
@@ -46,6 +62,7 @@ export function stepwiseFloatPass(ctx: PrepareContext): void {
   };
   const floats = graph.nodes.filter(isFloat);
   for (const n of floats) n.meta[FLOAT_STEP] = true;
+  recordDeployDevices(ctx, region);
   for (const n of floats) {
     for (const user of [...n.users]) {
       if (!region.has(user) || user.meta[FLOAT_STEP] === true) continue;

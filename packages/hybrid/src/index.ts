@@ -1,0 +1,19 @@
+import { setHybridPartitioner } from '@qtk/core';
+import { HYBRID_PARTITION_PASS } from './partition-pass.js';
+
+// importing the package turns on prepareQatFx's `hybrid: true` mode
+setHybridPartitioner(HYBRID_PARTITION_PASS);
+
+export { HYBRID_PARTITION_PASS, hybridPartitionPass } from './partition-pass.js';
+export { HybridDictMatcher, type HybridDictMatch } from './hybrid-dict.js';
+export { nodeVerdict, opVerdict, type NodeVerdict } from './node-support.js';
+export { HybridDictError } from './errors.js';
+export {
+  checkDeployDevice,
+  type CheckDeployDeviceOptions,
+  type DeployDeviceReport,
+  type DeployedNode,
+  type DeploySegment,
+  type DeployMismatch,
+} from './check-deploy-device.js';
+export { formatDeployDevice } from './format-deploy-device.js';
