@@ -1,20 +1,34 @@
 // The MobileNet-style hybrid example network: its shapes, its graph, the ops bernoulli2's table
-// lacks (the CPU candidates of a hybrid deployment), and a short PTQ to bayes on the embedded subset.
+// lacks (the CPU nodes of a hybrid deployment), and short PTQs on the embedded subset: bayes with
+// every op on the BPU, bernoulli2 in hybrid mode.
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { fuseFx } from '@qtk/fusion';
+import { checkDeployDevice } from '@qtk/hybrid';
 import { symbolicTrace } from '@qtk/ir';
 import { BAYES_CAPABILITIES } from '@qtk/march-bayes';
 import { BERNOULLI2_CAPABILITIES } from '@qtk/march-bernoulli2';
 import { type CapabilityTable, checkOpSupport, opOfNode } from '@qtk/spec';
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset, SUBSET_DIR } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
 import { accuracyOf, agreement, predict, trainFloat } from './train.js';
 
 const bits = (t: Tensor) => Array.from(t.values());
+
+/** The modules bernoulli2's capability table has no op for: hardswish and the global average pools. */
+const BERNOULLI2_CPU = [
+  'stem.2',
+  'block1.expand.2',
+  'block1.depthwise.2',
+  'block1.se.pool',
+  'block2.expand.2',
+  'block2.depthwise.2',
+  'block2.se.pool',
+  'pool',
+];
 
 /** Catalog ops of the fused graph for a march, each with whether the march's table takes it. */
 function placement(march: string, table: CapabilityTable): { node: string; op: string; ok: boolean }[] {
@@ -62,38 +76,49 @@ describe('MobileHybridNet', () => {
   it('has every op on bayes; bernoulli2 lacks hardswish and the global average pool', () => {
     expect(placement('bayes', BAYES_CAPABILITIES).filter((p) => !p.ok)).toEqual([]);
     const missing = placement('bernoulli2', BERNOULLI2_CAPABILITIES).filter((p) => !p.ok);
-    expect(missing.map((p) => p.node)).toEqual([
-      'stem_2',
-      'block1_expand_2',
-      'block1_depthwise_2',
-      'block1_se_pool',
-      'block2_expand_2',
-      'block2_depthwise_2',
-      'block2_se_pool',
-      'pool',
-    ]);
+    expect(missing.map((p) => p.node)).toEqual(BERNOULLI2_CPU.map((name) => name.replaceAll('.', '_')));
     expect(new Set(missing.map((p) => p.op))).toEqual(new Set(['HardSwish', 'AdaptiveAveragePool']));
   });
 
-  it('calibrates and converts to bayes fixed point close to its fake-quant model', () => {
+  describe('after one epoch on the subset', () => {
     const train = loadDataset(SUBSET_DIR, 'train');
     const test = loadDataset(SUBSET_DIR, 'test', 500);
-    const net = new MobileHybridNet({ generator: new Generator(5) });
-    trainFloat(net, train, { epochs: 1, lr: 0.1, seed: 5 });
-    const float = accuracyOf(predict(net, test), test);
-    expect(float).toBeGreaterThan(0.5);
-
-    const { calibrated, fixedPoint } = postTrainingQuantize(net, {
-      march: 'bayes',
-      calibration: firstBatches(train, 256),
+    let net: MobileHybridNet;
+    let float = 0;
+    beforeAll(() => {
+      net = new MobileHybridNet({ generator: new Generator(5) });
+      trainFloat(net, train, { epochs: 1, lr: 0.1, seed: 5 });
+      float = accuracyOf(predict(net, test), test);
     });
-    expect(fixedPoint.meta).toMatchObject({ kind: 'fixed-point', march: 'bayes' });
-    const fake = predict(calibrated, test);
-    const fixed = predict(fixedPoint, test);
-    expect(agreement(fake, fixed)).toBeGreaterThanOrEqual(0.99);
-    expect(Math.abs(accuracyOf(fixed, test) - float)).toBeLessThan(0.02);
-    const x = firstBatches(test, 8)[0]!;
-    const logits = noGrad(() => fixedPoint.call(x)) as Tensor;
-    expect(logits.shape).toEqual([8, 10]);
+
+    it('calibrates and converts to bayes fixed point close to its fake-quant model', () => {
+      expect(float).toBeGreaterThan(0.5);
+      const { calibrated, fixedPoint } = postTrainingQuantize(net, {
+        march: 'bayes',
+        calibration: firstBatches(train, 256),
+      });
+      expect(fixedPoint.meta).toMatchObject({ kind: 'fixed-point', march: 'bayes' });
+      const fake = predict(calibrated, test);
+      const fixed = predict(fixedPoint, test);
+      expect(agreement(fake, fixed)).toBeGreaterThanOrEqual(0.99);
+      expect(Math.abs(accuracyOf(fixed, test) - float)).toBeLessThan(0.02);
+      const x = firstBatches(test, 8)[0]!;
+      expect((noGrad(() => fixedPoint.call(x)) as Tensor).shape).toEqual([8, 10]);
+    });
+
+    it('converts to a bernoulli2 hybrid model with exactly the missing ops on the CPU', () => {
+      const { calibrated, fixedPoint } = postTrainingQuantize(net, {
+        march: 'bernoulli2',
+        calibration: firstBatches(train, 256),
+        prepare: { hybrid: true },
+      });
+      const report = checkDeployDevice(fixedPoint);
+      expect(report.nodes.filter((n) => n.device === 'CPU').map((n) => n.name)).toEqual(BERNOULLI2_CPU);
+      expect(report.counts).toEqual({ BPU: 22, CPU: 8 });
+      const fake = predict(calibrated, test);
+      const fixed = predict(fixedPoint, test);
+      expect(agreement(fake, fixed)).toBeGreaterThanOrEqual(0.99);
+      expect(Math.abs(accuracyOf(fixed, test) - float)).toBeLessThan(0.02);
+    });
   });
 });
