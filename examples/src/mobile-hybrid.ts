@@ -23,7 +23,7 @@ bernoulli2 in hybrid mode (hardswish and the global average pools on the CPU), o
   --data DIR      folder with the four Fashion-MNIST IDX .gz files (default: the subset in the repository;
                   --data debian uses /usr/share/datasets/fashion-mnist)
   --weights FILE  float state dict: loaded when it exists, else trained here and saved there
-                  (default out/mobile-hybrid-net-float.qtk)
+                  (default out/mobile-hybrid-net-float-full.qtk with --data, -subset.qtk without)
   --retrain       train even when --weights exists (and overwrite it)
   --epochs N      float training epochs (default 4 with --data, 3 on the subset)
   --lr X          initial learning rate, cosine-decayed per step (default 0.05)
@@ -37,7 +37,7 @@ bernoulli2 in hybrid mode (hardswish and the global average pools on the CPU), o
 const { values } = parseArgs({
   options: {
     data: { type: 'string' },
-    weights: { type: 'string', default: 'out/mobile-hybrid-net-float.qtk' },
+    weights: { type: 'string' },
     retrain: { type: 'boolean' },
     epochs: { type: 'string' },
     lr: { type: 'string', default: '0.05' },
@@ -63,6 +63,7 @@ if (values.data === 'debian' && !full) {
 }
 const dir = full ?? SUBSET_DIR;
 const seed = Number(values.seed);
+const weights = values.weights ?? `out/mobile-hybrid-net-float-${full ? 'full' : 'subset'}.qtk`;
 const train = loadDataset(dir, 'train', values.limit ? Number(values.limit) : undefined);
 const test = loadDataset(dir, 'test');
 const pct = (a: number) => `${(a * 100).toFixed(2)} %`;
@@ -72,9 +73,9 @@ console.log(`gemm backend: ${wasmStatus().loaded ? 'wasm SIMD' : `cpu (${wasmSta
 
 const float = new MobileHybridNet({ generator: new Generator(seed) });
 let training: { epochs: number; secondsPerEpoch: number; finalLoss: number } | null = null;
-if (existsSync(values.weights) && !values.retrain) {
-  float.loadStateDict(loadStateDictFileSync(values.weights));
-  console.log(`float: weights from ${values.weights}`);
+if (existsSync(weights) && !values.retrain) {
+  float.loadStateDict(loadStateDictFileSync(weights));
+  console.log(`float: weights from ${weights}`);
 } else {
   const epochs = Number(values.epochs ?? (full ? 4 : 3));
   const t0 = performance.now();
@@ -92,9 +93,9 @@ if (existsSync(values.weights) && !values.retrain) {
   }
   training = { epochs, secondsPerEpoch: seconds(t0) / epochs, finalLoss: r.finalLoss };
   console.log(`float: trained ${epochs} epochs, ${training.secondsPerEpoch.toFixed(1)} s per epoch`);
-  mkdirSync(dirname(values.weights), { recursive: true });
-  saveStateDictSync(float.stateDict(), values.weights);
-  console.log(`saved ${values.weights}`);
+  mkdirSync(dirname(weights), { recursive: true });
+  saveStateDictSync(float.stateDict(), weights);
+  console.log(`saved ${weights}`);
 }
 float.eval();
 const floatAcc = accuracyOf(predict(float, test, { progress: true, label: 'float eval' }), test);
