@@ -38,6 +38,16 @@ describe('GraphModule JSON', () => {
     );
   });
 
+  it("keeps a node's meta entries that are JSON primitives or arrays of them, and drops the rest", () => {
+    const gm = symbolicTrace(new HybridModel(3, new Generator(0)));
+    const node = gm.graph.nodes[1]!;
+    Object.assign(node.meta, { flag: true, scale: 0.5, from: ['conv', 'bn'], nested: { a: 1 }, mixed: [1, {}] });
+    const back = deserializeGraphModule(graphModuleToJson(gm)).graph.nodes[1]!;
+    expect(back.meta).toMatchObject({ flag: true, scale: 0.5, from: ['conv', 'bn'] });
+    expect(back.meta).not.toHaveProperty('nested');
+    expect(back.meta).not.toHaveProperty('mixed');
+  });
+
   it('round-trips the hybrid model: graph, module tree (traced-through modules as containers), weights via the state dict file', () => {
     const g = new Generator(0);
     const model = new HybridModel(3, g);

@@ -38,7 +38,7 @@ export interface SerializedNode {
   args: JsonValue[];
   kwargs: Record<string, JsonValue>;
   scope: string;
-  /** JSON-primitive entries of node.meta (e.g. `impure`). */
+  /** Entries of node.meta that are JSON primitives or arrays of them (e.g. `impure`, `fusedFrom`). */
   meta?: Record<string, JsonValue>;
 }
 
@@ -152,6 +152,10 @@ function decode(v: JsonValue, nodes: Map<string, Node>, where: string): Argument
 // ---- writing ----------------------------------------------------------------------------------
 
 /** The JSON form of a GraphModule (without weights). Throws SerializationError for unserializable arguments. */
+function isJsonPrimitive(v: unknown): boolean {
+  return v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number';
+}
+
 export function serializeGraphModule(
   gm: GraphModule,
   options: { codecs?: ModuleCodecRegistry } = {},
@@ -200,7 +204,7 @@ export function serializeGraphModule(
     };
     if (n.method !== undefined) s.method = n.method;
     const meta = Object.entries(n.meta).filter(
-      ([, v]) => v === null || ['boolean', 'number', 'string'].includes(typeof v),
+      ([, v]) => isJsonPrimitive(v) || (Array.isArray(v) && v.every(isJsonPrimitive)),
     );
     if (meta.length) s.meta = Object.fromEntries(meta) as Record<string, JsonValue>;
     return s;
