@@ -5,7 +5,6 @@ import {
   DeQuantStub,
   Flatten,
   FloatFunctional,
-  Hardswish,
   Linear,
   Module,
   QuantStub,
@@ -15,7 +14,7 @@ import {
   Upsample,
 } from '@qtk/nn';
 import type { Generator, Tensor } from '@qtk/tensor';
-import { InvertedBlock } from './mobile-se-net.js';
+import { InvertedBlock, mobileStem } from './mobile-se-net.js';
 
 export interface MobileHybridNetOptions {
   generator?: Generator;
@@ -54,11 +53,7 @@ export class MobileHybridNet extends Module {
     super();
     const g = options.generator;
     this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = new Sequential(
-      new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator: g }),
-      new BatchNorm2d(16),
-      new Hardswish(),
-    );
+    this.stem = mobileStem(g);
     this.block1 = new InvertedBlock(16, 32, 24, 2, g);
     this.block2 = new InvertedBlock(24, 64, 32, 1, g);
     this.mergeDepthwise = new Sequential(

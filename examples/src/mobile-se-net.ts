@@ -74,6 +74,15 @@ export interface MobileSeNetOptions {
   inputScale?: number;
 }
 
+/** The stride-2 stem of the mobile examples: 3×3 conv (1 → 16 channels), BN, hardswish. */
+export function mobileStem(generator?: Generator): Sequential {
+  return new Sequential(
+    new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator }),
+    new BatchNorm2d(16),
+    new Hardswish(),
+  );
+}
+
 /**
  * A small MobileNetV3-style Fashion-MNIST classifier whose activations have the bounded, skewed and
  * one-sided distributions that stress histogram calibration: hardswish everywhere, sigmoid-gated
@@ -94,11 +103,7 @@ export class MobileSeNet extends Module {
     super();
     const g = options.generator;
     this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = new Sequential(
-      new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator: g }),
-      new BatchNorm2d(16),
-      new Hardswish(),
-    );
+    this.stem = mobileStem(g);
     this.block1 = new InvertedBlock(16, 32, 24, 2, g);
     this.block2 = new InvertedBlock(24, 64, 32, 1, g);
     this.head = new Sequential(new Conv2d(32, 64, 1, { bias: false, generator: g }), new BatchNorm2d(64), new Tanh());
