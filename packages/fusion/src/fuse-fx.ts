@@ -120,7 +120,7 @@ export function registerDefaultFusions(): void {
 export interface FuseFxOptions {
   /**
    * The target march (a registered id or a backend): only the fusions its capability table can run
-   * are applied (the base op in the table, the fused Add / Relu / Relu6 in its `fusable`; BatchNorm
+   * are applied (the base op in the table, the fused Add / Relu / Clip (ReLU6) in its `fusable`; BatchNorm
    * absorption always). Default: the march chosen with setMarch; with none, every pattern applies.
    */
   march?: string | MarchBackendV1;

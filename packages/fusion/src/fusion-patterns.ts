@@ -188,7 +188,7 @@ function makeEntry(family: FusionFamily, shape: FusionShape): ConvFusionPattern 
       const fused: string[] = [];
       if (parts.bn) fused.push('BatchNormalization');
       if (parts.add) fused.push('Add');
-      if (parts.relu) fused.push(activationOf(parts.relu, ctx) === 'relu6' ? 'Relu6' : 'Relu');
+      if (parts.relu) fused.push(activationOf(parts.relu, ctx) === 'relu6' ? 'Clip' : 'Relu');
       return { base: family.op, fused };
     },
     createFused(match, ctx): Module {

@@ -54,7 +54,7 @@ const reluOnly = testMarch('fusion-test-relu-only', [{ op: 'Conv', fusable: ['Re
 /** Conv without a `fusable` list: only BN absorption. */
 const noFusable = testMarch('fusion-test-no-fusable', [{ op: 'Conv' }, { op: 'Gemm' }]);
 const everything = testMarch('fusion-test-all', [
-  { op: 'Conv', fusable: ['BatchNormalization', 'Add', 'Relu', 'Relu6'] },
+  { op: 'Conv', fusable: ['BatchNormalization', 'Add', 'Relu', 'Clip'] },
   { op: 'Gemm', fusable: ['Relu'] },
 ]);
 
@@ -108,8 +108,8 @@ describe('fuseFx with a march', () => {
     expect(fusionRefusal(reluOnly.capabilities, { base: 'Gemm', fused: ['Relu'] })).toBe(
       "'Gemm' is not in the capability table",
     );
-    expect(fusionRefusal(reluOnly.capabilities, { base: 'Conv', fused: ['BatchNormalization', 'Add', 'Relu6'] })).toBe(
-      "'Conv' does not list 'Add', 'Relu6' as fusable",
+    expect(fusionRefusal(reluOnly.capabilities, { base: 'Conv', fused: ['BatchNormalization', 'Add', 'Clip'] })).toBe(
+      "'Conv' does not list 'Add', 'Clip' as fusable",
     );
     expect(fusionRefusal(reluOnly.capabilities, { base: 'Conv', fused: ['BatchNormalization', 'Relu'] })).toBeNull();
   });

@@ -5,8 +5,8 @@ import { defaultQatQconfig, FakeQuantize, getDefaultQatQconfig } from '@qtk/fake
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { AvgPool2d, Conv2d, DeQuantStub, QuantStub, SELU } from '@qtk/nn';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { AvgPool2d, Conv2d, DeQuantStub, Module, QuantStub, ReLU6, SELU } from '@qtk/nn';
+import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { defineCapabilities, type MarchBackendV1, marches } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice, formatDeployDevice, HYBRID_PARTITION_PASS, HybridDictError } from './index.js';
@@ -30,6 +30,28 @@ const cpuReasons = (gm: GraphModule) =>
   );
 
 describe('automatic CPU fallback from the capability table', () => {
+  it('bernoulli2: a conv fused with a ReLU6 stays on the BPU (the table lists the fused Clip under the conv)', () => {
+    class ConvRelu6 extends Module {
+      readonly quant = new QuantStub();
+      readonly conv = new Conv2d(2, 3, 3, { padding: 1 });
+      readonly act = new ReLU6();
+      readonly dequant = new DeQuantStub();
+      forward(x: Tensor): Tensor {
+        return this.dequant.call(this.act.call(this.conv.call(this.quant.call(x))));
+      }
+    }
+    const qat = prepareQatFx(
+      new ConvRelu6(),
+      { global: defaultQatQconfig },
+      { march: 'bernoulli2', hybrid: true, ...quiet },
+    );
+    const report = checkDeployDevice(qat);
+    expect(report.nodes.map((n) => [n.name, n.device, n.reason, n.fusedFrom])).toEqual([
+      ['act', 'BPU', 'supported', ['act', 'conv']],
+    ]);
+    expect(report.segments).toEqual([{ device: 'BPU', nodes: ['act'] }]);
+  });
+
   it('bernoulli2: hardswish, hardsigmoid and SELU in the middle go to the CPU (not in the table); every other op is BPU', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(),

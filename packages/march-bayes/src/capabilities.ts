@@ -1,6 +1,7 @@
 import { defineCapabilities, type CapabilityTableInput } from '@qtk/spec';
 
-const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Relu6'];
+// a fused ReLU6 is the catalog's Clip (Clip(0, 6))
+const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Clip'];
 type Op = CapabilityTableInput['ops'][number];
 const table = (impl: Op['impl'], ...names: string[]): Op[] => names.map((op) => ({ op, impl }));
 

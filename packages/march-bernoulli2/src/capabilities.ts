@@ -1,6 +1,7 @@
 import { defineCapabilities } from '@qtk/spec';
 
-const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Relu6'];
+// a fused ReLU6 is the catalog's Clip (Clip(0, 6))
+const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Clip'];
 
 /** bernoulli2 (RDK X3), march-semantics.md §2: int8 activations, int32 only as high-precision output. */
 export const BERNOULLI2_CAPABILITIES = defineCapabilities({

@@ -21,7 +21,7 @@ export interface FusionPatternV1 {
   createFused(match: Match, ctx: RewriteContext): Module;
   /**
    * The ops a match fuses, named as capability tables name them: the base op ('Conv', 'ConvTranspose',
-   * 'Gemm') and the ops fused into it ('BatchNormalization', 'Add', 'Relu', 'Relu6'). fuseFx with a
+   * 'Gemm') and the ops fused into it ('BatchNormalization', 'Add', 'Relu', 'Clip' for a ReLU6). fuseFx with a
    * march skips a match whose base op the march's table lacks, or which fuses an op the base's
    * `fusable` does not list (BatchNormalization excepted: absorbing a BN is a float rewrite the march
    * never sees). A pattern without it is applied on every march.

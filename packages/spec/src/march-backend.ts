@@ -35,7 +35,7 @@ export const opCapabilitySchema = z
     /** Activation dtypes the op accepts; default: the march's `activationDtypes`. */
     dtypes: z.array(quantDTypeSchema).nonempty().optional(),
     impl: z.enum(OP_IMPLS).optional(),
-    /** Ops that may be fused into this one ('BatchNormalization', 'Add', 'Relu', 'Relu6'). */
+    /** Catalog ops that may be fused into this one ('BatchNormalization', 'Add', 'Relu', 'Clip' for a ReLU6). */
     fusable: z.array(z.string()).optional(),
     constraints: z.array(constraintSchema).default([]),
   })

@@ -88,7 +88,7 @@ function convRuleFor(op: ConvOp): ConvertRule {
       const cap = env.table.ops.find((o) => o.op === env.op)!;
       if (fused.withAdd && !(cap.fusable ?? []).includes('Add'))
         throw fail(`${env.op} cannot be fused with an add on this march`);
-      if (fused.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Relu6')) {
+      if (fused.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Clip')) {
         throw fail(`${env.op} cannot be fused with ${fused.activation} on this march`);
       }
       if (!ctx.weight) throw fail('it has no weight fake-quant (prepare it with a qconfig that quantizes weights)');
