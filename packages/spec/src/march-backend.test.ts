@@ -79,6 +79,11 @@ describe('capability tables', () => {
       /march 'catalog-test': capability table: op 'Conv2d' is not in QTK's op catalog \(close names: Conv\b/,
     );
     expect(marches.has('catalog-test')).toBe(false);
+    // fusable parts are catalog ops too: a fused ReLU6 is a Clip
+    const fusing = (part: string) => () =>
+      defineCapabilities({ ...table, ops: [{ op: 'Conv', fusable: ['BatchNormalization', part] }] });
+    expect(fusing('Clip')).not.toThrow();
+    expect(fusing('Relu6')).toThrow(/op 'Relu6' is not in QTK's op catalog \(close names: Relu\b/);
   });
   it('activation dtype checks name the module', () => {
     expect(() => assertActivationDtype(march, 'qint16', 'backbone.conv1')).toThrow(QConfigError);
