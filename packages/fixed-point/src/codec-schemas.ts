@@ -390,6 +390,13 @@ export const fixedMulSchema = decoded(
     .strict()
     .superRefine(sameOutDtype(['requant'])),
 );
+export const fixedMatMulSchema = decoded(
+  'FixedMatMul',
+  z
+    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDType })
+    .strict()
+    .superRefine(sameOutDtype(['requant'])),
+);
 export const fixedCatSchema = decoded(
   'FixedCat',
   z

@@ -16,6 +16,7 @@ import { FixedClamp } from './modules/fixed-clamp.js';
 import { FixedCompare } from './modules/fixed-compare.js';
 import { FixedConv } from './modules/fixed-conv.js';
 import { FixedMinMax } from './modules/fixed-min-max.js';
+import { FixedMatMul } from './modules/fixed-matmul.js';
 import { FixedMul } from './modules/fixed-mul.js';
 import { FixedReduce } from './modules/fixed-reduce.js';
 import { FixedResize } from './modules/fixed-resize.js';
@@ -152,6 +153,7 @@ const CODECS: ModuleCodec[] = [
   },
   configCodec(FixedAdd, S.fixedAddSchema),
   configCodec(FixedMul, S.fixedMulSchema),
+  configCodec(FixedMatMul, S.fixedMatMulSchema),
   configCodec(FixedCat, S.fixedCatSchema),
   configCodec(FixedMinMax, S.fixedMinMaxSchema),
   configCodec(FixedCompare, S.fixedCompareSchema),

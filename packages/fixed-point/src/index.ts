@@ -95,6 +95,7 @@ export {
 export { broadcastIndex, type BroadcastIndex } from './broadcast-index.js';
 export { FixedAdd, type FixedAddConfig } from './modules/fixed-add.js';
 export { FixedMul, type FixedMulConfig } from './modules/fixed-mul.js';
+export { FixedMatMul, type FixedMatMulConfig } from './modules/fixed-matmul.js';
 export { FixedCat, type FixedCatConfig } from './modules/fixed-cat.js';
 export { FixedReduce } from './modules/fixed-reduce.js';
 export { FixedMinMax, type FixedMinMaxConfig } from './modules/fixed-min-max.js';

@@ -8,7 +8,6 @@ const NO_FLOAT_OP =
 
 describeMarchConformance(bayes, {
   skip: {
-    MatMul: 'listed by the table, but @qtk/fixed-point has no conversion rule for a quantized matmul yet',
     Sin: NO_FLOAT_OP,
     Cos: NO_FLOAT_OP,
     Erf: NO_FLOAT_OP,

@@ -7,6 +7,7 @@ import { FixedCat } from '../modules/fixed-cat.js';
 import { FixedClamp } from '../modules/fixed-clamp.js';
 import { FixedCompare, type CompareKind } from '../modules/fixed-compare.js';
 import { FixedMinMax } from '../modules/fixed-min-max.js';
+import { FixedMatMul } from '../modules/fixed-matmul.js';
 import { FixedMul } from '../modules/fixed-mul.js';
 import { FixedReduce } from '../modules/fixed-reduce.js';
 import { isCall, isOp, type ConvertRule, type MarchEnv, unsupportedAt } from './march-converter.js';
@@ -103,6 +104,24 @@ const mulRule: ConvertRule = {
     const sAcc = ops[0] && ops[1] ? ops[0].scale * ops[1].scale : 1;
     const requant = env.numerics.requantize(sAcc, sOut, out.dtype, ctx.warn);
     return { module: new FixedMul({ requant, outScale: sOut, outDtype: out.dtype, scalars }), outputQparams: out };
+  },
+};
+
+const matmulRule: ConvertRule = {
+  name: 'matmul',
+  ops: ['MatMul'],
+  match: (ctx) => isOp(ctx, 'MatMul'),
+  build(ctx, env) {
+    const fail = failer(ctx, env);
+    const slots = slotsOf(ctx, env);
+    const scales = slots.map((s, k) => {
+      if (s.kind !== 'tensor') throw fail(`its operand ${k} is a number (matmul multiplies two activations)`);
+      return Math.fround(s.q.scale[0]!);
+    });
+    const out = outOf(ctx, env);
+    const sOut = Math.fround(out.scale[0]!);
+    const requant = env.numerics.requantize(scales[0]! * scales[1]!, sOut, out.dtype, ctx.warn);
+    return { module: new FixedMatMul({ requant, outScale: sOut, outDtype: out.dtype }), outputQparams: out };
   },
 };
 
@@ -224,6 +243,7 @@ export const ELEMENTWISE_RULES: readonly ConvertRule[] = [
   addRule(false),
   addRule(true),
   mulRule,
+  matmulRule,
   catRule,
   reduceRule('mean'),
   reduceRule('sum'),
