@@ -128,21 +128,10 @@ describe('qtk --hybrid (real process)', () => {
 
   it('--cpu-ops and --cpu-nodes put more nodes on the CPU; unknown names are usage errors', () => {
     const out = join(dir, 'cpu.qtk');
-    const r = qtk(
-      'quantize',
-      model,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--hybrid',
-      '--cpu-ops',
-      'Gemm',
-      '--cpu-nodes',
-      'conv0',
-      '--out',
-      out,
-    );
+    /** `qtk quantize` of the test model for bernoulli2 into `out`, with these extra options. */
+    const quantize = (...options: string[]) =>
+      qtk('quantize', model, '--calib', calib, '--march', 'bernoulli2', ...options, '--out', out);
+    const r = quantize('--hybrid', '--cpu-ops', 'Gemm', '--cpu-nodes', 'conv0');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^devices: +3 BPU, 3 CPU; 2 CPU<->BPU transition\(s\); 3 segment\(s\)$/m);
@@ -155,52 +144,17 @@ describe('qtk --hybrid (real process)', () => {
       'CPU:fc',
     ]);
 
-    const badOp = qtk(
-      'quantize',
-      model,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--hybrid',
-      '--cpu-ops',
-      'Softmax',
-      '--out',
-      out,
-    );
+    const badOp = quantize('--hybrid', '--cpu-ops', 'Softmax');
     expect(badOp.code).toBe(2);
     expect(badOp.stderr).toContain(
       "--cpu-ops: the model has no 'Softmax' operator; its operators are: AveragePool, Conv, Flatten, Gemm, HardSwish, Relu",
     );
-    const badNode = qtk(
-      'quantize',
-      model,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--hybrid',
-      '--cpu-nodes',
-      'conv_0',
-      '--out',
-      out,
-    );
+    const badNode = quantize('--hybrid', '--cpu-nodes', 'conv_0');
     expect(badNode.code).toBe(1);
     expect(badNode.stderr).toContain(
       "hybridDict.moduleName entry 'conv_0' matches nothing in the model; closest: conv0",
     );
-    const noHybrid = qtk(
-      'quantize',
-      model,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--cpu-nodes',
-      'conv0',
-      '--out',
-      out,
-    );
+    const noHybrid = quantize('--cpu-nodes', 'conv0');
     expect(noHybrid.code).toBe(2);
     expect(noHybrid.stderr).toContain('--cpu-ops and --cpu-nodes need --hybrid');
   });

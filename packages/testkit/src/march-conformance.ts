@@ -151,6 +151,8 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
       for (const plan of planMarchOps(march, options)) {
         const op = plan.op;
         if (plan.kind === 'skip') {
+          // skipped only when the march's own options give a reason (plan.reason, shown in the test name), so the
+          // report lists what a march does not test and why
           it.skip(`${op}: skipped (${plan.reason})`, () => {});
           continue;
         }
@@ -202,6 +204,7 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
           }
         }
       }
+      // skipped only when the march says why it cannot round-trip (options.skipCodec, shown in the test name)
       if (options.skipCodec !== undefined) it.skip(`model-file round trip: skipped (${options.skipCodec})`, () => {});
     });
   });
