@@ -1,3 +1,4 @@
+import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Argument, Node } from '@qtk/ir';
 import { writeFileAtomicSync, type Module } from '@qtk/nn';
 import { Tensor, noGrad, traceables } from '@qtk/tensor';
@@ -5,10 +6,14 @@ import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
+import { moduleExportRuleOf } from './export-rules.js';
 import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
 
+/** A model input: a float tensor, or a quantized tensor for a segment that starts inside the quantized region. */
+export type ExampleInput = Tensor | QTensor;
+
 export interface ExportOnnxOptions {
-  /** ai.onnx opset, 11 to 17 (default 13). */
+  /** ai.onnx opset, 11 to 21 (default 13). */
   opset?: number;
   /** Names of the graph inputs (default: the GraphModule's placeholder names). */
   inputNames?: string[];
@@ -18,7 +23,19 @@ export interface ExportOnnxOptions {
   dynamicBatch?: boolean;
 }
 
-const IR_VERSION: Record<number, number> = { 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8 };
+const IR_VERSION: Record<number, number> = {
+  11: 6,
+  12: 7,
+  13: 7,
+  14: 7,
+  15: 8,
+  16: 8,
+  17: 8,
+  18: 8,
+  19: 9,
+  20: 9,
+  21: 10,
+};
 
 function subAt(gm: GraphModule, path: string): Module {
   return path === '' ? gm : gm.getSubmodule(path);
@@ -35,7 +52,7 @@ function attrAt(gm: GraphModule, path: string): unknown {
 function mapValues(a: Argument, env: Map<Node, unknown>): unknown {
   if (Array.isArray(a)) return a.map((x) => mapValues(x as Argument, env));
   if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') return env.get(a as Node);
-  if (a && typeof a === 'object' && !(a instanceof Tensor)) {
+  if (a && typeof a === 'object' && !(a instanceof Tensor) && !(a instanceof QTensor)) {
     return Object.fromEntries(Object.entries(a as Record<string, Argument>).map(([k, v]) => [k, mapValues(v, env)]));
   }
   return a;
@@ -55,7 +72,7 @@ function tensorInputs(
     else if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') {
       const n = names.get(a as Node);
       if (n?.length !== 1) {
-        if (env.get(a as Node) instanceof Tensor)
+        if (isTensorValue(env.get(a as Node)))
           throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
         return;
       }
@@ -66,8 +83,31 @@ function tensorInputs(
   return out;
 }
 
-function valueInfo(name: string, t: Tensor, dynamicBatch: boolean): ValueInfoMsg {
-  const elem = t.dtype === 'float32' ? DataType.FLOAT : t.dtype === 'bool' ? DataType.BOOL : DataType.INT64;
+/** Metadata key of the exported model: JSON pairs [QTK node name, ONNX value name] in execution order. */
+export const NODE_VALUES_KEY = 'qtk.node_values';
+
+const QUANTIZED_ELEM: Record<string, number> = {
+  int8: DataType.INT8,
+  int16: DataType.INT16,
+  int32: DataType.INT32,
+  bool: DataType.BOOL,
+};
+
+/** A float Tensor, or a fixed-point QTensor (its integers are the ONNX value, in their storage type). */
+function isTensorValue(v: unknown): v is Tensor | QTensor {
+  return v instanceof Tensor || v instanceof QTensor;
+}
+
+function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean): ValueInfoMsg {
+  const t = value instanceof QTensor ? value.data : value;
+  const elem =
+    value instanceof QTensor
+      ? QUANTIZED_ELEM[t.dtype]!
+      : t.dtype === 'float32'
+        ? DataType.FLOAT
+        : t.dtype === 'bool'
+          ? DataType.BOOL
+          : DataType.INT64;
   return {
     name,
     type: {
@@ -82,13 +122,13 @@ function valueInfo(name: string, t: Tensor, dynamicBatch: boolean): ValueInfoMsg
 /** Serializes a float GraphModule to ONNX model bytes, running it once on `exampleInputs` for shapes. */
 export function exportOnnxBytes(
   gm: GraphModule,
-  exampleInputs: Tensor | readonly Tensor[],
+  exampleInputs: ExampleInput | readonly ExampleInput[],
   options: ExportOnnxOptions = {},
 ): Uint8Array {
   const opset = options.opset ?? 13;
-  if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 17, got ${opset}`);
+  if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 21, got ${opset}`);
   const dynamicBatch = options.dynamicBatch ?? true;
-  const inputs = exampleInputs instanceof Tensor ? [exampleInputs] : [...exampleInputs];
+  const inputs = isTensorValue(exampleInputs) ? [exampleInputs] : [...exampleInputs];
   const b = new OnnxBuilder(opset);
   const env = new Map<Node, unknown>();
   const names = new Map<Node, string[]>();
@@ -117,8 +157,11 @@ export function exportOnnxBytes(
   outNames.forEach((n) => {
     b.reserve(n);
   });
-  const batch = dynamicBatch && inputs[0] && inputs[0].ndim > 0 ? inputs[0].shape[0]! : null;
+  const batch = dynamicBatch && inputs[0] && inputs[0].shape.length > 0 ? inputs[0].shape[0]! : null;
   const graphInputs: ValueInfoMsg[] = [];
+  // Every node's ONNX value, so a runtime's intermediates can be matched to QTK's (compareWithRuntime).
+  const nodeValues: [string, string][] = [];
+  const valueInfos: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];
   const wasTraining = gm.training;
   gm.eval();
@@ -156,7 +199,11 @@ export function exportOnnxBytes(
               ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
               : m.call(...args);
             env.set(node, out);
-            names.set(node, exportModule(m, step(), node.method));
+            const rule = moduleExportRuleOf(m);
+            names.set(
+              node,
+              rule ? rule({ ...step(), module: m, method: node.method }) : exportModule(m, step(), node.method),
+            );
             continue;
           }
           case 'call_function': {
@@ -210,7 +257,7 @@ export function exportOnnxBytes(
             outputsMsg = outNodes.map((n, i) => {
               const src = names.get(n)?.[0];
               const t = outs[i];
-              if (!src || !(t instanceof Tensor))
+              if (!src || !isTensorValue(t))
                 throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
               b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
               return valueInfo(outNames[i]!, t, dynamicBatch);
@@ -222,12 +269,27 @@ export function exportOnnxBytes(
   } finally {
     if (wasTraining) gm.train();
   }
+  for (const node of graph.nodes) {
+    const n = names.get(node);
+    const v = env.get(node);
+    if (node.op === 'placeholder' || node.op === 'get_attr' || n?.length !== 1 || !isTensorValue(v)) continue;
+    nodeValues.push([node.name, n[0]!]);
+    valueInfos.push(valueInfo(n[0]!, v, dynamicBatch));
+  }
   return encodeModel({
     ir_version: IR_VERSION[opset],
     producer_name: 'qtk',
     producer_version: '0.1.0',
     opset_import: [{ domain: '', version: opset }],
-    graph: { name: gm.className, node: b.nodes, initializer: b.initializers, input: graphInputs, output: outputsMsg },
+    graph: {
+      name: gm.className,
+      node: b.nodes,
+      initializer: b.initializers,
+      input: graphInputs,
+      output: outputsMsg,
+      value_info: valueInfos,
+    },
+    metadata_props: [{ key: NODE_VALUES_KEY, value: JSON.stringify(nodeValues) }],
   });
 }
 
@@ -237,7 +299,7 @@ export function exportOnnxBytes(
  */
 export function exportOnnx(
   gm: GraphModule,
-  exampleInputs: Tensor | readonly Tensor[],
+  exampleInputs: ExampleInput | readonly ExampleInput[],
   path: string,
   options: ExportOnnxOptions = {},
 ): Uint8Array {

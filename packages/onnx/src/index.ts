@@ -20,4 +20,13 @@ export {
 } from './import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
-export { exportOnnx, exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';
+export { exportOnnx, exportOnnxBytes, type ExportOnnxOptions, type ExampleInput } from './export-onnx.js';
+export {
+  registerModuleExport,
+  moduleExportRuleOf,
+  hasOwnModuleExport,
+  type ModuleExportRule,
+  type ModuleExportStep,
+} from './export-rules.js';
+export { OnnxBuilder, type AttrValue } from './export-builder.js';
+export type { ExportStep } from './export-modules.js';

@@ -191,6 +191,7 @@ export interface GraphMsg {
 }
 export interface ModelMsg {
   ir_version?: number;
+  metadata_props?: { key?: string; value?: string }[];
   opset_import?: { domain?: string; version?: number }[];
   producer_name?: string;
   producer_version?: string;

@@ -1,0 +1,39 @@
+import type { Module } from '@qtk/nn';
+import type { ExportStep } from './export-modules.js';
+
+/** What an export rule is given: the step of the walk, the module it exports and the method called (if any). */
+export interface ModuleExportStep extends ExportStep {
+  module: Module;
+  method: string | undefined;
+}
+
+/** Writes one call of a module as ONNX nodes; returns the ONNX names of its outputs. */
+export type ModuleExportRule = (step: ModuleExportStep) => string[];
+
+// biome-ignore lint/suspicious/noExplicitAny: module classes take any constructor arguments
+type ModuleClass = abstract new (...args: any[]) => Module;
+
+const rules = new Map<ModuleClass, ModuleExportRule>();
+
+/**
+ * Registers how a module class (and its subclasses, unless they have their own rule) exports to ONNX.
+ * Packages register the rules of their modules (fake-quant's QDQ, fixed-point's integer arithmetic);
+ * a later registration of the same class replaces the earlier one.
+ */
+export function registerModuleExport(cls: ModuleClass, rule: ModuleExportRule): void {
+  rules.set(cls, rule);
+}
+
+/** The export rule of a module: its class's, else the nearest registered base class's. */
+export function moduleExportRuleOf(m: Module): ModuleExportRule | undefined {
+  for (let p = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    const rule = rules.get(p.constructor as ModuleClass);
+    if (rule) return rule;
+  }
+  return undefined;
+}
+
+/** Whether a module class has an export rule of its own (not inherited). */
+export function hasOwnModuleExport(cls: ModuleClass): boolean {
+  return rules.has(cls);
+}

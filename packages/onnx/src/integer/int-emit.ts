@@ -1,0 +1,184 @@
+// ONNX subgraphs for the integer vocabulary of the fixed-point model (march-numerics.md, "Integer ONNX").
+// Integer tensors travel in their storage type (int8 / int16 / int32 / bool); arithmetic runs in
+// float64 (DOUBLE), where every intermediate the rules produce is an integer below 2^53 in magnitude,
+// or such an integer times a power of two, so every Add, Sub, Mul and Floor is exact and the result
+// does not depend on the order, fusion or vectorization the runtime chooses.
+import { intRange, type QTensorDType, type RequantizePlan } from '@qtk/fixed-point';
+import type { OnnxBuilder } from '../export-builder.js';
+import { DataType } from '../onnx-schema.js';
+
+/** The ONNX element type that stores a quantized dtype. */
+export const STORAGE_ELEM: Readonly<Record<QTensorDType, number>> = {
+  qint8: DataType.INT8,
+  qint16: DataType.INT16,
+  qint32: DataType.INT32,
+  qbool: DataType.BOOL,
+};
+
+/** A float64 initializer. */
+export function doubleConst(b: OnnxBuilder, values: ArrayLike<number>, name: string, shape?: number[]): string {
+  const n = b.unique(name);
+  const data = Float64Array.from(values);
+  b.initializers.push({
+    name: n,
+    dims: shape ?? [data.length],
+    data_type: DataType.DOUBLE,
+    raw_data: new Uint8Array(data.buffer),
+  });
+  return n;
+}
+
+/** A float64 scalar initializer. */
+export function doubleScalar(b: OnnxBuilder, v: number, name: string): string {
+  return doubleConst(b, [v], name, []);
+}
+
+/** An initializer of integers in a storage type (int8, int16, int32 or int64). */
+export function intConstOf(
+  b: OnnxBuilder,
+  values: ArrayLike<number>,
+  elem: number,
+  name: string,
+  shape?: number[],
+): string {
+  const n = b.unique(name);
+  const data =
+    elem === DataType.INT8
+      ? Int8Array.from(values)
+      : elem === DataType.INT16
+        ? Int16Array.from(values)
+        : elem === DataType.INT32
+          ? Int32Array.from(values)
+          : BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
+  b.initializers.push({
+    name: n,
+    dims: shape ?? [data.length],
+    data_type: elem,
+    raw_data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  });
+  return n;
+}
+
+export function cast(b: OnnxBuilder, x: string, elem: number, name: string): string {
+  return b.node('Cast', [x], name, { to: elem })[0]!;
+}
+
+export function toDouble(b: OnnxBuilder, x: string, name: string): string {
+  return cast(b, x, DataType.DOUBLE, `${name}_f64`);
+}
+
+/** A float64 value of exact integers back to the storage type of `dtype` (the values are in range). */
+export function toStorage(b: OnnxBuilder, x: string, dtype: QTensorDType, name: string): string {
+  return cast(b, x, STORAGE_ELEM[dtype], name);
+}
+
+export function binary(b: OnnxBuilder, op: 'Add' | 'Sub' | 'Mul' | 'Div', x: string, y: string, name: string): string {
+  return b.node(op, [x, y], name)[0]!;
+}
+
+export function floor(b: OnnxBuilder, x: string, name: string): string {
+  return b.node('Floor', [x], name)[0]!;
+}
+
+/** Clamps a float64 value to [lo, hi]. */
+export function clip(b: OnnxBuilder, x: string, lo: number, hi: number, name: string): string {
+  return b.node('Clip', [x, doubleScalar(b, lo, `${name}_lo`), doubleScalar(b, hi, `${name}_hi`)], name)[0]!;
+}
+
+/** Saturates a float64 value to the range of `dtype`. */
+export function saturate(b: OnnxBuilder, x: string, dtype: QTensorDType, name: string): string {
+  const { min, max } = intRange(dtype);
+  return clip(b, x, min, max, name);
+}
+
+/**
+ * The shape that broadcasts `channels` per-channel values along `axis` of a rank-`rank` tensor
+ * ([C] at the last axis, [C, 1, ...] elsewhere); a single value is a scalar.
+ */
+export function channelShape(channels: number, axis: number, rank: number): number[] {
+  if (channels === 1) return [];
+  const a = axis < 0 ? axis + rank : axis;
+  return [channels, ...new Array<number>(rank - 1 - a).fill(1)];
+}
+
+/** Per-channel float64 constants, or one scalar when every channel has the same value. */
+export function channelConst(
+  b: OnnxBuilder,
+  values: ArrayLike<number>,
+  axis: number,
+  rank: number,
+  name: string,
+): string {
+  const list = Array.from(values);
+  if (list.every((v) => v === list[0])) return doubleScalar(b, list[0]!, name);
+  return doubleConst(b, list, name, channelShape(list.length, axis, rank));
+}
+
+/** `floor(x · 2^-n)` per channel (an arithmetic shift right; n = 0 leaves x). */
+export function shiftRight(
+  b: OnnxBuilder,
+  x: string,
+  n: ArrayLike<number>,
+  axis: number,
+  rank: number,
+  name: string,
+): string {
+  const shifts = Array.from(n);
+  if (shifts.every((s) => s === 0)) return x;
+  const scaled = binary(
+    b,
+    'Mul',
+    x,
+    channelConst(
+      b,
+      shifts.map((s) => 2 ** -s),
+      axis,
+      rank,
+      `${name}_inv`,
+    ),
+    `${name}_mul`,
+  );
+  return floor(b, scaled, name);
+}
+
+/**
+ * Requantizes a float64 accumulator (exact integers) with a plan, channel c of the plan along `axis`:
+ * `t = floor(acc · 2^-pre)` (clamped to int16 under the int16_intermediate rule),
+ * `y = floor((t·m + 2^(n-1)) · 2^-n)`, saturated to the plan's dtype. The same operations, in the
+ * same order, as requantizeInto. Returns float64 exact integers (cast with toStorage).
+ */
+export function requantize(
+  b: OnnxBuilder,
+  acc: string,
+  plan: RequantizePlan,
+  axis: number,
+  rank: number,
+  name: string,
+): string {
+  let t = shiftRight(b, acc, plan.pre, axis, rank, `${name}_pre`);
+  if (plan.rule === 'int16_intermediate') t = clip(b, t, -32768, 32767, `${name}_int16`);
+  const m = Array.from(plan.m);
+  const n = Array.from(plan.n);
+  const prod = m.every((v) => v === 1)
+    ? t
+    : binary(b, 'Mul', t, channelConst(b, m, axis, rank, `${name}_m`), `${name}_mul`);
+  let y = prod;
+  if (n.some((v) => v !== 0)) {
+    const half = channelConst(
+      b,
+      n.map((v) => (v === 0 ? 0 : 2 ** (v - 1))),
+      axis,
+      rank,
+      `${name}_half`,
+    );
+    const inv = channelConst(
+      b,
+      n.map((v) => 2 ** -v),
+      axis,
+      rank,
+      `${name}_inv`,
+    );
+    y = floor(b, binary(b, 'Mul', binary(b, 'Add', prod, half, `${name}_add`), inv, `${name}_scale`), `${name}_floor`);
+  }
+  return saturate(b, y, plan.outDtype, name);
+}
