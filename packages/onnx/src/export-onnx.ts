@@ -1,12 +1,15 @@
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Argument, Node } from '@qtk/ir';
-import { writeFileAtomicSync, type Module } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn';
 import { Tensor, noGrad, traceables } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
 import { moduleExportRuleOf } from './export-rules.js';
+import { attrAt, mapValues, subAt } from './graph-run.js';
+// The integer rules of fixed-point modules register themselves; every export walk sees them.
+import './integer/index.js';
 import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
 
 /** A model input: a float tensor, or a quantized tensor for a segment that starts inside the quantized region. */
@@ -36,27 +39,6 @@ const IR_VERSION: Record<number, number> = {
   20: 9,
   21: 10,
 };
-
-function subAt(gm: GraphModule, path: string): Module {
-  return path === '' ? gm : gm.getSubmodule(path);
-}
-
-function attrAt(gm: GraphModule, path: string): unknown {
-  const parts = path.split('.');
-  let owner: Module = gm;
-  for (const p of parts.slice(0, -1)) owner = owner.getChild(p)!;
-  const last = parts[parts.length - 1]!;
-  return owner.getChild(last) ?? (owner as unknown as Record<string, unknown>)[last];
-}
-
-function mapValues(a: Argument, env: Map<Node, unknown>): unknown {
-  if (Array.isArray(a)) return a.map((x) => mapValues(x as Argument, env));
-  if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') return env.get(a as Node);
-  if (a && typeof a === 'object' && !(a instanceof Tensor) && !(a instanceof QTensor)) {
-    return Object.fromEntries(Object.entries(a as Record<string, Argument>).map(([k, v]) => [k, mapValues(v, env)]));
-  }
-  return a;
-}
 
 /** The tensors among a node's arguments (nested lists included), in order, with their ONNX names. */
 function tensorInputs(

@@ -30,3 +30,27 @@ export {
 } from './export-rules.js';
 export { OnnxBuilder, type AttrValue } from './export-builder.js';
 export type { ExportStep } from './export-modules.js';
+export {
+  compareWithRuntime,
+  formatRuntimeComparison,
+  type RuntimeComparison,
+  type NodeComparison,
+  type CompareOptions,
+} from './compare-runtime.js';
+export {
+  STORAGE_ELEM,
+  doubleConst,
+  doubleScalar,
+  intConstOf,
+  cast,
+  toDouble,
+  toStorage,
+  binary,
+  floor,
+  clip,
+  saturate,
+  channelShape,
+  channelConst,
+  shiftRight,
+  requantize,
+} from './integer/int-emit.js';

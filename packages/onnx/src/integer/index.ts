@@ -1,0 +1,3 @@
+// Integer export rules of @qtk/fixed-point's modules, registered on import.
+import './stub-rules.js';
+import './value-op-rule.js';

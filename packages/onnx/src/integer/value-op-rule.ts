@@ -1,0 +1,68 @@
+// FixedValueOp: an op that moves or selects integers runs as its float ONNX form on the integers
+// (int8 / int16 are exact in float32, and QTK runs the same float op on them), then back to integers,
+// requantized and clamped when the op has its own output scale.
+import { FixedValueOp, QTensor, type ValueOpOutput } from '@qtk/fixed-point';
+import { Tensor } from '@qtk/tensor';
+import { OnnxExportError } from '../errors.js';
+import { exportCall } from '../export-functions.js';
+import { exportModule } from '../export-modules.js';
+import { moduleExportRuleOf, registerModuleExport, type ModuleExportStep } from '../export-rules.js';
+import { DataType } from '../onnx-schema.js';
+import { cast, clip, requantize, toDouble, toStorage } from './int-emit.js';
+
+function asFloat(v: unknown): unknown {
+  if (v instanceof QTensor)
+    return new Tensor({ data: Float32Array.from(v.ints()), shape: [...v.shape], dtype: 'float32' });
+  if (Array.isArray(v)) return v.map(asFloat);
+  return v;
+}
+
+function firstQuantized(v: unknown): QTensor | null {
+  if (v instanceof QTensor) return v;
+  if (Array.isArray(v))
+    for (const e of v) {
+      const q = firstQuantized(e);
+      if (q) return q;
+    }
+  return null;
+}
+
+function outputOf(s: ModuleExportStep, floatName: string, out: unknown, o: ValueOpOutput | null, k: number): string {
+  const { b, name } = s;
+  const base = k === 0 ? name : `${name}_${k}`;
+  if (!(out instanceof QTensor)) return floatName; // shapes and indices pass as they are
+  if (!o) return cast(b, floatName, storageElem(out), base);
+  let v = toDouble(b, floatName, base);
+  if (o.plan) v = requantize(b, v, o.plan, -1, out.shape.length, `${base}_requant`);
+  if (o.clamp) v = clip(b, v, o.clamp[0], o.clamp[1], `${base}_clamp`);
+  return toStorage(b, v, o.dtype, base);
+}
+
+function storageElem(q: QTensor): number {
+  return q.dtype === 'qint8'
+    ? DataType.INT8
+    : q.dtype === 'qint16'
+      ? DataType.INT16
+      : q.dtype === 'qint32'
+        ? DataType.INT32
+        : DataType.BOOL;
+}
+
+registerModuleExport(FixedValueOp, (s) => {
+  const op = s.module as FixedValueOp;
+  const ref = firstQuantized(s.args);
+  if (!ref) throw new OnnxExportError(`exportOnnx: ${op.label} (node '${s.name}') has no quantized input`);
+  const inputs = s.inputs.map((n, i) => cast(s.b, n, DataType.FLOAT, `${s.name}_in${i}`));
+  const floatOut = asFloat(s.out);
+  const inner = { ...s, inputs, args: s.args.map(asFloat), out: floatOut, name: `${s.name}_op` };
+  const t = op.target;
+  let names: string[];
+  if (t.kind === 'module') {
+    const rule = moduleExportRuleOf(t.module);
+    names = rule ? rule({ ...inner, module: t.module, method: undefined }) : exportModule(t.module, inner, undefined);
+  } else {
+    names = exportCall(t.name, inner, s.args as never);
+  }
+  const outs = Array.isArray(s.out) ? s.out : [s.out];
+  return names.map((n, k) => outputOf(s, n, outs[k], op.output, k));
+});
