@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { fixedPointOf, exportAndCompare, uniformInput } from '../testing/fixed-models.js';
 import { QuantStub, DeQuantStub, Flatten } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
+import { decodeModel } from '../onnx-schema.js';
 
 class MoveOnly extends Module {
   readonly quant = new QuantStub();
@@ -35,6 +36,13 @@ describe('integer export: quantize, value ops, dequantize', () => {
         expect(comparison.nodes.length).toBe(5);
         expect(summary).toBe('all 5 compared values identical');
         expect(fixed.getSubmodule('dequant')).toBeInstanceOf(Dequantize);
+        // int8 dequantizes with the standard op; int16 only from opset 21, where the op takes int16.
+        const ops = (bytes: Uint8Array) => decodeModel(bytes).graph!.node!.map((n) => n.op_type);
+        const { bytes } = await exportAndCompare(fixed, x);
+        expect(ops(bytes).includes('DequantizeLinear')).toBe(dtype === 'qint8');
+        const at21 = await exportAndCompare(fixed, x, { opset: 21 });
+        expect(at21.summary).toBe('all 5 compared values identical');
+        expect(ops(at21.bytes)).toContain('DequantizeLinear');
       });
     }
 });

@@ -2,7 +2,18 @@
 import { Dequantize, Quantize } from '@qtk/fixed-point';
 import { registerModuleExport } from '../export-rules.js';
 import { DataType } from '../onnx-schema.js';
-import { binary, cast, channelConst, doubleScalar, floor, saturate, toDouble, toStorage } from './int-emit.js';
+import {
+  binary,
+  cast,
+  channelConst,
+  doubleScalar,
+  floor,
+  intConstOf,
+  STORAGE_ELEM,
+  saturate,
+  toDouble,
+  toStorage,
+} from './int-emit.js';
 import type { QTensor } from '@qtk/fixed-point';
 
 /**
@@ -20,12 +31,27 @@ registerModuleExport(Quantize, ({ b, inputs, name, module }) => {
 });
 
 /**
- * `q · scale` as QTK computes it: the float64 product (exact for int8 and int16, one rounding for
- * int32), then one rounding to float32.
+ * `q · scale` as QTK computes it: the float64 product, then one rounding to float32. For int8 and
+ * int16 the float64 product is exact, so this is one correctly rounded float32 multiply, which is what
+ * DequantizeLinear computes: the standard op is written for int8 (int16 from opset 21, per channel
+ * from opset 13). int32 (a high-precision output) can have 32 significant bits, which DequantizeLinear
+ * would round to float32 before multiplying, so it keeps the float64 form.
  */
 registerModuleExport(Dequantize, ({ b, inputs, name, args }) => {
   const x = args[0] as QTensor;
   const rank = x.shape.length;
+  const standard = (x.dtype === 'qint8' || (x.dtype === 'qint16' && b.opset >= 21)) && (x.axis < 0 || b.opset >= 13);
+  if (standard) {
+    const zeroPoint = intConstOf(
+      b,
+      new Array<number>(x.scale.length).fill(0),
+      STORAGE_ELEM[x.dtype],
+      `${name}_zero_point`,
+      x.axis < 0 ? [] : [x.scale.length],
+    );
+    const scale = b.floatConst(Array.from(x.scale), `${name}_scale`, x.axis < 0 ? [] : [x.scale.length]);
+    return b.node('DequantizeLinear', [inputs[0]!, scale, zeroPoint], name, { axis: x.axis < 0 ? undefined : x.axis });
+  }
   const scale = channelConst(b, Array.from(x.scale), x.axis, rank, `${name}_scale`);
   const product = binary(b, 'Mul', toDouble(b, inputs[0]!, name), scale, `${name}_mul`);
   return [cast(b, product, DataType.FLOAT, name)];
