@@ -15,6 +15,8 @@ export interface PtqOptions {
   observer?: string;
   /** Name of the last Linear, kept as a high-precision output (default 'fc'). */
   outputModule?: string;
+  /** Activation dtype of named modules (moduleName entries with the same observers), e.g. int16 layers on bayes. */
+  dtypes?: Readonly<Record<string, 'qint8' | 'qint16'>>;
   /** More prepare options (hybrid mode and its hybridDict, passes, ...). */
   prepare?: Omit<PrepareQatFxOptions, 'march'>;
   onBatch?: () => void;
@@ -34,10 +36,17 @@ export interface PtqResult {
  */
 export function postTrainingQuantize(float: Module, options: PtqOptions): PtqResult {
   float.eval();
-  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', options.observer ?? 'mse', 'min_max');
+  const observer = options.observer ?? 'mse';
+  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
+  const byDtype = Object.fromEntries(
+    Object.entries(options.dtypes ?? {}).map(([name, dtype]) => [
+      name,
+      getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max', { dtype }),
+    ]),
+  );
   const calibrated = prepareQatFx(
     float,
-    { global: qconfig, moduleName: { [options.outputModule ?? 'fc']: defaultQatOutQconfig } },
+    { global: qconfig, moduleName: { ...byDtype, [options.outputModule ?? 'fc']: defaultQatOutQconfig } },
     { onWarning: () => {}, ...options.prepare, march: options.march },
   );
   calibrate(calibrated, options.calibration, { onBatch: options.onBatch });

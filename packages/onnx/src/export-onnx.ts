@@ -6,7 +6,7 @@ import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
-import { moduleExportRuleOf } from './export-rules.js';
+import { exactFloatRuleOf, moduleExportRuleOf } from './export-rules.js';
 import { attrAt, mapValues, subAt } from './graph-run.js';
 // The integer rules of fixed-point modules register themselves; every export walk sees them.
 import './integer/index.js';
@@ -24,6 +24,13 @@ export interface ExportOnnxOptions {
   outputNames?: string[];
   /** Declare dim 0 of inputs and outputs as the symbolic `batch` (default true). */
   dynamicBatch?: boolean;
+  /**
+   * How float modules are written: 'standard' ONNX ops (the runtime's own float kernels), or 'exact'
+   * forms that compute QTK's float results bit for bit where one is registered (float64 arithmetic in
+   * QTK's order). Default 'exact' for fixed-point models (their float CPU ops feed integers), else
+   * 'standard'.
+   */
+  floatForm?: 'standard' | 'exact';
 }
 
 const IR_VERSION: Record<number, number> = {
@@ -110,6 +117,7 @@ export function exportOnnxBytes(
   const opset = options.opset ?? 13;
   if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 21, got ${opset}`);
   const dynamicBatch = options.dynamicBatch ?? true;
+  const exactFloat = (options.floatForm ?? (gm.meta?.kind === 'fixed-point' ? 'exact' : 'standard')) === 'exact';
   const inputs = isTensorValue(exampleInputs) ? [exampleInputs] : [...exampleInputs];
   const b = new OnnxBuilder(opset);
   const env = new Map<Node, unknown>();
@@ -181,7 +189,7 @@ export function exportOnnxBytes(
               ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
               : m.call(...args);
             env.set(node, out);
-            const rule = moduleExportRuleOf(m);
+            const rule = (exactFloat ? exactFloatRuleOf(m) : undefined) ?? moduleExportRuleOf(m);
             names.set(
               node,
               rule ? rule({ ...step(), module: m, method: node.method }) : exportModule(m, step(), node.method),

@@ -37,3 +37,24 @@ export function moduleExportRuleOf(m: Module): ModuleExportRule | undefined {
 export function hasOwnModuleExport(cls: ModuleClass): boolean {
   return rules.has(cls);
 }
+
+const exactFloatRules = new Map<ModuleClass, ModuleExportRule>();
+
+/**
+ * Registers the form of a float module that computes what QTK's kernel computes bit for bit (same
+ * float64 operations in the same order, one rounding to float32). The export uses these forms for the
+ * float (CPU) parts of fixed-point models, where an integer that follows must not move by one step
+ * because the runtime rounded differently.
+ */
+export function registerExactFloatExport(cls: ModuleClass, rule: ModuleExportRule): void {
+  exactFloatRules.set(cls, rule);
+}
+
+/** The exact float form of a module's class (own or inherited), if one is registered. */
+export function exactFloatRuleOf(m: Module): ModuleExportRule | undefined {
+  for (let p = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    const rule = exactFloatRules.get(p.constructor as ModuleClass);
+    if (rule) return rule;
+  }
+  return undefined;
+}
