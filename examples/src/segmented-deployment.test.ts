@@ -1,11 +1,17 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { modelFromBytes, modelToBytes } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
-import { type GraphModule, runSegments, splitModel } from '@qtk/ir';
+import { type GraphModule, runSegments, splitModel, symbolicTrace } from '@qtk/ir';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
+import * as ort from 'onnxruntime-node';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { QuantStub } from '@qtk/nn';
-import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
-import { describe, expect, it } from 'vitest';
+import { Generator, noGrad, rand, randn, Tensor } from '@qtk/tensor';
+import { afterAll, describe, expect, it } from 'vitest';
 import { postTrainingQuantize } from './ptq.js';
 import { ReferenceNet } from './reference-net.js';
 
@@ -97,4 +103,97 @@ describe('segmented deployment of the reference network (splitModel)', () => {
       expect(bits(call(qatReloaded.model, a, b))).toEqual(bits(call(qatSegments[1]!, a, b)));
     });
   }
+});
+
+async function ortSession(bytes: Uint8Array): Promise<ort.InferenceSession> {
+  return ort.InferenceSession.create(bytes, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+  });
+}
+
+const toOrt = (t: Tensor) => new ort.Tensor('float32', Float32Array.from(t.values()), t.shape);
+const fromOrt = (o: ort.Tensor) => new Tensor({ data: o.data as Float32Array, shape: [...o.dims], dtype: 'float32' });
+const maxDiff = (a: Tensor, b: Tensor) => Math.max(...Array.from(a.values(), (v, i) => Math.abs(v - b.values()[i]!)));
+
+const python = findPythonWithOnnx();
+const dir = mkdtempSync(join(tmpdir(), 'qtk-segments-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** onnx.checker's complaint about the model, or null (python3-onnx's full check). */
+function checkerProblem(pythonPath: string, bytes: Uint8Array, name: string): string | null {
+  const path = join(dir, name);
+  writeFileSync(path, bytes);
+  return onnxCheck(pythonPath, path);
+}
+
+describe('segments of a float model export to ONNX', () => {
+  const float = new TwoStageNet(new Generator(3));
+  float.train();
+  noGrad(() => float.call(randn([8, 1, 28, 28], { generator: new Generator(1) }))); // non-trivial BN statistics
+  float.eval();
+  const gm = symbolicTrace(float);
+  // inside layer1 (stem_2 crosses), after layer2, inside layer3 (stage2 crosses)
+  const segments = splitModel(gm, { at: ['layer1_relu1', 'layer2_relu2', 'layer3_relu1'] });
+  const x = randn([2, 1, 28, 28], { generator: new Generator(4) });
+
+  it('each segment exports with its handed-over values as inputs; onnxruntime-node runs the chain within 1e-5 of QTK', async () => {
+    let qtkValues: Tensor[] = [x];
+    let ortValues: Tensor[] = [x];
+    for (const [k, seg] of segments.entries()) {
+      const last = k === segments.length - 1;
+      const bytes = exportOnnxBytes(seg, qtkValues);
+      if (python) expect(checkerProblem(python, bytes, `segment${k}.onnx`)).toBeNull();
+      const session = await ortSession(bytes);
+      expect(session.inputNames).toEqual([...seg.inputNames]);
+      const want = noGrad(() => (seg as unknown as { call(...a: Tensor[]): unknown }).call(...qtkValues));
+      const wantList = (last ? [want] : want) as Tensor[];
+      const feeds = Object.fromEntries(session.inputNames.map((n, i) => [n, toOrt(ortValues[i]!)]));
+      const res = await session.run(feeds);
+      const got = session.outputNames.map((n) => fromOrt(res[n]!));
+      expect(got).toHaveLength(wantList.length);
+      // ORT on its own chain of values agrees with QTK's chain
+      got.forEach((g, i) => {
+        expect(g.shape).toEqual(wantList[i]!.shape);
+        expect(maxDiff(g, wantList[i]!)).toBeLessThan(1e-5);
+      });
+      qtkValues = wantList;
+      ortValues = got;
+    }
+    const whole = noGrad(() => gm.call(x)) as Tensor;
+    expect(Array.from(qtkValues[0]!.values())).toEqual(Array.from(whole.values()));
+    expect(maxDiff(ortValues[0]!, whole)).toBeLessThan(1e-5);
+  });
+
+  // The integer ONNX export rules of the fixed-point modules (issue #15 item 2) are not written yet:
+  // exportOnnxBytes throws OnnxExportError for Quantize, FixedConv and the other fixed-point modules until they
+  // land. Enable this test then; it asserts that each fixed-point segment's integer ONNX, fed the
+  // integers QTK hands over, reproduces the segment's integers exactly in onnxruntime-node.
+  it.skip('each fixed-point segment exports to integer ONNX that onnxruntime-node runs bit for bit', async () => {
+    const { fixedPoint } = postTrainingQuantize(new TwoStageNet(new Generator(2), 0.05), {
+      march: 'bernoulli2',
+      calibration: images(2, 1),
+    });
+    const fixedSegments = splitModel(fixedPoint, { at: CUTS });
+    const storage = (v: unknown) => (v instanceof QTensor ? v.data : (v as Tensor));
+    let values: unknown[] = [images(1, 5)[0]!];
+    for (const [k, seg] of fixedSegments.entries()) {
+      const last = k === fixedSegments.length - 1;
+      const session = await ortSession(exportOnnxBytes(seg, values as Tensor[]));
+      const out = call(seg, ...values);
+      const outs = (last ? [out] : out) as unknown[];
+      const feeds = Object.fromEntries(
+        session.inputNames.map((n, i) => {
+          const t = storage(values[i]);
+          return [n, new ort.Tensor(t.dtype === 'float32' ? 'float32' : t.dtype, t.data as Float32Array, t.shape)];
+        }),
+      );
+      const res = await session.run(feeds);
+      session.outputNames.forEach((n, i) => {
+        expect(Array.from(res[n]!.data as ArrayLike<number>)).toEqual(Array.from(storage(outs[i]).values()));
+      });
+      values = outs;
+    }
+  });
 });
