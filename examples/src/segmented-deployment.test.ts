@@ -134,11 +134,16 @@ describe('segments of a float model export to ONNX', () => {
   noGrad(() => float.call(randn([8, 1, 28, 28], { generator: new Generator(1) }))); // non-trivial BN statistics
   float.eval();
   const gm = symbolicTrace(float);
-  // inside layer1 (stem_2 crosses), after layer2, inside layer3 (stage2 crosses)
-  const segments = splitModel(gm, { at: ['layer1_relu1', 'layer2_relu2', 'layer3_relu1'] });
+  // twice inside layer1 (stem_2 crosses both cuts, so segment 1 hands it on untouched), after
+  // layer2, inside layer3 (stage2 crosses)
+  const segments = splitModel(gm, { at: ['layer1_relu1', 'layer1_bn2', 'layer2_relu2', 'layer3_relu1'] });
   const x = randn([2, 1, 28, 28], { generator: new Generator(4) });
 
   it('each segment exports with its handed-over values as inputs; onnxruntime-node runs the chain within 1e-5 of QTK', async () => {
+    expect(segments[1]!.meta.segment).toMatchObject({
+      inputs: ['layer1_relu1', 'stem_2'],
+      outputs: ['layer1_bn2', 'stem_2'],
+    });
     let qtkValues: Tensor[] = [x];
     let ortValues: Tensor[] = [x];
     for (const [k, seg] of segments.entries()) {
