@@ -5,6 +5,7 @@ import type { GraphModule } from './graph-module.js';
 import { deserializeGraphModule, graphModuleToJson } from './serialize.js';
 import { runSegments, SplitModelError, splitModel } from './split-model.js';
 import { symbolicTrace } from './symbolic-trace.js';
+import { RetinaNet, type RetinaData } from './testing/seed-models.js';
 
 /**
  * Two inputs (the second read only by the head), a residual around block 2, a root parameter read
@@ -149,6 +150,25 @@ describe('splitModel', () => {
     const got = runSegments(segments, [x, extra]) as Tensor[];
     expect(bits(got[0])).toEqual(bits(want[0]));
     expect(bits(got[1])).toEqual(bits(want[1]));
+  });
+
+  it('two-stage detection: the post-processing (an fxWrap-ed method of the root) runs alone in the last segment', () => {
+    const gm = symbolicTrace(new RetinaNet(3, new Generator(0))).eval();
+    const segments = splitModel(gm, { at: ['head_dequant_3'] });
+    expect(segments[1]!.inputNames).toEqual([
+      'head_dequant_3',
+      'data',
+      'backbone_relu',
+      'backbone_down',
+      'head_dequant',
+      'head_dequant_1',
+      'head_dequant_2',
+    ]);
+    const img = randn([1, 1, 8, 8], { generator: new Generator(5) });
+    const want = gm.call({ img }) as RetinaData;
+    const got = runSegments(segments, [{ img }]) as RetinaData;
+    expect(got.predBboxes).toEqual(want.predBboxes);
+    expect((got.predBboxes as { boxes: number[][] }).boxes.length).toBeGreaterThan(0);
   });
 
   it('refuses cuts it cannot make with a SplitModelError naming the node', () => {
