@@ -1,4 +1,4 @@
-import { defaultQat16bitQconfig, defaultQatQconfig } from '@qtk/fake-quant';
+import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor, requantizeValue } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
@@ -6,8 +6,8 @@ import '@qtk/march-bernoulli2';
 import { Conv2d, DeQuantStub, deepCopy, Module, QuantStub, ReLU } from '@qtk/nn';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { convertFx } from './index.js';
-import { calibratedQat } from './testing/convert-harness.js';
+import { ConversionError, convertFx } from './index.js';
+import { calibratedQat, thrownBy } from './testing/convert-harness.js';
 
 /** conv → relu → a second QuantStub in the middle of the quantized region → conv → dequant. */
 class MidStubNet extends Module {
@@ -113,5 +113,21 @@ describe('convertFx: a QuantStub inside the quantized region (segmented deployme
     const ints = after.ints();
     const worst = Math.max(...Array.from(before.ints(), (v, i) => Math.abs(ints[i]! - v * ratio)));
     expect(worst).toBeLessThanOrEqual(1);
+  });
+
+  it('refuses a stub after a high-precision (per-channel qint32) output, naming the node and what to do', () => {
+    const model = new MidStubNet(new Generator(5));
+    model.eval();
+    const qat = calibratedQat(
+      model,
+      { global: defaultQatQconfig, moduleName: { conv1: defaultQatOutQconfig } },
+      batches(2, 1),
+      { prepare: { march: 'bayes', onWarning: () => {} } },
+    );
+    const e = thrownBy(() => convertFx(qat, { march: 'bayes', onWarning: () => {} }));
+    expect(e).toBeInstanceOf(ConversionError);
+    const failure = (e as ConversionError).failures.find((f) => f.node === 'quant2');
+    expect(failure?.op).toBe('QuantStub');
+    expect(failure?.reason).toMatch(/quantized per channel.*place it after a per-tensor activation/);
   });
 });
