@@ -188,6 +188,18 @@ describe('splitModel', () => {
     expect(last.node).toBe('add_2');
     expect(last.message).toMatch(/last computing node/);
     expect(thrown(() => splitModel(gm, { at: [] })).message).toMatch(/at least one cut/);
+    // a get_attr of a plain root property: the segment could not carry it
+    const plain = model();
+    (plain as unknown as { alpha: number }).alpha = 3;
+    const g = plain.graph;
+    g.insertingBefore(g.node('sum')!, () => {
+      const alpha = g.getAttr('alpha');
+      g.node('sum')!.args = [g.callMethod('mul', [g.node('extra2')!, alpha])];
+    });
+    plain.recompile();
+    const attr = thrown(() => splitModel(plain, { at: ['mul'] }));
+    expect(attr.node).toBe('alpha');
+    expect(attr.message).toMatch(/root attribute that is a number.*register it as a buffer/);
     expect(() => splitModel(gm, {} as never)).toThrow(/options.at must be an array/);
     expect(() => runSegments([], [x])).toThrow(/no segments/);
   });

@@ -140,8 +140,10 @@ function segmentModule(model: GraphModule, graph: Graph, needs: Needs, info: Seg
     else if (b) parts.registerBuffer(`b${i}`, b.t, b.persistent);
     else {
       const v = (model as unknown as Record<string, unknown>)[name];
+      const what =
+        v === undefined ? 'missing' : v instanceof Tensor ? 'a tensor that is no parameter or buffer' : `a ${typeof v}`;
       throw new SplitModelError(
-        `get_attr '${name}' reads a root attribute that is ${v instanceof Tensor ? 'a tensor not registered as a parameter or buffer' : `a ${typeof v}`}; register it as a buffer of the model`,
+        `get_attr '${name}' reads a root attribute that is ${what}; a segment copies only parameters, buffers and modules (register it as a buffer of the model)`,
         name,
       );
     }
@@ -208,11 +210,7 @@ export function splitModel(model: GraphModule, options: SplitModelOptions): Grap
     const map = new Map<Node, Node>();
     const needs: Needs = { modules: new Set(), rootAttrs: new Set() };
     const inputs = k === 0 ? nodes.filter((n) => n.op === 'placeholder') : crossing[k - 1]!;
-    for (const n of inputs) {
-      const p = graph.placeholder(n.name);
-      if (k === 0) p.meta = { ...n.meta };
-      map.set(n, p);
-    }
+    for (const n of inputs) map.set(n, k === 0 ? graph.copyNode(n, map) : graph.placeholder(n.name));
     const copy = (n: Node): Node => {
       forEachNode([n.args, n.kwargs], (i) => {
         if (i.op === 'get_attr' && !map.has(i)) map.set(i, copy(i));
