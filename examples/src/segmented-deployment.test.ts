@@ -7,12 +7,14 @@ import { type GraphModule, runSegments, splitModel, symbolicTrace } from '@qtk/i
 import { exportOnnxBytes } from '@qtk/onnx';
 import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
 import * as ort from 'onnxruntime-node';
+import '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { QuantStub } from '@qtk/nn';
 import { Generator, noGrad, rand, randn, Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postTrainingQuantize } from './ptq.js';
+import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { ReferenceNet } from './reference-net.js';
 
 /**
@@ -103,6 +105,37 @@ describe('segmented deployment of the reference network (splitModel)', () => {
       expect(bits(call(qatReloaded.model, a, b))).toEqual(bits(call(qatSegments[1]!, a, b)));
     });
   }
+});
+
+describe('segmented deployment of a heterogeneous model', () => {
+  it('bernoulli2 hybrid: BPU stage, CPU stage, BPU stage chain to the whole model bit for bit', () => {
+    const calibration = images(2, 1);
+    const { fixedPoint } = postTrainingQuantize(new MobileHybridNet({ generator: new Generator(5) }), {
+      march: 'bernoulli2',
+      calibration,
+      prepare: { hybrid: true },
+    });
+    // inside the backbone (the stem's output crosses to the cat), where the BPU part hands a
+    // dequantized float to the CPU pool, and after the pool
+    const segments = splitModel(fixedPoint, { at: ['block1_project_1', '_generated_dequantize_5', 'pool'] });
+    expect(segments.map((s) => s.inputNames)).toEqual([
+      ['x'],
+      ['block1_project_1', '_generated_stem_2_float_boundary_0'],
+      ['_generated_dequantize_5'],
+      ['pool'],
+    ]);
+    for (const x of images(2, 11)) {
+      const handed1 = call(segments[0]!, x) as unknown[];
+      expect(handed1.every((v) => v instanceof QTensor)).toBe(true);
+      const handed2 = call(segments[1]!, ...handed1) as unknown[];
+      // the CPU stage takes and returns float tensors
+      expect(handed2[0]).toBeInstanceOf(Tensor);
+      expect(handed2[0]).not.toBeInstanceOf(QTensor);
+      const handed3 = call(segments[2]!, ...handed2) as unknown[];
+      expect((handed3[0] as Tensor).dtype).toBe('float32');
+      expect(bits(call(segments[3]!, ...handed3))).toEqual(bits(call(fixedPoint, x)));
+    }
+  });
 });
 
 async function ortSession(bytes: Uint8Array): Promise<ort.InferenceSession> {
