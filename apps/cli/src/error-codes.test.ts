@@ -44,6 +44,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   SerializationError: () => new ir.SerializationError('s'),
   ModuleConfigError: () => new ir.ModuleConfigError('a', 'Conv2d', 'f', 'bad'),
   PatternError: () => new ir.PatternError('p'),
+  SplitModelError: () => new ir.SplitModelError('s', 'node'),
   StateDictError: () => new nn.StateDictError({ missingKeys: ['w'] }),
   DataFormatError: () => new nn.DataFormatError('d'),
   DatasetNotFoundError: () => new nn.DatasetNotFoundError('d', '/x'),

@@ -68,3 +68,10 @@ export {
   type SerializedTensor,
   type DeserializeOptions,
 } from './serialize.js';
+export {
+  splitModel,
+  runSegments,
+  SplitModelError,
+  type SplitModelOptions,
+  type SegmentInfo,
+} from './split-model.js';
