@@ -1,3 +1,4 @@
 // Integer export rules of @qtk/fixed-point's modules, registered on import.
 import './stub-rules.js';
 import './value-op-rule.js';
+import './table-op-rule.js';

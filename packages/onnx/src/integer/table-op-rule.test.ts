@@ -1,0 +1,130 @@
+import type { FixedTableOp } from '@qtk/fixed-point';
+import { getDefaultQatQconfig } from '@qtk/fake-quant';
+import {
+  DeQuantStub,
+  GELU,
+  Hardsigmoid,
+  Hardswish,
+  type Module as ModuleT,
+  Module,
+  PReLU,
+  QuantStub,
+  Sigmoid,
+  SiLU,
+  Tanh,
+} from '@qtk/nn';
+import type { Tensor } from '@qtk/tensor';
+import { describe, expect, test } from 'vitest';
+import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
+import { inputQuantize, integerGridInput } from '../testing/integer-grid.js';
+
+class ActNet extends Module {
+  readonly quant = new QuantStub();
+  readonly dequant = new DeQuantStub();
+  constructor(readonly act: ModuleT) {
+    super();
+    this.registerModule('act', act);
+  }
+  forward(x: Tensor): Tensor {
+    return this.dequant.call((this.act as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
+  }
+}
+
+const COLS = 16;
+
+function tableOpOf(fixed: ReturnType<typeof fixedPointOf>): FixedTableOp {
+  const kinds = fixed.graph.nodes
+    .filter((n) => n.op === 'call_module')
+    .map((n) => fixed.getSubmodule(n.target).constructor.name);
+  expect(kinds).toEqual(['Quantize', 'FixedTableOp', 'Dequantize']);
+  return fixed.getSubmodule('act') as FixedTableOp;
+}
+
+const ACTS: [string, () => ModuleT][] = [
+  ['sigmoid', () => new Sigmoid()],
+  ['tanh', () => new Tanh()],
+  ['hardswish', () => new Hardswish()],
+  ['hardsigmoid', () => new Hardsigmoid()],
+  ['silu', () => new SiLU()],
+  ['gelu', () => new GELU()],
+];
+
+describe('integer export: FixedTableOp', () => {
+  for (const [label, make] of ACTS) {
+    test(`bayes ${label}, qint8: the 256-entry table as a Gather, every input integer identical`, async () => {
+      const fixed = fixedPointOf(new ActNet(make()), {
+        march: 'bayes',
+        calibration: [uniformInput([64, COLS], 1, -4, 4)],
+      });
+      const op = tableOpOf(fixed);
+      expect(op.config.plans[0]!.kind).toBe('lut');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+
+    test(`bayes ${label}, qint16: the segment table's arithmetic over all 65536 inputs identical`, async () => {
+      const fixed = fixedPointOf(new ActNet(make()), {
+        march: 'bayes',
+        dtype: 'qint16',
+        calibration: [uniformInput([64, COLS], 1, -6, 6)],
+      });
+      const op = tableOpOf(fixed);
+      expect(op.config.plans[0]!.kind).toBe('segment');
+      expect(op.config.outDtype).toBe('qint16');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+  }
+
+  test('bayes tanh, qint16 in → qint8 out: the segment table with its int8 output conversion', async () => {
+    const fixed = fixedPointOf(new ActNet(new Tanh()), {
+      march: 'bayes',
+      dtype: 'qint16',
+      qconfig: { moduleName: { act: getDefaultQatQconfig({ dtype: 'qint8' }) } },
+      calibration: [uniformInput([64, COLS], 2, -3, 3)],
+    });
+    const op = tableOpOf(fixed);
+    expect([op.config.inDtype, op.config.outDtype, op.config.plans[0]!.kind]).toEqual(['qint16', 'qint8', 'segment']);
+    const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+    expect(summary).toBe('all 3 compared values identical');
+  });
+
+  test('bayes sigmoid, qint8 in → qint16 out: a 256-entry table of int16 entries', async () => {
+    const fixed = fixedPointOf(new ActNet(new Sigmoid()), {
+      march: 'bayes',
+      qconfig: { moduleName: { act: getDefaultQatQconfig({ dtype: 'qint16' }) } },
+      calibration: [uniformInput([64, COLS], 3, -5, 5)],
+    });
+    const op = tableOpOf(fixed);
+    expect([op.config.inDtype, op.config.outDtype, op.config.plans[0]!.kind]).toEqual(['qint8', 'qint16', 'lut']);
+    const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+    expect(summary).toBe('all 3 compared values identical');
+  });
+
+  for (const dtype of ['qint8', 'qint16'] as const)
+    test(`bayes PReLU, ${dtype}: one table per channel, gathered by channel`, async () => {
+      const prelu = new PReLU({ numParameters: COLS });
+      prelu.weight.data.set(Array.from({ length: COLS }, (_, c) => (c - 6) / 8));
+      const fixed = fixedPointOf(new ActNet(prelu), {
+        march: 'bayes',
+        dtype,
+        calibration: [uniformInput([64, COLS], 4, -4, 4)],
+      });
+      const op = tableOpOf(fixed);
+      expect(op.config.plans.length).toBe(COLS);
+      expect(op.config.plans[0]!.kind).toBe(dtype === 'qint8' ? 'lut' : 'segment');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+
+  for (const [label, make] of ACTS.filter(([l]) => !l.startsWith('hard')))
+    test(`bernoulli2 ${label}: 256-entry table identical`, async () => {
+      const fixed = fixedPointOf(new ActNet(make()), {
+        march: 'bernoulli2',
+        calibration: [uniformInput([64, COLS], 5, -4, 4)],
+      });
+      expect(tableOpOf(fixed).config.plans[0]!.kind).toBe('lut');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+});
