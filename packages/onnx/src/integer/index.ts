@@ -2,3 +2,5 @@
 import './stub-rules.js';
 import './value-op-rule.js';
 import './table-op-rule.js';
+import './softmax-rule.js';
+import './layer-norm-rule.js';

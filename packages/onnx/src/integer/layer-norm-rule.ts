@@ -1,0 +1,51 @@
+// FixedLayerNorm over rows of the D trailing elements: the mean, x − m, its square, the variance, the
+// rsqrt table, the normalized value and the per-feature affine, each the operations of
+// FixedLayerNorm.forward in float64 on a [rows, D] view of the input.
+import { FixedLayerNorm } from '@qtk/fixed-point';
+import { OnnxExportError } from '../errors.js';
+import { registerModuleExport } from '../export-rules.js';
+import { reduce } from './axis-emit.js';
+import { binary, doubleConst, doubleScalar, requantize, toDouble, toStorage } from './int-emit.js';
+import { applyTablePlans } from './table-emit.js';
+
+registerModuleExport(FixedLayerNorm, ({ b, inputs, name, module }) => {
+  const c = (module as FixedLayerNorm).config;
+  const D = c.features;
+  const n = (what: string) => `${name}_${what}`;
+  const { mx, mm } = c.sub;
+  // x·mx + m·mm with |x|, |m| <= 2^15 (int16 at most)
+  const bound = 32768 * (Math.abs(mx) + Math.abs(mm));
+  if (!(bound < 2 ** 53))
+    throw new OnnxExportError(
+      `exportOnnx: layer_norm '${name}': the x − m multipliers (${mx}, ${mm}) leave exact float64 integers; check the scales of its intermediates`,
+    );
+  const rows = b.node('Reshape', [toDouble(b, inputs[0]!, name), b.intConst([-1, D], n('rows_shape'))], n('rows'))[0]!;
+  // Σx over a row: |Σx| <= D·2^15
+  const m = requantize(b, reduce(b, 'ReduceSum', rows, [1], 1, n('sum_x')), c.mean, -1, 2, n('mean'));
+  const centered = binary(
+    b,
+    'Add',
+    binary(b, 'Mul', rows, doubleScalar(b, mx, n('mx')), n('x_mx')),
+    binary(b, 'Mul', m, doubleScalar(b, mm, n('mm')), n('m_mm')),
+    n('sub_acc'),
+  );
+  const cq = requantize(b, centered, c.subOut, -1, 2, n('centered'));
+  // c² <= 2^30; Σ requantized squares <= D·2^15
+  const sq = requantize(b, binary(b, 'Mul', cq, cq, n('c_c')), c.square, -1, 2, n('square'));
+  const v = requantize(b, reduce(b, 'ReduceSum', sq, [1], 1, n('sum_sq')), c.variance, -1, 2, n('variance'));
+  const r = applyTablePlans(b, v, [c.rsqrt], -1, 2, n('rsqrt'));
+  // c·r <= 2^30
+  const normalized = requantize(b, binary(b, 'Mul', cq, r, n('c_r')), c.normalized, -1, 2, n('normalized'));
+  let y: string;
+  if (c.affine) {
+    // n·w + b: |n·w| <= 2^22, |b| < 2^31; requantized with one channel per feature (the last axis)
+    const weighted = binary(b, 'Mul', normalized, doubleConst(b, c.affine.weight, n('weight')), n('n_w'));
+    const acc = binary(b, 'Add', weighted, doubleConst(b, c.affine.bias, n('bias')), n('affine_acc'));
+    y = requantize(b, acc, c.affine.out, -1, 2, n('affine'));
+  } else {
+    y = requantize(b, normalized, c.out!, -1, 2, n('out'));
+  }
+  const shape = b.node('Shape', [inputs[0]!], n('shape'))[0]!;
+  const back = b.node('Reshape', [y, shape], n('reshaped'))[0]!;
+  return [toStorage(b, back, c.outDtype as 'qint8' | 'qint16', name)];
+});
