@@ -4,3 +4,4 @@ import './value-op-rule.js';
 import './table-op-rule.js';
 import './softmax-rule.js';
 import './layer-norm-rule.js';
+import './resize-rule.js';
