@@ -1,7 +1,11 @@
 import type { FixedLayerNorm, FixedSoftmax } from '@qtk/fixed-point';
-import { DeQuantStub, LayerNorm, type Module as ModuleT, Module, QuantStub, Softmax } from '@qtk/nn';
+import { DeQuantStub, LayerNorm, type Module as ModuleT, Module, QuantStub, Softmax, Tanh, Upsample } from '@qtk/nn';
 import { randn, Generator, type Tensor } from '@qtk/tensor';
-import { describe, expect, test } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
 import { exportAndCompare, fixedPointOf } from '../testing/fixed-models.js';
 import { inputQuantize } from '../testing/integer-grid.js';
 
@@ -40,6 +44,22 @@ function stressInput(shape: number[], std: number, seed: number, scale: number, 
 }
 
 const g = new Generator(7);
+const dir = mkdtempSync(join(tmpdir(), 'qtk-int-composites-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const python = findPythonWithOnnx();
+
+class Chain extends Module {
+  readonly quant = new QuantStub();
+  readonly up = new Upsample({ scaleFactor: 2, mode: 'bilinear' });
+  readonly act = new Tanh();
+  readonly norm = new LayerNorm(32);
+  readonly softmax = new Softmax(1);
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    const y = this.norm.call(this.act.call(this.up.call(this.quant.call(x))));
+    return this.dequant.call(this.softmax.call(y));
+  }
+}
 
 describe('integer export: composites', () => {
   for (const dtype of ['qint8', 'qint16'] as const)
@@ -82,4 +102,31 @@ describe('integer export: composites', () => {
         const { summary } = await exportAndCompare(fixed, x);
         expect(summary).toBe('all 3 compared values identical');
       });
+
+  for (const dtype of ['qint8', 'qint16'] as const)
+    test(`bayes ${dtype}: upsample → tanh → layernorm → softmax chained, identical at every node; onnx.checker passes`, async () => {
+      const calib = [randn([2, 4, 8, 16], { std: 1.5, generator: g })];
+      const fixed = fixedPointOf(new Chain(), { march: 'bayes', dtype, calibration: calib });
+      expect(kindsOf(fixed)).toEqual([
+        'Quantize',
+        'FixedResize',
+        'FixedTableOp',
+        'FixedLayerNorm',
+        'FixedSoftmax',
+        'Dequantize',
+      ]);
+      const q = inputQuantize(fixed);
+      const x = stressInput([4, 4, 8, 16], 2, 13, q.scale, dtype === 'qint8' ? 127 : 32767);
+      const { bytes, summary, comparison } = await exportAndCompare(fixed, x);
+      expect(summary).toBe('all 6 compared values identical');
+      if (process.env.QTK_MEASURE)
+        console.log(
+          `MEASURE chain ${dtype}: qtk ${comparison.seconds.qtk.toFixed(4)} s, ort ${comparison.seconds.runtime.toFixed(4)} s, ${bytes.length} bytes`,
+        );
+      if (python) {
+        const path = join(dir, `chain-${dtype}.onnx`);
+        writeFileSync(path, bytes);
+        expect(onnxCheck(python, path)).toBeNull();
+      }
+    });
 });

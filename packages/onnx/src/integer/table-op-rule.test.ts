@@ -1,4 +1,4 @@
-import type { FixedTableOp } from '@qtk/fixed-point';
+import { FixedTableOp } from '@qtk/fixed-point';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import {
   DeQuantStub,
@@ -13,7 +13,7 @@ import {
   SiLU,
   Tanh,
 } from '@qtk/nn';
-import type { Tensor } from '@qtk/tensor';
+import { elu, leakyRelu, softplus, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { inputQuantize, integerGridInput } from '../testing/integer-grid.js';
@@ -27,6 +27,17 @@ class ActNet extends Module {
   }
   forward(x: Tensor): Tensor {
     return this.dequant.call((this.act as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
+  }
+}
+
+class CallNet extends Module {
+  readonly quant = new QuantStub();
+  readonly dequant = new DeQuantStub();
+  constructor(readonly f: (x: Tensor) => Tensor) {
+    super();
+  }
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.f(this.quant.call(x)));
   }
 }
 
@@ -124,6 +135,34 @@ describe('integer export: FixedTableOp', () => {
         calibration: [uniformInput([64, COLS], 5, -4, 4)],
       });
       expect(tableOpOf(fixed).config.plans[0]!.kind).toBe('lut');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+
+  // functions with poles, infinite slopes and steep tails: curvature dividing points, big line intercepts
+  const CALLS: [string, (x: Tensor) => Tensor, [number, number]][] = [
+    ['exp', (x) => x.exp(), [-4, 2]],
+    ['reciprocal', (x) => x.reciprocal(), [0.25, 4]],
+    ['rsqrt', (x) => x.rsqrt(), [0.05, 4]],
+    ['sqrt', (x) => x.sqrt(), [0, 9]],
+    ['log', (x) => x.log(), [0.1, 8]],
+    ['elu', (x) => elu(x), [-4, 4]],
+    ['softplus', (x) => softplus(x), [-6, 6]],
+    ['leaky_relu', (x) => leakyRelu(x, 0.1), [-4, 4]],
+  ];
+  for (const [label, f, [lo, hi]] of CALLS)
+    test(`bayes ${label} (call), qint16: segment table over all 65536 inputs identical`, async () => {
+      const fixed = fixedPointOf(new CallNet(f), {
+        march: 'bayes',
+        dtype: 'qint16',
+        calibration: [uniformInput([64, COLS], 6, lo, hi)],
+      });
+      const node = fixed.graph.nodes.find(
+        (n) => n.op === 'call_module' && n.target !== 'quant' && n.target !== 'dequant',
+      )!;
+      const op = fixed.getSubmodule(node.target);
+      expect(op).toBeInstanceOf(FixedTableOp);
+      expect((op as FixedTableOp).config.plans[0]!.kind).toBe('segment');
       const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
       expect(summary).toBe('all 3 compared values identical');
     });
