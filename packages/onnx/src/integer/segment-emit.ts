@@ -1,6 +1,6 @@
-// A segment table (int16 input) as ONNX arithmetic, the operations of @qtk/fixed-point's evalSegment
-// and segmentY16 in their order. Every value is a float64 exact integer (bounds in docs/march-numerics.md,
-// "Integer ONNX: tables, composites, resize"); the per-segment constants are gathered by segment number.
+// A segment table (int16 input) as ONNX arithmetic: the operations of @qtk/fixed-point's evalSegment
+// and segmentY16 on float64 exact integers (bounds in docs/march-numerics.md, "Integer ONNX: tables,
+// composites, resize"). Segment k's constants are gathered by the segment number.
 import type { SegmentTableV1 } from '@qtk/fixed-point';
 import { OnnxExportError } from '../errors.js';
 import type { OnnxBuilder } from '../export-builder.js';
@@ -18,9 +18,6 @@ import {
   intConstOf,
 } from './int-emit.js';
 
-/** The gathered table starts with two zeros, read by the line segments (their table term is 0), then
- * each table segment's T[0..63] and T[64] := T[63]. */
-const LEADING_ZEROS = 2;
 const FRAC = 256;
 const TOP = 63 * FRAC;
 /** Segments per table: the lines 0 and 7, the tables 1..6. */
@@ -29,63 +26,44 @@ const EXACT = 2 ** 53;
 
 const halfOf = (r: number): number => (r === 0 ? 0 : 2 ** (r - 1));
 
+/**
+ * Per (channel, segment), channel-major: every segment starts with `v = floor((x·a + c) · inv)`,
+ * a line's `shrR(x·sign·α + β, r)` (a = sign·α, c = β + 2^(r−1)) or a table's index
+ * `shrR((x − B[k−1])·α, r)` (a = α, c = 2^(r−1) − B[k−1]·α): the same integers, as every term is
+ * exact. `base` is where a table segment's 65 entries start in `entries`; a line reads the first
+ * segment's (in bounds; Where discards it).
+ */
 interface SegmentParams {
-  /** Line segments: y = floor((x·lineA + lineC) · lineInv); 0 on table segments. */
-  lineA: number[];
-  lineC: number[];
-  lineInv: number[];
-  /** Table segments: u = clamp(floor(((x − tabB)·tabA + tabHalf) · tabInv), 0, 63·256); 0 on lines. */
-  tabB: number[];
-  tabA: number[];
-  tabHalf: number[];
-  tabInv: number[];
-  /** Where segment k's 65 entries start in the gathered table (the zeros for lines). */
-  tabBase: number[];
+  a: number[];
+  c: number[];
+  inv: number[];
+  base: number[];
   entries: number[];
 }
 
-/** The constants of every (channel, segment), segment-major within a channel, and the gathered table. */
 function paramsOf(tables: readonly SegmentTableV1[], label: string): SegmentParams {
-  const p: SegmentParams = {
-    lineA: [],
-    lineC: [],
-    lineInv: [],
-    tabB: [],
-    tabA: [],
-    tabHalf: [],
-    tabInv: [],
-    tabBase: [],
-    entries: new Array<number>(LEADING_ZEROS).fill(0),
+  const p: SegmentParams = { a: [], c: [], inv: [], base: [], entries: [] };
+  const push = (a: number, c: number, r: number, base: number, what: string) => {
+    // |x| <= 32768 (32768 only mirrored), so |x·a + c| <= 32768·|a| + |c|
+    const bound = 32768 * Math.abs(a) + Math.abs(c);
+    if (!(bound < EXACT))
+      throw new OnnxExportError(
+        `exportOnnx: ${label}: ${what} reaches ${bound}, beyond exact float64 integers (2^53); rebuild the table with another inputRange`,
+      );
+    p.a.push(a);
+    p.c.push(c);
+    p.inv.push(2 ** -r);
+    p.base.push(base);
   };
   for (const t of tables) {
     for (let s = 0; s < SEGMENTS; s++) {
       if (s === 0 || s === SEGMENTS - 1) {
         const l = t.lines[s === 0 ? 0 : 1];
-        // |x·α| <= 32768·(2^15 − 1) and |β| come from buildSegmentTable; the sum must stay exact
-        const bound = 32768 * l.alpha + Math.abs(l.beta) + halfOf(l.r);
-        if (!(bound < EXACT))
-          throw new OnnxExportError(
-            `exportOnnx: ${label}: segment line ${s} of ${t.function} reaches ${bound}, beyond exact float64 integers (2^53); rebuild the table with another inputRange`,
-          );
-        p.lineA.push(l.sign * l.alpha);
-        p.lineC.push(l.beta + halfOf(l.r));
-        p.lineInv.push(2 ** -l.r);
-        p.tabB.push(0);
-        p.tabA.push(0);
-        p.tabHalf.push(0);
-        p.tabInv.push(1);
-        p.tabBase.push(0);
+        push(l.sign * l.alpha, l.beta + halfOf(l.r), l.r, 0, `segment line ${s} of ${t.function}`);
       } else {
         const { alpha, r } = t.index[s - 1]!;
         const T = t.tables[s - 1]!;
-        p.lineA.push(0);
-        p.lineC.push(0);
-        p.lineInv.push(1);
-        p.tabB.push(t.B[s - 1]!);
-        p.tabA.push(alpha);
-        p.tabHalf.push(halfOf(r));
-        p.tabInv.push(2 ** -r);
-        p.tabBase.push(p.entries.length);
+        push(alpha, halfOf(r) - t.B[s - 1]! * alpha, r, p.entries.length, `table segment ${s} of ${t.function}`);
         p.entries.push(...T, T[63]!);
       }
     }
@@ -114,6 +92,8 @@ export function segmentTables(
   const C = tables.length;
   const p = paramsOf(tables, name);
   const n = (what: string) => `${name}_${what}`;
+  const chan = C === 1 ? [] : channelShape(C, axis, rank);
+
   // odd functions evaluate |x| and mirror: flip = −1 where x < 0 in a channel whose function is odd
   // (x = −32768 reads 32768, on the segment-7 line)
   let flip: string | null = null;
@@ -131,8 +111,7 @@ export function segmentTables(
     xa = binary(b, 'Mul', x, flip, n('abs'));
   }
 
-  // segment number = #{k in 0..6 : x > B[k]} (B non-decreasing: 0 is x <= B[0], k is B[k−1] < x <= B[k], 7 is x > B[6])
-  const chan = C === 1 ? [] : channelShape(C, axis, rank);
+  // segment = #{k in 0..6 : x > B[k]} (B non-decreasing: 0 is x <= B[0], k is B[k−1] < x <= B[k], 7 is x > B[6])
   const points = doubleConst(
     b,
     tables.flatMap((t) => t.B.slice(0, 7)),
@@ -140,56 +119,45 @@ export function segmentTables(
     [...chan, 7],
   );
   const above = b.node('Greater', [unsqueeze(b, xa, [rank], n('x_col')), points], n('above'))[0]!;
-  let seg = reduce(b, 'ReduceSum', cast(b, above, DataType.INT64, n('above_i64')), [rank], 0, n('segment'));
-  if (C > 1) {
-    const offsets = Array.from({ length: C }, (_, c) => c * SEGMENTS);
-    seg = b.node('Add', [seg, intConstOf(b, offsets, DataType.INT64, n('chan_segments'), chan)], n('segment_c'))[0]!;
-  }
+  const count = reduce(b, 'ReduceSum', cast(b, above, DataType.INT64, n('above_i64')), [rank], 0, n('segment'));
+  const isLine = b.node(
+    'Or',
+    [
+      b.node('Equal', [count, intConstOf(b, [0], DataType.INT64, n('seg0'), [])], n('is_first'))[0]!,
+      b.node('Equal', [count, intConstOf(b, [SEGMENTS - 1], DataType.INT64, n('seg7'), [])], n('is_last'))[0]!,
+    ],
+    n('is_line'),
+  )[0]!;
+  const offsets = Array.from({ length: C }, (_, c) => c * SEGMENTS);
+  const seg =
+    C === 1
+      ? count
+      : b.node('Add', [count, intConstOf(b, offsets, DataType.INT64, n('chan_segments'), chan)], n('segment_c'))[0]!;
   const gather = (values: number[], what: string): string =>
     b.node('Gather', [doubleConst(b, values, n(`${what}_k`)), seg], n(what), { axis: 0 })[0]!;
 
-  // line segments 0 and 7: shrR(x·sign·α + β, r)
-  const lineVal = floor(
+  // v = shrR(x·a + β', r): the line's value, or the table's unclamped index
+  const v = floor(
     b,
     binary(
       b,
       'Mul',
-      binary(
-        b,
-        'Add',
-        binary(b, 'Mul', xa, gather(p.lineA, 'line_a'), n('line_ax')),
-        gather(p.lineC, 'line_c'),
-        n('line_sum'),
-      ),
-      gather(p.lineInv, 'line_inv'),
-      n('line_scaled'),
+      binary(b, 'Add', binary(b, 'Mul', xa, gather(p.a, 'a'), n('ax')), gather(p.c, 'c'), n('ax_c')),
+      gather(p.inv, 'inv'),
+      n('scaled'),
     ),
-    n('line'),
+    n('v'),
   );
 
-  // table segments: u = clamp(shrR((x − B[k−1])·α, r), 0, 63·256), i = u >> 8, φ = u & 255
-  const dx = binary(b, 'Sub', xa, gather(p.tabB, 'tab_b'), n('dx'));
-  const ax = binary(b, 'Mul', dx, gather(p.tabA, 'tab_a'), n('dx_a'));
-  const u0 = floor(
-    b,
-    binary(
-      b,
-      'Mul',
-      binary(b, 'Add', ax, gather(p.tabHalf, 'tab_half'), n('u_sum')),
-      gather(p.tabInv, 'tab_inv'),
-      n('u_scaled'),
-    ),
-    n('u_raw'),
-  );
-  const u = clip(b, u0, 0, TOP, n('u'));
+  // table segments: u = clamp(v, 0, 63·256), i = u >> 8, φ = u & 255, T[i] + shrR((T[i+1] − T[i])·φ, 8)
+  const u = clip(b, v, 0, TOP, n('u'));
   const i = floor(b, binary(b, 'Mul', u, doubleScalar(b, 1 / FRAC, n('inv256')), n('u_256')), n('i'));
   const phi = binary(b, 'Sub', u, binary(b, 'Mul', i, doubleScalar(b, FRAC, n('c256')), n('i_256')), n('phi'));
-  const at = cast(b, binary(b, 'Add', i, gather(p.tabBase, 'tab_base'), n('at_f64')), DataType.INT64, n('at'));
+  const at = cast(b, binary(b, 'Add', i, gather(p.base, 'base'), n('at_f64')), DataType.INT64, n('at'));
   const next = b.node('Add', [at, intConstOf(b, [1], DataType.INT64, n('one'), [])], n('at_next'))[0]!;
   const entries = doubleConst(b, p.entries, n('T'));
   const ti = b.node('Gather', [entries, at], n('ti'), { axis: 0 })[0]!;
   const tn = b.node('Gather', [entries, next], n('tn'), { axis: 0 })[0]!;
-  // ti + shrR((tn − ti)·φ, 8)
   const interp = floor(
     b,
     binary(
@@ -207,10 +175,9 @@ export function segmentTables(
     ),
     n('dt_shr'),
   );
-  const tabVal = binary(b, 'Add', ti, interp, n('table'));
+  const tableValue = binary(b, 'Add', ti, interp, n('table'));
 
-  // one of the two terms is 0: the line's constants are 0 on table segments, the table reads zeros on lines
-  let y = binary(b, 'Add', lineVal, tabVal, n('y16'));
+  let y = b.node('Where', [isLine, v, tableValue], n('y16'))[0]!;
   if (flip) y = binary(b, 'Mul', y, flip, n('y16_mirrored'));
   if (first.outDtype === 'qint16') return clip(b, y, -32768, 32767, n('out'));
   const y8 = floor(
