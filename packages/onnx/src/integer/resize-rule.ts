@@ -15,6 +15,7 @@ import type { InterpolateOptions } from '@qtk/tensor';
 import { OnnxExportError } from '../errors.js';
 import { registerModuleExport } from '../export-rules.js';
 import { DataType } from '../onnx-schema.js';
+import { checkRequantizeExact } from './exact-bounds.js';
 import {
   binary,
   doubleConst,
@@ -74,8 +75,10 @@ registerModuleExport(FixedResize, ({ b, inputs, name, module, args }) => {
   const plan = (m as unknown as { plan: RequantizePlan | null }).plan;
   const dtype = (m.outDtype ?? x.dtype) as QTensorDType;
   let y: string;
-  if (plan) y = requantize(b, acc, plan, -1, 4, n('requant'));
-  else {
+  if (plan) {
+    checkRequantizeExact(`resize '${name}'`, 2 ** 31, plan);
+    y = requantize(b, acc, plan, -1, 4, n('requant'));
+  } else {
     const bits = 2 * RESIZE_WEIGHT_BITS;
     const half = binary(b, 'Add', acc, doubleScalar(b, 2 ** (bits - 1), n('half')), n('acc_half'));
     y = saturate(
