@@ -1,5 +1,7 @@
 import { FixedTableOp } from '@qtk/fixed-point';
+import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
+import type { NodeTableOptions } from '@qtk/spec';
 import {
   DeQuantStub,
   GELU,
@@ -163,6 +165,38 @@ describe('integer export: FixedTableOp', () => {
       const op = fixed.getSubmodule(node.target);
       expect(op).toBeInstanceOf(FixedTableOp);
       expect((op as FixedTableOp).config.plans[0]!.kind).toBe('segment');
+      const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+      expect(summary).toBe('all 3 compared values identical');
+    });
+
+  // tuned tables: explicit points with equal neighbours (degenerate segments no input selects), and
+  // an input range narrow against the calibrated one (long line segments on both sides)
+  const TUNED: [string, () => ModuleT, NodeTableOptions][] = [
+    [
+      'sigmoid, explicit points with degenerate segments',
+      () => new Sigmoid(),
+      { dividing: [-3, -1, -1, 0, 0, 0.5, 3] },
+    ],
+    ['tanh, explicit points from 0 (odd)', () => new Tanh(), { dividing: [0, 0, 0.25, 0.5, 1, 1, 2.5] }],
+    ['sigmoid, tables over [6.5, 7] only', () => new Sigmoid(), { inputRange: [6.5, 7] }],
+  ];
+  for (const [label, make, options] of TUNED)
+    test(`bayes qint16 ${label}: identical over all 65536 inputs`, async () => {
+      const model = prepareQatFx(
+        new ActNet(make()).eval(),
+        { global: getDefaultQatQconfig({ dtype: 'qint16' }) },
+        { march: 'bayes', onWarning: () => {} },
+      );
+      calibrate(model, [uniformInput([64, COLS], 8, -8, 8)]);
+      const fixed = convertFx(model, { march: 'bayes', onWarning: () => {}, tableOptions: { act: options } });
+      const plan = tableOpOf(fixed).config.plans[0]!;
+      if (plan.kind !== 'segment') throw new Error('expected a segment table');
+      if (options.dividing) expect(plan.table.flags.degenerateSegments.length).toBeGreaterThan(0);
+      else {
+        const sIn = plan.table.sIn;
+        expect(plan.table.B[0]).toBeGreaterThanOrEqual(Math.floor(6.5 / sIn));
+        expect(plan.table.B[6]).toBeLessThanOrEqual(Math.ceil(7 / sIn));
+      }
       const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
       expect(summary).toBe('all 3 compared values identical');
     });
