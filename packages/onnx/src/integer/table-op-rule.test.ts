@@ -1,7 +1,6 @@
-import { FixedTableOp } from '@qtk/fixed-point';
+import { type ConvertTableOptions, FixedTableOp } from '@qtk/fixed-point';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
-import type { NodeTableOptions } from '@qtk/spec';
 import {
   DeQuantStub,
   GELU,
@@ -171,7 +170,7 @@ describe('integer export: FixedTableOp', () => {
 
   // tuned tables: explicit points with equal neighbours (degenerate segments no input selects), and
   // an input range narrow against the calibrated one (long line segments on both sides)
-  const TUNED: [string, () => ModuleT, NodeTableOptions][] = [
+  const TUNED: [string, () => ModuleT, ConvertTableOptions[string]][] = [
     [
       'sigmoid, explicit points with degenerate segments',
       () => new Sigmoid(),
