@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
+import { compareWithRuntime, formatRuntimeComparison } from '../compare-runtime.js';
+import { exportOnnxBytes } from '../export-onnx.js';
 import { exportAndCompare, fixedPointOf } from '../testing/fixed-models.js';
 import { inputQuantize } from '../testing/integer-grid.js';
 
@@ -129,4 +131,13 @@ describe('integer export: composites', () => {
         expect(onnxCheck(python, path)).toBeNull();
       }
     });
+
+  test('bayes qint16 chain exported at batch 2 runs at batch 5 (dynamic batch), identical', async () => {
+    const calib = [randn([2, 4, 8, 16], { std: 1.5, generator: g })];
+    const fixed = fixedPointOf(new Chain(), { march: 'bayes', dtype: 'qint16', calibration: calib });
+    const bytes = exportOnnxBytes(fixed, [randn([2, 4, 8, 16], { generator: g })]);
+    const comparison = await compareWithRuntime(fixed, bytes, [randn([5, 4, 8, 16], { std: 2, generator: g })]);
+    expect(formatRuntimeComparison(comparison)).toBe('all 6 compared values identical');
+    expect(comparison.nodes.at(-1)!.shape).toEqual([5, 4, 16, 32]);
+  });
 });
