@@ -5,7 +5,6 @@ import type { SegmentTableV1 } from '@qtk/fixed-point';
 import { OnnxExportError } from '../errors.js';
 import type { OnnxBuilder } from '../export-builder.js';
 import { DataType } from '../onnx-schema.js';
-import { reduce, unsqueeze } from './axis-emit.js';
 import {
   binary,
   cast,
@@ -72,6 +71,45 @@ function paramsOf(tables: readonly SegmentTableV1[], label: string): SegmentPara
 }
 
 /**
+ * The segment number #{k in 0..6 : x > B[k]}: 0 is x <= B[0], k is B[k−1] < x <= B[k], 7 is x > B[6].
+ * B is non-decreasing, so `x > B[k]` holds exactly for k below the count, and the count's three
+ * bits come from a binary search: bit 2 is x > B[3], bit 1 compares with B[5] or B[1], bit 0 with
+ * B[6], B[4], B[2] or B[0]. Three comparisons per element instead of seven.
+ */
+function segmentNumber(
+  b: OnnxBuilder,
+  x: string,
+  tables: readonly SegmentTableV1[],
+  axis: number,
+  rank: number,
+  n: (what: string) => string,
+): string {
+  const B = (k: number) =>
+    channelConst(
+      b,
+      tables.map((t) => t.B[k]!),
+      axis,
+      rank,
+      n(`B${k}`),
+    );
+  const where = (cond: string, yes: string, no: string, what: string) => b.node('Where', [cond, yes, no], n(what))[0]!;
+  const above = (t: string, what: string) => b.node('Greater', [x, t], n(what))[0]!;
+  const bit = (cond: string, v: number, what: string) =>
+    where(
+      cond,
+      intConstOf(b, [v], DataType.INT64, n(`${what}_one`), []),
+      intConstOf(b, [0], DataType.INT64, n(`${what}_zero`), []),
+      what,
+    );
+  const g4 = above(B(3), 'above_b3');
+  const g2 = above(where(g4, B(5), B(1), 'b_mid'), 'above_mid');
+  const low = where(g4, where(g2, B(6), B(4), 'b_hi'), where(g2, B(2), B(0), 'b_lo'), 'b_low');
+  const g1 = above(low, 'above_low');
+  const hi = b.node('Add', [bit(g4, 4, 'bit4'), bit(g2, 2, 'bit2')], n('bits42'))[0]!;
+  return b.node('Add', [hi, bit(g1, 1, 'bit1')], n('segment'))[0]!;
+}
+
+/**
  * `evalSegment(tables[c], x)` elementwise, channel c along `axis` when there is one table per
  * channel. `x` is float64 exact integers in the int16 range (rank `rank`); the result is float64
  * exact integers in the range of the tables' output dtype.
@@ -111,15 +149,7 @@ export function segmentTables(
     xa = binary(b, 'Mul', x, flip, n('abs'));
   }
 
-  // segment = #{k in 0..6 : x > B[k]} (B non-decreasing: 0 is x <= B[0], k is B[k−1] < x <= B[k], 7 is x > B[6])
-  const points = doubleConst(
-    b,
-    tables.flatMap((t) => t.B.slice(0, 7)),
-    n('B'),
-    [...chan, 7],
-  );
-  const above = b.node('Greater', [unsqueeze(b, xa, [rank], n('x_col')), points], n('above'))[0]!;
-  const count = reduce(b, 'ReduceSum', cast(b, above, DataType.INT64, n('above_i64')), [rank], 0, n('segment'));
+  const count = segmentNumber(b, xa, tables, axis, rank, n);
   const isLine = b.node(
     'Or',
     [
