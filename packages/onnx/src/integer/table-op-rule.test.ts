@@ -129,6 +129,23 @@ describe('integer export: FixedTableOp', () => {
       expect(summary).toBe('all 3 compared values identical');
     });
 
+  for (const dtype of ['qint8', 'qint16'] as const)
+    test(`bayes PReLU on [N, C, H, W], ${dtype}: per-channel tables broadcast over H, W`, async () => {
+      const prelu = new PReLU({ numParameters: 5 });
+      prelu.weight.data.set([-0.5, 0, 0.25, 1, 2]);
+      const fixed = fixedPointOf(new ActNet(prelu), {
+        march: 'bayes',
+        dtype,
+        calibration: [uniformInput([4, 5, 6, 6], 9, -3, 3)],
+      });
+      expect(tableOpOf(fixed).config.plans.length).toBe(5);
+      const s = inputQuantize(fixed).scale;
+      const x = uniformInput([3, 5, 6, 6], 10, -3, 3);
+      x.values().set([1e9, -1e9, 0.5 * s, -0.5 * s, 2.5 * s, -2.5 * s], 0);
+      const { summary } = await exportAndCompare(fixed, x);
+      expect(summary).toBe('all 3 compared values identical');
+    });
+
   for (const [label, make] of ACTS.filter(([l]) => !l.startsWith('hard')))
     test(`bernoulli2 ${label}: 256-entry table identical`, async () => {
       const fixed = fixedPointOf(new ActNet(make()), {
