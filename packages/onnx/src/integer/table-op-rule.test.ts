@@ -1,4 +1,4 @@
-import { type ConvertTableOptions, FixedTableOp } from '@qtk/fixed-point';
+import type { ConvertTableOptions, FixedTableOp } from '@qtk/fixed-point';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import {
@@ -49,7 +49,8 @@ function tableOpOf(fixed: ReturnType<typeof fixedPointOf>): FixedTableOp {
     .filter((n) => n.op === 'call_module')
     .map((n) => fixed.getSubmodule(n.target).constructor.name);
   expect(kinds).toEqual(['Quantize', 'FixedTableOp', 'Dequantize']);
-  return fixed.getSubmodule('act') as FixedTableOp;
+  const node = fixed.graph.nodes.filter((n) => n.op === 'call_module')[1]!;
+  return fixed.getSubmodule(node.target) as FixedTableOp;
 }
 
 const ACTS: [string, () => ModuleT][] = [
@@ -168,6 +169,16 @@ describe('integer export: FixedTableOp', () => {
     ['softplus', (x) => softplus(x), [-6, 6]],
     ['leaky_relu', (x) => leakyRelu(x, 0.1), [-4, 4]],
   ];
+  test('bernoulli2 exp (call): 256-entry table identical', async () => {
+    const fixed = fixedPointOf(new CallNet((x) => x.exp()), {
+      march: 'bernoulli2',
+      calibration: [uniformInput([64, COLS], 11, -4, 2)],
+    });
+    expect(tableOpOf(fixed).config.plans[0]!.kind).toBe('lut');
+    const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
+    expect(summary).toBe('all 3 compared values identical');
+  });
+
   for (const [label, f, [lo, hi]] of CALLS)
     test(`bayes ${label} (call), qint16: segment table over all 65536 inputs identical`, async () => {
       const fixed = fixedPointOf(new CallNet(f), {
@@ -175,12 +186,7 @@ describe('integer export: FixedTableOp', () => {
         dtype: 'qint16',
         calibration: [uniformInput([64, COLS], 6, lo, hi)],
       });
-      const node = fixed.graph.nodes.find(
-        (n) => n.op === 'call_module' && n.target !== 'quant' && n.target !== 'dequant',
-      )!;
-      const op = fixed.getSubmodule(node.target);
-      expect(op).toBeInstanceOf(FixedTableOp);
-      expect((op as FixedTableOp).config.plans[0]!.kind).toBe('segment');
+      expect(tableOpOf(fixed).config.plans[0]!.kind).toBe('segment');
       const { summary } = await exportAndCompare(fixed, integerGridInput(inputQuantize(fixed), COLS));
       expect(summary).toBe('all 3 compared values identical');
     });
