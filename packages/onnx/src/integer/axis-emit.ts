@@ -1,5 +1,5 @@
-// Opset-dependent forms of the axis ops the integer rules use: ReduceSum / ReduceMax take their axes
-// as an input from opsets 13 / 18 (an attribute before), Unsqueeze from opset 13.
+// Opset-dependent form of the reductions the integer rules use: ReduceSum / ReduceMax take their
+// axes as an input from opsets 13 / 18 (an attribute before).
 import type { OnnxBuilder } from '../export-builder.js';
 
 /** Sums (or takes the max) over `axes`, keeping them as size-1 dims unless `keepdims` is 0. */
@@ -14,10 +14,4 @@ export function reduce(
   const axesAsInput = op === 'ReduceSum' ? b.opset >= 13 : b.opset >= 18;
   if (axesAsInput) return b.node(op, [x, b.intConst(axes, `${name}_axes`)], name, { keepdims })[0]!;
   return b.node(op, [x], name, { axes, keepdims })[0]!;
-}
-
-/** Inserts size-1 dims at `axes`. */
-export function unsqueeze(b: OnnxBuilder, x: string, axes: number[], name: string): string {
-  if (b.opset >= 13) return b.node('Unsqueeze', [x, b.intConst(axes, `${name}_axes`)], name)[0]!;
-  return b.node('Unsqueeze', [x], name, { axes })[0]!;
 }
