@@ -3,7 +3,7 @@
 // FixedLayerNorm.forward in float64 on a [rows, D] view of the input.
 import { FixedLayerNorm } from '@qtk/fixed-point';
 import { registerModuleExport } from '../export-rules.js';
-import { reduce } from './axis-emit.js';
+import { reduce } from './reduce-emit.js';
 import { checkRequantizeExact } from './exact-bounds.js';
 import { binary, doubleConst, doubleScalar, requantize, toDouble, toStorage } from './int-emit.js';
 import { applyTablePlans } from './table-emit.js';

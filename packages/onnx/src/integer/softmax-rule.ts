@@ -2,7 +2,7 @@
 // table(S), y = e·r requantized; each step the operations of FixedSoftmax.forward, in float64.
 import { FixedSoftmax, type QTensor } from '@qtk/fixed-point';
 import { registerModuleExport } from '../export-rules.js';
-import { reduce } from './axis-emit.js';
+import { reduce } from './reduce-emit.js';
 import { checkRequantizeExact } from './exact-bounds.js';
 import { binary, requantize, toDouble, toStorage } from './int-emit.js';
 import { applyTablePlans } from './table-emit.js';
