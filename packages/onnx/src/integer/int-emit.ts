@@ -82,6 +82,11 @@ export function floor(b: OnnxBuilder, x: string, name: string): string {
 
 /** Clamps a float64 value to [lo, hi]. */
 export function clip(b: OnnxBuilder, x: string, lo: number, hi: number, name: string): string {
+  // onnxruntime has no float64 Clip before opset 12; Max then Min is the same clamp.
+  if (b.opset < 12) {
+    const raised = b.node('Max', [x, doubleScalar(b, lo, `${name}_lo`)], `${name}_max`)[0]!;
+    return b.node('Min', [raised, doubleScalar(b, hi, `${name}_hi`)], name)[0]!;
+  }
   return b.node('Clip', [x, doubleScalar(b, lo, `${name}_lo`), doubleScalar(b, hi, `${name}_hi`)], name)[0]!;
 }
 
