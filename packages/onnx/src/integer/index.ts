@@ -1,3 +1,10 @@
 // Integer export rules of @qtk/fixed-point's modules, registered on import.
 import './stub-rules.js';
 import './value-op-rule.js';
+import './add-rule.js';
+import './mul-rule.js';
+import './cat-rule.js';
+import './reduce-rule.js';
+import './min-max-rule.js';
+import './compare-rule.js';
+import './clamp-rule.js';
