@@ -76,6 +76,21 @@ class MoreMovement extends Module {
   }
 }
 
+/** The Tensor-method forms: permute(...dims), transpose, view(...shape), reshape, split, slice, squeeze / unsqueeze, expand, contiguous. */
+class MethodMovement extends Module {
+  readonly quant = new QuantStub();
+  readonly cat = new FloatFunctional();
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    const q = this.quant.call(x);
+    const [a, b] = q.split([1, 2], 1);
+    const c = a!.permute(0, 2, 3, 1).transpose(1, 2).contiguous();
+    const d = b!.slice({ axis: 3, start: 1, step: 2 }).unsqueeze(0).squeeze(0);
+    const e = a!.expand([-1, 3, -1, -1]);
+    return this.dequant.call(this.cat.cat([c.view(3, -1), d.reshape([3, -1]), e.flatten(1)], 1));
+  }
+}
+
 function valueOpLabels(fixed: GraphModule): string[] {
   return fixed.graph.nodes
     .filter((n) => n.op === 'call_module')
@@ -132,6 +147,22 @@ describe('integer export: value ops', () => {
       const x = onGrid(fixed, 'quant', rangeInts(dtype, 3 * 3 * 36, 8), [3, 3, 6, 6]);
       const { summary, comparison } = await exportAndCompare(fixed, x);
       expect(comparison.nodes.filter((n) => n.op === 'FixedValueOp').length).toBe(labels.length);
+      expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
+    });
+
+  for (const dtype of ['qint8', 'qint16'] as const)
+    test(`bayes ${dtype}: the Tensor-method forms move QTK's integers`, async () => {
+      const fixed = fixedPointOf(new MethodMovement(), {
+        march: 'bayes',
+        dtype,
+        calibration: [uniformInput([3, 3, 6, 6], 1, -8, 8)],
+      });
+      const labels = valueOpLabels(fixed);
+      for (const l of ['split', 'getitem', 'transpose', 'reshape', 'slice', 'expand', 'flatten'])
+        expect(labels).toContain(l);
+      const x = onGrid(fixed, 'quant', rangeInts(dtype, 3 * 3 * 36, 8), [3, 3, 6, 6]);
+      const { summary, comparison } = await exportAndCompare(fixed, x);
+      expect(comparison.nodes.filter((n) => n.op === 'FixedValueOp').length).toBe(labels.length - 1);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });
 });
