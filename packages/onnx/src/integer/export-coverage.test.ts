@@ -30,7 +30,7 @@ function hasRule(cls: ModuleClass): boolean {
   return false;
 }
 
-const moduleClasses = Object.entries(fixedPoint).filter(
+const moduleClasses = Object.entries(fixedPoint as Record<string, unknown>).filter(
   (e): e is [string, ModuleClass] => typeof e[1] === 'function' && e[1].prototype instanceof Module,
 );
 
