@@ -1,4 +1,4 @@
-import { FixedValueOp } from '@qtk/fixed-point';
+import { FixedValueOp, planRequantizeWide, type Quantize } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import {
   ChannelShuffle,
@@ -165,4 +165,20 @@ describe('integer export: value ops', () => {
       expect(comparison.nodes.filter((n) => n.op === 'FixedValueOp').length).toBe(labels.length - 1);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });
+
+  test('bayes: a split item with an output requantize of its own (set on the converted module)', async () => {
+    const fixed = fixedPointOf(new Movement(), { march: 'bayes', calibration: [uniformInput([2, 8, 6, 6], 1, -2, 2)] });
+    const node = fixed.graph.nodes.find((n) => {
+      const m = n.op === 'call_module' ? fixed.getSubmodule(n.target) : null;
+      return m instanceof FixedValueOp && m.label === 'getitem';
+    })!;
+    const sIn = (fixed.getSubmodule('quant') as Quantize).scale;
+    const sOut = Math.fround(sIn * 1.7);
+    const output = { scale: sOut, dtype: 'qint16', plan: planRequantizeWide(sIn, sOut, 'qint16') } as const;
+    fixed.setSubmodule(node.target, new FixedValueOp({ kind: 'function', name: 'getitem' }, 'getitem', output));
+    const x = onGrid(fixed, 'quant', rangeInts('qint8', 3 * 8 * 36, 4), [3, 8, 6, 6]);
+    const { summary, comparison } = await exportAndCompare(fixed, x);
+    expect(comparison.nodes.find((n) => n.node === node.name)!.dtype).toBe('qint16');
+    expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
+  });
 });

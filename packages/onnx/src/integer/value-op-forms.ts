@@ -187,6 +187,14 @@ export function valueOpForm(target: Target, s: ExportStep): string[] | null {
       return maxPoolForm(s);
     case 'expand':
       return expandForm(s);
+    case 'getitem': {
+      // an item of split's outputs (the inputs are the pieces, in order)
+      const i = s.args[1] as number;
+      const picked = s.inputs[i < 0 ? i + s.inputs.length : i];
+      if (picked === undefined)
+        throw new OnnxExportError(`exportOnnx: getitem '${s.name}' picks item ${i} of ${s.inputs.length}`);
+      return [picked];
+    }
     case 'interpolate': {
       const o = s.args[1] as InterpolateOptions;
       if ((o.mode ?? 'nearest') !== 'nearest')
