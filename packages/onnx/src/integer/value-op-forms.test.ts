@@ -83,10 +83,11 @@ class MethodMovement extends Module {
   readonly dequant = new DeQuantStub();
   forward(x: Tensor): Tensor {
     const q = this.quant.call(x);
-    const [a, b] = q.split([1, 2], 1);
-    const c = a!.permute(0, 2, 3, 1).transpose(1, 2).contiguous();
-    const d = b!.slice({ axis: 3, start: 1, step: 2 }).unsqueeze(0).squeeze(0);
-    const e = a!.expand([-1, 3, -1, -1]);
+    const parts = q.split([1, 2], 1);
+    const c = parts[0]!.permute(0, 2, 3, 1).transpose(1, 2).contiguous();
+    const d = parts[1]!.slice({ axis: 3, start: 1, step: 2 }).unsqueeze(0).squeeze(0);
+    // a second item of the same piece: its own node, its own ONNX value
+    const e = parts[0]!.expand([-1, 3, -1, -1]);
     return this.dequant.call(this.cat.cat([c.view(3, -1), d.reshape([3, -1]), e.flatten(1)], 1));
   }
 }
@@ -160,8 +161,10 @@ describe('integer export: value ops', () => {
       const labels = valueOpLabels(fixed);
       for (const l of ['split', 'getitem', 'transpose', 'reshape', 'slice', 'expand', 'flatten'])
         expect(labels).toContain(l);
+      expect(labels.filter((l) => l === 'getitem')).toHaveLength(3);
       const x = onGrid(fixed, 'quant', rangeInts(dtype, 3 * 3 * 36, 8), [3, 3, 6, 6]);
       const { summary, comparison } = await exportAndCompare(fixed, x);
+      expect(new Set(comparison.nodes.map((n) => n.value)).size).toBe(comparison.nodes.length);
       expect(comparison.nodes.filter((n) => n.op === 'FixedValueOp').length).toBe(labels.length - 1);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });

@@ -61,14 +61,15 @@ registerModuleExport(FixedValueOp, (s) => {
   const ref = firstQuantized(s.args);
   if (!ref) throw new OnnxExportError(`exportOnnx: ${op.label} (node '${s.name}') has no quantized input`);
   const t = op.target;
-  // an item of a list of quantized values (split's outputs) is that value itself
+  // an item of a list of quantized values (split's outputs) is that value itself (an Identity: each
+  // node keeps a value of its own, also when two items pick the same piece)
   if (t.kind === 'function' && t.name === 'getitem' && !op.output && s.out instanceof QTensor) {
     const list = s.args[0] as unknown[];
     const i = s.args[1] as number;
     const picked = s.inputs[i < 0 ? i + list.length : i];
     if (picked === undefined || s.inputs.length !== list.length)
       throw new OnnxExportError(`exportOnnx: ${op.label} (node '${s.name}') picks a value without an ONNX name`);
-    return [picked];
+    return s.b.node('Identity', [picked], s.name);
   }
   // integers to float32 for the float op; other tensors (indices, shapes) pass as they are
   const kinds = tensorArgs(s.args);
