@@ -67,8 +67,12 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
     }
     case 'permute':
     case 'onnx.transpose':
+      // permute(x, dims), the method's permute(...dims), onnx.transpose(x, perm | null)
       return b.node('Transpose', [x], name, {
-        perm: (args[1] as number[] | null) ?? x0.shape.map((_, i) => x0.ndim - 1 - i),
+        perm:
+          typeof args[1] === 'number'
+            ? (args.slice(1) as number[])
+            : ((args[1] as number[] | null) ?? x0.shape.map((_, i) => x0.ndim - 1 - i)),
       });
     case 'transpose': {
       const perm = x0.shape.map((_, i) => i);

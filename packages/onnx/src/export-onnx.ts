@@ -60,9 +60,14 @@ function tensorInputs(
     if (Array.isArray(a)) a.forEach(visit);
     else if (a && typeof a === 'object' && (a as object).constructor?.name === 'Node') {
       const n = names.get(a as Node);
+      const v = env.get(a as Node);
+      // a node of several values (split) stands for its list of tensors
+      if (n && n.length > 1 && Array.isArray(v) && v.length === n.length && v.every(isTensorValue)) {
+        out.push(...n);
+        return;
+      }
       if (n?.length !== 1) {
-        if (isTensorValue(env.get(a as Node)))
-          throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
+        if (isTensorValue(v)) throw new OnnxExportError(`exportOnnx: no ONNX value for node '${(a as Node).name}'`);
         return;
       }
       out.push(n[0]!);

@@ -82,12 +82,10 @@ export function floor(b: OnnxBuilder, x: string, name: string): string {
 
 /** Clamps a float64 value to [lo, hi]. */
 export function clip(b: OnnxBuilder, x: string, lo: number, hi: number, name: string): string {
-  // onnxruntime has no float64 Clip before opset 12; Max then Min is the same clamp.
-  if (b.opset < 12) {
-    const raised = b.node('Max', [x, doubleScalar(b, lo, `${name}_lo`)], `${name}_max`)[0]!;
-    return b.node('Min', [raised, doubleScalar(b, hi, `${name}_hi`)], name)[0]!;
-  }
-  return b.node('Clip', [x, doubleScalar(b, lo, `${name}_lo`), doubleScalar(b, hi, `${name}_hi`)], name)[0]!;
+  const [l, h] = [doubleScalar(b, lo, `${name}_lo`), doubleScalar(b, hi, `${name}_hi`)];
+  // onnxruntime's Clip-11 takes float only: Max then Min, the same order Clip applies its bounds in
+  if (b.opset < 12) return b.node('Min', [b.node('Max', [x, l], `${name}_max`)[0]!, h], name)[0]!;
+  return b.node('Clip', [x, l, h], name)[0]!;
 }
 
 /** Saturates a float64 value to the range of `dtype`. */

@@ -9,6 +9,7 @@ import { exportModule } from '../export-modules.js';
 import { moduleExportRuleOf, registerModuleExport, type ModuleExportStep } from '../export-rules.js';
 import { DataType } from '../onnx-schema.js';
 import { cast, clip, requantize, toDouble, toStorage } from './int-emit.js';
+import { valueOpForm } from './value-op-forms.js';
 
 function asFloat(v: unknown): unknown {
   if (v instanceof QTensor)
@@ -25,6 +26,13 @@ function firstQuantized(v: unknown): QTensor | null {
       if (q) return q;
     }
   return null;
+}
+
+/** The tensor values among the arguments, flattened in the order of the step's ONNX inputs. */
+function tensorArgs(v: unknown, into: unknown[] = []): unknown[] {
+  if (v instanceof QTensor || v instanceof Tensor) into.push(v);
+  else if (Array.isArray(v)) for (const e of v) tensorArgs(e, into);
+  return into;
 }
 
 function outputOf(s: ModuleExportStep, floatName: string, out: unknown, o: ValueOpOutput | null, k: number): string {
@@ -52,12 +60,28 @@ registerModuleExport(FixedValueOp, (s) => {
   const op = s.module as FixedValueOp;
   const ref = firstQuantized(s.args);
   if (!ref) throw new OnnxExportError(`exportOnnx: ${op.label} (node '${s.name}') has no quantized input`);
-  const inputs = s.inputs.map((n, i) => cast(s.b, n, DataType.FLOAT, `${s.name}_in${i}`));
+  const t = op.target;
+  // an item of a list of quantized values (split's outputs) is that value itself (an Identity: each
+  // node keeps a value of its own, also when two items pick the same piece)
+  if (t.kind === 'function' && t.name === 'getitem' && !op.output && s.out instanceof QTensor) {
+    const list = s.args[0] as unknown[];
+    const i = s.args[1] as number;
+    const picked = s.inputs[i < 0 ? i + list.length : i];
+    if (picked === undefined || s.inputs.length !== list.length)
+      throw new OnnxExportError(`exportOnnx: ${op.label} (node '${s.name}') picks a value without an ONNX name`);
+    return s.b.node('Identity', [picked], s.name);
+  }
+  // integers to float32 for the float op; other tensors (indices, shapes) pass as they are
+  const kinds = tensorArgs(s.args);
+  const inputs = s.inputs.map((n, i) =>
+    kinds[i] instanceof QTensor ? cast(s.b, n, DataType.FLOAT, `${s.name}_in${i}`) : n,
+  );
   const floatOut = asFloat(s.out);
   const inner = { ...s, inputs, args: s.args.map(asFloat), out: floatOut, name: `${s.name}_op` };
-  const t = op.target;
   let names: string[];
-  if (t.kind === 'module') {
+  const form = valueOpForm(t, inner);
+  if (form) names = form;
+  else if (t.kind === 'module') {
     const rule = moduleExportRuleOf(t.module);
     names = rule ? rule({ ...inner, module: t.module, method: undefined }) : exportModule(t.module, inner, undefined);
   } else {

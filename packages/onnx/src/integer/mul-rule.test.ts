@@ -1,0 +1,44 @@
+import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { cat, mul, type Tensor } from '@qtk/tensor';
+import { describe, expect, test } from 'vitest';
+import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
+import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
+
+/** mul of two tensors, with a scalar on either side, and broadcasting. */
+class Mul extends Module {
+  readonly qx = new QuantStub();
+  readonly qy = new QuantStub();
+  readonly qz = new QuantStub();
+  readonly mul = new FloatFunctional();
+  readonly mulScalar = new FloatFunctional();
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor, y: Tensor, z: Tensor): Tensor {
+    const a = this.qx.call(x);
+    const b = this.qy.call(y);
+    const c = this.qz.call(z);
+    const outs = [this.mul.mul(a, b), this.mulScalar.mulScalar(a, -0.3), mul(2.5, b), mul(c, a)];
+    return this.dequant.call(cat(outs, 1));
+  }
+}
+
+describe('integer export: FixedMul', () => {
+  for (const { march, dtype } of MARCH_DTYPES)
+    test(`${march} ${dtype}: every pair of operand integers gives QTK's product in onnxruntime`, async () => {
+      // calibration products stay small (x and y rarely both large): the grid's products saturate
+      const cx = uniformInput([1, 1, 16, 16], 1, -3, 3);
+      const cy = uniformInput([1, 1, 16, 16], 2, -0.5, 0.5);
+      cy.values().forEach((v, i, arr) => {
+        arr[i] = Math.abs(cx.values()[i]!) > 1 ? v / 10 : v;
+      });
+      const cz = uniformInput([1, 1, 1, 16], 3, -1, 1);
+      const fixed = fixedPointOf(new Mul(), { march, dtype, calibration: [[cx, cy, cz] as never] });
+      expect(moduleKinds(fixed).filter((k) => k === 'FixedMul')).toHaveLength(4);
+      const { rows, cols } = pairGrid(rangeInts(dtype, 256, 5), rangeInts(dtype, 256, 6));
+      const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
+      const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
+      const z = onGrid(fixed, 'qz', rangeInts(dtype, 256, 7), [1, 1, 1, 256]);
+      const { summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+      expect(comparison.nodes.filter((n) => n.op === 'FixedMul')).toHaveLength(4);
+      expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
+    });
+});
