@@ -30,3 +30,10 @@ export {
 } from './export-rules.js';
 export { OnnxBuilder, type AttrValue } from './export-builder.js';
 export type { ExportStep } from './export-modules.js';
+export {
+  exportQuantizedOnnx,
+  exportQuantizedOnnxBytes,
+  QTK_VISUAL_DOMAIN,
+  QTK_VISUAL_DOMAIN_VERSION,
+  type ExportQuantizedOnnxOptions,
+} from './visualize/export-quantized-onnx.js';

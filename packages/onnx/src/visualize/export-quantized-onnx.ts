@@ -1,0 +1,382 @@
+import { QTensor } from '@qtk/fixed-point';
+import type { Argument, GraphModule, Node } from '@qtk/ir';
+import { writeFileAtomicSync, type Module } from '@qtk/nn';
+import { noGrad, opOfFunction, opOfMethod, opOfModule, type OpMatch, Tensor, traceables } from '@qtk/tensor';
+import { OnnxExportError } from '../errors.js';
+import type { ExampleInput } from '../export-onnx.js';
+import {
+  type AttributeMsg,
+  DataType,
+  encodeModel,
+  type NodeMsg,
+  type TensorMsg,
+  type ValueInfoMsg,
+} from '../onnx-schema.js';
+import { describeModule, quantAttributes, type QuantInfo } from './describe-module.js';
+import { type FlatValue, flattenToAttributes, stringAttr, typedArrayProto } from './visual-attributes.js';
+import { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION } from './visual-domain.js';
+
+export { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION };
+
+export interface ExportQuantizedOnnxOptions {
+  /** Names of the graph inputs (default: the GraphModule's placeholder names). */
+  inputNames?: string[];
+  /** Declare dim 0 of inputs and outputs as the symbolic `batch` (default true). */
+  dynamicBatch?: boolean;
+  /** Write parameters, buffers and long tables as initializers (default true; false gives a small structure-only file). */
+  weights?: boolean;
+  /** The march to record when the model records none (`gm.meta.march`, set by prepareQatFx and convertFx). */
+  march?: string;
+}
+
+const ELEM: Record<string, number> = {
+  float32: DataType.FLOAT,
+  int8: DataType.INT8,
+  int16: DataType.INT16,
+  int32: DataType.INT32,
+  bool: DataType.BOOL,
+};
+
+const isValue = (v: unknown): v is Tensor | QTensor => v instanceof Tensor || v instanceof QTensor;
+const isNode = (a: unknown): a is Node => !!a && typeof a === 'object' && (a as object).constructor?.name === 'Node';
+
+function valueInfo(name: string, v: Tensor | QTensor, dynamicBatch: boolean): ValueInfoMsg {
+  const t = v instanceof QTensor ? v.data : v;
+  const dim = t.shape.map((d, i) => (i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d }));
+  return { name, type: { tensor_type: { elem_type: ELEM[t.dtype] ?? DataType.FLOAT, shape: { dim } } } };
+}
+
+const quantOf = (v: QTensor): QuantInfo => ({ scale: v.scale, dtype: v.dtype, axis: v.axis });
+
+/** The dtype attribute of a value: its quantized dtype when known, else its storage dtype. */
+function dtypeOf(v: Tensor | QTensor, q: QuantInfo | null): string {
+  return q ? q.dtype : v instanceof QTensor ? v.dtype : v.dtype;
+}
+
+function sameQuant(a: QuantInfo, b: QuantInfo): boolean {
+  return (
+    a.dtype === b.dtype &&
+    a.axis === b.axis &&
+    a.scale.length === b.scale.length &&
+    a.scale.every((s, i) => Object.is(s, b.scale[i]))
+  );
+}
+
+function mapArgs(a: Argument, env: Map<Node, unknown>): unknown {
+  if (Array.isArray(a)) return a.map((x) => mapArgs(x as Argument, env));
+  if (isNode(a)) return env.get(a);
+  if (a && typeof a === 'object' && !isValue(a))
+    return Object.fromEntries(Object.entries(a as Record<string, Argument>).map(([k, v]) => [k, mapArgs(v, env)]));
+  return a;
+}
+
+/** A call's runtime arguments: positional, then the kwargs object when it has any keys (as compiled graphs call). */
+function callArgs(node: Node, env: Map<Node, unknown>): unknown[] {
+  const args = node.args.map((a) => mapArgs(a, env));
+  if (Object.keys(node.kwargs).length > 0) args.push(mapArgs(node.kwargs as Argument, env));
+  return args;
+}
+
+function attrAt(gm: GraphModule, path: string): unknown {
+  const parts = path.split('.');
+  let owner: Module = gm;
+  for (const p of parts.slice(0, -1)) owner = owner.getChild(p)!;
+  const last = parts[parts.length - 1]!;
+  return owner.getChild(last) ?? (owner as unknown as Record<string, unknown>)[last];
+}
+
+/**
+ * Writes a QAT, calibrated or fixed-point GraphModule as an ONNX model for graph viewers (Netron):
+ * one node of domain `qtk` per call in the graph, its op type the catalog op (else the module's
+ * class), its attributes the module path, class, march, fused parts, the scales, dtypes and channel
+ * axes of its inputs, outputs and weights, and its stored config (requantize plans, output scales);
+ * weights are initializers. The model runs once on `exampleInputs` for shapes and value scales. The
+ * file describes the model; no runtime executes `qtk` nodes, and importOnnx refuses it.
+ */
+export function exportQuantizedOnnxBytes(
+  gm: GraphModule,
+  exampleInputs: ExampleInput | readonly ExampleInput[],
+  options: ExportQuantizedOnnxOptions = {},
+): Uint8Array {
+  const dynamicBatch = options.dynamicBatch ?? true;
+  const withWeights = options.weights ?? true;
+  const inputs = isValue(exampleInputs) ? [exampleInputs] : [...exampleInputs];
+  const graph = gm.graph;
+  const placeholders = graph.placeholders;
+  if (placeholders.length !== inputs.length)
+    throw new OnnxExportError(
+      `exportQuantizedOnnx: the model takes ${placeholders.length} inputs, got ${inputs.length} example inputs`,
+    );
+  const inputNames = options.inputNames ?? placeholders.map((p) => p.name);
+  if (inputNames.length !== placeholders.length || new Set(inputNames).size !== inputNames.length)
+    throw new OnnxExportError(
+      `exportQuantizedOnnx: inputNames must be ${placeholders.length} distinct names, got [${inputNames.join(', ')}]`,
+    );
+  const march = typeof gm.meta.march === 'string' ? gm.meta.march : options.march;
+  const stage = typeof gm.meta.kind === 'string' ? gm.meta.kind : null;
+
+  const taken = new Set<string>(inputNames);
+  const unique = (base: string): string => {
+    let name = base;
+    for (let k = 1; taken.has(name); k++) name = `${base}_${k}`;
+    taken.add(name);
+    return name;
+  };
+  const env = new Map<Node, unknown>();
+  const names = new Map<Node, string[]>();
+  const quant = new Map<Node, (QuantInfo | null)[]>();
+  const nodes: NodeMsg[] = [];
+  const initializers: TensorMsg[] = [];
+  const initializerOf = new Map<object, string>();
+  const graphInputs: ValueInfoMsg[] = [];
+  let graphOutputs: ValueInfoMsg[] = [];
+
+  const initializer = (key: object, name: string, make: (n: string) => TensorMsg): string => {
+    const known = initializerOf.get(key);
+    if (known) return known;
+    const n = unique(name);
+    initializers.push(make(n));
+    initializerOf.set(key, n);
+    return n;
+  };
+  const tensorInitializer = (t: Tensor, name: string): string =>
+    initializer(t, name, (n) => {
+      const proto = typedArrayProto(n, t.values() as ArrayLike<number>, t.shape);
+      return t.dtype === 'bool' ? { ...proto, data_type: DataType.BOOL } : proto;
+    });
+
+  /** The tensor arguments of a call in order (nested lists too): ONNX names, runtime values, quantization. */
+  const dataInputs = (node: Node) => {
+    const out: { name: string; value: Tensor | QTensor; quant: QuantInfo | null }[] = [];
+    const visit = (a: unknown) => {
+      if (Array.isArray(a)) a.forEach(visit);
+      else if (isNode(a)) {
+        const v = env.get(a);
+        const n = names.get(a);
+        if (isValue(v) && n?.length === 1) out.push({ name: n[0]!, value: v, quant: quant.get(a)?.[0] ?? null });
+      } else if (a && typeof a === 'object' && !isValue(a)) Object.values(a).forEach(visit);
+      else if (a instanceof Tensor)
+        out.push({ name: tensorInitializer(a, `${node.name}_const`), value: a, quant: null });
+    };
+    [...node.args, node.kwargs].forEach(visit);
+    return out;
+  };
+
+  /** Names and quantization of a call's outputs: the value itself, or each tensor of a returned list. */
+  const outputsOf = (node: Node, out: unknown, fromModule: QuantInfo | null, keep: QuantInfo | null) => {
+    const values = isValue(out) ? [out] : Array.isArray(out) && out.length > 0 && out.every(isValue) ? out : null;
+    if (!values) return null;
+    const outNames = values.length === 1 ? [unique(node.name)] : values.map((_, i) => unique(`${node.name}_${i}`));
+    const qs = (values as (Tensor | QTensor)[]).map((v) => (v instanceof QTensor ? quantOf(v) : (fromModule ?? keep)));
+    names.set(node, outNames);
+    quant.set(node, qs);
+    return { values: values as (Tensor | QTensor)[], outNames, qs };
+  };
+
+  const ioAttributes = (ins: ReturnType<typeof dataInputs>, outs: (Tensor | QTensor)[], qs: (QuantInfo | null)[]) => {
+    const attrs: AttributeMsg[] = [];
+    const side = (kind: string, list: { value: Tensor | QTensor; quant: QuantInfo | null }[]) =>
+      list.forEach(({ value, quant: q }, i) => {
+        const prefix = list.length === 1 ? `${kind}_` : `${kind}_${i}_`;
+        if (q) attrs.push(...quantAttributes(prefix, q));
+        else attrs.push(stringAttr(`${prefix}dtype`, dtypeOf(value, null)));
+      });
+    side('input', ins);
+    side(
+      'output',
+      outs.map((value, i) => ({ value, quant: qs[i] ?? null })),
+    );
+    return attrs;
+  };
+
+  /** The input's quantization carried through an op that keeps its input scale (catalog ownOutputScale false). */
+  const keptQuant = (match: OpMatch | null, ins: ReturnType<typeof dataInputs>): QuantInfo | null => {
+    if (!match || match.ownOutputScale) return null;
+    const qs = ins.map((i) => i.quant);
+    const first = qs[0];
+    return first && qs.every((q) => q && sameQuant(q, first)) ? first : null;
+  };
+
+  const commonAttributes = (node: Node): AttributeMsg[] => {
+    const attrs: AttributeMsg[] = [];
+    if (march) attrs.push(stringAttr('march', march));
+    const meta: FlatValue = { attributes: [], arrays: [] };
+    flattenToAttributes(node.meta, 'meta', meta);
+    return [...attrs, ...meta.attributes];
+  };
+
+  const wasTraining = gm.training;
+  gm.eval();
+  try {
+    noGrad(() => {
+      for (const node of graph.nodes) {
+        switch (node.op) {
+          case 'placeholder': {
+            const i = placeholders.indexOf(node);
+            const v = inputs[i]!;
+            env.set(node, v);
+            names.set(node, [inputNames[i]!]);
+            quant.set(node, [v instanceof QTensor ? quantOf(v) : null]);
+            graphInputs.push(valueInfo(inputNames[i]!, v, dynamicBatch));
+            continue;
+          }
+          case 'get_attr': {
+            const v = attrAt(gm, node.target);
+            env.set(node, v);
+            if (v instanceof Tensor) names.set(node, [tensorInitializer(v, node.target)]);
+            else if (v instanceof QTensor) {
+              names.set(node, [tensorInitializer(v.data, node.target)]);
+              quant.set(node, [quantOf(v)]);
+            }
+            continue;
+          }
+          case 'call_module': {
+            const m = gm.getSubmodule(node.target);
+            const args = callArgs(node, env);
+            const out = node.method
+              ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
+              : m.call(...args);
+            env.set(node, out);
+            const d = describeModule(m, node.method);
+            const ins = dataInputs(node);
+            const kept = d.output ? null : keptQuant(opOfModule(m, node.method), ins);
+            const outs = outputsOf(node, out, d.output, kept);
+            if (!outs)
+              throw new OnnxExportError(
+                `exportQuantizedOnnx: module '${node.target}' (${m.constructor.name}) returned no tensor; only calls returning tensors or lists of tensors can be drawn`,
+              );
+            const weightNames = withWeights
+              ? [
+                  ...d.weights.map(([k, t]) => tensorInitializer(t, `${node.target}.${k}`)),
+                  ...d.arrays.map(([k, a]) =>
+                    initializer(a, `${node.target}.${k}`, (n) => typedArrayProto(n, a, [a.length])),
+                  ),
+                ]
+              : [];
+            nodes.push({
+              name: node.name,
+              op_type: d.opType,
+              domain: QTK_VISUAL_DOMAIN,
+              input: [...ins.map((i) => i.name), ...weightNames],
+              output: outs.outNames,
+              attribute: [
+                stringAttr('module_path', node.target),
+                ...commonAttributes(node),
+                ...d.attributes,
+                ...ioAttributes(ins, outs.values, outs.qs),
+              ],
+            });
+            continue;
+          }
+          case 'call_function':
+          case 'call_method': {
+            const args = callArgs(node, env);
+            let out: unknown;
+            if (node.op === 'call_function') out = traceables.get(node.target).fn(...args);
+            else {
+              const [self, ...rest] = args as [Record<string, (...a: unknown[]) => unknown>, ...unknown[]];
+              out = self[node.target]!(...rest);
+            }
+            env.set(node, out);
+            if (node.op === 'call_function' && node.target === 'getitem' && isValue(out)) {
+              // an element of a listed output: the producer's ONNX output, no node of its own
+              const src = node.args[0] as Node;
+              const k = args[1] as number;
+              names.set(node, [names.get(src)?.[k] ?? '']);
+              quant.set(node, [quant.get(src)?.[k] ?? null]);
+              continue;
+            }
+            const site = { args: node.args, kwargs: node.kwargs };
+            const match = node.op === 'call_function' ? opOfFunction(node.target, site) : opOfMethod(node.target, site);
+            const ins = dataInputs(node);
+            const outs = outputsOf(node, out, null, keptQuant(match, ins));
+            if (!outs) continue; // shape arithmetic (x.shape[0], ...): its numbers show as its consumers' attributes
+            const constants: FlatValue = { attributes: [], arrays: [] };
+            node.args.forEach((a, i) => {
+              if (!isNode(a) && !(a instanceof Tensor)) flattenToAttributes(a, `arg_${i}`, constants);
+            });
+            flattenToAttributes(node.kwargs, '', constants);
+            nodes.push({
+              name: node.name,
+              op_type: match?.op ?? node.target,
+              domain: QTK_VISUAL_DOMAIN,
+              input: ins.map((i) => i.name),
+              output: outs.outNames,
+              attribute: [
+                stringAttr(node.op === 'call_function' ? 'function' : 'tensor_method', node.target),
+                ...commonAttributes(node),
+                ...constants.attributes,
+                ...ioAttributes(ins, outs.values, outs.qs),
+              ],
+            });
+            continue;
+          }
+          case 'output': {
+            const outNodes = (Array.isArray(node.args[0]) ? node.args[0] : [node.args[0]]) as Node[];
+            graphOutputs = outNodes.map((n, i) => {
+              const v = env.get(n);
+              const name = names.get(n)?.[0];
+              if (!name || !isValue(v))
+                throw new OnnxExportError(`exportQuantizedOnnx: output ${i} is not a tensor computed by the graph`);
+              return valueInfo(name, v, dynamicBatch);
+            });
+          }
+        }
+      }
+    });
+  } finally {
+    if (wasTraining) gm.train();
+  }
+  const outputNames = new Set(graphOutputs.map((o) => o.name));
+  const valueInfos: ValueInfoMsg[] = [];
+  for (const node of graph.nodes) {
+    if (node.op !== 'call_module' && node.op !== 'call_function' && node.op !== 'call_method') continue;
+    const v = env.get(node);
+    const vs = isValue(v) ? [v] : Array.isArray(v) ? v : [];
+    (names.get(node) ?? []).forEach((n, i) => {
+      if (!outputNames.has(n) && isValue(vs[i])) valueInfos.push(valueInfo(n, vs[i], dynamicBatch));
+    });
+  }
+  const metadata = [
+    { key: 'qtk.visualization', value: 'one node per module call; not runnable' },
+    ...(stage ? [{ key: 'qtk.stage', value: stage }] : []),
+    ...(march ? [{ key: 'qtk.march', value: march }] : []),
+  ];
+  return encodeModel({
+    ir_version: 7,
+    producer_name: 'qtk',
+    producer_version: '0.1.0',
+    opset_import: [
+      { domain: '', version: 13 },
+      { domain: QTK_VISUAL_DOMAIN, version: QTK_VISUAL_DOMAIN_VERSION },
+    ],
+    graph: {
+      name: gm.className,
+      node: nodes,
+      initializer: initializers,
+      input: graphInputs,
+      output: graphOutputs,
+      value_info: valueInfos,
+    },
+    metadata_props: metadata,
+  });
+}
+
+/**
+ * Writes the visualisation export of a QAT, calibrated or fixed-point model to `path` (a temporary
+ * file renamed into place, as exportOnnx does) and returns the bytes. See exportQuantizedOnnxBytes.
+ */
+export function exportQuantizedOnnx(
+  gm: GraphModule,
+  exampleInputs: ExampleInput | readonly ExampleInput[],
+  path: string,
+  options: ExportQuantizedOnnxOptions = {},
+): Uint8Array {
+  const bytes = exportQuantizedOnnxBytes(gm, exampleInputs, options);
+  try {
+    writeFileAtomicSync(path, bytes);
+  } catch (e) {
+    throw new OnnxExportError(`exportQuantizedOnnx: cannot write '${path}': ${(e as Error).message}`, { cause: e });
+  }
+  return bytes;
+}
