@@ -118,7 +118,7 @@ export function describeModule(m: Module, method: string | undefined): ModuleDes
     const fq = asFakeQuant(sub);
     if (!fq || fqPaths.some((p) => path === p || path.startsWith(`${p}.`))) continue;
     fqPaths.push(path);
-    const role = roleOf(path);
+    const role = roleOf(m instanceof QatModule ? path.replace(/^module\./, '') : path);
     const info = fakeQuantInfo(fq);
     if (role === 'output') output = info;
     else attributes.push(...quantAttributes(`${role}_`, info));
