@@ -137,7 +137,6 @@ export function describeModule(m: Module, method: string | undefined): ModuleDes
   const config = m instanceof QatModule ? undefined : codecConfigOf(m);
   if (config !== undefined) flattenToAttributes(config, '', flat);
   else flattenToAttributes(opOfModule(inner ?? m, method)?.attrs ?? {}, '', flat);
-  const taken = new Set(attributes.map((a) => a.name));
-  for (const a of flat.attributes) attributes.push(taken.has(a.name!) ? { ...a, name: `config.${a.name}` } : a);
+  attributes.push(...flat.attributes);
   return { opType: opTypeOf(m, method), attributes, weights, arrays: flat.arrays, output };
 }

@@ -1,6 +1,6 @@
 import { QTensor } from '@qtk/fixed-point';
-import type { Argument, GraphModule, Node } from '@qtk/ir';
-import { writeFileAtomicSync, type Module } from '@qtk/nn';
+import { type GraphModule, Node } from '@qtk/ir';
+import { writeFileAtomicSync } from '@qtk/nn';
 import { noGrad, opOfFunction, opOfMethod, opOfModule, type OpMatch, Tensor, traceables } from '@qtk/tensor';
 import { OnnxExportError } from '../errors.js';
 import type { ExampleInput } from '../export-onnx.js';
@@ -13,8 +13,15 @@ import {
   type ValueInfoMsg,
 } from '../onnx-schema.js';
 import { describeModule, quantAttributes, type QuantInfo } from './describe-module.js';
-import { type FlatValue, flattenToAttributes, stringAttr, typedArrayProto } from './visual-attributes.js';
+import {
+  distinctNames,
+  type FlatValue,
+  flattenToAttributes,
+  stringAttr,
+  typedArrayProto,
+} from './visual-attributes.js';
 import { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION } from './visual-domain.js';
+import { attrAt, callArgs, constantPart, isValue, quantOf, sameQuant, valueInfo } from './visual-values.js';
 
 export { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION };
 
@@ -27,62 +34,6 @@ export interface ExportQuantizedOnnxOptions {
   weights?: boolean;
   /** The march to record when the model records none (`gm.meta.march`, set by prepareQatFx and convertFx). */
   march?: string;
-}
-
-const ELEM: Record<string, number> = {
-  float32: DataType.FLOAT,
-  int8: DataType.INT8,
-  int16: DataType.INT16,
-  int32: DataType.INT32,
-  bool: DataType.BOOL,
-};
-
-const isValue = (v: unknown): v is Tensor | QTensor => v instanceof Tensor || v instanceof QTensor;
-const isNode = (a: unknown): a is Node => !!a && typeof a === 'object' && (a as object).constructor?.name === 'Node';
-
-function valueInfo(name: string, v: Tensor | QTensor, dynamicBatch: boolean): ValueInfoMsg {
-  const t = v instanceof QTensor ? v.data : v;
-  const dim = t.shape.map((d, i) => (i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d }));
-  return { name, type: { tensor_type: { elem_type: ELEM[t.dtype] ?? DataType.FLOAT, shape: { dim } } } };
-}
-
-const quantOf = (v: QTensor): QuantInfo => ({ scale: v.scale, dtype: v.dtype, axis: v.axis });
-
-/** The dtype attribute of a value: its quantized dtype when known, else its storage dtype. */
-function dtypeOf(v: Tensor | QTensor, q: QuantInfo | null): string {
-  return q ? q.dtype : v instanceof QTensor ? v.dtype : v.dtype;
-}
-
-function sameQuant(a: QuantInfo, b: QuantInfo): boolean {
-  return (
-    a.dtype === b.dtype &&
-    a.axis === b.axis &&
-    a.scale.length === b.scale.length &&
-    a.scale.every((s, i) => Object.is(s, b.scale[i]))
-  );
-}
-
-function mapArgs(a: Argument, env: Map<Node, unknown>): unknown {
-  if (Array.isArray(a)) return a.map((x) => mapArgs(x as Argument, env));
-  if (isNode(a)) return env.get(a);
-  if (a && typeof a === 'object' && !isValue(a))
-    return Object.fromEntries(Object.entries(a as Record<string, Argument>).map(([k, v]) => [k, mapArgs(v, env)]));
-  return a;
-}
-
-/** A call's runtime arguments: positional, then the kwargs object when it has any keys (as compiled graphs call). */
-function callArgs(node: Node, env: Map<Node, unknown>): unknown[] {
-  const args = node.args.map((a) => mapArgs(a, env));
-  if (Object.keys(node.kwargs).length > 0) args.push(mapArgs(node.kwargs as Argument, env));
-  return args;
-}
-
-function attrAt(gm: GraphModule, path: string): unknown {
-  const parts = path.split('.');
-  let owner: Module = gm;
-  for (const p of parts.slice(0, -1)) owner = owner.getChild(p)!;
-  const last = parts[parts.length - 1]!;
-  return owner.getChild(last) ?? (owner as unknown as Record<string, unknown>)[last];
 }
 
 /**
@@ -150,7 +101,7 @@ export function exportQuantizedOnnxBytes(
     const out: { name: string; value: Tensor | QTensor; quant: QuantInfo | null }[] = [];
     const visit = (a: unknown) => {
       if (Array.isArray(a)) a.forEach(visit);
-      else if (isNode(a)) {
+      else if (a instanceof Node) {
         const v = env.get(a);
         const n = names.get(a);
         if (isValue(v) && n?.length === 1) out.push({ name: n[0]!, value: v, quant: quant.get(a)?.[0] ?? null });
@@ -179,7 +130,7 @@ export function exportQuantizedOnnxBytes(
       list.forEach(({ value, quant: q }, i) => {
         const prefix = list.length === 1 ? `${kind}_` : `${kind}_${i}_`;
         if (q) attrs.push(...quantAttributes(prefix, q));
-        else attrs.push(stringAttr(`${prefix}dtype`, dtypeOf(value, null)));
+        else attrs.push(stringAttr(`${prefix}dtype`, value.dtype));
       });
     side('input', ins);
     side(
@@ -259,12 +210,12 @@ export function exportQuantizedOnnxBytes(
               domain: QTK_VISUAL_DOMAIN,
               input: [...ins.map((i) => i.name), ...weightNames],
               output: outs.outNames,
-              attribute: [
+              attribute: distinctNames([
                 stringAttr('module_path', node.target),
                 ...commonAttributes(node),
                 ...d.attributes,
                 ...ioAttributes(ins, outs.values, outs.qs),
-              ],
+              ]),
             });
             continue;
           }
@@ -293,21 +244,21 @@ export function exportQuantizedOnnxBytes(
             if (!outs) continue; // shape arithmetic (x.shape[0], ...): its numbers show as its consumers' attributes
             const constants: FlatValue = { attributes: [], arrays: [] };
             node.args.forEach((a, i) => {
-              if (!isNode(a) && !(a instanceof Tensor)) flattenToAttributes(a, `arg_${i}`, constants);
+              flattenToAttributes(constantPart(a), `arg_${i}`, constants);
             });
-            flattenToAttributes(node.kwargs, '', constants);
+            flattenToAttributes(constantPart(node.kwargs), '', constants);
             nodes.push({
               name: node.name,
               op_type: match?.op ?? node.target,
               domain: QTK_VISUAL_DOMAIN,
               input: ins.map((i) => i.name),
               output: outs.outNames,
-              attribute: [
+              attribute: distinctNames([
                 stringAttr(node.op === 'call_function' ? 'function' : 'tensor_method', node.target),
                 ...commonAttributes(node),
                 ...constants.attributes,
                 ...ioAttributes(ins, outs.values, outs.qs),
-              ],
+              ]),
             });
             continue;
           }

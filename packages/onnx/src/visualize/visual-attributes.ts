@@ -95,3 +95,13 @@ export function flattenToAttributes(value: unknown, key: string, into: FlatValue
   } else if (typeof value === 'object')
     for (const [k, v] of Object.entries(value)) flattenToAttributes(v, key ? `${key}.${k}` : k, into);
 }
+
+/** The attributes with repeated names renamed `<name>_2`, `<name>_3`, ... (a node's attribute names must be distinct). */
+export function distinctNames(attributes: AttributeMsg[]): AttributeMsg[] {
+  const seen = new Map<string, number>();
+  return attributes.map((a) => {
+    const k = (seen.get(a.name!) ?? 0) + 1;
+    seen.set(a.name!, k);
+    return k === 1 ? a : { ...a, name: `${a.name}_${k}` };
+  });
+}
