@@ -1,10 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx, type QatModule } from '@qtk/core';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
 import type { FixedAdd, FixedConv, FixedTableOp, LayerNormQat, Quantize } from '@qtk/fixed-point';
-import type { GraphModule } from '@qtk/ir';
+import { Graph, GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import {
   AdaptiveAvgPool2d,
@@ -21,6 +22,7 @@ import {
   Softmax,
 } from '@qtk/nn';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
+import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importOnnx, OnnxExportError, UnsupportedOnnxOpError } from '../index.js';
 import { AttrType, type AttributeMsg, DataType, decodeModel, type ModelMsg, type NodeMsg } from '../onnx-schema.js';
@@ -229,6 +231,21 @@ describe('exportQuantizedOnnx of a fixed-point model', () => {
     expect(Array.from(new Int8Array(rawBuffer(init.raw_data!)))).toEqual(Array.from(w.values()));
   });
 
+  it('takes a quantized example input for a segment that starts inside the quantized region', () => {
+    const graph = new Graph();
+    const q = graph.placeholder('q');
+    graph.output(graph.callModule('conv2', [q]));
+    const segment = new GraphModule(fixed, graph);
+    const input = (fixed.getSubmodule('relu1') as FixedConv).call(
+      (fixed.getSubmodule('quant') as Quantize).call(example),
+    );
+    const m = decodeModel(exportQuantizedOnnxBytes(segment, input));
+    expect(m.graph!.input![0]!.type!.tensor_type!.elem_type).toBe(DataType.INT8);
+    const a = attrsOf(m.graph!.node![0]!);
+    expect(floatBits(a.get('input_scale'))).toEqual(bits(input.scale));
+    expect(str(a.get('input_dtype'))).toBe('qint8');
+  });
+
   it('refuses a wrong number of example inputs with an OnnxExportError', () => {
     expect(() => exportQuantizedOnnxBytes(fixed, [example, example])).toThrow(OnnxExportError);
     expect(() => exportQuantizedOnnxBytes(fixed, [example, example])).toThrow(/takes 1 inputs, got 2/);
@@ -300,7 +317,18 @@ describe('exportQuantizedOnnx files', () => {
       const path = join(dir, `${name}.onnx`);
       exportQuantizedOnnx(gm, example, path);
       expect(onnxCheck(python!, path)).toBeNull();
+      const plain = spawnSync(
+        python!,
+        ['-c', 'import sys, onnx\nonnx.checker.check_model(onnx.load(sys.argv[1]), full_check=False)', path],
+        { encoding: 'utf8' },
+      );
+      expect(plain.stderr).toBe('');
+      expect(plain.status).toBe(0);
     }
+  });
+
+  it('do not load in ONNX Runtime, which has no qtk operators', async () => {
+    await expect(ort.InferenceSession.create(exportQuantizedOnnxBytes(fixed, example))).rejects.toThrow(/qtk/);
   });
 
   it('are written atomically and equal the bytes returned; weights: false leaves out the initializers', () => {
