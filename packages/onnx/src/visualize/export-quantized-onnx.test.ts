@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { calibrate, convertFx, prepareQatFx, type QatModule } from '@qtk/core';
+import { calibrate, convertFx, prepareQatFx, type QatModule, setFakeQuantize } from '@qtk/core';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
 import type { FixedAdd, FixedConv, FixedTableOp, LayerNormQat, Quantize } from '@qtk/fixed-point';
 import { Graph, GraphModule } from '@qtk/ir';
@@ -151,6 +151,24 @@ describe('exportQuantizedOnnx of a calibrated model', () => {
     expect(fc.get('weight_scale')!.floats).toHaveLength(3);
     expect(str(fc.get('output_dtype'))).toBe('float32');
     expect(fc.has('output_scale')).toBe(false);
+  });
+
+  it('leaves a model in QAT state as it was: its observers do not see the example', () => {
+    const scales = () =>
+      calibrated
+        .modules()
+        .filter((m) => m instanceof FakeQuantize)
+        .map((m) => bits((m as FakeQuantize).scale.values()));
+    const before = scales();
+    setFakeQuantize(calibrated, 'QAT');
+    try {
+      exportQuantizedOnnxBytes(calibrated, example.mul(10));
+      expect(scales()).toEqual(before);
+      const states = calibrated.modules().flatMap((m) => (m instanceof FakeQuantize ? [m.fakeQuantState] : []));
+      expect(new Set(states)).toEqual(new Set(['QAT']));
+    } finally {
+      setFakeQuantize(calibrated, 'VALIDATION');
+    }
   });
 
   it('writes the float weights as initializers that are inputs of their node', () => {

@@ -12,7 +12,7 @@ import {
   type TensorMsg,
   type ValueInfoMsg,
 } from '../onnx-schema.js';
-import { describeModule, quantAttributes, type QuantInfo } from './describe-module.js';
+import { asFakeQuant, describeModule, quantAttributes, type QuantInfo } from './describe-module.js';
 import {
   distinctNames,
   type FlatValue,
@@ -158,6 +158,12 @@ export function exportQuantizedOnnxBytes(
 
   const wasTraining = gm.training;
   gm.eval();
+  // Observers must not see the example: fake-quants run frozen (VALIDATION) and get their states back.
+  const fakeQuants = gm.modules().flatMap((m) => {
+    const fq = asFakeQuant(m);
+    return fq ? [[fq, fq.fakeQuantState] as const] : [];
+  });
+  for (const [fq] of fakeQuants) fq.setFakeQuantState('VALIDATION');
   try {
     noGrad(() => {
       for (const node of graph.nodes) {
@@ -277,6 +283,7 @@ export function exportQuantizedOnnxBytes(
     });
   } finally {
     if (wasTraining) gm.train();
+    for (const [fq, state] of fakeQuants) fq.setFakeQuantState(state);
   }
   const outputNames = new Set(graphOutputs.map((o) => o.name));
   const valueInfos: ValueInfoMsg[] = [];
