@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx, type QatModule, setFakeQuantize } from '@qtk/core';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake-quant';
 import type { FixedAdd, FixedConv, FixedTableOp, LayerNormQat, Quantize } from '@qtk/fixed-point';
-import { Graph, GraphModule } from '@qtk/ir';
+import { Graph, GraphModule, symbolicTrace } from '@qtk/ir';
 import '@qtk/march-bayes';
 import {
   AdaptiveAvgPool2d,
@@ -21,7 +21,7 @@ import {
   Sigmoid,
   Softmax,
 } from '@qtk/nn';
-import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
+import { add, Generator, rand, randn, split, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importOnnx, OnnxExportError, UnsupportedOnnxOpError } from '../index.js';
@@ -323,6 +323,29 @@ describe('exportQuantizedOnnx of composites, int16 and a tensor method', () => {
     expect(str(attrsOf(byName.get('ln')!).get('output_dtype'))).toBe('qint16');
     expect(str(attrsOf(byName.get('sm')!).get('input_dtype'))).toBe('qint16');
     expect(model.graph!.value_info!.find((v) => v.name === 'ln')!.type!.tensor_type!.elem_type).toBe(DataType.INT16);
+  });
+});
+
+/** A float model whose split returns two tensors, read back by getitem. */
+class SplitNet extends Module {
+  forward(x: Tensor): Tensor {
+    const [a, b] = split(x, 2, 1);
+    return add(a!, b!);
+  }
+}
+
+describe('exportQuantizedOnnx of a call returning several tensors', () => {
+  it('gives the split one node with two outputs, read by the add without getitem nodes', () => {
+    const gm = symbolicTrace(new SplitNet());
+    const x = randn([2, 4], { generator: new Generator(5) });
+    const model = decodeModel(exportQuantizedOnnxBytes(gm, x));
+    expect(model.graph!.node!.map((n) => [n.op_type, n.output])).toEqual([
+      ['Split', ['split_0', 'split_1']],
+      ['Add', ['add']],
+    ]);
+    expect(model.graph!.node![1]!.input).toEqual(['split_0', 'split_1']);
+    expect(model.graph!.value_info!.map((v) => v.name).sort()).toEqual(['split_0', 'split_1']);
+    expect(str(attrsOf(model.graph!.node![1]!).get('input_0_dtype'))).toBe('float32');
   });
 });
 

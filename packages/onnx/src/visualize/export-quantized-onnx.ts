@@ -239,7 +239,8 @@ export function exportQuantizedOnnxBytes(
               // an element of a listed output: the producer's ONNX output, no node of its own
               const src = node.args[0] as Node;
               const k = args[1] as number;
-              names.set(node, [names.get(src)?.[k] ?? '']);
+              const name = names.get(src)?.[k];
+              names.set(node, name ? [name] : []);
               quant.set(node, [quant.get(src)?.[k] ?? null]);
               continue;
             }
@@ -285,14 +286,17 @@ export function exportQuantizedOnnxBytes(
     if (wasTraining) gm.train();
     for (const [fq, state] of fakeQuants) fq.setFakeQuantState(state);
   }
-  const outputNames = new Set(graphOutputs.map((o) => o.name));
+  // graph outputs have their own value info; a getitem names its producer's output, described once
+  const described = new Set(graphOutputs.map((o) => o.name));
   const valueInfos: ValueInfoMsg[] = [];
   for (const node of graph.nodes) {
     if (node.op !== 'call_module' && node.op !== 'call_function' && node.op !== 'call_method') continue;
     const v = env.get(node);
     const vs = isValue(v) ? [v] : Array.isArray(v) ? v : [];
     (names.get(node) ?? []).forEach((n, i) => {
-      if (!outputNames.has(n) && isValue(vs[i])) valueInfos.push(valueInfo(n, vs[i], dynamicBatch));
+      if (described.has(n) || !isValue(vs[i])) return;
+      described.add(n);
+      valueInfos.push(valueInfo(n, vs[i], dynamicBatch));
     });
   }
   const metadata = [
