@@ -162,8 +162,10 @@ describe('exportQuantizedOnnx of a calibrated model', () => {
     const before = scales();
     setFakeQuantize(calibrated, 'QAT');
     try {
-      exportQuantizedOnnxBytes(calibrated, example.mul(10));
+      const model = decodeModel(exportQuantizedOnnxBytes(calibrated, example.mul(10)));
       expect(scales()).toEqual(before);
+      const fqNode = model.graph!.node!.find((n) => n.op_type === 'FakeQuantize')!;
+      expect(str(attrsOf(fqNode).get('state'))).toBe('QAT');
       const states = calibrated.modules().flatMap((m) => (m instanceof FakeQuantize ? [m.fakeQuantState] : []));
       expect(new Set(states)).toEqual(new Set(['QAT']));
     } finally {

@@ -156,6 +156,12 @@ export function exportQuantizedOnnxBytes(
     return [...attrs, ...meta.attributes];
   };
 
+  // Described before the run, so fake-quant nodes show the states the model is in, not the frozen one below.
+  const descriptions = new Map(
+    graph.nodes
+      .filter((n) => n.op === 'call_module')
+      .map((n) => [n, describeModule(gm.getSubmodule(n.target), n.method)] as const),
+  );
   const wasTraining = gm.training;
   gm.eval();
   // Observers must not see the example: fake-quants run frozen (VALIDATION) and get their states back.
@@ -194,7 +200,7 @@ export function exportQuantizedOnnxBytes(
               ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
               : m.call(...args);
             env.set(node, out);
-            const d = describeModule(m, node.method);
+            const d = descriptions.get(node)!;
             const ins = dataInputs(node);
             const kept = d.output ? null : keptQuant(opOfModule(m, node.method), ins);
             const outs = outputsOf(node, out, d.output, kept);
