@@ -18,6 +18,7 @@ import { tensorHandlers } from './ops-tensor.js';
 import { checkGraph } from './graph-checks.js';
 import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
+import { QTK_VISUAL_DOMAIN } from './visualize/visual-domain.js';
 
 export const MIN_OPSET = 1;
 export const MAX_OPSET = 17;
@@ -251,6 +252,12 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     const fail = (reason: string): void => {
       unsupported.push({ name, opType, domain, opset, reason });
     };
+    if (domain === QTK_VISUAL_DOMAIN) {
+      fail(
+        "a node of QTK's visualisation export (exportQuantizedOnnx), which describes a module and computes nothing; load the QTK model file, or export the model with exportOnnx",
+      );
+      return;
+    }
     if (domain !== '' && domain !== 'ai.onnx') {
       fail(`domain '${domain}' is not supported`);
       return;

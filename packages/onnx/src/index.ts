@@ -54,3 +54,10 @@ export {
   shiftRight,
   requantize,
 } from './integer/int-emit.js';
+export {
+  exportQuantizedOnnx,
+  exportQuantizedOnnxBytes,
+  QTK_VISUAL_DOMAIN,
+  QTK_VISUAL_DOMAIN_VERSION,
+  type ExportQuantizedOnnxOptions,
+} from './visualize/export-quantized-onnx.js';
