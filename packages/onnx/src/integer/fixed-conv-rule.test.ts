@@ -6,7 +6,6 @@ import {
   Conv3d,
   ConvTranspose2d,
   DeQuantStub,
-  Flatten,
   Linear,
   Module,
   QuantStub,
