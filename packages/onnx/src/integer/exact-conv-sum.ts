@@ -195,11 +195,26 @@ function chunkInput(b: OnnxBuilder, l: SumLayer, g: Geometry, x: string, ch: Chu
 /**
  * Emits Σ x·w of every output as exact float64 integers and returns that value with a bound on
  * its magnitude; the sum is already saturated to int32 (as QTK's intConv / intLinear) when the
- * bound could exceed it.
+ * bound could exceed it. `bias` (per output channel) is added inside the Conv when that is exact
+ * (`withBias`; no saturation can then occur), else left to the caller.
  */
-export function emitExactSum(b: OnnxBuilder, x: string, l: SumLayer, name: string): { acc: string; bound: number } {
+export function emitExactSum(
+  b: OnnxBuilder,
+  x: string,
+  l: SumLayer,
+  name: string,
+  bias: Int32Array | null = null,
+): { acc: string; bound: number; withBias: boolean } {
   const g = geometryOf(l);
   const plan = planSum(l);
+  // One float32 Conv adds the bias too when every partial sum, bias included, stays within 2^24.
+  const maxBias = bias ? Math.max(0, ...Array.from(bias, Math.abs)) : 0;
+  const withBias =
+    bias !== null &&
+    l.kind !== 'linear' &&
+    !plan.split &&
+    plan.chunks.length === 1 &&
+    plan.bound + maxBias <= EXACT_F32_SUM;
   const xf = cast(b, x, DataType.FLOAT, `${name}_x_f32`);
   const parts: { v: string; scale: number }[] = [];
   if (plan.split) {
@@ -225,7 +240,12 @@ export function emitExactSum(b: OnnxBuilder, x: string, l: SumLayer, name: strin
       const y =
         l.kind === 'linear'
           ? b.node('MatMul', [xc, wName], `${name}_matmul${ptag}`)[0]!
-          : b.node(l.kind === 'conv' ? 'Conv' : 'ConvTranspose', [xc, wName], `${name}_conv${ptag}`, l.attrs)[0]!;
+          : b.node(
+              l.kind === 'conv' ? 'Conv' : 'ConvTranspose',
+              withBias ? [xc, wName, b.floatConst(Array.from(bias!), `${name}_bias`)] : [xc, wName],
+              `${name}_conv${ptag}`,
+              l.attrs,
+            )[0]!;
       let yd = cast(b, y, DataType.DOUBLE, `${name}_sum${ptag}`);
       if (p.scale !== 1)
         yd = binary(b, 'Mul', yd, doubleScalar(b, p.scale, `${name}_scale${ptag}`), `${name}_sum${ptag}_scaled`);
@@ -239,5 +259,5 @@ export function emitExactSum(b: OnnxBuilder, x: string, l: SumLayer, name: strin
       [out, doubleScalar(b, -2147483648, `${name}_i32_lo`), doubleScalar(b, I32_MAX, `${name}_i32_hi`)],
       `${name}_acc_i32`,
     )[0]!;
-  return { acc: out, bound: Math.min(plan.bound, I32_MAX) };
+  return { acc: out, bound: Math.min(plan.bound + (withBias ? maxBias : 0), I32_MAX), withBias };
 }

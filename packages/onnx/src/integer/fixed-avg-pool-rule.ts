@@ -2,11 +2,12 @@
 // window matrices (rows, then columns; windows are rectangles whose row range depends only on the
 // output row and column range only on the output column, for fixed and adaptive pooling alike),
 // then each output position requantized by the plan of its window's divisor.
-import { FixedAvgPool2d, type QTensor, type RequantizePlan } from '@qtk/fixed-point';
+import { FixedAvgPool2d, intRange, type QTensor, type RequantizePlan } from '@qtk/fixed-point';
 import { forEachAvgWindow } from '@qtk/tensor';
 import { OnnxExportError } from '../errors.js';
 import { registerModuleExport } from '../export-rules.js';
-import { doubleConst, requantize, toDouble, toStorage } from './int-emit.js';
+import { doubleConst, toDouble, toStorage } from './int-emit.js';
+import { requantizeClamped } from './requantize-clamped.js';
 
 interface Window {
   y0: number;
@@ -66,8 +67,18 @@ registerModuleExport(FixedAvgPool2d, ({ b, inputs, args, name, module }) => {
     for (let r = w.y0; r < w.y1; r++) rowsT[oy * H + r] = 1;
   }
   const xd = toDouble(b, inputs[0]!, name);
-  const byCols = b.node('MatMul', [xd, doubleConst(b, cols, `${name}_cols`, [W, OW])], `${name}_sum_cols`)[0]!;
-  const sums = b.node('MatMul', [doubleConst(b, rowsT, `${name}_rows`, [OH, H]), byCols], `${name}_sum`)[0]!;
+  let sums: string;
+  if (OH === 1 && OW === 1 && windows[0]!.y1 - windows[0]!.y0 === H && windows[0]!.x1 - windows[0]!.x0 === W) {
+    // one window over the whole map: a ReduceSum (axes an input from opset 13)
+    const axes = [rank - 2, rank - 1];
+    sums =
+      b.opset >= 13
+        ? b.node('ReduceSum', [xd, b.intConst(axes, `${name}_axes`)], `${name}_sum`, { keepdims: 1 })[0]!
+        : b.node('ReduceSum', [xd], `${name}_sum`, { axes, keepdims: 1 })[0]!;
+  } else {
+    const byCols = b.node('MatMul', [xd, doubleConst(b, cols, `${name}_cols`, [W, OW])], `${name}_sum_cols`)[0]!;
+    sums = b.node('MatMul', [doubleConst(b, rowsT, `${name}_rows`, [OH, H]), byCols], `${name}_sum`)[0]!;
+  }
   // One plan per window (QTK plans once per divisor); as per-position constants along a flattened last axis.
   const plans = windows.map((w) => m.planner(x.tensorScale / w.div, m.outScale, m.outDtype));
   const plan: RequantizePlan = {
@@ -80,7 +91,8 @@ registerModuleExport(FixedAvgPool2d, ({ b, inputs, args, name, module }) => {
   };
   const lead = new Array<number>(rank - 2).fill(0);
   const flat = b.node('Reshape', [sums, b.intConst([...lead, OH * OW], `${name}_flat_shape`)], `${name}_flat`)[0]!;
-  const q = requantize(b, flat, plan, -1, rank - 1, `${name}_requant`);
+  const { min, max } = intRange(m.outDtype);
+  const q = requantizeClamped(b, flat, plan, -1, rank - 1, min, max, `${name}_requant`);
   const back = b.node('Reshape', [q, b.intConst([...lead, OH, OW], `${name}_shape`)], `${name}_unflat`)[0]!;
   return [toStorage(b, back, m.outDtype, name)];
 });

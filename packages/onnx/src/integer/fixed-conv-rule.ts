@@ -6,7 +6,8 @@ import { OnnxExportError } from '../errors.js';
 import type { AttrValue } from '../export-builder.js';
 import { registerModuleExport, type ModuleExportStep } from '../export-rules.js';
 import { emitExactSum, type SumLayer } from './exact-conv-sum.js';
-import { binary, channelConst, clip, floor, requantize, toDouble, toStorage } from './int-emit.js';
+import { binary, channelConst, clip, floor, toDouble, toStorage } from './int-emit.js';
+import { requantizeClamped } from './requantize-clamped.js';
 
 const I32_MIN = -2147483648;
 const I32_MAX = 2147483647;
@@ -98,8 +99,8 @@ registerModuleExport(FixedConv, (s) => {
     inputDtype: dtype,
     inputRank: x.shape.length,
   };
-  let { acc: v, bound } = emitExactSum(b, s.inputs[0]!, layer, name);
-  if (cfg.bias) {
+  let { acc: v, bound, withBias } = emitExactSum(b, s.inputs[0]!, layer, name, cfg.bias);
+  if (cfg.bias && !withBias) {
     v = binary(b, 'Add', v, channelConst(b, cfg.bias, axis, rank, `${name}_bias`), `${name}_bias_add`);
     bound += Math.max(0, ...Array.from(cfg.bias, Math.abs));
     if (bound > I32_MAX) v = clipInt32(s, v, 'bias');
@@ -112,7 +113,7 @@ registerModuleExport(FixedConv, (s) => {
   const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };
   const lo = cfg.activation ? Math.max(0, range.min) : range.min;
   const hi = cfg.activation === 'relu6' && plan ? Math.min(range.max, cfg.relu6Max) : range.max;
-  if (plan) v = requantize(b, v, plan, axis, rank, `${name}_requant`);
-  if (lo !== range.min || hi !== range.max) v = clip(b, v, lo, hi, `${name}_clamp`);
+  if (plan) v = requantizeClamped(b, v, plan, axis, rank, lo, hi, `${name}_requant`);
+  else if (lo !== range.min) v = clip(b, v, lo, hi, `${name}_relu`);
   return [toStorage(b, v, out.dtype, name)];
 });

@@ -1,10 +1,11 @@
 // FixedMatMul as integer ONNX: both operands to float64, one MatMul there (every partial sum of the
 // integer products stays below 2^53, so the runtime's summation order cannot round), saturated to
 // int32 as QTK's intMatmul, then requantized by the plan.
-import { FixedMatMul, type QTensor } from '@qtk/fixed-point';
+import { FixedMatMul, intRange, type QTensor } from '@qtk/fixed-point';
 import { OnnxExportError } from '../errors.js';
 import { registerModuleExport } from '../export-rules.js';
-import { clip, requantize, toDouble, toStorage } from './int-emit.js';
+import { clip, toDouble, toStorage } from './int-emit.js';
+import { requantizeClamped } from './requantize-clamped.js';
 
 const MAX_ABS: Readonly<Record<string, number>> = { int8: 128, int16: 32768 };
 
@@ -24,5 +25,7 @@ registerModuleExport(FixedMatMul, ({ b, inputs, args, out, name, module }) => {
   )[0]!;
   const acc = bound > 2147483647 ? clip(b, prod, -2147483648, 2147483647, `${name}_acc_i32`) : prod;
   const rank = (out as QTensor).shape.length;
-  return [toStorage(b, requantize(b, acc, m.config.requant, -1, rank, `${name}_requant`), m.config.outDtype, name)];
+  const { min, max } = intRange(m.config.outDtype);
+  const y = requantizeClamped(b, acc, m.config.requant, -1, rank, min, max, `${name}_requant`);
+  return [toStorage(b, y, m.config.outDtype, name)];
 });
