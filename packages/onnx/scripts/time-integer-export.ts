@@ -37,12 +37,15 @@ for (const [march, dtype] of [
   const bytes = exportOnnxBytes(fixed, [x]);
   const comparison = await compareWithRuntime(fixed, bytes, [x]);
   const session = await ort.InferenceSession.create(bytes);
+  const single = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1 });
   const feeds = { [session.inputNames[0]!]: new ort.Tensor('float32', x.values() as Float32Array, [...x.shape]) };
   const ortMs = await best(() => session.run(feeds));
+  const ort1Ms = await best(() => single.run(feeds));
   const qtkMs = await best(() => noGrad(() => (fixed as unknown as { call(t: Tensor): Tensor }).call(x)));
   const nodes = decodeModel(bytes).graph?.node?.length ?? 0;
   console.log(
-    `${march} ${dtype}: ${formatRuntimeComparison(comparison)}; ORT ${ortMs.toFixed(1)} ms, QTK ${qtkMs.toFixed(1)} ms (best of ${RUNS}, batch 64); ${nodes} ONNX nodes, ${(bytes.byteLength / 1024).toFixed(0)} KiB`,
+    `${march} ${dtype}: ${formatRuntimeComparison(comparison)}; ORT ${ortMs.toFixed(1)} ms (1 thread: ${ort1Ms.toFixed(1)} ms), QTK ${qtkMs.toFixed(1)} ms (best of ${RUNS}, batch 64); ${nodes} ONNX nodes, ${(bytes.byteLength / 1024).toFixed(0)} KiB`,
   );
   await session.release();
+  await single.release();
 }

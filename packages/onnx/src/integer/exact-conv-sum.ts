@@ -9,7 +9,7 @@ import { EXACT_F32_SUM, planChunks, planCost, type FixedConvKind } from '@qtk/fi
 import { Tensor } from '@qtk/tensor';
 import type { AttrValue, OnnxBuilder } from '../export-builder.js';
 import { DataType } from '../onnx-schema.js';
-import { binary, cast, doubleScalar, floor } from './int-emit.js';
+import { binary, cast, clip, doubleScalar, floor } from './int-emit.js';
 
 const I32_MAX = 2147483647;
 
@@ -253,11 +253,6 @@ export function emitExactSum(
     });
   });
   let out = acc!;
-  if (plan.bound > I32_MAX)
-    out = b.node(
-      'Clip',
-      [out, doubleScalar(b, -2147483648, `${name}_i32_lo`), doubleScalar(b, I32_MAX, `${name}_i32_hi`)],
-      `${name}_acc_i32`,
-    )[0]!;
+  if (plan.bound > I32_MAX) out = clip(b, out, -2147483648, I32_MAX, `${name}_acc_i32`);
   return { acc: out, bound: Math.min(plan.bound + (withBias ? maxBias : 0), I32_MAX), withBias };
 }

@@ -52,27 +52,21 @@ function clipInt32(s: ModuleExportStep, v: string, what: string): string {
 }
 
 /**
- * The fused add's term per channel, `floor((e·A + H)·I)`: A = m, H = 2^(n-1), I = 2^-n for a
- * rounding-shift channel (k < 0, QTK's shrR(e·m, n)); A = m·2^k, H = 0, I = 1 otherwise (e·m·2^k).
+ * The fused add's term per channel, `floor(e·A + H)`: A = m·2^-n, H = ½ (0 when n = 0) for a
+ * rounding-shift channel (k < 0, QTK's shrR(e·m, n) = floor((e·m + 2^(n-1))·2^-n), the same value:
+ * e·m < 2^46 and the exact sum are representable); A = m·2^k, H = 0 otherwise (e·m·2^k, an integer).
  */
 function suminTerm(s: ModuleExportStep, cfg: FixedConvConfig, e: string, axis: number, rank: number): string {
   const { b, name } = s;
   const sm = cfg.sumin!;
   const chans = Array.from(sm.m, (_, c) => c);
   const shifts = chans.map((c) => sm.k[c]! < 0);
-  const a = chans.map((c) => (shifts[c] ? sm.m[c]! : sm.m[c]! * 2 ** sm.k[c]!));
-  const h = chans.map((c) => (shifts[c] && sm.n[c]! > 0 ? 2 ** (sm.n[c]! - 1) : 0));
-  const inv = chans.map((c) => (shifts[c] ? 2 ** -sm.n[c]! : 1));
-  let t = binary(b, 'Mul', e, channelConst(b, a, axis, rank, `${name}_sumin_m`), `${name}_sumin_mul`);
-  if (h.some((v) => v !== 0))
-    t = binary(b, 'Add', t, channelConst(b, h, axis, rank, `${name}_sumin_half`), `${name}_sumin_add`);
-  if (inv.some((v) => v !== 1))
-    t = floor(
-      b,
-      binary(b, 'Mul', t, channelConst(b, inv, axis, rank, `${name}_sumin_inv`), `${name}_sumin_scale`),
-      `${name}_sumin`,
-    );
-  return t;
+  const a = chans.map((c) => sm.m[c]! * 2 ** (shifts[c] ? -sm.n[c]! : sm.k[c]!));
+  const h = chans.map((c) => (shifts[c] && sm.n[c]! > 0 ? 0.5 : 0));
+  const t = binary(b, 'Mul', e, channelConst(b, a, axis, rank, `${name}_sumin_m`), `${name}_sumin_mul`);
+  if (h.every((v) => v === 0)) return t;
+  const half = channelConst(b, h, axis, rank, `${name}_sumin_half`);
+  return floor(b, binary(b, 'Add', t, half, `${name}_sumin_add`), `${name}_sumin`);
 }
 
 registerModuleExport(FixedConv, (s) => {
