@@ -187,11 +187,17 @@ describe('integer export: FixedConv', () => {
       await expectIdentical(fixed, x, ['Quantize', 'FixedConv', 'FixedConv', 'Dequantize']);
     });
 
-    test(`${march} ${dtype}: transposed convs (stride, padding, output padding, dilation)`, async () => {
+    test(`${march} ${dtype}: transposed convs (stride, padding, output padding, groups, dilation)`, async () => {
       const g = new Generator(8);
       class Up extends Module {
         readonly quant = new QuantStub();
-        readonly up = new ConvTranspose2d(8, 8, 3, { stride: 2, padding: 1, outputPadding: 1, generator: g });
+        readonly up = new ConvTranspose2d(8, 8, 3, {
+          stride: 2,
+          padding: 1,
+          outputPadding: 1,
+          groups: 2,
+          generator: g,
+        });
         readonly relu = new ReLU();
         readonly up2 = new ConvTranspose2d(8, 4, 2, { dilation: 2, bias: false, generator: g });
         readonly dequant = new DeQuantStub();
