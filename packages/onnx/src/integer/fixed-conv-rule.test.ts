@@ -128,6 +128,20 @@ describe('integer export: FixedConv', () => {
       await expectIdentical(fixed, x, ['Quantize', 'FixedConv', 'FixedConv', 'Dequantize']);
     });
 
+    test(`${march} ${dtype}: padding 'same' with an even, dilated kernel (asymmetric pads)`, async () => {
+      const g = new Generator(12);
+      const conv = new Conv2d(3, 4, [2, 4], { padding: 'same', dilation: [1, 2], generator: g });
+      const fixed = fixedPointOf(new ConvModel(conv, null, new ReLU()), {
+        march,
+        dtype,
+        calibration: [uniformInput([2, 3, 6, 9], 1, -2, 2)],
+        outModules: ['conv'],
+      });
+      expect(fixedConvs(fixed)[0]!.config.attrs.padding).toBe('same');
+      const x = withEdgeValues(fixed, uniformInput([2, 3, 6, 9], 2, -3, 3));
+      await expectIdentical(fixed, x, ['Quantize', 'FixedConv', 'Dequantize']);
+    });
+
     for (const highPrecision of [false, true]) {
       test(`${march} ${dtype}${highPrecision ? ', int32 output' : ''}: a ResNet-style block, the add fused into the conv (sumin as shrR(e·m, n))`, async () => {
         const g = new Generator(5);
