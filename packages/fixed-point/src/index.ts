@@ -40,6 +40,7 @@ export { POOL_RULES } from './convert/pool-rules.js';
 export { DEFAULT_CONVERT_RULES } from './convert/default-rules.js';
 export { intConv, intConvTranspose } from './int-conv.js';
 export { intLinear, intMatmul } from './int-matmul.js';
+export { EXACT_F32_SUM, planChunks, planCost } from './exact-sum.js';
 export * as nonlinear from './nonlinear-functions.js';
 export { type NonlinearFunction, NONLINEAR_FUNCTIONS } from './nonlinear-functions.js';
 export { buildLookupTable, applyLookupTable } from './lookup-table.js';

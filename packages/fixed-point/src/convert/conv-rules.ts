@@ -108,7 +108,8 @@ function convRuleFor(op: ConvOp): ConvertRule {
       const groups = l.groups ?? 1;
       const outChannels = kind === 'conv_transpose' ? wq.shape[1]! * groups : wq.shape[0]!;
       const sAcc = new Float64Array(outChannels);
-      for (let c = 0; c < outChannels; c++) sAcc[c] = sx * Math.fround(sw[sw.length === 1 ? 0 : c]!);
+      // a grouped conv-transpose's weight has Cout/groups channels along axis 1: output g·Cout/groups + o has scale o
+      for (let c = 0; c < outChannels; c++) sAcc[c] = sx * Math.fround(sw[sw.length === 1 ? 0 : c % sw.length]!);
       const b = ctx.weight.bias;
       const bias = b ? env.numerics.quantizeBias(b.values(), sAcc, ctx.rounding) : null;
       const sumin = fused.withAdd

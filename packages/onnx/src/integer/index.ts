@@ -13,3 +13,6 @@ import './reduce-rule.js';
 import './min-max-rule.js';
 import './compare-rule.js';
 import './clamp-rule.js';
+import './fixed-conv-rule.js';
+import './fixed-matmul-rule.js';
+import './fixed-avg-pool-rule.js';
