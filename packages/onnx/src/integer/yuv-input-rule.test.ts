@@ -17,8 +17,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const python = findPythonWithOnnx();
 
 /** placeholder → YuvInputQuantize → output: the module's integers are the graph output. */
+class Holder extends Module {
+  forward(): never {
+    throw new Error('only its graph runs');
+  }
+}
+
 function yuvOnly(m: YuvInputQuantize): GraphModule {
-  const root = new Module();
+  const root = new Holder();
   root.registerModule('quant', m);
   const g = new Graph();
   const x = g.placeholder('yuv');
