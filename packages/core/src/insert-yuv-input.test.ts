@@ -195,3 +195,41 @@ describe('insertYuvInput on a converted conv model', () => {
     }
   }
 });
+
+describe('centeredYuv2Rgb inside a model (trained on YUV bytes, converting them itself)', () => {
+  class YuvNet extends Module {
+    readonly quant = new QuantStub({ scale: 2 / 255 });
+    readonly conv = new Conv2d(3, 4, 3, { generator: new Generator(1) });
+    readonly dequant = new DeQuantStub();
+    forward(yuv: Tensor): Tensor {
+      return this.dequant.call(this.conv.call(this.quant.call(centeredYuv2Rgb(yuv, 'full'))));
+    }
+  }
+
+  it('passes the gradient to its input, traces as one node before the QuantStub and stays float through convertFx', () => {
+    const model = new YuvNet();
+    const yuv = rgb2CenteredYuv(rgbImages(2, 4, 6), 'full');
+    const leaf = yuv.detach();
+    leaf.requiresGrad = true;
+    model.call(leaf).sum().backward();
+    expect(Math.max(...Array.from(leaf.grad!.values(), Math.abs))).toBeGreaterThan(0);
+    model.eval();
+    const fixed = convertFx(calibratedQat(model, INT8, [yuv], { prepare: { march: 'bayes' } }), {
+      march: 'bayes',
+      onWarning: () => {},
+    });
+    const order = fixed.graph.nodes.map((n) => `${n.op}:${n.target}`);
+    expect(order.slice(0, 3)).toEqual(['placeholder:yuv', 'call_function:centeredYuv2Rgb', 'call_module:quant']);
+    // the float conversion runs as it does outside the model
+    const direct = call(fixed.getSubmodule('quant'), centeredYuv2Rgb(yuv, 'full')) as QTensor;
+    const q = fixed.getSubmodule('quant') as Quantize;
+    const forward = q.forward.bind(q);
+    let seen: QTensor | null = null;
+    q.forward = (x: Tensor) => {
+      seen = forward(x);
+      return seen;
+    };
+    call(fixed, yuv);
+    expect(Array.from(ints(seen))).toEqual(Array.from(direct.ints()));
+  });
+});
