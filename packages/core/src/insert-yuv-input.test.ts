@@ -137,13 +137,19 @@ describe('insertYuvInput on a converted conv model', () => {
     );
   });
 
-  it('refuses an input that feeds more than its Quantize', () => {
+  it('refuses an input that feeds more than its Quantize, and a Quantize called twice', () => {
     const fixed = fixedModel('bayes', INT8);
     const x = fixed.graph.placeholders[0]!;
     // a second use of the image input (as a hand edit could add)
     fixed.graph.insertingAfter(x, () => fixed.graph.callMethod('mean', [x]));
     expect(() => insertYuvInput(fixed, { swing: 'full', mean: 0.5, std: 0.5 })).toThrow(
       /the input 'x' also feeds 'mean', which would receive YUV bytes/,
+    );
+    const shared = fixedModel('bayes', INT8);
+    const y = shared.graph.placeholders[0]!;
+    shared.graph.insertingAfter(y, () => shared.graph.callModule('quant', [y]));
+    expect(() => insertYuvInput(shared, { swing: 'full', mean: 0.5, std: 0.5, input: 'x' })).toThrow(
+      /the Quantize 'quant' is also called by 'quant_1'; give the image input a Quantize of its own/,
     );
   });
 
