@@ -63,3 +63,4 @@ export {
   type LoadedModel,
 } from './model-file.js';
 export { modelInfoOf, recordModelInfo, type ModelInfo } from './model-info.js';
+export { insertYuvInput, type InsertYuvInputOptions } from './insert-yuv-input.js';

@@ -528,3 +528,38 @@ export const fixedLayerNormSchema = decoded(
       }
     }),
 );
+
+const threeInts = (lo: number, hi: number, what: string) =>
+  int32Array.refine((a) => a.length === 3 && everyIn(a, lo, hi), {
+    message: `expected 3 ${what} (one per output channel) in [${lo}, ${hi}]`,
+  });
+export const yuvInputQuantizeSchema = decoded(
+  'YuvInputQuantize',
+  z
+    .object({
+      swing: z.enum(['studio', 'full']),
+      order: z.enum(['rgb', 'bgr']),
+      mean: z.array(z.number().finite()).length(3),
+      std: z.array(z.number().positive().finite()).length(3),
+      scale,
+      dtype: z.enum(['qint8', 'qint16']),
+      rounding,
+      weight: int32Array.refine((a) => a.length === 9, { message: 'expected 9 weights (3 channels × Y, U, V)' }),
+      bias: threeInts(-I32, I32 - 1, 'biases'),
+      shift: threeInts(0, 31, 'shifts'),
+      min: threeInts(-32768, 32767, 'output minima'),
+      max: threeInts(-32768, 32767, 'output maxima'),
+    })
+    .strict()
+    .superRefine((c, ctx) => {
+      const r = c.dtype === 'qint8' ? 127 : 32767;
+      for (let k = 0; k < 3; k++) {
+        if (c.min[k]! > c.max[k]! || c.min[k]! < -r - 1 || c.max[k]! > r)
+          ctx.addIssue({
+            code: z.ZodIssueCode.custom,
+            path: ['max', k],
+            message: `channel ${k}'s range [${c.min[k]}, ${c.max[k]}] is empty or outside ${c.dtype}`,
+          });
+      }
+    }),
+);

@@ -23,6 +23,7 @@ import { FixedResize } from './modules/fixed-resize.js';
 import { FixedTableOp } from './modules/fixed-table-op.js';
 import { FixedValueOp, type ValueOpTarget } from './modules/fixed-value-op.js';
 import { Dequantize, Quantize } from './modules/quantize.js';
+import { YuvInputQuantize } from './modules/yuv-input-quantize.js';
 import type { RequantizePlan } from './requantize.js';
 import { storedPlannerName } from './requantize-planners.js';
 
@@ -160,6 +161,7 @@ const CODECS: ModuleCodec[] = [
   configCodec(FixedTableOp, S.fixedTableOpSchema),
   configCodec(FixedSoftmax, S.fixedSoftmaxSchema),
   configCodec(FixedLayerNorm, S.fixedLayerNormSchema),
+  configCodec(YuvInputQuantize, S.yuvInputQuantizeSchema),
 ];
 
 /** Registers the codecs of every fixed-point module with @qtk/ir's moduleCodecs (idempotent). */

@@ -13,6 +13,13 @@ export {
 } from './requantize.js';
 export { quantizeBiasInt32, quantizeBiasShifted16, planSumin, suminTerm, type SuminPlan } from './bias.js';
 export { Quantize, Dequantize } from './modules/quantize.js';
+export {
+  YuvInputQuantize,
+  planYuvInput,
+  centeredYuvInput,
+  type YuvInputQuantizeConfig,
+  type YuvInputPlanOptions,
+} from './modules/yuv-input-quantize.js';
 export { FixedConv, type FixedConvConfig, type FixedConvKind, type FixedConvAttrs } from './modules/fixed-conv.js';
 export { FixedAvgPool2d, type AvgPoolWindows, type WindowPlanner } from './modules/fixed-avg-pool.js';
 export { FixedValueOp, type ValueOpTarget, type ValueOpOutput } from './modules/fixed-value-op.js';

@@ -66,6 +66,10 @@ export {
   crossEntropy,
   mseLoss,
   l1Loss,
+  rgb2CenteredYuv,
+  bgr2CenteredYuv,
+  centeredYuv2Rgb,
+  centeredYuv2Bgr,
 } from '@qtk/tensor';
 
 export const dropout = traceable('dropout', dropoutImpl, { impure: true });

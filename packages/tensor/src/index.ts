@@ -117,6 +117,13 @@ export type { ReluBackwardKernel } from './ops/unary.js';
 export type { ResizeOptions, ResizeMode, ResizeCoordinateMode, ResizeNearestMode } from './ops/resize.js';
 export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';
 export {
+  yuvColorSpace,
+  type YuvSwing,
+  type ColorOrder,
+  type YuvColorSpace,
+  type ColorMatrixAttrs,
+} from './ops/color-space.js';
+export {
   requantizeInt32,
   REQUANTIZE_MAX_MULTIPLIER,
   type RequantizeInt32Attrs,

@@ -120,3 +120,8 @@ export const batchNorm = traceable('batchNorm', bn.batchNorm);
 export const layerNorm = traceable('layerNorm', ln.layerNorm);
 import * as resizeOp from './ops/resize.js';
 export const resize = traceable('resize', resizeOp.resize);
+import * as color from './ops/color-space.js';
+export const rgb2CenteredYuv = traceable('rgb2CenteredYuv', color.rgb2CenteredYuv);
+export const bgr2CenteredYuv = traceable('bgr2CenteredYuv', color.bgr2CenteredYuv);
+export const centeredYuv2Rgb = traceable('centeredYuv2Rgb', color.centeredYuv2Rgb);
+export const centeredYuv2Bgr = traceable('centeredYuv2Bgr', color.centeredYuv2Bgr);

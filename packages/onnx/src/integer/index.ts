@@ -16,3 +16,4 @@ import './clamp-rule.js';
 import './fixed-conv-rule.js';
 import './fixed-matmul-rule.js';
 import './fixed-avg-pool-rule.js';
+import './yuv-input-rule.js';
