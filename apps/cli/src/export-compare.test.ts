@@ -247,7 +247,7 @@ describe('qtk export', () => {
   );
 });
 
-describe('qtk compare (the real process)', () => {
+describe('qtk compare', () => {
   let cmp: string;
   beforeAll(async () => {
     cmp = join(dir, 'cmp.onnx');
@@ -255,7 +255,7 @@ describe('qtk compare (the real process)', () => {
     if (r.code !== 0) throw new Error(r.stderr);
   });
 
-  it('an export of the model: every value identical, exit 0', () => {
+  it('the real process, an export of the model: every value identical, exit 0', () => {
     const out = join(dir, 'cmp-process.onnx');
     const x = runProcess('export', fixedPath, '--out', out);
     expect(x.stderr).toBe('');
@@ -272,7 +272,7 @@ describe('qtk compare (the real process)', () => {
     expect(limited.stdout).toContain('outputs:   100.00% bit-identical (3 / 3 samples)');
   });
 
-  it('a file whose dequantize scale differs: the share of identical samples, the first differing node, exit 1', () => {
+  it('the real process, a file whose dequantize scale differs: the share of identical samples, the first differing node, exit 1', () => {
     const bytes = readFileSync(cmp);
     const altered = join(dir, 'cmp-altered.onnx');
     writeFileSync(altered, withScaleTimes(bytes, 'dequant_scale', 1.5));
@@ -293,18 +293,20 @@ describe('qtk compare (the real process)', () => {
     expect(q.stdout).toMatch(/^values: {4}first difference at node 'quant' \(Quantize, /m);
   });
 
-  it('refuses files it cannot compare', () => {
+  it('refuses files it cannot compare', async () => {
     const m = decodeModel(readFileSync(cmp));
     m.metadata_props = m.metadata_props!.filter((p) => p.key !== NODE_VALUES_KEY);
     const plain = join(dir, 'plain.onnx');
     writeFileSync(plain, encodeModel(m));
-    const r = runProcess('compare', fixedPath, plain, '--data', data);
+    const r = await run('compare', fixedPath, plain, '--data', data);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${plain} has no 'qtk.node_values' metadata`);
-    const swapped = runProcess('compare', cmp, fixedPath, '--data', data);
+    const swapped = await run('compare', cmp, fixedPath, '--data', data);
     expect(swapped.code).toBe(2);
     expect(swapped.stderr).toContain('MODEL must be a QTK model file');
-    const noData = runProcess('compare', fixedPath, cmp);
-    expect(noData.code).toBe(2);
+    const noData = await run('compare', fixedPath, cmp);
+    expect([noData.code, noData.stderr]).toEqual([2, expect.stringContaining('missing --data DIR')]);
+    const one = await run('compare', fixedPath);
+    expect([one.code, one.stderr]).toEqual([2, expect.stringContaining('missing argument ONNX')]);
   });
 });

@@ -16,8 +16,7 @@ import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
 export const compareSpec: CommandSpec = {
   name: 'compare',
-  summary:
-    'Runs a QTK model file and the ONNX file exported from it (in onnxruntime-node) on a dataset and compares every value.',
+  summary: 'Runs a QTK model file and its exported ONNX file (in onnxruntime-node) on data; compares every value.',
   positionals: [
     { name: 'MODEL', description: 'the QTK model file (fixed-point, or float / QAT)' },
     { name: 'ONNX', description: "the ONNX file 'qtk export MODEL' wrote" },

@@ -14,8 +14,7 @@ import { floatOf } from './quantize.js';
 
 export const evalSpec: CommandSpec = {
   name: 'eval',
-  summary:
-    'Runs an ONNX file (float, or quantized in onnxruntime) or a QTK model file (float, QAT, fixed-point) on a dataset; reports its accuracy.',
+  summary: 'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy.',
   positionals: [
     {
       name: 'MODEL',

@@ -13,8 +13,7 @@ import { checkOutPath } from '../out-path.js';
 
 export const exportSpec: CommandSpec = {
   name: 'export',
-  summary:
-    'Exports a QTK model file (float, QAT or fixed-point) or an ONNX file to ONNX: float, QDQ (QAT) or integer (fixed-point).',
+  summary: 'Exports a QTK model file or an ONNX file to ONNX: float, QDQ (QAT models) or integer (fixed-point models).',
   positionals: [
     { name: 'MODEL', description: 'a QTK model file (float, QAT or fixed-point) or an .onnx file (float)' },
   ],
