@@ -301,6 +301,24 @@ describe('qtk compare', () => {
     const r = await run('compare', fixedPath, plain, '--data', data);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${plain} has no 'qtk.node_values' metadata`);
+    // a float export of the float model, and an integer file of another model (other node names)
+    const float = join(dir, 'pool-float.onnx');
+    writeFileSync(float, exportOnnxBytes(symbolicTrace(new PoolScores()), [rand([2, 10, 2, 2])]));
+    const f = await run('compare', fixedPath, float, '--data', data);
+    expect(f.code).toBe(1);
+    expect(f.stderr).toBe(
+      `qtk: error: ${float} is float ONNX, but ${fixedPath} is a fixed-point model, which exports as integer ONNX: compare ${fixedPath} with the file 'qtk export ${fixedPath}' writes\n`,
+    );
+    const renamed = decodeModel(readFileSync(cmp));
+    const entry = renamed.metadata_props!.find((p) => p.key === NODE_VALUES_KEY)!;
+    entry.value = entry.value!.replace('"pool"', '"pool9"');
+    const other = join(dir, 'other.onnx');
+    writeFileSync(other, encodeModel(renamed));
+    const o = await run('compare', fixedPath, other, '--data', data);
+    expect(o.code).toBe(1);
+    expect(o.stderr).toContain(
+      `${other} maps values of 1 node(s) ${fixedPath} does not have ('pool9'): it was exported from another model`,
+    );
     const swapped = await run('compare', cmp, fixedPath, '--data', data);
     expect(swapped.code).toBe(2);
     expect(swapped.stderr).toContain('MODEL must be a QTK model file');

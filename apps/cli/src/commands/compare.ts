@@ -10,7 +10,7 @@ import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { parseShape, sampleShapeFrom } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { FORM_LABEL, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { OrtModel, type RuntimeOutput } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
@@ -85,6 +85,8 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
     ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
   });
 
+  checkExportedFrom(file, modelPath, model, kind);
+
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION');
   const outputs = outputNodeNames(model);
@@ -132,6 +134,44 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   ];
   io.out(`${lines.join('\n')}\n`);
   return identical ? 0 : 1;
+}
+
+/** The form QTK's export gives a model of each kind. */
+const EXPORTED_FORM: Readonly<Record<string, OnnxForm['kind']>> = {
+  float: 'float',
+  qat: 'qdq',
+  'fixed-point': 'integer',
+};
+
+/**
+ * Refuses an ONNX file that cannot have been exported from the model: another form than the
+ * model's kind exports to, or values mapped to nodes the model does not have.
+ */
+function checkExportedFrom(file: OnnxFile, modelPath: string, model: GraphModule, kind: string): void {
+  const hint = `compare ${modelPath} with the file 'qtk export ${modelPath}' writes`;
+  const expected = EXPORTED_FORM[kind];
+  if (expected && expected !== file.form.kind)
+    throw new CliError(
+      `${file.path} is ${FORM_LABEL[file.form.kind]}, but ${modelPath} is a ${kind} model, which exports as ${FORM_LABEL[expected]}: ${hint}`,
+    );
+  const entry = file.model.metadata_props?.find((p) => p.key === NODE_VALUES_KEY)?.value ?? '[]';
+  let pairs: unknown;
+  try {
+    pairs = JSON.parse(entry);
+  } catch {
+    pairs = null;
+  }
+  if (!Array.isArray(pairs))
+    throw new CliError(`${file.path}: its '${NODE_VALUES_KEY}' metadata is not a JSON list of [node, value] pairs`);
+  const known = new Set(model.graph.nodes.map((n) => n.name));
+  const foreign = pairs.map((p) => String((p as unknown[])[0])).filter((n) => !known.has(n));
+  if (foreign.length > 0)
+    throw new CliError(
+      `${file.path} maps values of ${foreign.length} node(s) ${modelPath} does not have (${foreign
+        .slice(0, 5)
+        .map((n) => `'${n}'`)
+        .join(', ')}${foreign.length > 5 ? ', ...' : ''}): it was exported from another model; ${hint}`,
+    );
 }
 
 /** The names of the nodes whose values the model returns. */
