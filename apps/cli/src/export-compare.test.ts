@@ -12,7 +12,8 @@ import * as onnx from '@qtk/onnx';
 import { decodeModel, encodeModel, exportOnnxBytes, importOnnx, NODE_VALUES_KEY } from '@qtk/onnx';
 import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, PoolScores, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { loadSamples } from './data/samples.js';
+import { npyBytes, pngBytes, PoolScores, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 const N = 20;
 /** Samples 0..ZEROS-1 are negative everywhere: ReLU makes their scores all zero. */
@@ -156,6 +157,44 @@ describe('qtk export', () => {
     expect(f.stdout).toMatch(/float ONNX\)$/m);
     const fe = await run('eval', join(dir, 'tiny-float.onnx'), '--data', evalDir);
     expect(fe.stdout).toContain(`(${want} / ${N})`);
+  });
+
+  it('the image preprocessing a model file saved travels into the ONNX file, and eval in onnxruntime uses it', async () => {
+    const images = join(dir, 'images');
+    mkdirSync(images);
+    const g = new Generator(8);
+    const files: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const px = rand([28 * 28], { low: 0, high: 256, generator: g }).values() as Float32Array;
+      const rgba = new Uint8Array(28 * 28 * 4);
+      px.forEach((v, j) => {
+        rgba.fill(Math.floor(v), 4 * j, 4 * j + 3);
+        rgba[4 * j + 3] = 255;
+      });
+      files.push(join(images, `i${String(i).padStart(2, '0')}.png`));
+      writeFileSync(files[i]!, pngBytes(28, 28, rgba));
+    }
+    const preprocess = { mean: [0.5], std: [0.25] };
+    const net = importOnnx(writeOnnx(join(dir, 'tiny-pre-source.onnx'), new TinyNet(new Generator(9))));
+    // the labels are the network's predictions under the saved preprocessing: 100% only with it
+    const x = loadSamples(files, [1, 28, 28], preprocess).tensor;
+    const pred = argmax(noGrad(() => net.call(x)) as Tensor, 1).values();
+    writeFileSync(join(images, 'labels.txt'), Array.from(pred).join('\n'));
+    const path = join(dir, 'tiny-pre.qtk');
+    saveModelFileSync(net, path, { kind: 'float', meta: { inputShape: [null, 1, 28, 28], preprocess } });
+    const out = join(dir, 'tiny-pre.onnx');
+    expect((await run('export', path, '--out', out)).code).toBe(0);
+    const m = decodeModel(readFileSync(out));
+    expect(m.metadata_props!.map((p) => p.key)).toEqual([NODE_VALUES_KEY, 'qtk.preprocess']);
+    expect(JSON.parse(m.metadata_props![1]!.value!)).toEqual(preprocess);
+
+    const viaOrt = await run('eval', out, '--data', images, '--runtime', 'ort');
+    expect(viaOrt.stderr).toBe('');
+    expect(viaOrt.stdout).toContain('accuracy:  100.00% (12 / 12)');
+    expect((await run('eval', path, '--data', images)).stdout).toContain('accuracy:  100.00% (12 / 12)');
+    // the options still override it, and then the predictions change
+    const other = await run('eval', out, '--data', images, '--runtime', 'ort', '--mean', '0', '--std', '1');
+    expect(other.stdout).not.toContain('(12 / 12)');
   });
 
   it('a QAT model file becomes QDQ ONNX, or a clean error while the QDQ export is not there', async () => {

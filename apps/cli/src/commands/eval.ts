@@ -8,6 +8,7 @@ import { CliError, type CliIo } from '../io.js';
 import { MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeFrom, sampleShapeOf } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { floatOf } from './quantize.js';
@@ -91,7 +92,7 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
       const data = loadEvalData(String(o.data), {
         ...dataOptions,
         sampleShape: () => sampleShapeFrom(declared, inputShape),
-        preprocess: preprocessFrom(o),
+        preprocess: preprocessFrom(o, savedPreprocess(file.model)),
       });
       checkShape(() => sampleShapeFrom(declared, inputShape), data.inputs.shape);
       const ort = await OrtModel.create(file);

@@ -3,12 +3,14 @@ import { setFakeQuantize } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
 import * as onnx from '@qtk/onnx';
 import { decodeModel, exportOnnx, type ExampleInput, type ExportOnnxOptions, OnnxExportError } from '@qtk/onnx';
+import { writeFileAtomicSync } from '@qtk/nn';
 import { Generator, rand } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
 import { exampleShape, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, onnxFormOf } from '../onnx-file.js';
+import { PREPROCESS_KEY, withMetadata } from '../onnx-metadata.js';
 import { checkOutPath } from '../out-path.js';
 
 export const exportSpec: CommandSpec = {
@@ -35,7 +37,8 @@ export const exportSpec: CommandSpec = {
   details: `A float model exports as float ONNX, a QAT (or calibrated) model as QDQ ONNX (QuantizeLinear /
 DequantizeLinear at every fake-quant), a fixed-point model as integer ONNX whose every intermediate integer
 equals QTK's (check it with 'qtk compare'). The export runs the model once on a random example of the input
-shape (the batch dimension stays free in the file). The file is written atomically: on any error nothing is
+shape (the batch dimension stays free in the file). The image preprocessing the model file saved is added to the
+file's metadata (qtk.preprocess) for 'qtk eval FILE.onnx'. The file is written atomically: on any error nothing is
 written and an existing FILE is left as it was.`,
 };
 
@@ -85,7 +88,11 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // export the frozen scales; the example must not move them
   try {
-    write(model, example, out, { opset });
+    const bytes = write(model, example, out, { opset });
+    // The preprocessing qtk quantize saved travels with the file, for qtk eval FILE.onnx.
+    const preprocess = meta.preprocess;
+    if (!visualize && bytes instanceof Uint8Array && preprocess && typeof preprocess === 'object')
+      writeFileAtomicSync(out, withMetadata(bytes, { [PREPROCESS_KEY]: JSON.stringify(preprocess) }));
   } catch (e) {
     if (e instanceof OnnxExportError)
       throw new CliError(`cannot export ${path} (${label}): ${e.message}; nothing written`, { cause: e });
