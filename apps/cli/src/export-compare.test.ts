@@ -358,6 +358,18 @@ describe('qtk compare', () => {
     expect(o.stderr).toContain(
       `${other} maps values of 1 node(s) ${fixedPath} does not have ('pool9'): it was exported from another model`,
     );
+    // a file onnxruntime cannot load: its error, without a stack trace
+    const broken = decodeModel(readFileSync(cmp));
+    broken.graph!.node![0]!.op_type = 'NoSuchOp';
+    const brokenPath = join(dir, 'broken.onnx');
+    writeFileSync(brokenPath, encodeModel(broken));
+    const b = await run('compare', fixedPath, brokenPath, '--data', data);
+    expect(b.code).toBe(1);
+    expect(b.stderr).toMatch(new RegExp(`^qtk: error: onnxruntime-node cannot run ${brokenPath}: .*NoSuchOp`));
+    expect(b.stderr).not.toMatch(/\n\s+at |unexpected error/);
+    const be = await run('eval', brokenPath, '--data', data);
+    expect(be.code).toBe(1);
+    expect(be.stderr).toMatch(new RegExp(`^qtk: error: onnxruntime-node cannot load ${brokenPath}: .*NoSuchOp`));
     const swapped = await run('compare', cmp, fixedPath, '--data', data);
     expect(swapped.code).toBe(2);
     expect(swapped.stderr).toContain('MODEL must be a QTK model file');

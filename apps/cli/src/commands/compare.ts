@@ -2,6 +2,7 @@ import { setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
 import { compareWithRuntime, formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
+import { QtkError } from '@qtk/spec';
 import { noGrad, Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
@@ -78,14 +79,13 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   const { model, kind, label, meta } = loadModelSource(modelPath);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const shape = inputShape ?? savedShape(meta);
+  checkExportedFrom(file, modelPath, model, kind);
   const data = loadInputData(String(o.data), {
     split: split as 'test' | 'train',
     sampleShape: () => sampleShapeFrom(input.shape, shape),
     preprocess: preprocessFrom(o, (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined),
     ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
   });
-
-  checkExportedFrom(file, modelPath, model, kind);
 
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION');
@@ -99,7 +99,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   try {
     for (const x of batchesOf(data.inputs, batch)) {
       const k = x.shape[0]!;
-      const c = await compareWithRuntime(model, file.bytes, x);
+      const c = await compareInRuntime(model, file, x);
       seconds.qtk += c.seconds.qtk;
       seconds.runtime += c.seconds.runtime;
       compared = c.nodes.length;
@@ -134,6 +134,16 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   ];
   io.out(`${lines.join('\n')}\n`);
   return identical ? 0 : 1;
+}
+
+/** compareWithRuntime, with the runtime's own failures (a file it cannot load or run) as clear errors. */
+async function compareInRuntime(model: GraphModule, file: OnnxFile, x: Tensor): Promise<RuntimeComparison> {
+  try {
+    return await compareWithRuntime(model, file.bytes, x);
+  } catch (e) {
+    if (QtkError.isInstance(e)) throw e;
+    throw new CliError(`onnxruntime-node cannot run ${file.path}: ${(e as Error).message}`, { cause: e });
+  }
 }
 
 /** The form QTK's export gives a model of each kind. */

@@ -87,23 +87,32 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   const example = rand(exampleShape(sampleShape, 2), { low: -1, high: 1, generator: new Generator(0) });
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // export the frozen scales; the example must not move them
+  let bytes: unknown;
   try {
-    const bytes = write(model, example, out, { opset });
-    // The preprocessing qtk quantize saved travels with the file, for qtk eval FILE.onnx.
-    const preprocess = meta.preprocess;
-    if (!visualize && bytes instanceof Uint8Array && preprocess && typeof preprocess === 'object')
-      writeFileAtomicSync(out, withMetadata(bytes, { [PREPROCESS_KEY]: JSON.stringify(preprocess) }));
+    bytes = write(model, example, out, { opset });
   } catch (e) {
     if (e instanceof OnnxExportError)
       throw new CliError(`cannot export ${path} (${label}): ${e.message}; nothing written`, { cause: e });
     throw e;
+  }
+  // The preprocessing qtk quantize saved travels with the file, for qtk eval FILE.onnx.
+  const preprocess = meta.preprocess;
+  if (!visualize && bytes instanceof Uint8Array && preprocess && typeof preprocess === 'object') {
+    try {
+      writeFileAtomicSync(out, withMetadata(bytes, { [PREPROCESS_KEY]: JSON.stringify(preprocess) }));
+    } catch (e) {
+      throw new CliError(
+        `${out} is written, but adding the image preprocessing to its metadata failed: ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
   }
 
   const written = decodeModel(new Uint8Array(readFileSync(out)));
   const form = visualize ? 'visualisation ONNX (not meant to run)' : FORM_LABEL[onnxFormOf(written).kind];
   const lines = [
     `model:     ${path} (${label})`,
-    `input:     [batch, ${sampleShape.map((d) => d ?? 1).join(', ')}]`,
+    `input:     [batch, ${sampleShape.map((d) => d ?? '?').join(', ')}]`,
     `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}`,
     `written:   ${out} (${statSync(out).size} bytes, ${form})`,
     `time:      ${((performance.now() - t0) / 1000).toFixed(2)} s`,
