@@ -154,13 +154,14 @@ const EXPORTED_FORM: Readonly<Record<string, OnnxForm['kind']>> = {
 };
 
 /**
- * Refuses an ONNX file that cannot have been exported from the model: another form than the
- * model's kind exports to, or values mapped to nodes the model does not have.
+ * Refuses an ONNX file that cannot have been exported from the model: a float file for a quantized
+ * model or a quantized file for a float one (QDQ and integer are not told apart here: a heterogeneous
+ * model's integer export has QDQ boundaries), or values mapped to nodes the model does not have.
  */
 function checkExportedFrom(file: OnnxFile, modelPath: string, model: GraphModule, kind: string): void {
   const hint = `compare ${modelPath} with the file 'qtk export ${modelPath}' writes`;
   const expected = EXPORTED_FORM[kind];
-  if (expected && expected !== file.form.kind)
+  if (expected && (expected === 'float') !== (file.form.kind === 'float'))
     throw new CliError(
       `${file.path} is ${FORM_LABEL[file.form.kind]}, but ${modelPath} is a ${kind} model, which exports as ${FORM_LABEL[expected]}: ${hint}`,
     );
