@@ -25,7 +25,9 @@ describe('qtk --help', () => {
   it.each(Object.keys(COMMANDS))('qtk %s --help shows its usage and options', async (c) => {
     const r = await run(c, '--help');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^usage: qtk ${c} MODEL \\[options\\]`));
+    const positionals = COMMANDS[c]!.spec.positionals.map((p) => p.name).join(' ');
+    expect(positionals).toMatch(/^MODEL( ONNX)?$/);
+    expect(r.stdout).toMatch(new RegExp(`^usage: qtk ${c} ${positionals} \\[options\\]`));
     expect(r.stdout).toContain('--verbose');
     expect(r.stderr).toBe('');
   });

@@ -4,7 +4,9 @@ import '@qtk/march-bernoulli2';
 import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
 import { formatHelp, type CommandSpec } from './args.js';
+import { compareSpec, runCompare } from './commands/compare.js';
 import { evalSpec, runEval } from './commands/eval.js';
+import { exportSpec, runExport } from './commands/export.js';
 import { inspectSpec, runInspect } from './commands/inspect.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
@@ -19,11 +21,14 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   inspect: { spec: inspectSpec, run: runInspect },
   quantize: { spec: quantizeSpec, run: runQuantize },
   eval: { spec: evalSpec, run: runEval },
+  export: { spec: exportSpec, run: runExport },
+  compare: { spec: compareSpec, run: runCompare },
 };
 
 const HELP = `usage: qtk <command> [arguments] [options]
 
-QTK's command line: quantize an ONNX model for a march without writing code.
+QTK's command line: quantize an ONNX model for a march, evaluate it, export it to ONNX and check the
+exported file against QTK, without writing code.
 
 commands:
 ${Object.values(COMMANDS)
@@ -37,7 +42,8 @@ options:
                      by package name or path; repeatable. The module exports 'qtkPlugin' or registers
                      into @qtk/spec's registries when imported, e.g. --plugin qtk-march-acme --march acme
 
-exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...), 2 usage error
+exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...; for qtk compare also:
+the model and the ONNX file differ), 2 usage error
 `;
 
 /**

@@ -76,7 +76,14 @@ const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join('
  * the ONNX declaration, refined by --input-shape (which must agree with the declared dims).
  */
 export function sampleShapeOf(gm: GraphModule, inputShape?: readonly number[]): (number | null)[] {
-  const declared = gm instanceof OnnxGraphModule ? (gm.inputSpecs[0]?.shape ?? null) : null;
+  return sampleShapeFrom(gm instanceof OnnxGraphModule ? (gm.inputSpecs[0]?.shape ?? null) : null, inputShape);
+}
+
+/** sampleShapeOf for a declared input shape (`declared`: with the batch axis, null where free; null when unknown). */
+export function sampleShapeFrom(
+  declared: readonly (number | null)[] | null,
+  inputShape?: readonly number[],
+): (number | null)[] {
   if (inputShape) {
     if (declared) {
       const bad =

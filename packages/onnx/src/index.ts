@@ -61,3 +61,15 @@ export {
   QTK_VISUAL_DOMAIN_VERSION,
   type ExportQuantizedOnnxOptions,
 } from './visualize/export-quantized-onnx.js';
+// Reading and editing ONNX files without importing them (the CLI inspects exported files; tests alter them).
+export {
+  decodeModel,
+  encodeModel,
+  DataType,
+  type ModelMsg,
+  type GraphMsg,
+  type NodeMsg,
+  type TensorMsg,
+  type ValueInfoMsg,
+} from './onnx-schema.js';
+export { NODE_VALUES_KEY } from './export-onnx.js';

@@ -1,22 +1,26 @@
-import { extname } from 'node:path';
-import { modelInfoOf, setFakeQuantize } from '@qtk/core';
-import type { GraphModule } from '@qtk/ir';
-import { argmax, noGrad } from '@qtk/tensor';
+import { setFakeQuantize } from '@qtk/core';
+import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
-import { loadEvalData } from '../data/eval-data.js';
+import { type EvalData, loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
-import { loadModel } from '../model-file-io.js';
-import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeOf } from '../model-input.js';
+import { MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeFrom, sampleShapeOf } from '../model-input.js';
+import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
+import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { savedPreprocess } from '../onnx-metadata.js';
+import { OrtModel } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { floatOf } from './quantize.js';
 
 export const evalSpec: CommandSpec = {
   name: 'eval',
-  summary: 'Runs a float (.onnx), QAT or fixed-point (QTK model file) model on a dataset and reports its accuracy.',
+  summary: 'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy.',
   positionals: [
-    { name: 'MODEL', description: 'an .onnx file (float) or a QTK model file (float, QAT or fixed-point)' },
+    {
+      name: 'MODEL',
+      description: 'an .onnx file (float, QDQ or integer) or a QTK model file (float, QAT or fixed-point)',
+    },
   ],
   options: {
     data: {
@@ -37,16 +41,25 @@ export const evalSpec: CommandSpec = {
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
+    runtime: {
+      type: 'string',
+      value: 'ort|qtk',
+      description:
+        'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
+    },
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   },
   details: `IDX data (t10k-/train-images-idx3-ubyte and -labels-idx1-ubyte, plain or .gz) is normalised to [-1, 1]
 as (pixel/255 - 0.5)/0.5. Files are read in sorted file-name order (code points), and the labels file has one
 label per sample in that order (a .npy holding a batch contributes one label per row). For a model written by
-'qtk quantize', the input shape and image preprocessing saved in the file are the defaults.`,
+'qtk quantize', the input shape and image preprocessing saved in the file are the defaults. An ONNX file
+that holds QuantizeLinear / DequantizeLinear nodes (QDQ) or integer arithmetic (qtk export of a fixed-point
+model) runs in onnxruntime-node; QTK imports float ONNX only. The time line gives the whole command and,
+in parentheses, the model's forward passes alone.`,
 };
 
-export function runEval(argv: readonly string[], io: CliIo): number {
+export async function runEval(argv: readonly string[], io: CliIo): Promise<number> {
   const t0 = performance.now();
   const args = parseArgs(evalSpec, argv);
   const o = args.options;
@@ -59,70 +72,155 @@ export function runEval(argv: readonly string[], io: CliIo): number {
   const batch = Number(o.batch);
   if (!Number.isInteger(batch) || batch < 1)
     throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
+  const runtime = o.runtime === undefined ? undefined : String(o.runtime);
+  if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
+    throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
+  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const dataOptions = {
+    split: split as 'test' | 'train',
+    ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
+    ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
+  };
 
-  const { model, kind, label, meta } = load(path, args.options['max-elements']);
-  const inputShape =
-    o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(meta);
+  requireFile(path, 'model');
+  if (isOnnxPath(path)) {
+    const file = readOnnxFile(path);
+    const chosen = runtime ?? (file.form.kind === 'float' ? 'qtk' : 'ort');
+    if (chosen === 'ort') {
+      const input = singleFloatInput(file);
+      const declared = input.shape;
+      const data = loadEvalData(String(o.data), {
+        ...dataOptions,
+        sampleShape: () => sampleShapeFrom(declared, inputShape),
+        preprocess: preprocessFrom(o, savedPreprocess(file.model)),
+      });
+      checkShape(() => sampleShapeFrom(declared, inputShape), data.inputs.shape);
+      const ort = await OrtModel.create(file);
+      try {
+        const r = await classify(data, batch, async (x) => rowArgmax((await ort.run(x))[0]!));
+        report(
+          io,
+          { path, label: FORM_LABEL[file.form.kind], runtime: `onnxruntime-node ${ort.version}` },
+          data,
+          r,
+          t0,
+        );
+      } finally {
+        await ort.release();
+      }
+      return 0;
+    }
+    if (file.form.kind !== 'float') throw notImportable(file);
+  } else if (runtime === 'ort') {
+    throw new CliError(
+      `--runtime ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then evaluate FILE.onnx`,
+      { exitCode: 2 },
+    );
+  }
+
+  const { model, kind, label, meta } = loadModelSource(path, o['max-elements']);
+  const shape = inputShape ?? savedShape(meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
-    split,
-    ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
-    sampleShape: () => sampleShapeOf(model, inputShape),
+    ...dataOptions,
+    sampleShape: () => sampleShapeOf(model, shape),
     preprocess: preprocessFrom(o, saved),
-    ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
   });
-  checkShape(model, inputShape, data.inputs.shape);
+  checkShape(() => sampleShapeOf(model, shape), data.inputs.shape);
 
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // evaluate with frozen scales, whatever state it was saved in
-  let correct = 0;
-  let k = 0;
-  noGrad(() => {
-    for (const x of batchesOf(data.inputs, batch)) {
+  const r = await classify(data, batch, (x) =>
+    noGrad(() => {
       const y = floatOf(model.call(x));
-      if (y.ndim !== 2 || y.shape[0] !== x.shape[0])
-        throw new CliError(
-          `the model's output has shape [${y.shape.join(', ')}]; eval needs class scores [N, classes]`,
-        );
-      const pred = argmax(y, 1).values();
-      for (let i = 0; i < pred.length; i++) if (pred[i] === data.labels[k + i]) correct++;
-      k += pred.length;
-    }
-  });
-  const n = data.inputs.shape[0]!;
-  io.out(`model:     ${path} (${label})\n`);
-  io.out(`data:      ${data.source}\n`);
-  io.out(`accuracy:  ${((100 * correct) / n).toFixed(2)}% (${correct} / ${n})\n`);
-  io.out(`time:      ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
+      checkScores(y.shape, x.shape[0]!);
+      return argmax(y, 1).values() as Int32Array;
+    }),
+  );
+  report(io, { path, label, runtime: 'qtk' }, data, r, t0);
   return 0;
 }
 
-function load(
-  path: string,
-  maxElements?: unknown,
-): { model: GraphModule; kind: string; label: string; meta: Record<string, unknown> } {
-  requireFile(path, 'model');
-  if (extname(path).toLowerCase() === '.onnx')
-    return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
-  const m = loadModel(path);
-  const { kind, march } = modelInfoOf(m.model);
-  const k = kind ?? m.kind;
-  return { model: m.model, kind: k, label: march ? `${k}, march ${march}` : k, meta: m.meta };
+/** Why QTK cannot run a quantized ONNX file, and what to do instead. */
+function notImportable(file: OnnxFile): CliError {
+  return new CliError(
+    `--runtime qtk cannot run ${file.path}: it is ${FORM_LABEL[file.form.kind]} (${file.form.evidence}), and QTK imports float ONNX only. ` +
+      'Run it with --runtime ort (the default for such files), or evaluate the QTK model file it was exported from',
+  );
 }
 
-function savedShape(meta: Record<string, unknown>): number[] | undefined {
-  const s = meta.inputShape;
-  if (!Array.isArray(s)) return undefined;
-  return s.map((d) => (typeof d === 'number' ? d : 1));
+interface Classified {
+  correct: number;
+  /** Seconds spent in the model's forward passes. */
+  seconds: number;
+}
+
+/** Runs `predict` batch by batch and counts the predictions equal to the labels. */
+async function classify(
+  data: EvalData,
+  batch: number,
+  predict: (x: Tensor) => ArrayLike<number> | Promise<ArrayLike<number>>,
+): Promise<Classified> {
+  let correct = 0;
+  let k = 0;
+  let seconds = 0;
+  for (const x of batchesOf(data.inputs, batch)) {
+    const t = performance.now();
+    const pred = await predict(x);
+    seconds += (performance.now() - t) / 1000;
+    for (let i = 0; i < pred.length; i++) if (pred[i] === data.labels[k + i]) correct++;
+    k += pred.length;
+  }
+  return { correct, seconds };
+}
+
+function checkScores(shape: readonly number[], n: number): void {
+  if (shape.length !== 2 || shape[0] !== n)
+    throw new CliError(`the model's output has shape [${shape.join(', ')}]; eval needs class scores [N, classes]`);
+}
+
+/**
+ * The index of each row's first largest score (an integer output compares as integers: its arg-max
+ * is the dequantized one's for a per-tensor scale).
+ */
+function rowArgmax(y: { data: ArrayLike<number>; dims: readonly number[] }): Int32Array {
+  checkScores(y.dims, y.dims[0]!);
+  const [n, c] = y.dims as [number, number];
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    for (let j = 1; j < c; j++) {
+      const v = y.data[i * c + j]!;
+      const b = y.data[i * c + best]!;
+      if (v > b || (Number.isNaN(b) && !Number.isNaN(v))) best = j;
+    }
+    out[i] = best;
+  }
+  return out;
+}
+
+function report(
+  io: CliIo,
+  what: { path: string; label: string; runtime: string },
+  data: EvalData,
+  r: Classified,
+  t0: number,
+): void {
+  const n = data.inputs.shape[0]!;
+  io.out(`model:     ${what.path} (${what.label})\n`);
+  io.out(`runtime:   ${what.runtime}\n`);
+  io.out(`data:      ${data.source}\n`);
+  io.out(`accuracy:  ${((100 * r.correct) / n).toFixed(2)}% (${r.correct} / ${n})\n`);
+  io.out(`time:      ${((performance.now() - t0) / 1000).toFixed(2)} s (forward passes ${r.seconds.toFixed(2)} s)\n`);
 }
 
 const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join(', ')}]`;
 
 /** A clear error when the data's sample shape differs from the model's. */
-function checkShape(model: GraphModule, inputShape: number[] | undefined, shape: readonly number[]): void {
+function checkShape(modelShape: () => (number | null)[], shape: readonly number[]): void {
   let want: (number | null)[];
   try {
-    want = sampleShapeOf(model, inputShape);
+    want = modelShape();
   } catch {
     return; // the model does not say; it will check itself
   }

@@ -50,6 +50,22 @@ export function loadEvalData(
   };
 }
 
+/**
+ * Inputs without labels (qtk compare): the IDX images of `dir` as loadEvalData reads them, or its
+ * .npy / image files in sorted file-name order; no labels file is needed.
+ */
+export function loadInputData(
+  dir: string,
+  o: { split: 'train' | 'test'; sampleShape: () => (number | null)[]; preprocess: Preprocess; limit?: number },
+): { inputs: Tensor; source: string } {
+  if (hasIdx(dir, o.split)) {
+    const d = loadFashionMnist(dir, { split: o.split, ...(o.limit !== undefined ? { limit: o.limit } : {}) });
+    return { inputs: d.images, source: `IDX ${o.split} split in ${dir}` };
+  }
+  const s = loadSamples(listSampleFiles(dir, 'data'), o.sampleShape(), o.preprocess, o.limit ?? Infinity);
+  return { inputs: s.tensor, source: `${s.files.length} file(s) in ${dir}` };
+}
+
 function sliceRows(t: Tensor, n: number): Tensor {
   const per = t.shape.slice(1).reduce((p, d) => p * d, 1);
   return new (t.constructor as typeof Tensor)({

@@ -1,9 +1,22 @@
 // Test fixtures: tiny ONNX models, .npy and PNG files in a temporary directory.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { symbolicTrace } from '@qtk/ir';
-import { AvgPool2d, Conv2d, Flatten, LeakyReLU, Linear, Module, ReLU, Softmax } from '@qtk/nn';
+import {
+  AvgPool2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  LeakyReLU,
+  Linear,
+  MaxPool2d,
+  Module,
+  QuantStub,
+  ReLU,
+  Softmax,
+} from '@qtk/nn';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { PNG } from 'pngjs';
@@ -44,6 +57,21 @@ export class BadForBernoulli2 extends Module {
   }
 }
 
+/**
+ * quantize → max pool 2 → ReLU → flatten → dequantize on [N, 10, 2, 2]: ten class scores per sample,
+ * every module of it with an integer ONNX export rule.
+ */
+export class PoolScores extends Module {
+  readonly quant = new QuantStub();
+  readonly pool = new MaxPool2d(2);
+  readonly relu = new ReLU();
+  readonly flat = new Flatten();
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.flat.call(this.relu.call(this.pool.call(this.quant.call(x)))));
+  }
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'qtk-cli-'));
 }
@@ -78,4 +106,16 @@ export async function run(...argv: string[]): Promise<{ code: number; stdout: st
   const io = bufferIo();
   const code = await main(argv, io);
   return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+const CLI_DIR = join(__dirname, '../..');
+
+/** Runs qtk as a separate process (the bin from the TypeScript sources), as a user would. */
+export function runProcess(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(
+    process.execPath,
+    ['--conditions=qtk-source', '--import', 'tsx', join(CLI_DIR, 'src/bin.ts'), ...argv],
+    { cwd: CLI_DIR, encoding: 'utf8', timeout: 120_000 },
+  );
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

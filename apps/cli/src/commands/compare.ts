@@ -1,0 +1,223 @@
+import { setFakeQuantize } from '@qtk/core';
+import { QTensor } from '@qtk/fixed-point';
+import type { GraphModule, Node } from '@qtk/ir';
+import { compareWithRuntime, formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
+import { QtkError } from '@qtk/spec';
+import { noGrad, Tensor } from '@qtk/tensor';
+import { parseArgs, type CommandSpec } from '../args.js';
+import { batchesOf } from '../batches.js';
+import { loadInputData } from '../data/eval-data.js';
+import type { Preprocess } from '../data/samples.js';
+import { CliError, type CliIo } from '../io.js';
+import { parseShape, sampleShapeFrom } from '../model-input.js';
+import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
+import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { OrtModel, type RuntimeOutput } from '../ort-session.js';
+import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+
+export const compareSpec: CommandSpec = {
+  name: 'compare',
+  summary: 'Runs a QTK model file and its exported ONNX file (in onnxruntime-node) on data; compares every value.',
+  positionals: [
+    { name: 'MODEL', description: 'the QTK model file (fixed-point, or float / QAT)' },
+    { name: 'ONNX', description: "the ONNX file 'qtk export MODEL' wrote" },
+  ],
+  options: {
+    data: {
+      type: 'string',
+      value: 'DIR',
+      description: 'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed) (required)',
+    },
+    split: { type: 'string', value: 'test|train', description: 'which IDX split to use', default: 'test' },
+    'input-shape': {
+      type: 'string',
+      value: 'N,C,H,W',
+      description: "the model's input shape (default: saved by qtk quantize, or declared by the ONNX file)",
+    },
+    batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
+    limit: { type: 'number', value: 'N', description: 'compare on the first N samples only', integer: true, min: 1 },
+    ...PREPROCESS_OPTIONS,
+  },
+  details: `Each batch runs in QTK and in onnxruntime-node with every intermediate value of the export added to the
+runtime's outputs (compareWithRuntime of @qtk/onnx), and every node's value is compared bit for bit. Prints the
+share of samples whose outputs are bit-identical (all output elements of the sample) and the first differing node
+in execution order over all batches, with how it differs. Exit code 0 when every value is identical, 1 when
+something differs, 2 for a usage error.`,
+};
+
+/** The earliest difference seen: the comparison of its batch, the node's position, the batch's first sample. */
+interface FirstDifference {
+  comparison: RuntimeComparison;
+  position: number;
+  from: number;
+  to: number;
+}
+
+export async function runCompare(argv: readonly string[], io: CliIo): Promise<number> {
+  const t0 = performance.now();
+  const args = parseArgs(compareSpec, argv);
+  const o = args.options;
+  const [modelPath, onnxPath] = args.positionals as [string, string];
+  if (o.data === undefined)
+    throw new CliError("missing --data DIR (the inputs)\nrun 'qtk compare --help' for the options", { exitCode: 2 });
+  if (isOnnxPath(modelPath))
+    throw new CliError(
+      `MODEL must be a QTK model file (the model QTK runs), got the ONNX file ${modelPath}\nrun 'qtk compare --help' for the options`,
+      { exitCode: 2 },
+    );
+  const split = String(o.split);
+  if (split !== 'test' && split !== 'train')
+    throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
+  const batch = Number(o.batch);
+
+  const file = readOnnxFile(onnxPath);
+  if (!file.hasNodeValues)
+    throw new CliError(
+      `${onnxPath} has no '${NODE_VALUES_KEY}' metadata (the map from QTK nodes to ONNX values), so its values cannot be matched to QTK's; compare a file written by 'qtk export ${modelPath}'`,
+    );
+  const input = singleFloatInput(file);
+  const { model, kind, label, meta } = loadModelSource(modelPath);
+  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shape = inputShape ?? savedShape(meta);
+  checkExportedFrom(file, modelPath, model, kind);
+  const data = loadInputData(String(o.data), {
+    split: split as 'test' | 'train',
+    sampleShape: () => sampleShapeFrom(input.shape, shape),
+    preprocess: preprocessFrom(o, (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined),
+    ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
+  });
+
+  model.eval();
+  if (kind === 'qat') setFakeQuantize(model, 'VALIDATION');
+  const outputs = outputNodeNames(model);
+  let identicalSamples = 0;
+  let first: FirstDifference | null = null;
+  let compared = 0;
+  const seconds = { qtk: 0, runtime: 0 };
+  let ort: OrtModel | null = null;
+  let at = 0;
+  try {
+    for (const x of batchesOf(data.inputs, batch)) {
+      const k = x.shape[0]!;
+      const c = await compareInRuntime(model, file, x);
+      seconds.qtk += c.seconds.qtk;
+      seconds.runtime += c.seconds.runtime;
+      compared = c.nodes.length;
+      const outputComparisons = c.nodes.filter((n) => outputs.includes(n.node));
+      if (outputComparisons.length === outputs.length && outputComparisons.every((n) => n.mismatches === 0))
+        identicalSamples += k;
+      else {
+        ort ??= await OrtModel.create(file);
+        identicalSamples += await identicalRows(model, ort, x);
+      }
+      if (c.firstDifference) {
+        const position = c.nodes.indexOf(c.firstDifference);
+        if (!first || position < first.position) first = { comparison: c, position, from: at, to: at + k - 1 };
+      }
+      at += k;
+    }
+  } finally {
+    await ort?.release();
+  }
+
+  const n = data.inputs.shape[0]!;
+  const identical = first === null && identicalSamples === n;
+  const lines = [
+    `model:     ${modelPath} (${label})`,
+    `onnx:      ${onnxPath} (${FORM_LABEL[file.form.kind]}, opset ${file.opset ?? '?'})`,
+    `data:      ${n} samples of shape [${data.inputs.shape.slice(1).join(', ')}] from ${data.source}`,
+    `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% bit-identical (${identicalSamples} / ${n} samples)`,
+    first
+      ? `values:    ${formatRuntimeComparison(first.comparison)} (in the batch of samples ${first.from}..${first.to})`
+      : `values:    all ${compared} compared values identical in every batch`,
+    `time:      ${((performance.now() - t0) / 1000).toFixed(2)} s (forward passes: QTK ${seconds.qtk.toFixed(2)} s, onnxruntime ${seconds.runtime.toFixed(2)} s)`,
+  ];
+  io.out(`${lines.join('\n')}\n`);
+  return identical ? 0 : 1;
+}
+
+/** compareWithRuntime, with the runtime's own failures (a file it cannot load or run) as clear errors. */
+async function compareInRuntime(model: GraphModule, file: OnnxFile, x: Tensor): Promise<RuntimeComparison> {
+  try {
+    return await compareWithRuntime(model, file.bytes, x);
+  } catch (e) {
+    if (QtkError.isInstance(e)) throw e;
+    throw new CliError(`onnxruntime-node cannot run ${file.path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The form QTK's export gives a model of each kind. */
+const EXPORTED_FORM: Readonly<Record<string, OnnxForm['kind']>> = {
+  float: 'float',
+  qat: 'qdq',
+  'fixed-point': 'integer',
+};
+
+/**
+ * Refuses an ONNX file that cannot have been exported from the model: a float file for a quantized
+ * model or a quantized file for a float one (QDQ and integer are not told apart here: a heterogeneous
+ * model's integer export has QDQ boundaries), or values mapped to nodes the model does not have.
+ */
+function checkExportedFrom(file: OnnxFile, modelPath: string, model: GraphModule, kind: string): void {
+  const hint = `compare ${modelPath} with the file 'qtk export ${modelPath}' writes`;
+  const expected = EXPORTED_FORM[kind];
+  if (expected && (expected === 'float') !== (file.form.kind === 'float'))
+    throw new CliError(
+      `${file.path} is ${FORM_LABEL[file.form.kind]}, but ${modelPath} is a ${kind} model, which exports as ${FORM_LABEL[expected]}: ${hint}`,
+    );
+  const entry = file.model.metadata_props?.find((p) => p.key === NODE_VALUES_KEY)?.value ?? '[]';
+  let pairs: unknown;
+  try {
+    pairs = JSON.parse(entry);
+  } catch {
+    pairs = null;
+  }
+  if (!Array.isArray(pairs))
+    throw new CliError(`${file.path}: its '${NODE_VALUES_KEY}' metadata is not a JSON list of [node, value] pairs`);
+  const known = new Set(model.graph.nodes.map((n) => n.name));
+  const foreign = pairs.map((p) => String((p as unknown[])[0])).filter((n) => !known.has(n));
+  if (foreign.length > 0)
+    throw new CliError(
+      `${file.path} maps values of ${foreign.length} node(s) ${modelPath} does not have (${foreign
+        .slice(0, 5)
+        .map((n) => `'${n}'`)
+        .join(', ')}${foreign.length > 5 ? ', ...' : ''}): it was exported from another model; ${hint}`,
+    );
+}
+
+/** The names of the nodes whose values the model returns. */
+function outputNodeNames(model: GraphModule): string[] {
+  const arg = model.graph.outputNode?.args[0];
+  const list = Array.isArray(arg) ? arg : [arg];
+  return list.filter((a): a is Node => a !== null && typeof a === 'object' && 'name' in a).map((a) => a.name);
+}
+
+/** A model output's numbers: a fixed-point output's integers, a float output's values. */
+function valuesOf(v: unknown): ArrayLike<number> {
+  if (v instanceof QTensor) return v.ints();
+  if (v instanceof Tensor) return v.values() as ArrayLike<number>;
+  throw new CliError(`the model returns a ${typeof v}, not a tensor; qtk compare compares tensor outputs`);
+}
+
+function same(a: number, b: number): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+}
+
+/** How many samples of batch `x` get bit-identical values in every output from QTK and the runtime. */
+async function identicalRows(model: GraphModule, ort: OrtModel, x: Tensor): Promise<number> {
+  const k = x.shape[0]!;
+  const y = noGrad(() => model.call(x));
+  const qtk = (Array.isArray(y) ? y : [y]).map(valuesOf);
+  const runtime: RuntimeOutput[] = await ort.run(x);
+  const rowOk = new Array<boolean>(k).fill(true);
+  qtk.forEach((q, o) => {
+    const r = runtime[o];
+    if (!r || r.data.length !== q.length) {
+      rowOk.fill(false);
+      return;
+    }
+    const per = q.length / k;
+    for (let i = 0; i < q.length; i++) if (!same(q[i]!, r.data[i]!)) rowOk[Math.floor(i / per)] = false;
+  });
+  return rowOk.filter(Boolean).length;
+}
