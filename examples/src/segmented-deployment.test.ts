@@ -204,11 +204,9 @@ describe('segments of a float model export to ONNX', () => {
     expect(maxDiff(ortValues[0]!, whole)).toBeLessThan(1e-5);
   });
 
-  // The integer ONNX export rules of the fixed-point modules (issue #15 item 2) are not written yet:
-  // exportOnnxBytes throws OnnxExportError for Quantize, FixedConv and the other fixed-point modules until they
-  // land. Enable this test then; it asserts that each fixed-point segment's integer ONNX, fed the
-  // integers QTK hands over, reproduces the segment's integers exactly in onnxruntime-node.
-  it.skip('each fixed-point segment exports to integer ONNX that onnxruntime-node runs bit for bit', async () => {
+  // Each fixed-point segment's integer ONNX, fed the integers QTK hands over, reproduces the segment's integers
+  // exactly in onnxruntime-node.
+  it('each fixed-point segment exports to integer ONNX that onnxruntime-node runs bit for bit', async () => {
     const { fixedPoint } = postTrainingQuantize(new TwoStageNet(new Generator(2), 0.05), {
       march: 'bernoulli2',
       calibration: images(2, 1),
