@@ -6,7 +6,7 @@ import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
-import { moduleExportRuleOf } from './export-rules.js';
+import { moduleExportRuleOf, runExportSetups } from './export-rules.js';
 import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
 
 /** A model input: a float tensor, or a quantized tensor for a segment that starts inside the quantized region. */
@@ -164,6 +164,7 @@ export function exportOnnxBytes(
   const valueInfos: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];
   const wasTraining = gm.training;
+  const undoSetups = runExportSetups(gm);
   gm.eval();
   try {
     noGrad(() => {
@@ -268,6 +269,7 @@ export function exportOnnxBytes(
     });
   } finally {
     if (wasTraining) gm.train();
+    undoSetups();
   }
   for (const node of graph.nodes) {
     const n = names.get(node);

@@ -30,3 +30,19 @@ export {
 } from './export-rules.js';
 export { OnnxBuilder, type AttrValue } from './export-builder.js';
 export type { ExportStep } from './export-modules.js';
+export { registerExportSetup, type ExportSetup } from './export-rules.js';
+export { registerQdqExport } from './qdq/qdq-rules.js';
+export { INT16_QDQ_OPSET, PER_CHANNEL_QDQ_OPSET } from './qdq/qdq-emit.js';
+export {
+  qdqScales,
+  qdqScalesPath,
+  writeQdqScales,
+  QDQ_SCALES_FORMAT,
+  QDQ_SCALES_VERSION,
+  type QdqScales,
+  type QdqTensorScale,
+} from './qdq/qdq-scales.js';
+
+import { registerQdqExport } from './qdq/qdq-rules.js';
+// fused, fake-quant and QAT modules export as Conv / QuantizeLinear / DequantizeLinear (docs/onnx-export.md)
+registerQdqExport();
