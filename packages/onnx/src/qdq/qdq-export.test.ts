@@ -6,7 +6,18 @@ import { calibrate, prepareQatFx, QatModule, startQat } from '@qtk/core';
 import { FakeQuantize, fakeQuantize, getDefaultCalibQconfig, getDefaultQatQconfig } from '@qtk/fake-quant';
 import { fuseFx } from '@qtk/fusion';
 import { symbolicTrace, type GraphModule } from '@qtk/ir';
-import { ConvTranspose2d, DeQuantStub, Linear, Module, QuantStub, ReLU6, Sigmoid, Conv2d } from '@qtk/nn';
+import {
+  Conv2d,
+  ConvTranspose2d,
+  DeQuantStub,
+  LayerNorm,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU6,
+  Sigmoid,
+  Softmax,
+} from '@qtk/nn';
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -315,5 +326,54 @@ describe('other layer kinds and a narrowed range', () => {
     expect(ops(decodeModel(bytes), 'Clip').map((n) => n.name)).toContain('sig_clip');
     const want = (noGrad(() => gm.call(x)) as Tensor).values();
     expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(fq.scale.values()[0]! * 1.0001);
+  });
+});
+
+/** Tokens through a LayerNorm, a Linear and a Softmax: both composites on bayes, with int16 steps. */
+class Attentionish extends Module {
+  readonly quant = new QuantStub();
+  readonly norm = new LayerNorm(8);
+  readonly proj = new Linear(8, 6, { generator: new Generator(30) });
+  readonly sm = new Softmax({ dim: -1 });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.sm.call(this.proj.call(this.norm.call(this.quant.call(x)))));
+  }
+}
+
+describe('composite QAT forms (bayes softmax and layer norm)', () => {
+  const xs = [4, 5, 8];
+  const gm = calibratedModel(new Attentionish(), randomBatches(xs, 3, 31), { march: 'bayes' });
+  const x = randn(xs, { generator: new Generator(32) }).clamp(-1, 1);
+
+  it('their int16 steps need opset 21, and the error says so', () => {
+    expect(() => exportOnnxBytes(gm, x)).toThrowError(
+      /fake-quant 'norm\.module\.\w+_fake_quant' is qint16.*\{ opset: 21 \}/,
+    );
+  });
+
+  it('export every step with its QDQ and agree with QTK in onnxruntime', async () => {
+    const bytes = exportOnnxBytes(gm, x, { opset: 21 });
+    const scales = qdqScales(bytes);
+    const int16 = Object.entries(scales.tensors)
+      .filter(([, t]) => t.dtype === 'int16')
+      .map(([k]) => k);
+    expect(int16).toEqual([
+      'norm_float_mean',
+      'norm_float_sub',
+      'norm_float_square',
+      'norm_float_variance',
+      'norm_float_rsqrt',
+      'norm_float_normalized',
+      'sm_float_sub',
+      'sm_float_exp',
+      'sm_float_sum',
+      'sm_float_reciprocal',
+    ]);
+    const m = decodeModel(bytes);
+    expect(ops(m, 'ReduceMax')).toHaveLength(1);
+    expect(ops(m, 'ReduceMean')).toHaveLength(2);
+    const want = (noGrad(() => gm.call(x)) as Tensor).values();
+    expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(qatScale(gm, 'sm')[0]! * 1.0001);
   });
 });

@@ -5,6 +5,7 @@
 // integers are `<...>_quantized`, a dequantized weight is `<module path>.weight`.
 import { QatModule } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
+import { LayerNormQat, SoftmaxQat } from '@qtk/fixed-point';
 import { FusedConvBase } from '@qtk/fusion';
 import { type Module, QuantStub } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
@@ -16,6 +17,7 @@ import {
   registerExportSetup,
   registerModuleExport,
 } from '../export-rules.js';
+import { exportLayerNormQat, exportSoftmaxQat } from './composite-rules.js';
 import { freezeFakeQuantsForExport } from './freeze-fake-quants.js';
 import { dequantizedWeight, floatParameter, isFakeQuantActive, quantizeDequantize } from './qdq-emit.js';
 import {
@@ -54,7 +56,7 @@ function exportFused(s: ModuleExportStep): string[] {
 /** The float module inside a QAT module (no active weight fake-quant): its own rule, else the float exporter. */
 function exportInner(s: ModuleExportStep, inner: Module, name: string): string[] {
   if (inner instanceof QuantStub) return [s.inputs[0]!];
-  const step = { ...s, module: inner, method: undefined, name };
+  const step = { ...s, module: inner, method: undefined, name, path: `${s.path}.module` };
   const rule = moduleExportRuleOf(inner);
   return rule ? rule(step) : exportModule(inner, step, undefined);
 }
@@ -95,12 +97,14 @@ function exportQatModule(s: ModuleExportStep): string[] {
 
 let registered = false;
 
-/** Registers the QDQ export of fused, fake-quant and QAT modules (runs when @qtk/onnx loads; idempotent). */
+/** Registers the QDQ export of fused, fake-quant, QAT and composite QAT modules (runs when @qtk/onnx loads; idempotent). */
 export function registerQdqExport(): void {
   if (registered) return;
   registered = true;
   registerModuleExport(FakeQuantize, exportFakeQuantize);
   registerModuleExport(FusedConvBase, exportFused);
   registerModuleExport(QatModule, exportQatModule);
+  registerModuleExport(SoftmaxQat, exportSoftmaxQat);
+  registerModuleExport(LayerNormQat, exportLayerNormQat);
   registerExportSetup(freezeFakeQuantsForExport);
 }
