@@ -3,7 +3,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, prepareQatFx, QatModule, startQat } from '@qtk/core';
-import { FakeQuantize, fakeQuantize, getDefaultCalibQconfig, getDefaultQatQconfig } from '@qtk/fake-quant';
+import {
+  FakeQuantize,
+  fakeQuantize,
+  getDefaultCalibQconfig,
+  getDefaultQatQconfig,
+  getDefaultQconfig,
+} from '@qtk/fake-quant';
 import { fuseFx } from '@qtk/fusion';
 import { symbolicTrace, type GraphModule } from '@qtk/ir';
 import {
@@ -375,5 +381,30 @@ describe('composite QAT forms (bayes softmax and layer norm)', () => {
     expect(ops(m, 'ReduceMean')).toHaveLength(2);
     const want = (noGrad(() => gm.call(x)) as Tensor).values();
     expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(qatScale(gm, 'sm')[0]! * 1.0001);
+  });
+});
+
+describe('per-tensor weights', () => {
+  it('write a scalar scale without an axis, so the model exports at opset 11 too, and agree with QTK', async () => {
+    const xs = [2, 2, 4, 4];
+    const qc = getDefaultQconfig(
+      'fake_quant',
+      'fake_quant',
+      'min_max',
+      'min_max',
+      { state: 'CALIBRATION' },
+      { qscheme: 'per_tensor_symmetric', state: 'CALIBRATION' },
+    );
+    const gm = prepareQatFx(new LayerKinds(), { global: qc }, { march: 'bayes', onWarning: () => {} });
+    calibrate(gm, randomBatches(xs, 3, 40), { onWarning: () => {} });
+    const x = randn(xs, { generator: new Generator(41) }).clamp(-1, 1);
+    const path = join(dir, 'per-tensor.onnx');
+    const bytes = exportOnnx(gm, x, path, { opset: 11 });
+    if (python) expect(onnxCheck(python, path)).toBeNull();
+    const scales = qdqScales(bytes);
+    for (const w of ['act.weight', 'up.weight', 'tokens.weight_t'])
+      expect(scales.tensors[w], w).toMatchObject({ kind: 'weight', axis: null, zeroPoint: [0] });
+    const want = (noGrad(() => gm.call(x)) as Tensor).values();
+    expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(qatScale(gm, 'sig')[0]! * 1.0001);
   });
 });
