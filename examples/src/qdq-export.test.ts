@@ -3,6 +3,7 @@
 // within the measured bound of docs/onnx-export.md and every input gets the same class.
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
+import '@qtk/hybrid';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { defaultCalibOutQconfig, getDefaultCalibQconfig } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
@@ -10,7 +11,9 @@ import { exportOnnxBytes, qdqScales } from '@qtk/onnx';
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
+import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { MobileSeNet } from './mobile-se-net.js';
+import { postTrainingQuantize } from './ptq.js';
 import { ReferenceNet } from './reference-net.js';
 
 const MODELS: [string, () => Module][] = [
@@ -72,5 +75,37 @@ describe.each(MODELS)('%s exported as QDQ ONNX', (name, make) => {
       expect(err / top, `${name} ${level}`).toBeLessThanOrEqual(c.bound);
       for (let row = 0; row < 64; row++) expect(argmax(got, row, 10)).toBe(argmax(want, row, 10));
     }
+  });
+});
+
+describe('a heterogeneous QAT model (bernoulli2, hybrid)', () => {
+  it('exports its CPU ops as float operators between the calibrated QDQ pairs, and agrees with QTK', async () => {
+    const net = new MobileHybridNet({ generator: new Generator(1) });
+    const g = new Generator(2);
+    net.train();
+    noGrad(() => {
+      for (let i = 0; i < 2; i++) net.call(randn([8, 1, 28, 28], { generator: g }));
+    });
+    net.eval();
+    const calibration = [0, 1].map(() => randn([8, 1, 28, 28], { generator: g }).clamp(-1, 1));
+    const { calibrated } = postTrainingQuantize(net, { march: 'bernoulli2', calibration, prepare: { hybrid: true } });
+    const x = randn([32, 1, 28, 28], { generator: g }).clamp(-1, 1);
+    const bytes = exportOnnxBytes(calibrated, x);
+    const session = await ort.InferenceSession.create(bytes, {
+      graphOptimizationLevel: 'disabled',
+      logSeverityLevel: 3,
+    });
+    const input = new ort.Tensor('float32', Float32Array.from(x.values() as Float32Array), x.shape);
+    const got = (await session.run({ [session.inputNames[0]!]: input }))[session.outputNames[0]!]!.data as Float32Array;
+    const want = (noGrad(() => calibrated.call(x)) as Tensor).values();
+    let err = 0;
+    let top = 0;
+    for (let i = 0; i < want.length; i++) {
+      err = Math.max(err, Math.abs(got[i]! - want[i]!));
+      top = Math.max(top, Math.abs(want[i]!));
+    }
+    // measured 6.2e-8: float rounding only
+    expect(err / top).toBeLessThanOrEqual(1e-2);
+    for (let row = 0; row < 32; row++) expect(argmax(got, row, 10)).toBe(argmax(want, row, 10));
   });
 });
