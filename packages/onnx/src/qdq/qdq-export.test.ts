@@ -332,6 +332,7 @@ describe('other layer kinds and a narrowed range', () => {
     expect([fq.quantMin, fq.quantMax]).toEqual([-64, 63]);
     const bytes = exportOnnxBytes(gm, x);
     expect(ops(decodeModel(bytes), 'Clip').map((n) => n.name)).toContain('sig_clip');
+    expect(qdqScales(bytes).tensors.sig).toMatchObject({ source: 'sig_float', quantized: 'sig_quantized' });
     const want = (noGrad(() => gm.call(x)) as Tensor).values();
     expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(fq.scale.values()[0]! * 1.0001);
   });

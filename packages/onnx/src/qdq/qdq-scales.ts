@@ -78,11 +78,16 @@ export function qdqScales(onnx: Uint8Array): QdqScales {
     const axisAttr = n.attribute?.find((a) => a.name === 'axis')?.i;
     const perChannel = (constant(s, 'scale', name).dims ?? []).length === 1;
     const rank = rankOf.get(q ?? '');
-    const axis = perChannel ? ((axisAttr ?? 1) < 0 && rank !== undefined ? axisAttr! + rank : (axisAttr ?? 1)) : null;
+    let axis: number | null = null;
+    if (perChannel) {
+      axis = axisAttr ?? 1; // ONNX's default axis
+      if (axis < 0 && rank !== undefined) axis += rank;
+    }
     const quantizer = producer.get(q ?? '');
     let source: string | null = null;
     if (quantizer?.op_type === 'QuantizeLinear') {
       source = quantizer.input?.[0] ?? null;
+      // the range clip of a narrowed fake-quant (quantizeDequantize names it after its QuantizeLinear)
       const clip = source ? producer.get(source) : undefined;
       if (clip?.op_type === 'Clip' && clip.name === `${quantizer.name?.replace(/_quantize$/, '')}_clip`)
         source = clip.input?.[0] ?? source;
