@@ -4,17 +4,13 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
 import type { LayerNormQat, SoftmaxQat } from '@qtk/fixed-point';
 import type { OnnxBuilder } from '../export-builder.js';
+import { type ReduceOp, reduceNode } from '../export-reduce.js';
 import type { ModuleExportStep } from '../export-rules.js';
 import { isFakeQuantActive, quantizeDequantize } from './qdq-emit.js';
 import { rankOf } from './weighted-layer.js';
 
-type Reduce = 'ReduceMax' | 'ReduceSum' | 'ReduceMean';
-
-/** A reduction keeping its axes (axes as an input from opset 13 for ReduceSum, from opset 18 for the others). */
-function reduce(b: OnnxBuilder, op: Reduce, x: string, axes: number[], name: string): string {
-  const asInput = op === 'ReduceSum' ? b.opset >= 13 : b.opset >= 18;
-  if (asInput) return b.node(op, [x, b.intConst(axes, `${name}_axes`)], name, { keepdims: 1 })[0]!;
-  return b.node(op, [x], name, { axes, keepdims: 1 })[0]!;
+function reduce(b: OnnxBuilder, op: ReduceOp, x: string, axes: number[], name: string): string {
+  return reduceNode(b, op, x, axes, true, name)[0]!;
 }
 
 /** Writes one step's fake-quant (QDQ), or nothing while it only observes. */
