@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calibrate, prepareQatFx, QatModule, startQat } from '@qtk/core';
 import {
+  defaultLsqQconfig,
   FakeQuantize,
   fakeQuantize,
   getDefaultCalibQconfig,
@@ -409,5 +410,20 @@ describe('per-tensor weights', () => {
       expect(scales.tensors[w], w).toMatchObject({ kind: 'weight', axis: null, zeroPoint: [0] });
     const want = (noGrad(() => gm.call(x)) as Tensor).values();
     expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(qatScale(gm, 'sig')[0]! * 1.0001);
+  });
+});
+
+describe('learned scales (LSQ)', () => {
+  it('export the learned scale and agree with QTK', async () => {
+    const gm = prepareQatFx(smallNet(), { global: defaultLsqQconfig }, { march: 'bayes', onWarning: () => {} });
+    calibrate(gm, randomBatches(shape, 2, 50), { onWarning: () => {} });
+    const relu1 = (gm.getSubmodule('relu1') as QatModule).activationPostProcess!;
+    expect(relu1.kind).toBe('lsq');
+    relu1.scale.data[relu1.scale.offset] = Math.fround(relu1.scale.values()[0]! * 1.25); // as if training moved it
+    const x = randn(shape, { generator: new Generator(51) }).clamp(-1, 1);
+    const bytes = exportOnnxBytes(gm, x);
+    expect(qdqScales(bytes).tensors.relu1!.scale).toEqual([relu1.scale.values()[0]]);
+    const want = (noGrad(() => gm.call(x)) as Tensor).values();
+    expect(maxAbsDiff(await runOrt(bytes, x), want)).toBeLessThanOrEqual(qatScale(gm, 'fc')[0]! * 1.0001);
   });
 });
