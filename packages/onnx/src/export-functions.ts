@@ -4,6 +4,7 @@ import { Tensor, type ResizeOptions } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import type { OnnxBuilder } from './export-builder.js';
 import type { ExportStep } from './export-modules.js';
+import { reduceNode } from './export-reduce.js';
 
 function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[], i: number): string {
   if (typeof v === 'number') return b.floatConst([v], `${name}_scalar`, []);
@@ -100,10 +101,7 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
     case 'sum': {
       const ax = args[1] as number | number[] | undefined;
       const axes = (ax === undefined ? x0.shape.map((_, i) => i) : typeof ax === 'number' ? [ax] : ax).map(norm);
-      const keepdims = args[2] ? 1 : 0;
-      if (op === 'sum' && b.opset >= 13)
-        return b.node('ReduceSum', [x, b.intConst(axes, `${name}_axes`)], name, { keepdims });
-      return b.node(op === 'mean' ? 'ReduceMean' : 'ReduceSum', [x], name, { axes, keepdims });
+      return reduceNode(b, op === 'mean' ? 'ReduceMean' : 'ReduceSum', x, axes, Boolean(args[2]), name);
     }
     case 'unsqueeze':
     case 'squeeze': {
@@ -179,10 +177,7 @@ function exportMore(op: string, s: ExportStep): string[] | null {
     case 'onnx.reduce': {
       const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max', number[] | null, boolean];
       const opType = kind === 'sum' ? 'ReduceSum' : kind === 'mean' ? 'ReduceMean' : 'ReduceMax';
-      const all = axes ?? x0.shape.map((_, i) => i);
-      if (kind === 'sum' && b.opset >= 13)
-        return b.node(opType, [x, ints(all, 'axes')], name, { keepdims: keepdims ? 1 : 0 });
-      return b.node(opType, [x], name, { axes: all, keepdims: keepdims ? 1 : 0 });
+      return reduceNode(b, opType, x, axes ?? x0.shape.map((_, i) => i), keepdims, name);
     }
     case 'onnx.clip': {
       let k = 1;
@@ -203,12 +198,10 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       const [, axis, eps] = args as [Tensor, number, number];
       const a = axis < 0 ? axis + x0.ndim : axis;
       const axes = x0.shape.slice(a).map((_, i) => a + i);
-      const mean = b.node('ReduceMean', [x], `${name}_mean`, { axes, keepdims: 1 });
+      const mean = reduceNode(b, 'ReduceMean', x, axes, true, `${name}_mean`);
       const d = b.node('Sub', [x, mean[0]!], `${name}_centred`);
-      const v = b.node('ReduceMean', b.node('Mul', [d[0]!, d[0]!], `${name}_square`), `${name}_var`, {
-        axes,
-        keepdims: 1,
-      });
+      const sq = b.node('Mul', [d[0]!, d[0]!], `${name}_square`)[0]!;
+      const v = reduceNode(b, 'ReduceMean', sq, axes, true, `${name}_var`);
       const sd = b.node('Sqrt', b.node('Add', [v[0]!, scalar(eps, 'eps')], `${name}_var_eps`), `${name}_std`);
       return [mean[0]!, b.node('Reciprocal', sd, `${name}_inv_std`)[0]!];
     }

@@ -56,7 +56,7 @@ export interface ExportStep {
   batch: number | null;
 }
 
-function convPads(padding: number[] | 'same' | 'valid', kernel: number[], dilation: number[]): number[] {
+export function convPads(padding: number[] | 'same' | 'valid', kernel: number[], dilation: number[]): number[] {
   if (padding === 'valid') return [...kernel.map(() => 0), ...kernel.map(() => 0)];
   if (padding === 'same') {
     const total = kernel.map((k, i) => dilation[i]! * (k - 1));

@@ -6,7 +6,7 @@ import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
-import { exactFloatRuleOf, moduleExportRuleOf } from './export-rules.js';
+import { exactFloatRuleOf, moduleExportRuleOf, runExportSetups } from './export-rules.js';
 import { attrAt, mapValues, subAt } from './graph-run.js';
 // The integer rules of fixed-point modules register themselves; every export walk sees them.
 import './integer/index.js';
@@ -159,6 +159,7 @@ export function exportOnnxBytes(
   const valueInfos: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];
   const wasTraining = gm.training;
+  const undoSetups = runExportSetups(gm);
   gm.eval();
   try {
     noGrad(() => {
@@ -263,6 +264,7 @@ export function exportOnnxBytes(
     });
   } finally {
     if (wasTraining) gm.train();
+    undoSetups();
   }
   for (const node of graph.nodes) {
     const n = names.get(node);

@@ -1,3 +1,4 @@
+import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { ExportStep } from './export-modules.js';
 
@@ -57,4 +58,33 @@ export function exactFloatRuleOf(m: Module): ModuleExportRule | undefined {
     if (rule) return rule;
   }
   return undefined;
+}
+
+/**
+ * Prepares a model for the export walk and returns what undoes it. The walk runs the model once on the
+ * example inputs; a setup makes that run compute what the exported model computes and leave the model
+ * as it was (fake-quants: frozen scales, observers not fed).
+ */
+export type ExportSetup = (gm: GraphModule) => () => void;
+
+const setups: ExportSetup[] = [];
+
+/** Registers a setup run before every export walk (undone after it, last registered first); idempotent. */
+export function registerExportSetup(setup: ExportSetup): void {
+  if (!setups.includes(setup)) setups.push(setup);
+}
+
+/** Runs every registered setup on `gm`; the returned function undoes them in reverse order. */
+export function runExportSetups(gm: GraphModule): () => void {
+  const undo: (() => void)[] = [];
+  const undoAll = () => {
+    for (const u of undo.reverse()) u();
+  };
+  try {
+    for (const s of setups) undo.push(s(gm));
+  } catch (e) {
+    undoAll();
+    throw e;
+  }
+  return undoAll;
 }

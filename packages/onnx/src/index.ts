@@ -73,3 +73,19 @@ export {
   type ValueInfoMsg,
 } from './onnx-schema.js';
 export { NODE_VALUES_KEY } from './export-onnx.js';
+export { registerExportSetup, type ExportSetup } from './export-rules.js';
+export { registerQdqExport } from './qdq/qdq-rules.js';
+export { INT16_QDQ_OPSET, PER_CHANNEL_QDQ_OPSET } from './qdq/qdq-emit.js';
+export {
+  qdqScales,
+  qdqScalesPath,
+  writeQdqScales,
+  QDQ_SCALES_FORMAT,
+  QDQ_SCALES_VERSION,
+  type QdqScales,
+  type QdqTensorScale,
+} from './qdq/qdq-scales.js';
+
+import { registerQdqExport } from './qdq/qdq-rules.js';
+// fused, fake-quant and QAT modules export as Conv / QuantizeLinear / DequantizeLinear (docs/onnx-export.md)
+registerQdqExport();

@@ -1,6 +1,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { setFakeQuantize } from '@qtk/core';
-import { decodeModel, exportOnnx, exportQuantizedOnnx, OnnxExportError } from '@qtk/onnx';
+import {
+  decodeModel,
+  exportOnnx,
+  exportQuantizedOnnx,
+  OnnxExportError,
+  qdqScalesPath,
+  writeQdqScales,
+} from '@qtk/onnx';
 import { writeFileAtomicSync } from '@qtk/nn';
 import { Generator, rand } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
@@ -89,13 +96,28 @@ export function runExport(argv: readonly string[], io: CliIo): number {
     }
   }
 
-  const written = decodeModel(new Uint8Array(readFileSync(out)));
-  const form = visualize ? 'visualisation ONNX (not meant to run)' : FORM_LABEL[onnxFormOf(written).kind];
+  const writtenBytes = new Uint8Array(readFileSync(out));
+  const written = decodeModel(writtenBytes);
+  const formKind = onnxFormOf(written).kind;
+  const form = visualize ? 'visualisation ONNX (not meant to run)' : FORM_LABEL[formKind];
+  // A QDQ file gets its scales beside it, keyed by tensor name, for runtimes that take calibration tables.
+  let sidecar: string | null = null;
+  if (!visualize && formKind === 'qdq') {
+    sidecar = qdqScalesPath(out);
+    try {
+      writeQdqScales(writtenBytes, sidecar);
+    } catch (e) {
+      throw new CliError(`${out} is written, but its scales file ${sidecar} is not: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
   const lines = [
     `model:     ${path} (${label})`,
     `input:     [batch, ${sampleShape.map((d) => d ?? '?').join(', ')}]`,
     `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}`,
     `written:   ${out} (${statSync(out).size} bytes, ${form})`,
+    ...(sidecar ? [`scales:    ${sidecar}`] : []),
     `time:      ${((performance.now() - t0) / 1000).toFixed(2)} s`,
   ];
   io.out(`${lines.join('\n')}\n`);
