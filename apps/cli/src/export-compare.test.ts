@@ -1,7 +1,7 @@
 // qtk export, qtk eval --runtime and qtk compare: a fixed-point model file exported to integer ONNX,
 // run in onnxruntime-node and compared value by value with QTK, in-process and through the real process.
 import '@qtk/march-bayes';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx, saveModelFileSync } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
