@@ -21,7 +21,13 @@ export {
   type YuvInputPlanOptions,
 } from './modules/yuv-input-quantize.js';
 export { FixedConv, type FixedConvConfig, type FixedConvKind, type FixedConvAttrs } from './modules/fixed-conv.js';
-export { FixedAvgPool2d, type AvgPoolWindows, type WindowPlanner } from './modules/fixed-avg-pool.js';
+export {
+  FixedAvgPool2d,
+  avgPoolWindowList,
+  type AvgPoolWindow,
+  type AvgPoolWindows,
+  type WindowPlanner,
+} from './modules/fixed-avg-pool.js';
 export { FixedValueOp, type ValueOpTarget, type ValueOpOutput } from './modules/fixed-value-op.js';
 export {
   FixedResize,

@@ -13,6 +13,42 @@ export type AvgPoolWindows =
   | { kind: 'fixed'; attrs: AvgPoolAttrs; maxKernel?: number; where?: string }
   | { kind: 'adaptive'; outputSize: [number | null, number | null]; maxKernel?: number; where?: string };
 
+/** One pooling window: rows [y0, y1), columns [x0, x1), divisor `div`. */
+export interface AvgPoolWindow {
+  y0: number;
+  y1: number;
+  x0: number;
+  x1: number;
+  div: number;
+}
+
+/** The windows of a pooling over an H×W map, row-major over the output, with the output size. */
+export function avgPoolWindowList(
+  spec: AvgPoolWindows,
+  H: number,
+  W: number,
+): { OH: number; OW: number; windows: AvgPoolWindow[] } {
+  const windows: AvgPoolWindow[] = [];
+  if (spec.kind === 'fixed') {
+    const [OH, OW] = forEachAvgWindow(H, W, spec.attrs, (_o, y0, y1, x0, x1, div) =>
+      windows.push({ y0, y1, x0, x1, div }),
+    );
+    return { OH, OW, windows };
+  }
+  const OH = spec.outputSize[0] ?? H;
+  const OW = spec.outputSize[1] ?? W;
+  for (let oy = 0; oy < OH; oy++) {
+    const y0 = Math.floor((oy * H) / OH);
+    const y1 = Math.ceil(((oy + 1) * H) / OH);
+    for (let ox = 0; ox < OW; ox++) {
+      const x0 = Math.floor((ox * W) / OW);
+      const x1 = Math.ceil(((ox + 1) * W) / OW);
+      windows.push({ y0, y1, x0, x1, div: (y1 - y0) * (x1 - x0) });
+    }
+  }
+  return { OH, OW, windows };
+}
+
 /**
  * Average pooling in fixed point (march-semantics.md §1): the exact int32 sum S of each window,
  * then requantize from s_acc = s_in / N (N the window's divisor) to the output scale. Plans are
@@ -57,26 +93,7 @@ export class FixedAvgPool2d extends Module {
     const W = shape[shape.length - 1]!;
     const planes = x.data.size / (H * W);
     const v = x.ints();
-    const windows: { y0: number; y1: number; x0: number; x1: number; div: number }[] = [];
-    let OH: number;
-    let OW: number;
-    if (this.windows.kind === 'fixed') {
-      [OH, OW] = forEachAvgWindow(H, W, this.windows.attrs, (_o, y0, y1, x0, x1, div) =>
-        windows.push({ y0, y1, x0, x1, div }),
-      );
-    } else {
-      OH = this.windows.outputSize[0] ?? H;
-      OW = this.windows.outputSize[1] ?? W;
-      for (let oy = 0; oy < OH; oy++) {
-        const y0 = Math.floor((oy * H) / OH);
-        const y1 = Math.ceil(((oy + 1) * H) / OH);
-        for (let ox = 0; ox < OW; ox++) {
-          const x0 = Math.floor((ox * W) / OW);
-          const x1 = Math.ceil(((ox + 1) * W) / OW);
-          windows.push({ y0, y1, x0, x1, div: (y1 - y0) * (x1 - x0) });
-        }
-      }
-    }
+    const { OH, OW, windows } = avgPoolWindowList(this.windows, H, W);
     const max = this.windows.maxKernel;
     const big = max === undefined ? undefined : windows.find((w) => w.y1 - w.y0 > max || w.x1 - w.x0 > max);
     if (big) {

@@ -2,42 +2,14 @@
 // window matrices (rows, then columns; windows are rectangles whose row range depends only on the
 // output row and column range only on the output column, for fixed and adaptive pooling alike),
 // then each output position requantized by the plan of its window's divisor.
-import { FixedAvgPool2d, intRange, type QTensor, type RequantizePlan } from '@qtk/fixed-point';
-import { forEachAvgWindow } from '@qtk/tensor';
+import { avgPoolWindowList, FixedAvgPool2d, intRange, type QTensor, type RequantizePlan } from '@qtk/fixed-point';
 import { OnnxExportError } from '../errors.js';
 import { registerModuleExport } from '../export-rules.js';
-import { doubleConst, toDouble, toStorage } from './int-emit.js';
-import { requantizeClamped } from './requantize-clamped.js';
-
-interface Window {
-  y0: number;
-  y1: number;
-  x0: number;
-  x1: number;
-  div: number;
-}
+import { doubleConst, requantizeClamped, toDouble, toStorage } from './int-emit.js';
 
 /** The module's windows, row-major over the output (as FixedAvgPool2d.forward visits them). */
-function windowsOf(m: FixedAvgPool2d, H: number, W: number): { OH: number; OW: number; windows: Window[] } {
-  const windows: Window[] = [];
-  if (m.windows.kind === 'fixed') {
-    const [OH, OW] = forEachAvgWindow(H, W, m.windows.attrs, (_o, y0, y1, x0, x1, div) =>
-      windows.push({ y0, y1, x0, x1, div }),
-    );
-    return { OH, OW, windows };
-  }
-  const OH = m.windows.outputSize[0] ?? H;
-  const OW = m.windows.outputSize[1] ?? W;
-  for (let oy = 0; oy < OH; oy++) {
-    const y0 = Math.floor((oy * H) / OH);
-    const y1 = Math.ceil(((oy + 1) * H) / OH);
-    for (let ox = 0; ox < OW; ox++) {
-      const x0 = Math.floor((ox * W) / OW);
-      const x1 = Math.ceil(((ox + 1) * W) / OW);
-      windows.push({ y0, y1, x0, x1, div: (y1 - y0) * (x1 - x0) });
-    }
-  }
-  return { OH, OW, windows };
+function windowsOf(m: FixedAvgPool2d, H: number, W: number): ReturnType<typeof avgPoolWindowList> {
+  return avgPoolWindowList(m.windows, H, W);
 }
 
 const MAX_ABS: Readonly<Record<string, number>> = { int8: 128, int16: 32768, int32: 2147483648 };

@@ -6,8 +6,7 @@ import { OnnxExportError } from '../errors.js';
 import type { AttrValue } from '../export-builder.js';
 import { registerModuleExport, type ModuleExportStep } from '../export-rules.js';
 import { emitExactSum, type SumLayer } from './exact-conv-sum.js';
-import { binary, channelConst, clip, floor, toDouble, toStorage } from './int-emit.js';
-import { requantizeClamped } from './requantize-clamped.js';
+import { binary, channelConst, clip, floor, requantizeClamped, toDouble, toStorage } from './int-emit.js';
 
 const I32_MIN = -2147483648;
 const I32_MAX = 2147483647;

@@ -4,8 +4,7 @@
 import { FixedMatMul, intRange, type QTensor } from '@qtk/fixed-point';
 import { OnnxExportError } from '../errors.js';
 import { registerModuleExport } from '../export-rules.js';
-import { clip, toDouble, toStorage } from './int-emit.js';
-import { requantizeClamped } from './requantize-clamped.js';
+import { clip, requantizeClamped, toDouble, toStorage } from './int-emit.js';
 
 const MAX_ABS: Readonly<Record<string, number>> = { int8: 128, int16: 32768 };
 

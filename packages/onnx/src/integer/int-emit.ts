@@ -145,10 +145,8 @@ export function shiftRight(
 }
 
 /**
- * Requantizes a float64 accumulator (exact integers) with a plan, channel c of the plan along `axis`:
- * `t = floor(acc · 2^-pre)` (clamped to int16 under the int16_intermediate rule),
- * `y = floor((t·m + 2^(n-1)) · 2^-n)`, saturated to the plan's dtype. The same operations, in the
- * same order, as requantizeInto. Returns float64 exact integers (cast with toStorage).
+ * Requantizes a float64 accumulator (exact integers) with a plan, channel c of the plan along `axis`, and
+ * saturates it to the plan's dtype: the same integers as requantizeInto (see requantizeClamped).
  */
 export function requantize(
   b: OnnxBuilder,
@@ -158,30 +156,57 @@ export function requantize(
   rank: number,
   name: string,
 ): string {
+  const { min, max } = intRange(plan.outDtype);
+  return requantizeClamped(b, acc, plan, axis, rank, min, max, name);
+}
+
+/**
+ * `t = floor(acc·2^-pre)` (clamped to int16 under the int16_intermediate rule), `y = floor(t·(m·2^-n) + ½)`
+ * (t·m where n = 0), clamped to [lo, hi] (within the plan's dtype). Float64 exact integers in and out.
+ * `floor(t·(m·2^-n) + ½)` is requantizeInto's `floor((t·m + 2^(n-1))·2^-n)` bit for bit, in one float64
+ * pass fewer: t·m (< 2^47) times a power of two is exact, and so is adding ½ to it (the exact sum is
+ * representable); saturation and a fused ReLU / ReLU6 are one Clip.
+ */
+export function requantizeClamped(
+  b: OnnxBuilder,
+  acc: string,
+  plan: RequantizePlan,
+  axis: number,
+  rank: number,
+  lo: number,
+  hi: number,
+  name: string,
+): string {
   let t = shiftRight(b, acc, plan.pre, axis, rank, `${name}_pre`);
   if (plan.rule === 'int16_intermediate') t = clip(b, t, -32768, 32767, `${name}_int16`);
   const m = Array.from(plan.m);
   const n = Array.from(plan.n);
-  const prod = m.every((v) => v === 1)
-    ? t
-    : binary(b, 'Mul', t, channelConst(b, m, axis, rank, `${name}_m`), `${name}_mul`);
-  let y = prod;
+  const scaled =
+    m.every((v) => v === 1) && n.every((v) => v === 0)
+      ? t
+      : binary(
+          b,
+          'Mul',
+          t,
+          channelConst(
+            b,
+            m.map((v, c) => v * 2 ** -n[c]!),
+            axis,
+            rank,
+            `${name}_mul`,
+          ),
+          `${name}_scaled`,
+        );
+  let y = scaled;
   if (n.some((v) => v !== 0)) {
     const half = channelConst(
       b,
-      n.map((v) => (v === 0 ? 0 : 2 ** (v - 1))),
+      n.map((v) => (v === 0 ? 0 : 0.5)),
       axis,
       rank,
       `${name}_half`,
     );
-    const inv = channelConst(
-      b,
-      n.map((v) => 2 ** -v),
-      axis,
-      rank,
-      `${name}_inv`,
-    );
-    y = floor(b, binary(b, 'Mul', binary(b, 'Add', prod, half, `${name}_add`), inv, `${name}_scale`), `${name}_floor`);
+    y = floor(b, binary(b, 'Add', scaled, half, `${name}_add`), `${name}_floor`);
   }
-  return saturate(b, y, plan.outDtype, name);
+  return clip(b, y, lo, hi, name);
 }

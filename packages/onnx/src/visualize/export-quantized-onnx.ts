@@ -21,7 +21,8 @@ import {
   typedArrayProto,
 } from './visual-attributes.js';
 import { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION } from './visual-domain.js';
-import { attrAt, callArgs, constantPart, isValue, quantOf, sameQuant, valueInfo } from './visual-values.js';
+import { attrAt } from '../graph-run.js';
+import { callArgs, constantPart, isValue, quantOf, sameQuant, valueInfo } from './visual-values.js';
 
 export { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION };
 

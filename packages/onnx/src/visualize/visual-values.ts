@@ -1,8 +1,7 @@
 // The values of a GraphModule run node by node for the visualisation export: runtime arguments,
 // value types, and the quantization a value carries.
 import { QTensor } from '@qtk/fixed-point';
-import { type Argument, type GraphModule, Node } from '@qtk/ir';
-import type { Module } from '@qtk/nn';
+import { type Argument, Node } from '@qtk/ir';
 import { Tensor } from '@qtk/tensor';
 import { DataType, type ValueInfoMsg } from '../onnx-schema.js';
 import type { QuantInfo } from './describe-module.js';
@@ -47,14 +46,6 @@ export function callArgs(node: Node, env: Map<Node, unknown>): unknown[] {
   const args = node.args.map((a) => mapArgs(a, env));
   if (Object.keys(node.kwargs).length > 0) args.push(mapArgs(node.kwargs as Argument, env));
   return args;
-}
-
-export function attrAt(gm: GraphModule, path: string): unknown {
-  const parts = path.split('.');
-  let owner: Module = gm;
-  for (const p of parts.slice(0, -1)) owner = owner.getChild(p)!;
-  const last = parts[parts.length - 1]!;
-  return owner.getChild(last) ?? (owner as unknown as Record<string, unknown>)[last];
 }
 
 /** The constant part of a node argument (numbers, strings, lists of them): graph values and tensors left out. */
