@@ -11,3 +11,4 @@ export {
 } from './train.js';
 export { takeBatch } from './batches.js';
 export { SUBSET_DIR, DEBIAN_FASHION_MNIST, resolveFullData, loadDataset } from './data.js';
+export { checkIntegerOnnx, type IntegerOnnxCheck, type IntegerOnnxCheckOptions } from './integer-onnx-check.js';

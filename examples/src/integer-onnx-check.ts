@@ -26,6 +26,8 @@ export interface IntegerOnnxCheckOptions {
   /** Samples of the first batch compared node by node (default 64). */
   intermediateSamples?: number;
   opset?: number;
+  /** The exported file to check (default: exported here from `fixed` with `opset`). */
+  onnxBytes?: Uint8Array;
   progress?: boolean;
   label?: string;
 }
@@ -44,7 +46,7 @@ export async function checkIntegerOnnx(
   const batchSize = options.batchSize ?? 500;
   const n = data.images.shape[0]!;
   const first = takeBatch(data, null, 0, Math.min(options.intermediateSamples ?? 64, n)).images;
-  const bytes = exportOnnxBytes(fixed, [first], { opset: options.opset });
+  const bytes = options.onnxBytes ?? exportOnnxBytes(fixed, [first], { opset: options.opset });
   const comparison = await compareWithRuntime(fixed, bytes, [first]);
   const session = await ort.InferenceSession.create(bytes);
   const inputName = session.inputNames[0]!;

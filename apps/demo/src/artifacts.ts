@@ -5,6 +5,7 @@ import { symbolicTrace } from '@qtk/ir';
 import { writeFileAtomicSync } from '@qtk/nn';
 import { exportOnnx } from '@qtk/onnx';
 import { Tensor } from '@qtk/tensor';
+import type { DeploymentCheck } from './deployment.js';
 import type { DemoResult } from './pipeline.js';
 import { formatQconfigReport, qconfigReport } from './qconfig-report.js';
 import { formatSummary, summaryJson } from './summary.js';
@@ -26,7 +27,7 @@ export function writeAtomic(path: string, data: string | Uint8Array): void {
 }
 
 /** Writes every artifact of a demo run to `dir` and returns the paths written. */
-export function writeArtifacts(r: DemoResult, dir: string): string[] {
+export function writeArtifacts(r: DemoResult, dir: string, deployment?: DeploymentCheck): string[] {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const put = (name: string, data: string | Uint8Array) => {
@@ -34,8 +35,9 @@ export function writeArtifacts(r: DemoResult, dir: string): string[] {
     writeAtomic(p, data);
     written.push(p);
   };
-  put(ARTIFACTS.summaryText, `${formatSummary(r)}\n`);
-  put(ARTIFACTS.summaryJson, `${JSON.stringify(summaryJson(r), null, 2)}\n`);
+  put(ARTIFACTS.summaryText, `${formatSummary(r, deployment)}\n`);
+  put(ARTIFACTS.summaryJson, `${JSON.stringify(summaryJson(r, deployment), null, 2)}\n`);
+  if (deployment) written.push(deployment.path);
 
   const calib = qconfigReport(r.calibrated);
   const qat = r.qat ? qconfigReport(r.qat) : null;

@@ -2,10 +2,11 @@
 import { wasmStatus } from '@qtk/tensor';
 import { DemoArgsError, HELP, parseDemoArgs } from './args.js';
 import { writeArtifacts } from './artifacts.js';
+import { checkDeployment, type DeploymentCheck } from './deployment.js';
 import { type DemoResult, runDemo } from './pipeline.js';
 import { formatSummary } from './summary.js';
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   let options: ReturnType<typeof parseDemoArgs>;
   try {
     options = parseDemoArgs(argv);
@@ -32,10 +33,23 @@ function main(argv: string[]): number {
     process.stderr.write(`error: ${(e as Error).message}\n`);
     return 1;
   }
-  const files = writeArtifacts(result, options.out);
+  let deployment: DeploymentCheck;
+  try {
+    deployment = await checkDeployment(result, options.out, options.progress);
+  } catch (e) {
+    process.stderr.write(`error: integer ONNX check: ${(e as Error).message}\n`);
+    return 1;
+  }
+  log(
+    `integer ONNX: ${deployment.path}, onnxruntime-node test accuracy ${(deployment.accuracy.onnxruntime * 100).toFixed(2)} %, ` +
+      `${(deployment.identicalOutputs * 100).toFixed(2)} % of outputs bit-identical to QTK's; first batch: ${deployment.intermediates.summary}`,
+  );
+  const files = writeArtifacts(result, options.out, deployment);
   log(`artifacts in ${options.out}: ${files.map((f) => f.slice(options.out.length + 1)).join(', ')}`);
-  process.stdout.write(`\n${formatSummary(result)}\n\ntotal ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(
+    `\n${formatSummary(result, deployment)}\n\ntotal ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+  );
   return 0;
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -9,6 +9,7 @@ import { DemoArgsError, parseDemoArgs, type DemoOptions } from './args.js';
 import { ARTIFACTS, writeArtifacts } from './artifacts.js';
 import { runDemo, type DemoResult } from './pipeline.js';
 import { formatSummary } from './summary.js';
+import { checkDeployment, type DeploymentCheck, FIXED_POINT_ONNX } from './deployment.js';
 
 describe('parseDemoArgs', () => {
   it('has the documented defaults and rejects bad flags with clear messages', () => {
@@ -45,8 +46,9 @@ describe('the demo pipeline on a tiny slice', () => {
   let out: string;
   let result: DemoResult;
   let written: string[];
+  let deployment: DeploymentCheck;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'qtk-demo-'));
     const options = {
       ...(parseDemoArgs([
@@ -64,7 +66,8 @@ describe('the demo pipeline on a tiny slice', () => {
       ]) as DemoOptions),
     };
     result = runDemo(options);
-    written = writeArtifacts(result, out);
+    deployment = await checkDeployment(result, join(out, 'new-folder'), false); // a folder that does not exist yet
+    written = writeArtifacts(result, out, deployment);
   }, 120_000);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -85,9 +88,21 @@ describe('the demo pipeline on a tiny slice', () => {
       expect(table).toMatch(new RegExp(`^${row} `, 'm'));
   });
 
+  it('the integer ONNX file gives the outputs of QTK bit for bit in onnxruntime-node, and the table says so', () => {
+    expect(deployment.identicalOutputs).toBe(1);
+    expect(deployment.intermediates.identical).toBe(true);
+    expect(deployment.accuracy.onnxruntime).toBe(result.accuracy.fixedPoint);
+    expect(formatSummary(result, deployment)).toMatch(
+      /^integer ONNX +\d+\.\d\d % .*100\.00 % of outputs bit-identical to QTK$/m,
+    );
+    const summary = JSON.parse(readFileSync(join(out, ARTIFACTS.summaryJson), 'utf8'));
+    expect(summary.integerOnnx.identicalOutputs).toBe(1);
+  });
+
   it('writes the artifacts, and they load back', () => {
     for (const name of Object.values(ARTIFACTS)) expect(existsSync(join(out, name)), name).toBe(true);
-    expect(written.length).toBe(Object.values(ARTIFACTS).length);
+    expect(written.length).toBe(Object.values(ARTIFACTS).length + 1);
+    expect(written).toContain(join(out, 'new-folder', FIXED_POINT_ONNX));
     const summary = JSON.parse(readFileSync(join(out, ARTIFACTS.summaryJson), 'utf8'));
     expect(summary.accuracy.fixedPoint).toBe(result.accuracy.fixedPoint);
     const report = JSON.parse(readFileSync(join(out, ARTIFACTS.qconfigJson), 'utf8'));

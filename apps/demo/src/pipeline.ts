@@ -39,6 +39,8 @@ export interface DemoResult {
   calibrated: GraphModule;
   qat: GraphModule | null;
   fixedPoint: GraphModule;
+  /** The test images the accuracies were measured on. */
+  test: Dataset;
 }
 
 /** Activation qconfig of calibration: the chosen observer, min-max per-channel weights; the output Linear keeps a high-precision output. */
@@ -201,6 +203,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
     calibrated,
     qat,
     fixedPoint,
+    test,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { DeploymentCheck } from './deployment.js';
 import type { DemoResult } from './pipeline.js';
 
 /** A plain text table: the first row is the header, columns left-aligned except numbers. */
@@ -15,8 +16,11 @@ export function formatTable(rows: string[][], rightAlign: (col: number) => boole
 const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(2)} %`);
 const sec = (x: number) => `${x.toFixed(1)} s`;
 
-/** The summary table the demo prints: accuracy per stage and fake-quant vs fixed-point agreement. */
-export function formatSummary(r: DemoResult): string {
+/**
+ * The summary table the demo prints: accuracy per stage, fake-quant vs fixed-point agreement and, when
+ * given, the integer ONNX file in onnxruntime-node against QTK's fixed-point model.
+ */
+export function formatSummary(r: DemoResult, deployment?: DeploymentCheck): string {
   const o = r.options;
   const rows = [
     ['stage', 'test top-1', 'time', 'what (time includes the test evaluation)'],
@@ -46,12 +50,20 @@ export function formatSummary(r: DemoResult): string {
       `top-1 agreement, fake-quant (${o.qatSteps > 0 ? 'QAT' : 'calibration'}) vs fixed point`,
     ],
   ];
+  if (deployment) {
+    rows.push([
+      'integer ONNX',
+      pct(deployment.accuracy.onnxruntime),
+      sec(deployment.seconds.onnxruntime),
+      `fixed point exported, run in onnxruntime-node: ${pct(deployment.identicalOutputs)} of outputs bit-identical to QTK`,
+    ]);
+  }
   const title = `QTK demo: ${r.testImages} test images, ${r.trainImages} training images (${o.data ?? 'embedded Fashion-MNIST subset'})`;
   return `${title}\n\n${formatTable(rows, (c) => c === 1 || c === 2)}`;
 }
 
 /** The summary's numbers as JSON-ready data (summary.json in the output folder). */
-export function summaryJson(r: DemoResult): Record<string, unknown> {
+export function summaryJson(r: DemoResult, deployment?: DeploymentCheck): Record<string, unknown> {
   const { options: o } = r;
   return {
     version: 1,
@@ -67,5 +79,16 @@ export function summaryJson(r: DemoResult): Record<string, unknown> {
     agreement: r.agreement,
     qatFinalLoss: r.qatLoss,
     seconds: r.seconds,
+    ...(deployment
+      ? {
+          integerOnnx: {
+            file: deployment.path,
+            identicalOutputs: deployment.identicalOutputs,
+            accuracy: deployment.accuracy.onnxruntime,
+            seconds: deployment.seconds,
+            intermediates: deployment.intermediates,
+          },
+        }
+      : {}),
   };
 }
