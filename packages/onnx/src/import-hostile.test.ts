@@ -386,7 +386,9 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     expect(Array.from((gm.call(x) as Tensor).values() as Float32Array)).toEqual([-0, -2, -0, -4]);
   });
 
-  it('checking order and cycles is linear: 200,000 nodes in reverse order sort, and a 200,000-node cycle is found, in well under a second', () => {
+  // The bound tells linear from quadratic, not fast from slow: a quadratic sort or cycle search over 200,000
+  // nodes (4·10^10 steps) takes minutes, the linear one about 0.2 s, so 5 s holds on a loaded CI machine.
+  it('checking order and cycles is linear: 200,000 nodes in reverse order sort, and a 200,000-node cycle is found, within seconds', () => {
     const n = 200_000;
     const chain: NodeMsg[] = Array.from({ length: n }, (_, k) => ({
       op_type: 'Relu',
@@ -397,7 +399,7 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     const graph = (node: NodeMsg[]) => ({ node, input: [f32('x', [1])], output: [f32('y', [1])] });
     let t0 = performance.now();
     const order = checkGraph(graph([...chain].reverse()), new Set(), () => {});
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(5000);
     expect(order.map((m) => m.name)).toEqual(chain.map((m) => m.name));
     const ring = chain.map((m, k) => (k === 0 ? { ...m, input: ['v0'] } : m));
     ring[n - 1] = { ...ring[n - 1]!, output: ['v0'] };
@@ -406,7 +408,7 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
     expect(() => checkGraph(graph(ring), new Set(), () => {})).toThrow(
       /cycle of 200000 node\(s\): 'r0' → 'r199999' → 'r199998'.*… 199990 more ….*→ 'r1' → 'r0' \(/,
     );
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(5000);
   });
 
   it('a cyclic graph names the cycle', () => {
