@@ -25,13 +25,18 @@ export function registerModuleExport(cls: ModuleClass, rule: ModuleExportRule): 
   rules.set(cls, rule);
 }
 
-/** The export rule of a module: its class's, else the nearest registered base class's. */
-export function moduleExportRuleOf(m: Module): ModuleExportRule | undefined {
+/** The rule registered for the module's class, else for its nearest base class. */
+function nearestRule(table: Map<ModuleClass, ModuleExportRule>, m: Module): ModuleExportRule | undefined {
   for (let p = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
-    const rule = rules.get(p.constructor as ModuleClass);
+    const rule = table.get(p.constructor as ModuleClass);
     if (rule) return rule;
   }
   return undefined;
+}
+
+/** The export rule of a module: its class's, else the nearest registered base class's. */
+export function moduleExportRuleOf(m: Module): ModuleExportRule | undefined {
+  return nearestRule(rules, m);
 }
 
 /** Whether a module class has an export rule of its own (not inherited). */
@@ -53,11 +58,7 @@ export function registerExactFloatExport(cls: ModuleClass, rule: ModuleExportRul
 
 /** The exact float form of a module's class (own or inherited), if one is registered. */
 export function exactFloatRuleOf(m: Module): ModuleExportRule | undefined {
-  for (let p = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
-    const rule = exactFloatRules.get(p.constructor as ModuleClass);
-    if (rule) return rule;
-  }
-  return undefined;
+  return nearestRule(exactFloatRules, m);
 }
 
 /**
