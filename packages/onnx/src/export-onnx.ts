@@ -1,13 +1,13 @@
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Argument, Node } from '@qtk/ir';
 import { writeFileAtomicSync } from '@qtk/nn';
-import { Tensor, noGrad, traceables } from '@qtk/tensor';
+import { Tensor } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
 import { exactFloatRuleOf, moduleExportRuleOf, runExportSetups } from './export-rules.js';
-import { attrAt, mapValues, subAt } from './graph-run.js';
+import { runNodes, subAt } from './graph-run.js';
 // The integer rules of fixed-point modules register themselves; every export walk sees them.
 import './integer/index.js';
 import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
@@ -53,7 +53,7 @@ function tensorInputs(
   names: Map<Node, string[]>,
   b: OnnxBuilder,
   base: string,
-  env: Map<Node, unknown>,
+  env: ReadonlyMap<Node, unknown>,
 ): string[] {
   const out: string[] = [];
   const visit = (a: unknown) => {
@@ -125,7 +125,6 @@ export function exportOnnxBytes(
   const exactFloat = (options.floatForm ?? (gm.meta?.kind === 'fixed-point' ? 'exact' : 'standard')) === 'exact';
   const inputs = isTensorValue(exampleInputs) ? [exampleInputs] : [...exampleInputs];
   const b = new OnnxBuilder(opset);
-  const env = new Map<Node, unknown>();
   const names = new Map<Node, string[]>();
   const graph = gm.graph;
   const placeholders = graph.placeholders;
@@ -158,120 +157,89 @@ export function exportOnnxBytes(
   const nodeValues: [string, string][] = [];
   const valueInfos: ValueInfoMsg[] = [];
   let outputsMsg: ValueInfoMsg[] = [];
-  const wasTraining = gm.training;
   const undoSetups = runExportSetups(gm);
-  gm.eval();
   try {
-    noGrad(() => {
-      for (const node of graph.nodes) {
-        const args = node.args.map((a) => mapValues(a, env));
-        let out: unknown;
-        const step = (): ExportStep => ({
-          b,
-          inputs: tensorInputs(node.args, names, b, node.name, env),
-          args,
-          out,
-          name: node.name,
-          path: node.target,
-          batch,
-        });
-        switch (node.op) {
-          case 'placeholder': {
-            const i = placeholders.indexOf(node);
-            env.set(node, inputs[i]);
-            names.set(node, [inputNames[i]!]);
-            graphInputs.push(valueInfo(inputNames[i]!, inputs[i]!, dynamicBatch));
-            continue;
-          }
-          case 'get_attr': {
-            out = attrAt(gm, node.target);
-            env.set(node, out);
-            if (out instanceof Tensor) names.set(node, [b.tensor(out, node.target)]);
-            continue;
-          }
-          case 'call_module': {
-            const m = subAt(gm, node.target);
-            out = node.method
-              ? (m as unknown as Record<string, (...a: unknown[]) => unknown>)[node.method]!(...args)
-              : m.call(...args);
-            env.set(node, out);
-            const rule = (exactFloat ? exactFloatRuleOf(m) : undefined) ?? moduleExportRuleOf(m);
-            names.set(
-              node,
-              rule ? rule({ ...step(), module: m, method: node.method }) : exportModule(m, step(), node.method),
-            );
-            continue;
-          }
-          case 'call_function': {
-            const entry = traceables.get(node.target);
-            out = entry.fn(...args);
-            env.set(node, out);
-            const isTensors =
-              out instanceof Tensor || (Array.isArray(out) && out.length > 0 && out.every((t) => t instanceof Tensor));
-            if (!isTensors) {
-              // Shape arithmetic (x.shape[0], ...) runs here in JS; reshape targets take the example's values.
-              names.set(node, []);
-            } else if (node.target === 'getitem') {
-              const src = node.args[0] as Node;
-              const srcNames = names.get(src);
-              if (!srcNames)
-                throw new OnnxExportError(`exportOnnx: getitem '${node.name}' of a value without ONNX outputs`);
-              names.set(node, [srcNames[args[1] as number]!]);
-            } else if (node.target === 'split') {
-              const parts = out as Tensor[];
-              const sizes = parts.map(
-                (t) =>
-                  t.shape[
-                    (args[2] as number) < 0
-                      ? (args[2] as number) + (args[0] as Tensor).ndim
-                      : ((args[2] as number) ?? 0)
-                  ]!,
-              );
-              const axis = (args[2] as number | undefined) ?? 0;
-              const ins = [step().inputs[0]!];
-              const attrs: Record<string, number | number[]> = { axis };
-              if (opset >= 13) ins.push(b.intConst(sizes, `${node.name}_split`));
-              else attrs.split = sizes;
-              names.set(node, b.node('Split', ins, node.name, attrs, parts.length));
-            } else names.set(node, exportCall(node.target, step(), node.args));
-            continue;
-          }
-          case 'call_method': {
-            const [self, ...rest] = args as [Record<string, (...a: unknown[]) => unknown>, ...unknown[]];
-            out = self[node.target]!(...rest);
-            env.set(node, out);
-            names.set(
-              node,
-              out instanceof Tensor || Array.isArray(out) ? exportCall(node.target, step(), node.args) : [],
-            );
-            continue;
-          }
-          case 'output': {
-            const value = args[0];
-            const outs = Array.isArray(value) ? value : [value];
-            const outNodes = Array.isArray(node.args[0]) ? (node.args[0] as Node[]) : [node.args[0] as Node];
-            outputsMsg = outNodes.map((n, i) => {
-              const src = names.get(n)?.[0];
-              const t = outs[i];
-              if (!src || !isTensorValue(t))
-                throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
-              b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
-              return valueInfo(outNames[i]!, t, dynamicBatch);
-            });
+    runNodes(gm, inputs, (node, out, args, env) => {
+      const step = (): ExportStep => ({
+        b,
+        inputs: tensorInputs(node.args, names, b, node.name, env),
+        args,
+        out,
+        name: node.name,
+        path: node.target,
+        batch,
+      });
+      switch (node.op) {
+        case 'placeholder': {
+          const i = placeholders.indexOf(node);
+          names.set(node, [inputNames[i]!]);
+          graphInputs.push(valueInfo(inputNames[i]!, inputs[i]!, dynamicBatch));
+          return;
+        }
+        case 'get_attr':
+          if (out instanceof Tensor) names.set(node, [b.tensor(out, node.target)]);
+          return;
+        case 'call_module': {
+          const m = subAt(gm, node.target);
+          const rule = (exactFloat ? exactFloatRuleOf(m) : undefined) ?? moduleExportRuleOf(m);
+          names.set(
+            node,
+            rule ? rule({ ...step(), module: m, method: node.method }) : exportModule(m, step(), node.method),
+          );
+          return;
+        }
+        case 'call_function': {
+          const isTensors =
+            out instanceof Tensor || (Array.isArray(out) && out.length > 0 && out.every((t) => t instanceof Tensor));
+          if (!isTensors) {
+            // Shape arithmetic (x.shape[0], ...) runs here in JS; reshape targets take the example's values.
+            names.set(node, []);
+          } else if (node.target === 'getitem') {
+            const srcNames = names.get(node.args[0] as Node);
+            if (!srcNames)
+              throw new OnnxExportError(`exportOnnx: getitem '${node.name}' of a value without ONNX outputs`);
+            names.set(node, [srcNames[args[1] as number]!]);
+          } else if (node.target === 'split') {
+            const parts = out as Tensor[];
+            const axis = (args[2] as number | undefined) ?? 0;
+            const dim = axis < 0 ? axis + (args[0] as Tensor).ndim : axis;
+            const sizes = parts.map((t) => t.shape[dim]!);
+            const ins = [step().inputs[0]!];
+            const attrs: Record<string, number | number[]> = { axis };
+            if (opset >= 13) ins.push(b.intConst(sizes, `${node.name}_split`));
+            else attrs.split = sizes;
+            names.set(node, b.node('Split', ins, node.name, attrs, parts.length));
+          } else names.set(node, exportCall(node.target, step(), node.args));
+          return;
+        }
+        case 'call_method':
+          names.set(
+            node,
+            out instanceof Tensor || Array.isArray(out) ? exportCall(node.target, step(), node.args) : [],
+          );
+          return;
+        case 'output': {
+          const outs = Array.isArray(out) ? out : [out];
+          const outNodes = Array.isArray(node.args[0]) ? (node.args[0] as Node[]) : [node.args[0] as Node];
+          outputsMsg = outNodes.map((n, i) => {
+            const src = names.get(n)?.[0];
+            const t = outs[i];
+            if (!src || !isTensorValue(t))
+              throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
+            b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
+            return valueInfo(outNames[i]!, t, dynamicBatch);
+          });
+          for (const [n, v] of env) {
+            const onnxNames = names.get(n);
+            if (n.op === 'placeholder' || n.op === 'get_attr' || onnxNames?.length !== 1 || !isTensorValue(v)) continue;
+            nodeValues.push([n.name, onnxNames[0]!]);
+            valueInfos.push(valueInfo(onnxNames[0]!, v, dynamicBatch));
           }
         }
       }
     });
   } finally {
-    if (wasTraining) gm.train();
     undoSetups();
-  }
-  for (const node of graph.nodes) {
-    const n = names.get(node);
-    const v = env.get(node);
-    if (node.op === 'placeholder' || node.op === 'get_attr' || n?.length !== 1 || !isTensorValue(v)) continue;
-    nodeValues.push([node.name, n[0]!]);
-    valueInfos.push(valueInfo(n[0]!, v, dynamicBatch));
   }
   return encodeModel({
     ir_version: IR_VERSION[opset],

@@ -26,13 +26,14 @@ export function mapValues(a: Argument, env: Map<Node, unknown>): unknown {
 }
 
 /**
- * Runs a GraphModule in eval mode node by node, calling `visit` with each node's value; returns
- * the value of the output node.
+ * Runs a GraphModule in eval mode (gradients off) node by node, calling `visit` with each node, its value,
+ * its argument values and the values so far (the output node too, its value being the model's output);
+ * returns the model's output.
  */
 export function runNodes(
   gm: GraphModule,
   inputs: readonly unknown[],
-  visit: (node: Node, value: unknown) => void,
+  visit: (node: Node, value: unknown, args: unknown[], env: ReadonlyMap<Node, unknown>) => void,
 ): unknown {
   const env = new Map<Node, unknown>();
   const placeholders = gm.graph.placeholders;
@@ -68,10 +69,11 @@ export function runNodes(
           }
           case 'output':
             result = args[0];
+            visit(node, result, args, env);
             continue;
         }
         env.set(node, out);
-        visit(node, out);
+        visit(node, out, args, env);
       }
       return result;
     });
