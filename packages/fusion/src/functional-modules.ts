@@ -57,7 +57,12 @@ export function moduleizeFunctionalOps(gm: GraphModule, owned: Set<Module> = new
     const call = graph.insertingBefore(node, () =>
       graph.callModule(path, node.args, {}, { method: node.target, scope: node.scope }),
     );
-    call.meta = { ...node.meta, functional: `${node.op}:${node.target}` };
+    // sourceName: the traced node it replaces, so tools can align the model with its float original
+    call.meta = {
+      ...node.meta,
+      functional: `${node.op}:${node.target}`,
+      sourceName: node.meta.sourceName ?? node.name,
+    };
     node.replaceAllUsesWith(call);
     graph.eraseNode(node);
     const name = sanitizeName(path);

@@ -75,3 +75,4 @@ export {
   type SplitModelOptions,
   type SegmentInfo,
 } from './split-model.js';
+export { runNodes, mapValues, subAt, attrAt, type RunNodesOptions } from './run-nodes.js';

@@ -1,0 +1,28 @@
+export {
+  captureNodeValues,
+  outputFakeQuantOf,
+  realValues,
+  nodeNameOf,
+  type NodeValue,
+  type NodeQuant,
+  type CaptureOptions,
+} from './node-values.js';
+export { alignNodes, aliasesOf, type AlignedPair } from './align-nodes.js';
+export { nodeTypeOf, callNames } from './node-type.js';
+export { argsOf, type ModelInputs } from './model-inputs.js';
+export {
+  similarityOf,
+  klDivergence,
+  SIMILARITY_METRICS,
+  HIGHER_IS_BETTER,
+  type Similarity,
+  type SimilarityMetric,
+} from './metrics.js';
+export {
+  featuremapSimilarity,
+  isWorse,
+  type FeaturemapSimilarityOptions,
+  type FeaturemapSimilarityResult,
+  type NodeSimilarity,
+  type SimilarityJson,
+} from './featuremap-similarity.js';

@@ -1,0 +1,137 @@
+// The value every node of a model computes for one input, as float32 numbers with the quantization
+// (scale, dtype, range) that produced it: the common currency of the profiler's tools.
+import { FakeQuantize } from '@qtk/fake-quant';
+import { QTensor } from '@qtk/fixed-point';
+import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
+import type { QuantDType } from '@qtk/spec';
+import { callNames } from './node-type.js';
+import { Tensor } from '@qtk/tensor';
+
+/** The quantization of a node's output: its scale(s), integer type and range. */
+export interface NodeQuant {
+  /** One scale per tensor, or one per channel along `axis`. */
+  readonly scale: readonly number[];
+  readonly axis: number;
+  readonly dtype: QuantDType | 'qbool';
+  readonly quantMin: number;
+  readonly quantMax: number;
+  /** 'fake-quant': the node's own fake-quant (or the one right after it); 'fixed': the QTensor it returned; 'inherited': passed through from its input. */
+  readonly source: 'fake-quant' | 'fixed' | 'inherited';
+}
+
+/** One node's output for the profiled input. */
+export interface NodeValue {
+  readonly node: Node;
+  /** Module path of a module call, else the node name; `(i)` marks the i-th repeated call of a shared module. */
+  readonly name: string;
+  readonly shape: readonly number[];
+  /** The real values (a fixed-point output dequantized). */
+  readonly values: Float32Array;
+  /** The integers of a fixed-point output (null for float outputs). */
+  readonly ints: ArrayLike<number> | null;
+  readonly quant: NodeQuant | null;
+}
+
+export const nodeNameOf = (n: Node): string => (n.op === 'call_module' ? n.target : n.name);
+
+const RANGES: Record<QuantDType | 'qbool', [number, number]> = {
+  qint8: [-128, 127],
+  qint16: [-32768, 32767],
+  qint32: [-2147483648, 2147483647],
+  qbool: [0, 1],
+};
+
+/** The fake-quant that quantizes a module's output, if it has one (a QAT module's activation fake-quant, or the module itself). */
+export function outputFakeQuantOf(module: unknown): FakeQuantize | null {
+  if (module instanceof FakeQuantize) return module;
+  const post = (module as { activationPostProcess?: unknown } | null)?.activationPostProcess;
+  return post instanceof FakeQuantize ? post : null;
+}
+
+function quantOfFakeQuant(fq: FakeQuantize): NodeQuant {
+  const q = fq.calculateQparams();
+  return {
+    scale: Array.from(q.scale),
+    axis: q.scale.length > 1 ? q.chAxis : -1,
+    dtype: q.dtype,
+    quantMin: q.quantMin,
+    quantMax: q.quantMax,
+    source: 'fake-quant',
+  };
+}
+
+function quantOfQTensor(q: QTensor): NodeQuant {
+  const [quantMin, quantMax] = RANGES[q.dtype];
+  return { scale: Array.from(q.scale), axis: q.axis, dtype: q.dtype, quantMin, quantMax, source: 'fixed' };
+}
+
+/** Ops whose output keeps its input's quantization (shape changes, stubs on a fixed-scale path). */
+const PASS_THROUGH = new Set(['Flatten', 'Identity', 'Dropout', 'flatten', 'reshape', 'view', 'permute', 'transpose']);
+
+function passesQuantThrough(gm: GraphModule, node: Node): boolean {
+  if (node.op === 'call_module') return PASS_THROUGH.has(subAt(gm, node.target).constructor.name);
+  return (node.op === 'call_method' || node.op === 'call_function') && PASS_THROUGH.has(node.target);
+}
+
+/** The real values of a Tensor or QTensor as float32, or null for anything else. */
+export function realValues(
+  v: unknown,
+): { values: Float32Array; ints: ArrayLike<number> | null; shape: number[] } | null {
+  if (v instanceof QTensor) {
+    const d = v.dequantize();
+    return { values: d.values() as Float32Array, ints: v.ints(), shape: [...v.shape] };
+  }
+  if (v instanceof Tensor) {
+    return { values: Float32Array.from(v.values()), ints: null, shape: [...v.shape] };
+  }
+  return null;
+}
+
+export interface CaptureOptions {
+  /** Feed a node other argument values (see runNodes' replaceArgs). */
+  readonly replaceArgs?: (node: Node, args: unknown[], env: ReadonlyMap<Node, unknown>) => unknown[];
+}
+
+/**
+ * Runs `gm` on `inputs` and returns the value of every node whose output is a tensor (placeholders,
+ * module / function / method calls), in execution order, keyed by node.
+ */
+export function captureNodeValues(
+  gm: GraphModule,
+  inputs: readonly unknown[],
+  options: CaptureOptions = {},
+): Map<Node, NodeValue> {
+  const out = new Map<Node, NodeValue>();
+  const names = callNames(gm);
+  runNodes(
+    gm,
+    inputs,
+    (node, value) => {
+      if (node.op === 'output' || node.op === 'get_attr') return;
+      const real = realValues(value);
+      if (!real) return;
+      let quant: NodeQuant | null = null;
+      if (value instanceof QTensor) quant = quantOfQTensor(value);
+      else if (node.op === 'call_module') {
+        const fq = outputFakeQuantOf(subAt(gm, node.target));
+        if (fq) quant = quantOfFakeQuant(fq);
+      }
+      if (!quant && passesQuantThrough(gm, node)) {
+        const input = node.args[0];
+        const producer =
+          input && typeof input === 'object' && 'op' in (input as object) ? out.get(input as Node) : undefined;
+        if (producer?.quant) quant = { ...producer.quant, source: 'inherited' };
+      }
+      out.set(node, {
+        node,
+        name: names.get(node) ?? nodeNameOf(node),
+        shape: real.shape,
+        values: real.values,
+        ints: real.ints,
+        quant,
+      });
+    },
+    options.replaceArgs ? { replaceArgs: options.replaceArgs } : {},
+  );
+  return out;
+}
