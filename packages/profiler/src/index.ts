@@ -26,3 +26,20 @@ export {
   type NodeSimilarity,
   type SimilarityJson,
 } from './featuremap-similarity.js';
+export {
+  diagnose,
+  causeEvidence,
+  DIVERGENCE_CAUSES,
+  type DivergenceCause,
+  type Diagnosis,
+  type CauseEvidence,
+} from './divergence-cause.js';
+export {
+  firstDivergence,
+  STAGES,
+  type Stage,
+  type StagePair,
+  type DivergentNode,
+  type FirstDivergenceOptions,
+  type FirstDivergenceResult,
+} from './first-divergence.js';
