@@ -1,90 +1,39 @@
 import { statSync } from 'node:fs';
-import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
-import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
+import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import { marches, observers, type QuantDType } from '@qtk/spec';
+import type { QuantDType } from '@qtk/spec';
 import { noGrad, type Tensor } from '@qtk/tensor';
+import { checkDeployDevice } from '@qtk/hybrid';
 import { agreement } from '../agreement.js';
-import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
+import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
-import { listSampleFiles, loadSamples } from '../data/samples.js';
+import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
 import { CliError, type CliIo } from '../io.js';
 import { saveModel } from '../model-file-io.js';
-import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
-import { deviceSummary, hybridDictFrom, splitNames } from '../hybrid-options.js';
-import { checkDeployDevice } from '@qtk/hybrid';
-import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { deviceSummary } from '../hybrid-options.js';
 
 export const quantizeSpec: CommandSpec = {
   name: 'quantize',
   summary: 'Calibrates an ONNX model on a folder of samples, converts it for a march and saves the fixed-point model.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
   options: {
-    calib: {
-      type: 'string',
-      value: 'DIR',
-      description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
-    },
-    march: {
-      type: 'string',
-      value: 'ID',
-      description: 'the march to convert for (bayes, bernoulli2)',
-      default: 'bayes',
-    },
-    observer: {
-      type: 'string',
-      value: 'NAME',
-      description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max',
-      default: 'min_max',
-    },
+    calib: CALIBRATE_OPTIONS.calib!,
+    march: CALIBRATE_OPTIONS.march!,
+    observer: CALIBRATE_OPTIONS.observer!,
     out: {
       type: 'string',
       value: 'FILE',
       description: 'where to write the fixed-point model (QTK model file) (required)',
     },
-    'input-shape': {
-      type: 'string',
-      value: 'N,C,H,W',
-      description: "the model's input shape, when the ONNX file leaves dims free",
-    },
-    'input-scale': {
-      type: 'string',
-      value: 'S|auto',
-      description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)",
-      default: '1/128',
-    },
-    batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
-    limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
-    'skip-nonfinite': {
-      type: 'boolean',
-      description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
-    },
+    ...CALIBRATE_OPTIONS,
     'keep-float': {
       type: 'string',
       value: 'NAMES',
       description:
         'comma-separated module names to keep float (step-wise quantization): each runs between a dequantize and a quantize',
     },
-    hybrid: {
-      type: 'boolean',
-      description:
-        'heterogeneous model: operators the march cannot run stay float on the CPU, with quantize / dequantize where they meet the BPU',
-    },
-    'cpu-ops': {
-      type: 'string',
-      value: 'OP[,OP...]',
-      description:
-        'with --hybrid: also run every node of these operators on the CPU (names as qtk inspect prints them)',
-    },
-    'cpu-nodes': {
-      type: 'string',
-      value: 'NAME[,NAME...]',
-      description: 'with --hybrid: also run these nodes (module names, as qtk inspect prints them) on the CPU',
-    },
-    ...PREPROCESS_OPTIONS,
-    ...MAX_ELEMENTS_OPTION,
   },
   details: `A .npy file holds one sample (the model's input shape without the batch axis) or a batch of them.
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
@@ -108,71 +57,18 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
       { exitCode: 2 },
     );
   checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
-  const marchId = String(o.march);
-  if (!marches.has(marchId))
-    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
-  const observer = String(o.observer);
-  if (!observers.has(observer))
-    throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
-  const batch = Number(o.batch);
-  if (!Number.isInteger(batch) || batch < 1)
-    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
-  const inputScale = parseInputScale(String(o['input-scale']));
-  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
-
-  const gm = loadOnnx(modelPath, o['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
-  const sampleShape = sampleShapeOf(gm, inputShape);
-  const pre = preprocessFrom(o);
-  const files = listSampleFiles(String(o.calib), 'calibration');
-  const nonFinite = { skip: o['skip-nonfinite'] === true, hint: 'or pass --skip-nonfinite to leave such samples out' };
-  const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
-  const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
-  io.out(
-    `calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
-  );
-
-  const warnings: string[] = [];
-  const onWarning = (m: string) => warnings.push(m);
-  const constant = constantValue(samples);
-  if (constant !== null)
-    onWarning(
-      `the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`,
-    );
-  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
+  checkCalibrateOptions(o, 'quantize');
   const keepFloat = parseNames(o['keep-float']);
-  const moduleName = Object.fromEntries(keepFloat.map((n) => [n, null]));
-  const hybrid = o.hybrid === true;
-  const cpuOps = splitNames(o['cpu-ops']);
-  const cpuNodes = splitNames(o['cpu-nodes']);
-  if (!hybrid && (cpuOps.length || cpuNodes.length))
-    throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
-  const hybridDict = hybrid ? hybridDictFrom(gm, cpuOps, cpuNodes) : undefined;
-  const prepared = prepareQatFx(
-    gm,
-    { global: qconfig, moduleName },
-    {
-      march: marchId,
-      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
-      onWarning,
-      ...(hybrid ? { hybrid, hybridDict } : {}),
-    },
-  );
-  checkModuleNames(prepared, keepFloat, '--keep-float');
-  const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
-
-  let fixed: GraphModule;
-  try {
-    fixed = convertFx(prepared, { march: marchId, onWarning });
-  } catch (e) {
-    if (ConversionError.isInstance(e))
-      throw new CliError(
-        `cannot quantize ${modelPath} for '${marchId}': ${e.message}` +
-          (hybrid ? '' : '\nrerun with --hybrid to run these nodes on the CPU (a heterogeneous model)'),
-        { cause: e },
-      );
-    throw e;
-  }
+  const c = calibrateOnnxModel(modelPath, o, io, {
+    moduleName: Object.fromEntries(keepFloat.map((n) => [n, null])),
+    afterPrepare: (gm) => checkModuleNames(gm, keepFloat, '--keep-float'),
+  });
+  const { prepared, samples, sampleShape, warnings, hybrid, cpuOps, cpuNodes, observer, inputScale } = c;
+  const marchId = c.march;
+  const pre = c.preprocess;
+  const nBatches = c.batches;
+  const batch = Number(o.batch);
+  const fixed = c.fixed!;
 
   // agreement of the fixed-point model with the calibrated fake-quant model on the first batch
   const first = batchesOf(samples, batch).next().value as Tensor;
@@ -213,14 +109,6 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   return 0;
 }
 
-/** The one value every element of `x` holds, or null when the data varies. */
-function constantValue(x: Tensor): number | null {
-  const v = x.values();
-  const first = v[0] as number;
-  for (let i = 1; i < v.length; i++) if (v[i] !== first) return null;
-  return first;
-}
-
 function parseNames(value: unknown): string[] {
   if (value === undefined) return [];
   return String(value)
@@ -241,22 +129,6 @@ function checkModuleNames(gm: GraphModule, names: readonly string[], option: str
     `${option}: no module named ${unknown.map((n) => `'${n}'`).join(', ')} in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}`,
     { exitCode: 2 },
   );
-}
-
-const FLOAT32_MIN_NORMAL = 2 ** -126;
-const FLOAT32_MAX = 3.4028234663852886e38;
-
-function parseInputScale(text: string): number | 'auto' {
-  if (text === 'auto') return 'auto';
-  const v = parseNumber(text);
-  // a scale is stored as float32: it must stay a positive normal float32 number
-  if (!(v >= FLOAT32_MIN_NORMAL && v <= FLOAT32_MAX)) {
-    throw new CliError(
-      `--input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${text}'`,
-      { exitCode: 2 },
-    );
-  }
-  return v;
 }
 
 /** A model output as a float tensor (a QTensor output is dequantized). */

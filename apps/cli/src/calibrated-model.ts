@@ -1,0 +1,219 @@
+// The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
+// calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
+import { calibrate, ConversionError, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
+import { getDefaultQconfig } from '@qtk/fake-quant';
+import type { GraphModule } from '@qtk/ir';
+import { marches, observers } from '@qtk/spec';
+import type { Tensor } from '@qtk/tensor';
+import { parseNumber, type CommandSpec } from './args.js';
+import { batchesOf } from './batches.js';
+import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
+import { hybridDictFrom, splitNames } from './hybrid-options.js';
+import { CliError, type CliIo } from './io.js';
+import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
+import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
+
+/** The options of a command that calibrates and converts an ONNX model. */
+export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
+  calib: {
+    type: 'string',
+    value: 'DIR',
+    description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
+  },
+  march: {
+    type: 'string',
+    value: 'ID',
+    description: 'the march to convert for (bayes, bernoulli2)',
+    default: 'bayes',
+  },
+  observer: {
+    type: 'string',
+    value: 'NAME',
+    description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max',
+    default: 'min_max',
+  },
+  'input-shape': {
+    type: 'string',
+    value: 'N,C,H,W',
+    description: "the model's input shape, when the ONNX file leaves dims free",
+  },
+  'input-scale': {
+    type: 'string',
+    value: 'S|auto',
+    description: "the input quantization scale ('1/128' suits inputs in [-1, 1]; 'auto' calibrates it)",
+    default: '1/128',
+  },
+  batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
+  limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+  'skip-nonfinite': {
+    type: 'boolean',
+    description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
+  },
+  hybrid: {
+    type: 'boolean',
+    description:
+      'heterogeneous model: operators the march cannot run stay float on the CPU, with quantize / dequantize where they meet the BPU',
+  },
+  'cpu-ops': {
+    type: 'string',
+    value: 'OP[,OP...]',
+    description: 'with --hybrid: also run every node of these operators on the CPU (names as qtk inspect prints them)',
+  },
+  'cpu-nodes': {
+    type: 'string',
+    value: 'NAME[,NAME...]',
+    description: 'with --hybrid: also run these nodes (module names, as qtk inspect prints them) on the CPU',
+  },
+  ...PREPROCESS_OPTIONS,
+  ...MAX_ELEMENTS_OPTION,
+};
+
+export interface CalibratedModel {
+  /** The imported float model. */
+  readonly float: GraphModule;
+  /** Prepared and calibrated (CALIBRATION state). */
+  readonly prepared: GraphModule;
+  /** null when `convert` was false. */
+  readonly fixed: GraphModule | null;
+  readonly samples: Tensor;
+  readonly sampleShape: (number | null)[];
+  readonly preprocess: Preprocess;
+  readonly march: string;
+  readonly observer: string;
+  readonly inputScale: number | 'auto';
+  readonly hybrid: boolean;
+  readonly cpuOps: string[];
+  readonly cpuNodes: string[];
+  readonly batches: number;
+  readonly usedFiles: number;
+  readonly warnings: string[];
+}
+
+type Options = Record<string, unknown>;
+
+/** Reads --march / --observer / --batch / --input-scale, failing with exit code 2 on a bad value. */
+export function checkCalibrateOptions(o: Options, command: string): void {
+  if (o.calib === undefined)
+    throw new CliError(`missing --calib DIR (the calibration samples)\nrun 'qtk ${command} --help' for the options`, {
+      exitCode: 2,
+    });
+  const marchId = String(o.march);
+  if (!marches.has(marchId))
+    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  const observer = String(o.observer);
+  if (!observers.has(observer))
+    throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
+  const batch = Number(o.batch);
+  if (!Number.isInteger(batch) || batch < 1)
+    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
+  parseInputScale(String(o['input-scale']));
+}
+
+/**
+ * Imports `modelPath`, loads --calib, prepares for --march (with --hybrid: a heterogeneous model;
+ * `moduleName` entries such as --keep-float's), calibrates and, unless `convert` is false, converts.
+ */
+export function calibrateOnnxModel(
+  modelPath: string,
+  o: Options,
+  io: CliIo,
+  extra: { moduleName?: QConfigDict['moduleName']; convert?: boolean; afterPrepare?: (gm: GraphModule) => void } = {},
+): CalibratedModel {
+  const marchId = String(o.march);
+  const observer = String(o.observer);
+  const batch = Number(o.batch);
+  const inputScale = parseInputScale(String(o['input-scale']));
+  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const float = loadOnnx(modelPath, o['max-elements'] as never);
+  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const sampleShape = sampleShapeOf(float, inputShape);
+  const pre = preprocessFrom(o as never);
+  const files = listSampleFiles(String(o.calib), 'calibration');
+  const nonFinite = { skip: o['skip-nonfinite'] === true, hint: 'or pass --skip-nonfinite to leave such samples out' };
+  const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
+  const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
+  io.out(
+    `calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
+  );
+  const warnings: string[] = [];
+  const onWarning = (m: string) => warnings.push(m);
+  const constant = constantValue(samples);
+  if (constant !== null)
+    onWarning(
+      `the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`,
+    );
+  const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
+  const hybrid = o.hybrid === true;
+  const cpuOps = splitNames(o['cpu-ops']);
+  const cpuNodes = splitNames(o['cpu-nodes']);
+  if (!hybrid && (cpuOps.length || cpuNodes.length))
+    throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
+  const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
+  const prepared = prepareQatFx(
+    float,
+    { global: qconfig, moduleName: extra.moduleName ?? {} },
+    {
+      march: marchId,
+      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+      onWarning,
+      ...(hybrid ? { hybrid, hybridDict } : {}),
+    },
+  );
+  extra.afterPrepare?.(prepared);
+  const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
+  let fixed: GraphModule | null = null;
+  if (extra.convert !== false) {
+    try {
+      fixed = convertFx(prepared, { march: marchId, onWarning });
+    } catch (e) {
+      if (ConversionError.isInstance(e))
+        throw new CliError(
+          `cannot quantize ${modelPath} for '${marchId}': ${e.message}` +
+            (hybrid ? '' : '\nrerun with --hybrid to run these nodes on the CPU (a heterogeneous model)'),
+          { cause: e },
+        );
+      throw e;
+    }
+  }
+  return {
+    float,
+    prepared,
+    fixed,
+    samples,
+    sampleShape,
+    preprocess: pre,
+    march: marchId,
+    observer,
+    inputScale,
+    hybrid,
+    cpuOps,
+    cpuNodes,
+    batches: nBatches,
+    usedFiles: used.length,
+    warnings,
+  };
+}
+
+/** The one value every element of `x` holds, or null when the data varies. */
+function constantValue(x: Tensor): number | null {
+  const v = x.values();
+  const first = v[0] as number;
+  for (let i = 1; i < v.length; i++) if (v[i] !== first) return null;
+  return first;
+}
+
+const FLOAT32_MIN_NORMAL = 2 ** -126;
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+export function parseInputScale(text: string): number | 'auto' {
+  if (text === 'auto') return 'auto';
+  const v = parseNumber(text);
+  // a scale is stored as float32: it must stay a positive normal float32 number
+  if (!(v >= FLOAT32_MIN_NORMAL && v <= FLOAT32_MAX)) {
+    throw new CliError(
+      `--input-scale must be a positive number from 1.2e-38 to 3.4e38 (a normal float32, e.g. 1/128) or 'auto', got '${text}'`,
+      { exitCode: 2 },
+    );
+  }
+  return v;
+}
