@@ -114,16 +114,16 @@ function fixedInputScale(gm: GraphModule, node: Node): number | null {
     if (!arg || typeof arg !== 'object' || (arg as object).constructor?.name !== 'Node') return null;
     const producer = arg as Node;
     if (producer.op !== 'call_module') return null;
-    const m = subAt(gm, producer.target) as Module & {
-      outScale?: unknown;
-      config?: { outScale?: unknown };
-      output?: { scale?: unknown } | null;
-    };
-    if (m instanceof Quantize) return m.scale;
-    const own = m.outScale ?? m.config?.outScale ?? m.output?.scale;
+    const m = subAt(gm, producer.target) as Module & { outScale?: unknown; config?: { outScale?: unknown } };
+    // a module's own output scale; null where it keeps its input's (a resize or clamp without requantize)
+    let own: unknown;
+    if (m instanceof Quantize) own = m.scale;
+    else if (m instanceof FixedValueOp) own = m.output ? m.output.scale : null;
+    else if ('outScale' in m) own = m.outScale;
+    else own = m.config?.outScale;
     if (typeof own === 'number') return own;
     if (own instanceof Float32Array) return own.length === 1 ? own[0]! : null;
-    if (!(m instanceof FixedValueOp) && own !== null) return null;
+    if (own !== null) return null;
     arg = producer.args[0];
   }
   return null;

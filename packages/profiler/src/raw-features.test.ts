@@ -161,6 +161,23 @@ describe('getRawFeatures', () => {
     expect(JSON.parse(JSON.stringify(full))).toEqual(full);
   });
 
+  it('preserveInt: statistics on the integers of quantized nodes, real values for float ones', () => {
+    const fixedInts = getRawFeatures(fixed, x, { preserveInt: true, prefixes: ['relu0', 'x'] });
+    const real = getRawFeatures(fixed, x, { prefixes: ['relu0', 'x'] });
+    const ints = Array.from([...captureNodeValues(fixed, [x]).values()].find((c) => c.name === 'relu0')!.ints!);
+    const relu0 = fixedInts.nodes.find((n) => n.name === 'relu0')!;
+    expect(relu0.max).toBe(Math.max(...ints));
+    expect(relu0.min).toBe(0);
+    expect(Number.isInteger(relu0.max)).toBe(true);
+    expect(relu0.saturation).toBe(real.nodes.find((n) => n.name === 'relu0')!.saturation);
+    expect(fixedInts.nodes.find((n) => n.name === 'x')!.max).toBe(real.nodes.find((n) => n.name === 'x')!.max);
+    // a fake-quant output divided by its scale gives the same integers as the fixed-point model's quantized input
+    const quantFake = getRawFeatures(calibrated, x, { preserveInt: true, prefixes: ['quant'] }).nodes[0]!;
+    const quantFixed = getRawFeatures(fixed, x, { preserveInt: true, prefixes: ['quant'] }).nodes[0]!;
+    expect(quantFake.histogram.counts).toEqual(quantFixed.histogram.counts);
+    expect(quantFake.mean).toBeCloseTo(quantFixed.mean!, 12);
+  });
+
   it('rejects a bad bin count or outlier ratio', () => {
     expect(() => getRawFeatures(float, x, { bins: 0 })).toThrow(InvalidArgumentError);
     expect(() => getRawFeatures(float, x, { outlierRatio: 0.5 })).toThrow(/outlierRatio/);

@@ -17,6 +17,8 @@ export interface RawFeaturesOptions {
   readonly bins?: number;
   /** Also give min / max / mean / abs-max per channel (the quantization axis, else axis 1). Default false. */
   readonly perChannel?: boolean;
+  /** Statistics of a quantized node on its integers (value / scale) instead of its real values (horizon_plugin_pytorch's `preserve_int`). Default false. */
+  readonly preserveInt?: boolean;
   /** A node is an outlier node when its abs-max exceeds this many times the 99th percentile of its non-zero |v| (default 4). */
   readonly outlierRatio?: number;
 }
@@ -130,7 +132,7 @@ export function saturationOf(v: NodeValue): number | null {
  * ReLU output's zeros are exact at any scale and would pull the percentile to 0); a Gaussian tensor
  * gives a ratio near 1.7, a Laplacian one near 2.5, so the default K = 4 flags only heavier tails.
  */
-export function outlierOf(values: Float32Array, ratio: number): Outlier {
+export function outlierOf(values: ArrayLike<number>, ratio: number): Outlier {
   const abs: number[] = [];
   let absMax = 0;
   for (let i = 0; i < values.length; i++) {
@@ -146,7 +148,7 @@ export function outlierOf(values: Float32Array, ratio: number): Outlier {
   return { flagged: abs.length >= OUTLIER_MIN_VALUES && r > ratio, absMax, p99, ratio: r };
 }
 
-function histogramOf(values: Float32Array, lo: number, hi: number, bins: number): Histogram {
+function histogramOf(values: ArrayLike<number>, lo: number, hi: number, bins: number): Histogram {
   const width = (hi - lo) / bins;
   const edges = Array.from({ length: bins + 1 }, (_, i) => (i === bins ? hi : lo + i * width));
   const counts = new Array<number>(bins).fill(0);
@@ -164,7 +166,7 @@ function channelAxisOf(v: NodeValue): number {
   return v.shape.length >= 2 ? 1 : -1;
 }
 
-function channelsOf(v: NodeValue): ChannelFeatures[] | null {
+function channelsOf(v: NodeValue, values: ArrayLike<number>): ChannelFeatures[] | null {
   const axis = channelAxisOf(v);
   if (axis < 0) return null;
   const channels = v.shape[axis]!;
@@ -174,8 +176,8 @@ function channelsOf(v: NodeValue): ChannelFeatures[] | null {
   const max = new Float64Array(channels).fill(-Infinity);
   const sum = new Float64Array(channels);
   const count = new Float64Array(channels);
-  for (let i = 0; i < v.values.length; i++) {
-    const x = v.values[i]!;
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
     if (!Number.isFinite(x)) continue;
     const c = Math.floor(i / inner) % channels;
     if (x < min[c]!) min[c] = x;
@@ -197,19 +199,28 @@ function channelsOf(v: NodeValue): ChannelFeatures[] | null {
   });
 }
 
+/** A quantized node's integers: a fixed-point value's own, a fake-quant output divided by its scale. */
+function integersOf(v: NodeValue): ArrayLike<number> | null {
+  if (!v.quant) return null;
+  if (v.ints) return v.ints;
+  const scale = scaleAt(v.quant, v.shape);
+  return Float64Array.from(v.values, (x, i) => Math.round(x / scale(i)));
+}
+
 /** The statistics of one captured node value (index, name and type filled in by the caller). */
 export function featuresOf(
   v: NodeValue,
-  options: Pick<RawFeaturesOptions, 'bins' | 'perChannel' | 'outlierRatio'> = {},
+  options: Pick<RawFeaturesOptions, 'bins' | 'perChannel' | 'outlierRatio' | 'preserveInt'> = {},
 ): Omit<NodeFeatures, 'index' | 'type'> {
   const bins = options.bins ?? DEFAULT_BINS;
+  const values = (options.preserveInt ? integersOf(v) : null) ?? v.values;
   let count = 0;
   let min = Infinity;
   let max = -Infinity;
   let sum = 0;
   let absSum = 0;
-  for (let i = 0; i < v.values.length; i++) {
-    const x = v.values[i]!;
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
     if (!Number.isFinite(x)) continue;
     count++;
     if (x < min) min = x;
@@ -220,8 +231,8 @@ export function featuresOf(
   const mean = count ? sum / count : null;
   let sq = 0;
   if (mean !== null)
-    for (let i = 0; i < v.values.length; i++) {
-      const x = v.values[i]!;
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i]!;
       if (Number.isFinite(x)) sq += (x - mean) * (x - mean);
     }
   const q = v.quant;
@@ -232,16 +243,16 @@ export function featuresOf(
     scale: q ? [...q.scale] : null,
     axis: q?.axis ?? -1,
     count,
-    nonFinite: v.values.length - count,
+    nonFinite: values.length - count,
     min: count ? min : null,
     max: count ? max : null,
     mean,
     variance: count ? sq / count : null,
     absMean: count ? absSum / count : null,
-    histogram: count ? histogramOf(v.values, min, max, bins) : { edges: [], counts: [] },
+    histogram: count ? histogramOf(values, min, max, bins) : { edges: [], counts: [] },
     saturation: saturationOf(v),
-    outlier: outlierOf(v.values, options.outlierRatio ?? DEFAULT_OUTLIER_RATIO),
-    channels: options.perChannel ? channelsOf(v) : null,
+    outlier: outlierOf(values, options.outlierRatio ?? DEFAULT_OUTLIER_RATIO),
+    channels: options.perChannel ? channelsOf(v, values) : null,
   };
 }
 
