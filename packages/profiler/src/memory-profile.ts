@@ -7,8 +7,7 @@ import { Module } from '@qtk/nn';
 import type { FakeQuantState } from '@qtk/spec';
 import { InvalidArgumentError, Tensor, type TypedArray, zeros } from '@qtk/tensor';
 import { argsOf, type ModelInputs } from './model-inputs.js';
-import { callNames } from './node-type.js';
-import { nodeTypeOf } from './node-type.js';
+import { callNames, nodeTypeOf } from './node-type.js';
 
 export interface MemoryProfileOptions {
   /** Run on these inputs instead of zeros of `inputShape` (the bytes do not depend on the values). */
