@@ -43,3 +43,31 @@ export {
   type FirstDivergenceOptions,
   type FirstDivergenceResult,
 } from './first-divergence.js';
+export {
+  getRawFeatures,
+  featuresOf,
+  saturationOf,
+  outlierOf,
+  DEFAULT_BINS,
+  DEFAULT_OUTLIER_RATIO,
+  OUTLIER_MIN_VALUES,
+  type RawFeatures,
+  type RawFeaturesOptions,
+  type NodeFeatures,
+  type Histogram,
+  type ChannelFeatures,
+  type Outlier,
+} from './raw-features.js';
+export {
+  profileFeaturemap,
+  summarizeFeatures,
+  type FeaturemapProfile,
+  type FeaturemapSummary,
+} from './profile-featuremap.js';
+export { compareWeights, type CompareWeightsResult, type LayerWeightComparison } from './compare-weights.js';
+export {
+  memoryProfile,
+  type MemoryProfileOptions,
+  type MemoryProfileResult,
+  type NodeMemory,
+} from './memory-profile.js';
