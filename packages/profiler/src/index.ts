@@ -26,3 +26,20 @@ export {
   type NodeSimilarity,
   type SimilarityJson,
 } from './featuremap-similarity.js';
+export type {
+  ProfilerReport,
+  ProfilerMode,
+  ReportMeta,
+  ReportNote,
+  ReportTable,
+  ReportColumn,
+  ReportColumnKind,
+  ReportRow,
+  ReportCell,
+  ReportHistogram,
+  SimilarityPlot,
+  SimilarityPoint,
+} from './report/report-model.js';
+export { renderProfilerHtml } from './report/render-html.js';
+export { writeProfilerReport, writeProfilerReportSync, type WrittenReport } from './report/write-report.js';
+export { ReportDirError } from './report/report-dir-error.js';

@@ -1,0 +1,317 @@
+// A ProfilerReport for the report's tests and the documentation screenshot: the similarity, statistics
+// and histograms are measured on TinyResNet (float vs calibrated on bayes, relu0's output scale broken to
+// a tiny value), the other tables hold plausible rows of the shapes the other tools return. One node name
+// is an HTML injection attempt, which the page must show as text. Not part of the package build.
+import '@qtk/march-bayes';
+import type { QatModule } from '@qtk/core';
+import { captureNodeValues, type NodeValue } from '../node-values.js';
+import { featuremapSimilarity } from '../featuremap-similarity.js';
+import type { ProfilerReport, ReportHistogram, ReportRow, ReportTable } from '../report/report-model.js';
+import { randomInputs, stagesOf, TinyResNet } from './models.js';
+
+/** A node name that is markup: shown as text, it must never become an element or run. */
+export const INJECTED_NAME = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';
+
+export interface SampleReport {
+  readonly report: ProfilerReport;
+  /** What writeProfilerReport stores beside the page. */
+  readonly toolResults: Record<string, unknown>;
+}
+
+interface Stats {
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly variance: number;
+  readonly absMean: number;
+}
+
+function statsOf(v: Float32Array): Stats {
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let abs = 0;
+  for (const x of v) {
+    if (x < min) min = x;
+    if (x > max) max = x;
+    sum += x;
+    abs += Math.abs(x);
+  }
+  const mean = sum / v.length;
+  let sq = 0;
+  for (const x of v) sq += (x - mean) ** 2;
+  return { min, max, mean, variance: sq / v.length, absMean: abs / v.length };
+}
+
+/** The representable range of a per-tensor quantized node, or null. */
+function clipOf(v: NodeValue | undefined): { min: number; max: number } | null {
+  const q = v?.quant;
+  if (q?.scale.length !== 1) return null;
+  return { min: q.scale[0]! * q.quantMin, max: q.scale[0]! * q.quantMax };
+}
+
+function histogramOf(values: Float32Array, bins: number): { edges: number[]; counts: number[] } {
+  const { min, max } = statsOf(values);
+  const width = (max - min || 1) / bins;
+  const edges = Array.from({ length: bins + 1 }, (_, i) => min + i * width);
+  const counts = new Array<number>(bins).fill(0);
+  for (const x of values) counts[Math.min(bins - 1, Math.floor((x - min) / width))]!++;
+  return { edges, counts };
+}
+
+const byName = (values: Map<unknown, NodeValue>): Map<string, NodeValue> =>
+  new Map([...values.values()].map((v) => [v.name, v]));
+
+/** Builds the sample report (runs the models: about a second). */
+export function sampleReport(): SampleReport {
+  const { float, calibrated } = stagesOf(new TinyResNet(), 'bayes');
+  const fq = (calibrated.getSubmodule('relu0') as QatModule).activationPostProcess!;
+  (fq.scale.values() as Float32Array).fill(1e-4);
+  const x = randomInputs(11, 4);
+  const similarity = featuremapSimilarity(float, calibrated, x);
+  const relu0 = similarity.nodes.find((n) => n.name === 'relu0')!;
+  const floatValues = byName(captureNodeValues(float, [x]));
+  const quantValues = byName(captureNodeValues(calibrated, [x]));
+
+  const similarityTable: ReportTable = {
+    id: 'similarity',
+    title: 'Similarity per node',
+    description:
+      'Float vs calibrated, in execution order. "Same input" feeds the node the float inputs: the error it adds itself.',
+    flagKey: 'flagged',
+    columns: [
+      { key: 'index', label: '#', kind: 'number' },
+      { key: 'name', label: 'node', kind: 'text' },
+      { key: 'type', label: 'type', kind: 'text' },
+      { key: 'cosine', label: 'cosine', kind: 'number', digits: 6 },
+      { key: 'sqnr', label: 'SQNR (dB)', kind: 'number', digits: 4 },
+      { key: 'maxAbsDiff', label: 'max |diff|', kind: 'number', digits: 4 },
+      { key: 'maxDiffSteps', label: 'max diff (steps)', kind: 'number', digits: 4 },
+      { key: 'offByMoreThanOneStep', label: '> 1 step', kind: 'percent' },
+      { key: 'sameInputCosine', label: 'cosine, same input', kind: 'number', digits: 6 },
+    ],
+    rows: similarity.nodes.map((n) => ({
+      index: n.index,
+      name: n.name,
+      type: n.type,
+      cosine: n.cosine,
+      sqnr: n.sqnr,
+      maxAbsDiff: n.maxAbsDiff,
+      maxDiffSteps: n.maxDiffSteps,
+      offByMoreThanOneStep: n.offByMoreThanOneStep,
+      sameInputCosine: n.sameInput?.cosine ?? null,
+      flagged: similarity.flagged.includes(n.name),
+    })),
+  };
+
+  const statRows: ReportRow[] = [];
+  for (const [name, v] of quantValues) {
+    const s = statsOf(v.values);
+    const clip = clipOf(v);
+    let saturated = 0;
+    const real = floatValues.get(name)?.values;
+    if (clip && real) for (const r of real) if (r < clip.min || r > clip.max) saturated++;
+    statRows.push({
+      name,
+      min: s.min,
+      max: s.max,
+      mean: s.mean,
+      variance: s.variance,
+      absMean: s.absMean,
+      saturation: clip && real ? saturated / real.length : null,
+      scale: v.quant && v.quant.scale.length === 1 ? v.quant.scale[0]! : null,
+      dtype: v.quant?.dtype ?? null,
+      outlier: clip !== null && real !== undefined && saturated / real.length > 0.01,
+    });
+  }
+  const statsTable: ReportTable = {
+    id: 'statistics',
+    title: 'Statistics per node',
+    description:
+      'The calibrated model on the same input. Saturation: share of the float values outside the range the scale can represent.',
+    flagKey: 'outlier',
+    sort: { key: 'saturation', descending: true },
+    columns: [
+      { key: 'name', label: 'node', kind: 'text' },
+      { key: 'min', label: 'min', kind: 'number', digits: 4 },
+      { key: 'max', label: 'max', kind: 'number', digits: 4 },
+      { key: 'mean', label: 'mean', kind: 'number', digits: 4 },
+      { key: 'variance', label: 'variance', kind: 'number', digits: 4 },
+      { key: 'absMean', label: 'abs mean', kind: 'number', digits: 4 },
+      { key: 'saturation', label: 'saturation', kind: 'percent' },
+      { key: 'scale', label: 'scale', kind: 'number', digits: 4 },
+      { key: 'dtype', label: 'dtype', kind: 'text' },
+    ],
+    rows: statRows,
+  };
+
+  const worst = [...similarity.nodes].sort((a, b) => a.cosine - b.cosine).slice(0, 3);
+  const histograms: ReportHistogram[] = worst.map((n) => {
+    const values = floatValues.get(n.firstName)!.values;
+    const clip = clipOf(quantValues.get(n.name));
+    return {
+      title: `${n.name} (${n.type})`,
+      node: n.name,
+      ...histogramOf(values, 40),
+      clip,
+      caption: `float values; cosine ${n.cosine.toFixed(4)}${clip ? `, representable [${clip.min.toPrecision(3)}, ${clip.max.toPrecision(3)}]` : ''}`,
+    };
+  });
+
+  const tables: ReportTable[] = [
+    {
+      id: 'first-divergence',
+      title: 'First divergence',
+      description: 'The first node where each adjacent pair of stages differs past the threshold.',
+      columns: [
+        { key: 'pair', label: 'stages', kind: 'text' },
+        { key: 'node', label: 'first node', kind: 'text' },
+        { key: 'cosine', label: 'cosine', kind: 'number', digits: 6 },
+        { key: 'cause', label: 'likely cause', kind: 'text' },
+      ],
+      rows: [
+        { pair: 'float → calibrated', node: 'relu0', cosine: relu0.cosine, cause: 'saturation: scale too small' },
+        { pair: 'calibrated → fixed point', node: 'conv2', cosine: 0.99981, cause: 'rounding' },
+        { pair: 'fixed point → onnxruntime', node: null, cosine: 1, cause: 'identical integers' },
+      ],
+    },
+    similarityTable,
+    statsTable,
+    {
+      id: 'weights',
+      title: 'Weight comparison',
+      columns: [
+        { key: 'name', label: 'parameter', kind: 'text' },
+        { key: 'shape', label: 'shape', kind: 'text' },
+        { key: 'cosine', label: 'cosine', kind: 'number', digits: 6 },
+        { key: 'maxAbsDiff', label: 'max |diff|', kind: 'number', digits: 4 },
+        { key: 'scale', label: 'weight scale', kind: 'number', digits: 4 },
+      ],
+      rows: [
+        { name: 'conv0.weight', shape: '[8, 3, 3, 3]', cosine: 0.99996, maxAbsDiff: 0.0021, scale: 0.0042 },
+        { name: 'conv1.weight', shape: '[8, 8, 3, 3]', cosine: 0.99993, maxAbsDiff: 0.0016, scale: 0.0031 },
+        { name: 'conv2.weight', shape: '[16, 8, 1, 1]', cosine: 0.99991, maxAbsDiff: 0.0024, scale: 0.0049 },
+        { name: 'fc.weight', shape: '[4, 16]', cosine: 0.99989, maxAbsDiff: 0.0019, scale: 0.0038 },
+        { name: `${INJECTED_NAME}.weight`, shape: '[2]', cosine: null, maxAbsDiff: null, scale: null },
+      ],
+    },
+    {
+      id: 'qconfig',
+      title: 'qconfig check',
+      columns: [
+        { key: 'name', label: 'node', kind: 'text' },
+        { key: 'type', label: 'type', kind: 'text' },
+        { key: 'input', label: 'input dtype', kind: 'text' },
+        { key: 'output', label: 'output dtype', kind: 'text' },
+        { key: 'weight', label: 'weight dtype', kind: 'text' },
+        { key: 'warning', label: 'warning', kind: 'text' },
+      ],
+      rows: [
+        { name: 'quant', type: 'QuantStub', input: 'float32', output: 'qint8', weight: null, warning: null },
+        { name: 'conv0', type: 'ConvBnReLU2d', input: 'qint8', output: 'qint8', weight: 'qint8', warning: null },
+        {
+          name: 'relu0',
+          type: 'ReLU',
+          input: 'qint8',
+          output: 'qint8',
+          weight: null,
+          warning: 'output scale fixed at 1e-4: values above 0.0127 clip',
+        },
+        { name: 'conv1', type: 'ConvBnAdd2d', input: 'qint8', output: 'qint8', weight: 'qint8', warning: null },
+        { name: 'fc', type: 'Linear', input: 'qint8', output: 'qint32', weight: 'qint8', warning: null },
+      ],
+    },
+    {
+      id: 'deploy-device',
+      title: 'Deploy device',
+      columns: [
+        { key: 'name', label: 'node', kind: 'text' },
+        { key: 'op', label: 'op', kind: 'text' },
+        { key: 'device', label: 'device', kind: 'text' },
+        { key: 'reason', label: 'reason', kind: 'text' },
+      ],
+      rows: [
+        { name: 'conv0', op: 'Conv', device: 'BPU', reason: null },
+        { name: 'conv1', op: 'Conv', device: 'BPU', reason: null },
+        { name: 'pool', op: 'GlobalAveragePool', device: 'BPU', reason: null },
+        { name: 'fc', op: 'Gemm', device: 'BPU', reason: null },
+        { name: INJECTED_NAME, op: 'Erf', device: 'CPU', reason: 'not in the bayes capability table' },
+      ],
+    },
+    {
+      id: 'unfused',
+      title: 'Unfused operations',
+      columns: [
+        { key: 'nodes', label: 'nodes', kind: 'text' },
+        { key: 'pattern', label: 'pattern the table could fuse', kind: 'text' },
+        { key: 'fix', label: 'fix', kind: 'text' },
+      ],
+      rows: [{ nodes: 'conv2, bn2', pattern: 'Conv2d + BatchNorm2d', fix: 'call bn2 right after conv2' }],
+    },
+    {
+      id: 'shared',
+      title: 'Shared modules',
+      columns: [
+        { key: 'module', label: 'module', kind: 'text' },
+        { key: 'calls', label: 'calls', kind: 'number' },
+      ],
+      rows: [
+        { module: 'relu1', calls: 2 },
+        { module: INJECTED_NAME, calls: 3 },
+        { module: 'head.act', calls: 12 },
+      ],
+    },
+    {
+      id: 'findings',
+      title: 'Findings',
+      columns: [
+        { key: 'severity', label: 'severity', kind: 'text' },
+        { key: 'node', label: 'node', kind: 'text' },
+        { key: 'finding', label: 'finding', kind: 'text' },
+        { key: 'fix', label: 'fix', kind: 'text' },
+      ],
+      rows: [
+        { severity: 'error', node: 'relu0', finding: 'output scale too small', fix: 'recalibrate relu0' },
+        { severity: 'warning', node: INJECTED_NAME, finding: 'shared module', fix: 'one module per call' },
+      ],
+    },
+  ];
+
+  const report: ProfilerReport = {
+    version: 1,
+    title: `QTK profiler: TinyResNet ${INJECTED_NAME}`,
+    meta: {
+      models: ['float', 'calibrated'],
+      mode: 'FvsQ',
+      march: 'bayes',
+      date: '2026-11-25T19:00:00Z',
+      inputShapes: [x.shape],
+      extra: { 'model file': `tiny-${INJECTED_NAME}.onnx` },
+    },
+    summary: [
+      {
+        severity: 'error',
+        text: `First divergence float → calibrated at relu0 (cosine ${relu0.cosine.toFixed(4)}): saturation, the output scale is too small.`,
+      },
+      {
+        severity: 'warning',
+        text: `${similarity.flagged.length} nodes below cosine ${similarity.threshold}: ${similarity.flagged.join(', ')}`,
+      },
+      { severity: 'info', text: `Shared module ${INJECTED_NAME} is called 3 times.` },
+    ],
+    similarity: {
+      metric: similarity.metric,
+      threshold: similarity.threshold,
+      points: similarity.nodes.map((n) => ({
+        name: n.name,
+        value: n.cosine,
+        maxDiffSteps: n.maxDiffSteps,
+        sameInput: n.sameInput?.cosine ?? null,
+        flagged: similarity.flagged.includes(n.name),
+      })),
+    },
+    tables,
+    histograms,
+  };
+  return { report, toolResults: { featuremapSimilarity: similarity, checks: { version: 1, shared: [INJECTED_NAME] } } };
+}
