@@ -145,6 +145,7 @@ export const PAGE_SCRIPT = String.raw`
           x: { ticks: { autoSkip: true, maxRotation: 50, minRotation: 0 } },
           y: { position: 'left', title: { display: true, text: sim.metric } },
           steps: { type: logSteps ? 'logarithmic' : 'linear', position: 'right', beginAtZero: !logSteps,
+            min: logSteps ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, positive)))) : undefined,
             grid: { drawOnChartArea: false }, ticks: { callback: function (v) { return formatNumber(Number(v), 3); } },
             title: { display: true, text: 'max diff (steps)' } },
         },

@@ -160,7 +160,8 @@ describe.skipIf(!hasChromium)(title, () => {
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('script').count()).toBe(3);
     expect(await column('shared', 'module')).toContain(INJECTED_NAME);
-    expect(await page.locator('ul.summary').textContent()).toContain(INJECTED_NAME);
+    expect(await column('deploy-device', 'name')).toContain(INJECTED_NAME);
+    expect(await column('weights', 'name')).toContain(`${INJECTED_NAME}.weight`);
     expect(await page.title()).toBe(sample.report.title);
     expect(await page.locator('h1').textContent()).toBe(sample.report.title);
     expect(dialogs).toEqual([]);

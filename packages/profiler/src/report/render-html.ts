@@ -40,7 +40,7 @@ export function renderProfilerHtml(report: ProfilerReport): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="QTK @qtk/profiler">
 <title>${escapeHtml(report.title)}</title>

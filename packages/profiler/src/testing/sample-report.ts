@@ -1,7 +1,7 @@
 // A ProfilerReport for the report's tests and the documentation screenshot: the similarity, statistics
 // and histograms are measured on TinyResNet (float vs calibrated on bayes, relu0's output scale broken to
-// a tiny value), the other tables hold plausible rows of the shapes the other tools return. One node name
-// is an HTML injection attempt, which the page must show as text. Not part of the package build.
+// a tiny value), the other tables hold plausible rows of the shapes the other tools return. Some rows name
+// a node with an HTML injection attempt, which the page must show as text. Not part of the package build.
 import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
 import { captureNodeValues, type NodeValue } from '../node-values.js';
@@ -70,6 +70,7 @@ export function sampleReport(): SampleReport {
   const x = randomInputs(11, 4);
   const similarity = featuremapSimilarity(float, calibrated, x);
   const relu0 = similarity.nodes.find((n) => n.name === 'relu0')!;
+  const after = similarity.nodes[relu0.index + 1]!;
   const floatValues = byName(captureNodeValues(float, [x]));
   const quantValues = byName(captureNodeValues(calibrated, [x]));
 
@@ -279,14 +280,14 @@ export function sampleReport(): SampleReport {
 
   const report: ProfilerReport = {
     version: 1,
-    title: `QTK profiler: TinyResNet ${INJECTED_NAME}`,
+    title: 'QTK profiler: TinyResNet, float vs calibrated on bayes',
     meta: {
       models: ['float', 'calibrated'],
       mode: 'FvsQ',
       march: 'bayes',
       date: '2026-11-25T19:00:00Z',
       inputShapes: [x.shape],
-      extra: { 'model file': `tiny-${INJECTED_NAME}.onnx` },
+      extra: { 'model file': 'tiny-resnet.qtk' },
     },
     summary: [
       {
@@ -297,7 +298,10 @@ export function sampleReport(): SampleReport {
         severity: 'warning',
         text: `${similarity.flagged.length} nodes below cosine ${similarity.threshold}: ${similarity.flagged.join(', ')}`,
       },
-      { severity: 'info', text: `Shared module ${INJECTED_NAME} is called 3 times.` },
+      {
+        severity: 'info',
+        text: `Fed the float inputs, the node after relu0 is at cosine ${after.sameInput!.cosine.toFixed(4)}: its error is inherited from relu0.`,
+      },
     ],
     similarity: {
       metric: similarity.metric,
