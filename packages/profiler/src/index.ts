@@ -43,3 +43,5 @@ export type {
 export { renderProfilerHtml } from './report/render-html.js';
 export { writeProfilerReport, writeProfilerReportSync, type WrittenReport } from './report/write-report.js';
 export { ReportDirError } from './report/report-dir-error.js';
+export { similaritySection, type SimilaritySectionOptions } from './report/similarity-section.js';
+export { tableOf, type TableOfOptions } from './report/table-of.js';

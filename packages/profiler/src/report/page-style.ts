@@ -35,7 +35,7 @@ th button { all: unset; cursor: pointer; display: block; padding: 6px 8px; }
 th button:focus-visible { outline: 2px solid var(--accent); outline-offset: -2px; }
 th.num button { text-align: right; }
 th .arrow { display: inline-block; width: 1em; color: var(--accent); }
-td { padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+td { padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.empty { color: var(--muted); }
 tbody tr:nth-child(even) { background: #fafbfc; }

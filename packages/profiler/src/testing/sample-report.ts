@@ -7,6 +7,8 @@ import type { QatModule } from '@qtk/core';
 import { captureNodeValues, type NodeValue } from '../node-values.js';
 import { featuremapSimilarity } from '../featuremap-similarity.js';
 import type { ProfilerReport, ReportHistogram, ReportRow, ReportTable } from '../report/report-model.js';
+import { similaritySection } from '../report/similarity-section.js';
+import { tableOf } from '../report/table-of.js';
 import { randomInputs, stagesOf, TinyResNet } from './models.js';
 
 /** A node name that is markup: shown as text, it must never become an element or run. */
@@ -74,36 +76,10 @@ export function sampleReport(): SampleReport {
   const floatValues = byName(captureNodeValues(float, [x]));
   const quantValues = byName(captureNodeValues(calibrated, [x]));
 
-  const similarityTable: ReportTable = {
-    id: 'similarity',
-    title: 'Similarity per node',
+  const { plot, table: similarityTable } = similaritySection(similarity, {
     description:
       'Float vs calibrated, in execution order. "Same input" feeds the node the float inputs: the error it adds itself.',
-    flagKey: 'flagged',
-    columns: [
-      { key: 'index', label: '#', kind: 'number' },
-      { key: 'name', label: 'node', kind: 'text' },
-      { key: 'type', label: 'type', kind: 'text' },
-      { key: 'cosine', label: 'cosine', kind: 'number', digits: 6 },
-      { key: 'sqnr', label: 'SQNR (dB)', kind: 'number', digits: 4 },
-      { key: 'maxAbsDiff', label: 'max |diff|', kind: 'number', digits: 4 },
-      { key: 'maxDiffSteps', label: 'max diff (steps)', kind: 'number', digits: 4 },
-      { key: 'offByMoreThanOneStep', label: '> 1 step', kind: 'percent' },
-      { key: 'sameInputCosine', label: 'cosine, same input', kind: 'number', digits: 6 },
-    ],
-    rows: similarity.nodes.map((n) => ({
-      index: n.index,
-      name: n.name,
-      type: n.type,
-      cosine: n.cosine,
-      sqnr: n.sqnr,
-      maxAbsDiff: n.maxAbsDiff,
-      maxDiffSteps: n.maxDiffSteps,
-      offByMoreThanOneStep: n.offByMoreThanOneStep,
-      sameInputCosine: n.sameInput?.cosine ?? null,
-      flagged: similarity.flagged.includes(n.name),
-    })),
-  };
+  });
 
   const statRows: ReportRow[] = [];
   for (const [name, v] of quantValues) {
@@ -196,18 +172,10 @@ export function sampleReport(): SampleReport {
         { name: `${INJECTED_NAME}.weight`, shape: '[2]', cosine: null, maxAbsDiff: null, scale: null },
       ],
     },
-    {
-      id: 'qconfig',
-      title: 'qconfig check',
-      columns: [
-        { key: 'name', label: 'node', kind: 'text' },
-        { key: 'type', label: 'type', kind: 'text' },
-        { key: 'input', label: 'input dtype', kind: 'text' },
-        { key: 'output', label: 'output dtype', kind: 'text' },
-        { key: 'weight', label: 'weight dtype', kind: 'text' },
-        { key: 'warning', label: 'warning', kind: 'text' },
-      ],
-      rows: [
+    tableOf(
+      'qconfig',
+      'qconfig check',
+      [
         { name: 'quant', type: 'QuantStub', input: 'float32', output: 'qint8', weight: null, warning: null },
         { name: 'conv0', type: 'ConvBnReLU2d', input: 'qint8', output: 'qint8', weight: 'qint8', warning: null },
         {
@@ -221,24 +189,20 @@ export function sampleReport(): SampleReport {
         { name: 'conv1', type: 'ConvBnAdd2d', input: 'qint8', output: 'qint8', weight: 'qint8', warning: null },
         { name: 'fc', type: 'Linear', input: 'qint8', output: 'qint32', weight: 'qint8', warning: null },
       ],
-    },
-    {
-      id: 'deploy-device',
-      title: 'Deploy device',
-      columns: [
-        { key: 'name', label: 'node', kind: 'text' },
-        { key: 'op', label: 'op', kind: 'text' },
-        { key: 'device', label: 'device', kind: 'text' },
-        { key: 'reason', label: 'reason', kind: 'text' },
+      { columns: { name: { label: 'node' }, input: { label: 'input dtype' }, output: { label: 'output dtype' } } },
+    ),
+    tableOf(
+      'deploy-device',
+      'Deploy device',
+      [
+        { name: 'conv0', op: 'Conv', device: 'BPU', reason: null, cpu: false },
+        { name: 'conv1', op: 'Conv', device: 'BPU', reason: null, cpu: false },
+        { name: 'pool', op: 'GlobalAveragePool', device: 'BPU', reason: null, cpu: false },
+        { name: 'fc', op: 'Gemm', device: 'BPU', reason: null, cpu: false },
+        { name: INJECTED_NAME, op: 'Erf', device: 'CPU', reason: 'not in the bayes capability table', cpu: true },
       ],
-      rows: [
-        { name: 'conv0', op: 'Conv', device: 'BPU', reason: null },
-        { name: 'conv1', op: 'Conv', device: 'BPU', reason: null },
-        { name: 'pool', op: 'GlobalAveragePool', device: 'BPU', reason: null },
-        { name: 'fc', op: 'Gemm', device: 'BPU', reason: null },
-        { name: INJECTED_NAME, op: 'Erf', device: 'CPU', reason: 'not in the bayes capability table' },
-      ],
-    },
+      { columns: { name: { label: 'node' } }, flagKey: 'cpu' },
+    ),
     {
       id: 'unfused',
       title: 'Unfused operations',
@@ -303,17 +267,7 @@ export function sampleReport(): SampleReport {
         text: `Fed the float inputs, the node after relu0 is at cosine ${after.sameInput!.cosine.toFixed(4)}: its error is inherited from relu0.`,
       },
     ],
-    similarity: {
-      metric: similarity.metric,
-      threshold: similarity.threshold,
-      points: similarity.nodes.map((n) => ({
-        name: n.name,
-        value: n.cosine,
-        maxDiffSteps: n.maxDiffSteps,
-        sameInput: n.sameInput?.cosine ?? null,
-        flagged: similarity.flagged.includes(n.name),
-      })),
-    },
+    similarity: plot,
     tables,
     histograms,
   };
