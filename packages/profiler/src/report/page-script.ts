@@ -115,11 +115,11 @@ export const PAGE_SCRIPT = String.raw`
     var labels = points.map(function (p, i) { return i + ' ' + p.name; });
     var datasets = [
       { label: sim.metric, data: points.map(function (p) { return p.value; }), yAxisID: 'y', borderColor: BLUE,
-        backgroundColor: BLUE, pointRadius: 2, borderWidth: 2, order: 1 },
+        backgroundColor: BLUE, pointRadius: points.length > 100 ? 0 : 2, borderWidth: 2, order: 1 },
     ];
     if (points.some(function (p) { return !isMissing(p.sameInput); })) {
       datasets.push({ label: sim.metric + ' (same input: error the node adds)', yAxisID: 'y', borderColor: '#27ae60',
-        backgroundColor: '#27ae60', borderDash: [5, 4], pointRadius: 1, borderWidth: 1.5, order: 2,
+        backgroundColor: '#27ae60', borderDash: [5, 4], pointRadius: points.length > 100 ? 0 : 1, borderWidth: 1.5, order: 2,
         data: points.map(function (p) { return isMissing(p.sameInput) ? null : p.sameInput; }) });
     }
     datasets.push({ label: 'flagged', yAxisID: 'y', showLine: false, pointRadius: 6, pointStyle: 'triangle',
@@ -133,6 +133,13 @@ export const PAGE_SCRIPT = String.raw`
     var positive = steps.filter(function (v) { return typeof v === 'number' && v > 0; });
     // a broken node can be thousands of steps off while the others are within one: a log axis shows both
     var logSteps = positive.length > 0 && Math.max.apply(null, positive) / Math.min.apply(null, positive) > 100;
+    function stepTick(v) {
+      v = Number(v);
+      if (!logSteps || v <= 0) return formatNumber(v, 3);
+      // a log axis labels 1, 2 and 5 of each decade only, or the labels overlap
+      var significand = Math.round(v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9)));
+      return significand === 1 || significand === 2 || significand === 5 ? formatNumber(v, 3) : '';
+    }
     datasets.push({ type: 'bar', label: 'max diff (quantization steps)', yAxisID: 'steps', backgroundColor: ORANGE,
       order: 4, data: steps });
     new Chart(chartBox(s), {
@@ -142,11 +149,17 @@ export const PAGE_SCRIPT = String.raw`
         animation: false, responsive: true, maintainAspectRatio: false, spanGaps: false,
         interaction: { mode: 'index', intersect: false },
         scales: {
-          x: { ticks: { autoSkip: true, maxRotation: 50, minRotation: 0 } },
+          // long module paths would eat the plot: the axis shows their end (only the index for many nodes),
+          // the tooltip the whole name
+          x: { ticks: { autoSkip: true, maxRotation: 45, minRotation: 0, callback: function (v, i) {
+            var name = points[i] ? points[i].name : '';
+            if (points.length > 60) return String(i);
+            return i + ' ' + (name.length > 24 ? '\u2026' + name.slice(-23) : name);
+          } } },
           y: { position: 'left', title: { display: true, text: sim.metric } },
           steps: { type: logSteps ? 'logarithmic' : 'linear', position: 'right', beginAtZero: !logSteps,
             min: logSteps ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, positive)))) : undefined,
-            grid: { drawOnChartArea: false }, ticks: { callback: function (v) { return formatNumber(Number(v), 3); } },
+            grid: { drawOnChartArea: false }, ticks: { callback: stepTick },
             title: { display: true, text: 'max diff (steps)' } },
         },
         plugins: { legend: { position: 'top', labels: { boxWidth: 14, sort: function (a, b) { return a.datasetIndex - b.datasetIndex; } } } },

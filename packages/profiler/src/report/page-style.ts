@@ -20,7 +20,7 @@ ul.summary li { margin: 4px 0; padding: 6px 10px; border-left: 4px solid var(--a
 ul.summary li.error { border-color: var(--bad); background: var(--bad-bg); }
 ul.summary li.warning { border-color: var(--warn); background: var(--warn-bg); }
 .severity { font-weight: 600; text-transform: uppercase; font-size: 11px; margin-right: 8px; letter-spacing: 0.04em; }
-.chart { position: relative; height: 300px; }
+.chart { position: relative; height: 320px; }
 .histograms { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 14px; }
 figure { margin: 0; padding: 8px; border: 1px solid var(--line); border-radius: 4px; }
 figure .chart { height: 190px; }
