@@ -117,6 +117,39 @@ describe.skipIf(!hasChromium)('profiler.html in headless Chromium', () => {
       // axes, labels and data: well over 2 % of the canvas is drawn
       expect(c.painted / c.pixels, `chart ${i}`).toBeGreaterThan(0.02);
     }
+    // bins outside the range the node's scale represents are drawn red: relu0's tiny scale clips most bins
+    const colors = (await page.evaluate(
+      `Array.from(document.querySelectorAll('.histograms canvas')).map((c) => Chart.getChart(c).data.datasets[0].backgroundColor)`,
+    )) as string[][];
+    sample.report.histograms.forEach((h, i) => {
+      const clipped = h.counts.map((_, b) => !!h.clip && (h.edges[b + 1]! <= h.clip.min || h.edges[b]! >= h.clip.max));
+      expect(
+        colors[i]!.map((c) => c === '#c0392b'),
+        h.node,
+      ).toEqual(clipped);
+    });
+    const relu0 = sample.report.histograms.findIndex((h) => h.node === 'relu0');
+    expect(colors[relu0]!.filter((c) => c === '#c0392b').length).toBeGreaterThan(30);
+  });
+
+  it('draws a report with nothing in it but a title without errors', async () => {
+    const out = join(dir, 'empty');
+    const written = await writeProfilerReport(
+      out,
+      { version: 1, title: 'nothing', meta: {}, summary: [], tables: [], histograms: [] },
+      {},
+    );
+    const empty = await page.context().newPage();
+    const seen: string[] = [];
+    empty.on('console', (m) => seen.push(`${m.type()}: ${m.text()}`));
+    empty.on('pageerror', (e) => seen.push(e.message));
+    await empty.goto(pathToFileURL(written.html).href);
+    await empty.waitForSelector('html[data-qtk-ready]');
+    expect(await empty.getAttribute('html', 'data-qtk-ready')).toBe('true');
+    expect(await empty.locator('h1').textContent()).toBe('nothing');
+    expect(await empty.locator('section').count()).toBe(0);
+    expect(seen).toEqual([]);
+    await empty.close();
   });
 
   it('opens a table in its requested order, and sorts by a clicked column, numbers numerically, null last', async () => {
