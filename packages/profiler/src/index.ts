@@ -71,3 +71,22 @@ export {
   type MemoryProfileResult,
   type NodeMemory,
 } from './memory-profile.js';
+export type {
+  ProfilerReport,
+  ProfilerMode,
+  ReportMeta,
+  ReportNote,
+  ReportTable,
+  ReportColumn,
+  ReportColumnKind,
+  ReportRow,
+  ReportCell,
+  ReportHistogram,
+  SimilarityPlot,
+  SimilarityPoint,
+} from './report/report-model.js';
+export { renderProfilerHtml } from './report/render-html.js';
+export { writeProfilerReport, writeProfilerReportSync, type WrittenReport } from './report/write-report.js';
+export { ReportDirError } from './report/report-dir-error.js';
+export { similaritySection, type SimilaritySectionOptions } from './report/similarity-section.js';
+export { tableOf, type TableOfOptions } from './report/table-of.js';
