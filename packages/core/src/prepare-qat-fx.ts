@@ -148,11 +148,11 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options?: 
 export function prepareQatFx(
   model: Module,
   second: QConfigDict | PrepareQatFxSetterOptions,
-  options: PrepareQatFxOptions = {},
+  options?: PrepareQatFxOptions,
 ): GraphModule {
   if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
-  if (!isSetterOptions(second)) return prepareModel(model, second, options, null);
-  if (arguments.length > 2)
+  if (!isSetterOptions(second)) return prepareModel(model, second, options ?? {}, null);
+  if (options !== undefined)
     throw new InvalidArgumentError(
       'prepareQatFx: with qconfigSetter every option goes in the second argument: prepareQatFx(model, { march, exampleInputs, qconfigSetter })',
     );

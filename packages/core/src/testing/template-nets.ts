@@ -54,3 +54,27 @@ export function imageBatches(seed: number, n: number, batch = 4): Tensor[] {
   const generator = new Generator(seed);
   return Array.from({ length: n }, () => rand([batch, 3, 6, 6], { generator }).mul(2).sub(1));
 }
+
+/** quant → conv → pool → flatten → fc, whose output is both a model output and the input of a sigmoid (a second output). */
+export class SharedHeadNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv: Conv2d;
+  readonly pool = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten();
+  readonly fc: Linear;
+  readonly act = new Sigmoid();
+  readonly dequant = new DeQuantStub();
+  readonly dequantAct = new DeQuantStub();
+
+  constructor(seed = 6) {
+    super();
+    const generator = new Generator(seed);
+    this.conv = new Conv2d(3, 4, 3, { padding: 1, generator });
+    this.fc = new Linear(4, 2, { generator });
+  }
+
+  forward(x: Tensor): Tensor[] {
+    const y = this.fc.call(this.flatten.call(this.pool.call(this.conv.call(this.quant.call(x)))));
+    return [this.dequant.call(y), this.dequantAct.call(this.act.call(y))];
+  }
+}
