@@ -13,7 +13,7 @@ import {
   int16ActivationSetter,
   prepareQatFx,
 } from '../index.js';
-import { imageBatches, ResidualNet } from '../testing/template-nets.js';
+import { CompositeNet, imageBatches, ResidualNet } from '../testing/template-nets.js';
 
 const quiet = { onWarning: () => {} };
 const QUANTIZED = ['quant', 'relu0', '_generated_add_0', 'conv2', 'act', 'pool'];
@@ -137,5 +137,20 @@ describe('fixedActivationScaleSetter', () => {
     });
     expect(model.modules().every((m) => m.training)).toBe(true);
     expect(model.modules().some((m) => m instanceof FakeQuantize)).toBe(false);
+  });
+
+  it('functional ops get fixed scales too; a composite softmax keeps observing, with a warning', () => {
+    const warnings: string[] = [];
+    const gm = prepareQatFx(new CompositeNet(), {
+      march: 'bayes',
+      qconfigSetter: [defaultQconfigSetter(), fixedActivationScaleSetter({ batches: imageBatches(2, 2) })],
+      onWarning: (m) => warnings.push(m),
+    });
+    for (const n of ['quant', 'conv0', '_generated_add_0', '_generated_cat_0'])
+      expect([n, activationFakeQuantOf(gm, n)?.options.observer]).toEqual([n, 'fixed_scale']);
+    expect(activationFakeQuantOf(gm, 'softmax')?.options.observer).toBe('min_max');
+    expect(warnings.filter((w) => w.startsWith('fixedActivationScaleSetter'))).toEqual([
+      'fixedActivationScaleSetter: softmax keep observing their activation scales (composite QAT forms or per-channel scales, which one fixed scale cannot stand for)',
+    ]);
   });
 });

@@ -62,10 +62,15 @@ export function fixedActivationScaleSetter(options: FixedActivationScaleOptions 
         onWarning: (m) => ctx.warn(`fixedActivationScaleSetter: ${m}`),
       });
       for (const [m, t] of training) m.training = t; // calibration switched the shared modules to eval
+      const observing: string[] = [];
       for (const [name, q] of current) {
         if (!q?.activation) continue;
         const fq = activationFakeQuantOf(scratch, name);
-        if (!fq || fq.options.chAxis >= 0 || hasInnerFakeQuants(scratch, name)) continue;
+        if (!fq) continue;
+        if (fq.options.chAxis >= 0 || hasInnerFakeQuants(scratch, name)) {
+          observing.push(name);
+          continue;
+        }
         const fixed = withArgs({
           observer: 'fixed_scale',
           observerOptions: { scale: fq.scale.values()[0]! },
@@ -76,6 +81,10 @@ export function fixedActivationScaleSetter(options: FixedActivationScaleOptions 
         });
         ctx.setQconfig(name, qconfig(fixed, q.weight));
       }
+      if (observing.length)
+        ctx.warn(
+          `fixedActivationScaleSetter: ${observing.join(', ')} keep observing their activation scales (composite QAT forms or per-channel scales, which one fixed scale cannot stand for)`,
+        );
       return undefined;
     },
   };

@@ -10,8 +10,9 @@ import {
   QuantStub,
   ReLU,
   Sigmoid,
+  Softmax,
 } from '@qtk/nn';
-import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { add, cat, Generator, rand, type Tensor } from '@qtk/tensor';
 
 /**
  * quant → conv-bn-relu → conv-bn + residual add → relu → conv → sigmoid → average pool → flatten →
@@ -76,5 +77,27 @@ export class SharedHeadNet extends Module {
   forward(x: Tensor): Tensor[] {
     const y = this.fc.call(this.flatten.call(this.pool.call(this.conv.call(this.quant.call(x)))));
     return [this.dequant.call(y), this.dequantAct.call(this.act.call(y))];
+  }
+}
+
+/** quant → conv → conv + functional add → cat → softmax (a composite on bayes) → dequant. */
+export class CompositeNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv0: Conv2d;
+  readonly conv1: Conv2d;
+  readonly softmax = new Softmax(1);
+  readonly dequant = new DeQuantStub();
+
+  constructor(seed = 8) {
+    super();
+    const generator = new Generator(seed);
+    this.conv0 = new Conv2d(3, 4, 1, { generator });
+    this.conv1 = new Conv2d(4, 4, 1, { generator });
+  }
+
+  forward(x: Tensor): Tensor {
+    const a = this.conv0.call(this.quant.call(x));
+    const b = add(this.conv1.call(a), a);
+    return this.dequant.call(this.softmax.call(cat([b, a], 1)));
   }
 }
