@@ -72,6 +72,7 @@ export {
   type NamedQconfigSetter,
   type QconfigSetterContext,
   type QconfigSetterNode,
+  type QconfigSetterResult,
 } from './qconfig-setter.js';
 export { activationFakeQuantOf } from './activation-fake-quant-of.js';
 export { defaultQconfigSetter, type DefaultQconfigSetterOptions } from './qconfig-templates/default.js';

@@ -89,7 +89,6 @@ describe('prepareQatFx with qconfigSetter', () => {
   it('setters apply in order: a later user setter overrides a template, an earlier one is overridden', () => {
     const actInt8 = (ctx: QconfigSetterContext) => {
       ctx.setQconfig('act', withActivationDtype(ctx.qconfigOf('act')!, 'qint8'));
-      return undefined;
     };
     const last = prepareQatFx(new ResidualNet().eval(), {
       march: 'bayes',

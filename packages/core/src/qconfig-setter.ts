@@ -64,14 +64,16 @@ export interface QconfigSetterContext {
  * node name → qconfig (applied after it returns); or a named one (the built-in templates), whose
  * name errors mention.
  */
-export type QconfigSetter =
-  | ((ctx: QconfigSetterContext) => undefined | Readonly<Record<string, QConfig | null>>)
-  | NamedQconfigSetter;
+export type QconfigSetter = ((ctx: QconfigSetterContext) => QconfigSetterResult) | NamedQconfigSetter;
+
+/** What a setter returns: nothing (it called setQconfig), or node name → qconfig. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a setter written as `(ctx) => { ctx.setQconfig(...) }` returns void
+export type QconfigSetterResult = void | Readonly<Record<string, QConfig | null>>;
 
 /** A setter with a name that errors and warnings use (the built-in templates). */
 export interface NamedQconfigSetter {
   readonly name: string;
-  apply(ctx: QconfigSetterContext): undefined | Readonly<Record<string, QConfig | null>>;
+  apply(ctx: QconfigSetterContext): QconfigSetterResult;
 }
 
 /** What the setter pass needs from prepareQatFx beyond the prepare context. */
