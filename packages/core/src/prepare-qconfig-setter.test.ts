@@ -15,7 +15,7 @@ import {
   type QconfigSetterContext,
   withActivationDtype,
 } from './index.js';
-import { imageBatches, ResidualNet, SharedHeadNet } from './testing/template-nets.js';
+import { imageBatches, ResidualNet, SharedHeadNet, SharedSigmoidNet } from './testing/template-nets.js';
 
 /** Every call node of the fused ResidualNet that gets an output fake-quant under an int8 qconfig. */
 const QUANTIZED = ['quant', 'relu0', '_generated_add_0', 'conv2', 'act', 'pool'];
@@ -238,5 +238,26 @@ describe('prepareQatFx with qconfigSetter', () => {
     expect(activationFakeQuantOf(gm, 'act')).toBeNull();
     expect(activationFakeQuantOf(gm, 'fc')?.dtype).toBe('qint8');
     expect(gm.namedModules().filter(([, m]) => m instanceof FakeQuantize).length).toBeGreaterThan(0);
+  });
+
+  it('two calls of one module given different qconfigs: the first call decides, with a warning', () => {
+    const warnings: string[] = [];
+    let calls: string[] = [];
+    const gm = prepareQatFx(new SharedSigmoidNet().eval(), {
+      march: 'bayes',
+      qconfigSetter: [
+        defaultQconfigSetter(),
+        (ctx) => {
+          calls = ctx.nodes.filter((n) => n.path === 'act').map((n) => n.name);
+          ctx.setQconfig(calls[1]!, withActivationDtype(ctx.qconfigOf(calls[1]!)!, 'qint16'));
+        },
+      ],
+      onWarning: (m) => warnings.push(m),
+    });
+    expect(calls).toHaveLength(2);
+    expect(activationFakeQuantOf(gm, calls[1]!)?.dtype).toBe('qint8');
+    expect(
+      warnings.some((w) => w.startsWith(`qconfig setters gave '${calls[1]}' another qconfig than '${calls[0]}'`)),
+    ).toBe(true);
   });
 });

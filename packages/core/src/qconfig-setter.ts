@@ -206,7 +206,30 @@ export function qconfigSettersPass(run: QconfigSetterRun): PreparePass {
           for (const [name, q] of Object.entries(result)) set(name, q);
         }
       });
+      warnSharedModules(ctx, calls, chosen);
       ctx.nodeQconfigs = chosen;
     },
   };
+}
+
+/** A module called by several nodes is swapped once, with its first call's qconfig: say so when the setters chose differently. */
+function warnSharedModules(
+  ctx: PrepareContext,
+  calls: readonly Node[],
+  chosen: ReadonlyMap<Node, QConfig | null>,
+): void {
+  const first = new Map<string, Node>();
+  for (const n of calls) {
+    if (n.op !== 'call_module' || n.method !== undefined) continue;
+    const f = first.get(n.target);
+    if (!f) {
+      first.set(n.target, n);
+      continue;
+    }
+    if (chosen.get(f) !== chosen.get(n))
+      ctx.warn(
+        `qconfig setters gave '${n.name}' another qconfig than '${f.name}', but both call module '${n.target}', which has one QAT form: ` +
+          `the qconfig of '${f.name}' applies to both; give each call its own module to quantize them differently`,
+      );
+  }
 }

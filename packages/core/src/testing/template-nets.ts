@@ -101,3 +101,24 @@ export class CompositeNet extends Module {
     return this.dequant.call(this.softmax.call(cat([b, a], 1)));
   }
 }
+
+/** quant → conv → sigmoid → conv → the same sigmoid → dequant: one module, two calls. */
+export class SharedSigmoidNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv0: Conv2d;
+  readonly conv1: Conv2d;
+  readonly act = new Sigmoid();
+  readonly dequant = new DeQuantStub();
+
+  constructor(seed = 9) {
+    super();
+    const generator = new Generator(seed);
+    this.conv0 = new Conv2d(3, 4, 1, { generator });
+    this.conv1 = new Conv2d(4, 4, 1, { generator });
+  }
+
+  forward(x: Tensor): Tensor {
+    const a = this.act.call(this.conv0.call(this.quant.call(x)));
+    return this.dequant.call(this.act.call(this.conv1.call(a)));
+  }
+}
