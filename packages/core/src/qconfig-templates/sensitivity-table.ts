@@ -22,7 +22,8 @@ export interface SensitivityEntryV1 {
 /**
  * The sensitivity table `qtk sensitivity` writes and sensitivitySetter reads (JSON, version 1).
  * `nodes` is sorted most sensitive first; readers sort by `sensitivity` again, so a table edited
- * by hand still picks the largest values.
+ * by hand still picks the largest values. Writers may add fields (to the table or to an entry,
+ * e.g. the sensitivity at int16 or in float, or the budget used); readers keep and ignore them.
  */
 export interface SensitivityTableV1 {
   readonly version: 1;
@@ -46,10 +47,10 @@ const tableSchema = z
           op: z.string().nullable().optional(),
           path: z.string().optional(),
         })
-        .strict(),
+        .passthrough(),
     ),
   })
-  .strict();
+  .passthrough();
 
 /** A sensitivity table that is malformed or names nodes the model does not have. */
 export class SensitivityTableError extends QConfigError {

@@ -119,8 +119,10 @@ describe('sensitivitySetter', () => {
         ],
       }),
     ).toThrow(/'act' is listed twice/);
-    // JSON round trip: what a file holds is accepted as is
+    // JSON round trip: what a file holds is accepted as is, with fields a writer added
     expect(checkSensitivityTable(JSON.parse(JSON.stringify(table)))).toEqual(table);
+    const extended = { ...table, budget: 2, nodes: table.nodes.map((n) => ({ ...n, int16Sensitivity: 0.01 })) };
+    expect(checkSensitivityTable(extended)).toEqual(extended);
     expect(() => sensitivitySetter(table, { topK: 1.5 })).toThrow(InvalidArgumentError);
     expect(() => sensitivitySetter(table, { topK: -1 })).toThrow(InvalidArgumentError);
   });
