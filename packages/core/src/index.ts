@@ -16,6 +16,7 @@ export {
   insertInputQuantStubs,
   DEFAULT_PREPARE_PASSES,
   type PrepareQatFxOptions,
+  type PrepareQatFxSetterOptions,
 } from './prepare-qat-fx.js';
 export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
@@ -64,3 +65,28 @@ export {
 } from './model-file.js';
 export { modelInfoOf, recordModelInfo, type ModelInfo } from './model-info.js';
 export { insertYuvInput, type InsertYuvInputOptions } from './insert-yuv-input.js';
+export {
+  qconfigSettersPass,
+  QCONFIG_SETTERS_PASS,
+  type QconfigSetter,
+  type NamedQconfigSetter,
+  type QconfigSetterContext,
+  type QconfigSetterNode,
+  type QconfigSetterResult,
+} from './qconfig-setter.js';
+export { activationFakeQuantOf } from './activation-fake-quant-of.js';
+export { defaultQconfigSetter, type DefaultQconfigSetterOptions } from './qconfig-templates/default.js';
+export { int16ActivationSetter } from './qconfig-templates/int16-activations.js';
+export {
+  fixedActivationScaleSetter,
+  type FixedActivationScaleOptions,
+} from './qconfig-templates/fixed-activation-scales.js';
+export { sensitivitySetter, type SensitivitySetterOptions } from './qconfig-templates/sensitivity.js';
+export {
+  checkSensitivityTable,
+  mostSensitive,
+  SensitivityTableError,
+  type SensitivityTableV1,
+  type SensitivityEntryV1,
+} from './qconfig-templates/sensitivity-table.js';
+export { withActivationDtype, setActivationDtype } from './qconfig-templates/activation-dtype.js';

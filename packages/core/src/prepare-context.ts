@@ -1,3 +1,4 @@
+import type { QConfig } from '@qtk/fake-quant';
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { MarchBackendV1 } from '@qtk/spec';
@@ -23,6 +24,11 @@ export interface PrepareContext {
   readonly owned: Set<Module>;
   /** Set when prepareQatFx was called with `hybrid: true`: the user's CPU lists. */
   readonly hybrid: { readonly dict: HybridDict } | null;
+  /**
+   * Per-node qconfigs set by qconfig setters (prepareQatFx's `qconfigSetter` form); they win over
+   * the resolver's. Nodes without an entry (those created after the setters ran) use the resolver.
+   */
+  nodeQconfigs?: ReadonlyMap<Node, QConfig | null>;
   warn(message: string): void;
 }
 

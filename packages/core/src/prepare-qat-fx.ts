@@ -1,7 +1,8 @@
 import { fuseFx, moduleizeFunctionalOps } from '@qtk/fusion';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import { Module, QuantStub } from '@qtk/nn';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
+import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import { recordModelInfo } from './model-info.js';
@@ -19,6 +20,13 @@ import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 import type { HybridDict } from './deploy-device.js';
 import { hybridPartitioner } from './hybrid-partitioner.js';
+import {
+  checkExampleInputs,
+  QCONFIG_SETTERS_PASS,
+  type QconfigSetter,
+  type QconfigSetterRun,
+  qconfigSettersPass,
+} from './qconfig-setter.js';
 
 /**
  * The default passes, in order. With `hybrid: true` the installed hybrid partitioner
@@ -63,6 +71,32 @@ export interface PrepareQatFxOptions {
   hybridDict?: HybridDict;
 }
 
+/**
+ * prepareQatFx's options-only form (horizon_plugin_pytorch's `prepare(model, qconfig_setter=...)`):
+ * the setters choose every node's qconfig on the fused graph, in order, later ones overriding.
+ */
+export interface PrepareQatFxSetterOptions extends PrepareQatFxOptions {
+  /** Applied in order on the fused graph; built-in templates (defaultQconfigSetter, ...) and your own functions mix. */
+  qconfigSetter: readonly QconfigSetter[];
+  /** One tensor per model input: what setters that need values or shapes run the model on (checked even when none does). */
+  exampleInputs?: Tensor | readonly Tensor[];
+  /**
+   * The qconfigs the setters start from, also used by nodes the setters never see (made by later
+   * passes) and modules called only inside fxWrap-ed methods; default `{ global: defaultQatQconfig }`.
+   */
+  qconfigDict?: QConfigDict;
+}
+
+const isSetterOptions = (x: unknown): x is PrepareQatFxSetterOptions =>
+  x !== null && typeof x === 'object' && Object.hasOwn(x, 'qconfigSetter');
+
+/** The pass list with the setters' pass before the QAT swap (after the march's rewrites and a hybrid partition). */
+function withSetterPass(passes: readonly PreparePass[], run: QconfigSetterRun): readonly PreparePass[] {
+  const i = passes.findIndex((p) => p.name === 'swap-qat-modules');
+  const at = i < 0 ? passes.length : i;
+  return [...passes.slice(0, at), qconfigSettersPass(run), ...passes.slice(at)];
+}
+
 /** The pass list with the hybrid partitioner after the march's rewrites (or first). */
 function withHybridPartitioner(passes: readonly PreparePass[]): readonly PreparePass[] {
   const partition = hybridPartitioner();
@@ -105,9 +139,61 @@ function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
  * qconfig of the module that created them), swaps in QAT modules and inserts activation
  * fake-quants. Returns a new GraphModule; parameters are shared with the input model, except
  * where fusion absorbed a BatchNorm. The result records its kind ('qat') and march in `meta`.
+ *
+ * The options-only form `prepareQatFx(model, { march, exampleInputs, qconfigSetter: [...] })`
+ * chooses qconfigs per node of the fused graph with qconfig setters (see PrepareQatFxSetterOptions).
  */
-export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: PrepareQatFxOptions = {}): GraphModule {
+export function prepareQatFx(model: Module, options: PrepareQatFxSetterOptions): GraphModule;
+export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options?: PrepareQatFxOptions): GraphModule;
+export function prepareQatFx(
+  model: Module,
+  second: QConfigDict | PrepareQatFxSetterOptions,
+  options?: PrepareQatFxOptions,
+): GraphModule {
   if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
+  if (!isSetterOptions(second)) return prepareModel(model, second, options ?? {}, null);
+  if (options !== undefined)
+    throw new InvalidArgumentError(
+      'prepareQatFx: with qconfigSetter every option goes in the second argument: prepareQatFx(model, { march, exampleInputs, qconfigSetter })',
+    );
+  const { qconfigSetter, exampleInputs, qconfigDict, ...rest } = second;
+  if (!Array.isArray(qconfigSetter))
+    throw new InvalidArgumentError(
+      'prepareQatFx: qconfigSetter must be an array of setters, e.g. [defaultQconfigSetter()]',
+    );
+  qconfigSetter.forEach((s, i) => {
+    const ok = typeof s === 'function' || (s !== null && typeof s === 'object' && typeof s.apply === 'function');
+    if (!ok)
+      throw new InvalidArgumentError(
+        `prepareQatFx: qconfigSetter[${i}] is neither a function (ctx) => ... nor a template ({ name, apply })`,
+      );
+  });
+  const base = qconfigDict ?? { global: defaultQatQconfig };
+  const prepareWith = (qconfigs: ReadonlyMap<string, QConfig | null>): GraphModule =>
+    prepareQatFx(model, {
+      ...rest,
+      qconfigDict: base,
+      exampleInputs,
+      onWarning: () => {},
+      qconfigSetter: [
+        {
+          name: 'fixed node qconfigs',
+          apply: (ctx) => {
+            for (const [name, q] of qconfigs) ctx.setQconfig(name, q);
+            return undefined;
+          },
+        },
+      ],
+    });
+  return prepareModel(model, base, rest, { setters: qconfigSetter, exampleInputs, prepareWith });
+}
+
+function prepareModel(
+  model: Module,
+  qconfigDict: QConfigDict,
+  options: PrepareQatFxOptions,
+  setters: (Omit<QconfigSetterRun, 'exampleInputs'> & { exampleInputs: unknown }) | null,
+): GraphModule {
   const march = requireMarch(options.march);
   const traced = model instanceof GraphModule ? model : symbolicTrace(model);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
@@ -115,8 +201,14 @@ export function prepareQatFx(model: Module, qconfigDict: QConfigDict, options: P
     throw new InvalidArgumentError(
       'prepareQatFx: hybridDict is only read in hybrid mode; pass { hybrid: true, hybridDict }',
     );
-  const defaults = options.hybrid ? withHybridPartitioner(DEFAULT_PREPARE_PASSES) : DEFAULT_PREPARE_PASSES;
+  const exampleInputs = setters ? checkExampleInputs(setters.exampleInputs, traced) : null;
+  let defaults = options.hybrid ? withHybridPartitioner(DEFAULT_PREPARE_PASSES) : DEFAULT_PREPARE_PASSES;
+  if (setters) defaults = withSetterPass(defaults, { ...setters, exampleInputs });
   const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
+  if (setters && !passes.some((p) => p.name === QCONFIG_SETTERS_PASS))
+    throw new InvalidArgumentError(
+      `prepareQatFx: the pass list has no '${QCONFIG_SETTERS_PASS}' pass, so qconfigSetter would not run; edit the default list with passes: (defaults) => ... instead of replacing it`,
+    );
   let gm: GraphModule;
   const owned = new Set<Module>();
   if (options.fuse === false) {

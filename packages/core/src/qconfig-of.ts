@@ -38,7 +38,8 @@ export interface NodeQconfig {
 }
 
 /**
- * The qconfig a node takes: null on a node placed on the CPU (hybrid). A qconfig set for the node's own module path (its `qconfig` property or
+ * The qconfig a node takes: null on a node placed on the CPU (hybrid); a qconfig setter's, when one
+ * set this node (prepareQatFx's `qconfigSetter` form). A qconfig set for the node's own module path (its `qconfig` property or
  * a `moduleName` entry, e.g. `_generated_add_0`) wins. Otherwise: a fused module takes its conv's
  * (horizon_plugin_pytorch's fused modules keep the conv's qconfig); a generated FloatFunctional (a
  * functional add, ...) and any other function takes the qconfig of the module whose forward called
@@ -47,6 +48,8 @@ export interface NodeQconfig {
 export function qconfigOf(ctx: PrepareContext, node: Node): NodeQconfig {
   // a node the hybrid partition put on the CPU stays float: step-wise quantization's null qconfig
   if (deployDeviceOf(node) === 'CPU') return { qconfig: null, path: pathOf(node) };
+  const set = ctx.nodeQconfigs?.get(node);
+  if (set !== undefined) return { qconfig: set, path: pathOf(node) };
   if (node.op === 'call_module') {
     const own = ctx.resolver.explicit(node.target);
     if (own !== undefined) return { qconfig: own, path: node.target };
