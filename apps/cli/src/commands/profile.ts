@@ -1,0 +1,149 @@
+import { existsSync, statSync } from 'node:fs';
+import { setFakeQuantize } from '@qtk/core';
+import { QTensor } from '@qtk/fixed-point';
+import type { GraphModule } from '@qtk/ir';
+import { modelProfiler } from '@qtk/profiler';
+import { argmax, noGrad, type Tensor } from '@qtk/tensor';
+import { parseArgs, type CommandSpec } from '../args.js';
+import { batchesOf } from '../batches.js';
+import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
+import { hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
+import { CliError, type CliIo } from '../io.js';
+import { checkOutPath } from '../out-path.js';
+
+export const profileSpec: CommandSpec = {
+  name: 'profile',
+  summary:
+    'Calibrates and converts an ONNX model, compares float, calibrated and fixed point node by node, writes profiler.html.',
+  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
+  options: {
+    out: { type: 'string', value: 'DIR', description: 'the report folder: profiler.html and one JSON per tool (required)' },
+    data: {
+      type: 'string',
+      value: 'DIR',
+      description:
+        'inputs to profile on (IDX files, or .npy / images with a labels file for accuracy); default: the first calibration samples',
+    },
+    labels: { type: 'string', value: 'FILE', description: 'labels of the files in --data (default DIR/labels.txt)' },
+    samples: {
+      type: 'number',
+      value: 'N',
+      description: 'profile on N inputs (accuracy uses every --data sample up to --eval-limit)',
+      default: 32,
+      integer: true,
+      min: 1,
+    },
+    'eval-limit': {
+      type: 'number',
+      value: 'N',
+      description: 'with labelled --data: accuracy of each stage on at most N samples',
+      default: 1000,
+      integer: true,
+      min: 1,
+    },
+    'no-runtime': { type: 'boolean', description: 'skip the onnxruntime stage of the first-divergence check' },
+    ...CALIBRATE_OPTIONS,
+  },
+  details: `The report compares the float model with the calibrated one (similarity and statistics per node, weights,
+fusion, shared modules, qconfig, devices, memory) and walks float → fake quant → fixed point → integer ONNX in
+onnxruntime-node to name the first node where each pair diverges and why. With labelled --data (Fashion-MNIST IDX
+files, or files with a labels file) it also prints each stage's accuracy. Open DIR/profiler.html in a browser.`,
+};
+
+function predictions(model: GraphModule, x: Tensor, batch: number): Int32Array {
+  const out = new Int32Array(x.shape[0]!);
+  let i = 0;
+  for (const b of batchesOf(x, batch)) {
+    const y = noGrad(() => model.call(b)) as Tensor | QTensor;
+    const p = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
+    out.set(p as ArrayLike<number>, i);
+    i += b.shape[0]!;
+  }
+  return out;
+}
+
+function accuracy(pred: Int32Array, labels: Int32Array): number {
+  let c = 0;
+  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
+  return c / pred.length;
+}
+
+function firstRows(x: Tensor, n: number): Tensor {
+  return batchesOf(x, n).next().value as Tensor;
+}
+
+export async function runProfile(argv: readonly string[], io: CliIo): Promise<number> {
+  const t0 = performance.now();
+  const args = parseArgs(profileSpec, argv);
+  const o = args.options;
+  const modelPath = args.positionals[0]!;
+  checkCalibrateOptions(o, 'profile');
+  if (o.out === undefined)
+    throw new CliError("missing --out DIR (the report folder)\nrun 'qtk profile --help' for the options", {
+      exitCode: 2,
+    });
+  const outDir = String(o.out);
+  if (existsSync(outDir) && !statSync(outDir).isDirectory())
+    throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, { exitCode: 2 });
+  checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
+  if (o.data !== undefined && !existsSync(String(o.data)))
+    throw new CliError(`--data directory '${o.data}' does not exist`);
+  const c = calibrateOnnxModel(modelPath, o, io);
+  const fixed = c.fixed!;
+  setFakeQuantize(c.prepared, 'VALIDATION');
+  const batch = Number(o.batch);
+  const samples = Number(o.samples);
+
+  let inputs = firstRows(c.samples, samples);
+  const accuracies: string[] = [];
+  if (o.data !== undefined) {
+    const dir = String(o.data);
+    const labelled = hasIdx(dir, 'test') || o.labels !== undefined || existsSync(`${dir}/labels.txt`);
+    if (labelled) {
+      const data = loadEvalData(dir, {
+        split: 'test',
+        ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
+        sampleShape: () => c.sampleShape,
+        preprocess: c.preprocess,
+        limit: Number(o['eval-limit']),
+      });
+      inputs = firstRows(data.inputs, samples);
+      for (const [name, model] of [
+        ['float', c.float],
+        ['calibrated', c.prepared],
+        ['fixed point', fixed],
+      ] as const) {
+        const acc = accuracy(predictions(model, data.inputs, batch), data.labels);
+        accuracies.push(`${name} ${(100 * acc).toFixed(2)} %`);
+      }
+      io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
+    } else {
+      inputs = firstRows(
+        loadInputData(dir, { split: 'test', sampleShape: () => c.sampleShape, preprocess: c.preprocess, limit: samples })
+          .inputs,
+        samples,
+      );
+    }
+  }
+  io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const { report, written } = await modelProfiler(c.float, c.prepared, inputs, {
+    mode: 'FvsQ',
+    outDir,
+    float: c.float,
+    stages: { float: c.float, fakeQuant: c.prepared, fixed },
+    runtime: o['no-runtime'] !== true,
+    title: `QTK profiler: ${modelPath} on ${c.march}`,
+    extra: {
+      model: modelPath,
+      calibration: `${c.samples.shape[0]} samples from ${o.calib} (${c.observer} observer)`,
+      ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}),
+    },
+    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+  });
+  io.err('\n');
+  const marks = { error: '!!', warning: ' !', info: '  ' } as const;
+  io.out(`${report.summary.map((n) => `${marks[n.severity]} ${n.text}`).join('\n')}\n`);
+  io.out(`written: ${written!.html} and ${Object.keys(written!.json).length} JSON files\n`);
+  io.out(`time: ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
+  return 0;
+}
