@@ -1,6 +1,6 @@
 // Small float models with the mistakes the profiler's checks find. Not a test file itself and not
 // part of the package build.
-import { BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, SELU } from '@qtk/nn';
+import { BatchNorm2d, Conv2d, DeQuantStub, Flatten, Hardswish, Linear, Module, QuantStub, ReLU, SELU } from '@qtk/nn';
 import { Generator, type Tensor } from '@qtk/tensor';
 
 const call = (m: Module, ...x: Tensor[]): Tensor => (m as unknown as { call(...x: Tensor[]): Tensor }).call(...x);
@@ -99,5 +99,24 @@ export class SeluNet extends Module {
   }
   forward(x: Tensor): Tensor {
     return call(this.dequant, call(this.conv1, call(this.selu, call(this.conv0, call(this.quant, x)))));
+  }
+}
+
+/** No QuantStub and no DeQuantStub: SELU first, conv-relu, conv + add, hardswish last (bernoulli2 has neither SELU nor hardswish). */
+export class NoStubsNet extends Module {
+  readonly selu = new SELU();
+  readonly conv0: Conv2d;
+  readonly relu = new ReLU();
+  readonly conv1: Conv2d;
+  readonly hswish = new Hardswish();
+  constructor(seed = 29) {
+    super();
+    const generator = new Generator(seed);
+    this.conv0 = new Conv2d(3, 4, 3, { padding: 1, generator });
+    this.conv1 = new Conv2d(4, 4, 1, { generator });
+  }
+  forward(x: Tensor): Tensor {
+    const a = call(this.relu, call(this.conv0, call(this.selu, x)));
+    return call(this.hswish, call(this.conv1, a).add(a));
   }
 }
