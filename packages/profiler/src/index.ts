@@ -26,3 +26,52 @@ export {
   type NodeSimilarity,
   type SimilarityJson,
 } from './featuremap-similarity.js';
+export {
+  checkUnfusedOperations,
+  type CheckUnfusedOptions,
+  type UnfusedOperationsResult,
+  type FusableChain,
+  type BlockedChain,
+  type FusionBlock,
+} from './check-unfused.js';
+export { getModuleCalledCount, type ModuleCalledCountResult, type ModuleCalls } from './module-called-count.js';
+export {
+  checkQconfig,
+  type CheckQconfigOptions,
+  type CheckQconfigResult,
+  type NodeQconfigInfo,
+  type FakeQuantSummary,
+  type FlowDtype,
+  type QconfigWarning,
+  type QconfigWarningCode,
+} from './check-qconfig.js';
+export {
+  compareModelFiles,
+  type ModelVersion,
+  type ModelFilesComparison,
+  type OpComparison,
+  type StructureChange,
+  type ParameterChange,
+} from './compare-model-files.js';
+export {
+  checkDeployDevice,
+  formatDeployDevice,
+  type CheckDeployDeviceOptions,
+  type DeployDeviceReport,
+  type DeployedNode,
+  type DeploySegment,
+  type DeployMismatch,
+} from '@qtk/hybrid';
+export { checkModel, type CheckModelOptions, type CheckModelResult } from './check-model.js';
+export { applyModelFixes, type AppliedModelFixes } from './apply-model-fixes.js';
+export { DEFAULT_LINT_QCONFIG_DICT, type LintOptions } from './lint-context.js';
+export type {
+  Finding,
+  FindingCode,
+  FindingSeverity,
+  ModelFix,
+  QconfigDelta,
+  QconfigEdit,
+  QconfigPreset,
+  HybridDelta,
+} from './lint-findings.js';
