@@ -4,6 +4,7 @@ import { prepareQatFx } from '@qtk/core';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { fuseFx } from '@qtk/fusion';
 import { BatchNorm2d } from '@qtk/nn';
+import { type MarchBackendV1, marches } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { checkUnfusedOperations } from './check-unfused.js';
 import { SharedConvNet, SharedNormNet, UnfusedNet } from './testing/check-models.js';
@@ -63,5 +64,29 @@ describe('checkUnfusedOperations', () => {
       ['conv2d_bn', ['conv1', 'bn(1)'], 'shared-norm'],
     ]);
     expect(norm.blocked[0]!.detail).toContain("BatchNorm 'bn' is also called");
+  });
+
+  it('reports a chain the march does not fuse, and fuses what it can of it', () => {
+    const bayes = marches.get('bayes');
+    // a march whose Conv fuses nothing (BatchNorm absorption is a float rewrite, always allowed)
+    const noConvFusion: MarchBackendV1 = {
+      ...bayes,
+      id: 'bayes-no-conv-fusion',
+      capabilities: {
+        ...bayes.capabilities,
+        ops: bayes.capabilities.ops.map((o) => (o.op === 'Conv' ? { ...o, fusable: [] } : o)),
+      },
+    };
+    const result = checkUnfusedOperations(new UnfusedNet(), { march: noConvFusion });
+    expect(result.march).toBe('bayes-no-conv-fusion');
+    expect(result.unfused.map((c) => [c.pattern, c.nodes])).toEqual([
+      ['conv2d_bn', ['conv0', 'bn0']],
+      ['conv2d_bn', ['conv1', 'bn1']],
+    ]);
+    expect(result.blocked.map((b) => [b.pattern, b.nodes, b.reason])).toEqual([
+      ['conv2d_bn_relu', ['conv0', 'bn0', 'relu0'], 'march'],
+      ['conv2d_bn_add_relu', ['conv1', 'bn1', '_generated_add_0.add', 'relu1'], 'march'],
+    ]);
+    expect(result.blocked[0]!.detail).toBe("march 'bayes-no-conv-fusion': 'Conv' does not list 'Relu' as fusable");
   });
 });

@@ -64,7 +64,8 @@ function modelOf(v: ModelVersion, which: string): GraphModule {
   );
 }
 
-function maxAbs(a: ArrayLike<number>, b: ArrayLike<number>): { differing: number; max: number } {
+/** Elements that differ and the largest difference (null when an infinity makes it unbounded). */
+function maxAbs(a: ArrayLike<number>, b: ArrayLike<number>): { differing: number; max: number | null } {
   let differing = 0;
   let max = 0;
   for (let i = 0; i < a.length; i++) {
@@ -72,7 +73,7 @@ function maxAbs(a: ArrayLike<number>, b: ArrayLike<number>): { differing: number
     if (d !== 0 || Number.isNaN(d)) differing++;
     if (d > max) max = d;
   }
-  return { differing, max };
+  return { differing, max: Number.isFinite(max) ? max : null };
 }
 
 const sameShape = (a: readonly number[], b: readonly number[]) =>

@@ -83,6 +83,5 @@ export function lintContext(model: Module, options: LintOptions, tool: string): 
 
 export const isQuantStub = (ctx: LintContext, n: Node) => ctx.moduleAt(n) instanceof QuantStub;
 export const isDeQuantStub = (ctx: LintContext, n: Node) => ctx.moduleAt(n) instanceof DeQuantStub;
-export const isCall = (n: Node) => n.op === 'call_module' || n.op === 'call_function' || n.op === 'call_method';
 /** Module path of a module call, else the node name. */
 export const displayName = (n: Node) => (n.op === 'call_module' ? n.target : n.name);

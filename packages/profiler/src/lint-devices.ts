@@ -1,45 +1,15 @@
 // Linter rule: ops of the deployed part the march's capability table cannot run, each with the
 // hybridDict entry that keeps it on the CPU (the verdict is the hybrid partitioner's own).
-import { nodeVerdict } from '@qtk/hybrid';
+import { deployedOps as hybridDeployedOps, nodeVerdict } from '@qtk/hybrid';
 import type { Node } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
-import { displayName, isCall, isDeQuantStub, isQuantStub, type LintContext } from './lint-context.js';
+import { displayName, type LintContext } from './lint-context.js';
 import type { Finding } from './lint-findings.js';
 import { nodeTypeOf } from './node-type.js';
 
-function reach(starts: Iterable<Node>, next: (n: Node) => Iterable<Node>, stop: (n: Node) => boolean): Set<Node> {
-  const seen = new Set<Node>();
-  const stack = [...starts];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (seen.has(n) || stop(n)) continue;
-    seen.add(n);
-    stack.push(...next(n));
-  }
-  return seen;
-}
-
-/** The ops that are deployed: neither float pre-processing before the QuantStubs nor post-processing after the DeQuantStubs. */
+/** The ops that are deployed: neither float pre-processing before the QuantStubs nor post-processing after the DeQuantStubs (the hybrid partitioner's own choice). */
 export function deployedOps(ctx: LintContext): Node[] {
-  const nodes = ctx.gm.graph.nodes;
-  const stub = (n: Node) => isQuantStub(ctx, n);
-  const destub = (n: Node) => isDeQuantStub(ctx, n);
-  const after = reach(
-    nodes.filter(stub).flatMap((n) => [...n.users]),
-    (n) => n.users,
-    destub,
-  );
-  const before = reach(
-    nodes.filter(stub).flatMap((n) => n.inputNodes),
-    (n) => n.inputNodes,
-    destub,
-  );
-  const post = reach(
-    nodes.filter(destub).flatMap((n) => [...n.users]),
-    (n) => n.users,
-    stub,
-  );
-  return nodes.filter((n) => isCall(n) && !stub(n) && !destub(n) && !post.has(n) && !(before.has(n) && !after.has(n)));
+  return hybridDeployedOps(ctx.prepare);
 }
 
 function activationDtype(ctx: LintContext, dtype: QuantDType | undefined): QuantDType | null {
