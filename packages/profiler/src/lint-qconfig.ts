@@ -72,6 +72,7 @@ function outputLayers(ctx: LintContext): Node[] {
 
 export function outputPrecisionFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
+  if (ctx.march.capabilities.highPrecisionOutputDtypes.length === 0) return findings;
   for (const layer of outputLayers(ctx)) {
     if (ctx.hybridMatcher.match(layer)) continue;
     const { qconfig } = ctx.qconfigOf(layer);
