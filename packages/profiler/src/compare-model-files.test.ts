@@ -37,6 +37,7 @@ describe('compareModelFiles', () => {
     expect(result.ops.every((o) => o.identical && o.differing === 0 && o.maxRealDiff === 0)).toBe(true);
     expect(result.ops.find((o) => o.name === 'conv2')).toMatchObject({ maxIntDiff: 0, elements: 2 * 16 * 8 * 8 });
     expect(result.parameters).toEqual([]);
+    expect(result.changedOps).toEqual([]);
     expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   });
 
@@ -57,6 +58,12 @@ describe('compareModelFiles', () => {
     expect(result.parameters).toEqual([
       { name: 'conv2.weight', status: 'changed', differing: 1, maxAbsDiff: expect.any(Number) },
     ]);
+    // fed the first model's inputs, only conv2 differs: the ops after it inherit its difference
+    expect(result.changedOps).toEqual(['conv2']);
+    expect(conv2.sameInput).toEqual({ differing: conv2.differing, maxIntDiff: conv2.maxIntDiff });
+    expect(byName.get('pool')!.identical).toBe(false);
+    expect(byName.get('pool')!.sameInput).toEqual({ differing: 0, maxIntDiff: 0 });
+    expect(byName.get('fc')!.sameInput).toEqual({ differing: 0, maxIntDiff: 0 });
     expect(result.onlyInA).toEqual([]);
     expect(result.onlyInB).toEqual([]);
   });

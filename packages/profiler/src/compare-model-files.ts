@@ -1,11 +1,12 @@
 // Two versions of a fixed-point model (before and after a retraining, a QTK upgrade, a re-export)
 // run on the same inputs, op by op: which ops give other integers, by how much, which op differs
-// first, and what changed in the structure (ops added or removed, types, scales, dtypes, weights).
+// first, which ops differ even when fed the same input values (the ops that changed themselves), and
+// what changed in the structure (ops added or removed, types, scales, dtypes, weights).
 import { modelFromBytes } from '@qtk/core';
-import { GraphModule, type Node } from '@qtk/ir';
+import { GraphModule, Node, runNodes } from '@qtk/ir';
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { type ModelInputs, argsOf } from './model-inputs.js';
-import { nodeTypeOf } from './node-type.js';
+import { callNames, nodeTypeOf } from './node-type.js';
 import { captureNodeValues, type NodeQuant, type NodeValue } from './node-values.js';
 
 /** A fixed-point model, or the bytes of a model file (modelToBytes / saveModelFile). */
@@ -24,6 +25,11 @@ export interface OpComparison {
   readonly maxIntDiff: number | null;
   /** Largest |a − b| of the real values (null when the shapes differ). */
   readonly maxRealDiff: number | null;
+  /**
+   * The op of `b` run on `a`'s values of its inputs (where their shape and quantization agree): the
+   * difference the op makes itself, not the one it inherits. null when no input could be swapped.
+   */
+  readonly sameInput: { readonly differing: number | null; readonly maxIntDiff: number | null } | null;
 }
 
 export interface StructureChange {
@@ -48,6 +54,11 @@ export interface ModelFilesComparison {
   readonly ops: readonly OpComparison[];
   /** The first op (in execution order) whose output differs; null when every common op is identical. */
   readonly firstDifference: string | null;
+  /**
+   * The ops whose output differs even on `a`'s input values: the ops that changed themselves (an op
+   * none of whose inputs could take `a`'s values, `sameInput` null, is not judged).
+   */
+  readonly changedOps: readonly string[];
   readonly identical: boolean;
   readonly onlyInA: readonly string[];
   readonly onlyInB: readonly string[];
@@ -81,10 +92,16 @@ const sameShape = (a: readonly number[], b: readonly number[]) =>
 const sameScale = (a: NodeQuant | null, b: NodeQuant | null) =>
   (a?.scale.length ?? 0) === (b?.scale.length ?? 0) && (a?.scale ?? []).every((s, i) => s === b!.scale[i]);
 
-function compareOp(name: string, type: string, a: NodeValue, b: NodeValue): OpComparison {
+function compareOp(
+  name: string,
+  type: string,
+  a: NodeValue,
+  b: NodeValue,
+  sameInput: OpComparison['sameInput'],
+): OpComparison {
   const elements = a.values.length;
   if (!sameShape(a.shape, b.shape))
-    return { name, type, identical: false, elements, differing: null, maxIntDiff: null, maxRealDiff: null };
+    return { name, type, identical: false, elements, differing: null, maxIntDiff: null, maxRealDiff: null, sameInput };
   const real = maxAbs(a.values, b.values);
   const bothInts = a.ints !== null && b.ints !== null && a.quant?.dtype === b.quant?.dtype;
   const ints = bothInts ? maxAbs(a.ints!, b.ints!) : null;
@@ -98,7 +115,53 @@ function compareOp(name: string, type: string, a: NodeValue, b: NodeValue): OpCo
     differing,
     maxIntDiff: ints ? ints.max : null,
     maxRealDiff: real.max,
+    sameInput,
   };
+}
+
+/** The element and integer differences of two outputs of one shape (null where they cannot be compared). */
+function differenceOf(a: NodeValue, b: NodeValue): { differing: number | null; maxIntDiff: number | null } {
+  if (!sameShape(a.shape, b.shape)) return { differing: null, maxIntDiff: null };
+  const real = maxAbs(a.values, b.values);
+  const ints = a.ints !== null && b.ints !== null && a.quant?.dtype === b.quant?.dtype ? maxAbs(a.ints, b.ints) : null;
+  return { differing: ints ? Math.max(ints.differing, real.differing) : real.differing, maxIntDiff: ints?.max ?? null };
+}
+
+/**
+ * Runs `mb` with each op fed `ma`'s values of its inputs wherever both models computed that input
+ * with the same shape and quantization; returns the outputs by name and the ops that got a swap.
+ */
+function runOnValuesOfA(
+  ma: GraphModule,
+  mb: GraphModule,
+  args: readonly unknown[],
+  va: ReadonlyMap<string, NodeValue>,
+  vb: ReadonlyMap<string, NodeValue>,
+): { values: Map<string, NodeValue>; swapped: Set<string> } {
+  const namesA = callNames(ma);
+  const rawA = new Map<string, unknown>();
+  runNodes(ma, args, (node, value) => {
+    rawA.set(namesA.get(node)!, value);
+  });
+  const namesB = callNames(mb);
+  const swapped = new Set<string>();
+  const swap = (owner: string, arg: unknown, value: unknown): unknown => {
+    if (Array.isArray(arg) && Array.isArray(value)) return arg.map((x, i) => swap(owner, x, value[i]));
+    if (!(arg instanceof Node)) return value;
+    const name = namesB.get(arg)!;
+    const x = va.get(name);
+    const y = vb.get(name);
+    if (!x || !y || !rawA.has(name) || !sameShape(x.shape, y.shape)) return value;
+    if ((x.quant?.dtype ?? 'float') !== (y.quant?.dtype ?? 'float') || !sameScale(x.quant, y.quant)) return value;
+    swapped.add(owner);
+    return rawA.get(name);
+  };
+  const replaceArgs = (node: Node, values: unknown[]) => {
+    const owner = namesB.get(node)!;
+    return node.args.map((a, i) => swap(owner, a, values[i]));
+  };
+  const out = captureNodeValues(mb, args, { replaceArgs });
+  return { values: new Map([...out.values()].map((v) => [v.name, v])), swapped };
 }
 
 function parameterChanges(a: GraphModule, b: GraphModule): ParameterChange[] {
@@ -123,8 +186,10 @@ function parameterChanges(a: GraphModule, b: GraphModule): ParameterChange[] {
 /**
  * Runs two versions of a fixed-point model (GraphModules or model-file bytes) on `inputs` and
  * compares them op by op, matched by name: per op whether the integers are identical, how many
- * elements differ and the largest difference in integers and in real values; the first op that
- * differs; the ops only one has; type, shape, dtype and scale changes; and the weights that differ.
+ * elements differ and the largest difference in integers and in real values; the same for `b`'s op
+ * fed `a`'s input values, which separates the ops that changed from those that inherit a difference;
+ * the first op that differs; the ops only one has; type, shape, dtype and scale changes; and the
+ * weights that differ.
  */
 export function compareModelFiles(a: ModelVersion, b: ModelVersion, inputs: ModelInputs): ModelFilesComparison {
   const ma = modelOf(a, 'a');
@@ -135,6 +200,7 @@ export function compareModelFiles(a: ModelVersion, b: ModelVersion, inputs: Mode
   const vb = byName(mb);
   const isOp = (v: NodeValue) => v.node.op !== 'placeholder';
   const typeOf = (m: GraphModule, n: Node) => nodeTypeOf(m, n);
+  const same = runOnValuesOfA(ma, mb, args, va, vb);
   const ops: OpComparison[] = [];
   const changes: StructureChange[] = [];
   for (const [name, x] of va) {
@@ -149,7 +215,8 @@ export function compareModelFiles(a: ModelVersion, b: ModelVersion, inputs: Mode
     if (da !== db) changes.push({ name, field: 'dtype', a: da, b: db });
     else if (!sameScale(x.quant, y.quant))
       changes.push({ name, field: 'scale', a: [...(x.quant?.scale ?? [])], b: [...(y.quant?.scale ?? [])] });
-    ops.push(compareOp(name, ta, x, y));
+    const s = same.values.get(name);
+    ops.push(compareOp(name, ta, x, y, s && same.swapped.has(name) ? differenceOf(x, s) : null));
   }
   const onlyIn = (m: Map<string, NodeValue>, other: Map<string, NodeValue>) =>
     [...m.values()].filter((v) => isOp(v) && !other.has(v.name)).map((v) => v.name);
@@ -161,6 +228,7 @@ export function compareModelFiles(a: ModelVersion, b: ModelVersion, inputs: Mode
     version: 1,
     ops,
     firstDifference: first?.name ?? null,
+    changedOps: ops.filter((o) => o.sameInput !== null && o.sameInput.differing !== 0).map((o) => o.name),
     identical:
       !first && onlyInA.length === 0 && onlyInB.length === 0 && changes.length === 0 && parameters.length === 0,
     onlyInA,
