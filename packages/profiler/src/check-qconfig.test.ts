@@ -10,6 +10,7 @@ import {
   getDefaultQconfig,
 } from '@qtk/fake-quant';
 import { symbolicTrace } from '@qtk/ir';
+import { type MarchBackendV1, marches } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { checkQconfig } from './check-qconfig.js';
@@ -85,6 +86,32 @@ describe('checkQconfig', () => {
     const onBernoulli2 = checkQconfig(qat, { march: 'bernoulli2' });
     expect(onBernoulli2.march).toBe('bernoulli2');
     expect(onBernoulli2.warnings.map((w) => [w.code, w.node])).toEqual([['int16-unsupported', 'conv2']]);
+  });
+
+  it('warns about int16 weights, which only a march that lists them takes', () => {
+    const bayes = marches.get('bayes');
+    const wide: MarchBackendV1 = {
+      ...bayes,
+      id: 'bayes-int16-weights',
+      capabilities: { ...bayes.capabilities, weightDtypes: ['qint8', 'qint16'] },
+    };
+    const qat = prepareQatFx(
+      new TinyResNet(),
+      {
+        global: defaultQatQconfig,
+        moduleName: { conv2: getDefaultQatQconfig({ weightQkwargs: { dtype: 'qint16' } }), fc: defaultQatOutQconfig },
+      },
+      { march: wide, ...quiet },
+    );
+    const result = checkQconfig(qat, { march: 'bayes' });
+    expect(result.nodes.find((n) => n.name === 'conv2')!.weight).toMatchObject({ dtype: 'qint16', quantMax: 32767 });
+    expect(result.warnings).toEqual([
+      {
+        code: 'weight-not-qint8',
+        node: 'conv2',
+        message: "the weight of 'conv2' is quantized to qint16; march 'bayes' takes qint8 weights",
+      },
+    ]);
   });
 
   it('shows CPU nodes of a hybrid model as float between quantized neighbours', () => {

@@ -173,7 +173,7 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
       warn(
         'weight-not-qint8',
         name,
-        `the weight of '${name}' is quantized to ${weightFq.dtype}; BPU convolutions take qint8 weights`,
+        `the weight of '${name}' is quantized to ${weightFq.dtype}; ${march ? `march '${march.id}' takes ${march.capabilities.weightDtypes.join(', ')} weights` : 'BPU convolutions take qint8 weights'}`,
       );
     if (activationFq?.options.observer === 'fixed_scale')
       warn(
