@@ -7,10 +7,11 @@ import { Conv3d } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
+import { checkDeployDevice } from '@qtk/hybrid';
 import { applyModelFixes } from './apply-model-fixes.js';
 import { checkModel } from './check-model.js';
 import { checkQconfig } from './check-qconfig.js';
-import { NoStubsNet, SeluNet } from './testing/check-models.js';
+import { NestedSeluNet, NoStubsNet, SeluNet } from './testing/check-models.js';
 import { TinyResNet } from './testing/models.js';
 
 const inputs = (seed: number) =>
@@ -109,5 +110,29 @@ describe('applyModelFixes', () => {
     expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern', 'unfused-pattern']);
     const qat = prepareQatFx(model, fixed.qconfigDict, { march: 'bayes', ...quiet });
     expect(checkQconfig(qat).int32Outputs).toEqual(['fc']);
+  });
+
+  it('turns on hybrid mode for a functional op, which puts only that op on the CPU', () => {
+    const model = new NestedSeluNet();
+    const options = { march: 'bernoulli2', qconfigDict: { global: defaultQatQconfig } } as const;
+    const first = checkModel(model, options);
+    const fixed = applyModelFixes(model, first.findings, options);
+    expect(fixed.prepareOptions).toEqual({ hybrid: true });
+    expect(fixed.hybridDict).toEqual({});
+    const again = checkModel(model, { ...options, ...fixed.prepareOptions, qconfigDict: fixed.qconfigDict });
+    expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern']);
+    const qat = prepareQatFx(model, fixed.qconfigDict, { march: 'bernoulli2', ...fixed.prepareOptions, ...quiet });
+    const devices = checkDeployDevice(qat).nodes.map((n) => [n.name, n.device]);
+    expect(devices).toEqual([
+      ['block.relu', 'BPU'],
+      ['selu', 'CPU'],
+      ['flatten', 'BPU'],
+      ['fc', 'BPU'],
+    ]);
+    const x = rand([2, 3, 4, 4], { generator: new Generator(5) });
+    calibrate(qat, [x]);
+    setFakeQuantize(qat, 'VALIDATION');
+    const out = convertFx(qat, { march: 'bernoulli2', ...quiet }).call(x) as { shape: readonly number[] };
+    expect(out.shape).toEqual([2, 3]);
   });
 });

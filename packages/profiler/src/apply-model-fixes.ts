@@ -67,7 +67,7 @@ export function applyModelFixes(
       for (const n of fix.hybridDict.moduleName ?? []) if (!hybridNames.includes(n)) hybridNames.push(n);
       for (const t of fix.hybridDict.moduleType ?? []) if (!hybridTypes.includes(t)) hybridTypes.push(t);
       prepareOptions.hybrid = true;
-    } else if (fix.kind === 'prepare-option') prepareOptions.inputQuantStubs = true;
+    } else if (fix.kind === 'prepare-option') Object.assign(prepareOptions, fix.option);
     else unapplied.push(f);
   }
   const qconfigDict: QConfigDict = { ...base, moduleName, ...(moduleType.length ? { moduleType } : {}) };

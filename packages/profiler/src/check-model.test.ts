@@ -5,7 +5,15 @@ import { Conv3d } from '@qtk/nn';
 import { describe, expect, it } from 'vitest';
 import { checkModel } from './check-model.js';
 import type { Finding } from './lint-findings.js';
-import { NoDeQuantNet, NoStubsNet, SeluNet, SharedConvNet, SharedNormNet, UnfusedNet } from './testing/check-models.js';
+import {
+  NestedSeluNet,
+  NoDeQuantNet,
+  NoStubsNet,
+  SeluNet,
+  SharedConvNet,
+  SharedNormNet,
+  UnfusedNet,
+} from './testing/check-models.js';
 import { TinyResNet } from './testing/models.js';
 
 const FUSE = { kind: 'fuse', hint: 'nothing to do: prepareQatFx fuses this chain' };
@@ -141,5 +149,30 @@ describe('checkModel', () => {
     expect(result.findings[0]!.message).toContain("did you mean 'fc'?");
     const far = checkModel(new TinyResNet(), { march: 'bayes', qconfigDict: { moduleName: { backbone: null } } });
     expect(far.findings[0]!.fix).toEqual({ kind: 'qconfig', qconfigDict: { moduleName: { backbone: 'remove' } } });
+  });
+
+  it('names modules inside submodules by path, and sends a functional op to the CPU with hybrid mode', () => {
+    const options = {
+      march: 'bernoulli2',
+      qconfigDict: { global: defaultQatQconfig, moduleName: { 'block.conv': null } },
+    };
+    const result = checkModel(new NestedSeluNet(), options);
+    expect(brief(result.findings)).toEqual([
+      ['unsupported-op', 'error', 'selu', { kind: 'prepare-option', option: { hybrid: true } }],
+      [
+        'output-not-high-precision',
+        'warning',
+        'fc',
+        { kind: 'qconfig', qconfigDict: { moduleName: { fc: 'high-precision-output' } } },
+      ],
+      ['unfused-pattern', 'info', 'block.relu', FUSE],
+    ]);
+    expect(result.findings[0]!.message).toBe(
+      "'selu' (selu) cannot run on march 'bernoulli2': op 'Selu' is not in the capability table; prepareQatFx's hybrid mode runs it on the CPU",
+    );
+    expect(checkModel(new NestedSeluNet(), { ...options, hybrid: true }).findings.map((f) => f.code)).toEqual([
+      'output-not-high-precision',
+      'unfused-pattern',
+    ]);
   });
 });

@@ -74,4 +74,5 @@ export type {
   QconfigEdit,
   QconfigPreset,
   HybridDelta,
+  PrepareOptionFix,
 } from './lint-findings.js';

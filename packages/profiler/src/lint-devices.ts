@@ -34,22 +34,27 @@ export function deviceFindings(ctx: LintContext): Finding[] {
     const name = displayName(node);
     // a shared module's calls have one entry
     if (findings.some((f) => f.node === name)) continue;
-    const entry = node.op === 'call_module' ? node.target : node.scope;
     const what = `'${name}' (${nodeTypeOf(ctx.gm, node)}) cannot run on march '${ctx.march.id}': ${verdict.detail ?? verdict.reason}`;
+    if (node.op !== 'call_module') {
+      // a function has no module name for a hybridDict; hybrid mode puts exactly this op on the CPU
+      if (ctx.hybrid) continue;
+      findings.push({
+        code: 'unsupported-op',
+        severity: 'error',
+        node: name,
+        message: `${what}; prepareQatFx's hybrid mode runs it on the CPU`,
+        fix: { kind: 'prepare-option', option: { hybrid: true } },
+      });
+      continue;
+    }
     findings.push({
       code: 'unsupported-op',
       severity: ctx.hybrid ? 'info' : 'error',
       node: name,
       message: ctx.hybrid
-        ? `${what}; hybrid mode runs it on the CPU`
-        : `${what}; keep it on the CPU with prepareQatFx's hybrid mode${node.op !== 'call_module' && entry !== '' ? ` (the entry names '${entry}', the module whose forward calls it: all of its ops go to the CPU)` : ''}`,
-      fix:
-        entry !== ''
-          ? { kind: 'hybrid', hybridDict: { moduleName: [entry] } }
-          : {
-              kind: 'code',
-              hint: `wrap '${name}' in a module so a hybridDict can name it, or replace it with an op march '${ctx.march.id}' runs`,
-            },
+        ? `${what}; hybrid mode runs it on the CPU (name it in the hybridDict to make that explicit)`
+        : `${what}; keep it on the CPU with prepareQatFx's hybrid mode`,
+      fix: { kind: 'hybrid', hybridDict: { moduleName: [node.target] } },
     });
   }
   return findings;

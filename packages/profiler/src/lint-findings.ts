@@ -52,10 +52,14 @@ export interface HybridDelta {
   readonly moduleType?: readonly string[];
 }
 
+/** prepareQatFx options a fix sets: input QuantStubs, or hybrid mode (the partitioner puts each op the march cannot run on the CPU). */
+export type PrepareOptionFix = { readonly inputQuantStubs: true } | { readonly hybrid: true };
+
 export type ModelFix =
   | { readonly kind: 'qconfig'; readonly qconfigDict: QconfigDelta }
   | { readonly kind: 'hybrid'; readonly hybridDict: HybridDelta }
-  | { readonly kind: 'prepare-option'; readonly option: { readonly inputQuantStubs: true } }
+  /** A prepareQatFx option to set. */
+  | { readonly kind: 'prepare-option'; readonly option: PrepareOptionFix }
   /** prepareQatFx fuses this itself: nothing to do. */
   | { readonly kind: 'fuse'; readonly hint: string }
   /** Only a change to the model's code helps. */

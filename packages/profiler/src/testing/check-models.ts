@@ -1,7 +1,7 @@
 // Small float models with the mistakes the profiler's checks find. Not a test file itself and not
 // part of the package build.
 import { BatchNorm2d, Conv2d, DeQuantStub, Flatten, Hardswish, Linear, Module, QuantStub, ReLU, SELU } from '@qtk/nn';
-import { Generator, type Tensor } from '@qtk/tensor';
+import { Generator, selu, type Tensor } from '@qtk/tensor';
 
 const call = (m: Module, ...x: Tensor[]): Tensor => (m as unknown as { call(...x: Tensor[]): Tensor }).call(...x);
 
@@ -118,5 +118,37 @@ export class NoStubsNet extends Module {
   forward(x: Tensor): Tensor {
     const a = call(this.relu, call(this.conv0, call(this.selu, x)));
     return call(this.hswish, call(this.conv1, a).add(a));
+  }
+}
+
+/** conv-bn-relu → functional SELU, inside a submodule's forward. */
+export class SeluBlock extends Module {
+  readonly conv: Conv2d;
+  readonly bn = new BatchNorm2d(4);
+  readonly relu = new ReLU();
+  constructor(generator: Generator) {
+    super();
+    this.conv = new Conv2d(3, 4, 1, { generator });
+  }
+  forward(x: Tensor): Tensor {
+    return selu(call(this.relu, call(this.bn, call(this.conv, x))));
+  }
+}
+
+/** quant → block (conv-bn-relu, functional SELU) → flatten → fc → dequant, on [n, 3, 4, 4] inputs. */
+export class NestedSeluNet extends Module {
+  readonly quant = new QuantStub();
+  readonly block: SeluBlock;
+  readonly flatten = new Flatten();
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+  constructor(seed = 31) {
+    super();
+    const generator = new Generator(seed);
+    this.block = new SeluBlock(generator);
+    this.fc = new Linear(4 * 4 * 4, 3, { generator });
+  }
+  forward(x: Tensor): Tensor {
+    return call(this.dequant, call(this.fc, call(this.flatten, call(this.block, call(this.quant, x)))));
   }
 }
