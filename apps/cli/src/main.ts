@@ -8,6 +8,7 @@ import { compareSpec, runCompare } from './commands/compare.js';
 import { evalSpec, runEval } from './commands/eval.js';
 import { exportSpec, runExport } from './commands/export.js';
 import { inspectSpec, runInspect } from './commands/inspect.js';
+import { profileSpec, runProfile } from './commands/profile.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
 import { loadPlugin, takePluginArgs } from './plugins.js';
@@ -23,6 +24,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   eval: { spec: evalSpec, run: runEval },
   export: { spec: exportSpec, run: runExport },
   compare: { spec: compareSpec, run: runCompare },
+  profile: { spec: profileSpec, run: runProfile },
 };
 
 const HELP = `usage: qtk <command> [arguments] [options]

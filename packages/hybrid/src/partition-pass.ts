@@ -30,7 +30,7 @@ function innerModule(ctx: PrepareContext, n: Node): Module | null {
  * The ops that are deployed: not float pre-processing (ops that only lead into a QuantStub) and
  * not post-processing (ops after a DeQuantStub); stubs themselves are boundaries, not ops.
  */
-function deployedOps(ctx: PrepareContext): Node[] {
+export function deployedOps(ctx: PrepareContext): Node[] {
   const nodes = ctx.gm.graph.nodes;
   const isStub = (n: Node) => innerModule(ctx, n) instanceof QuantStub;
   const isDeStub = (n: Node) => innerModule(ctx, n) instanceof DeQuantStub;

@@ -90,3 +90,60 @@ export { writeProfilerReport, writeProfilerReportSync, type WrittenReport } from
 export { ReportDirError } from './report/report-dir-error.js';
 export { similaritySection, type SimilaritySectionOptions } from './report/similarity-section.js';
 export { tableOf, type TableOfOptions } from './report/table-of.js';
+export {
+  checkUnfusedOperations,
+  type CheckUnfusedOptions,
+  type UnfusedOperationsResult,
+  type FusableChain,
+  type BlockedChain,
+  type FusionBlock,
+} from './check-unfused.js';
+export { getModuleCalledCount, type ModuleCalledCountResult, type ModuleCalls } from './module-called-count.js';
+export {
+  checkQconfig,
+  type CheckQconfigOptions,
+  type CheckQconfigResult,
+  type NodeQconfigInfo,
+  type FakeQuantSummary,
+  type FlowDtype,
+  type QconfigWarning,
+  type QconfigWarningCode,
+} from './check-qconfig.js';
+export {
+  compareModelFiles,
+  type ModelVersion,
+  type ModelFilesComparison,
+  type OpComparison,
+  type StructureChange,
+  type ParameterChange,
+} from './compare-model-files.js';
+export {
+  checkDeployDevice,
+  formatDeployDevice,
+  type CheckDeployDeviceOptions,
+  type DeployDeviceReport,
+  type DeployedNode,
+  type DeploySegment,
+  type DeployMismatch,
+} from '@qtk/hybrid';
+export { checkModel, type CheckModelOptions, type CheckModelResult } from './check-model.js';
+export { applyModelFixes, type AppliedModelFixes } from './apply-model-fixes.js';
+export { DEFAULT_LINT_QCONFIG_DICT, type LintOptions } from './lint-context.js';
+export type {
+  Finding,
+  FindingCode,
+  FindingSeverity,
+  ModelFix,
+  QconfigDelta,
+  QconfigEdit,
+  QconfigPreset,
+  HybridDelta,
+  PrepareOptionFix,
+} from './lint-findings.js';
+export {
+  modelProfiler,
+  type ModelProfilerOptions,
+  type ModelProfilerResult,
+  type ModelProfilerResults,
+} from './model-profiler.js';
+export { profilerReportOf, type ReportContext } from './profiler-report.js';

@@ -1,7 +1,7 @@
 // modelProfiler: every analysis tool on two adjacent stages of a model, one JSON per tool and one report.
 import { modelInfoOf, type ModelKind } from '@qtk/core';
 import { checkDeployDevice, type DeployDeviceReport } from '@qtk/hybrid';
-import type { GraphModule } from '@qtk/ir';
+import { GraphModule, symbolicTrace } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { checkQconfig, type CheckQconfigResult } from './check-qconfig.js';
@@ -102,7 +102,8 @@ export async function modelProfiler(
   const args = argsOf(inputs);
   const first = args[0];
   if (!(first instanceof Tensor)) throw new InvalidArgumentError('modelProfiler: inputs must be tensors');
-  const float = options.float ?? (mode === 'FvsQ' ? model1 : null);
+  const floatModel = options.float ?? (mode === 'FvsQ' ? model1 : null);
+  const float = floatModel === null || floatModel instanceof GraphModule ? floatModel : symbolicTrace(floatModel);
   const qat = mode === 'QvsQ' ? model1 : model2;
   const march = modelInfoOf(qat).march ?? modelInfoOf(model2).march;
   const steps = [

@@ -150,7 +150,9 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
       })),
       {
         flagKey: 'outlier',
-        columns: { saturation: { kind: 'percent', help: 'share of values at the limits of the node’s quantized range' } },
+        columns: {
+          saturation: { kind: 'percent', help: 'share of values at the limits of the node’s quantized range' },
+        },
         description: 'Range, moments and saturation of every node’s output; outlier nodes highlighted.',
       },
     ),
@@ -196,7 +198,13 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
       ),
     );
     if (r.checkQconfig.warnings.length)
-      tables.push(tableOf('qconfig-warnings', 'Quantization configuration warnings', r.checkQconfig.warnings));
+      tables.push(
+        tableOf(
+          'qconfig-warnings',
+          'Quantization configuration warnings',
+          r.checkQconfig.warnings.map((w) => ({ code: w.code, node: w.node, message: w.message })),
+        ),
+      );
   }
   if (r.checkDeployDevice)
     tables.push(
@@ -245,7 +253,12 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
       tableOf(
         'module-calls',
         'Calls per module',
-        r.getModuleCalledCount.modules.map((m) => ({ name: m.name, type: m.type, count: m.count, shared: m.count > 1 })),
+        r.getModuleCalledCount.modules.map((m) => ({
+          name: m.name,
+          type: m.type,
+          count: m.count,
+          shared: m.count > 1,
+        })),
         { flagKey: 'shared', sort: { key: 'count', descending: true } },
       ),
     );
@@ -278,7 +291,8 @@ function histogramsOf(r: ModelProfilerResults, count: number): ReportHistogram[]
     const f = features.get(n.name);
     if (!f || f.histogram.counts.length === 0) continue;
     const range = RANGE[f.dtype];
-    const clip = range && f.scale && f.scale.length === 1 ? { min: range[0] * f.scale[0]!, max: range[1] * f.scale[0]! } : null;
+    const clip =
+      range && f.scale && f.scale.length === 1 ? { min: range[0] * f.scale[0]!, max: range[1] * f.scale[0]! } : null;
     out.push({
       title: `${n.name} (${n.type})`,
       node: n.name,

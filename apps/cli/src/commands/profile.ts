@@ -17,7 +17,11 @@ export const profileSpec: CommandSpec = {
     'Calibrates and converts an ONNX model, compares float, calibrated and fixed point node by node, writes profiler.html.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
   options: {
-    out: { type: 'string', value: 'DIR', description: 'the report folder: profiler.html and one JSON per tool (required)' },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: 'the report folder: profiler.html and one JSON per tool (required)',
+    },
     data: {
       type: 'string',
       value: 'DIR',
@@ -84,7 +88,9 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     });
   const outDir = String(o.out);
   if (existsSync(outDir) && !statSync(outDir).isDirectory())
-    throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, { exitCode: 2 });
+    throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, {
+      exitCode: 2,
+    });
   checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
   if (o.data !== undefined && !existsSync(String(o.data)))
     throw new CliError(`--data directory '${o.data}' does not exist`);
@@ -119,8 +125,12 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
     } else {
       inputs = firstRows(
-        loadInputData(dir, { split: 'test', sampleShape: () => c.sampleShape, preprocess: c.preprocess, limit: samples })
-          .inputs,
+        loadInputData(dir, {
+          split: 'test',
+          sampleShape: () => c.sampleShape,
+          preprocess: c.preprocess,
+          limit: samples,
+        }).inputs,
         samples,
       );
     }

@@ -1,0 +1,90 @@
+// Linter rules for the qconfig dict: names and types that match no module (a typo silently leaves
+// the default in place), and output layers that are not high precision.
+import { weightedLayer } from '@qtk/core';
+import type { Node } from '@qtk/ir';
+import { closeNames } from '@qtk/tensor';
+import { displayName, isDeQuantStub, type LintContext } from './lint-context.js';
+import { deployedOps } from './lint-devices.js';
+import type { Finding } from './lint-findings.js';
+
+export function qconfigNameFindings(ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const modules = [...ctx.traced.namedModules(), ...ctx.gm.namedModules()];
+  const known = [...new Set(modules.map(([path]) => path).filter((p) => p !== ''))];
+  for (const key of Object.keys(ctx.qconfigDict.moduleName ?? {})) {
+    if (key === '' || known.includes(key)) continue;
+    const close = closeNames(key, known, 1)[0];
+    findings.push({
+      code: 'unknown-qconfig-name',
+      severity: 'warning',
+      node: key,
+      message: `qconfigDict.moduleName['${key}'] names no module of the model, so it changes nothing${close ? `; did you mean '${close}'?` : ''}`,
+      fix: {
+        kind: 'qconfig',
+        qconfigDict: { moduleName: close ? { [close]: { renamedFrom: key } } : { [key]: 'remove' } },
+      },
+    });
+  }
+  for (const [cls] of ctx.qconfigDict.moduleType ?? []) {
+    if (modules.some(([, m]) => m instanceof cls)) continue;
+    findings.push({
+      code: 'unused-qconfig-type',
+      severity: 'info',
+      node: cls.name,
+      message: `qconfigDict.moduleType has an entry for ${cls.name}, but no module of the model is one`,
+      fix: { kind: 'qconfig', qconfigDict: { moduleType: { [cls.name]: 'remove' } } },
+    });
+  }
+  return findings;
+}
+
+const SHAPE_ONLY = new Set([
+  'Flatten',
+  'Identity',
+  'Dropout',
+  'flatten',
+  'reshape',
+  'view',
+  'permute',
+  'transpose',
+  'contiguous',
+  'squeeze',
+  'unsqueeze',
+]);
+
+function isShapeOnly(ctx: LintContext, n: Node): boolean {
+  const m = ctx.moduleAt(n);
+  return n.inputNodes.length === 1 && SHAPE_ONLY.has(m ? m.constructor.name : n.target);
+}
+
+/** The conv-family layers whose outputs the model returns (through DeQuantStubs and shape-only ops). */
+function outputLayers(ctx: LintContext): Node[] {
+  const deployed = new Set(deployedOps(ctx));
+  const ends = ctx.gm.graph.nodes.flatMap((n) => (n.op === 'output' || isDeQuantStub(ctx, n) ? n.inputNodes : []));
+  const layers: Node[] = [];
+  for (let n of ends) {
+    while (isShapeOnly(ctx, n)) n = n.inputNodes[0]!;
+    const m = ctx.moduleAt(n);
+    if (deployed.has(n) && m && weightedLayer(m) && !layers.includes(n)) layers.push(n);
+  }
+  return layers;
+}
+
+export function outputPrecisionFindings(ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  if (ctx.march.capabilities.highPrecisionOutputDtypes.length === 0) return findings;
+  for (const layer of outputLayers(ctx)) {
+    if (ctx.hybridMatcher.match(layer)) continue;
+    const { qconfig } = ctx.qconfigOf(layer);
+    if (!qconfig?.activation) continue;
+    const name = displayName(layer);
+    findings.push({
+      code: 'output-not-high-precision',
+      severity: 'warning',
+      node: name,
+      message: `the output layer '${name}' is quantized to ${qconfig.activation.options.dtype ?? 'qint8'}; march '${ctx.march.id}' can give it a high-precision (int32) output, which keeps the model's result exact`,
+      fix: { kind: 'qconfig', qconfigDict: { moduleName: { [name]: 'high-precision-output' } } },
+    });
+  }
+  return findings;
+}
