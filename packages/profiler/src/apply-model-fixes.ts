@@ -66,6 +66,10 @@ export function applyModelFixes(
     else if (fix.kind === 'hybrid') {
       for (const n of fix.hybridDict.moduleName ?? []) if (!hybridNames.includes(n)) hybridNames.push(n);
       for (const t of fix.hybridDict.moduleType ?? []) if (!hybridTypes.includes(t)) hybridTypes.push(t);
+      for (const n of fix.hybridDict.removeModuleName ?? []) {
+        const i = hybridNames.indexOf(n);
+        if (i >= 0) hybridNames.splice(i, 1);
+      }
       prepareOptions.hybrid = true;
     } else if (fix.kind === 'prepare-option') Object.assign(prepareOptions, fix.option);
     else unapplied.push(f);
