@@ -104,7 +104,8 @@ describe('applyModelFixes', () => {
     const first = checkModel(model, options);
     const fixed = applyModelFixes(model, first.findings, options);
     expect(Object.keys(fixed.qconfigDict.moduleName!)).toEqual(['fc']);
-    expect(fixed.qconfigDict.moduleName!.fc!.activation).toBeNull();
+    // the entry meant for fc, already high precision, is kept as it was
+    expect(fixed.qconfigDict.moduleName!.fc).toBe(defaultQatOutQconfig);
     expect(fixed.qconfigDict.moduleType).toBeUndefined();
     const again = checkModel(model, { march: 'bayes', qconfigDict: fixed.qconfigDict });
     expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern', 'unfused-pattern']);

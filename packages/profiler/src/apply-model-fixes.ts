@@ -43,7 +43,9 @@ export function applyModelFixes(
       throw new InvalidArgumentError(
         `applyModelFixes: the model has no module '${name}'; pass the model and options checkModel was given`,
       );
-    const current = ctx.qconfigOf(node).qconfig;
+    // an entry an earlier fix set (a corrected name) is the module's qconfig from now on
+    const current = Object.hasOwn(moduleName, name) ? moduleName[name]! : ctx.qconfigOf(node).qconfig;
+    if (current && current.activation === null) return current;
     return current ? qconfig(null, current.weight) : null;
   };
   const applyQconfig = (delta: QconfigDelta) => {
