@@ -7,7 +7,7 @@ import { Conv3d } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, HybridDictError } from '@qtk/hybrid';
 import { applyModelFixes } from './apply-model-fixes.js';
 import { checkModel } from './check-model.js';
 import { checkQconfig } from './check-qconfig.js';
@@ -104,7 +104,8 @@ describe('applyModelFixes', () => {
     const first = checkModel(model, options);
     const fixed = applyModelFixes(model, first.findings, options);
     expect(Object.keys(fixed.qconfigDict.moduleName!)).toEqual(['fc']);
-    expect(fixed.qconfigDict.moduleName!.fc!.activation).toBeNull();
+    // the entry meant for fc, already high precision, is kept as it was
+    expect(fixed.qconfigDict.moduleName!.fc).toBe(defaultQatOutQconfig);
     expect(fixed.qconfigDict.moduleType).toBeUndefined();
     const again = checkModel(model, { march: 'bayes', qconfigDict: fixed.qconfigDict });
     expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern', 'unfused-pattern']);
@@ -134,5 +135,47 @@ describe('applyModelFixes', () => {
     setFakeQuantize(qat, 'VALIDATION');
     const out = convertFx(qat, { march: 'bernoulli2', ...quiet }).call(x) as { shape: readonly number[] };
     expect(out.shape).toEqual([2, 3]);
+  });
+
+  it('corrects a misspelt hybridDict name, which prepare refuses', () => {
+    const model = new SeluNet();
+    const options = {
+      march: 'bernoulli2',
+      qconfigDict: { global: defaultQatQconfig },
+      hybrid: true,
+      hybridDict: { moduleName: ['sel'] },
+    } as const;
+    expect(() => prepareQatFx(model, options.qconfigDict, { ...options, ...quiet })).toThrow(HybridDictError);
+    const first = checkModel(model, options);
+    expect(first.findings.map((f) => [f.code, f.severity, f.node, f.fix])).toEqual([
+      ['unsupported-op', 'info', 'selu', { kind: 'hybrid', hybridDict: { moduleName: ['selu'] } }],
+      [
+        'unknown-hybrid-name',
+        'error',
+        'sel',
+        { kind: 'hybrid', hybridDict: { moduleName: ['selu'], removeModuleName: ['sel'] } },
+      ],
+      [
+        'output-not-high-precision',
+        'warning',
+        'conv1',
+        { kind: 'qconfig', qconfigDict: { moduleName: { conv1: 'high-precision-output' } } },
+      ],
+    ]);
+    const fixed = applyModelFixes(model, first.findings, options);
+    expect(fixed.hybridDict).toEqual({ moduleName: ['selu'] });
+    expect(options.hybridDict.moduleName).toEqual(['sel']);
+    expect(checkModel(model, { ...options, ...fixed }).findings).toEqual([]);
+    const qat = prepareQatFx(model, fixed.qconfigDict, {
+      march: 'bernoulli2',
+      hybridDict: fixed.hybridDict,
+      ...fixed.prepareOptions,
+      ...quiet,
+    });
+    expect(
+      checkDeployDevice(qat)
+        .nodes.filter((n) => n.device === 'CPU')
+        .map((n) => [n.name, n.reason]),
+    ).toEqual([['selu', 'hybridDict']]);
   });
 });

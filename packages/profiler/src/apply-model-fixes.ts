@@ -43,7 +43,9 @@ export function applyModelFixes(
       throw new InvalidArgumentError(
         `applyModelFixes: the model has no module '${name}'; pass the model and options checkModel was given`,
       );
-    const current = ctx.qconfigOf(node).qconfig;
+    // an entry an earlier fix set (a corrected name) is the module's qconfig from now on
+    const current = Object.hasOwn(moduleName, name) ? moduleName[name]! : ctx.qconfigOf(node).qconfig;
+    if (current && current.activation === null) return current;
     return current ? qconfig(null, current.weight) : null;
   };
   const applyQconfig = (delta: QconfigDelta) => {
@@ -66,6 +68,10 @@ export function applyModelFixes(
     else if (fix.kind === 'hybrid') {
       for (const n of fix.hybridDict.moduleName ?? []) if (!hybridNames.includes(n)) hybridNames.push(n);
       for (const t of fix.hybridDict.moduleType ?? []) if (!hybridTypes.includes(t)) hybridTypes.push(t);
+      for (const n of fix.hybridDict.removeModuleName ?? []) {
+        const i = hybridNames.indexOf(n);
+        if (i >= 0) hybridNames.splice(i, 1);
+      }
       prepareOptions.hybrid = true;
     } else if (fix.kind === 'prepare-option') Object.assign(prepareOptions, fix.option);
     else unapplied.push(f);

@@ -23,6 +23,8 @@ export type FindingCode =
   | 'unknown-qconfig-name'
   /** A qconfigDict.moduleType class no module of the model is. */
   | 'unused-qconfig-type'
+  /** A hybridDict.moduleName entry that names no module (prepareQatFx refuses it). */
+  | 'unknown-hybrid-name'
   /** The conv / linear layer that produces a model output has an int8 / int16 output. */
   | 'output-not-high-precision';
 
@@ -46,10 +48,12 @@ export interface QconfigDelta {
   readonly moduleType?: Readonly<Record<string, 'remove'>>;
 }
 
-/** Entries to add to a hybridDict (prepareQatFx's `hybridDict`, with `hybrid: true`). */
+/** Entries to add to (and remove from) a hybridDict (prepareQatFx's `hybridDict`, with `hybrid: true`). */
 export interface HybridDelta {
   readonly moduleName?: readonly string[];
   readonly moduleType?: readonly string[];
+  /** moduleName entries to delete. */
+  readonly removeModuleName?: readonly string[];
 }
 
 /** prepareQatFx options a fix sets: input QuantStubs, or hybrid mode (the partitioner puts each op the march cannot run on the CPU). */

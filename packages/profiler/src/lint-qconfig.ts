@@ -1,5 +1,5 @@
-// Linter rules for the qconfig dict: names and types that match no module (a typo silently leaves
-// the default in place), and output layers that are not high precision.
+// Linter rules for the qconfig dict and hybridDict: names and types that match no module (a qconfig
+// typo silently leaves the default in place), and output layers that are not high precision.
 import { weightedLayer } from '@qtk/core';
 import type { Node } from '@qtk/ir';
 import { closeNames } from '@qtk/tensor';
@@ -22,6 +22,20 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
       fix: {
         kind: 'qconfig',
         qconfigDict: { moduleName: close ? { [close]: { renamedFrom: key } } : { [key]: 'remove' } },
+      },
+    });
+  }
+  for (const entry of ctx.hybridDict.moduleName ?? []) {
+    if (known.some((p) => p === entry || p.startsWith(`${entry}.`))) continue;
+    const close = closeNames(entry, known, 1)[0];
+    findings.push({
+      code: 'unknown-hybrid-name',
+      severity: 'error',
+      node: entry,
+      message: `hybridDict.moduleName has '${entry}', which names no module of the model (prepareQatFx refuses it)${close ? `; did you mean '${close}'?` : ''}`,
+      fix: {
+        kind: 'hybrid',
+        hybridDict: close ? { moduleName: [close], removeModuleName: [entry] } : { removeModuleName: [entry] },
       },
     });
   }
