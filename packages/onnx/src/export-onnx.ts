@@ -1,5 +1,6 @@
 import { QTensor } from '@qtk/fixed-point';
-import type { GraphModule, Argument, Node } from '@qtk/ir';
+import { GraphModule, type Argument, type Node, symbolicTrace } from '@qtk/ir';
+import { Module } from '@qtk/nn';
 import { writeFileAtomicSync } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
@@ -113,12 +114,18 @@ function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean)
   };
 }
 
-/** Serializes a float GraphModule to ONNX model bytes, running it once on `exampleInputs` for shapes. */
+/**
+ * Serializes a GraphModule (a plain Module is traced first) to ONNX model bytes, running it once on
+ * `exampleInputs` for shapes.
+ */
 export function exportOnnxBytes(
-  gm: GraphModule,
+  model: GraphModule | Module,
   exampleInputs: ExampleInput | readonly ExampleInput[],
   options: ExportOnnxOptions = {},
 ): Uint8Array {
+  if (!(model instanceof Module))
+    throw new OnnxExportError('exportOnnx: expected a Module or GraphModule (a float, QAT or fixed-point model)');
+  const gm = model instanceof GraphModule ? model : symbolicTrace(model);
   const opset = options.opset ?? 13;
   if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 21, got ${opset}`);
   const dynamicBatch = options.dynamicBatch ?? true;
@@ -263,7 +270,7 @@ export function exportOnnxBytes(
  * with named inputs and outputs and, by default, a dynamic batch dimension. Returns the bytes.
  */
 export function exportOnnx(
-  gm: GraphModule,
+  gm: GraphModule | Module,
   exampleInputs: ExampleInput | readonly ExampleInput[],
   path: string,
   options: ExportOnnxOptions = {},

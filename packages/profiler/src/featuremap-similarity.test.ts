@@ -66,6 +66,8 @@ describe('featuremapSimilarity', () => {
     const relu0 = r.nodes.find((n) => n.name === 'relu0')!;
     const after = r.nodes.find((n) => n.name === '_generated_add_0')!;
     expect(relu0.cosine).toBeLessThan(0.9);
+    expect(relu0.clipped).toBeGreaterThan(0.3);
+    expect(r.nodes.find((n) => n.name === 'quant')!.clipped).toBe(0);
     expect(after.cosine).toBeLessThan(0.99);
     // the next node, fed the float model's inputs, is fine: its error is inherited
     expect(after.sameInput!.cosine).toBeGreaterThan(0.99);

@@ -45,6 +45,11 @@ export interface NodeSimilarity extends SimilarityJson {
   readonly maxDiffSteps: number | null;
   /** Share of elements more than one output step apart (null without a scale). */
   readonly offByMoreThanOneStep: number | null;
+  /**
+   * Share of the first model's values beyond what the second model's output quantization represents (more
+   * than half a step past its range): the values the scale clips. Null without a scale.
+   */
+  readonly clipped: number | null;
   /** The node alone, fed the first model's inputs: the error it adds rather than inherits. */
   readonly sameInput: {
     readonly cosine: number;
@@ -80,6 +85,16 @@ function perElementStep(q: NodeQuant | null, shape: readonly number[]): ((i: num
   for (let d = q.axis + 1; d < shape.length; d++) inner *= shape[d]!;
   const c = q.scale.length;
   return (i) => q.scale[Math.floor(i / inner) % c]!;
+}
+
+function clippedShare(a: Float32Array, q: NodeQuant, step: (i: number) => number): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) {
+    const s = step(i);
+    const v = a[i]!;
+    if (v < (q.quantMin - 0.5) * s || v > (q.quantMax + 0.5) * s) n++;
+  }
+  return a.length ? n / a.length : 0;
 }
 
 function stepsApart(a: Float32Array, b: Float32Array, step: (i: number) => number): { max: number; overOne: number } {
@@ -193,6 +208,7 @@ export function featuremapSimilarity(
       dtype: b.quant?.dtype ?? null,
       maxDiffSteps: apart ? apart.max : null,
       offByMoreThanOneStep: apart ? apart.overOne : null,
+      clipped: step && b.quant ? clippedShare(a.values, b.quant, step) : null,
       sameInput,
     });
   }

@@ -61,14 +61,14 @@ function summaryOf(r: ModelProfilerResults): ReportNote[] {
       text: `largest error a node adds by itself: ${worstAdded.name} (cosine ${worstAdded.sameInput!.cosine.toFixed(5)} when fed the first model's inputs)`,
     });
   }
-  const saturated = r.getRawFeatures.nodes.filter((n) => (n.saturation ?? 0) > 0.01);
-  if (saturated.length) {
+  const clipped = sim.nodes.filter((n) => (n.clipped ?? 0) > 0.001);
+  if (clipped.length) {
     notes.push({
       severity: 'warning',
-      text: `saturated outputs (over 1 % of values at the range limits): ${saturated
+      text: `outputs whose scale clips the ${sim.metric === 'cosine' ? 'reference' : 'first model’s'} values (over 0.1 %): ${clipped
         .slice(0, 5)
-        .map((n) => `${n.name} ${pct(n.saturation!)}`)
-        .join(', ')}${saturated.length > 5 ? ', ...' : ''}`,
+        .map((n) => `${n.name} ${pct(n.clipped!)}`)
+        .join(', ')}${clipped.length > 5 ? ', ...' : ''}`,
     });
   }
   const outliers = r.getRawFeatures.nodes.filter((n) => n.outlier.flagged);
@@ -282,10 +282,16 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
   return tables;
 }
 
-/** Histograms of the `count` nodes with the lowest similarity (the second model's values, its range marked). */
+/**
+ * Histograms of the `count` worst nodes — by the error each adds itself (same-input cosine), else by its
+ * accumulated cosine — of the second model's values, its representable range marked.
+ */
 function histogramsOf(r: ModelProfilerResults, count: number): ReportHistogram[] {
   const features = new Map(r.getRawFeatures.nodes.map((n) => [n.name, n]));
-  const worst = [...r.featuremapSimilarity.nodes].sort((a, b) => a.cosine - b.cosine).slice(0, count);
+  const added = (n: ModelProfilerResults['featuremapSimilarity']['nodes'][number]) => n.sameInput?.cosine ?? n.cosine;
+  const worst = [...r.featuremapSimilarity.nodes]
+    .sort((a, b) => added(a) - added(b) || a.cosine - b.cosine)
+    .slice(0, count);
   const out: ReportHistogram[] = [];
   for (const n of worst) {
     const f = features.get(n.name);
