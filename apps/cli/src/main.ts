@@ -4,6 +4,7 @@ import '@qtk/march-bernoulli2';
 import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
 import { formatHelp, type CommandSpec } from './args.js';
+import { checkSpec, runCheck } from './commands/check.js';
 import { compareSpec, runCompare } from './commands/compare.js';
 import { evalSpec, runEval } from './commands/eval.js';
 import { exportSpec, runExport } from './commands/export.js';
@@ -25,6 +26,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   export: { spec: exportSpec, run: runExport },
   compare: { spec: compareSpec, run: runCompare },
   profile: { spec: profileSpec, run: runProfile },
+  check: { spec: checkSpec, run: runCheck },
 };
 
 const HELP = `usage: qtk <command> [arguments] [options]

@@ -1,0 +1,66 @@
+import { checkModel, type Finding } from '@qtk/profiler';
+import { marches } from '@qtk/spec';
+import { parseArgs, type CommandSpec } from '../args.js';
+import { CliError, type CliIo } from '../io.js';
+import { loadOnnx, MAX_ELEMENTS_OPTION } from '../model-input.js';
+import { formatTable } from '../table.js';
+
+export const checkSpec: CommandSpec = {
+  name: 'check',
+  summary: 'Lints a float ONNX model before quantization for a march; each finding with a fix a program can apply.',
+  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx)' }],
+  options: {
+    march: { type: 'string', value: 'ID', description: 'the march to check for (bayes, bernoulli2)', default: 'bayes' },
+    hybrid: {
+      type: 'boolean',
+      description: 'check for a heterogeneous model: operators the march cannot run will stay float on the CPU',
+    },
+    json: { type: 'boolean', description: "print the findings as JSON (checkModel's result) instead of a table" },
+    ...MAX_ELEMENTS_OPTION,
+  },
+  details: `The model is checked as qtk quantize prepares it: a QuantStub after each input (so none is missing),
+the default qconfig, outputs in high precision where the march allows. Findings: operators the march cannot run (with
+the hybridDict entry or --hybrid that fixes each), outputs that are not high precision, chains prepare fuses or
+cannot fuse, shared modules, qconfig names matching nothing. Exit code 1 when a finding is an error (the model
+will not quantize as it is), 0 otherwise.`,
+};
+
+function fixText(f: Finding): string {
+  const fix = f.fix;
+  switch (fix.kind) {
+    case 'qconfig':
+      return `qconfig ${JSON.stringify(fix.qconfigDict)}`;
+    case 'hybrid':
+      return `hybridDict ${JSON.stringify(fix.hybridDict)}`;
+    case 'prepare-option':
+      return `prepare option ${JSON.stringify(fix.option)}`;
+    default:
+      return fix.hint;
+  }
+}
+
+export function runCheck(argv: readonly string[], io: CliIo): number {
+  const args = parseArgs(checkSpec, argv);
+  const o = args.options;
+  const path = args.positionals[0]!;
+  const march = String(o.march);
+  if (!marches.has(march))
+    throw new CliError(`unknown march '${march}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  const gm = loadOnnx(path, o['max-elements']);
+  const result = checkModel(gm, { march, inputQuantStubs: true, ...(o.hybrid === true ? { hybrid: true } : {}) });
+  if (o.json === true) {
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    io.out(`checked ${path} for ${march}${o.hybrid === true ? ' (heterogeneous)' : ''}\n\n`);
+    if (result.findings.length === 0) io.out('no findings\n');
+    else
+      io.out(
+        `${formatTable(
+          ['severity', 'code', 'node', 'message', 'fix'],
+          result.findings.map((f) => [f.severity, f.code, f.node, f.message, fixText(f)]),
+        )}\n`,
+      );
+    io.out(`\n${result.counts.error} error(s), ${result.counts.warning} warning(s), ${result.counts.info} note(s)\n`);
+  }
+  return result.counts.error > 0 ? 1 : 0;
+}

@@ -1,0 +1,79 @@
+// qtk profile and qtk check through the command line: the report folder, the summary, the linter's table,
+// JSON and exit codes.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Generator, rand } from '@qtk/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BadForBernoulli2, npyBytes, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+
+let dir: string;
+let tiny: string;
+let bad: string;
+let calib: string;
+
+beforeAll(() => {
+  dir = tempDir();
+  tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
+  bad = writeOnnx(join(dir, 'bad.onnx'), new BadForBernoulli2(new Generator(4)));
+  calib = join(dir, 'calib');
+  mkdirSync(calib);
+  const x = rand([48, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
+  writeFileSync(join(calib, 'x.npy'), npyBytes([48, 1, 28, 28], x.values() as Float32Array));
+});
+
+describe('qtk profile', () => {
+  it('writes profiler.html and one JSON per tool, and prints the summary with the first-divergence verdicts', () => {
+    const out = join(dir, 'report');
+    const r = runProcess('profile', tiny, '--calib', calib, '--march', 'bayes', '--out', out, '--samples', '8');
+    expect(r.stderr).toContain('[9/9] firstDivergence');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/float → fake quant: (no node diverges|first diverges at)/);
+    expect(r.stdout).toContain('fixed point → onnxruntime: no node diverges');
+    expect(r.stdout).toContain(`written: ${join(out, 'profiler.html')} and 9 JSON files`);
+    const sim = JSON.parse(readFileSync(join(out, 'featuremapSimilarity.json'), 'utf8'));
+    expect(sim.nodes.map((n: { name: string }) => n.name)).toEqual(expect.arrayContaining(['relu', 'pool', 'fc']));
+    expect(readFileSync(join(out, 'profiler.html'), 'utf8')).toContain('<canvas');
+  });
+
+  it('refuses a report folder that is a file and a missing --out (usage errors)', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'keep me');
+    const r = await run('profile', tiny, '--calib', calib, '--out', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--out: '");
+    expect(readFileSync(file, 'utf8')).toBe('keep me');
+    const missing = await run('profile', tiny, '--calib', calib);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('missing --out DIR');
+  });
+});
+
+describe('qtk check', () => {
+  it('a model bernoulli2 cannot run: an error per unsupported op with its fix, exit code 1', () => {
+    const r = runProcess('check', bad, '--march', 'bernoulli2');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/error\s+unsupported-op\s+lrelu/);
+    expect(r.stdout).toContain('hybridDict {"moduleName":["lrelu"]}');
+    expect(r.stdout).toMatch(/\d+ error\(s\)/);
+  });
+
+  it('--hybrid turns them into notes (exit 0), and --json prints checkModel’s result', async () => {
+    const r = await run('check', bad, '--march', 'bernoulli2', '--hybrid', '--json');
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result.version).toBe(1);
+    expect(result.march).toBe('bernoulli2');
+    expect(result.counts.error).toBe(0);
+    const lrelu = result.findings.find((f: { node: string }) => f.node === 'lrelu');
+    expect(lrelu.severity).toBe('info');
+  });
+
+  it('a model bayes runs whole: no errors, the output layer high-precision advice', async () => {
+    const r = await run('check', tiny, '--march', 'bayes', '--json');
+    expect(r.code).toBe(0);
+    const codes = JSON.parse(r.stdout).findings.map((f: { code: string }) => f.code);
+    expect(codes).not.toContain('unsupported-op');
+    expect(codes).not.toContain('missing-quant-stub');
+    expect(existsSync(tiny)).toBe(true);
+  });
+});
