@@ -50,7 +50,10 @@ export function tableOf(
   for (const key of keys) {
     const override = options.columns?.[key];
     if (override === null || key === options.flagKey) continue;
-    const numeric = cells.every((r) => r[key] === null || typeof r[key] === 'number');
+    // a column of nulls only is text: nothing in it sorts as a number
+    const numeric =
+      cells.some((r) => typeof r[key] === 'number') &&
+      cells.every((r) => r[key] === null || typeof r[key] === 'number');
     columns.push({ key, label: labelOf(key), kind: numeric ? 'number' : 'text', ...override });
   }
   return {
