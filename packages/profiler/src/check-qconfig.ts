@@ -115,6 +115,16 @@ function marchOf(gm: GraphModule, option: CheckQconfigOptions['march']): MarchBa
   return id && marches.has(id) ? marches.get(id) : null;
 }
 
+/** The shortest decimal that reads back as the same float32 (scales are float32: 1e-5, not 0.0000099999997). */
+function float32Text(v: number): string {
+  const f = Math.fround(v);
+  for (let p = 1; p < 10; p++) {
+    const t = Number(f.toPrecision(p));
+    if (Math.fround(t) === f) return String(t);
+  }
+  return String(f);
+}
+
 /**
  * Lists the quantization settings of each node of `qatModel` (from prepareQatFx, calibrated or
  * not) and warns about: weights quantized per tensor or not to qint8, fixed activation scales,
@@ -179,7 +189,11 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
       warn(
         'fixed-scale',
         name,
-        `the output of '${name}' has a fixed scale (${summaryOf(activationFq).fixedScale!.join(', ')}): values beyond ±${Math.max(...summaryOf(activationFq).fixedScale!) * activationFq.quantMax} saturate; check that this covers the output's range or let an observer choose the scale`,
+        `the output of '${name}' has a fixed scale (${summaryOf(activationFq)
+          .fixedScale!.map(float32Text)
+          .join(
+            ', ',
+          )}): values beyond ±${float32Text(Math.max(...summaryOf(activationFq).fixedScale!) * activationFq.quantMax)} saturate; check that this covers the output's range or let an observer choose the scale`,
       );
     if (activationFq?.dtype === 'qint16' && march && !march.capabilities.activationDtypes.includes('qint16'))
       warn(

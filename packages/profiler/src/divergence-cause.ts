@@ -8,6 +8,8 @@ export type DivergenceCause = (typeof DIVERGENCE_CAUSES)[number];
 export interface CauseEvidence {
   /** Share of reference values beyond the range the scale can represent (more than half a step outside). */
   readonly clipped: number;
+  /** Share of reference values within half a step of either range limit (saturated already, or about to be). */
+  readonly atLimits: number;
   /** Distinct integer levels the reference values quantize to. */
   readonly levels: number;
   /** Largest |value| over the 99.9th percentile of |value| (large: an outlier stretches the range). */
@@ -29,6 +31,8 @@ export interface Diagnosis {
 const TABLE_OPS = /Table|Softmax|LayerNorm|Sigmoid|Tanh|Exp|Log|Sqrt|Reciprocal|GELU|SiLU|Div|Pow/i;
 
 const CLIPPED_LIMIT = 0.01;
+/** A quarter of the values at the limits: more than any calibrated scale leaves there. */
+const AT_LIMITS_LIMIT = 0.25;
 const FEW_LEVELS = 16;
 const OUTLIER_LIMIT = 8;
 /** Values that fill less than a quarter of the range waste two bits or more of the grid. */
@@ -41,6 +45,7 @@ export function causeEvidence(values: Float32Array, quant: NodeQuant): CauseEvid
   const lo = quant.quantMin * s - s / 2;
   const hi = quant.quantMax * s + s / 2;
   let clipped = 0;
+  let atLimits = 0;
   let signal = 0;
   let noise = 0;
   const levels = new Set<number>();
@@ -48,6 +53,7 @@ export function causeEvidence(values: Float32Array, quant: NodeQuant): CauseEvid
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
     if (v < lo || v > hi) clipped++;
+    if (v <= lo + s || v >= hi - s) atLimits++;
     const q = Math.min(quant.quantMax, Math.max(quant.quantMin, Math.round(v / s)));
     if (levels.size <= 65536) levels.add(q);
     signal += v * v;
@@ -59,6 +65,7 @@ export function causeEvidence(values: Float32Array, quant: NodeQuant): CauseEvid
   const max = abs[abs.length - 1] ?? 0;
   return {
     clipped: values.length ? clipped / values.length : 0,
+    atLimits: values.length ? atLimits / values.length : 0,
     levels: levels.size,
     outlierRatio: p999 > 0 ? max / p999 : 1,
     usedRange: max / (Math.max(Math.abs(quant.quantMin), quant.quantMax) * s),
@@ -87,6 +94,13 @@ export function diagnose(reference: Float32Array, quant: NodeQuant | null, type:
     return {
       cause: 'saturation',
       advice: `${pct(e.clipped)} of the values lie outside what the scale can represent: the scale is too small (a fixed scale, or calibration data that missed the range); calibrate it or raise it`,
+      evidence: e,
+    };
+  }
+  if (e.atLimits > AT_LIMITS_LIMIT) {
+    return {
+      cause: 'saturation',
+      advice: `${pct(e.atLimits)} of the values sit at the limits of the range: the output is saturated already (a scale too small upstream), so the smallest difference swings it across the range; fix the scale first`,
       evidence: e,
     };
   }
