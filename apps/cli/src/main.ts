@@ -10,6 +10,7 @@ import { evalSpec, runEval } from './commands/eval.js';
 import { exportSpec, runExport } from './commands/export.js';
 import { inspectSpec, runInspect } from './commands/inspect.js';
 import { profileSpec, runProfile } from './commands/profile.js';
+import { runSensitivity, sensitivitySpec } from './commands/sensitivity.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
 import { loadPlugin, takePluginArgs } from './plugins.js';
@@ -27,6 +28,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   compare: { spec: compareSpec, run: runCompare },
   profile: { spec: profileSpec, run: runProfile },
   check: { spec: checkSpec, run: runCheck },
+  sensitivity: { spec: sensitivitySpec, run: runSensitivity },
 };
 
 const HELP = `usage: qtk <command> [arguments] [options]

@@ -1,0 +1,168 @@
+import { writeFileAtomicSync } from '@qtk/nn';
+import { autoQconfig, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
+import { marches } from '@qtk/spec';
+import type { Tensor } from '@qtk/tensor';
+import { parseArgs, type CommandSpec } from '../args.js';
+import { batchesOf } from '../batches.js';
+import { parseInputScale } from '../calibrated-model.js';
+import { loadEvalData } from '../data/eval-data.js';
+import { listSampleFiles, loadSamples } from '../data/samples.js';
+import { CliError, type CliIo } from '../io.js';
+import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import { checkOutPath } from '../out-path.js';
+import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { formatTable } from '../table.js';
+
+export const sensitivitySpec: CommandSpec = {
+  name: 'sensitivity',
+  summary:
+    'Measures each node’s sensitivity to quantization (alone, at int16, in float) and, with --budget, chooses the nodes to raise.',
+  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
+  options: {
+    calib: { type: 'string', value: 'DIR', description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)' },
+    march: { type: 'string', value: 'ID', description: 'the march (bayes, bernoulli2)', default: 'bayes' },
+    data: {
+      type: 'string',
+      value: 'DIR',
+      description: 'labelled evaluation data (IDX, or files with a labels file): sensitivity as accuracy lost',
+    },
+    labels: { type: 'string', value: 'FILE', description: 'labels of the files in --data (default DIR/labels.txt)' },
+    'eval-limit': {
+      type: 'number',
+      value: 'N',
+      description: 'evaluate on at most N --data samples',
+      default: 500,
+      integer: true,
+      min: 1,
+    },
+    metric: {
+      type: 'string',
+      value: 'NAME',
+      description: `how to score the output: ${SCORE_METRICS.join(', ')} (default accuracy with --data, else cosine)`,
+    },
+    budget: {
+      type: 'number',
+      value: 'N',
+      description: 'also choose at most N nodes to raise (int16 on a march with int16, else the CPU with --hybrid)',
+      integer: true,
+      min: 1,
+    },
+    hybrid: { type: 'boolean', description: 'heterogeneous model: raised nodes go to the CPU (bernoulli2)' },
+    out: { type: 'string', value: 'FILE.json', description: 'write the table (and the choice) as JSON' },
+    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape when the ONNX file leaves dims free" },
+    'input-scale': {
+      type: 'string',
+      value: 'S',
+      description: "the input quantization scale ('1/128' suits inputs in [-1, 1])",
+      default: '1/128',
+    },
+    batch: { type: 'number', value: 'N', description: 'batch size', default: 64, integer: true, min: 1 },
+    limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+    ...PREPROCESS_OPTIONS,
+    ...MAX_ELEMENTS_OPTION,
+  },
+  details: `Each variant is prepared, calibrated (reusing the all-int8 model's statistics) and scored on --data (or the
+calibration samples, scored by output similarity to the float model). The JSON is the sensitivity table
+prepareQatFx's sensitivitySetter reads ({ version: 1, nodes: [{ name, sensitivity, ... }] }, most sensitive first);
+with --budget it also holds autoQconfig's choice (the nodes, the qconfig dict's int16 entries or the hybridDict).`,
+};
+
+export function runSensitivity(argv: readonly string[], io: CliIo): number {
+  const t0 = performance.now();
+  const args = parseArgs(sensitivitySpec, argv);
+  const o = args.options;
+  const modelPath = args.positionals[0]!;
+  if (o.calib === undefined)
+    throw new CliError("missing --calib DIR (the calibration samples)\nrun 'qtk sensitivity --help' for the options", {
+      exitCode: 2,
+    });
+  const march = String(o.march);
+  if (!marches.has(march))
+    throw new CliError(`unknown march '${march}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  const metric = o.metric === undefined ? undefined : (String(o.metric) as ScoreMetric);
+  if (metric !== undefined && !SCORE_METRICS.includes(metric))
+    throw new CliError(`--metric must be one of ${SCORE_METRICS.join(', ')}, got '${o.metric}'`, { exitCode: 2 });
+  const inputScale = parseInputScale(String(o['input-scale']));
+  if (inputScale === 'auto') throw new CliError("--input-scale 'auto' is not available here; give a scale", { exitCode: 2 });
+  if (o.out !== undefined) checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
+  const batch = Number(o.batch);
+  const float = loadOnnx(modelPath, o['max-elements']);
+  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const sampleShape = sampleShapeOf(float, inputShape);
+  const pre = preprocessFrom(o);
+  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const samples = loadSamples(listSampleFiles(String(o.calib), 'calibration'), sampleShape, pre, limit).tensor;
+  const calib = [...batchesOf(samples, batch)];
+  let evalSet: { inputs: Tensor[]; labels?: Int32Array[] } | undefined;
+  if (o.data !== undefined) {
+    const dir = String(o.data);
+    const data = loadEvalData(dir, {
+      split: 'test',
+      ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
+      sampleShape: () => sampleShape,
+      preprocess: pre,
+      limit: Number(o['eval-limit']),
+    });
+    const inputs = [...batchesOf(data.inputs, batch)];
+    let at = 0;
+    const labels = inputs.map((b) => {
+      const l = data.labels.subarray(at, at + b.shape[0]!);
+      at += b.shape[0]!;
+      return l;
+    });
+    evalSet = { inputs, labels };
+  }
+  const hybrid = o.hybrid === true;
+  const setup = {
+    march,
+    calib,
+    prepare: { inputQuantStubs: { scale: inputScale }, onWarning: () => {}, ...(hybrid ? { hybrid } : {}) },
+    ...(evalSet ? { eval: evalSet } : {}),
+    ...(metric ? { metric } : {}),
+  };
+  io.err(`measuring ${march} sensitivity of ${modelPath} ...\n`);
+  const table = sensitivity(float, setup);
+  const fmt = (v: number | null) => (v === null ? '-' : v.toPrecision(4));
+  io.out(
+    `${table.metric}: float ${fmt(table.scores.float)}, all int8 ${fmt(table.scores.int8)} (${table.cost.variants} variants, ${table.cost.seconds.toFixed(1)} s)\n\n`,
+  );
+  io.out(
+    `${formatTable(
+      ['node', 'type', 'sensitivity', 'quantized alone', 'int16 gain', 'float gain'],
+      table.nodes
+        .slice(0, 20)
+        .map((n) => [n.name, n.type, fmt(n.sensitivity), fmt(n.quantizedAlone), fmt(n.int16Gain), fmt(n.floatGain)]),
+    )}\n`,
+  );
+  if (table.nodes.length > 20) io.out(`... ${table.nodes.length - 20} more in the JSON\n`);
+  let choice: ReturnType<typeof autoQconfig> | null = null;
+  if (o.budget !== undefined) {
+    choice = autoQconfig(float, { ...setup, budget: Number(o.budget), sensitivity: table, ...(hybrid ? { mode: 'cpu' } : {}) });
+    io.out(
+      `\nautoQconfig (${choice.mode}, budget ${o.budget}): ${choice.chosen.map((c) => c.name).join(', ') || 'nothing raised'}; ` +
+        `${table.metric} all int8 ${fmt(choice.scores.int8)} → ${fmt(choice.scores.measured)} (float ${fmt(choice.scores.float)})\n`,
+    );
+  }
+  if (o.out !== undefined) {
+    const out = String(o.out);
+    const json = {
+      ...table,
+      ...(choice
+        ? {
+            autoQconfig: {
+              mode: choice.mode,
+              chosen: choice.chosen,
+              rejected: choice.rejected,
+              scores: choice.scores,
+              int16: choice.mode === 'int16' ? choice.chosen.map((c) => c.name) : [],
+              hybridDict: choice.hybridDict,
+            },
+          }
+        : {}),
+    };
+    writeFileAtomicSync(out, `${JSON.stringify(json, null, 2)}\n`);
+    io.out(`written: ${out}\n`);
+  }
+  io.out(`time: ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
+  return 0;
+}
