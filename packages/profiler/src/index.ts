@@ -26,3 +26,36 @@ export {
   type NodeSimilarity,
   type SimilarityJson,
 } from './featuremap-similarity.js';
+export {
+  outputScorer,
+  outputsOf,
+  SCORE_METRICS,
+  type EvalSet,
+  type ScoreMetric,
+} from './output-score.js';
+export {
+  buildVariant,
+  defaultBaselineDict,
+  marchHasInt16,
+  precisionSignature,
+  quantizableNodes,
+  variantConfig,
+  type PrecisionChange,
+  type QuantizableNode,
+  type VariantSetup,
+} from './precision-variants.js';
+export {
+  sensitivity,
+  SENSITIVITY_MODES,
+  type NodeSensitivity,
+  type SensitivityMode,
+  type SensitivityOptions,
+  type SensitivityResult,
+} from './sensitivity.js';
+export {
+  autoQconfig,
+  type AutoQconfigBudget,
+  type AutoQconfigChoice,
+  type AutoQconfigOptions,
+  type AutoQconfigResult,
+} from './auto-qconfig.js';
