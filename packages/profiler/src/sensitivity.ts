@@ -58,8 +58,17 @@ export interface SensitivityResult {
   readonly scores: { readonly float: number | null; readonly int8: number | null };
   /** Most sensitive first. */
   readonly nodes: readonly NodeSensitivity[];
-  /** Models prepared and calibrated, and the wall time of the whole measurement. */
-  readonly cost: { readonly variants: number; readonly seconds: number; readonly secondsPerVariant: number };
+  /**
+   * Models prepared and calibrated, the wall time of the whole measurement, and of it the time spent
+   * building variants (prepare, calibrate, convert) and scoring them (running the eval batches).
+   */
+  readonly cost: {
+    readonly variants: number;
+    readonly seconds: number;
+    readonly secondsPerVariant: number;
+    readonly buildSeconds: number;
+    readonly scoreSeconds: number;
+  };
 }
 
 /** The loss a score stands for against the float model (larger = worse). */
@@ -85,6 +94,8 @@ export interface VariantLab {
   /** Builds and scores a variant; null when it changes nothing or the march rejects it. */
   measure(change: PrecisionChange): { score: number | null; prepared: GraphModule } | null;
   variants: number;
+  buildSeconds: number;
+  scoreSeconds: number;
 }
 
 export function openLab(
@@ -98,8 +109,19 @@ export function openLab(
   const set: EvalSet = evalSet ?? { inputs: setup.calib };
   const m: ScoreMetric = metric ?? (set.labels ? 'accuracy' : 'cosine');
   const scorer = outputScorer(float, set, m);
-  const baseConfig = variantConfig(setup, null, [], {});
-  const base = buildVariant(float, setup, baseConfig);
+  const timed = <T>(key: 'buildSeconds' | 'scoreSeconds', run: () => T): T => {
+    const t0 = performance.now();
+    try {
+      return run();
+    } finally {
+      lab[key] += (performance.now() - t0) / 1000;
+    }
+  };
+  const t0 = performance.now();
+  const base = buildVariant(float, setup, variantConfig(setup, null, [], {}));
+  const baseBuild = (performance.now() - t0) / 1000;
+  const t1 = performance.now();
+  const int8Score = scorer.score(base.measured);
   const lab: VariantLab = {
     float,
     setup,
@@ -107,21 +129,23 @@ export function openLab(
     baseline: base.prepared,
     nodes: quantizableNodes(base.prepared),
     floatScore: scorer.reference,
-    int8Score: scorer.score(base.measured),
+    int8Score,
     baselineSignature: precisionSignature(base.prepared),
     variants: 1,
+    buildSeconds: baseBuild,
+    scoreSeconds: (performance.now() - t1) / 1000,
     measure(change) {
       let built: ReturnType<typeof buildVariant>;
       try {
         const config = variantConfig(setup, lab.baseline, lab.nodes, change);
         lab.variants++;
-        built = buildVariant(float, setup, config);
+        built = timed('buildSeconds', () => buildVariant(float, setup, config));
       } catch (e) {
         if (e instanceof QtkError) return null; // e.g. the march has no int16 form of this op
         throw e;
       }
       if (precisionSignature(built.prepared) === lab.baselineSignature && change.alone === undefined) return null;
-      return { score: scorer.score(built.measured), prepared: built.prepared };
+      return { score: timed('scoreSeconds', () => scorer.score(built.measured)), prepared: built.prepared };
     },
   };
   return lab;
@@ -178,6 +202,12 @@ export function sensitivity(floatModel: Module, options: SensitivityOptions): Se
     stage: options.stage ?? 'fake',
     scores: { float: lab.floatScore, int8: lab.int8Score },
     nodes,
-    cost: { variants: lab.variants, seconds, secondsPerVariant: seconds / lab.variants },
+    cost: {
+      variants: lab.variants,
+      seconds,
+      secondsPerVariant: seconds / lab.variants,
+      buildSeconds: lab.buildSeconds,
+      scoreSeconds: lab.scoreSeconds,
+    },
   };
 }
