@@ -38,6 +38,7 @@ MobileHybridNet on bayes, on the Fashion-MNIST test set.
                      (default) or accuracy
   --modes LIST       what the sensitivity table measures per node, comma-separated: int16 (default, what
                      autoQconfig needs), quantizedAlone, float (each adds one model per node)
+  --no-reuse         calibrate every variant from scratch instead of from the baseline's statistics
   --json FILE        where to write the figures (default out/auto-qconfig.json)
 `;
 
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     share: { type: 'string', default: '0.1' },
     metric: { type: 'string', default: 'cosine' },
     modes: { type: 'string', default: 'int16' },
+    'no-reuse': { type: 'boolean' },
     json: { type: 'string', default: 'out/auto-qconfig.json' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -142,7 +144,17 @@ console.log(`all-int8 PTQ (${values.observer} observer${broken ? ', broken layer
 const select = selectionSet(train, calibCount, selectCount);
 const t0 = performance.now();
 const modes = values.modes.split(',') as SensitivityMode[];
-const table = sensitivity(float, { march, calib, eval: select, metric, qconfigDict: baseline, stage: 'fixed', modes });
+const reuseCalibration = !values['no-reuse'];
+const table = sensitivity(float, {
+  march,
+  calib,
+  eval: select,
+  metric,
+  qconfigDict: baseline,
+  stage: 'fixed',
+  modes,
+  reuseCalibration,
+});
 const nodeCount = table.nodes.length;
 const budget = Math.floor(Number(values.share) * nodeCount);
 const auto = autoQconfig(float, {
@@ -152,6 +164,7 @@ const auto = autoQconfig(float, {
   metric,
   qconfigDict: baseline,
   stage: 'fixed',
+  reuseCalibration,
   budget,
   sensitivity: table,
 });

@@ -35,11 +35,13 @@ export {
 } from './output-score.js';
 export {
   buildVariant,
+  calibratedFakeQuants,
   defaultBaselineDict,
   marchHasInt16,
   precisionSignature,
   quantizableNodes,
   variantConfig,
+  type CalibratedFakeQuants,
   type PrecisionChange,
   type QuantizableNode,
   type VariantSetup,

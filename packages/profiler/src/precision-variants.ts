@@ -40,6 +40,11 @@ export interface VariantSetup {
   readonly prepare?: Omit<PrepareQatFxOptions, 'march'>;
   /** Measure the converted fixed-point model ('fixed') or the calibrated fake-quant one ('fake', default). */
   readonly stage?: 'fake' | 'fixed';
+  /**
+   * Start each variant's unchanged fake-quants from the all-int8 baseline's calibration statistics, so
+   * only the changed ones observe (default true; the result is the same, the observers' work is saved).
+   */
+  readonly reuseCalibration?: boolean;
 }
 
 /** A quantizable node of the baseline: a QAT module or a functional op with its own output fake-quant. */
@@ -153,18 +158,65 @@ export function variantConfig(
   };
 }
 
-/** Prepares, calibrates and (for stage 'fixed') converts one variant; returns the model to measure. */
+/** A calibrated model's fake-quants by path: the statistics variants can start from. */
+export type CalibratedFakeQuants = ReadonlyMap<string, FakeQuantize>;
+
+export function calibratedFakeQuants(model: GraphModule): CalibratedFakeQuants {
+  return new Map(model.namedModules().filter((e): e is [string, FakeQuantize] => e[1] instanceof FakeQuantize));
+}
+
+const sameSetup = (a: FakeQuantize, b: FakeQuantize) =>
+  a.scale.size === b.scale.size && JSON.stringify(a.options) === JSON.stringify(b.options);
+
+/**
+ * Calibration runs the float computation (every fake-quant passes its input through), so a fake-quant
+ * at the same path with the same options sees the same values in every variant: it takes the
+ * baseline's statistics, and only the new or changed ones (an int16 output, a float boundary) observe
+ * the calibration batches. Returns how many observed.
+ */
+function calibrateReusing(prepared: GraphModule, setup: VariantSetup, reuse: CalibratedFakeQuants | undefined): number {
+  const fresh: FakeQuantize[] = [];
+  const copied: FakeQuantize[] = [];
+  for (const [name, fq] of calibratedFakeQuants(prepared)) {
+    const source = reuse?.get(name);
+    if (source && sameSetup(source, fq)) {
+      fq.loadStateDict(source.stateDict({ clone: true }));
+      copied.push(fq);
+    } else fresh.push(fq);
+  }
+  if (fresh.length === 0) return 0;
+  // the copied ones pass values through without observing again (their statistics are complete)
+  const observers = copied.map((fq) => fq.observer as { observe(x: unknown): void });
+  const own = observers.map((o) => Object.getOwnPropertyDescriptor(o, 'observe'));
+  for (const o of observers) o.observe = () => {};
+  try {
+    calibrate(prepared, setup.calib as Iterable<Tensor | Tensor[]>, { onWarning: () => {} });
+  } finally {
+    observers.forEach((o, i) => {
+      const d = own[i];
+      if (d) Object.defineProperty(o, 'observe', d);
+      else delete (o as { observe?: unknown }).observe;
+    });
+  }
+  return fresh.length;
+}
+
+/**
+ * Prepares, calibrates and (for stage 'fixed') converts one variant; returns the model to measure.
+ * With `reuse` (a calibrated baseline's fake-quants), unchanged fake-quants copy its statistics.
+ */
 export function buildVariant(
   float: Module,
   setup: VariantSetup,
   config: { qconfigDict: QConfigDict; prepare: PrepareQatFxOptions },
-): { prepared: GraphModule; measured: GraphModule } {
+  reuse?: CalibratedFakeQuants,
+): { prepared: GraphModule; measured: GraphModule; observed: number } {
   const prepared = prepareQatFx(float, config.qconfigDict, config.prepare);
-  calibrate(prepared, setup.calib as Iterable<Tensor | Tensor[]>);
+  const observed = calibrateReusing(prepared, setup, reuse);
   setFakeQuantize(prepared, 'VALIDATION');
   const measured =
     setup.stage === 'fixed' ? convertFx(prepared, { march: setup.march, onWarning: () => {} }) : prepared;
-  return { prepared, measured };
+  return { prepared, measured, observed };
 }
 
 /** Activation dtypes and float steps of a prepared model, to tell whether a variant changed anything. */

@@ -6,6 +6,7 @@ import { InvalidArgumentError, QtkError } from '@qtk/tensor';
 import { type EvalSet, outputScorer, type ScoreMetric } from './output-score.js';
 import {
   buildVariant,
+  calibratedFakeQuants,
   marchHasInt16,
   type PrecisionChange,
   precisionSignature,
@@ -120,6 +121,7 @@ export function openLab(
   const t0 = performance.now();
   const base = buildVariant(float, setup, variantConfig(setup, null, [], {}));
   const baseBuild = (performance.now() - t0) / 1000;
+  const reuse = setup.reuseCalibration === false ? undefined : calibratedFakeQuants(base.prepared);
   const t1 = performance.now();
   const int8Score = scorer.score(base.measured);
   const lab: VariantLab = {
@@ -139,7 +141,7 @@ export function openLab(
       try {
         const config = variantConfig(setup, lab.baseline, lab.nodes, change);
         lab.variants++;
-        built = timed('buildSeconds', () => buildVariant(float, setup, config));
+        built = timed('buildSeconds', () => buildVariant(float, setup, config, reuse));
       } catch (e) {
         if (e instanceof QtkError) return null; // e.g. the march has no int16 form of this op
         throw e;
