@@ -185,18 +185,28 @@ function calibrateReusing(prepared: GraphModule, setup: VariantSetup, reuse: Cal
     } else fresh.push(fq);
   }
   if (fresh.length === 0) return 0;
-  // the copied ones pass values through without observing again (their statistics are complete)
-  const observers = copied.map((fq) => fq.observer as { observe(x: unknown): void });
-  const own = observers.map((o) => Object.getOwnPropertyDescriptor(o, 'observe'));
-  for (const o of observers) o.observe = () => {};
+  // the copied ones pass values through without observing again (their statistics are complete) and
+  // keep their scale without searching for it again on every batch (the histogram observers' costly part)
+  const restore: (() => void)[] = [];
+  for (const fq of copied) {
+    const o = fq.observer as unknown as Record<string, unknown>;
+    const qparams = fq.observer.computeQparams();
+    for (const [key, stub] of [
+      ['observe', () => {}],
+      ['computeQparams', () => qparams],
+    ] as const) {
+      const own = Object.getOwnPropertyDescriptor(o, key);
+      o[key] = stub;
+      restore.push(() => {
+        if (own) Object.defineProperty(o, key, own);
+        else delete o[key];
+      });
+    }
+  }
   try {
     calibrate(prepared, setup.calib as Iterable<Tensor | Tensor[]>, { onWarning: () => {} });
   } finally {
-    observers.forEach((o, i) => {
-      const d = own[i];
-      if (d) Object.defineProperty(o, 'observe', d);
-      else delete (o as { observe?: unknown }).observe;
-    });
+    for (const r of restore) r();
   }
   return fresh.length;
 }
