@@ -1,15 +1,17 @@
 // autoQconfig on the MobileNet-style MobileHybridNet (Fashion-MNIST, bayes): the float accuracy, the
 // all-int8 PTQ accuracy, and the accuracy once autoQconfig has raised at most 10 % of the quantizable
-// nodes to int16. The model quantizes almost losslessly with the default PTQ, so one layer gets a
+// nodes to int16 (with --march bernoulli2: sent them to the CPU of a hybrid model). The model quantizes almost losslessly with the default PTQ, so one layer gets a
 // deliberately broken qconfig (a fixed activation scale much smaller than calibration would pick:
 // its outputs saturate), the failure the sensitivity table has to find and int16 has to repair.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { calibrate, convertFx, prepareQatFx, QatModule, type QConfigDict } from '@qtk/core';
+import { calibrate, convertFx, type HybridDict, prepareQatFx, QatModule, type QConfigDict } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
+import '@qtk/march-bernoulli2';
+import { checkDeployDevice } from '@qtk/hybrid';
 import { loadStateDictFileSync, type Module } from '@qtk/nn';
 import { autoQconfig, type SensitivityMode, sensitivity } from '@qtk/profiler';
 import type { Tensor } from '@qtk/tensor';
@@ -24,6 +26,8 @@ const HELP = `Usage: pnpm auto-qconfig [--data DIR] [--weights FILE] [--calib N]
 
 Float, all-int8 PTQ and autoQconfig (int16 for at most --share of the nodes) accuracies of
 MobileHybridNet on bayes, on the Fashion-MNIST test set.
+  --march M          bayes (default: int16 nodes) or bernoulli2 (hybrid: nodes sent to the CPU)
+  --transitions N    with bernoulli2, most CPU↔BPU transitions autoQconfig may add (default 2)
   --data DIR         Fashion-MNIST IDX folder (default: Debian's full set when installed, else the subset;
                      'debian' for /usr/share/datasets/fashion-mnist)
   --weights FILE     float weights of MobileHybridNet (default out/mobile-hybrid-net-float-full.qtk, or
@@ -33,11 +37,12 @@ MobileHybridNet on bayes, on the Fashion-MNIST test set.
   --observer NAME    activation observer of the int8 baseline (default min_max)
   --broken NAME      node given a too-small fixed activation scale (default block2.project.1; 'none' for none)
   --broken-factor X  that scale is the calibrated one divided by X (default 4)
-  --share X          most int16 nodes as a share of the quantizable nodes (default 0.1)
+  --share X          most raised nodes as a share of the quantizable nodes (default 0.1)
   --metric M         what autoQconfig maximises on the selection images: cosine to the float output
                      (default) or accuracy
-  --modes LIST       what the sensitivity table measures per node, comma-separated: int16 (default, what
-                     autoQconfig needs), quantizedAlone, float (each adds one model per node)
+  --modes LIST       what the sensitivity table measures per node, comma-separated: quantizedAlone, int16,
+                     float (default: what autoQconfig needs, int16 on bayes, float on bernoulli2; each
+                     mode adds one model per node)
   --no-reuse         calibrate every variant from scratch instead of from the baseline's statistics
   --json FILE        where to write the figures (default out/auto-qconfig.json)
 `;
@@ -53,7 +58,9 @@ const { values } = parseArgs({
     'broken-factor': { type: 'string', default: '4' },
     share: { type: 'string', default: '0.1' },
     metric: { type: 'string', default: 'cosine' },
-    modes: { type: 'string', default: 'int16' },
+    modes: { type: 'string' },
+    march: { type: 'string', default: 'bayes' },
+    transitions: { type: 'string', default: '2' },
     'no-reuse': { type: 'boolean' },
     json: { type: 'string', default: 'out/auto-qconfig.json' },
     help: { type: 'boolean', short: 'h' },
@@ -73,7 +80,14 @@ if (!existsSync(weights)) {
   );
   process.exit(2);
 }
-const march = 'bayes';
+const march = values.march;
+if (march !== 'bayes' && march !== 'bernoulli2') {
+  console.error(`error: --march ${march}: use bayes or bernoulli2`);
+  process.exit(2);
+}
+const hybrid = march === 'bernoulli2';
+const prepare = hybrid ? { hybrid: true } : {};
+const raised = hybrid ? 'CPU' : 'int16';
 const calibCount = Number(values.calib);
 const selectCount = Number(values.select);
 const metric = values.metric as 'accuracy' | 'cosine';
@@ -94,9 +108,9 @@ const floatAcc = accuracy(float, 'float eval');
 console.log(`float: test accuracy ${pct(floatAcc)} (weights ${weights})`);
 
 const calib = firstBatches(train, calibCount);
-const defaultPtq = postTrainingQuantize(float, { march, calibration: calib });
+const defaultPtq = postTrainingQuantize(float, { march, calibration: calib, prepare });
 const defaultAcc = accuracy(defaultPtq.fixedPoint, 'default PTQ eval');
-console.log(`default PTQ (mse observer, int8, fc high precision): ${pct(defaultAcc)}`);
+console.log(`default PTQ (mse observer, int8, fc high precision${hybrid ? ', hybrid' : ''}): ${pct(defaultAcc)}`);
 
 /** The selection set: training images after the calibration ones, in batches of 500, with labels. */
 function selectionSet(data: Dataset, start: number, count: number): { inputs: Tensor[]; labels: Int32Array[] } {
@@ -114,7 +128,7 @@ const act = getDefaultQconfig('fake_quant', 'fake_quant', values.observer, 'min_
 const baseline: QConfigDict = { global: act, moduleName: { fc: defaultQatOutQconfig } };
 let broken: { name: string; calibratedScale: number; fixedScale: number } | null = null;
 if (values.broken !== 'none') {
-  const probe = prepareQatFx(float, baseline, { march, onWarning: () => {} });
+  const probe = prepareQatFx(float, baseline, { ...prepare, march, onWarning: () => {} });
   calibrate(probe, calib);
   const module = probe.getSubmodule(values.broken);
   if (!(module instanceof QatModule) || !module.activationPostProcess) {
@@ -133,8 +147,13 @@ if (values.broken !== 'none') {
   );
 }
 
-const fixedPointOf = (dict: QConfigDict) => {
-  const prepared = prepareQatFx(float, dict, { march, onWarning: () => {} });
+const fixedPointOf = (dict: QConfigDict, hybridDict?: HybridDict | null) => {
+  const prepared = prepareQatFx(float, dict, {
+    ...prepare,
+    ...(hybridDict ? { hybridDict } : {}),
+    march,
+    onWarning: () => {},
+  });
   calibrate(prepared, calib);
   return convertFx(prepared, { march, onWarning: () => {} });
 };
@@ -143,7 +162,7 @@ console.log(`all-int8 PTQ (${values.observer} observer${broken ? ', broken layer
 
 const select = selectionSet(train, calibCount, selectCount);
 const t0 = performance.now();
-const modes = values.modes.split(',') as SensitivityMode[];
+const modes = (values.modes ?? (hybrid ? 'float' : 'int16')).split(',') as SensitivityMode[];
 const reuseCalibration = !values['no-reuse'];
 const table = sensitivity(float, {
   march,
@@ -152,6 +171,7 @@ const table = sensitivity(float, {
   metric,
   qconfigDict: baseline,
   stage: 'fixed',
+  prepare,
   modes,
   reuseCalibration,
 });
@@ -164,8 +184,9 @@ const auto = autoQconfig(float, {
   metric,
   qconfigDict: baseline,
   stage: 'fixed',
+  prepare,
   reuseCalibration,
-  budget,
+  budget: hybrid ? { nodes: budget, transitions: Number(values.transitions) } : budget,
   sensitivity: table,
 });
 const autoSeconds = seconds(t0);
@@ -181,17 +202,23 @@ console.log(
   `  (${table.cost.buildSeconds.toFixed(1)} s preparing, calibrating and converting, ${table.cost.scoreSeconds.toFixed(1)} s evaluating)`,
 );
 console.log(
-  `autoQconfig: int16 for ${auto.chosen.map((c) => c.name).join(', ') || 'nothing'} (budget ${budget} of ${nodeCount} nodes)`,
+  `autoQconfig: ${raised} for ${auto.chosen.map((c) => c.name).join(', ') || 'nothing'} (budget ${budget} of ${nodeCount} nodes)`,
 );
 for (const r of auto.rejected) console.log(`  left out ${r.name}: ${r.reason}`);
 
-const autoAcc = accuracy(fixedPointOf(auto.qconfigDict), 'autoQconfig eval');
+const autoFixed = fixedPointOf(auto.qconfigDict, auto.hybridDict);
+const autoAcc = accuracy(autoFixed, 'autoQconfig eval');
+const transitions = hybrid
+  ? { int8: auto.transitions.int8, autoQconfig: checkDeployDevice(autoFixed).transitions }
+  : null;
+if (transitions)
+  console.log(`CPU↔BPU transitions: ${transitions.int8} all-int8, ${transitions.autoQconfig} with autoQconfig`);
 const lost = floatAcc - int8Acc;
 const recovered = autoAcc - int8Acc;
 console.log(`autoQconfig: test accuracy ${pct(autoAcc)}`);
 console.log(
   `float ${pct(floatAcc)} → all-int8 ${pct(int8Acc)} (−${(lost * 100).toFixed(2)} points) → autoQconfig ${pct(autoAcc)}: ` +
-    `${lost > 0 ? ((recovered / lost) * 100).toFixed(0) : '—'} % of the loss recovered with ${auto.chosen.length} int16 node(s) ` +
+    `${lost > 0 ? ((recovered / lost) * 100).toFixed(0) : '—'} % of the loss recovered with ${auto.chosen.length} ${raised} node(s) ` +
     `(${((auto.chosen.length / nodeCount) * 100).toFixed(1)} % of ${nodeCount}), ${autoSeconds.toFixed(1)} s`,
 );
 
@@ -208,7 +235,9 @@ const summary = {
   recoveredShare: lost > 0 ? recovered / lost : null,
   quantizableNodes: nodeCount,
   budget,
-  int16: auto.chosen.map((c) => c.name),
+  raised: { to: raised, nodes: auto.chosen.map((c) => c.name) },
+  hybridDict: auto.hybridDict,
+  transitions,
   chosen: auto.chosen,
   rejected: auto.rejected,
   selectionScores: auto.scores,
