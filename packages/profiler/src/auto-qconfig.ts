@@ -7,7 +7,8 @@ import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import type { EvalSet, ScoreMetric } from './output-score.js';
 import { marchHasInt16, type PrecisionChange, type VariantSetup, variantConfig } from './precision-variants.js';
-import { gainOf, openLab, type SensitivityResult, sensitivity } from './sensitivity.js';
+import { type SensitivityResult, sensitivity } from './sensitivity.js';
+import { gainOf, openLab } from './variant-lab.js';
 
 export interface AutoQconfigBudget {
   /** Most nodes to raise (int16 nodes, or nodes sent to the CPU). */

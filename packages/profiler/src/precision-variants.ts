@@ -1,6 +1,7 @@
 // Precision variants of one model: the all-int8 baseline with some nodes at int16, some float (a null
 // qconfig, or the CPU through hybridDict in hybrid mode), or one node alone quantized. Each variant is
-// prepared from the float model and calibrated on the same batches, so variants differ only where asked.
+// prepared from the float model and calibrated on the same batches (starting from the baseline's
+// statistics where a fake-quant is unchanged), so variants differ only where asked.
 import {
   calibrate,
   convertFx,
