@@ -147,3 +147,38 @@ export {
   type ModelProfilerResults,
 } from './model-profiler.js';
 export { profilerReportOf, type ReportContext } from './profiler-report.js';
+export {
+  outputScorer,
+  outputsOf,
+  SCORE_METRICS,
+  type EvalSet,
+  type ScoreMetric,
+} from './output-score.js';
+export {
+  buildVariant,
+  calibratedFakeQuants,
+  defaultBaselineDict,
+  marchHasInt16,
+  precisionSignature,
+  quantizableNodes,
+  variantConfig,
+  type CalibratedFakeQuants,
+  type PrecisionChange,
+  type QuantizableNode,
+  type VariantSetup,
+} from './precision-variants.js';
+export {
+  sensitivity,
+  SENSITIVITY_MODES,
+  type NodeSensitivity,
+  type SensitivityMode,
+  type SensitivityOptions,
+  type SensitivityResult,
+} from './sensitivity.js';
+export {
+  autoQconfig,
+  type AutoQconfigBudget,
+  type AutoQconfigChoice,
+  type AutoQconfigOptions,
+  type AutoQconfigResult,
+} from './auto-qconfig.js';

@@ -19,7 +19,11 @@ export const sensitivitySpec: CommandSpec = {
     'Measures each node’s sensitivity to quantization (alone, at int16, in float) and, with --budget, chooses the nodes to raise.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
   options: {
-    calib: { type: 'string', value: 'DIR', description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)' },
+    calib: {
+      type: 'string',
+      value: 'DIR',
+      description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
+    },
     march: { type: 'string', value: 'ID', description: 'the march (bayes, bernoulli2)', default: 'bayes' },
     data: {
       type: 'string',
@@ -49,7 +53,11 @@ export const sensitivitySpec: CommandSpec = {
     },
     hybrid: { type: 'boolean', description: 'heterogeneous model: raised nodes go to the CPU (bernoulli2)' },
     out: { type: 'string', value: 'FILE.json', description: 'write the table (and the choice) as JSON' },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the model's input shape when the ONNX file leaves dims free" },
+    'input-shape': {
+      type: 'string',
+      value: 'N,C,H,W',
+      description: "the model's input shape when the ONNX file leaves dims free",
+    },
     'input-scale': {
       type: 'string',
       value: 'S',
@@ -83,7 +91,8 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   if (metric !== undefined && !SCORE_METRICS.includes(metric))
     throw new CliError(`--metric must be one of ${SCORE_METRICS.join(', ')}, got '${o.metric}'`, { exitCode: 2 });
   const inputScale = parseInputScale(String(o['input-scale']));
-  if (inputScale === 'auto') throw new CliError("--input-scale 'auto' is not available here; give a scale", { exitCode: 2 });
+  if (inputScale === 'auto')
+    throw new CliError("--input-scale 'auto' is not available here; give a scale", { exitCode: 2 });
   if (o.out !== undefined) checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   const batch = Number(o.batch);
   const float = loadOnnx(modelPath, o['max-elements']);
@@ -137,7 +146,12 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   if (table.nodes.length > 20) io.out(`... ${table.nodes.length - 20} more in the JSON\n`);
   let choice: ReturnType<typeof autoQconfig> | null = null;
   if (o.budget !== undefined) {
-    choice = autoQconfig(float, { ...setup, budget: Number(o.budget), sensitivity: table, ...(hybrid ? { mode: 'cpu' } : {}) });
+    choice = autoQconfig(float, {
+      ...setup,
+      budget: Number(o.budget),
+      sensitivity: table,
+      ...(hybrid ? { mode: 'cpu' } : {}),
+    });
     io.out(
       `\nautoQconfig (${choice.mode}, budget ${o.budget}): ${choice.chosen.map((c) => c.name).join(', ') || 'nothing raised'}; ` +
         `${table.metric} all int8 ${fmt(choice.scores.int8)} → ${fmt(choice.scores.measured)} (float ${fmt(choice.scores.float)})\n`,
