@@ -2,6 +2,14 @@
 // JSON and exit codes.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  activationFakeQuantOf,
+  checkSensitivityTable,
+  defaultQconfigSetter,
+  prepareQatFx,
+  sensitivitySetter,
+} from '@qtk/core';
+import { importOnnx } from '@qtk/onnx';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BadForBernoulli2, npyBytes, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
@@ -75,5 +83,38 @@ describe('qtk check', () => {
     expect(codes).not.toContain('unsupported-op');
     expect(codes).not.toContain('missing-quant-stub');
     expect(existsSync(tiny)).toBe(true);
+  });
+});
+
+describe('qtk sensitivity', () => {
+  it('writes the sensitivity table prepareQatFx’s sensitivitySetter reads, with autoQconfig’s choice', async () => {
+    const out = join(dir, 'sensitivity.json');
+    const r = await run('sensitivity', tiny, '--calib', calib, '--march', 'bayes', '--budget', '1', '--out', out);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/cosine: float 1\.000, all int8 0\.99\d+/);
+    expect(r.stdout).toContain('autoQconfig (int16, budget 1)');
+    const json = JSON.parse(readFileSync(out, 'utf8'));
+    const table = checkSensitivityTable(json);
+    const values = table.nodes.map((n) => n.sensitivity ?? -Infinity);
+    expect(values).toEqual([...values].sort((a, b) => b - a));
+    expect(json.autoQconfig.chosen.length).toBeLessThanOrEqual(1);
+    // the table drives prepare: the most sensitive node gets int16 activations, the rest stay int8
+    const gm = importOnnx(readFileSync(tiny));
+    const prepared = prepareQatFx(gm, {
+      march: 'bayes',
+      inputQuantStubs: { scale: 1 / 128 },
+      qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(table, { topK: 1 })],
+      onWarning: () => {},
+    });
+    const dtypes = table.nodes.map((n) => activationFakeQuantOf(prepared, n.name)?.dtype ?? null);
+    expect(table.nodes.length).toBeGreaterThan(2);
+    expect(dtypes[0]).toBe('qint16');
+    expect(dtypes.slice(1)).not.toContain('qint16');
+  });
+
+  it('refuses an unknown metric (usage error)', async () => {
+    const r = await run('sensitivity', tiny, '--calib', calib, '--metric', 'psnr');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--metric must be one of');
   });
 });
