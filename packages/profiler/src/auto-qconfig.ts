@@ -6,7 +6,13 @@ import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import type { EvalSet, ScoreMetric } from './output-score.js';
-import { marchHasInt16, type PrecisionChange, type VariantSetup, variantConfig } from './precision-variants.js';
+import {
+  int16Marches,
+  marchHasInt16,
+  type PrecisionChange,
+  type VariantSetup,
+  variantConfig,
+} from './precision-variants.js';
 import { type SensitivityResult, sensitivity } from './sensitivity.js';
 import { gainOf, openLab } from './variant-lab.js';
 
@@ -104,7 +110,7 @@ export function autoQconfig(floatModel: Module, options: AutoQconfigOptions): Au
   const mode = options.mode ?? (marchHasInt16(options.march) ? 'int16' : 'cpu');
   if (mode === 'int16' && !marchHasInt16(options.march))
     throw new InvalidArgumentError(
-      `autoQconfig: march '${options.march}' has no int16 activations; use mode 'cpu' (with prepare: { hybrid: true } for a hybrid march) or a march with int16 (bayes)`,
+      `autoQconfig: march '${options.march}' has no int16 activations; use mode 'cpu' (with prepare: { hybrid: true } for a hybrid march) or a march with int16 activations (${int16Marches()})`,
     );
   if (mode !== 'int16' && mode !== 'cpu')
     throw new InvalidArgumentError(`autoQconfig: unknown mode '${String(mode)}'; use 'int16' or 'cpu'`);

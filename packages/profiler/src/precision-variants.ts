@@ -69,6 +69,15 @@ export function marchHasInt16(march: string): boolean {
   return marches.get(march).capabilities.activationDtypes.includes('qint16');
 }
 
+/** The registered marches with int16 activations, for messages. */
+export function int16Marches(): string {
+  const ids = marches
+    .list()
+    .filter((m) => m.capabilities.activationDtypes.includes('qint16'))
+    .map((m) => m.id);
+  return ids.length ? ids.join(', ') : 'none is registered';
+}
+
 const factoryOf = (fq: FakeQuantize | null, dtype?: 'qint16') =>
   fq ? withArgs({ ...fq.options, ...(dtype ? { dtype, quantMin: null, quantMax: null } : {}) }) : null;
 

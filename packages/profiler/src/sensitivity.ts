@@ -3,7 +3,7 @@
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import type { EvalSet, ScoreMetric } from './output-score.js';
-import { marchHasInt16, type VariantSetup } from './precision-variants.js';
+import { int16Marches, marchHasInt16, type VariantSetup } from './precision-variants.js';
 import { gainOf, openLab } from './variant-lab.js';
 
 export const SENSITIVITY_MODES = ['quantizedAlone', 'int16', 'float'] as const;
@@ -82,7 +82,7 @@ export function sensitivity(floatModel: Module, options: SensitivityOptions): Se
       throw new InvalidArgumentError(`sensitivity: unknown mode '${m}'; use ${SENSITIVITY_MODES.join(', ')}`);
   if (modes.includes('int16') && !marchHasInt16(options.march))
     throw new InvalidArgumentError(
-      `sensitivity: march '${options.march}' has no int16 activations; drop the 'int16' mode or use a march with them (bayes)`,
+      `sensitivity: march '${options.march}' has no int16 activations; drop the 'int16' mode or use a march with them (${int16Marches()})`,
     );
   floatModel.eval();
   const lab = openLab(floatModel, options, options.eval, options.metric);
