@@ -60,6 +60,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   OnnxExportError: () => new onnx.OnnxExportError('x'),
   ConversionError: () => new core.ConversionError('bayes', [unsupported]),
   ModelFileError: () => new core.ModelFileError('m', '/x'),
+  SensitivityTableError: () => new core.SensitivityTableError('t', ['n']),
 };
 
 /** The same error as another installed copy would make it: a parallel class chain with the same static codes and the brand. */

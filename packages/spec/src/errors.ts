@@ -27,12 +27,12 @@ export class UnsupportedOpError extends QtkError {
 
 /** A qconfig that cannot be honoured (qint16 on an int8-only march, per-channel activations, ...); raised when applied. */
 export class QConfigError extends QtkError {
-  static readonly code = 'E_QCONFIG';
+  static readonly code: string = 'E_QCONFIG';
   /** Qualified name of the module the qconfig was applied to, when known. */
   readonly module: string | null;
   constructor(message: string, options?: { cause?: unknown; module?: string }) {
     super(
-      'E_QCONFIG',
+      (new.target as unknown as { code: string }).code,
       options?.module !== undefined ? `qconfig of module '${options.module}': ${message}` : message,
       options,
     );

@@ -3,7 +3,7 @@ import type { NamedQconfigSetter } from '../qconfig-setter.js';
 
 /**
  * int16 activations on every quantized node whose op the march runs at int16 (weights unchanged;
- * high-precision outputs stay high precision). A march without int16 activations (bernoulli2) is a
+ * high-precision outputs stay high precision). A march without int16 activations is a
  * QConfigError: the template asks for something the march cannot give. Nodes whose op the march's
  * table limits to int8 keep int8, with one warning listing them.
  */

@@ -54,6 +54,7 @@ const tableSchema = z
 
 /** A sensitivity table that is malformed or names nodes the model does not have. */
 export class SensitivityTableError extends QConfigError {
+  static override readonly code: string = 'E_SENSITIVITY_TABLE';
   /** Node names in the table that the model's fused graph does not have. */
   readonly unknownNodes: readonly string[];
   constructor(message: string, unknownNodes: readonly string[] = []) {
