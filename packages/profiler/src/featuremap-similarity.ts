@@ -13,7 +13,7 @@ import {
   similarityOf,
 } from './metrics.js';
 import { argsOf, type ModelInputs } from './model-inputs.js';
-import { type NodeQuant, type NodeValue, captureNodeValues, outputFakeQuantOf } from './node-values.js';
+import { captureNodeValues, type NodeQuant, type NodeValue, outputFakeQuantOf, scaleAt } from './node-values.js';
 import { nodeTypeOf } from './node-type.js';
 import { subAt } from '@qtk/ir';
 
@@ -76,15 +76,7 @@ export function isWorse(metric: SimilarityMetric, value: number | null, threshol
 }
 
 function perElementStep(q: NodeQuant | null, shape: readonly number[]): ((i: number) => number) | null {
-  if (!q || q.dtype === 'qbool') return null;
-  if (q.axis < 0 || q.scale.length === 1) {
-    const s = q.scale[0]!;
-    return () => s;
-  }
-  let inner = 1;
-  for (let d = q.axis + 1; d < shape.length; d++) inner *= shape[d]!;
-  const c = q.scale.length;
-  return (i) => q.scale[Math.floor(i / inner) % c]!;
+  return !q || q.dtype === 'qbool' ? null : scaleAt(q, shape);
 }
 
 function clippedShare(a: Float32Array, q: NodeQuant, step: (i: number) => number): number {
@@ -118,17 +110,13 @@ const asJson = (s: Similarity): SimilarityJson => ({ ...s, sqnr: Number.isFinite
 function encodeLike(values: NodeValue, like: unknown, rounding: 'half_up' | 'half_even'): unknown {
   if (like instanceof QTensor) {
     const round = rounding === 'half_even' ? roundHalfEven : roundHalfUp;
-    const step = perElementStep({ ...quantOfLike(like), source: 'fixed' }, values.shape)!;
+    const step = scaleAt(like, values.shape);
     const ints = new Float64Array(values.values.length);
     for (let i = 0; i < ints.length; i++) ints[i] = round(values.values[i]! / step(i));
     return QTensor.fromInts(ints, values.shape, like.scale, like.dtype, like.axis);
   }
   if (!(like instanceof Tensor)) return like;
   return new Tensor({ data: Float32Array.from(values.values), shape: [...values.shape], dtype: 'float32' });
-}
-
-function quantOfLike(q: QTensor): Omit<NodeQuant, 'source'> {
-  return { scale: Array.from(q.scale), axis: q.axis, dtype: q.dtype, quantMin: -Infinity, quantMax: Infinity };
 }
 
 /**

@@ -135,3 +135,18 @@ export function captureNodeValues(
   );
   return out;
 }
+
+/** The scale applying to element `i` of a tensor of `shape` (per tensor, or per channel along q.axis). */
+export function scaleAt(
+  q: { readonly scale: ArrayLike<number>; readonly axis: number },
+  shape: readonly number[],
+): (i: number) => number {
+  if (q.axis < 0 || q.scale.length === 1) {
+    const s = q.scale[0]!;
+    return () => s;
+  }
+  let inner = 1;
+  for (let d = q.axis + 1; d < shape.length; d++) inner *= shape[d]!;
+  const c = q.scale.length;
+  return (i) => q.scale[Math.floor(i / inner) % c]!;
+}

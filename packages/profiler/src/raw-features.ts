@@ -3,7 +3,7 @@
 import type { GraphModule } from '@qtk/ir';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { argsOf, type ModelInputs } from './model-inputs.js';
-import { type NodeQuant, type NodeValue, captureNodeValues } from './node-values.js';
+import { captureNodeValues, type NodeValue, scaleAt } from './node-values.js';
 import { nodeTypeOf } from './node-type.js';
 
 export interface RawFeaturesOptions {
@@ -86,18 +86,6 @@ export const DEFAULT_BINS = 64;
 export const DEFAULT_OUTLIER_RATIO = 4;
 /** Below this many non-zero values a 99th percentile is the maximum itself, so nothing is flagged. */
 export const OUTLIER_MIN_VALUES = 100;
-
-/** The scale applying to element `i` of a tensor of `shape` (per tensor, or per channel along q.axis). */
-function scaleAt(q: NodeQuant, shape: readonly number[]): (i: number) => number {
-  if (q.axis < 0 || q.scale.length === 1) {
-    const s = q.scale[0]!;
-    return () => s;
-  }
-  let inner = 1;
-  for (let d = q.axis + 1; d < shape.length; d++) inner *= shape[d]!;
-  const c = q.scale.length;
-  return (i) => q.scale[Math.floor(i / inner) % c]!;
-}
 
 /**
  * Share of values clipped by the node's quantization: the integer at quantMin or quantMax when the node

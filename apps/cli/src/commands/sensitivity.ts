@@ -4,7 +4,7 @@ import { marches } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
-import { parseInputScale } from '../calibrated-model.js';
+import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
@@ -19,12 +19,8 @@ export const sensitivitySpec: CommandSpec = {
     'Measures each node’s sensitivity to quantization (alone, at int16, in float) and, with --budget, chooses the nodes to raise.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
   options: {
-    calib: {
-      type: 'string',
-      value: 'DIR',
-      description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
-    },
-    march: { type: 'string', value: 'ID', description: 'the march (bayes, bernoulli2)', default: 'bayes' },
+    calib: CALIBRATE_OPTIONS.calib!,
+    march: CALIBRATE_OPTIONS.march!,
     data: {
       type: 'string',
       value: 'DIR',
@@ -53,11 +49,7 @@ export const sensitivitySpec: CommandSpec = {
     },
     hybrid: { type: 'boolean', description: 'heterogeneous model: raised nodes go to the CPU (bernoulli2)' },
     out: { type: 'string', value: 'FILE.json', description: 'write the table (and the choice) as JSON' },
-    'input-shape': {
-      type: 'string',
-      value: 'N,C,H,W',
-      description: "the model's input shape when the ONNX file leaves dims free",
-    },
+    'input-shape': CALIBRATE_OPTIONS['input-shape']!,
     'input-scale': {
       type: 'string',
       value: 'S',
@@ -65,7 +57,7 @@ export const sensitivitySpec: CommandSpec = {
       default: '1/128',
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 64, integer: true, min: 1 },
-    limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+    limit: CALIBRATE_OPTIONS.limit!,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   },
