@@ -1,6 +1,7 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import type { QatModule } from '@qtk/core';
+import { type FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-quant';
 import { describe, expect, it } from 'vitest';
 import { alignNodes } from './align-nodes.js';
 import { featuremapSimilarity } from './featuremap-similarity.js';
@@ -71,6 +72,25 @@ describe('featuremapSimilarity', () => {
     expect(after.cosine).toBeLessThan(0.99);
     // the next node, fed the float model's inputs, is fine: its error is inherited
     expect(after.sameInput!.cosine).toBeGreaterThan(0.99);
+  });
+
+  it('leaves a calibrating model as it was: its fake-quants run as in VALIDATION and keep scale and state', () => {
+    const s = stagesOf(new TinyResNet(), 'bayes');
+    setFakeQuantize(s.calibrated, 'CALIBRATION');
+    const before = namedFakeQuants(s.calibrated).map(([n, fq]) => [
+      n,
+      fq.fakeQuantState,
+      [...(fq as FakeQuantize).scale.values()],
+    ]);
+    const r = featuremapSimilarity(s.float, s.calibrated, randomInputs(99, 4).mul(3));
+    const after = namedFakeQuants(s.calibrated).map(([n, fq]) => [
+      n,
+      fq.fakeQuantState,
+      [...(fq as FakeQuantize).scale.values()],
+    ]);
+    expect(after).toEqual(before);
+    // quantized (VALIDATION), not passed through as CALIBRATION would: the input stub clips the ×3 input
+    expect(r.nodes.find((n) => n.name === 'quant')!.clipped).toBeGreaterThan(0.1);
   });
 
   it('refuses an unknown metric and two unrelated models by name', () => {

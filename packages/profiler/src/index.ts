@@ -1,5 +1,7 @@
 export {
   captureNodeValues,
+  validatingFakeQuants,
+  scaleAt,
   outputFakeQuantOf,
   realValues,
   nodeNameOf,

@@ -4,9 +4,9 @@ import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import { Module } from '@qtk/nn';
-import type { FakeQuantState } from '@qtk/spec';
 import { InvalidArgumentError, Tensor, type TypedArray, zeros } from '@qtk/tensor';
 import { argsOf, type ModelInputs } from './model-inputs.js';
+import { validatingFakeQuants } from './node-values.js';
 import { callNames, nodeTypeOf } from './node-type.js';
 
 export interface MemoryProfileOptions {
@@ -123,19 +123,6 @@ class ParamCounter {
   }
 }
 
-/** Sets every fake-quant to VALIDATION for the run (a calibrating one would observe the zeros) and returns the undo. */
-function validating(model: GraphModule): () => void {
-  const saved: [FakeQuantize, FakeQuantState][] = [];
-  for (const m of model.modules()) {
-    if (!(m instanceof FakeQuantize)) continue;
-    saved.push([m, m.fakeQuantState]);
-    m.setFakeQuantState('VALIDATION');
-  }
-  return () => {
-    for (const [m, s] of saved) m.setFakeQuantState(s);
-  };
-}
-
 /**
  * Runs `model` once on zeros of `inputShape` (one shape, or one per input; or `options.inputs`) and
  * reports each node's output bytes in its storage type (float32 4 bytes; a fixed-point int8 / int16 /
@@ -157,7 +144,7 @@ export function memoryProfile(
   const rows: Omit<NodeMemory, 'liveBytes'>[] = [];
   const paramStorages = new Set<TypedArray>();
 
-  const restore = validating(model);
+  const restore = validatingFakeQuants(model);
   try {
     runNodes(model, inputs, (node, value) => {
       if (node.op === 'output') return;

@@ -1,6 +1,7 @@
 // The value every node of a model computes for one input, as float32 numbers with the quantization
 // (scale, dtype, range) that produced it: the common currency of the profiler's tools.
 import { FakeQuantize } from '@qtk/fake-quant';
+import type { FakeQuantState } from '@qtk/spec';
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
@@ -87,6 +88,22 @@ export function realValues(
   return null;
 }
 
+/**
+ * Sets every fake-quant of `model` to VALIDATION (quantize with the scale it has; a calibrating or QAT-state one
+ * would otherwise observe the profiled input and move its scale) and returns the undo.
+ */
+export function validatingFakeQuants(model: GraphModule): () => void {
+  const saved: [FakeQuantize, FakeQuantState][] = [];
+  for (const m of model.modules()) {
+    if (!(m instanceof FakeQuantize)) continue;
+    saved.push([m, m.fakeQuantState]);
+    m.setFakeQuantState('VALIDATION');
+  }
+  return () => {
+    for (const [m, s] of saved) m.setFakeQuantState(s);
+  };
+}
+
 export interface CaptureOptions {
   /** Feed a node other argument values (see runNodes' replaceArgs). */
   readonly replaceArgs?: (node: Node, args: unknown[], env: ReadonlyMap<Node, unknown>) => unknown[];
@@ -94,7 +111,8 @@ export interface CaptureOptions {
 
 /**
  * Runs `gm` on `inputs` and returns the value of every node whose output is a tensor (placeholders,
- * module / function / method calls), in execution order, keyed by node.
+ * module / function / method calls), in execution order, keyed by node. Fake-quants run as in VALIDATION
+ * whatever their state (the model's scales and states are left as they were).
  */
 export function captureNodeValues(
   gm: GraphModule,
@@ -103,36 +121,41 @@ export function captureNodeValues(
 ): Map<Node, NodeValue> {
   const out = new Map<Node, NodeValue>();
   const names = callNames(gm);
-  runNodes(
-    gm,
-    inputs,
-    (node, value) => {
-      if (node.op === 'output' || node.op === 'get_attr') return;
-      const real = realValues(value);
-      if (!real) return;
-      let quant: NodeQuant | null = null;
-      if (value instanceof QTensor) quant = quantOfQTensor(value);
-      else if (node.op === 'call_module') {
-        const fq = outputFakeQuantOf(subAt(gm, node.target));
-        if (fq) quant = quantOfFakeQuant(fq);
-      }
-      if (!quant && passesQuantThrough(gm, node)) {
-        const input = node.args[0];
-        const producer =
-          input && typeof input === 'object' && 'op' in (input as object) ? out.get(input as Node) : undefined;
-        if (producer?.quant) quant = { ...producer.quant, source: 'inherited' };
-      }
-      out.set(node, {
-        node,
-        name: names.get(node) ?? nodeNameOf(node),
-        shape: real.shape,
-        values: real.values,
-        ints: real.ints,
-        quant,
-      });
-    },
-    options.replaceArgs ? { replaceArgs: options.replaceArgs } : {},
-  );
+  const restore = validatingFakeQuants(gm);
+  try {
+    runNodes(
+      gm,
+      inputs,
+      (node, value) => {
+        if (node.op === 'output' || node.op === 'get_attr') return;
+        const real = realValues(value);
+        if (!real) return;
+        let quant: NodeQuant | null = null;
+        if (value instanceof QTensor) quant = quantOfQTensor(value);
+        else if (node.op === 'call_module') {
+          const fq = outputFakeQuantOf(subAt(gm, node.target));
+          if (fq) quant = quantOfFakeQuant(fq);
+        }
+        if (!quant && passesQuantThrough(gm, node)) {
+          const input = node.args[0];
+          const producer =
+            input && typeof input === 'object' && 'op' in (input as object) ? out.get(input as Node) : undefined;
+          if (producer?.quant) quant = { ...producer.quant, source: 'inherited' };
+        }
+        out.set(node, {
+          node,
+          name: names.get(node) ?? nodeNameOf(node),
+          shape: real.shape,
+          values: real.values,
+          ints: real.ints,
+          quant,
+        });
+      },
+      options.replaceArgs ? { replaceArgs: options.replaceArgs } : {},
+    );
+  } finally {
+    restore();
+  }
   return out;
 }
 
