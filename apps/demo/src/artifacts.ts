@@ -6,6 +6,7 @@ import { writeFileAtomicSync } from '@qtk/nn';
 import { exportOnnx } from '@qtk/onnx';
 import { Tensor } from '@qtk/tensor';
 import type { DeploymentCheck } from './deployment.js';
+import type { ProfileCheck } from './profiling.js';
 import type { DemoResult } from './pipeline.js';
 import { formatQconfigReport, qconfigReport } from './qconfig-report.js';
 import { formatSummary, summaryJson } from './summary.js';
@@ -27,7 +28,12 @@ export function writeAtomic(path: string, data: string | Uint8Array): void {
 }
 
 /** Writes every artifact of a demo run to `dir` and returns the paths written. */
-export function writeArtifacts(r: DemoResult, dir: string, deployment?: DeploymentCheck): string[] {
+export function writeArtifacts(
+  r: DemoResult,
+  dir: string,
+  deployment?: DeploymentCheck,
+  profile?: ProfileCheck,
+): string[] {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const put = (name: string, data: string | Uint8Array) => {
@@ -35,9 +41,10 @@ export function writeArtifacts(r: DemoResult, dir: string, deployment?: Deployme
     writeAtomic(p, data);
     written.push(p);
   };
-  put(ARTIFACTS.summaryText, `${formatSummary(r, deployment)}\n`);
-  put(ARTIFACTS.summaryJson, `${JSON.stringify(summaryJson(r, deployment), null, 2)}\n`);
+  put(ARTIFACTS.summaryText, `${formatSummary(r, deployment, profile)}\n`);
+  put(ARTIFACTS.summaryJson, `${JSON.stringify(summaryJson(r, deployment, profile), null, 2)}\n`);
   if (deployment) written.push(deployment.path);
+  if (profile) written.push(profile.html);
 
   const calib = qconfigReport(r.calibrated);
   const qat = r.qat ? qconfigReport(r.qat) : null;

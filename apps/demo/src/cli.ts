@@ -4,6 +4,7 @@ import { DemoArgsError, HELP, parseDemoArgs } from './args.js';
 import { writeArtifacts } from './artifacts.js';
 import { checkDeployment, type DeploymentCheck } from './deployment.js';
 import { type DemoResult, runDemo } from './pipeline.js';
+import { type ProfileCheck, profileDemo } from './profiling.js';
 import { formatSummary } from './summary.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -44,10 +45,21 @@ async function main(argv: string[]): Promise<number> {
     `integer ONNX: ${deployment.path}, onnxruntime-node test accuracy ${(deployment.accuracy.onnxruntime * 100).toFixed(2)} %, ` +
       `${(deployment.identicalOutputs * 100).toFixed(2)} % of outputs bit-identical to QTK's; first batch: ${deployment.intermediates.summary}`,
   );
-  const files = writeArtifacts(result, options.out, deployment);
+  let profile: ProfileCheck;
+  try {
+    profile = await profileDemo(result, options.out);
+  } catch (e) {
+    process.stderr.write(`error: profiler: ${(e as Error).message}\n`);
+    return 1;
+  }
+  log(
+    `profiler: ${profile.html} (${profile.nodes} nodes, ${profile.flagged.length} below cosine 0.99; ` +
+      `largest error a node adds itself: ${profile.worstSameInput ? `${profile.worstSameInput.steps.toFixed(2)} steps at ${profile.worstSameInput.node}` : '-'})`,
+  );
+  const files = writeArtifacts(result, options.out, deployment, profile);
   log(`artifacts in ${options.out}: ${files.map((f) => f.slice(options.out.length + 1)).join(', ')}`);
   process.stdout.write(
-    `\n${formatSummary(result, deployment)}\n\ntotal ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
+    `\n${formatSummary(result, deployment, profile)}\n\ntotal ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
   );
   return 0;
 }

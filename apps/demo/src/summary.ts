@@ -1,4 +1,5 @@
 import type { DeploymentCheck } from './deployment.js';
+import type { ProfileCheck } from './profiling.js';
 import type { DemoResult } from './pipeline.js';
 
 /** A plain text table: the first row is the header, columns left-aligned except numbers. */
@@ -20,7 +21,7 @@ const sec = (x: number) => `${x.toFixed(1)} s`;
  * The summary table the demo prints: accuracy per stage, fake-quant vs fixed-point agreement and, when
  * given, the integer ONNX file in onnxruntime-node against QTK's fixed-point model.
  */
-export function formatSummary(r: DemoResult, deployment?: DeploymentCheck): string {
+export function formatSummary(r: DemoResult, deployment?: DeploymentCheck, profile?: ProfileCheck): string {
   const o = r.options;
   const rows = [
     ['stage', 'test top-1', 'time', 'what (time includes the test evaluation)'],
@@ -58,12 +59,24 @@ export function formatSummary(r: DemoResult, deployment?: DeploymentCheck): stri
       `fixed point exported, run in onnxruntime-node: ${pct(deployment.identicalOutputs)} of outputs bit-identical to QTK`,
     ]);
   }
+  if (profile) {
+    rows.push([
+      'profiler',
+      '',
+      sec(profile.seconds),
+      `${profile.html}: ${profile.nodes} nodes compared, ${profile.flagged.length} below cosine 0.99`,
+    ]);
+  }
   const title = `QTK demo: ${r.testImages} test images, ${r.trainImages} training images (${o.data ?? 'embedded Fashion-MNIST subset'})`;
   return `${title}\n\n${formatTable(rows, (c) => c === 1 || c === 2)}`;
 }
 
 /** The summary's numbers as JSON-ready data (summary.json in the output folder). */
-export function summaryJson(r: DemoResult, deployment?: DeploymentCheck): Record<string, unknown> {
+export function summaryJson(
+  r: DemoResult,
+  deployment?: DeploymentCheck,
+  profile?: ProfileCheck,
+): Record<string, unknown> {
   const { options: o } = r;
   return {
     version: 1,
@@ -87,6 +100,17 @@ export function summaryJson(r: DemoResult, deployment?: DeploymentCheck): Record
             accuracy: deployment.accuracy.onnxruntime,
             seconds: deployment.seconds,
             intermediates: deployment.intermediates,
+          },
+        }
+      : {}),
+    ...(profile
+      ? {
+          profiler: {
+            file: profile.html,
+            nodes: profile.nodes,
+            flagged: profile.flagged,
+            worstSameInput: profile.worstSameInput,
+            seconds: profile.seconds,
           },
         }
       : {}),

@@ -30,6 +30,9 @@ const STAGE_NAMES: Record<string, string> = {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
+/** A weight that quantizes poorly: over 1 % of it clipped by its scale, or its cosine to the float weight under 0.99. */
+const poorWeight = (l: { readonly clipped: number; readonly cosine: number }) => l.clipped > 0.01 || l.cosine < 0.99;
+
 function summaryOf(r: ModelProfilerResults): ReportNote[] {
   const notes: ReportNote[] = [];
   const d = r.firstDivergence;
@@ -84,7 +87,7 @@ function summaryOf(r: ModelProfilerResults): ReportNote[] {
   if (blocked.length)
     notes.push({ severity: 'warning', text: `${blocked.length} fusable chain(s) stay unfused: ${blocked[0]!.detail}` });
   for (const w of r.checkQconfig?.warnings ?? []) notes.push({ severity: 'warning', text: `${w.node}: ${w.message}` });
-  const badWeights = (r.compareWeights?.layers ?? []).filter((l) => l.clipped > 0 || l.cosine < 0.99);
+  const badWeights = (r.compareWeights?.layers ?? []).filter(poorWeight);
   if (badWeights.length)
     notes.push({
       severity: 'warning',
@@ -172,7 +175,7 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
           maxAbsDiff: l.maxAbsDiff,
           maxDiffSteps: l.maxDiffSteps,
           clipped: l.clipped,
-          poor: l.clipped > 0 || l.cosine < 0.99,
+          poor: poorWeight(l),
         })),
         { flagKey: 'poor', columns: { clipped: { kind: 'percent' } }, sort: { key: 'cosine' } },
       ),
