@@ -4,11 +4,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   activationFakeQuantOf,
+  calibrate,
   checkSensitivityTable,
   defaultQconfigSetter,
   prepareQatFx,
+  saveModelFileSync,
   sensitivitySetter,
 } from '@qtk/core';
+import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { importOnnx } from '@qtk/onnx';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +44,28 @@ describe('qtk profile', () => {
     const sim = JSON.parse(readFileSync(join(out, 'featuremapSimilarity.json'), 'utf8'));
     expect(sim.nodes.map((n: { name: string }) => n.name)).toEqual(expect.arrayContaining(['relu', 'pool', 'fc']));
     expect(readFileSync(join(out, 'profiler.html'), 'utf8')).toContain('qtk-report-data');
+  });
+
+  it('a QAT model file: compared with its own conversion (QvsQ) on the given samples, no calibration', () => {
+    const g = new Generator(8);
+    const qat = prepareQatFx(
+      new TinyNet(g),
+      { global: getDefaultQatQconfig() },
+      { march: 'bayes', inputQuantStubs: { scale: 1 / 128 }, onWarning: () => {} },
+    );
+    calibrate(qat, [rand([16, 1, 28, 28], { low: -1, high: 1, generator: g })]);
+    const qatPath = join(dir, 'tiny-qat.qtk');
+    saveModelFileSync(qat, qatPath, { meta: { inputShape: [null, 1, 28, 28] } });
+    const out = join(dir, 'qat-report');
+    const r = runProcess('profile', qatPath, '--calib', calib, '--out', out, '--samples', '8');
+    expect(r.stderr).not.toContain('qtk: error');
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('float → fake quant');
+    expect(r.stdout).toContain('fake quant → fixed point: no node diverges');
+    expect(r.stdout).toContain('fixed point → onnxruntime: no node diverges');
+    expect(r.stdout).toContain(`written: ${join(out, 'profiler.html')} and 7 JSON files`);
+    const sim = JSON.parse(readFileSync(join(out, 'featuremapSimilarity.json'), 'utf8'));
+    expect(sim.nodes.find((n: { name: string }) => n.name === 'fc').type).toBe('FixedConv');
   });
 
   it('refuses a report folder that is a file and a missing --out (usage errors)', async () => {

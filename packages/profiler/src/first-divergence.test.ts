@@ -64,6 +64,16 @@ describe('firstDivergence', () => {
     expect(r.pairs[2]!.runtime!.mismatches).toBeGreaterThan(0);
   });
 
+  it('without a float model the walk starts at fake quant', async () => {
+    const { fakeQuant, fixed } = stages();
+    const r = await firstDivergence({ fakeQuant, fixed }, x, { onnx: null });
+    expect(r.pairs.map((p) => [p.from, p.to])).toEqual([
+      ['fakeQuant', 'fixed'],
+      ['fixed', 'onnxruntime'],
+    ]);
+    expect(r.first).toBeNull();
+  });
+
   it('refuses a threshold outside (0, 1]', async () => {
     await expect(firstDivergence(stages(), x, { threshold: 1.5 })).rejects.toThrow(/threshold must be in \(0, 1\]/);
   });

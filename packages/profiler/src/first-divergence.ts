@@ -155,10 +155,11 @@ async function runtimePair(
 /**
  * Walks float → fake quant → fixed point → onnxruntime and, for each adjacent pair, finds the first node
  * (in execution order) that diverges by itself — fed the earlier stage's inputs — past the threshold, with
- * its likely cause. `fakeQuant` is a calibrated or QAT model in VALIDATION state, `fixed` its conversion.
+ * its likely cause. `fakeQuant` is a calibrated or QAT model, `fixed` its conversion; without `float` the walk
+ * starts at the fake-quant model.
  */
 export async function firstDivergence(
-  stages: { readonly float: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule },
+  stages: { readonly float?: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule },
   inputs: ModelInputs,
   options: FirstDivergenceOptions = {},
 ): Promise<FirstDivergenceResult> {
@@ -171,17 +172,21 @@ export async function firstDivergence(
   if (!args.every((a) => a instanceof Tensor))
     throw new InvalidArgumentError('firstDivergence: inputs must be float tensors (what the float model takes)');
   const hasInt16 = marchHasInt16(stages.fixed, stages.fakeQuant);
-  const pairs: StagePair[] = [
-    quantizedPair(
-      stages.float,
-      stages.fakeQuant,
-      'float',
-      'fakeQuant',
-      args,
-      (n) => (n.sameInput?.cosine ?? n.cosine) < threshold,
-      threshold,
-      hasInt16,
-    ),
+  const pairs: StagePair[] = [];
+  if (stages.float)
+    pairs.push(
+      quantizedPair(
+        stages.float,
+        stages.fakeQuant,
+        'float',
+        'fakeQuant',
+        args,
+        (n) => (n.sameInput?.cosine ?? n.cosine) < threshold,
+        threshold,
+        hasInt16,
+      ),
+    );
+  pairs.push(
     quantizedPair(
       stages.fakeQuant,
       stages.fixed,
@@ -192,7 +197,7 @@ export async function firstDivergence(
       threshold,
       hasInt16,
     ),
-  ];
+  );
   const onnx = options.onnx === undefined ? 'export' : options.onnx;
   if (onnx === null)
     pairs.push({

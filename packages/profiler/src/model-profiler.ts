@@ -24,8 +24,8 @@ export interface ModelProfilerOptions {
   readonly outDir?: string | null;
   /** The float model, for the fusion and shared-module checks and the weight comparison when it is not model1. */
   readonly float?: Module;
-  /** Also find the first divergence along float → fake quant → fixed point → onnxruntime. */
-  readonly stages?: { readonly float: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule };
+  /** Also find the first divergence along float → fake quant → fixed point → onnxruntime (from fake quant without `float`). */
+  readonly stages?: { readonly float?: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule };
   /** Skip onnxruntime in the first divergence (default: run it when onnxruntime-node is installed). */
   readonly runtime?: boolean;
   readonly similarity?: FeaturemapSimilarityOptions;

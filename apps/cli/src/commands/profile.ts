@@ -1,21 +1,32 @@
 import { existsSync, statSync } from 'node:fs';
-import { setFakeQuantize } from '@qtk/core';
+import { convertFx, modelInfoOf, setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import { modelProfiler } from '@qtk/profiler';
+import { modelProfiler, type ProfilerReport, type WrittenReport } from '@qtk/profiler';
+import { marches } from '@qtk/spec';
 import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
 import { hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
+import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
+import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
+import { parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
+import { preprocessFrom } from '../preprocess-options.js';
 
 export const profileSpec: CommandSpec = {
   name: 'profile',
   summary:
     'Calibrates and converts an ONNX model, compares float, calibrated and fixed point node by node, writes profiler.html.',
-  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
+  positionals: [
+    {
+      name: 'MODEL',
+      description:
+        'the float ONNX model (.onnx, one input), or a QAT model file (.qtk: QAT vs its fixed-point conversion)',
+    },
+  ],
   options: {
     out: {
       type: 'string',
@@ -51,7 +62,9 @@ export const profileSpec: CommandSpec = {
   details: `The report compares the float model with the calibrated one (similarity and statistics per node, weights,
 fusion, shared modules, qconfig, devices, memory) and walks float → fake quant → fixed point → integer ONNX in
 onnxruntime-node to name the first node where each pair diverges and why. With labelled --data (Fashion-MNIST IDX
-files, or files with a labels file) it also prints each stage's accuracy. Open DIR/profiler.html in a browser.`,
+files, or files with a labels file) it also prints each stage's accuracy. Open DIR/profiler.html in a browser.
+A QAT model file (qtk quantize does not write one; prepareQatFx + saveModelFile, or the demo's qat-checkpoint.qtk)
+is compared with its conversion for the march it records (QvsQ), on --data or --calib samples; no calibration runs.`,
 };
 
 function predictions(model: GraphModule, x: Tensor, batch: number): Int32Array {
@@ -81,6 +94,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
   const args = parseArgs(profileSpec, argv);
   const o = args.options;
   const modelPath = args.positionals[0]!;
+  if (!isOnnxPath(modelPath)) return profileQatFile(modelPath, o, io, t0);
   checkCalibrateOptions(o, 'profile');
   if (o.out === undefined)
     throw new CliError("missing --out DIR (the report folder)\nrun 'qtk profile --help' for the options", {
@@ -150,10 +164,93 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     },
     onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
   });
+  return finish(io, report, written!, t0);
+}
+
+function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number): number {
   io.err('\n');
   const marks = { error: '!!', warning: ' !', info: '  ' } as const;
   io.out(`${report.summary.map((n) => `${marks[n.severity]} ${n.text}`).join('\n')}\n`);
-  io.out(`written: ${written!.html} and ${Object.keys(written!.json).length} JSON files\n`);
+  io.out(`written: ${written.html} and ${Object.keys(written.json).length} JSON files\n`);
   io.out(`time: ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
   return 0;
+}
+
+function checkOutDir(outDir: string, modelPath: string): void {
+  if (existsSync(outDir) && !statSync(outDir).isDirectory())
+    throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, {
+      exitCode: 2,
+    });
+  checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
+}
+
+/** A QAT model file against its conversion (QvsQ) on --data or --calib samples. */
+async function profileQatFile(modelPath: string, o: Record<string, unknown>, io: CliIo, t0: number): Promise<number> {
+  if (o.out === undefined)
+    throw new CliError("missing --out DIR (the report folder)\nrun 'qtk profile --help' for the options", {
+      exitCode: 2,
+    });
+  const outDir = String(o.out);
+  checkOutDir(outDir, modelPath);
+  const source = loadModelSource(modelPath, o['max-elements']);
+  if (source.kind !== 'qat')
+    throw new CliError(
+      `qtk profile takes a float ONNX model or a QAT model file; ${modelPath} is ${source.label}` +
+        (source.kind === 'fixed-point' ? ' (compare it with its integer ONNX export: qtk compare)' : ''),
+      { exitCode: 2 },
+    );
+  const march = modelInfoOf(source.model).march;
+  if (!march || !marches.has(march))
+    throw new CliError(`${modelPath} records no registered march (${march ?? 'none'}); it cannot be converted`);
+  const dir = o.data ?? o.calib;
+  if (dir === undefined)
+    throw new CliError('a QAT model file is profiled on --data DIR (or --calib DIR) samples; give one', {
+      exitCode: 2,
+    });
+  const inputShape =
+    o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(source.meta);
+  const qat = source.model;
+  setFakeQuantize(qat, 'VALIDATION');
+  const fixed = convertFx(qat, { march, onWarning: () => {} });
+  const samples = Number(o.samples);
+  const pre = preprocessFrom(o, (source.meta.preprocess ?? undefined) as Partial<Preprocess> | undefined);
+  // IDX data has its own shape; .npy and image files need the model's (saved by the file, or --input-shape)
+  const sampleShape = () => sampleShapeOf(qat, inputShape);
+  let inputs: Tensor;
+  const accuracies: string[] = [];
+  const labelled = hasIdx(String(dir), 'test') || o.labels !== undefined || existsSync(`${dir}/labels.txt`);
+  if (o.data !== undefined && labelled) {
+    const data = loadEvalData(String(dir), {
+      split: 'test',
+      ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
+      sampleShape,
+      preprocess: pre,
+      limit: Number(o['eval-limit']),
+    });
+    inputs = firstRows(data.inputs, samples);
+    for (const [name, model] of [
+      ['QAT', qat],
+      ['fixed point', fixed],
+    ] as const)
+      accuracies.push(
+        `${name} ${(100 * accuracy(predictions(model, data.inputs, Number(o.batch)), data.labels)).toFixed(2)} %`,
+      );
+    io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
+  } else {
+    inputs = firstRows(
+      loadInputData(String(dir), { split: 'test', sampleShape, preprocess: pre, limit: samples }).inputs,
+      samples,
+    );
+  }
+  io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const { report, written } = await modelProfiler(qat, fixed, inputs, {
+    mode: 'QvsQ',
+    outDir,
+    stages: { fakeQuant: qat, fixed },
+    runtime: o['no-runtime'] !== true,
+    title: `QTK profiler: ${modelPath} (QAT) vs fixed point on ${march}`,
+    extra: { model: modelPath, ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}) },
+    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+  });
+  return finish(io, report, written!, t0);
 }

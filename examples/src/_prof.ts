@@ -1,0 +1,13 @@
+import { ReferenceNet, loadDataset, takeBatch, predict, DEBIAN_FASHION_MNIST } from './index.js';
+import { postTrainingQuantize, firstBatches } from './ptq.js';
+import { loadStateDictFileSync } from '@qtk/nn';
+import '@qtk/march-bayes';
+const float = new ReferenceNet();
+float.loadStateDict(loadStateDictFileSync('apps/demo/assets/reference-net.qtk'));
+const train = loadDataset(DEBIAN_FASHION_MNIST, 'train', 1024);
+const test = loadDataset(DEBIAN_FASHION_MNIST, 'test', 5000);
+const { fixedPoint } = postTrainingQuantize(float, { march: 'bayes', calibration: firstBatches(train, 1024), observer: 'min_max' });
+predict(fixedPoint, takeBatch(test, null, 0, 500), { label: 'warm' });
+const t = performance.now();
+predict(fixedPoint, test, { label: 'eval' });
+console.log('eval 5000', ((performance.now() - t) / 1000).toFixed(2), 's');
