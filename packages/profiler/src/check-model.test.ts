@@ -2,6 +2,7 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import { Conv3d } from '@qtk/nn';
+import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { checkModel } from './check-model.js';
 import type { Finding } from './lint-findings.js';
@@ -86,6 +87,22 @@ describe('checkModel', () => {
       ],
       ['unfused-pattern', 'info', 'relu', FUSE],
     ]);
+  });
+
+  it('with example inputs, a trial conversion keeps an op the table lacks but the march converts off the errors', () => {
+    // bernoulli2's table lists no AdaptiveAveragePool; its conversion takes TinyResNet's global pool as an
+    // AveragePool when the window fits that op's limit of 7 (4×4 inputs: a window of 4)
+    const small = rand([2, 3, 4, 4], { low: -1, high: 1, generator: new Generator(1) });
+    const tableOnly = checkModel(new TinyResNet(), { march: 'bernoulli2' }).findings.find((f) => f.node === 'pool')!;
+    expect([tableOnly.code, tableOnly.severity]).toEqual(['unsupported-op', 'error']);
+    const tried = checkModel(new TinyResNet(), { march: 'bernoulli2', exampleInputs: small }).findings;
+    const pool = tried.find((f) => f.node === 'pool')!;
+    expect([pool.code, pool.severity]).toEqual(['unsupported-op', 'info']);
+    expect(pool.message).toContain("but the march's conversion takes it");
+    expect(tried.filter((f) => f.severity === 'error')).toEqual([]);
+    // an op the conversion cannot take stays an error
+    const selu = checkModel(new SeluNet(), { march: 'bernoulli2', exampleInputs: small }).findings[0]!;
+    expect([selu.code, selu.severity, selu.node]).toEqual(['unsupported-op', 'error', 'selu']);
   });
 
   it('finds the SELU bernoulli2 cannot run, an error unless hybrid mode puts it on the CPU', () => {

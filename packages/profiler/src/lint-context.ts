@@ -15,6 +15,7 @@ import { HybridDictMatcher } from '@qtk/hybrid';
 import type { GraphModule, Node } from '@qtk/ir';
 import { DeQuantStub, type Module, QuantStub } from '@qtk/nn';
 import { type MarchBackendV1, marches } from '@qtk/spec';
+import { Tensor } from '@qtk/tensor';
 import { tracedGraphOf } from './traced.js';
 
 export interface LintOptions {
@@ -28,6 +29,11 @@ export interface LintOptions {
   readonly hybrid?: boolean;
   /** prepareQatFx's `inputQuantStubs`. */
   readonly inputQuantStubs?: boolean;
+  /**
+   * Inputs for a trial conversion (prepare, calibrate on them, convert): an op the capability table lacks
+   * but the march's conversion still takes (an adaptive pool as an AveragePool) is then a note, not an error.
+   */
+  readonly exampleInputs?: Tensor | readonly Tensor[];
 }
 
 export interface LintContext {
@@ -39,6 +45,8 @@ export interface LintContext {
   readonly qconfigDict: QConfigDict;
   readonly hybridDict: HybridDict;
   readonly hybrid: boolean;
+  readonly inputQuantStubs: boolean;
+  readonly exampleInputs: readonly Tensor[] | null;
   readonly prepare: PrepareContext;
   readonly hybridMatcher: HybridDictMatcher;
   qconfigOf(node: Node): { qconfig: QConfig | null; path: string };
@@ -74,6 +82,13 @@ export function lintContext(model: Module, options: LintOptions, tool: string): 
     qconfigDict,
     hybridDict,
     hybrid: options.hybrid ?? false,
+    inputQuantStubs: options.inputQuantStubs ?? false,
+    exampleInputs:
+      options.exampleInputs === undefined
+        ? null
+        : options.exampleInputs instanceof Tensor
+          ? [options.exampleInputs]
+          : [...options.exampleInputs],
     prepare,
     hybridMatcher: new HybridDictMatcher(prepare, hybridDict),
     qconfigOf: (n) => qconfigOf(prepare, n),
