@@ -5,8 +5,8 @@ import { QatModule, weightedLayer } from '@qtk/core';
 import { roundHalfEven, roundHalfUp } from '@qtk/fake-quant';
 import { FixedConv, FixedValueOp, Quantize } from '@qtk/fixed-point';
 import { type AbsorbingLayer, absorbBatchNorm } from '@qtk/fusion';
-import { type GraphModule, type Node, subAt } from '@qtk/ir';
-import { BatchNorm1d, BatchNorm2d, BatchNorm3d, type Module } from '@qtk/nn';
+import { GraphModule, type Node, subAt, symbolicTrace } from '@qtk/ir';
+import { BatchNorm1d, BatchNorm2d, BatchNorm3d, Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { aliasesOf } from './align-nodes.js';
@@ -53,7 +53,10 @@ export interface CompareWeightsResult {
 /** A quantized layer's weight as the quantized model uses it. */
 interface QuantizedWeight {
   /** w_q(i) for a given float weight (the fake-quant) or the stored integers times scales (fixed point). */
-  readonly dequantized: (floatWeight: Float32Array) => Float32Array;
+  /** The quantized model's own float weight before its fake-quant (null for a fixed-point layer: integers only). */
+  readonly own: Float32Array | null;
+  /** The weight as the quantized model uses it (dequantized). */
+  readonly dequantized: () => Float32Array;
   readonly scale: Float32Array;
   readonly axis: number;
   readonly dtype: QuantDType;
@@ -80,15 +83,18 @@ function fakeQuantWeight(m: QatModule): QuantizedWeight | null {
   const q = fq.calculateQparams();
   const round = fq.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
   const shape = w.layer.weight.shape;
+  const own = Float32Array.from(w.layer.weight.values());
   return {
-    // the fake-quant's own arithmetic (float32 scale, clamp, store as float32), without running the
-    // module: in CALIBRATION or QAT state a call would also update its observer
-    dequantized: (fw) => {
+    // the fake-quant's own arithmetic (float32 scale, clamp, store as float32) on the QAT model's own weight
+    // (QAT training moves it away from the float one), without running the module: in CALIBRATION or QAT
+    // state a call would also update its observer
+    own,
+    dequantized: () => {
       const ch = channelIndex(shape, q.chAxis, q.scale.length);
-      const out = new Float32Array(fw.length);
-      for (let i = 0; i < fw.length; i++) {
+      const out = new Float32Array(own.length);
+      for (let i = 0; i < own.length; i++) {
         const s = q.scale[ch(i)]!;
-        const r = round(fw[i]! / s);
+        const r = round(own[i]! / s);
         out[i] = (r < q.quantMin ? q.quantMin : r > q.quantMax ? q.quantMax : r) * s;
       }
       return out;
@@ -157,6 +163,7 @@ function fixedWeight(gm: GraphModule, node: Node, m: FixedConv): QuantizedWeight
   }
   const ints = cfg.weight.values();
   return {
+    own: null,
     dequantized: () => {
       const ch = channelIndex(shape, axis, channels);
       return Float32Array.from(ints, (k, i) => k * scale[ch(i)]!);
@@ -205,16 +212,20 @@ function floatCounterpart(
  */
 const CLIP_MARGIN = 0.5 + 1e-3;
 
-/** max |w − w_q| / s and the count of clipped weights. */
+/**
+ * max |w − w_q| / s against the float weight, and the count of clipped weights: of the quantized model's own
+ * weight before its fake-quant (a QAT layer), else of the float weight (a fixed-point layer's integers).
+ */
 function stepsAndClipping(fw: Float32Array, wq: Float32Array, q: QuantizedWeight): { steps: number; clipped: number } {
   const ch = channelIndex(q.shape, q.axis, q.scale.length);
+  const before = q.own ?? fw;
   let steps = 0;
   let clipped = 0;
   for (let i = 0; i < fw.length; i++) {
     const s = q.scale[ch(i)]!;
     const k = Math.abs(fw[i]! - wq[i]!) / s;
     if (k > steps) steps = k;
-    const r = fw[i]! / s;
+    const r = before[i]! / s;
     // a derived scale's error moves w / s by up to |w / s| · scaleError
     const margin = CLIP_MARGIN + Math.abs(r) * q.scaleError[ch(i)]!;
     if (r > q.quantMax + margin || r < q.quantMin - margin) clipped++;
@@ -230,7 +241,12 @@ function stepsAndClipping(fw: Float32Array, wq: Float32Array, q: QuantizedWeight
  * (fuseFx) is compared as it is. Layers left as float in the quantized model (no weight fake-quant) are
  * not listed. Neither model is changed.
  */
-export function compareWeights(floatModel: GraphModule, quantized: GraphModule): CompareWeightsResult {
+export function compareWeights(float: Module, quantized: GraphModule): CompareWeightsResult {
+  if (!(float instanceof Module) || !(quantized instanceof GraphModule))
+    throw new InvalidArgumentError(
+      'compareWeights: expected a float model (Module or GraphModule) and a quantized GraphModule',
+    );
+  const floatModel = float instanceof GraphModule ? float : symbolicTrace(float);
   const floatNodes = new Map<string, Node>();
   for (const n of floatModel.graph.nodes) if (n.op === 'call_module') floatNodes.set(n.name, n);
   const layers: LayerWeightComparison[] = [];
@@ -256,7 +272,7 @@ export function compareWeights(floatModel: GraphModule, quantized: GraphModule):
       });
       continue;
     }
-    const wq = q.dequantized(fw);
+    const wq = q.dequantized();
     const sim = similarityOf(fw, wq);
     const { steps, clipped } = stepsAndClipping(fw, wq, q);
     layers.push({

@@ -67,6 +67,26 @@ describe('modelProfiler', () => {
     expect(results.featuremapSimilarity.nodes.find((n) => n.name === 'fc')!.cosine).toBeGreaterThan(0.999);
   });
 
+  it('CvsQ compares a calibrated model with a QAT one: the weights a QAT step moved show in the weight table', async () => {
+    const calibrated = stagesOf(new TinyResNet(), 'bayes').calibrated;
+    const qat = stagesOf(new TinyResNet(), 'bayes').calibrated;
+    // a "training step" by hand: flip the sign of one fc weight of the QAT model (within its quantization range)
+    const fc = qat.getSubmodule('fc') as QatModule;
+    const w = (fc.module as unknown as { weight: { values(): Float32Array } }).weight.values();
+    const moved = Math.abs(2 * w[0]!);
+    w[0] = -w[0]!;
+    const { results } = await modelProfiler(calibrated, qat, x, {
+      mode: 'CvsQ',
+      outDir: null,
+      float: new TinyResNet(),
+    });
+    expect(results.featuremapSimilarity.nodes.find((n) => n.name === 'relu0')!.maxAbsDiff).toBe(0);
+    expect(results.featuremapSimilarity.nodes.find((n) => n.name === 'fc')!.maxAbsDiff).toBeGreaterThan(0);
+    const fcWeights = results.compareWeights!.layers.find((l) => l.name === 'fc')!;
+    expect(fcWeights.maxAbsDiff).toBeGreaterThan(moved * 0.9);
+    expect(fcWeights.maxAbsDiff).toBeLessThan(moved * 1.1 + 0.01);
+  });
+
   it('refuses stages out of conversion order, naming the mode', async () => {
     const s = stagesOf(new TinyResNet(), 'bayes');
     await expect(modelProfiler(s.fixed, s.calibrated, x, { mode: 'QvsQ', outDir: null })).rejects.toThrow(
