@@ -1,7 +1,8 @@
-// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE]` (with --float-weights the 8-epoch float
-// training is skipped and those weights are evaluated instead): runs the benchmark protocols of
+// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE] [--no-pytorch]` (with --float-weights the
+// 8-epoch float training is skipped and those weights are evaluated instead): runs the benchmark protocols of
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
-// exist yet are left out.
+// exist yet are left out. With Fashion-MNIST and python3-torch, PyTorch's side of the same protocols runs right
+// after (bench/pytorch-side.py): `pytorch` holds its figures, `ratio_vs_pytorch` QTK's time over PyTorch's.
 import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
 import { writeFileAtomicSync } from '@qtk/nn';
@@ -13,6 +14,7 @@ import type { GraphModule } from '@qtk/ir';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
+import { runPytorchSide, ratiosVsPytorch } from './pytorch-side.js';
 import { evaluate, loadDataset, resolveFullData } from '@qtk/examples';
 
 const { values } = parseArgs({
@@ -22,6 +24,8 @@ const { values } = parseArgs({
     json: { type: 'string' },
     // float weights of the reference network for calibration (default: runs/float-8ep.qtk when present)
     'float-weights': { type: 'string' },
+    // leave out PyTorch's side (bench/pytorch-side.py) and the ratios
+    'no-pytorch': { type: 'boolean', default: false },
   },
 });
 
@@ -109,6 +113,16 @@ if (dataDir && floatModel) {
   );
 }
 if (Object.keys(accuracy).length) result.accuracy = accuracy;
+
+if (dataDir && !values['no-pytorch']) {
+  log('PyTorch: the same protocols (bench/pytorch-side.py), right after QTK');
+  const torch = runPytorchSide({ data: dataDir, steps: quick ? 10 : 40 });
+  if ('side' in torch) {
+    result.pytorch = torch.side;
+    result.ratio_vs_pytorch = ratiosVsPytorch(result, torch.side);
+    log(`QTK / PyTorch: ${JSON.stringify(result.ratio_vs_pytorch)}`);
+  } else log(`PyTorch side skipped: ${torch.reason}`);
+}
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;
