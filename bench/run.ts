@@ -1,8 +1,9 @@
-// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE] [--no-pytorch]` (with --float-weights the
+// `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE] [--no-pytorch] [--models]` (with --float-weights the
 // 8-epoch float training is skipped and those weights are evaluated instead): runs the benchmark protocols of
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
 // exist yet are left out. With Fashion-MNIST and python3-torch, PyTorch's side of the same protocols runs right
-// after (bench/pytorch-side.py): `pytorch` holds its figures, `ratio_vs_pytorch` QTK's time over PyTorch's.
+// after (bench/pytorch-side.py): `pytorch` holds its figures, `ratio_vs_pytorch` QTK's time over PyTorch's. Full runs
+// (and --models) add the quantize benchmark of torchvision-shaped models (bench/quantize-models.ts).
 import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
 import { writeFileAtomicSync } from '@qtk/nn';
@@ -15,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
 import { runPytorchSide, ratiosVsPytorch } from './pytorch-side.js';
+import { benchQuantizeModels } from './quantize-models.js';
 import { evaluate, loadDataset, resolveFullData } from '@qtk/examples';
 
 const { values } = parseArgs({
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     'float-weights': { type: 'string' },
     // leave out PyTorch's side (bench/pytorch-side.py) and the ratios
     'no-pytorch': { type: 'boolean', default: false },
+    // the quantize benchmark of ResNet-18 / MobileNetV2 / MobileNetV3-small (full runs do it; --quick only with this)
+    models: { type: 'boolean', default: false },
   },
 });
 
@@ -113,6 +117,22 @@ if (dataDir && floatModel) {
   );
 }
 if (Object.keys(accuracy).length) result.accuracy = accuracy;
+
+if (!quick || values.models) {
+  log('quantize benchmark: torchvision-shaped models, random weights, 32 calibration samples, bayes');
+  const q = benchQuantizeModels('runs/bench-models', log);
+  if ('reason' in q) log(`quantize benchmark skipped: ${q.reason}`);
+  else {
+    result.quantize_s = q.quantize_s;
+    result.quantize_peak_mb = q.quantize_peak_mb;
+    if (q.pytorch_quantize_s) {
+      result.pytorch_quantize_s = q.pytorch_quantize_s;
+      result.ratio_quantize_vs_pytorch = Object.fromEntries(
+        Object.entries(q.quantize_s).map(([m, s]) => [m, round(s / q.pytorch_quantize_s![m]!, 2)]),
+      );
+    }
+  }
+}
 
 if (dataDir && !values['no-pytorch']) {
   log('PyTorch: the same protocols (bench/pytorch-side.py), right after QTK');

@@ -1,0 +1,69 @@
+// The quantize benchmark of torchvision-shaped models (ResNet-18, MobileNetV2, MobileNetV3-small, random weights):
+// bench/torchvision-models.py exports them to ONNX (once, into runs/bench-models) and times PyTorch FX
+// post-training quantization; here `qtk quantize` runs on the same files and samples as a real process, its wall
+// time and peak memory measured by /usr/bin/time.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const QUANTIZE_MODELS = ['resnet18', 'mobilenet_v2', 'mobilenet_v3_small'] as const;
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface QuantizeModelsResult {
+  /** qtk quantize wall time per model (import, calibration on 32 samples, conversion, file written). */
+  readonly quantize_s: Record<string, number>;
+  readonly quantize_peak_mb: Record<string, number>;
+  /** PyTorch FX prepare + calibrate + convert of the same models on the same samples. */
+  readonly pytorch_quantize_s: Record<string, number> | null;
+}
+
+export function benchQuantizeModels(dir: string, log: (m: string) => void): QuantizeModelsResult | { reason: string } {
+  const python = '/usr/bin/python3';
+  if (spawnSync(python, ['-c', 'import torch, torchvision'], { encoding: 'utf8' }).status !== 0)
+    return {
+      reason: `${python} cannot import torch and torchvision (apt-get install python3-torch python3-torchvision)`,
+    };
+  if (!existsSync('/usr/bin/time')) return { reason: '/usr/bin/time is missing (apt-get install time)' };
+  log(`exporting the models (once) and timing PyTorch FX quantization: bench/torchvision-models.py --out ${dir}`);
+  const py = spawnSync(python, [join(ROOT, 'bench/torchvision-models.py'), '--out', dir], {
+    encoding: 'utf8',
+    timeout: 900_000,
+  });
+  if (py.status !== 0) return { reason: `torchvision-models.py failed: ${py.stderr.trim().slice(-400)}` };
+  const torch = JSON.parse(py.stdout.trim().split('\n').pop()!) as { quantize_s: Record<string, number> };
+  const quantize_s: Record<string, number> = {};
+  const quantize_peak_mb: Record<string, number> = {};
+  for (const model of QUANTIZE_MODELS) {
+    const r = spawnSync(
+      '/usr/bin/time',
+      [
+        '-f',
+        'QTK_TIME %e %M',
+        process.execPath,
+        '--conditions=qtk-source',
+        '--import',
+        'tsx',
+        join(ROOT, 'apps/cli/src/bin.ts'),
+        'quantize',
+        join(dir, `${model}.onnx`),
+        '--calib',
+        join(dir, 'calib'),
+        '--march',
+        'bayes',
+        '--out',
+        join(dir, `${model}.qtk`),
+      ],
+      { encoding: 'utf8', timeout: 900_000, cwd: ROOT },
+    );
+    const m = /QTK_TIME ([\d.]+) (\d+)/.exec(r.stderr);
+    if (r.status !== 0 || !m) return { reason: `qtk quantize ${model} failed: ${r.stderr.trim().slice(-400)}` };
+    quantize_s[model] = Number(m[1]);
+    quantize_peak_mb[model] = Math.round(Number(m[2]) / 1024);
+    log(
+      `qtk quantize ${model}: ${m[1]} s, peak ${quantize_peak_mb[model]} MB; PyTorch FX ${torch.quantize_s[model]?.toFixed(2)} s`,
+    );
+  }
+  return { quantize_s, quantize_peak_mb, pytorch_quantize_s: torch.quantize_s };
+}
