@@ -6,7 +6,7 @@ import { compareWithRuntime, exportOnnxBytes } from '@qtk/onnx';
 import { marches } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { type Diagnosis, diagnose } from './divergence-cause.js';
-import { featuremapSimilarity, type NodeSimilarity } from './featuremap-similarity.js';
+import { type FeaturemapSimilarityResult, featuremapSimilarity, type NodeSimilarity } from './featuremap-similarity.js';
 import { argsOf, type ModelInputs } from './model-inputs.js';
 import { alignNodes } from './align-nodes.js';
 import { captureNodeValues } from './node-values.js';
@@ -22,6 +22,14 @@ export interface FirstDivergenceOptions {
   readonly maxSteps?: number;
   /** The fixed-point model's integer ONNX export, or 'export' to export it here (default), or null to skip onnxruntime. */
   readonly onnx?: Uint8Array | 'export' | null;
+  /**
+   * featuremapSimilarity results already computed on the same inputs (with the same-input mode) for a pair of
+   * these stages, so they are not run again (modelProfiler passes its own).
+   */
+  readonly similarities?: {
+    readonly floatVsFakeQuant?: FeaturemapSimilarityResult;
+    readonly fakeQuantVsFixed?: FeaturemapSimilarityResult;
+  };
 }
 
 export interface DivergentNode {
@@ -90,8 +98,9 @@ function quantizedPair(
   diverges: (n: NodeSimilarity) => boolean,
   threshold: number,
   hasInt16: boolean,
+  known?: FeaturemapSimilarityResult,
 ): StagePair {
-  const sim = featuremapSimilarity(first, second, args, { threshold });
+  const sim = known ?? featuremapSimilarity(first, second, args, { threshold });
   const hit = sim.nodes.find(diverges) ?? null;
   const accumulated = sim.nodes.find((n) => n.cosine < threshold)?.name ?? null;
   if (!hit) return { from, to, node: null, diagnosis: null, firstAccumulated: accumulated };
@@ -184,6 +193,7 @@ export async function firstDivergence(
         (n) => (n.sameInput?.cosine ?? n.cosine) < threshold,
         threshold,
         hasInt16,
+        options.similarities?.floatVsFakeQuant,
       ),
     );
   pairs.push(
@@ -196,6 +206,7 @@ export async function firstDivergence(
       (n) => (n.sameInput?.cosine ?? n.cosine) < threshold || (n.sameInput?.maxDiffSteps ?? 0) > maxSteps,
       threshold,
       hasInt16,
+      options.similarities?.fakeQuantVsFixed,
     ),
   );
   const onnx = options.onnx === undefined ? 'export' : options.onnx;

@@ -136,6 +136,17 @@ export async function modelProfiler(
   const divergence = options.stages
     ? await firstDivergence(options.stages, args, {
         ...(options.runtime === false ? { onnx: null } : {}),
+        // the pair this run already compared, unless a custom metric or no same-input mode makes it differ
+        ...((options.similarity?.metric ?? 'cosine') === 'cosine' && options.similarity?.sameInput !== false
+          ? {
+              similarities:
+                options.stages.float === model1 && options.stages.fakeQuant === model2
+                  ? { floatVsFakeQuant: similarity }
+                  : options.stages.fakeQuant === model1 && options.stages.fixed === model2
+                    ? { fakeQuantVsFixed: similarity }
+                    : {},
+            }
+          : {}),
         ...(options.similarity?.threshold !== undefined && options.similarity.metric === 'cosine'
           ? { threshold: options.similarity.threshold }
           : {}),

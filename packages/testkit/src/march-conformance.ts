@@ -153,7 +153,7 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
         if (plan.kind === 'skip') {
           // skipped only when the march's own options give a reason (plan.reason, shown in the test name), so the
           // report lists what a march does not test and why
-          it.skip(`${op}: skipped (${plan.reason})`, () => {});
+          it.skip(`${op}: skipped (${plan.reason})`, () => {}); // reason: the march's options (plan.reason)
           continue;
         }
         if (plan.kind === 'missing') {
@@ -205,6 +205,7 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
         }
       }
       // skipped only when the march says why it cannot round-trip (options.skipCodec, shown in the test name)
+      // reason: options.skipCodec, the march's own explanation
       if (options.skipCodec !== undefined) it.skip(`model-file round trip: skipped (${options.skipCodec})`, () => {});
     });
   });
