@@ -15,8 +15,15 @@ export async function buildWasm({ force = false } = {}) {
   const newestSource = Math.max(...sources.map((f) => statSync(join(srcDir, f)).mtimeMs));
   mkdirSync(outDir, { recursive: true });
   const asc = await import('assemblyscript/asc');
-  for (const entry of entries) {
-    const out = join(outDir, entry.replace(/\.ts$/, '.wasm'));
+  // Each entry is built twice: plain 128-bit SIMD, and `-relaxed` with relaxed SIMD (fused multiply-add),
+  // which the loader picks where the runtime validates it.
+  const builds = entries.flatMap((entry) => [
+    { entry, suffix: '', features: [] },
+    { entry, suffix: '-relaxed', features: ['--enable', 'relaxed-simd'] },
+  ]);
+  for (const { entry, suffix, features } of builds) {
+    const name = entry.replace(/\.ts$/, `${suffix}.wasm`);
+    const out = join(outDir, name);
     if (!force && existsSync(out) && statSync(out).mtimeMs >= newestSource) continue;
     const tmp = `${out}.${process.pid}.tmp`;
     // Entries named *-shared import a shared memory (threads) instead of defining their own.
@@ -36,6 +43,7 @@ export async function buildWasm({ force = false } = {}) {
       '--noAssert',
       '--enable',
       'simd',
+      ...features,
       '--runtime',
       'stub',
       '--initialMemory',
@@ -47,7 +55,7 @@ export async function buildWasm({ force = false } = {}) {
       throw new Error(`asc failed on assembly/${entry}: ${error.message}\n${stderr.toString()}`);
     }
     renameSync(tmp, out);
-    console.log(`built wasm/${entry.replace(/\.ts$/, '.wasm')}`);
+    console.log(`built wasm/${name}`);
   }
 }
 

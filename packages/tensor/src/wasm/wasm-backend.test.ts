@@ -5,6 +5,7 @@ import { gemm, gemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { kernels } from '../registry.js';
 import * as qtk from '../index.js';
 import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
+import { relaxedSimdSupport } from './wasm-features.js';
 import { loadWasmSync } from './wasm-loader.js';
 
 const wasmFile = fileURLToPath(new URL('../../wasm/gemm.wasm', import.meta.url));
@@ -22,8 +23,16 @@ afterEach(() => {
 describe('wasm backend registration', () => {
   it('importing the package index registers and loads the wasm backend ahead of cpu', () => {
     expect(qtk.wasmStatus()).toMatchObject({ loaded: true });
-    expect(qtk.wasmStatus().source).toMatch(/wasm\/gemm(-shared)?\.wasm$/);
+    expect(qtk.wasmStatus().source).toMatch(/wasm\/gemm(-shared)?(-relaxed)?\.wasm$/);
     expect(kernels.listBackends().map((b) => b.name).slice(0, 2)).toEqual(['wasm', 'cpu']);
+  });
+
+  it('picks the relaxed-SIMD (fused multiply-add) build where the runtime compiles it; QTK_WASM_RELAXED=0 keeps the plain one', () => {
+    // Node 20 compiles it once the V8 flag is set, Node 22 and current browsers by default.
+    expect(relaxedSimdSupport({}).ok).toBe(true);
+    expect(qtk.wasmStatus()).toMatchObject({ relaxedSimd: true });
+    expect(qtk.wasmStatus().source).toMatch(/-relaxed\.wasm$/);
+    expect(relaxedSimdSupport({ QTK_WASM_RELAXED: '0' })).toEqual({ ok: false, reason: 'disabled by QTK_WASM_RELAXED=0' });
   });
 
   it('gemm() dispatches to the wasm kernel when it is loaded', () => {

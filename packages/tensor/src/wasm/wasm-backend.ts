@@ -6,6 +6,8 @@ import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js'
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
 import { createWasmIntConv, registerWasmIntConvKernel, type WasmIntConv } from './wasm-int-conv.js';
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
+import { relaxedSimdSupport } from './wasm-features.js';
+import type { WasmImports } from './wasm-api.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
@@ -19,6 +21,9 @@ export interface WasmStatus {
   source?: string;
   /** Why the backend is not loaded (missing file, QTK_BACKEND=cpu, no WebAssembly, ...). */
   reason?: string;
+  /** Whether the float kernels use relaxed SIMD's fused multiply-add (the `-relaxed` build), and why or why not. */
+  relaxedSimd?: boolean;
+  relaxedSimdReason?: string;
   /** 2 when large GEMMs and conv batches are split between this thread and a worker sharing the memory, else 1. */
   threads?: 1 | 2;
   /** Why work runs on one thread (no SharedArrayBuffer, QTK_WASM_THREADS=0, worker not started yet, ...). */
@@ -105,7 +110,7 @@ function loadThreaded(): Engine | { reason: string } {
   } catch (error) {
     return { reason: `cannot create a shared wasm memory: ${(error as Error).message}` };
   }
-  const loaded = loadWasmSync('gemm-shared', { env: { memory } });
+  const loaded = loadBuild('gemm-shared', { env: { memory } });
   if (!loaded.ok) return { reason: loaded.reason };
   const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports & PointwiseExports;
   if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.bnForward !== 'function') {
@@ -126,6 +131,24 @@ function loadThreaded(): Engine | { reason: string } {
     source: loaded.source,
   };
 }
+
+let relaxed: { ok: boolean; reason: string } | null = null;
+
+/** wasm/<name>-relaxed.wasm where the runtime compiles relaxed SIMD (and the file exists), else wasm/<name>.wasm. */
+function loadBuild(name: string, imports: WasmImports = {}): WasmLoadResult {
+  relaxed ??= relaxedSimdSupport(env);
+  if (relaxed.ok) {
+    const fused = loadWasmSync(`${name}-relaxed`, imports);
+    if (fused.ok) return fused;
+    relaxed = { ok: false, reason: fused.reason };
+  }
+  return loadWasmSync(name, imports);
+}
+
+const relaxedStatus = (source: string): Pick<WasmStatus, 'relaxedSimd' | 'relaxedSimdReason'> => ({
+  relaxedSimd: source.endsWith('-relaxed.wasm'),
+  ...(relaxed ? { relaxedSimdReason: relaxed.reason } : {}),
+});
 
 function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
   engine = null;
@@ -160,7 +183,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     runner: null,
     source: result.source,
   };
-  status = { loaded: true, source: result.source, threads: 1, threadsReason };
+  status = { loaded: true, source: result.source, threads: 1, threadsReason, ...relaxedStatus(result.source) };
   return status;
 }
 
@@ -176,10 +199,10 @@ export function loadWasmBackend(bytes?: WasmBytes): WasmStatus {
     sharedEngine = mt;
     engine = mt;
     mt.runner?.setEnabled(threadsEnabled);
-    status = { loaded: true, source: mt.source };
+    status = { loaded: true, source: mt.source, ...relaxedStatus(mt.source) };
     return wasmStatus();
   }
-  return adopt(loadWasmSync('gemm'), mt.reason);
+  return adopt(loadBuild('gemm'), mt.reason);
 }
 
 /** Lets large GEMMs and conv batches use the worker thread, or keeps all work on the calling thread (the default comes from QTK_WASM_THREADS). */

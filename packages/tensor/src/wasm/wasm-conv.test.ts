@@ -172,8 +172,8 @@ describe('wasm Conv against the cpu kernels', () => {
 });
 
 describe('single-thread build', () => {
-  it('wasm/gemm.wasm (what browsers load from bytes) runs the same conv kernels', () => {
-    const bytes = readFileSync(fileURLToPath(new URL('../../wasm/gemm.wasm', import.meta.url)));
+  it.each(['gemm.wasm', 'gemm-relaxed.wasm'])('wasm/%s (what browsers load from bytes) runs the same conv kernels', (file) => {
+    const bytes = readFileSync(fileURLToPath(new URL(`../../wasm/${file}`, import.meta.url)));
     try {
       expect(loadWasmBackend(bytes)).toMatchObject({ loaded: true, source: 'bytes', threads: 1 });
       checkCase(special[2]![1], 5);
@@ -181,7 +181,7 @@ describe('single-thread build', () => {
     } finally {
       loadWasmBackend();
     }
-    expect(wasmStatus().source).toMatch(/gemm-shared\.wasm$/);
+    expect(wasmStatus().source).toMatch(/gemm-shared(-relaxed)?\.wasm$/);
   });
 });
 
