@@ -1,7 +1,8 @@
 import { scaleFromRange, quantRange } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { MSEObserver, mseFactors } from './mse.js';
-import { squaredErrorIntegral } from './quant-error.js';
+import { SignedHistogram } from './histogram.js';
+import { histogramQuantError, squaredErrorIntegral } from './quant-error.js';
 import { activations, batches, concat, fakeQuantMse, t } from './testing/random-data.js';
 
 const q8 = quantRange('qint8');
@@ -34,6 +35,29 @@ describe('squaredErrorIntegral', () => {
       expect(Math.abs(exact - num) / num).toBeLessThan(1e-6);
     }
     expect(squaredErrorIntegral(1, 1, s, q8)).toBe(0);
+  });
+});
+
+describe('histogramQuantError', () => {
+  it('equals the per-bin sum of squaredErrorIntegral (one antiderivative per edge), clipped or not, int8 and int16', () => {
+    const h = new SignedHistogram(256);
+    for (const b of batches(3, [8, 512], 7, 2)) h.add(b.values());
+    let checked = 0;
+    for (const dtype of ['qint8', 'qint16'] as const) {
+      const r = quantRange(dtype);
+      for (const f of [1, 0.6, 0.2, 0.02, 3]) {
+        const s = scaleFromRange(h.min * f, h.max * f, r);
+        let perBin = 0;
+        for (let j = 0; j < h.counts.length; j++) {
+          const lo = (j - h.bins) * h.width;
+          perBin += (h.counts[j]! / h.width) * squaredErrorIntegral(lo, lo + h.width, s, r);
+        }
+        expect(perBin).toBeGreaterThan(0);
+        expect(Math.abs(histogramQuantError(h, s, r) - perBin) / perBin).toBeLessThan(1e-9);
+        checked++;
+      }
+    }
+    expect(checked).toBe(10);
   });
 });
 
