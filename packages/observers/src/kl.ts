@@ -83,28 +83,55 @@ export function klThresholdBin(
   if (stop <= startBin) return { candidates, divergences, bin: stop };
   const suffix = new Float64Array(n + 1);
   for (let j = n - 1; j >= 0; j--) suffix[j] = suffix[j + 1]! + hist[j]!;
-  const levelSum = new Float64Array(levels);
-  const levelNonEmpty = new Float64Array(levels);
+  const pTotal = suffix[0]!;
+  // Per candidate, the bins of a level share Q (but on atoms) and log p does not depend on the candidate (but on
+  // its last bin, which takes the clipped mass), so a level's share of the divergence comes from prefix sums:
+  //   Σ p·(log p − log q) = (Σ h·log p − log q · Σ h) / pTotal over its plain bins,
+  // and only atom bins and the last bin are visited one by one. Level m holds the bins b with
+  // ⌊b · levels / i⌋ = m, i.e. ⌈m · i / levels⌉ <= b < ⌈(m + 1) · i / levels⌉ (exact in doubles).
+  const contSum = new Float64Array(n + 1);
+  const contCount = new Float64Array(n + 1);
+  const plainH = new Float64Array(n + 1);
+  const plainHLogP = new Float64Array(n + 1);
+  const special: number[] = [];
+  for (let b = 0; b < n; b++) {
+    const h = hist[b]!;
+    const plain = atom[b] === 0 && cont[b] !== 0;
+    contSum[b + 1] = contSum[b]! + cont[b]!;
+    contCount[b + 1] = contCount[b]! + (cont[b] !== 0 ? 1 : 0);
+    plainH[b + 1] = plainH[b]! + (plain ? h : 0);
+    plainHLogP[b + 1] = plainHLogP[b]! + (plain && h > 0 ? h * Math.log(h / pTotal) : 0);
+    if (!plain && h > 0) special.push(b);
+  }
+  const levelStart = new Int32Array(levels + 1);
+  const levelSpread = new Float64Array(levels);
   for (let i = startBin; i <= stop; i += stride) {
-    levelSum.fill(0);
-    levelNonEmpty.fill(0);
-    for (let b = 0; b < i; b++) {
-      const v = cont[b]!;
-      if (v === 0) continue;
-      const m = Math.floor((b * levels) / i);
-      levelSum[m] = levelSum[m]! + v;
-      levelNonEmpty[m] = levelNonEmpty[m]! + 1;
-    }
-    const pTotal = suffix[0]!;
     const qTotal = pTotal - suffix[i]!;
+    const qOf = (qb: number): number => (qTotal > 0 ? qb / qTotal : 0) + 1e-10;
     let kl = 0;
-    for (let b = 0; b < i; b++) {
-      const p = (b === i - 1 ? hist[b]! + suffix[i]! : hist[b]!) / pTotal;
-      if (p === 0) continue;
+    for (let m = 0; m <= levels; m++) levelStart[m] = Math.min(i, Math.ceil((m * i) / levels));
+    const last = i - 1;
+    for (let m = 0; m < levels; m++) {
+      const from = levelStart[m]!;
+      const to = levelStart[m + 1]!;
+      if (from >= to) continue;
+      const nonEmpty = contCount[to]! - contCount[from]!;
+      const spread = nonEmpty > 0 ? (contSum[to]! - contSum[from]!) / nonEmpty : 0;
+      levelSpread[m] = spread;
+      const end = Math.min(to, last);
+      const h = end > from ? plainH[end]! - plainH[from]! : 0;
+      if (h > 0) kl += (plainHLogP[end]! - plainHLogP[from]! - Math.log(qOf(spread)) * h) / pTotal;
+    }
+    for (const b of special) {
+      if (b >= last) break;
       const m = Math.floor((b * levels) / i);
-      const qb = atom[b]! + (cont[b] === 0 ? 0 : levelSum[m]! / levelNonEmpty[m]!);
-      const q = (qTotal > 0 ? qb / qTotal : 0) + 1e-10;
-      kl += p * Math.log(p / q);
+      const p = hist[b]! / pTotal;
+      kl += p * Math.log(p / qOf(atom[b]! + (cont[b] === 0 ? 0 : levelSpread[m]!)));
+    }
+    const endP = (hist[last]! + suffix[i]!) / pTotal;
+    if (endP !== 0) {
+      const m = Math.floor((last * levels) / i);
+      kl += endP * Math.log(endP / qOf(atom[last]! + (cont[last] === 0 ? 0 : levelSpread[m]!)));
     }
     candidates.push(i);
     divergences.push(kl);
