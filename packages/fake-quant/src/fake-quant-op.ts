@@ -1,7 +1,18 @@
 // The fused fake-quant op `QtkFakeQuantize`: x̂ = sat(R(x / s), [qmin, qmax]) · s, per tensor (one
 // scale) or per channel (one scale per index of `chAxis`), with a straight-through gradient for x
 // and, when the scale requires a gradient, the LSQ gradient for s.
-import { InvalidArgumentError, registerGradient, registerKernel, run1, Tensor, type Saved } from '@qtk/tensor';
+import {
+  fakeQuantizeSymmetric,
+  fakeQuantizeSymmetricBackward,
+  InvalidArgumentError,
+  registerGradient,
+  registerKernel,
+  roundHalfEven,
+  run1,
+  Tensor,
+  type FakeQuantizeSymmetricAttrs,
+  type Saved,
+} from '@qtk/tensor';
 import type { RoundingMode } from '@qtk/spec';
 
 export const FAKE_QUANT_OP = 'QtkFakeQuantize';
@@ -21,14 +32,7 @@ export function roundHalfUp(v: number): number {
   return Math.floor(v + 0.5);
 }
 
-/** Round half to even (banker's rounding). */
-export function roundHalfEven(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
-}
+export { roundHalfEven };
 
 /** (outer, channels, inner) of x along chAxis, for per-channel loops. */
 function channelLayout(shape: readonly number[], chAxis: number): [number, number, number] {
@@ -44,48 +48,40 @@ function channelLayout(shape: readonly number[], chAxis: number): [number, numbe
   return [outer, shape[chAxis]!, inner];
 }
 
+const symmetricAttrs = (a: FakeQuantAttrs): FakeQuantizeSymmetricAttrs => ({
+  quantMin: a.quantMin,
+  quantMax: a.quantMax,
+  chAxis: a.chAxis,
+  rounding: a.rounding,
+});
+
+// The values come from @qtk/tensor's FakeQuantizeSymmetric (cpu reference and wasm kernels); this op adds
+// autograd. The gradient recomputes R(x/s) from x instead of keeping it: an array saved per activation
+// costs more (a fresh array's page faults) than dividing again.
 registerKernel<(inputs: Tensor[], attrs: FakeQuantAttrs, saved: Saved) => Tensor>({
   op: FAKE_QUANT_OP,
   backend: 'cpu',
-  fn: ([x, s], attrs, saved) => {
-    const xv = x!.values();
-    const sv = s!.values();
-    const { quantMin: lo, quantMax: hi } = attrs;
-    const round = attrs.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
-    const [outer, ch, inner] = channelLayout(x!.shape, attrs.chAxis);
-    const out = new Float32Array(xv.length);
-    // per element: the unclamped q = R(x/s) saved as float, for both gradients
-    const q = new Float32Array(xv.length);
-    for (let o = 0, i = 0; o < outer; o++) {
-      for (let c = 0; c < ch; c++) {
-        const scale = sv[c]!;
-        for (let k = 0; k < inner; k++, i++) {
-          const r = round(xv[i]! / scale);
-          q[i] = r;
-          out[i] = (r < lo ? lo : r > hi ? hi : r) * scale;
-        }
-      }
-    }
-    saved.q = q;
-    return new Tensor({ data: out, shape: x!.shape, dtype: 'float32' });
-  },
+  fn: ([x, s], attrs) => fakeQuantizeSymmetric(x!, s!, symmetricAttrs(attrs)),
 });
 
-registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs, saved }, [g]) => {
+registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs }, [g]) => {
+  if (!s!.requiresGrad) {
+    return [x!.requiresGrad ? fakeQuantizeSymmetricBackward(x!, s!, g!, symmetricAttrs(attrs)) : null, null];
+  }
   const gv = g!.values();
   const xv = x!.values();
   const sv = s!.values();
-  const q = saved.q as Float32Array;
   const { quantMin: lo, quantMax: hi } = attrs;
+  const round = attrs.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
   const [outer, ch, inner] = channelLayout(x!.shape, attrs.chAxis);
   const gx = x!.requiresGrad ? new Float32Array(gv.length) : null;
-  const gs = s!.requiresGrad ? new Float64Array(sv.length) : null;
+  const gs = new Float64Array(sv.length);
   for (let o = 0, i = 0; o < outer; o++) {
     for (let c = 0; c < ch; c++) {
       const scale = sv[c]!;
       let acc = 0;
       for (let k = 0; k < inner; k++, i++) {
-        const r = q[i]!;
+        const r = round(xv[i]! / scale);
         // STE: pass inside [qmin·s, qmax·s] (i.e. R(x/s) within [qmin, qmax]), zero outside
         if (r < lo) acc += lo * gv[i]!;
         else if (r > hi) acc += hi * gv[i]!;
@@ -95,13 +91,13 @@ registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs, saved 
           acc += (r - xv[i]! / scale) * gv[i]!;
         }
       }
-      if (gs) gs[c] = gs[c]! + acc;
+      gs[c] = gs[c]! + acc;
     }
   }
   const gradScale = attrs.gradScale ?? 1;
   return [
     gx ? new Tensor({ data: gx, shape: x!.shape, dtype: 'float32' }) : null,
-    gs ? new Tensor({ data: Float32Array.from(gs, (v) => v * gradScale), shape: s!.shape, dtype: 'float32' }) : null,
+    new Tensor({ data: Float32Array.from(gs, (v) => v * gradScale), shape: s!.shape, dtype: 'float32' }),
   ];
 });
 

@@ -4,4 +4,5 @@ export { dataStart, workBytes, gemm } from './_gemm';
 export { jobBytes, convRun, sumPartials } from './_conv';
 export { intConvImage } from './_int-conv';
 export { requantizeInt32 } from './_requantize';
+export { fakeQuantizeSymmetric } from './_fake-quant';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';

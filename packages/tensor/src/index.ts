@@ -130,3 +130,10 @@ export {
   type RequantizeInt32Options,
   type RequantizeInt32Rule,
 } from './ops/requantize-int32.js';
+export {
+  fakeQuantizeSymmetric,
+  fakeQuantizeSymmetricBackward,
+  roundHalfEven,
+  type FakeQuantizeSymmetricAttrs,
+  type FakeQuantRounding,
+} from './ops/fake-quantize-symmetric.js';

@@ -10,6 +10,7 @@ import { relaxedSimdSupport } from './wasm-features.js';
 import type { WasmImports } from './wasm-api.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
+import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
@@ -43,6 +44,8 @@ interface Engine {
   pointwise: WasmPointwise;
   /** Null on a binary built before RequantizeInt32. */
   requant: WasmRequantize | null;
+  /** Null on a binary built before FakeQuantizeSymmetric. */
+  fakeQuant: WasmFakeQuant | null;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -86,8 +89,13 @@ registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 
 registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
 registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
 registerWasmRequantizeKernel(() => engine?.requant ?? null, noteFallback);
+registerWasmFakeQuantKernels(() => engine?.fakeQuant ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
+const fakeQuantOf = (exports: object, arena: Arena): WasmFakeQuant | null =>
+  typeof (exports as { fakeQuantizeSymmetric?: unknown }).fakeQuantizeSymmetric === 'function'
+    ? createWasmFakeQuant(exports as FakeQuantExports, arena)
+    : null;
 const requantOf = (exports: object, arena: Arena): WasmRequantize | null =>
   typeof (exports as { requantizeInt32?: unknown }).requantizeInt32 === 'function' ? createWasmRequantize(exports as RequantizeExports, arena) : null;
 
@@ -127,6 +135,7 @@ function loadThreaded(): Engine | { reason: string } {
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 2, run: runner.runConv }) : null,
     pointwise: createWasmPointwise(exports, arena),
     requant: requantOf(exports, arena),
+    fakeQuant: fakeQuantOf(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -180,6 +189,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 1, run: runSingle }) : null,
     pointwise: createWasmPointwise(exports, arena),
     requant: requantOf(exports, arena),
+    fakeQuant: fakeQuantOf(exports, arena),
     runner: null,
     source: result.source,
   };
