@@ -5,4 +5,5 @@ export { jobBytes, convRun, sumPartials } from './_conv';
 export { intConvImage } from './_int-conv';
 export { requantizeInt32 } from './_requantize';
 export { fakeQuantizeSymmetric } from './_fake-quant';
+export { maxPool2d } from './_max-pool';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';

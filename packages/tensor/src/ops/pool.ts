@@ -1,4 +1,4 @@
-import { registerGradient } from '../autograd.js';
+import { isGradEnabled, registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { registerKernel, type Saved } from '../registry.js';
@@ -34,6 +34,13 @@ export interface MaxPoolAttrs {
   ceilMode: boolean;
 }
 
+/** The taps a..aEnd of a window starting at `start` (stride already applied) that fall inside [0, size). */
+function validTaps(start: number, k: number, d: number, size: number): [number, number] {
+  const from = start < 0 ? Math.ceil(-start / d) : 0;
+  const to = Math.min(k, Math.floor((size - 1 - start) / d) + 1);
+  return [from, Math.max(from, to)];
+}
+
 registerKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>({
   op: 'MaxPool',
   backend: 'cpu',
@@ -43,37 +50,42 @@ registerKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>({
     const OW = poolOutSize(W, kw!, sw!, pw!, dw!, ceilMode);
     const xv = f32(x!);
     const out = new Float32Array(planes * OH * OW);
-    const arg = new Int32Array(out.length);
+    // The argmax is only for the gradient: evaluation and calibration skip it.
+    const arg = isGradEnabled() && x!.requiresGrad ? new Int32Array(out.length) : null;
+    // Each output column's valid taps and first input column, computed once instead of per window.
+    const colFrom = new Int32Array(OW);
+    const colTo = new Int32Array(OW);
+    for (let ox = 0; ox < OW; ox++) [colFrom[ox], colTo[ox]] = validTaps(ox * sw! - pw!, kw!, dw!, W);
     let o = 0;
     for (let pl = 0; pl < planes; pl++) {
       const base = pl * H * W;
       for (let oy = 0; oy < OH; oy++) {
         const y0 = oy * sh! - ph!;
+        const [aFrom, aTo] = validTaps(y0, kh!, dh!, H);
         for (let ox = 0; ox < OW; ox++, o++) {
           const x0 = ox * sw! - pw!;
+          const eFrom = colFrom[ox]!;
+          const eTo = colTo[ox]!;
           let best = -Infinity;
           let bi = -1;
-          for (let a = 0; a < kh!; a++) {
-            const iy = y0 + a * dh!;
-            if (iy < 0 || iy >= H) continue;
-            const row = iy * W;
-            for (let e = 0; e < kw!; e++) {
-              const ix = x0 + e * dw!;
-              if (ix < 0 || ix >= W) continue;
-              const v = xv[base + row + ix]!;
-              // NaN propagates, as in PyTorch.
-              if (v > best || Number.isNaN(v)) {
+          for (let a = aFrom; a < aTo; a++) {
+            const row = (y0 + a * dh!) * W;
+            for (let e = eFrom; e < eTo; e++) {
+              const at = row + x0 + e * dw!;
+              const v = xv[base + at]!;
+              // NaN propagates (the last NaN wins), as in PyTorch.
+              if (v > best || v !== v) {
                 best = v;
-                bi = row + ix;
+                bi = at;
               }
             }
           }
           out[o] = best;
-          arg[o] = bi;
+          if (arg) arg[o] = bi;
         }
       }
     }
-    saved.argmax = arg;
+    if (arg) saved.argmax = arg;
     return make(out, [...lead, OH, OW]);
   },
 });

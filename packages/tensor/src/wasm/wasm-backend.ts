@@ -11,6 +11,7 @@ import type { WasmImports } from './wasm-api.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
 import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
+import { createWasmMaxPool, registerWasmMaxPoolKernel, type MaxPoolExports, type WasmMaxPool } from './wasm-max-pool.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
@@ -46,6 +47,8 @@ interface Engine {
   requant: WasmRequantize | null;
   /** Null on a binary built before FakeQuantizeSymmetric. */
   fakeQuant: WasmFakeQuant | null;
+  /** Null on a binary built before MaxPool. */
+  maxPool: WasmMaxPool | null;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -90,12 +93,15 @@ registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
 registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
 registerWasmRequantizeKernel(() => engine?.requant ?? null, noteFallback);
 registerWasmFakeQuantKernels(() => engine?.fakeQuant ?? null, noteFallback);
+registerWasmMaxPoolKernel(() => engine?.maxPool ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
 const fakeQuantOf = (exports: object, arena: Arena): WasmFakeQuant | null =>
   typeof (exports as { fakeQuantizeSymmetric?: unknown }).fakeQuantizeSymmetric === 'function'
     ? createWasmFakeQuant(exports as FakeQuantExports, arena)
     : null;
+const maxPoolOf = (exports: object, arena: Arena): WasmMaxPool | null =>
+  typeof (exports as { maxPool2d?: unknown }).maxPool2d === 'function' ? createWasmMaxPool(exports as MaxPoolExports, arena) : null;
 const requantOf = (exports: object, arena: Arena): WasmRequantize | null =>
   typeof (exports as { requantizeInt32?: unknown }).requantizeInt32 === 'function' ? createWasmRequantize(exports as RequantizeExports, arena) : null;
 
@@ -136,6 +142,7 @@ function loadThreaded(): Engine | { reason: string } {
     pointwise: createWasmPointwise(exports, arena),
     requant: requantOf(exports, arena),
     fakeQuant: fakeQuantOf(exports, arena),
+    maxPool: maxPoolOf(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -190,6 +197,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     pointwise: createWasmPointwise(exports, arena),
     requant: requantOf(exports, arena),
     fakeQuant: fakeQuantOf(exports, arena),
+    maxPool: maxPoolOf(exports, arena),
     runner: null,
     source: result.source,
   };
