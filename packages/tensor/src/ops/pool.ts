@@ -74,7 +74,7 @@ registerKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>({
               const at = row + x0 + e * dw!;
               const v = xv[base + at]!;
               // NaN propagates (the last NaN wins), as in PyTorch.
-              if (v > best || v !== v) {
+              if (v > best || Number.isNaN(v)) {
                 best = v;
                 bi = at;
               }
