@@ -2,22 +2,23 @@ import type { Tensor } from '@qtk/tensor';
 import { CliError } from './io.js';
 
 /**
- * max |fixed-point − fake-quant| over one batch's outputs. Outputs holding NaN or ±Infinity, or of
- * different sizes, leave the agreement unmeasurable: a CliError naming `model` (with the warnings
- * gathered so far, which usually say why), so no such model is written.
+ * max |fixed-point − fake-quant| over one batch's outputs (`where`: which samples, for the messages).
+ * Outputs holding NaN or ±Infinity, or of different sizes, leave the agreement unmeasurable: a CliError
+ * naming `model` (with the warnings gathered so far, which usually say why), so no such model is written.
  */
 export function agreement(
   fakeQuant: Tensor,
   fixedPoint: Tensor,
   model: string,
   warnings: readonly string[] = [],
+  where = 'the first calibration batch',
 ): number {
   const a = fakeQuant.values();
   const b = fixedPoint.values();
   const also = warnings.length ? `\nwarnings:\n${warnings.map((w) => `  - ${w}`).join('\n')}` : '';
   if (a.length !== b.length) {
     throw new CliError(
-      `cannot quantize ${model}: the fixed-point model gives ${b.length} output values on the first calibration batch, the fake-quant model ${a.length}; nothing written${also}`,
+      `cannot quantize ${model}: the fixed-point model gives ${b.length} output values on ${where}, the fake-quant model ${a.length}; nothing written${also}`,
     );
   }
   let maxDiff = 0;
@@ -25,7 +26,7 @@ export function agreement(
   if (Number.isFinite(maxDiff)) return maxDiff;
   const which = nonFinite(a) ? 'fake-quant' : 'fixed-point';
   throw new CliError(
-    `cannot quantize ${model}: the ${which} model gives non-finite outputs (NaN or ±Infinity) on the first calibration batch, so its agreement cannot be measured; nothing written${also}`,
+    `cannot quantize ${model}: the ${which} model gives non-finite outputs (NaN or ±Infinity) on ${where}, so its agreement cannot be measured; nothing written${also}`,
   );
 }
 
