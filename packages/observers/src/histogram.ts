@@ -1,10 +1,18 @@
+import { channelMinMax } from '@qtk/tensor';
 import { InvalidArgumentError, StateVersionError } from './errors.js';
 
 /**
- * [min, max] of the non-NaN values ([Infinity, -Infinity] when there are none). Blocks of 1024 with
- * local accumulators run about twice as fast in V8 as one long loop.
+ * [min, max] of the non-NaN values ([Infinity, -Infinity] when there are none). Float32 arrays go to
+ * @qtk/tensor's ChannelMinMax (wasm SIMD); other arrays take blocks of 1024 with local accumulators, about
+ * twice as fast in V8 as one long loop.
  */
 export function rangeOf(v: ArrayLike<number>): [number, number] {
+  if (v instanceof Float32Array) {
+    const lo = new Float64Array(1);
+    const hi = new Float64Array(1);
+    channelMinMax(v, { outer: 1, channels: 1, inner: v.length }, lo, hi);
+    return [lo[0]!, hi[0]!];
+  }
   let lo = Infinity;
   let hi = -Infinity;
   const n = v.length;

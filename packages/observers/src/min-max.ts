@@ -6,7 +6,7 @@ import {
   checkQscheme,
   withQscheme,
 } from '@qtk/spec';
-import { InvalidArgumentError, ShapeError, type Tensor } from '@qtk/tensor';
+import { channelMinMax, InvalidArgumentError, ShapeError, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { rangeOf } from './histogram.js';
 import { ObserverBase, numberArray } from './observer-base.js';
@@ -52,6 +52,10 @@ export function minMaxOf(
   let inner = 1;
   for (let d = chAxis + 1; d < shape.length; d++) inner *= shape[d]!;
   const outer = v.length / (channels * inner);
+  if (v instanceof Float32Array) {
+    channelMinMax(v, { outer, channels, inner }, outMin, outMax);
+    return;
+  }
   outMin.fill(Infinity);
   outMax.fill(-Infinity);
   let p = 0;

@@ -10,6 +10,8 @@ export { intConvImage } from './_int-conv';
 export { requantizeInt32 } from './_requantize';
 export { fakeQuantizeSymmetric } from './_fake-quant';
 export { maxPool2d } from './_max-pool';
+export { activation } from './_activation';
+export { channelMinMax } from './_min-max';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';
 
 // Gemm job fields (i32) after the common header.

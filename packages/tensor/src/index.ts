@@ -137,3 +137,4 @@ export {
   type FakeQuantizeSymmetricAttrs,
   type FakeQuantRounding,
 } from './ops/fake-quantize-symmetric.js';
+export { channelMinMax, type ChannelMinMaxAttrs } from './ops/channel-min-max.js';

@@ -11,6 +11,8 @@ import type { WasmImports } from './wasm-api.js';
 import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
 import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
+import { createWasmActivation, registerWasmActivationKernels, type ActivationExports, type WasmActivation } from './wasm-activation.js';
+import { createWasmMinMax, registerWasmMinMaxKernel, type MinMaxExports, type WasmMinMax } from './wasm-min-max.js';
 import { createWasmMaxPool, registerWasmMaxPoolKernel, type MaxPoolExports, type WasmMaxPool } from './wasm-max-pool.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
@@ -49,6 +51,10 @@ interface Engine {
   fakeQuant: WasmFakeQuant | null;
   /** Null on a binary built before MaxPool. */
   maxPool: WasmMaxPool | null;
+  /** Null on a binary built before the Clip / Relu6 / HardSwish / HardSigmoid kernels. */
+  activation: WasmActivation | null;
+  /** Null on a binary built before ChannelMinMax. */
+  minMax: WasmMinMax | null;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -94,6 +100,8 @@ registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ?
 registerWasmRequantizeKernel(() => engine?.requant ?? null, noteFallback);
 registerWasmFakeQuantKernels(() => engine?.fakeQuant ?? null, noteFallback);
 registerWasmMaxPoolKernel(() => engine?.maxPool ?? null, noteFallback);
+registerWasmActivationKernels(() => engine?.activation ?? null, noteFallback);
+registerWasmMinMaxKernel(() => engine?.minMax ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
 const fakeQuantOf = (exports: object, arena: Arena): WasmFakeQuant | null =>
@@ -102,6 +110,10 @@ const fakeQuantOf = (exports: object, arena: Arena): WasmFakeQuant | null =>
     : null;
 const maxPoolOf = (exports: object, arena: Arena): WasmMaxPool | null =>
   typeof (exports as { maxPool2d?: unknown }).maxPool2d === 'function' ? createWasmMaxPool(exports as MaxPoolExports, arena) : null;
+const activationOf = (exports: object, arena: Arena): WasmActivation | null =>
+  typeof (exports as { activation?: unknown }).activation === 'function' ? createWasmActivation(exports as ActivationExports, arena) : null;
+const minMaxOf = (exports: object, arena: Arena): WasmMinMax | null =>
+  typeof (exports as { channelMinMax?: unknown }).channelMinMax === 'function' ? createWasmMinMax(exports as MinMaxExports, arena) : null;
 const requantOf = (exports: object, arena: Arena): WasmRequantize | null =>
   typeof (exports as { requantizeInt32?: unknown }).requantizeInt32 === 'function' ? createWasmRequantize(exports as RequantizeExports, arena) : null;
 
@@ -143,6 +155,8 @@ function loadThreaded(): Engine | { reason: string } {
     requant: requantOf(exports, arena),
     fakeQuant: fakeQuantOf(exports, arena),
     maxPool: maxPoolOf(exports, arena),
+    activation: activationOf(exports, arena),
+    minMax: minMaxOf(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -198,6 +212,8 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     requant: requantOf(exports, arena),
     fakeQuant: fakeQuantOf(exports, arena),
     maxPool: maxPoolOf(exports, arena),
+    activation: activationOf(exports, arena),
+    minMax: minMaxOf(exports, arena),
     runner: null,
     source: result.source,
   };
