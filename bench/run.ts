@@ -17,7 +17,7 @@ import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
 import { runPytorchSide, ratiosVsPytorch } from './pytorch-side.js';
 import { benchQuantizeModels } from './quantize-models.js';
-import { evaluate, loadDataset, resolveFullData } from '@qtk/examples';
+import { accuracyOf, evaluate, loadDataset, predict, resolveFullData, takeBatch } from '@qtk/examples';
 
 const { values } = parseArgs({
   options: {
@@ -76,6 +76,13 @@ if (weightsPath && !floatModel) {
   floatModel = loadReferenceNet(weightsPath);
 }
 if (dataDir && floatModel) {
+  // The eval protocol on the float model (PyTorch's float_eval_10k_s is the same loop): 10k test images, batch 500.
+  const test10k = loadDataset(dataDir, 'test');
+  predict(floatModel, takeBatch(test10k, null, 0, 500), { label: 'warm-up' });
+  const tEval = performance.now();
+  const floatAcc = accuracyOf(predict(floatModel, test10k, { label: 'float eval' }), test10k);
+  result.float_eval_10k_s = round((performance.now() - tEval) / 1000, 3);
+  log(`float_eval_10k_s = ${result.float_eval_10k_s} (${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} %)`);
   const testLimit = quick ? 2000 : undefined;
   log(
     `calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`,
