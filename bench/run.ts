@@ -82,7 +82,9 @@ if (dataDir && floatModel) {
   const tEval = performance.now();
   const floatAcc = accuracyOf(predict(floatModel, test10k, { label: 'float eval' }), test10k);
   result.float_eval_10k_s = round((performance.now() - tEval) / 1000, 3);
-  log(`float_eval_10k_s = ${result.float_eval_10k_s} (${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} %)`);
+  log(
+    `float_eval_10k_s = ${result.float_eval_10k_s} (${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} %)`,
+  );
   const testLimit = quick ? 2000 : undefined;
   log(
     `calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`,
