@@ -26,6 +26,8 @@ export function isIntType(dt: number): boolean {
   return INT_TYPES.has(dt);
 }
 
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
 function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): number[] {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = new Array<number>(count);
@@ -38,6 +40,14 @@ function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): n
     throw new OnnxError(
       `tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`,
     );
+  if (dt === DataType.FLOAT && LITTLE_ENDIAN) {
+    // The common case (every weight of a float model): one copy through a Float32Array, the same values as
+    // getFloat32 per element, several times faster on a ResNet-18's 11.7M weights.
+    const floats = new Float32Array(count);
+    new Uint8Array(floats.buffer).set(raw.subarray(0, count * 4));
+    for (let i = 0; i < count; i++) out[i] = floats[i]!;
+    return out;
+  }
   for (let i = 0; i < count; i++) {
     const o = i * w;
     switch (dt) {
@@ -163,7 +173,8 @@ export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   else
     throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16, integers and bool are)`);
   if (!(t.raw_data && t.raw_data.length > 0)) checkedCount(label, shape, numbers.length, 'its data field');
-  return { dataType: dt, shape, numbers: Array.from(numbers, Number) };
+  // raw data is already numbers; the typed fields may hold int64 objects
+  return { dataType: dt, shape, numbers: t.raw_data && t.raw_data.length > 0 ? numbers : Array.from(numbers, Number) };
 }
 
 /** A QTK tensor of a constant: float32 for floating types, bool for bool, int32 for integers. */
