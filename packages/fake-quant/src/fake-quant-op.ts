@@ -2,6 +2,7 @@
 // scale) or per channel (one scale per index of `chAxis`), with a straight-through gradient for x
 // and, when the scale requires a gradient, the LSQ gradient for s.
 import {
+  channelLayout,
   fakeQuantizeSymmetric,
   fakeQuantizeSymmetricBackward,
   InvalidArgumentError,
@@ -33,20 +34,6 @@ export function roundHalfUp(v: number): number {
 }
 
 export { roundHalfEven };
-
-/** (outer, channels, inner) of x along chAxis, for per-channel loops. */
-function channelLayout(shape: readonly number[], chAxis: number): [number, number, number] {
-  if (chAxis < 0) {
-    let n = 1;
-    for (const d of shape) n *= d;
-    return [1, 1, n];
-  }
-  let outer = 1;
-  let inner = 1;
-  for (let i = 0; i < chAxis; i++) outer *= shape[i]!;
-  for (let i = chAxis + 1; i < shape.length; i++) inner *= shape[i]!;
-  return [outer, shape[chAxis]!, inner];
-}
 
 const symmetricAttrs = (a: FakeQuantAttrs): FakeQuantizeSymmetricAttrs => ({
   quantMin: a.quantMin,

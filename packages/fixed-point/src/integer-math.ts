@@ -1,7 +1,7 @@
 // The integer vocabulary of march-semantics.md §0. Every value is an exact integer held in a
 // float64 `number`; callers keep intermediates below 2^53 (the bounds are stated where they matter).
 import type { QuantDType, RoundingMode } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, roundHalfEven } from '@qtk/tensor';
 
 export interface IntRange {
   readonly min: number;
@@ -30,14 +30,8 @@ export function rhu(v: number): number {
   return Math.floor(v + 0.5);
 }
 
-/** Round half to even. */
-export function rhe(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
-}
+/** Round half to even (@qtk/tensor's `roundHalfEven`, under the marches' short name). */
+export const rhe: (v: number) => number = roundHalfEven;
 
 /** Rounds a real number with the march's rounding mode R. */
 export function roundReal(v: number, mode: RoundingMode): number {

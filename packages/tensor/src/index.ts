@@ -131,6 +131,7 @@ export {
   type RequantizeInt32Rule,
 } from './ops/requantize-int32.js';
 export {
+  channelLayout,
   fakeQuantizeSymmetric,
   fakeQuantizeSymmetricBackward,
   roundHalfEven,

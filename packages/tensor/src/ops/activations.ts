@@ -4,6 +4,7 @@ import type { TypedArray } from '../dtype.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { registerKernel } from '../registry.js';
 import { Tensor } from '../tensor.js';
+import { roundHalfEven } from './fake-quantize-symmetric.js';
 import { defineUnary } from './unary.js';
 import { f32, make, requireFloat } from './util.js';
 
@@ -265,14 +266,6 @@ export function softplus(x: Tensor, beta = 1, threshold = 20): Tensor {
   if (!(beta !== 0 && Number.isFinite(beta)))
     throw new InvalidArgumentError(`softplus: beta must be a finite non-zero number, got ${beta}`);
   return softplusOp(x, { beta, threshold });
-}
-
-function roundHalfEven(x: number): number {
-  const f = Math.floor(x);
-  const d = x - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
 }
 
 /** Rounds half to even like torch.round (2.5 → 2, 3.5 → 4); gradient 0. */
