@@ -104,18 +104,19 @@ registerWasmActivationKernels(() => engine?.activation ?? null, noteFallback);
 registerWasmMinMaxKernel(() => engine?.minMax ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
-const fakeQuantOf = (exports: object, arena: Arena): WasmFakeQuant | null =>
-  typeof (exports as { fakeQuantizeSymmetric?: unknown }).fakeQuantizeSymmetric === 'function'
-    ? createWasmFakeQuant(exports as FakeQuantExports, arena)
-    : null;
-const maxPoolOf = (exports: object, arena: Arena): WasmMaxPool | null =>
-  typeof (exports as { maxPool2d?: unknown }).maxPool2d === 'function' ? createWasmMaxPool(exports as MaxPoolExports, arena) : null;
-const activationOf = (exports: object, arena: Arena): WasmActivation | null =>
-  typeof (exports as { activation?: unknown }).activation === 'function' ? createWasmActivation(exports as ActivationExports, arena) : null;
-const minMaxOf = (exports: object, arena: Arena): WasmMinMax | null =>
-  typeof (exports as { channelMinMax?: unknown }).channelMinMax === 'function' ? createWasmMinMax(exports as MinMaxExports, arena) : null;
-const requantOf = (exports: object, arena: Arena): WasmRequantize | null =>
-  typeof (exports as { requantizeInt32?: unknown }).requantizeInt32 === 'function' ? createWasmRequantize(exports as RequantizeExports, arena) : null;
+/** Whether a binary exports `name` (binaries built before a kernel lack it; that kernel then stays on cpu). */
+const exportsFn = (exports: object, name: string): boolean => typeof (exports as Record<string, unknown>)[name] === 'function';
+
+/** The kernels every build may or may not export, each null when its export is missing. */
+function optionalKernels(exports: object, arena: Arena): Pick<Engine, 'requant' | 'fakeQuant' | 'maxPool' | 'activation' | 'minMax'> {
+  return {
+    requant: exportsFn(exports, 'requantizeInt32') ? createWasmRequantize(exports as RequantizeExports, arena) : null,
+    fakeQuant: exportsFn(exports, 'fakeQuantizeSymmetric') ? createWasmFakeQuant(exports as FakeQuantExports, arena) : null,
+    maxPool: exportsFn(exports, 'maxPool2d') ? createWasmMaxPool(exports as MaxPoolExports, arena) : null,
+    activation: exportsFn(exports, 'activation') ? createWasmActivation(exports as ActivationExports, arena) : null,
+    minMax: exportsFn(exports, 'channelMinMax') ? createWasmMinMax(exports as MinMaxExports, arena) : null,
+  };
+}
 
 function nodeWorker(): WorkerCtor | null {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
@@ -152,11 +153,7 @@ function loadThreaded(): Engine | { reason: string } {
     conv: createWasmConv({ exports, arena, job, threads: 2, run: runner.runConv }),
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 2, run: runner.runConv }) : null,
     pointwise: createWasmPointwise(exports, arena),
-    requant: requantOf(exports, arena),
-    fakeQuant: fakeQuantOf(exports, arena),
-    maxPool: maxPoolOf(exports, arena),
-    activation: activationOf(exports, arena),
-    minMax: minMaxOf(exports, arena),
+    ...optionalKernels(exports, arena),
     runner,
     source: loaded.source,
   };
@@ -209,11 +206,7 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     conv: createWasmConv({ exports, arena, job, threads: 1, run: runSingle }),
     intConv: hasIntConv(exports) ? createWasmIntConv({ arena, job, threads: 1, run: runSingle }) : null,
     pointwise: createWasmPointwise(exports, arena),
-    requant: requantOf(exports, arena),
-    fakeQuant: fakeQuantOf(exports, arena),
-    maxPool: maxPoolOf(exports, arena),
-    activation: activationOf(exports, arena),
-    minMax: minMaxOf(exports, arena),
+    ...optionalKernels(exports, arena),
     runner: null,
     source: result.source,
   };
