@@ -74,7 +74,15 @@ export { reducedShape } from './ops/reduce.js';
 import './tensor-methods.js';
 export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
 import './wasm/wasm-backend.js';
-export { wasmBackend, wasmStatus, loadWasmBackend, type WasmStatus } from './wasm/wasm-backend.js';
+export {
+  wasmBackend,
+  wasmStatus,
+  loadWasmBackend,
+  initWasmBackend,
+  type WasmInitOptions,
+  type WasmStatus,
+} from './wasm/wasm-backend.js';
+export { wasmBuildUrl, type WasmBuild } from './wasm-urls.js';
 export type { ConvOptions, ConvAttrs } from './ops/conv.js';
 export type { ConvTransposeOptions, ConvTransposeAttrs } from './ops/conv-transpose.js';
 export { erfc, type GeluApproximate } from './ops/activations.js';

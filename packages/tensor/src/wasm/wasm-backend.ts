@@ -1,6 +1,6 @@
 import { cpuGemm, type GemmArgs, type GemmKernel } from '../gemm/gemm.js';
 import { registerBackend, registerKernel, type Backend } from '../registry.js';
-import { wasmApi, type WasmBytes } from './wasm-api.js';
+import { wasmApi, type WasmBytes, type WasmMemory } from './wasm-api.js';
 import { align64, createArena, type Arena } from './wasm-arena.js';
 import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js';
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
@@ -8,7 +8,7 @@ import { createWasmIntConv, registerWasmIntConvKernel, type WasmIntConv } from '
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
 import { relaxedSimdSupport } from './wasm-features.js';
 import type { WasmImports } from './wasm-api.js';
-import { instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
+import { fetchWasm, instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
 import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
 import { createWasmActivation, registerWasmActivationKernels, type ActivationExports, type WasmActivation } from './wasm-activation.js';
@@ -16,7 +16,9 @@ import { createWasmMinMax, registerWasmMinMaxKernel, type MinMaxExports, type Wa
 import { createWasmMaxPool, registerWasmMaxPoolKernel, type MaxPoolExports, type WasmMaxPool } from './wasm-max-pool.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
-import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner, type WorkerCtor } from './wasm-threads.js';
+import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner } from './wasm-threads.js';
+import { canBlockOnAtomics, nodeWorkerSpawner, webWorkerSpawner, type WorkerSpawner } from './wasm-workers.js';
+import { wasmBuildUrl, type WasmBuild } from '../wasm-urls.js';
 
 /** Whether the wasm backend is serving kernels, and if not, why. */
 export interface WasmStatus {
@@ -118,26 +120,34 @@ function optionalKernels(exports: object, arena: Arena): Pick<Engine, 'requant' 
   };
 }
 
-function nodeWorker(): WorkerCtor | null {
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const threads = proc?.getBuiltinModule?.('node:worker_threads') as { Worker?: WorkerCtor } | undefined;
-  return threads?.Worker ?? null;
+/** The way to start the worker thread here, or why there is none. */
+function workerSpawner(): WorkerSpawner | { reason: string } {
+  if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
+    const browser = typeof (globalThis as { window?: unknown; self?: unknown }).self !== 'undefined';
+    return {
+      reason: browser
+        ? 'no SharedArrayBuffer: the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)'
+        : 'no SharedArrayBuffer in this runtime',
+    };
+  }
+  const spawn = nodeWorkerSpawner() ?? webWorkerSpawner();
+  if (spawn) return spawn;
+  if (typeof (globalThis as { Worker?: unknown }).Worker === 'function' && !canBlockOnAtomics()) {
+    return { reason: "a browser's main thread cannot wait for a worker: run QTK inside a Web Worker for two threads" };
+  }
+  return { reason: 'worker threads need Node >= 20.16 or Web Workers' };
 }
 
-/** The shared-memory build with a worker, or why it cannot be used here. */
-function loadThreaded(): Engine | { reason: string } {
-  if (typeof SharedArrayBuffer === 'undefined' || typeof Atomics === 'undefined') {
-    return { reason: 'no SharedArrayBuffer in this runtime' };
-  }
-  const Worker = nodeWorker();
-  if (!Worker || !wasmApi) return { reason: 'worker threads need Node >= 20.16' };
-  let memory;
+function sharedMemory(): WasmMemory | { reason: string } {
   try {
-    memory = new wasmApi.Memory({ initial: 64, maximum: WASM_MAX_PAGES, shared: true });
+    return new wasmApi!.Memory({ initial: 64, maximum: WASM_MAX_PAGES, shared: true });
   } catch (error) {
     return { reason: `cannot create a shared wasm memory: ${(error as Error).message}` };
   }
-  const loaded = loadBuild('gemm-shared', { env: { memory } });
+}
+
+/** The two-thread engine over an instantiated shared-memory build, or why it cannot be used. */
+function threadedEngine(loaded: WasmLoadResult, memory: WasmMemory, spawn: WorkerSpawner): Engine | { reason: string } {
   if (!loaded.ok) return { reason: loaded.reason };
   const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports & PointwiseExports;
   if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.bnForward !== 'function') {
@@ -146,7 +156,7 @@ function loadThreaded(): Engine | { reason: string } {
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
   const workerWork = align64(mainWork + exports.workBytes());
-  const runner = createThreadedRunner({ module: loaded.module, memory, exports, job, mainWork, workerWork, Worker, enabled: threadsEnabled });
+  const runner = createThreadedRunner({ module: loaded.module, memory, exports, job, mainWork, workerWork, spawn, enabled: threadsEnabled });
   const arena = createArena(memory, align64(workerWork + exports.workBytes()));
   return {
     gemm: createWasmGemm(arena, runner.run),
@@ -159,22 +169,34 @@ function loadThreaded(): Engine | { reason: string } {
   };
 }
 
+/** The shared-memory build with a worker (read synchronously: Node), or why it cannot be used here. */
+function loadThreaded(): Engine | { reason: string } {
+  const spawn = workerSpawner();
+  if (typeof spawn !== 'function') return spawn;
+  const memory = sharedMemory();
+  if ('reason' in memory) return memory;
+  return threadedEngine(loadBuild('gemm-shared', { env: { memory } }), memory, spawn);
+}
+
 let relaxed: { ok: boolean; reason: string } | null = null;
+/** Why the last load fell back from the relaxed build although the runtime supports it. */
+let relaxedFailure: string | undefined;
 
 /** wasm/<name>-relaxed.wasm where the runtime compiles relaxed SIMD (and the file exists), else wasm/<name>.wasm. */
 function loadBuild(name: string, imports: WasmImports = {}): WasmLoadResult {
   relaxed ??= relaxedSimdSupport(env);
+  relaxedFailure = undefined;
   if (relaxed.ok) {
     const fused = loadWasmSync(`${name}-relaxed`, imports);
     if (fused.ok) return fused;
-    relaxed = { ok: false, reason: fused.reason };
+    relaxedFailure = fused.reason;
   }
   return loadWasmSync(name, imports);
 }
 
 const relaxedStatus = (source: string): Pick<WasmStatus, 'relaxedSimd' | 'relaxedSimdReason'> => ({
   relaxedSimd: source.endsWith('-relaxed.wasm'),
-  ...(relaxed ? { relaxedSimdReason: relaxed.reason } : {}),
+  ...(relaxedFailure ? { relaxedSimdReason: relaxedFailure } : relaxed ? { relaxedSimdReason: relaxed.reason } : {}),
 });
 
 function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
@@ -230,6 +252,69 @@ export function loadWasmBackend(bytes?: WasmBytes): WasmStatus {
     return wasmStatus();
   }
   return adopt(loadBuild('gemm'), mt.reason);
+}
+
+/** Where initWasmBackend() fetches the binaries from. */
+export interface WasmInitOptions {
+  /**
+   * The URL of each build (wasm/<build>.wasm in the package) when it is not served next to the
+   * package's module, for example a bundler that does not copy `new URL(..., import.meta.url)` assets.
+   */
+  urls?: Partial<Record<WasmBuild, string | URL>>;
+}
+
+/** The build fetched: `<name>-relaxed` where relaxed SIMD compiles, else `<name>`. */
+async function fetchBuild(name: 'gemm' | 'gemm-shared', options: WasmInitOptions, imports: WasmImports): Promise<WasmLoadResult> {
+  const url = (build: WasmBuild) => String(options.urls?.[build] ?? wasmBuildUrl(build));
+  relaxed ??= relaxedSimdSupport(env);
+  relaxedFailure = undefined;
+  if (relaxed.ok) {
+    const fused = await fetchWasm(url(`${name}-relaxed`), imports);
+    if (fused.ok) return fused;
+    relaxedFailure = fused.reason;
+  }
+  return fetchWasm(url(name), imports);
+}
+
+/** How long initWasmBackend() waits for the worker to start; later, it joins when it is ready. */
+const WORKER_START_MS = 5000;
+
+/** Starts the worker and waits (without blocking) until it serves, so the first jobs already use two threads. */
+async function workerReady(runner: ThreadedRunner): Promise<void> {
+  runner.start();
+  const deadline = performance.now() + WORKER_START_MS;
+  while (!runner.state().ready && runner.state().reason === 'worker starting' && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * Loads the kernels where the binaries cannot be read synchronously: in a browser, await this once
+ * before the first tensor op (until then ops run on the cpu backend). It fetches the shared-memory
+ * build and starts a Web Worker when the page is cross-origin isolated and this code runs in a
+ * worker (a window's main thread may not block on Atomics.wait), else the single-thread build.
+ * In Node the binaries load at import, and this returns their status.
+ */
+export async function initWasmBackend(options: WasmInitOptions = {}): Promise<WasmStatus> {
+  if (engine || env?.QTK_BACKEND === 'cpu') return wasmStatus();
+  const spawn = workerSpawner();
+  let threadsReason = typeof spawn === 'function' ? '' : spawn.reason;
+  if (typeof spawn === 'function') {
+    const memory = sharedMemory();
+    if ('reason' in memory) threadsReason = memory.reason;
+    else {
+      const mt = threadedEngine(await fetchBuild('gemm-shared', options, { env: { memory } }), memory, spawn);
+      if ('gemm' in mt) {
+        sharedEngine = mt;
+        engine = mt;
+        status = { loaded: true, source: mt.source, ...relaxedStatus(mt.source) };
+        await workerReady(mt.runner!);
+        return wasmStatus();
+      }
+      threadsReason = mt.reason;
+    }
+  }
+  return adopt(await fetchBuild('gemm', options, {}), threadsReason);
 }
 
 /** Lets large GEMMs and conv batches use the worker thread, or keeps all work on the calling thread (the default comes from QTK_WASM_THREADS). */

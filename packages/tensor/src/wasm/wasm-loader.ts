@@ -42,7 +42,7 @@ export function loadWasmSync(name: string, imports: WasmImports = {}): WasmLoadR
   if (!fs) {
     return {
       ok: false,
-      reason: `wasm/${name}.wasm cannot be read synchronously outside Node >= 20.16; pass its bytes to loadWasmBackend()`,
+      reason: `wasm/${name}.wasm cannot be read synchronously outside Node >= 20.16; await initWasmBackend() (it fetches the binaries) or pass the bytes to loadWasmBackend()`,
     };
   }
   const tried: string[] = [];
@@ -62,4 +62,35 @@ export function loadWasmSync(name: string, imports: WasmImports = {}): WasmLoadR
     ok: false,
     reason: `wasm/${name}.wasm not found (looked at ${tried.join(', ')}); build it with \`pnpm --filter @qtk/tensor build:wasm\``,
   };
+}
+
+interface AsyncWasmApi {
+  compile(bytes: ArrayBuffer): Promise<WasmModule>;
+  instantiate(module: WasmModule, imports: WasmImports): Promise<WasmInstance>;
+}
+type Fetch = (url: string) => Promise<{ ok: boolean; status: number; arrayBuffer(): Promise<ArrayBuffer> }>;
+
+/**
+ * Fetches, compiles and instantiates a wasm binary asynchronously (browsers refuse to compile large
+ * modules synchronously on their main thread). Never throws.
+ */
+export async function fetchWasm(url: string, imports: WasmImports = {}): Promise<WasmLoadResult> {
+  const api = wasmApi as unknown as Partial<AsyncWasmApi> | undefined;
+  if (!api?.compile || !api.instantiate) return { ok: false, reason: 'this JavaScript runtime has no WebAssembly' };
+  const fetchFn = (globalThis as { fetch?: Fetch }).fetch;
+  if (!fetchFn) return { ok: false, reason: `cannot fetch ${url}: this runtime has no fetch()` };
+  let bytes: ArrayBuffer;
+  try {
+    const response = await fetchFn(url);
+    if (!response.ok) return { ok: false, reason: `fetching ${url} failed with HTTP ${response.status}` };
+    bytes = await response.arrayBuffer();
+  } catch (error) {
+    return { ok: false, reason: `cannot fetch ${url}: ${(error as Error).message}` };
+  }
+  try {
+    const module = await api.compile(bytes);
+    return { ok: true, module, instance: await api.instantiate(module, imports), source: url };
+  } catch (error) {
+    return { ok: false, reason: `${url} did not instantiate: ${(error as Error).message}` };
+  }
 }

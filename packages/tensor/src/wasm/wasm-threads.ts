@@ -1,5 +1,6 @@
 import type { WasmMemory, WasmModule } from './wasm-api.js';
 import { runOnThisThread, type GemmExports, type StagedGemm, type StagedRunner } from './wasm-gemm.js';
+import { WORKER_SLOTS, type WorkerSpawner } from './wasm-workers.js';
 
 // Two threads over one wasm memory: the main thread and one worker take chunks of a job (column or
 // row blocks of a GEMM's C, or groups of images of a convolution) from an atomic counter inside
@@ -16,45 +17,14 @@ export interface SharedGemmExports extends GemmExports {
   convRun(job: number, work: number): void;
 }
 
-/** Slots of the Int32Array control block shared with the worker. */
-const SEQ = 0; // job number, bumped by the main thread to wake the worker
-const STATE = 1; // seq while job seq is open, -seq once the worker joined it, 0 once main closed it
-const DONE = 2; // last job number the worker finished
-const READY = 3; // 1 once the worker has instantiated the module
-const FAILED = 4; // 1 when the worker's gemm threw
-const CHUNKS = 5; // chunks the worker computed in total, for wasmStatus()
-const SLOTS = 6;
-
-// getBuiltinModule rather than require or import: eval'd code is CommonJS or ESM depending on the
-// flags the process was started with (--input-type is inherited).
-const WORKER_SOURCE = `
-const { workerData } = process.getBuiltinModule('node:worker_threads');
-const { module, memory, job, work } = workerData;
-const ctrl = new Int32Array(workerData.ctrl);
-const { runJob } = new WebAssembly.Instance(module, { env: { memory } }).exports;
-Atomics.store(ctrl, ${READY}, 1);
-let seen = Atomics.load(ctrl, ${SEQ});
-for (;;) {
-  Atomics.wait(ctrl, ${SEQ}, seen);
-  const seq = Atomics.load(ctrl, ${SEQ});
-  if (seq === seen) continue;
-  seen = seq;
-  if (Atomics.compareExchange(ctrl, ${STATE}, seq, -seq) !== seq) continue;
-  try {
-    Atomics.add(ctrl, ${CHUNKS}, runJob(job, work, 1));
-  } catch (error) {
-    Atomics.store(ctrl, ${FAILED}, 1);
-  }
-  Atomics.store(ctrl, ${DONE}, seq);
-  Atomics.notify(ctrl, ${DONE});
-}
-`;
-
-interface NodeWorker {
-  unref(): void;
-  on(event: 'error' | 'exit', listener: (value: unknown) => void): void;
-}
-export type WorkerCtor = new (source: string, options: { eval: true; workerData: unknown }) => NodeWorker;
+/** Slots of the Int32Array control block shared with the worker (the worker's loop reads the same numbers). */
+const SEQ = WORKER_SLOTS.SEQ;
+const STATE = WORKER_SLOTS.STATE;
+const DONE = WORKER_SLOTS.DONE;
+const READY = WORKER_SLOTS.READY;
+const FAILED = WORKER_SLOTS.FAILED;
+const CHUNKS = WORKER_SLOTS.CHUNKS;
+const SLOTS = WORKER_SLOTS.COUNT;
 
 /** Below this many flops a job stays on one thread: waking the worker costs tens of µs. */
 export const THREAD_MIN_FLOPS = 1 << 22;
@@ -67,6 +37,8 @@ export interface ThreadedRunner {
    * stages the inputs on this thread before any chunk runs (prepare(true) when the job is shared).
    */
   runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void;
+  /** Starts the worker now rather than on the first large job (when enabled); it serves once state().ready. */
+  start(): void;
   /** Off: every GEMM runs on the calling thread (the worker, if started, stays idle). */
   setEnabled(enabled: boolean): void;
   /** Whether the worker is serving, and if not, why; how many chunks it computed so far. */
@@ -96,7 +68,8 @@ export function createThreadedRunner(opts: {
   job: number;
   mainWork: number;
   workerWork: number;
-  Worker: WorkerCtor;
+  /** Starts the worker thread (a Node worker_threads Worker, or a Web Worker in browsers). */
+  spawn: WorkerSpawner;
   enabled: boolean;
 }): ThreadedRunner {
   const { exports, job } = opts;
@@ -112,17 +85,12 @@ export function createThreadedRunner(opts: {
   function spawn(): void {
     spawned = true;
     try {
-      const worker = new opts.Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { module: opts.module, memory: opts.memory, ctrl: ctrl.buffer, job, work: opts.workerWork },
-      });
-      worker.unref();
-      worker.on('error', (error) => {
-        broken ??= `the wasm worker failed: ${(error as Error).message}`;
-      });
-      worker.on('exit', () => {
-        broken ??= 'the wasm worker exited';
-      });
+      opts.spawn(
+        { module: opts.module, memory: opts.memory, ctrl: ctrl.buffer as SharedArrayBuffer, job, work: opts.workerWork },
+        (reason) => {
+          broken ??= reason;
+        },
+      );
     } catch (error) {
       broken = `cannot start a worker thread: ${(error as Error).message}`;
     }
@@ -182,6 +150,9 @@ export function createThreadedRunner(opts: {
   return {
     run,
     runConv,
+    start: () => {
+      if (enabled && !spawned) spawn();
+    },
     setEnabled: (on) => {
       enabled = on;
     },
