@@ -2,7 +2,8 @@ import '@qtk/march-bayes';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig } from '@qtk/fake-quant';
 import { evaluate, loadDataset, ReferenceNet, takeBatch, type Dataset } from '@qtk/examples';
-import { loadStateDictFileSync, type Module } from '@qtk/nn';
+import type { Module } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 import type { Tensor } from '@qtk/tensor';
 
 export const CALIB_OBSERVERS = ['min_max', 'percentile', 'mse', 'kl', 'mix'] as const;

@@ -7,7 +7,7 @@ import { loadDataset, ReferenceNet, SUBSET_DIR, takeBatch } from '@qtk/examples'
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { loadStateDictFileSync } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 import { formatTimings, noGrad, profileOps } from '@qtk/tensor';
 import { calibrationBatches } from './calibration.js';
 

@@ -6,7 +6,7 @@
 // (and --models) add the quantize benchmark of torchvision-shaped models (bench/quantize-models.ts).
 import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import type { Module } from '@qtk/nn';
 import { benchCalibration, loadReferenceNet } from './calibration.js';
 import { benchQat } from './qat.js';

@@ -12,7 +12,8 @@ import { defaultQatOutQconfig, getDefaultQconfig, qconfig, withArgs } from '@qtk
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { checkDeployDevice } from '@qtk/hybrid';
-import { loadStateDictFileSync, type Module } from '@qtk/nn';
+import type { Module } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 import { autoQconfig, type SensitivityMode, sensitivity } from '@qtk/profiler';
 import type { Tensor } from '@qtk/tensor';
 import { takeBatch } from './batches.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadFashionMnist } from '@qtk/nn';
+import { loadFashionMnist } from '@qtk/nn/node';
 import type { Dataset } from './train.js';
 
 /** The Fashion-MNIST subset committed with the repository (4,000 training and 2,000 test images, made by scripts/make-data-subset.ts). */

@@ -4,7 +4,7 @@
 import '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { loadStateDictFileSync } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 import { Generator } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { loadDataset, SUBSET_DIR } from './data.js';

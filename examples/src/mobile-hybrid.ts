@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { checkDeployDevice, formatDeployDevice } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { loadStateDictFileSync, saveStateDictSync } from '@qtk/nn';
+import { loadStateDictFileSync, saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
 import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';

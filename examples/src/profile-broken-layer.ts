@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { loadStateDictFileSync } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 import { Generator } from '@qtk/tensor';
 import { takeBatch } from './batches.js';
 import { BROKEN_NODE, profileBrokenLayer } from './broken-layer.js';

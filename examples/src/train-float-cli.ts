@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { saveStateDictSync } from '@qtk/nn';
+import { saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
 import { ReferenceNet } from './reference-net.js';
 import { evaluate, trainFloat } from './train.js';

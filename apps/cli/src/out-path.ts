@@ -1,5 +1,6 @@
 import { statSync, type Stats } from 'node:fs';
-import { checkWriteTarget, WriteTargetError } from '@qtk/nn';
+import { WriteTargetError } from '@qtk/nn';
+import { checkWriteTarget } from '@qtk/nn/node';
 import { CliError } from './io.js';
 
 function statOrNull(path: string): Stats | null {

@@ -5,7 +5,8 @@ import { calibrate, loadModelFileSync, prepareQatFx, saveModelFileSync } from '@
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import { loadFashionMnist, parseNpy } from '@qtk/nn';
+import { parseNpy } from '@qtk/nn';
+import { loadFashionMnist } from '@qtk/nn/node';
 import { importOnnx } from '@qtk/onnx';
 import { argmax, Generator, noGrad, rand, Tensor } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { saveModelFileSync } from '@qtk/core';
 import { symbolicTrace } from '@qtk/ir';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { exportOnnx } from '@qtk/onnx';
 import { Tensor } from '@qtk/tensor';
 import type { DeploymentCheck } from './deployment.js';

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkIntegerOnnx, type IntegerOnnxCheck } from '@qtk/examples';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { Tensor } from '@qtk/tensor';
 import type { DemoResult } from './pipeline.js';

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { evaluate, loadDataset, ReferenceNet, resolveFullData, trainFloat } from '@qtk/examples';
-import { saveStateDictSync } from '@qtk/nn';
+import { saveStateDictSync } from '@qtk/nn/node';
 import { Generator } from '@qtk/tensor';
 import { EMBEDDED_WEIGHTS } from './weights.js';
 

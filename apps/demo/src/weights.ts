@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReferenceNet } from '@qtk/examples';
-import { loadStateDictFileSync } from '@qtk/nn';
+import { loadStateDictFileSync } from '@qtk/nn/node';
 
 /**
  * The pretrained float weights embedded in the repository: the reference network after the 8-epoch

@@ -12,15 +12,14 @@ import {
   DeQuantStub,
   Flatten,
   Linear,
-  loadStateDictFile,
   Module,
   QuantStub,
   ReLU,
-  saveStateDict,
   serializeStateDict,
   SGD,
   type StateDict,
 } from '@qtk/nn';
+import { loadStateDictFile, saveStateDict } from '@qtk/nn/node';
 import { scaleFromRange } from '@qtk/spec';
 import { add, Generator, randn, tensor, type Tensor } from '@qtk/tensor';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

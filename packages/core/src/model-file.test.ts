@@ -26,8 +26,8 @@ import {
   Module,
   QuantStub,
   ReLU,
-  saveStateDictSync,
 } from '@qtk/nn';
+import { saveStateDictSync } from '@qtk/nn/node';
 import { StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

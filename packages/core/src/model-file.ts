@@ -13,15 +13,8 @@
 import { Dequantize, Quantize, registerFixedPointCodecs } from '@qtk/fixed-point';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
-import {
-  crc32,
-  deserializeStateDict,
-  type Module,
-  type StateDict,
-  serializeStateDict,
-  writeFileAtomic,
-  writeFileAtomicSync,
-} from '@qtk/nn';
+import { crc32, deserializeStateDict, type Module, type StateDict, serializeStateDict } from '@qtk/nn';
+import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn/node';
 import { StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
-import { deepCopy, Module, ReLU, saveStateDictSync, loadStateDictFileSync } from '@qtk/nn';
+import { deepCopy, Module, ReLU } from '@qtk/nn';
+import { saveStateDictSync, loadStateDictFileSync } from '@qtk/nn/node';
 import { Generator, RegistryError, randn, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -45,11 +45,28 @@ export class StateDictError extends QtkError {
 
 /** A data file (IDX, NPY, saved state dict) whose bytes do not follow its format. */
 export class DataFormatError extends QtkError {
-  static readonly code = 'E_DATA_FORMAT';
+  static readonly code: string = 'E_DATA_FORMAT';
   readonly path?: string;
   constructor(message: string, path?: string, options?: { cause?: unknown }) {
-    super('E_DATA_FORMAT', path ? `${path}: ${message}` : message, options);
+    // a subclass passes its own static code
+    super((new.target as unknown as { code: string }).code, path ? `${path}: ${message}` : message, options);
     this.path = path;
+  }
+}
+
+/**
+ * Compressed bytes given to a parser that reads plain ones (parseIdx on a .gz file): inflate them first,
+ * with readIdx / inflateIdx from @qtk/nn/node, or DecompressionStream('gzip') in a browser.
+ */
+export class CompressedDataError extends DataFormatError {
+  static override readonly code: string = 'E_COMPRESSED_DATA';
+  readonly compression: 'gzip';
+  constructor(what: string, path?: string) {
+    super(
+      `${what} are gzip-compressed; inflate them first (readIdx or inflateIdx from @qtk/nn/node, DecompressionStream('gzip') in a browser)`,
+      path,
+    );
+    this.compression = 'gzip';
   }
 }
 

@@ -3,6 +3,7 @@ export {
   DataFormatError,
   DatasetNotFoundError,
   WriteTargetError,
+  CompressedDataError,
   type ShapeMismatch,
 } from './errors.js';
 export { Parameter } from './parameter.js';
@@ -25,17 +26,8 @@ export {
   type LoadStateDictOptions,
   type LoadStateDictResult,
 } from './state-dict.js';
-export {
-  STATE_DICT_FILE_VERSION,
-  serializeStateDict,
-  deserializeStateDict,
-  saveStateDict,
-  saveStateDictSync,
-  loadStateDictFile,
-  loadStateDictFileSync,
-} from './state-dict-file.js';
+export { STATE_DICT_FILE_VERSION, serializeStateDict, deserializeStateDict } from './state-dict-file.js';
 export { crc32 } from './crc32.js';
-export { writeFileAtomic, writeFileAtomicSync, checkWriteTarget, removeStaleTempFiles } from './atomic-write.js';
 export { manualSeed, defaultGenerator } from '@qtk/tensor';
 export * as init from './init.js';
 export * as F from './functional.js';
@@ -133,22 +125,15 @@ export {
 } from './optim/lr-scheduler.js';
 
 // Data
-export {
-  parseIdx,
-  readIdx,
-  IDX_MAX_INFLATED_BYTES,
-  type IdxArray,
-  type IdxDType,
-  type IdxOptions,
-} from './data/idx.js';
-export { parseNpy, readNpy, type NpyArray, type NpyDType } from './data/npy.js';
+export { parseIdx, type IdxArray, type IdxDType } from './data/idx.js';
+export { parseNpy, type NpyArray, type NpyDType } from './data/npy.js';
 export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
 export {
-  loadFashionMnist,
+  fashionMnistFromIdx,
   FASHION_MNIST_CLASSES,
   type FashionMnist,
-  type FashionMnistOptions,
+  type FashionMnistIdxOptions,
 } from './data/fashion-mnist.js';
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
 export { SyncBatchNorm } from './layers/sync-batch-norm.js';

@@ -10,14 +10,8 @@ import { Linear } from './layers/linear.js';
 import { ReLU } from './layers/activation.js';
 import { Module } from './module.js';
 import { Parameter } from './parameter.js';
-import {
-  deserializeStateDict,
-  loadStateDictFile,
-  loadStateDictFileSync,
-  saveStateDict,
-  saveStateDictSync,
-  serializeStateDict,
-} from './state-dict-file.js';
+import { loadStateDictFile, loadStateDictFileSync, saveStateDict, saveStateDictSync } from './node/state-dict-files.js';
+import { deserializeStateDict, serializeStateDict } from './state-dict-file.js';
 
 class WithBuffers extends Module {
   scale = new Parameter(tensor([1, 2, 3]));

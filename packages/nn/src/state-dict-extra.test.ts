@@ -7,13 +7,8 @@ import { crc32 } from './crc32.js';
 import { DataFormatError, StateDictError } from './errors.js';
 import { Linear } from './layers/linear.js';
 import { Module } from './module.js';
-import {
-  deserializeStateDict,
-  loadStateDictFile,
-  saveStateDict,
-  serializeStateDict,
-  STATE_DICT_FILE_VERSION,
-} from './state-dict-file.js';
+import { loadStateDictFile, saveStateDict } from './node/state-dict-files.js';
+import { deserializeStateDict, serializeStateDict, STATE_DICT_FILE_VERSION } from './state-dict-file.js';
 import type { JsonValue, StateDict } from './state-dict.js';
 
 /** A module with a buffer and JSON extra state (a running range, a count) that reads its buffer while loading. */

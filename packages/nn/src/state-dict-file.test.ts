@@ -5,13 +5,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { crc32 } from './crc32.js';
 import { DataFormatError } from './errors.js';
-import {
-  deserializeStateDict,
-  loadStateDictFileSync,
-  saveStateDictSync,
-  serializeStateDict,
-  STATE_DICT_FILE_VERSION,
-} from './state-dict-file.js';
+import { loadStateDictFileSync, saveStateDictSync } from './node/state-dict-files.js';
+import { deserializeStateDict, serializeStateDict, STATE_DICT_FILE_VERSION } from './state-dict-file.js';
 import type { StateDict } from './state-dict.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'qtk-sdfile-'));

@@ -1,8 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { allocate, DTYPES, Tensor, type DType } from '@qtk/tensor';
 import { z } from 'zod';
-import { writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
 import { crc32 } from './crc32.js';
 import { DataFormatError } from './errors.js';
 import { STATE_DICT_VERSION, type JsonValue, type StateDict } from './state-dict.js';
@@ -215,21 +212,4 @@ export function deserializeStateDict(bytes: Uint8Array, source?: string): StateD
     ...(extra !== undefined ? { extra: decodeJson(extra) as Record<string, JsonValue> } : {}),
     ...(header.metadata ? { metadata: header.metadata } : {}),
   };
-}
-
-/** Writes a state dict atomically: a temporary file in the same directory, flushed, then renamed over `path`. */
-export async function saveStateDict(sd: StateDict, path: string): Promise<void> {
-  await writeFileAtomic(path, serializeStateDict(sd));
-}
-
-export function saveStateDictSync(sd: StateDict, path: string): void {
-  writeFileAtomicSync(path, serializeStateDict(sd));
-}
-
-export async function loadStateDictFile(path: string): Promise<StateDict> {
-  return deserializeStateDict(await readFile(path), path);
-}
-
-export function loadStateDictFileSync(path: string): StateDict {
-  return deserializeStateDict(readFileSync(path), path);
 }

@@ -1,7 +1,7 @@
 import { QTensor } from '@qtk/fixed-point';
 import { GraphModule, type Argument, type Node, symbolicTrace } from '@qtk/ir';
 import { Module } from '@qtk/nn';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { Tensor } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';

@@ -8,7 +8,7 @@ import {
   qdqScalesPath,
   writeQdqScales,
 } from '@qtk/onnx';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { Generator, rand } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';

@@ -1,4 +1,4 @@
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { autoQconfig, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
 import { marches } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadFashionMnist } from '@qtk/nn';
+import { loadFashionMnist } from '@qtk/nn/node';
 import type { Tensor } from '@qtk/tensor';
 import { listSampleFiles, loadSamples, readLabels, type Preprocess } from './samples.js';
 

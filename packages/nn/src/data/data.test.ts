@@ -1,39 +1,21 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { arange, tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DataFormatError, DatasetNotFoundError } from '../errors.js';
+import { describe, expect, it } from 'vitest';
+import { CompressedDataError, DataFormatError } from '../errors.js';
 import { rawToTensor } from './convert.js';
 import { DataLoader } from './data-loader.js';
-import { loadFashionMnist } from './fashion-mnist.js';
-import { parseIdx, readIdx } from './idx.js';
-import { parseNpy, readNpy } from './npy.js';
+import { fashionMnistFromIdx } from './fashion-mnist.js';
+import { parseIdx } from './idx.js';
+import { idxBytes, npyBytes } from '../testing/data-bytes.js';
+import { parseNpy } from './npy.js';
 import { formatDuration, ProgressBar } from './progress.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'qtk-data-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-const u32be = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
-
-function idxBytes(code: number, dims: number[], body: number[]): Uint8Array {
-  return Uint8Array.from([0, 0, code, dims.length, ...dims.flatMap(u32be), ...body]);
-}
-
 describe('IDX reader', () => {
-  it('reads uint8 (plain and gzipped) with dims parsed big-endian', () => {
-    const bytes = idxBytes(0x08, [2, 3], [1, 2, 3, 250, 251, 252]);
-    const plain = join(tmp, 'a.idx');
-    const gz = join(tmp, 'a.idx.gz');
-    writeFileSync(plain, bytes);
-    writeFileSync(gz, gzipSync(bytes));
-    for (const p of [plain, gz]) {
-      const a = readIdx(p);
-      expect(a.dtype).toBe('uint8');
-      expect(a.shape).toEqual([2, 3]);
-      expect([...a.data]).toEqual([1, 2, 3, 250, 251, 252]);
-    }
+  it('reads uint8 with dims parsed big-endian', () => {
+    const a = parseIdx(idxBytes(0x08, [2, 3], [1, 2, 3, 250, 251, 252]));
+    expect(a.dtype).toBe('uint8');
+    expect(a.shape).toEqual([2, 3]);
+    expect([...a.data]).toEqual([1, 2, 3, 250, 251, 252]);
   });
 
   it('decodes big-endian int16, int32, float32 and float64', () => {
@@ -52,33 +34,29 @@ describe('IDX reader', () => {
     expect(() => parseIdx(idxBytes(0x08, [2, 2], [1, 2, 3]))).toThrow(DataFormatError);
     expect(() => parseIdx(idxBytes(0x08, [2, 2], [1, 2, 3]))).toThrow(/needs 4 bytes, file has 3/);
     expect(() => parseIdx(idxBytes(0x08, [1], [1, 2]))).toThrow(/1 trailing bytes/);
-    const gz = gzipSync(idxBytes(0x08, [4], [1, 2, 3, 4]));
-    expect(() => parseIdx(gz.subarray(0, gz.length - 6))).toThrow(/gzip stream is corrupt or truncated/);
+  });
+
+  it('refuses gzipped bytes with a CompressedDataError saying to inflate them first', () => {
+    const e = (() => {
+      try {
+        parseIdx(gzipSync(idxBytes(0x08, [4], [1, 2, 3, 4])), 'a.idx.gz');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(CompressedDataError);
+    expect(DataFormatError.isInstance(e)).toBe(true);
+    expect(e).toMatchObject({ code: 'E_COMPRESSED_DATA', compression: 'gzip', path: 'a.idx.gz' });
+    expect((e as Error).message).toBe(
+      "a.idx.gz: the IDX bytes are gzip-compressed; inflate them first (readIdx or inflateIdx from @qtk/nn/node, DecompressionStream('gzip') in a browser)",
+    );
   });
 });
-
-function npyBytes(major: number, header: string, body: Uint8Array): Uint8Array {
-  const lenBytes = major === 1 ? 2 : 4;
-  const pre = 8 + lenBytes;
-  let h = header;
-  while ((pre + h.length + 1) % 64 !== 0) h += ' ';
-  h += '\n';
-  const out = new Uint8Array(pre + h.length + body.length);
-  out.set([0x93, ...new TextEncoder().encode('NUMPY'), major, 0]);
-  const dv = new DataView(out.buffer);
-  if (major === 1) dv.setUint16(8, h.length, true);
-  else dv.setUint32(8, h.length, true);
-  out.set(new TextEncoder().encode(h), pre);
-  out.set(body, pre + h.length);
-  return out;
-}
 
 describe('NPY reader', () => {
   it('reads v1 float32 in C order', () => {
     const body = new Uint8Array(new Float32Array([1, 2, 3, 4, 5, 6.5]).buffer);
-    const p = join(tmp, 'a.npy');
-    writeFileSync(p, npyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", body));
-    const a = readNpy(p);
+    const a = parseNpy(npyBytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", body));
     expect(a.dtype).toBe('float32');
     expect(a.shape).toEqual([2, 3]);
     expect([...a.data]).toEqual([1, 2, 3, 4, 5, 6.5]);
@@ -187,36 +165,34 @@ describe('DataLoader', () => {
   });
 });
 
-describe('loadFashionMnist', () => {
+describe('fashionMnistFromIdx', () => {
   it('normalises pixels to [-1, 1] as [N,1,28,28] float32 and labels as int32, honouring limit', () => {
-    const dir = join(tmp, 'fm');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir);
     const n = 3;
     const px = Array.from({ length: n * 784 }, (_, i) => (i * 7) % 256);
-    writeFileSync(join(dir, 't10k-images-idx3-ubyte.gz'), gzipSync(idxBytes(0x08, [n, 28, 28], px)));
-    writeFileSync(join(dir, 't10k-labels-idx1-ubyte'), idxBytes(0x08, [n], [9, 0, 4]));
-    const { images, labels } = loadFashionMnist(dir, { split: 'test', limit: 2 });
-    expect(images.shape).toEqual([2, 1, 28, 28]);
-    expect(images.dtype).toBe('float32');
+    const images = parseIdx(idxBytes(0x08, [n, 28, 28], px));
+    const { images: x, labels } = fashionMnistFromIdx(images, parseIdx(idxBytes(0x08, [n], [9, 0, 4])), { limit: 2 });
+    expect(x.shape).toEqual([2, 1, 28, 28]);
+    expect(x.dtype).toBe('float32');
     expect(labels.dtype).toBe('int32');
     expect(labels.toArray()).toEqual([9, 0]);
-    const v = images.toArray();
+    const v = x.toArray();
     for (const i of [0, 1, 37, 783, 1000]) expect(v[i]).toBeCloseTo((px[i]! / 255 - 0.5) / 0.5, 6);
     expect(Math.min(...v)).toBe(-1);
     expect(Math.max(...v)).toBe(1);
-    expect(() => loadFashionMnist(dir, { split: 'train' })).toThrow(DatasetNotFoundError);
-    expect(() => loadFashionMnist(dir, { split: 'train' })).toThrow(
-      /train-images-idx3-ubyte\(\.gz\) not found; the directory must hold train-images-idx3-ubyte, train-labels-idx1-ubyte/,
-    );
-    expect(() => loadFashionMnist(join(tmp, 'nope'))).toThrow(/directory .*nope does not exist/);
   });
 
-  const real = '/work/shared/data/fashion-mnist';
-  it.skipIf(!existsSync(real))('reads the real test split', () => {
-    const { images, labels } = loadFashionMnist(real, { split: 'test', limit: 100 });
-    expect(images.shape).toEqual([100, 1, 28, 28]);
-    expect(labels.toArray().every((l) => l >= 0 && l <= 9)).toBe(true);
+  it('names the files in errors: wrong shapes, a label past 9', () => {
+    const images = parseIdx(idxBytes(0x08, [1, 28, 28], new Array(784).fill(0)));
+    const sources = { images: 'img.idx', labels: 'lbl.idx' };
+    expect(() => fashionMnistFromIdx(images, parseIdx(idxBytes(0x08, [1], [10])), { sources })).toThrow(
+      'lbl.idx: label 0 is 10; Fashion-MNIST has classes 0..9',
+    );
+    expect(() => fashionMnistFromIdx(images, parseIdx(idxBytes(0x08, [2], [1, 2])))).toThrow(
+      'labels: expected 1 uint8 labels, got uint8 [2]',
+    );
+    expect(() => fashionMnistFromIdx(parseIdx(idxBytes(0x08, [1], [0])), images, { sources })).toThrow(
+      'img.idx: expected uint8 images of shape [N, 28, 28], got uint8 [1]',
+    );
   });
 });
 

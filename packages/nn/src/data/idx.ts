@@ -1,7 +1,6 @@
-import { gunzipSync } from 'node:zlib';
-import { DataFormatError } from '../errors.js';
+import { CompressedDataError, DataFormatError } from '../errors.js';
 import type { RawArray } from './convert.js';
-import { readDataFile } from './read-data-file.js';
+import { isGzip } from './gzip-magic.js';
 
 export type IdxDType = 'uint8' | 'int8' | 'int16' | 'int32' | 'float32' | 'float64';
 
@@ -20,41 +19,15 @@ const CODES: Record<number, { dtype: IdxDType; bytes: number }> = {
   14: { dtype: 'float64', bytes: 8 },
 };
 
-function isGzip(b: Uint8Array): boolean {
-  return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
-}
-
-/** The default cap on an inflated .gz IDX file: 1 GiB (Fashion-MNIST's largest file is 47 MB). */
-export const IDX_MAX_INFLATED_BYTES = 2 ** 30;
-
-export interface IdxOptions {
-  /** The most bytes a gzipped file may inflate to (default IDX_MAX_INFLATED_BYTES), so a gzip bomb cannot exhaust memory. */
-  maxInflatedBytes?: number;
-}
-
 /**
  * Parses an IDX file (the MNIST format): two zero bytes, a dtype code, the number of dims, the dims
- * as big-endian u32, then big-endian data. Gzipped input is inflated first, up to a cap.
+ * as big-endian u32, then big-endian data. Gzipped bytes are refused with a CompressedDataError: this
+ * parser takes the inflated file (readIdx from @qtk/nn/node reads and inflates a .gz file).
  */
-export function parseIdx(input: Uint8Array, source?: string, options: IdxOptions = {}): IdxArray {
-  let bytes = input;
-  if (isGzip(bytes)) {
-    const max = options.maxInflatedBytes ?? IDX_MAX_INFLATED_BYTES;
-    try {
-      bytes = gunzipSync(bytes, { maxOutputLength: max });
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new DataFormatError(
-          `gzip stream inflates to more than ${max} bytes (the cap; pass maxInflatedBytes to raise it)`,
-          source,
-          { cause },
-        );
-      }
-      throw new DataFormatError('gzip stream is corrupt or truncated', source, { cause });
-    }
-  }
+export function parseIdx(input: Uint8Array, source?: string): IdxArray {
+  if (isGzip(input)) throw new CompressedDataError('the IDX bytes', source);
   // A plain view, so slice() copies even when the input is a (pooled) Node Buffer.
-  bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
   if (bytes.length < 4)
     throw new DataFormatError(`truncated IDX header: ${bytes.length} bytes, need at least 4`, source);
   if (bytes[0] !== 0 || bytes[1] !== 0) {
@@ -130,9 +103,4 @@ export function parseIdx(input: Uint8Array, source?: string, options: IdxOptions
     }
   }
   return { dtype: code.dtype, shape, data };
-}
-
-/** Reads an IDX file (plain or gzipped). */
-export function readIdx(path: string, options: IdxOptions = {}): IdxArray {
-  return parseIdx(readDataFile(path), path, options);
 }

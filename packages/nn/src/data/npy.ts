@@ -1,6 +1,5 @@
 import { DataFormatError } from '../errors.js';
 import type { RawArray } from './convert.js';
-import { readDataFile } from './read-data-file.js';
 
 export type NpyDType = 'float32' | 'float64' | 'int8' | 'int16' | 'int32' | 'uint8' | 'bool';
 
@@ -78,8 +77,4 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
   // Copy into a fresh buffer: the data offset need not be aligned for the element type.
   const buf = bytes.slice(dataStart, dataStart + need).buffer;
   return { dtype: spec!.dtype, shape, data: spec!.make(buf) };
-}
-
-export function readNpy(path: string): NpyArray {
-  return parseNpy(readDataFile(path), path);
 }

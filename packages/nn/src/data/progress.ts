@@ -7,7 +7,7 @@ export interface ProgressStream {
 export interface ProgressOptions {
   total: number;
   label?: string;
-  /** Default: process.stderr. */
+  /** Default: process.stderr, or where there is no `process` (a browser) console.log, one line per update. */
   stream?: ProgressStream;
   /** false keeps the bar silent whatever the stream (default true: draw on a terminal, or anywhere when forced). */
   enabled?: boolean;
@@ -34,6 +34,8 @@ export function formatDuration(seconds: number): string {
 }
 
 type Info = Record<string, string | number>;
+
+const CONSOLE_STREAM: ProgressStream = { write: (chunk) => console.log(chunk.trimEnd()), isTTY: false };
 
 function formatInfo(info: Info | undefined): string {
   if (!info) return '';
@@ -64,7 +66,7 @@ export class ProgressBar {
   constructor(options: ProgressOptions) {
     this.total = Math.max(0, options.total);
     this.label = options.label ?? '';
-    this.stream = options.stream ?? process.stderr;
+    this.stream = options.stream ?? (typeof process !== 'undefined' ? process.stderr : CONSOLE_STREAM);
     this.tty = this.stream.isTTY === true;
     const forcedByEnv = typeof process !== 'undefined' && process.env?.QTK_PROGRESS === 'force';
     this.enabled = options.enabled !== false && (this.tty || options.force === true || forcedByEnv);

@@ -1,7 +1,7 @@
 // The scales sidecar of a QDQ model: every DequantizeLinear's scale(s), zero point(s), integer type
 // and axis, keyed by the name of the value it produces (the dequantized tensor the graph computes
 // with), read back from the model bytes so it always describes the file it sits beside.
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { OnnxError, OnnxExportError } from '../errors.js';
 import { DataType, decodeModel, type NodeMsg, type TensorMsg } from '../onnx-schema.js';
 import { readTensorProto } from '../tensor-proto.js';

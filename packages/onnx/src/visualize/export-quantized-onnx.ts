@@ -1,6 +1,6 @@
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, Node } from '@qtk/ir';
-import { writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomicSync } from '@qtk/nn/node';
 import { noGrad, opOfFunction, opOfMethod, opOfModule, type OpMatch, Tensor, traceables } from '@qtk/tensor';
 import { OnnxExportError } from '../errors.js';
 import type { ExampleInput } from '../export-onnx.js';

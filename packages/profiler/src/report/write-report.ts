@@ -2,7 +2,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn';
+import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn/node';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { nonFiniteAt } from './check-report.js';
 import { renderProfilerHtml } from './render-html.js';

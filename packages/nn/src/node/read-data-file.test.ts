@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { parseIdx } from '../data/idx.js';
 import { DataFormatError } from '../errors.js';
-import { loadFashionMnist } from './fashion-mnist.js';
-import { parseIdx, readIdx } from './idx.js';
-import { readNpy } from './npy.js';
+import { loadFashionMnist } from './load-fashion-mnist.js';
+import { inflateIdx, readIdx } from './read-idx.js';
+import { readNpy } from './read-npy.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-data-file-'));
 
@@ -79,12 +80,12 @@ describe('gzipped IDX: inflation is capped', () => {
   it('a stream inflating past the cap is a DataFormatError naming the cap', () => {
     const bomb = gzipSync(idx(1 << 20)); // 1 MiB of zeros: about 1 KB compressed
     expect(bomb.length).toBeLessThan(4096);
-    const e = thrown(() => parseIdx(bomb, 'bomb.gz', { maxInflatedBytes: 1 << 16 }));
+    const e = thrown(() => inflateIdx(bomb, 'bomb.gz', { maxInflatedBytes: 1 << 16 }));
     expect(e).toBeInstanceOf(DataFormatError);
     expect(e.message).toBe(
       'bomb.gz: gzip stream inflates to more than 65536 bytes (the cap; pass maxInflatedBytes to raise it)',
     );
-    expect(parseIdx(bomb, 'bomb.gz', { maxInflatedBytes: (1 << 20) + 8 }).shape).toEqual([1 << 20]);
-    expect(parseIdx(bomb, 'bomb.gz').shape).toEqual([1 << 20]); // under the default 1 GiB
+    expect(parseIdx(inflateIdx(bomb, 'bomb.gz', { maxInflatedBytes: (1 << 20) + 8 })).shape).toEqual([1 << 20]);
+    expect(parseIdx(inflateIdx(bomb, 'bomb.gz')).shape).toEqual([1 << 20]); // under the default 1 GiB
   });
 });

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeFileAtomicSync } from './atomic-write.js';
-import { WriteTargetError } from './errors.js';
+import { WriteTargetError } from '../errors.js';
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
 const tempDir = () => mkdtempSync(join(tmpdir(), 'qtk-atomic-'));

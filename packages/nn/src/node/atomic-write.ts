@@ -15,7 +15,7 @@ import {
 import { open, rename, unlink } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { WriteTargetError } from './errors.js';
+import { WriteTargetError } from '../errors.js';
 
 // Policy (packages/nn/docs/saving-files.md): QTK writes only to a new path or over a regular file.
 // A symbolic link is followed when it resolves to an existing regular file: that file is replaced
