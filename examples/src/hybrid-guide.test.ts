@@ -4,7 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModelFile, resetMarch } from '@qtk/core';
+import { resetMarch } from '@qtk/core';
+import { loadModelFile } from '@qtk/core/node';
 import { checkDeployDevice } from '@qtk/hybrid';
 import type { GraphModule } from '@qtk/ir';
 import { noGrad, type Tensor } from '@qtk/tensor';

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModelFileSync } from '@qtk/core';
+import { loadModelFileSync } from '@qtk/core/node';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { noGrad, type Tensor } from '@qtk/tensor';

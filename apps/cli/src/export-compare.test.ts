@@ -3,7 +3,8 @@
 import '@qtk/march-bayes';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { calibrate, convertFx, prepareQatFx, saveModelFileSync } from '@qtk/core';
+import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
+import { saveModelFileSync } from '@qtk/core/node';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, symbolicTrace } from '@qtk/ir';

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadModelFileSync } from '@qtk/core';
+import { loadModelFileSync } from '@qtk/core/node';
 import { checkDeployDevice } from '@qtk/hybrid';
 import { Conv2d, Flatten, Hardswish, Linear, Module, ReLU, AvgPool2d } from '@qtk/nn';
 import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';

@@ -1,4 +1,5 @@
-import { loadModelFileSync, saveModelFileSync, type LoadedModel } from '@qtk/core';
+import type { LoadedModel } from '@qtk/core';
+import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import type { GraphModule } from '@qtk/ir';
 import { requireFile } from './model-input.js';
 

@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { loadModelFileSync } from '@qtk/core';
+import { loadModelFileSync } from '@qtk/core/node';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';

@@ -8,9 +8,9 @@ import {
   checkSensitivityTable,
   defaultQconfigSetter,
   prepareQatFx,
-  saveModelFileSync,
   sensitivitySetter,
 } from '@qtk/core';
+import { saveModelFileSync } from '@qtk/core/node';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { importOnnx } from '@qtk/onnx';
 import { Generator, rand } from '@qtk/tensor';

@@ -1,7 +1,8 @@
 import '@qtk/march-bayes';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { calibrate, loadModelFileSync, prepareQatFx, saveModelFileSync } from '@qtk/core';
+import { calibrate, prepareQatFx } from '@qtk/core';
+import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { saveModelFileSync } from '@qtk/core';
+import { saveModelFileSync } from '@qtk/core/node';
 import { symbolicTrace } from '@qtk/ir';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { exportOnnx } from '@qtk/onnx';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadModelFileSync } from '@qtk/core';
+import { loadModelFileSync } from '@qtk/core/node';
 import { accuracyOf, agreement, loadDataset, predict, SUBSET_DIR } from '@qtk/examples';
 import { importOnnx } from '@qtk/onnx';
 import { DemoArgsError, parseDemoArgs, type DemoOptions } from './args.js';

@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToyLayer, ToyQuantize, ToyTensor, toyMarch } from 'qtk-march-toy';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ConversionError, convertFx, loadModelFile, QatModule, resetMarch, saveModelFile, setMarch } from './index.js';
+import { ConversionError, convertFx, QatModule, resetMarch, setMarch } from './index.js';
+import { loadModelFile, saveModelFile } from './node.js';
 import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 class ConvNet extends Module {

@@ -45,11 +45,6 @@ export {
 } from './march-prepare-passes.js';
 export { registerQatCodecs } from './qat-codecs.js';
 export {
-  saveModelFile,
-  saveModelFileSync,
-  loadModelFile,
-  loadModelFileSync,
-  readModelFileHeader,
   modelToBytes,
   modelFromBytes,
   modelHeaderFromBytes,

@@ -37,8 +37,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   calibrate,
   convertFx,
-  loadModelFile,
-  loadModelFileSync,
   modelFromBytes,
   modelHeaderFromBytes,
   modelInfoOf,
@@ -47,13 +45,11 @@ import {
   prepareQatFx,
   QatModule,
   LayerNormQat,
-  readModelFileHeader,
   resetMarch,
-  saveModelFile,
-  saveModelFileSync,
   setMarch,
   SoftmaxQat,
 } from './index.js';
+import { loadModelFile, loadModelFileSync, readModelFileHeader, saveModelFile, saveModelFileSync } from './node.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
 import { LayerNormSoftmax } from './testing/model-file-nets.js';
 

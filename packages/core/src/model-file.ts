@@ -1,5 +1,5 @@
 // QTK's single-file model format: a float, QAT (prepared) or fixed-point GraphModule with its
-// weights, written atomically. Layout (little-endian):
+// weights, as bytes (saveModelFile in @qtk/core/node writes them atomically). Layout (little-endian):
 //   0   8 bytes  magic "QTKMODEL"
 //   8   u32      container version (MODEL_FILE_VERSION)
 //   12  u32      header length H
@@ -14,11 +14,8 @@ import { Dequantize, Quantize, registerFixedPointCodecs } from '@qtk/fixed-point
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
 import { crc32, deserializeStateDict, type Module, type StateDict, serializeStateDict } from '@qtk/nn';
-import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn/node';
 import { StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { MODEL_KINDS, modelInfoOf, recordModelInfo, type ModelKind } from './model-info.js';
 import { isPreserveQatMode, setPreserveQatMode } from './preserve-qat-mode.js';
@@ -213,33 +210,6 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
   return out;
 }
 
-/**
- * Saves `gm` to `path` atomically: the bytes are built first, written to a temporary file in the
- * same directory, flushed, then renamed over `path`; on any failure `path` is left as it was.
- */
-export async function saveModelFile(gm: GraphModule, path: string, options: SaveModelOptions = {}): Promise<void> {
-  const bytes = modelToBytes(gm, options);
-  try {
-    await writeFileAtomic(path, bytes);
-  } catch (err) {
-    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, {
-      cause: err,
-    });
-  }
-}
-
-/** Synchronous saveModelFile. */
-export function saveModelFileSync(gm: GraphModule, path: string, options: SaveModelOptions = {}): void {
-  const bytes = modelToBytes(gm, options);
-  try {
-    writeFileAtomicSync(path, bytes);
-  } catch (err) {
-    throw new ModelFileError(`could not save the model: ${(err as Error).message}; the file was left as it was`, path, {
-      cause: err,
-    });
-  }
-}
-
 // ---- reading ----------------------------------------------------------------------------------
 
 interface Sections {
@@ -344,33 +314,4 @@ export function modelFromBytes(bytes: Uint8Array, source?: string): LoadedModel 
   // the header is the record of files written before models carried it in their meta
   recordModelInfo(model, { kind: header.kind, march: header.march });
   return { model, kind: header.kind, march: header.march, meta: header.meta, header };
-}
-
-async function readBytes(path: string): Promise<Uint8Array> {
-  try {
-    return await readFile(path);
-  } catch (e) {
-    throw new ModelFileError(`cannot read the model file: ${(e as Error).message}`, path, { cause: e });
-  }
-}
-
-/** Loads a model saved by saveModelFile (float, QAT or fixed-point). */
-export async function loadModelFile(path: string): Promise<LoadedModel> {
-  return modelFromBytes(await readBytes(path), path);
-}
-
-/** Synchronous loadModelFile. */
-export function loadModelFileSync(path: string): LoadedModel {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    throw new ModelFileError(`cannot read the model file: ${(e as Error).message}`, path, { cause: e });
-  }
-  return modelFromBytes(bytes, path);
-}
-
-/** The header of a model file (kind, march, meta), read without building the model. */
-export async function readModelFileHeader(path: string): Promise<ModelFileHeader> {
-  return modelHeaderFromBytes(await readBytes(path), path);
 }

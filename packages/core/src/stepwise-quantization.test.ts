@@ -9,16 +9,8 @@ import '@qtk/march-bernoulli2';
 import { Conv2d, DeQuantStub, Module, QuantStub, ReLU, Sequential } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  convertFx,
-  FLOAT_BOUNDARY,
-  loadModelFileSync,
-  prepareQatFx,
-  QatModule,
-  resetMarch,
-  saveModelFileSync,
-  setMarch,
-} from './index.js';
+import { convertFx, FLOAT_BOUNDARY, prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
+import { loadModelFileSync, saveModelFileSync } from './node.js';
 import { callModel, calibratedQat, maxSteps, outputStep } from './testing/convert-harness.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

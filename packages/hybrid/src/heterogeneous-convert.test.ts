@@ -1,7 +1,8 @@
 // convertFx of a hybrid model: BPU segments compute the march's integers, CPU ops float, and the
 // whole agrees with its fake-quant model; each BPU segment is bit-exact with the plain (non-hybrid)
 // conversion of that segment alone; the model file round trip changes nothing.
-import { calibrate, convertFx, loadModelFileSync, prepareQatFx, type QatModule, saveModelFileSync } from '@qtk/core';
+import { calibrate, convertFx, prepareQatFx, type QatModule } from '@qtk/core';
+import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatQconfig, type FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bernoulli2';

@@ -71,7 +71,7 @@ function modelOf(v: ModelVersion, which: string): GraphModule {
   if (v instanceof GraphModule) return v;
   if (v instanceof Uint8Array) return modelFromBytes(v, `compareModelFiles: model ${which}`).model;
   throw new InvalidArgumentError(
-    `compareModelFiles: model ${which} must be a GraphModule or a model file's bytes (Uint8Array); read the file with fs.readFileSync or pass loadModelFile(path).model`,
+    `compareModelFiles: model ${which} must be a GraphModule or a model file's bytes (Uint8Array); read the file's bytes, or pass loadModelFileSync(path).model from @qtk/core/node`,
   );
 }
 
