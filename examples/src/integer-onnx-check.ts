@@ -3,7 +3,8 @@
 // and a node-by-node comparison of every intermediate on the first batch.
 import type { GraphModule } from '@qtk/ir';
 import { ProgressBar } from '@qtk/nn';
-import { compareWithRuntime, exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
+import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
+import { compareWithRuntime } from '@qtk/onnx/node';
 import { argmax, noGrad, Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { takeBatch } from './batches.js';

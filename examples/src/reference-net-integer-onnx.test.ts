@@ -1,5 +1,6 @@
 import { FixedAvgPool2d, FixedConv } from '@qtk/fixed-point';
-import { compareWithRuntime, exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
+import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
+import { compareWithRuntime } from '@qtk/onnx/node';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { fixedReferenceNet } from './reference-net-fixed.js';

@@ -6,7 +6,9 @@ import { findMatches, RuleTable, symbolicTrace } from '@qtk/ir';
 import { BatchNorm2d, Conv2d, Linear, ReLU } from '@qtk/nn';
 import { Generator, type Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { exportOnnx, exportOnnxBytes, importOnnx } from '@qtk/onnx';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { importOnnx } from '@qtk/onnx/node';
+import { exportOnnx } from '@qtk/onnx/node';
 import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
 import { ReferenceNet } from './reference-net.js';
 

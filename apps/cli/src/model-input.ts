@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { GraphModule } from '@qtk/ir';
-import { DEFAULT_MAX_ELEMENTS, importOnnx, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
+import { DEFAULT_MAX_ELEMENTS, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
+import { importOnnx } from '@qtk/onnx/node';
 import type { OptionSpec } from './args.js';
 import { CliError } from './io.js';
 

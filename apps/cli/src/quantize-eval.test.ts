@@ -8,7 +8,7 @@ import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { parseNpy } from '@qtk/nn';
 import { loadFashionMnist } from '@qtk/nn/node';
-import { importOnnx } from '@qtk/onnx';
+import { importOnnx } from '@qtk/onnx/node';
 import { argmax, Generator, noGrad, rand, Tensor } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BadForBernoulli2, npyBytes, pngBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { saveModelFileSync } from '@qtk/core/node';
 import { symbolicTrace } from '@qtk/ir';
 import { writeFileAtomicSync } from '@qtk/nn/node';
-import { exportOnnx } from '@qtk/onnx';
+import { exportOnnx } from '@qtk/onnx/node';
 import { Tensor } from '@qtk/tensor';
 import type { DeploymentCheck } from './deployment.js';
 import type { ProfileCheck } from './profiling.js';

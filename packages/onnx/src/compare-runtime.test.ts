@@ -1,7 +1,8 @@
 import { DeQuantStub, Flatten, MaxPool2d, Module, QuantStub, ReLU } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
-import { compareWithRuntime, formatRuntimeComparison } from './compare-runtime.js';
+import { formatRuntimeComparison } from './compare-runtime.js';
+import { compareWithRuntime } from './node/compare-with-runtime.js';
 import { exportOnnxBytes } from './export-onnx.js';
 import { decodeModel, encodeModel } from './onnx-schema.js';
 import { fixedPointOf, uniformInput } from './testing/fixed-models.js';

@@ -1,7 +1,6 @@
 import { QTensor } from '@qtk/fixed-point';
 import { GraphModule, type Argument, type Node, symbolicTrace } from '@qtk/ir';
 import { Module } from '@qtk/nn';
-import { writeFileAtomicSync } from '@qtk/nn/node';
 import { Tensor } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
@@ -263,23 +262,4 @@ export function exportOnnxBytes(
     },
     metadata_props: [{ key: NODE_VALUES_KEY, value: JSON.stringify(nodeValues) }],
   });
-}
-
-/**
- * Exports a float GraphModule to an ONNX file (written to a temporary file, then renamed into place),
- * with named inputs and outputs and, by default, a dynamic batch dimension. Returns the bytes.
- */
-export function exportOnnx(
-  gm: GraphModule | Module,
-  exampleInputs: ExampleInput | readonly ExampleInput[],
-  path: string,
-  options: ExportOnnxOptions = {},
-): Uint8Array {
-  const bytes = exportOnnxBytes(gm, exampleInputs, options);
-  try {
-    writeFileAtomicSync(path, bytes);
-  } catch (e) {
-    throw new OnnxExportError(`exportOnnx: cannot write '${path}': ${(e as Error).message}`, { cause: e });
-  }
-  return bytes;
 }

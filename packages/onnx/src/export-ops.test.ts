@@ -26,7 +26,8 @@ import {
 } from '@qtk/nn';
 import { Generator, type Tensor, cat, mean, randn, reshape, permute } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { OnnxExportError, exportOnnx, exportOnnxBytes, importOnnx } from './index.js';
+import { OnnxExportError, exportOnnxBytes } from './index.js';
+import { exportOnnx, importOnnx } from './node.js';
 import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-ops-'));

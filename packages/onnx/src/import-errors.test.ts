@@ -6,6 +6,7 @@ import { symbolicTrace } from '@qtk/ir';
 import { Conv2d, ReLU, Sequential } from '@qtk/nn';
 import { Generator, randn } from '@qtk/tensor';
 import {
+  OnnxError,
   OnnxExternalDataError,
   OnnxFormatError,
   OnnxInputShapeError,
@@ -13,6 +14,7 @@ import {
   exportOnnxBytes,
   importOnnx,
 } from './index.js';
+import { importOnnx as importOnnxFile } from './node.js';
 import { DataType } from './onnx-schema.js';
 import { handMadeModel } from './testing/hand-made-model.js';
 
@@ -72,10 +74,26 @@ describe('import errors', () => {
     const good = exportOnnxBytes(gm, [randn([1, 1, 28, 28])]);
     const truncated = join(dir, 'truncated.onnx');
     writeFileSync(truncated, good.slice(0, Math.floor(good.length / 2)));
-    expect(() => importOnnx(truncated)).toThrow(OnnxFormatError);
-    expect(() => importOnnx(truncated)).toThrow(/truncated/);
+    expect(() => importOnnxFile(truncated)).toThrow(OnnxFormatError);
+    expect(() => importOnnxFile(truncated)).toThrow(`importOnnx: '${truncated}' are not a valid ONNX model`);
+    expect(() => importOnnxFile(join(dir, 'missing.onnx'))).toThrow(/importOnnx: cannot read '.*missing\.onnx'/);
     expect(() => importOnnx(new TextEncoder().encode('definitely not a protobuf model'))).toThrow(OnnxFormatError);
     expect(() => importOnnx(new Uint8Array(0))).toThrow(OnnxFormatError);
+  });
+
+  it('bytes: `source` names them in errors; a path is refused with a pointer to @qtk/onnx/node', () => {
+    const good = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }]);
+    expect(() => importOnnx(good.slice(0, 20), { source: 'picked.onnx' })).toThrow(
+      "importOnnx: 'picked.onnx' are not a valid ONNX model",
+    );
+    expect(() => importOnnx(good, { source: 'picked.onnx', maxElements: -1 })).toThrow(
+      "importOnnx('picked.onnx'): maxElements must be a positive number, got -1",
+    );
+    const path = 'model.onnx' as unknown as Uint8Array;
+    expect(() => importOnnx(path)).toThrow(OnnxError);
+    expect(() => importOnnx(path)).toThrow(
+      "importOnnx: expected the model's bytes (a Uint8Array), got the string 'model.onnx'; importOnnx from @qtk/onnx/node reads a file path",
+    );
   });
 
   it('checks input shapes at run time', () => {

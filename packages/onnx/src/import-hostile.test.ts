@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tensor, randn } from '@qtk/tensor';
 import { OnnxFormatError, OnnxLimitError, importOnnx } from './index.js';
+import { importOnnx as importOnnxFile } from './node.js';
 import { DataType, type NodeMsg, type TensorMsg } from './onnx-schema.js';
 import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
 import { int64Proto } from './tensor-proto.js';
@@ -224,8 +225,8 @@ describe('malformed tensors and shapes get typed errors (issue 12.2)', () => {
         initializer: [{ name: 'w', dims: [-1], data_type: DataType.FLOAT, raw_data: new Uint8Array(16) }],
       }),
     );
-    expect(() => importOnnx(path)).toThrow(OnnxFormatError);
-    expect(() => importOnnx(path)).toThrow(
+    expect(() => importOnnxFile(path)).toThrow(OnnxFormatError);
+    expect(() => importOnnxFile(path)).toThrow(
       /^importOnnx\('.*bad-dims\.onnx'\): initializer 'w': dims\[0\] = -1 is not a valid dimension/,
     );
     rmSync(dirname(path), { recursive: true, force: true });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
 import { Hardswish, Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
@@ -44,6 +43,8 @@ export interface ImportOnnxOptions {
   maxElements?: number;
   /** Receives what the importer accepts but finds suspicious (default: console.warn). */
   onWarning?: (message: string) => void;
+  /** Where the bytes come from (a file name or URL), named in errors. */
+  source?: string;
 }
 
 /** Declared shape of a graph input: numbers for fixed dims, null for dynamic ones. */
@@ -91,27 +92,20 @@ function isMember(name: string): boolean {
   return name in memberProbe;
 }
 
-function loadModel(source: string | Uint8Array): ModelMsg {
-  let bytes: Uint8Array;
-  if (typeof source === 'string') {
-    try {
-      bytes = readFileSync(source);
-    } catch (e) {
-      throw new OnnxError(`importOnnx: cannot read '${source}': ${(e as Error).message}`, { cause: e });
-    }
-  } else bytes = source;
+function decode(bytes: Uint8Array, source: string | undefined): ModelMsg {
+  const what = source === undefined ? 'the bytes' : `'${source}'`;
   let model: ModelMsg;
   try {
     model = decodeModel(bytes);
   } catch (e) {
     throw new OnnxFormatError(
-      `importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} are not a valid ONNX model (${(e as Error).message}); the file may be truncated or not ONNX`,
+      `importOnnx: ${what} are not a valid ONNX model (${(e as Error).message}); the file may be truncated or not ONNX`,
       { cause: e },
     );
   }
   if (!model.graph?.node || model.graph.node.length === 0 || !model.ir_version) {
     throw new OnnxFormatError(
-      `importOnnx: ${typeof source === 'string' ? `'${source}'` : 'the bytes'} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
+      `importOnnx: ${what} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
     );
   }
   return model;
@@ -141,18 +135,24 @@ function nodeName(n: NodeMsg, index: number): string {
 }
 
 /**
- * Imports an ONNX model (a path or the file's bytes) as a GraphModule of @qtk/nn modules named after
+ * Imports an ONNX model from the file's bytes as a GraphModule of @qtk/nn modules named after
  * the ONNX nodes (Conv → Conv2d with its weights, BatchNormalization → BatchNorm2d, ...), with
  * functional nodes for the rest; constant subgraphs fold at import. Throws UnsupportedOnnxOpError
  * listing every node it cannot express.
  */
-export function importOnnx(source: string | Uint8Array, options: ImportOnnxOptions = {}): OnnxGraphModule {
-  const model = loadModel(source);
+export function importOnnx(bytes: Uint8Array, options: ImportOnnxOptions = {}): OnnxGraphModule {
+  if (typeof bytes === 'string') {
+    throw new OnnxError(
+      `importOnnx: expected the model's bytes (a Uint8Array), got the string '${bytes}'; importOnnx from @qtk/onnx/node reads a file path`,
+    );
+  }
+  const { source } = options;
+  const model = decode(bytes, source);
   try {
     return importModel(model, options);
   } catch (e) {
     // Errors about the model's contents name the file they come from.
-    if (typeof source === 'string' && e instanceof OnnxError) {
+    if (source !== undefined && e instanceof OnnxError) {
       e.message = e.message.startsWith('importOnnx: ')
         ? `importOnnx('${source}'): ${e.message.slice(12)}`
         : `importOnnx('${source}'): ${e.message}`;

@@ -20,7 +20,7 @@ export {
 } from './import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
-export { exportOnnx, exportOnnxBytes, type ExportOnnxOptions, type ExampleInput } from './export-onnx.js';
+export { exportOnnxBytes, type ExportOnnxOptions, type ExampleInput } from './export-onnx.js';
 export {
   registerModuleExport,
   moduleExportRuleOf,
@@ -31,7 +31,6 @@ export {
 export { OnnxBuilder, type AttrValue } from './export-builder.js';
 export type { ExportStep } from './export-modules.js';
 export {
-  compareWithRuntime,
   formatRuntimeComparison,
   type RuntimeComparison,
   type NodeComparison,
@@ -55,7 +54,6 @@ export {
   requantize,
 } from './integer/int-emit.js';
 export {
-  exportQuantizedOnnx,
   exportQuantizedOnnxBytes,
   QTK_VISUAL_DOMAIN,
   QTK_VISUAL_DOMAIN_VERSION,
@@ -79,7 +77,6 @@ export { INT16_QDQ_OPSET, PER_CHANNEL_QDQ_OPSET } from './qdq/qdq-emit.js';
 export {
   qdqScales,
   qdqScalesPath,
-  writeQdqScales,
   QDQ_SCALES_FORMAT,
   QDQ_SCALES_VERSION,
   type QdqScales,

@@ -6,7 +6,8 @@ import { Conv2d, Hardswish, Linear, MaxPool2d, Upsample, rawToTensor } from '@qt
 import { readNpy } from '@qtk/nn/node';
 import { Generator, type Tensor, randn } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
-import { exportOnnxBytes, importOnnx } from './index.js';
+import { exportOnnxBytes } from './index.js';
+import { importOnnx } from './node.js';
 
 // Made by fixtures/make-torch-fixture.py (python3-torch): conv, BN folded by PyTorch, grouped conv, clamp,
 // residual add, max pools, nearest upsample, hardswish, view(batch, -1) through Shape/Gather/Concat, Gemm, softmax.

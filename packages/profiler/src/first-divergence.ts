@@ -2,7 +2,8 @@
 // first node where each adjacent pair of stages parts, and why.
 import { modelInfoOf } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
-import { compareWithRuntime, exportOnnxBytes } from '@qtk/onnx';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { compareWithRuntime } from '@qtk/onnx/node';
 import { marches } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { type Diagnosis, diagnose } from './divergence-cause.js';

@@ -1,7 +1,8 @@
 import { setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
-import { compareWithRuntime, formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
+import { formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
+import { compareWithRuntime } from '@qtk/onnx/node';
 import { QtkError } from '@qtk/spec';
 import { noGrad, Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';

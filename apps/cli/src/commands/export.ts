@@ -1,13 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { setFakeQuantize } from '@qtk/core';
-import {
-  decodeModel,
-  exportOnnx,
-  exportQuantizedOnnx,
-  OnnxExportError,
-  qdqScalesPath,
-  writeQdqScales,
-} from '@qtk/onnx';
+import { decodeModel, OnnxExportError, qdqScalesPath } from '@qtk/onnx';
+import { exportOnnx, exportQuantizedOnnx, writeQdqScales } from '@qtk/onnx/node';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { Generator, rand } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';

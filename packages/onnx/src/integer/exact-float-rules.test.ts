@@ -2,7 +2,7 @@ import { symbolicTrace } from '@qtk/ir';
 import { AdaptiveAvgPool2d, Hardsigmoid, Hardswish, Module, ReLU } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
-import { compareWithRuntime } from '../compare-runtime.js';
+import { compareWithRuntime } from '../node/compare-with-runtime.js';
 import { exportOnnxBytes } from '../export-onnx.js';
 import { decodeModel } from '../onnx-schema.js';
 import { uniformInput } from '../testing/fixed-models.js';

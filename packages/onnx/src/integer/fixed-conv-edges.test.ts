@@ -13,7 +13,8 @@ import { symbolicTrace } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { Generator, noGrad, Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
-import { compareWithRuntime, formatRuntimeComparison } from '../compare-runtime.js';
+import { formatRuntimeComparison } from '../compare-runtime.js';
+import { compareWithRuntime } from '../node/compare-with-runtime.js';
 import { exportOnnxBytes } from '../export-onnx.js';
 
 class OneInput extends Module {

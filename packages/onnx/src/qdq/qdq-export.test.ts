@@ -28,15 +28,8 @@ import {
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  exportOnnx,
-  exportOnnxBytes,
-  OnnxExportError,
-  QDQ_SCALES_FORMAT,
-  qdqScales,
-  qdqScalesPath,
-  writeQdqScales,
-} from '../index.js';
+import { exportOnnxBytes, OnnxExportError, QDQ_SCALES_FORMAT, qdqScales, qdqScalesPath } from '../index.js';
+import { exportOnnx, writeQdqScales } from '../node.js';
 import { DataType, decodeModel, type ModelMsg } from '../onnx-schema.js';
 import { readTensorProto } from '../tensor-proto.js';
 import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';

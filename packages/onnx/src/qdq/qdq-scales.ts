@@ -1,8 +1,7 @@
 // The scales sidecar of a QDQ model: every DequantizeLinear's scale(s), zero point(s), integer type
 // and axis, keyed by the name of the value it produces (the dequantized tensor the graph computes
 // with), read back from the model bytes so it always describes the file it sits beside.
-import { writeFileAtomicSync } from '@qtk/nn/node';
-import { OnnxError, OnnxExportError } from '../errors.js';
+import { OnnxError } from '../errors.js';
 import { DataType, decodeModel, type NodeMsg, type TensorMsg } from '../onnx-schema.js';
 import { readTensorProto } from '../tensor-proto.js';
 
@@ -109,15 +108,4 @@ export function qdqScales(onnx: Uint8Array): QdqScales {
 /** The conventional sidecar path of a model file: `<model path>.scales.json`. */
 export function qdqScalesPath(modelPath: string): string {
   return `${modelPath}.scales.json`;
-}
-
-/** Writes the scales of a QDQ model (qdqScales) as JSON to `path` (conventionally qdqScalesPath(model)); returns them. */
-export function writeQdqScales(onnx: Uint8Array, path: string): QdqScales {
-  const scales = qdqScales(onnx);
-  try {
-    writeFileAtomicSync(path, new TextEncoder().encode(`${JSON.stringify(scales, null, 2)}\n`));
-  } catch (e) {
-    throw new OnnxExportError(`writeQdqScales: cannot write '${path}': ${(e as Error).message}`, { cause: e });
-  }
-  return scales;
 }

@@ -7,7 +7,8 @@ import { defaultQatOutQconfig, getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { Generator, Tensor } from '@qtk/tensor';
-import { compareWithRuntime, formatRuntimeComparison, type RuntimeComparison } from '../compare-runtime.js';
+import { formatRuntimeComparison, type RuntimeComparison } from '../compare-runtime.js';
+import { compareWithRuntime } from '../node/compare-with-runtime.js';
 import { exportOnnxBytes, type ExportOnnxOptions } from '../export-onnx.js';
 
 export interface FixedForTest {

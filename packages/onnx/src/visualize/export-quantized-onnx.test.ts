@@ -26,7 +26,8 @@ import { importOnnx, OnnxExportError, UnsupportedOnnxOpError } from '../index.js
 import { AttrType, DataType, decodeModel, type ModelMsg, type NodeMsg } from '../onnx-schema.js';
 import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
 import { attrsOf, bits, floatBits, rawBuffer, str, strs } from '../testing/read-attributes.js';
-import { exportQuantizedOnnx, exportQuantizedOnnxBytes, QTK_VISUAL_DOMAIN } from './export-quantized-onnx.js';
+import { exportQuantizedOnnxBytes, QTK_VISUAL_DOMAIN } from './export-quantized-onnx.js';
+import { exportQuantizedOnnx } from '../node/export-onnx-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-visual-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

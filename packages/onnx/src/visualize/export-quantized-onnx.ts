@@ -1,6 +1,5 @@
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, Node } from '@qtk/ir';
-import { writeFileAtomicSync } from '@qtk/nn/node';
 import { noGrad, opOfFunction, opOfMethod, opOfModule, type OpMatch, Tensor, traceables } from '@qtk/tensor';
 import { OnnxExportError } from '../errors.js';
 import type { ExampleInput } from '../export-onnx.js';
@@ -329,23 +328,4 @@ export function exportQuantizedOnnxBytes(
     },
     metadata_props: metadata,
   });
-}
-
-/**
- * Writes the visualisation export of a QAT, calibrated or fixed-point model to `path` (a temporary
- * file renamed into place, as exportOnnx does) and returns the bytes. See exportQuantizedOnnxBytes.
- */
-export function exportQuantizedOnnx(
-  gm: GraphModule,
-  exampleInputs: ExampleInput | readonly ExampleInput[],
-  path: string,
-  options: ExportQuantizedOnnxOptions = {},
-): Uint8Array {
-  const bytes = exportQuantizedOnnxBytes(gm, exampleInputs, options);
-  try {
-    writeFileAtomicSync(path, bytes);
-  } catch (e) {
-    throw new OnnxExportError(`exportQuantizedOnnx: cannot write '${path}': ${(e as Error).message}`, { cause: e });
-  }
-  return bytes;
 }

@@ -1,0 +1,162 @@
+// Runs a QTK model and its exported ONNX file in onnxruntime-node on the same inputs and compares
+// every node's value (the export's `qtk.node_values` map names each node's ONNX value).
+import { QTensor } from '@qtk/fixed-point';
+import type { GraphModule } from '@qtk/ir';
+import { Tensor } from '@qtk/tensor';
+import type { CompareOptions, NodeComparison, RuntimeComparison } from '../compare-runtime.js';
+import { OnnxExportError } from '../errors.js';
+import { type ExampleInput, NODE_VALUES_KEY } from '../export-onnx.js';
+import { runNodes } from '../graph-run.js';
+import { decodeModel, encodeModel, type ModelMsg } from '../onnx-schema.js';
+
+type Ort = typeof import('onnxruntime-node');
+
+async function loadOrt(): Promise<Ort> {
+  try {
+    return await import('onnxruntime-node');
+  } catch (e) {
+    throw new OnnxExportError(
+      'compareWithRuntime: onnxruntime-node is not installed; add it to your project (npm install onnxruntime-node)',
+      { cause: e },
+    );
+  }
+}
+
+function nodeValues(model: ModelMsg): [string, string][] {
+  const entry = model.metadata_props?.find((p) => p.key === NODE_VALUES_KEY);
+  if (!entry?.value)
+    throw new OnnxExportError(
+      `compareWithRuntime: the ONNX file has no '${NODE_VALUES_KEY}' metadata; compare files written by QTK's exportOnnx`,
+    );
+  return JSON.parse(entry.value) as [string, string][];
+}
+
+/** The ONNX file with every mapped value added to the graph outputs (value_info gives their types). */
+function withIntermediateOutputs(model: ModelMsg, values: readonly string[]): ModelMsg {
+  const graph = model.graph ?? {};
+  const outputs = new Set((graph.output ?? []).map((o) => o.name));
+  const infos = new Map((graph.value_info ?? []).map((v) => [v.name, v]));
+  const extra = values.filter((v) => !outputs.has(v) && infos.has(v)).map((v) => infos.get(v)!);
+  return { ...model, graph: { ...graph, output: [...(graph.output ?? []), ...extra] } };
+}
+
+function ortInput(ort: Ort, x: ExampleInput): InstanceType<Ort['Tensor']> {
+  const t = x instanceof QTensor ? x.data : x;
+  const type = t.dtype === 'float32' ? 'float32' : t.dtype === 'bool' ? 'bool' : t.dtype;
+  const data = t.dtype === 'bool' ? Uint8Array.from(t.values() as Uint8Array) : t.values();
+  return new ort.Tensor(type as 'float32', data as Float32Array, [...t.shape]);
+}
+
+function valuesOf(v: unknown): { data: ArrayLike<number>; shape: number[]; dtype: string } | null {
+  if (v instanceof QTensor) return { data: v.ints(), shape: [...v.shape], dtype: v.dtype };
+  if (v instanceof Tensor) return { data: v.values() as ArrayLike<number>, shape: [...v.shape], dtype: v.dtype };
+  return null;
+}
+
+function compareValues(
+  node: string,
+  op: string,
+  value: string,
+  qtk: { data: ArrayLike<number>; shape: number[]; dtype: string },
+  rt: { data: ArrayLike<number | boolean | bigint>; dims: readonly number[] },
+): NodeComparison {
+  const c: NodeComparison = {
+    node,
+    op,
+    value,
+    shape: qtk.shape,
+    dtype: qtk.dtype,
+    elements: qtk.data.length,
+    mismatches: 0,
+    maxAbsDiff: 0,
+    first: null,
+  };
+  if (rt.dims.length !== qtk.shape.length || rt.dims.some((d, i) => d !== qtk.shape[i])) {
+    c.shapeMismatch = [...rt.dims];
+    c.mismatches = c.elements;
+    c.maxAbsDiff = Number.POSITIVE_INFINITY;
+    return c;
+  }
+  for (let i = 0; i < qtk.data.length; i++) {
+    const a = qtk.data[i]!;
+    const b = Number(rt.data[i]!);
+    if (a === b || (Number.isNaN(a) && Number.isNaN(b))) continue;
+    c.mismatches++;
+    const d = Math.abs(a - b);
+    if (!(d <= c.maxAbsDiff)) c.maxAbsDiff = d;
+    c.first ??= { index: i, qtk: a, runtime: b };
+  }
+  return c;
+}
+
+/**
+ * Runs `model` (QTK) and `onnxBytes` (an ONNX file QTK exported from it) on the same inputs, the
+ * runtime with every intermediate value added to its outputs, and compares each node's value
+ * element by element. The first differing node in execution order is where to look.
+ */
+export async function compareWithRuntime(
+  model: GraphModule,
+  onnxBytes: Uint8Array,
+  inputs: ExampleInput | readonly ExampleInput[],
+  options: CompareOptions = {},
+): Promise<RuntimeComparison> {
+  const ort = await loadOrt();
+  const list = inputs instanceof Tensor || inputs instanceof QTensor ? [inputs] : [...inputs];
+  const decoded = decodeModel(onnxBytes);
+  const pairs = nodeValues(decoded);
+  const wanted = options.nodes ? new Set(options.nodes) : null;
+  if (wanted) {
+    const known = new Set(pairs.map(([n]) => n));
+    const unknown = [...wanted].filter((n) => !known.has(n));
+    if (unknown.length > 0)
+      throw new OnnxExportError(
+        `compareWithRuntime: no ONNX value for node(s) ${unknown.map((n) => `'${n}'`).join(', ')}`,
+      );
+  }
+  const compared = pairs.filter(([n]) => !wanted || wanted.has(n));
+  const session = await ort.InferenceSession.create(
+    encodeModel(
+      withIntermediateOutputs(
+        decoded,
+        compared.map(([, v]) => v),
+      ),
+    ),
+  );
+  const feeds: Record<string, InstanceType<Ort['Tensor']>> = {};
+  const inputNames = (decoded.graph?.input ?? []).map((i) => i.name!);
+  if (inputNames.length !== list.length)
+    throw new OnnxExportError(
+      `compareWithRuntime: the ONNX file takes ${inputNames.length} inputs, got ${list.length}`,
+    );
+  inputNames.forEach((n, i) => {
+    feeds[n] = ortInput(ort, list[i]!);
+  });
+  let t0 = performance.now();
+  const results = await session.run(feeds);
+  const runtimeSeconds = (performance.now() - t0) / 1000;
+  await session.release();
+  const byNode = new Map(compared);
+  const nodes: NodeComparison[] = [];
+  t0 = performance.now();
+  const captured: [string, string, unknown][] = [];
+  runNodes(model, list, (node, value) => {
+    if (!byNode.has(node.name)) return;
+    const op = node.op === 'call_module' ? model.getSubmodule(node.target).constructor.name : node.target;
+    captured.push([node.name, op, value]);
+  });
+  const qtkSeconds = (performance.now() - t0) / 1000;
+  for (const [node, op, value] of captured) {
+    const q = valuesOf(value);
+    const onnxName = byNode.get(node)!;
+    const r = results[onnxName];
+    if (!q || !r) continue;
+    nodes.push(compareValues(node, op, onnxName, q, r as never));
+  }
+  const firstDifference = nodes.find((c) => c.mismatches > 0) ?? null;
+  return {
+    nodes,
+    firstDifference,
+    identical: firstDifference === null,
+    seconds: { qtk: qtkSeconds, runtime: runtimeSeconds },
+  };
+}
