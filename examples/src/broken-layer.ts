@@ -4,7 +4,7 @@
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import { type GraphModule, symbolicTrace } from '@qtk/ir';
-import { modelProfiler, type ModelProfilerResult } from '@qtk/profiler';
+import { modelProfiler, type ModelProfilerResult } from '@qtk/profiler/node';
 import type { Tensor } from '@qtk/tensor';
 import type { MobileHybridNet } from './mobile-hybrid-net.js';
 

@@ -1,7 +1,7 @@
 // The demo's profiler stage: the fake-quant model that was converted against the fixed-point model, node by
 // node, written as runs/demo/profiler/profiler.html (open it in a browser) with one JSON per tool.
 import { join } from 'node:path';
-import { modelProfiler } from '@qtk/profiler';
+import { modelProfiler } from '@qtk/profiler/node';
 import type { Tensor } from '@qtk/tensor';
 import { takeBatch } from '@qtk/examples';
 import type { DemoResult } from './pipeline.js';

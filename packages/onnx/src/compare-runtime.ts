@@ -1,5 +1,7 @@
 // What compareWithRuntime (@qtk/onnx/node) finds when it runs a QTK model and its exported ONNX file
 // in onnxruntime-node on the same inputs, node by node, and its one-line summary.
+import type { GraphModule } from '@qtk/ir';
+import type { ExampleInput } from './export-onnx.js';
 
 /** How one node's value compares. */
 export interface NodeComparison {
@@ -37,6 +39,18 @@ export interface CompareOptions {
   /** Compare only these nodes (default: every node the export mapped). */
   nodes?: readonly string[];
 }
+
+/**
+ * Runs a QTK model and the ONNX bytes QTK exported from it in an ONNX runtime and compares every node's
+ * value: compareWithRuntime of @qtk/onnx/node (onnxruntime-node) is one. Code that runs anywhere takes
+ * one as an argument instead of importing a runtime.
+ */
+export type RuntimeComparer = (
+  model: GraphModule,
+  onnxBytes: Uint8Array,
+  inputs: ExampleInput | readonly ExampleInput[],
+  options?: CompareOptions,
+) => Promise<RuntimeComparison>;
 
 /** One line per differing node (or a line saying all are identical), for logs and the CLI. */
 export function formatRuntimeComparison(c: RuntimeComparison): string {

@@ -3,7 +3,8 @@ import '@qtk/march-bernoulli2';
 import type { QatModule } from '@qtk/core';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { describe, expect, it } from 'vitest';
-import { firstDivergence } from './first-divergence.js';
+import { firstDivergence, NO_RUNTIME } from './first-divergence.js';
+import { firstDivergence as firstDivergenceWithOrt } from './node/first-divergence.js';
 import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
 
 const x = randomInputs(11, 4);
@@ -21,7 +22,7 @@ const setScale = (gm: ReturnType<typeof stages>['fakeQuant'], path: string, scal
 
 describe('firstDivergence', () => {
   it('a healthy model: no stage pair diverges, and onnxruntime reproduces every node', async () => {
-    const r = await firstDivergence(stages(), x);
+    const r = await firstDivergenceWithOrt(stages(), x);
     expect(r.first).toBeNull();
     expect(r.pairs.map((p) => [p.from, p.to, p.node])).toEqual([
       ['float', 'fakeQuant', null],
@@ -58,10 +59,21 @@ describe('firstDivergence', () => {
     const conv = s.fixed.getSubmodule('conv2') as unknown as { config: { weight: { values(): Int8Array } } };
     const w = conv.config.weight.values();
     w[0] = w[0]! > 0 ? w[0]! - 1 : w[0]! + 1;
-    const r = await firstDivergence(s, x, { onnx: bytes });
+    const r = await firstDivergenceWithOrt(s, x, { onnx: bytes });
     expect(r.pairs[1]!.node).toBeNull();
     expect(r.first).toEqual({ from: 'fixed', to: 'onnxruntime', node: 'conv2' });
     expect(r.pairs[2]!.runtime!.mismatches).toBeGreaterThan(0);
+  });
+
+  it('without a runtime comparison (the main entry, as in a browser), the onnxruntime pair is skipped saying why', async () => {
+    const r = await firstDivergence(stages(), x);
+    expect(r.pairs.map((p) => [p.from, p.to, p.node])).toEqual([
+      ['float', 'fakeQuant', null],
+      ['fakeQuant', 'fixed', null],
+      ['fixed', 'onnxruntime', null],
+    ]);
+    expect(r.pairs[2]!.skipped).toBe(NO_RUNTIME);
+    expect(r.pairs[2]!.runtime).toBeUndefined();
   });
 
   it('without a float model the walk starts at fake quant', async () => {

@@ -2,8 +2,7 @@
 // first node where each adjacent pair of stages parts, and why.
 import { modelInfoOf } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
-import { exportOnnxBytes } from '@qtk/onnx';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { exportOnnxBytes, type RuntimeComparer, type RuntimeComparison } from '@qtk/onnx';
 import { marches } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { type Diagnosis, diagnose } from './divergence-cause.js';
@@ -23,6 +22,12 @@ export interface FirstDivergenceOptions {
   readonly maxSteps?: number;
   /** The fixed-point model's integer ONNX export, or 'export' to export it here (default), or null to skip onnxruntime. */
   readonly onnx?: Uint8Array | 'export' | null;
+  /**
+   * Runs the fixed-point model and its export in an ONNX runtime, node by node: compareWithRuntime of
+   * @qtk/onnx/node (onnxruntime-node), which firstDivergence of @qtk/profiler/node passes. Without one the
+   * onnxruntime pair is skipped, saying why.
+   */
+  readonly compareWithRuntime?: RuntimeComparer;
   /**
    * featuremapSimilarity results already computed on the same inputs (with the same-input mode) for a pair of
    * these stages, so they are not run again (modelProfiler passes its own).
@@ -117,19 +122,25 @@ function quantizedPair(
   };
 }
 
+/** Why the onnxruntime pair is skipped when no runtime comparison is given. */
+export const NO_RUNTIME =
+  'no ONNX runtime given: firstDivergence and modelProfiler from @qtk/profiler/node run onnxruntime-node (or pass compareWithRuntime)';
+
 async function runtimePair(
   fixed: GraphModule,
   args: readonly unknown[],
   onnx: Uint8Array | 'export',
+  compareWithRuntime: RuntimeComparer | undefined,
 ): Promise<StagePair> {
   const base = { from: 'fixed' as const, to: 'onnxruntime' as const, diagnosis: null, firstAccumulated: null };
+  if (!compareWithRuntime) return { ...base, node: null, skipped: NO_RUNTIME };
   let bytes: Uint8Array;
   try {
     bytes = onnx === 'export' ? exportOnnxBytes(fixed, args as Tensor[]) : onnx;
   } catch (e) {
     return { ...base, node: null, skipped: `the fixed-point model did not export: ${(e as Error).message}` };
   }
-  let cmp: Awaited<ReturnType<typeof compareWithRuntime>>;
+  let cmp: RuntimeComparison;
   try {
     cmp = await compareWithRuntime(fixed, bytes, args as Tensor[]);
   } catch (e) {
@@ -166,7 +177,8 @@ async function runtimePair(
  * Walks float → fake quant → fixed point → onnxruntime and, for each adjacent pair, finds the first node
  * (in execution order) that diverges by itself — fed the earlier stage's inputs — past the threshold, with
  * its likely cause. `fakeQuant` is a calibrated or QAT model, `fixed` its conversion; without `float` the walk
- * starts at the fake-quant model.
+ * starts at the fake-quant model. The onnxruntime pair needs `compareWithRuntime` (firstDivergence of
+ * @qtk/profiler/node passes onnxruntime-node's).
  */
 export async function firstDivergence(
   stages: { readonly float?: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule },
@@ -220,7 +232,7 @@ export async function firstDivergence(
       firstAccumulated: null,
       skipped: 'not requested',
     });
-  else pairs.push(await runtimePair(stages.fixed, args, onnx));
+  else pairs.push(await runtimePair(stages.fixed, args, onnx, options.compareWithRuntime));
   const hit = pairs.find((p) => p.node !== null);
   return {
     version: 1,

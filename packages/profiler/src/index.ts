@@ -88,7 +88,6 @@ export type {
   SimilarityPoint,
 } from './report/report-model.js';
 export { renderProfilerHtml } from './report/render-html.js';
-export { writeProfilerReport, writeProfilerReportSync, type WrittenReport } from './report/write-report.js';
 export { ReportDirError } from './report/report-dir-error.js';
 export { similaritySection, type SimilaritySectionOptions } from './report/similarity-section.js';
 export { tableOf, type TableOfOptions } from './report/table-of.js';
@@ -143,9 +142,9 @@ export type {
   PrepareOptionFix,
 } from './lint-findings.js';
 export {
-  modelProfiler,
-  type ModelProfilerOptions,
-  type ModelProfilerResult,
+  runModelProfiler,
+  type RunModelProfilerOptions,
+  type ModelProfilerRun,
   type ModelProfilerResults,
 } from './model-profiler.js';
 export { profilerReportOf, type ReportContext } from './profiler-report.js';

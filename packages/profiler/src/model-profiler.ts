@@ -1,8 +1,10 @@
-// modelProfiler: every analysis tool on two adjacent stages of a model, one JSON per tool and one report.
+// runModelProfiler: every analysis tool on two adjacent stages of a model, and the report of them all.
+// modelProfiler (@qtk/profiler/node) runs it and writes the report and one JSON per tool to disk.
 import { modelInfoOf, type ModelKind } from '@qtk/core';
 import { checkDeployDevice, type DeployDeviceReport } from '@qtk/hybrid';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
+import type { RuntimeComparer } from '@qtk/onnx';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { checkQconfig, type CheckQconfigResult } from './check-qconfig.js';
 import { checkUnfusedOperations, type UnfusedOperationsResult } from './check-unfused.js';
@@ -15,19 +17,18 @@ import { getModuleCalledCount, type ModuleCalledCountResult } from './module-cal
 import { getRawFeatures, type RawFeaturesOptions } from './raw-features.js';
 import { profilerReportOf } from './profiler-report.js';
 import type { ProfilerMode, ProfilerReport } from './report/report-model.js';
-import { type WrittenReport, writeProfilerReport } from './report/write-report.js';
 
-export interface ModelProfilerOptions {
+export interface RunModelProfilerOptions {
   /** Which stages are compared: float vs calibrated / QAT ('FvsQ'), calibrated vs QAT ('CvsQ'), QAT vs fixed point ('QvsQ'). */
   readonly mode: ProfilerMode;
-  /** Where profiler.html and the tools' JSON files go; null writes nothing (default 'qtk_profiler'). */
-  readonly outDir?: string | null;
   /** The float model, for the fusion and shared-module checks and the weight comparison when it is not model1. */
   readonly float?: Module;
   /** Also find the first divergence along float → fake quant → fixed point → onnxruntime (from fake quant without `float`). */
   readonly stages?: { readonly float?: GraphModule; readonly fakeQuant: GraphModule; readonly fixed: GraphModule };
-  /** Skip onnxruntime in the first divergence (default: run it when onnxruntime-node is installed). */
+  /** Skip onnxruntime in the first divergence (default: run it when there is a runtime to compare with). */
   readonly runtime?: boolean;
+  /** The ONNX runtime comparison of the first divergence (see FirstDivergenceOptions; modelProfiler passes onnxruntime-node's). */
+  readonly compareWithRuntime?: RuntimeComparer;
   readonly similarity?: FeaturemapSimilarityOptions;
   readonly rawFeatures?: RawFeaturesOptions;
   /** Histograms of this many worst nodes (default 6). */
@@ -51,11 +52,11 @@ export interface ModelProfilerResults {
   readonly firstDivergence: FirstDivergenceResult | null;
 }
 
-export interface ModelProfilerResult {
+export interface ModelProfilerRun {
+  /** What profiler.html shows (renderProfilerHtml makes the page). */
   readonly report: ProfilerReport;
+  /** Each tool's result, as modelProfiler writes them to `<tool>.json`. */
   readonly results: ModelProfilerResults;
-  /** The files written (null with `outDir: null`). */
-  readonly written: WrittenReport | null;
 }
 
 /** The model kinds each mode compares (null: a traced float model that records no kind). */
@@ -89,14 +90,15 @@ function checkMode(mode: ProfilerMode, model1: GraphModule, model2: GraphModule)
 /**
  * Runs the profiler's tools on two adjacent stages of a model (similarity and statistics per node, weight
  * comparison, fusion, shared-module, qconfig and deploy-device checks, memory, and with `stages` the first
- * divergence) and writes `profiler.html` with one JSON file per tool to `outDir`. Neither model is changed.
+ * divergence) and returns the report and each tool's result; it writes nothing (modelProfiler of
+ * @qtk/profiler/node writes them). Neither model is changed.
  */
-export async function modelProfiler(
+export async function runModelProfiler(
   model1: GraphModule,
   model2: GraphModule,
   inputs: ModelInputs,
-  options: ModelProfilerOptions,
-): Promise<ModelProfilerResult> {
+  options: RunModelProfilerOptions,
+): Promise<ModelProfilerRun> {
   const { mode } = options;
   checkMode(mode, model1, model2);
   const args = argsOf(inputs);
@@ -136,6 +138,7 @@ export async function modelProfiler(
   const divergence = options.stages
     ? await firstDivergence(options.stages, args, {
         ...(options.runtime === false ? { onnx: null } : {}),
+        ...(options.compareWithRuntime ? { compareWithRuntime: options.compareWithRuntime } : {}),
         // the pair this run already compared, unless a custom metric or no same-input mode makes it differ
         ...((options.similarity?.metric ?? 'cosine') === 'cosine' && options.similarity?.sameInput !== false
           ? {
@@ -172,8 +175,5 @@ export async function modelProfiler(
     histograms: options.histograms ?? 6,
     ...(options.extra ? { extra: options.extra } : {}),
   });
-  const outDir = options.outDir === undefined ? 'qtk_profiler' : options.outDir;
-  const toolResults = Object.fromEntries(Object.entries(results).filter(([, v]) => v !== null));
-  const written = outDir === null ? null : await writeProfilerReport(outDir, report, toolResults);
-  return { report, results, written };
+  return { report, results };
 }

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INJECTED_NAME, type SampleReport, sampleReport } from '../testing/sample-report.js';
-import { writeProfilerReport } from './write-report.js';
+import { writeProfilerReport } from '../node/write-report.js';
 
 const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);

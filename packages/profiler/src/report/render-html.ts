@@ -1,15 +1,16 @@
 // profiler.html: one self-contained file (style, Chart.js, the data and the page script inline) that
-// opens offline from disk.
-import { createHash } from 'node:crypto';
+// opens offline from disk. Rendered as a string, in Node or in a browser; writeProfilerReport
+// (@qtk/profiler/node) writes it to disk.
 import { InvalidArgumentError } from '@qtk/tensor';
-import { chartJsSource } from './chart-source.js';
+import { CHART_JS_UMD } from './chart-js-umd.js';
 import { checkReport } from './check-report.js';
 import { escapeHtml, jsonForScript } from './html-escape.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { PAGE_STYLE } from './page-style.js';
 import type { ProfilerReport } from './report-model.js';
+import { base64, sha256 } from './sha256.js';
 
-const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+const cspHash = (text: string): string => `'sha256-${base64(sha256(text))}'`;
 
 /** A script's text, refused if it could end its own `<script>` element early. */
 function inlineScript(text: string, what: string): string {
@@ -28,12 +29,12 @@ function inlineScript(text: string, what: string): string {
  */
 export function renderProfilerHtml(report: ProfilerReport): string {
   checkReport(report);
-  const chart = inlineScript(chartJsSource(), "Chart.js's source");
+  const chart = inlineScript(CHART_JS_UMD, "Chart.js's source");
   const script = inlineScript(PAGE_SCRIPT, 'the page script');
   const csp = [
     "default-src 'none'",
-    `script-src ${sha256(chart)} ${sha256(script)}`,
-    `style-src ${sha256(PAGE_STYLE)}`,
+    `script-src ${cspHash(chart)} ${cspHash(script)}`,
+    `style-src ${cspHash(PAGE_STYLE)}`,
     'img-src data:',
   ].join('; ');
   return `<!doctype html>

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReportDirError } from './report-dir-error.js';
-import type { ProfilerReport } from './report-model.js';
+import { ReportDirError } from '../report/report-dir-error.js';
+import type { ProfilerReport } from '../report/report-model.js';
 import { writeProfilerReport, writeProfilerReportSync } from './write-report.js';
 
 const report: ProfilerReport = { version: 1, title: 'r', meta: {}, summary: [], tables: [], histograms: [] };

@@ -4,10 +4,10 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn/node';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { nonFiniteAt } from './check-report.js';
-import { renderProfilerHtml } from './render-html.js';
-import type { ProfilerReport } from './report-model.js';
-import { ReportDirError } from './report-dir-error.js';
+import { nonFiniteAt } from '../report/check-report.js';
+import { renderProfilerHtml } from '../report/render-html.js';
+import type { ProfilerReport } from '../report/report-model.js';
+import { ReportDirError } from '../report/report-dir-error.js';
 
 export interface WrittenReport {
   /** Path of profiler.html. */
