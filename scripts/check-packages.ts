@@ -8,12 +8,15 @@
 // It also holds `sideEffects` to the bundles: a package whose dist/*.js runs a call at top level (a
 // registration), declares `var x = register...(...)` / `traceable(...)`, or imports a module for its
 // effects must say `true`; one whose bundle does none of these must say `false`.
+// And it bundles each library package's built main entry (dist) for the browser with esbuild: the published
+// files must reach no Node built-in and no onnxruntime-node (their file helpers are in ./node).
 // Exits non-zero when any check fails.
 // Usage: node --import tsx scripts/check-packages.ts
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeNodeOnlyImports, nodeOnlyImports } from './browser-bundle.js';
 import { buildAll, packAll, type PublishablePackage, publishablePackages, ROOT } from './pack-and-install.js';
 
 interface Check {
@@ -62,6 +65,20 @@ function checkSideEffects(p: PublishablePackage): string | undefined {
   return undefined;
 }
 
+/** A failure message per library package (under packages/) whose built main entry reaches a Node-only module. */
+async function checkBrowserBundles(packages: readonly PublishablePackage[]): Promise<string[]> {
+  const libraries = packages.filter((p) => p.dir.startsWith(join(ROOT, 'packages')));
+  const reports = await Promise.all(
+    libraries.map(async (p) => {
+      const main = (p.manifest.exports?.['.'] as { import?: string } | undefined)?.import;
+      if (!main) return `browser bundle ${p.manifest.name}: no "import" condition on its "." export`;
+      const found = await nodeOnlyImports(join(p.dir, main), { root: ROOT });
+      return found.length ? `browser bundle ${p.manifest.name}:\n${describeNodeOnlyImports(main, found)}` : undefined;
+    }),
+  );
+  return reports.filter((r): r is string => r !== undefined);
+}
+
 const started = performance.now();
 const packages = publishablePackages();
 buildAll();
@@ -92,7 +109,8 @@ try {
       },
     ];
   });
-  const failures = await runAll(checks);
+  const [failures, bundles] = await Promise.all([runAll(checks), checkBrowserBundles(packages)]);
+  failures.push(...bundles);
   for (const p of packages) {
     const mismatch = checkSideEffects(p);
     if (mismatch) failures.push(mismatch);
@@ -103,7 +121,9 @@ try {
     console.error(`\ncheck:packages: ${failures.length} failure(s) in ${tarballs.size} packages (${timing})`);
     process.exitCode = 1;
   } else {
-    console.log(`check:packages: ${tarballs.size} packages built, packed, publint and attw clean (${timing})`);
+    console.log(
+      `check:packages: ${tarballs.size} packages built, packed, publint and attw clean, main entries bundle for the browser (${timing})`,
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
