@@ -1,9 +1,14 @@
 // Plain Node ESM, no TypeScript: what a user writes after `npm install @qtk/tensor @qtk/nn @qtk/core
 // @qtk/fake-quant @qtk/march-bayes`. scripts/pack-and-install.ts runs it in a fresh project outside the
 // repository against the packed tarballs, and in the repository against the sources, and compares the
-// two printouts. It asserts on its own that the fixed-point model agrees with the fake-quant model.
+// two printouts. It asserts on its own that the fixed-point model agrees with the fake-quant model, and that
+// the model file written and read back through the ./node subpath computes the same.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
+import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
@@ -52,4 +57,18 @@ const flGap = Math.max(...fp.map((v, i) => Math.abs(v - fl[i])));
 // Fixed point follows fake quant to a few output steps, and both stay near the float model.
 assert.ok(fqGap <= 0.02 * maxAbs, `fixed-point vs fake-quant: max gap ${fqGap} (outputs up to ${maxAbs})`);
 assert.ok(flGap <= 0.1 * maxAbs, `fixed-point vs float: max gap ${flGap} (outputs up to ${maxAbs})`);
+
+// The file helpers live in @qtk/core/node: the main entry bundles for a browser.
+const dir = mkdtempSync(join(tmpdir(), 'qtk-pick-and-mix-'));
+try {
+  saveModelFileSync(fixed, join(dir, 'tiny.qtk'));
+  const loaded = loadModelFileSync(join(dir, 'tiny.qtk'));
+  assert.equal(loaded.kind, 'fixed-point');
+  assert.deepEqual(
+    noGrad(() => Array.from(loaded.model.call(x).data)),
+    fp,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
 console.log(JSON.stringify({ fixed: fp, fakeQuant: fq }));
