@@ -181,6 +181,8 @@ function loadThreaded(): Engine | { reason: string } {
 let relaxed: { ok: boolean; reason: string } | null = null;
 /** Why the last load fell back from the relaxed build although the runtime supports it. */
 let relaxedFailure: string | undefined;
+/** Sources of the relaxed builds loaded (a bundler may rename the files, so the name does not tell). */
+const relaxedSources = new Set<string>();
 
 /** wasm/<name>-relaxed.wasm where the runtime compiles relaxed SIMD (and the file exists), else wasm/<name>.wasm. */
 function loadBuild(name: string, imports: WasmImports = {}): WasmLoadResult {
@@ -188,14 +190,17 @@ function loadBuild(name: string, imports: WasmImports = {}): WasmLoadResult {
   relaxedFailure = undefined;
   if (relaxed.ok) {
     const fused = loadWasmSync(`${name}-relaxed`, imports);
-    if (fused.ok) return fused;
+    if (fused.ok) {
+      relaxedSources.add(fused.source);
+      return fused;
+    }
     relaxedFailure = fused.reason;
   }
   return loadWasmSync(name, imports);
 }
 
 const relaxedStatus = (source: string): Pick<WasmStatus, 'relaxedSimd' | 'relaxedSimdReason'> => ({
-  relaxedSimd: source.endsWith('-relaxed.wasm'),
+  relaxedSimd: relaxedSources.has(source),
   ...(relaxedFailure ? { relaxedSimdReason: relaxedFailure } : relaxed ? { relaxedSimdReason: relaxed.reason } : {}),
 });
 
@@ -270,7 +275,10 @@ async function fetchBuild(name: 'gemm' | 'gemm-shared', options: WasmInitOptions
   relaxedFailure = undefined;
   if (relaxed.ok) {
     const fused = await fetchWasm(url(`${name}-relaxed`), imports);
-    if (fused.ok) return fused;
+    if (fused.ok) {
+      relaxedSources.add(fused.source);
+      return fused;
+    }
     relaxedFailure = fused.reason;
   }
   return fetchWasm(url(name), imports);
