@@ -6,11 +6,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build, type PreviewServer, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PNG } from 'pngjs';
 import { demoInputs } from '../src/job/demo-inputs.js';
 import { type QuantizeJobResult, runQuantizeJob } from '../src/job/quantize-job.js';
+import { parseLabels, samplesFromFiles } from '../src/job/user-inputs.js';
 import { pct } from '../src/ui/pct.js';
 
 const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
@@ -19,16 +22,26 @@ const REPO = join(ROOT, '..', '..');
 const OUT = join(REPO, 'runs', 'e2e');
 const SUBSET = join(REPO, 'data', 'fashion-mnist-subset');
 
-/** The demo job as the page runs it by default. */
-async function nodeResult(): Promise<{ result: QuantizeJobResult; seconds: number }> {
+function demoInputsFromDisk() {
   const file = (name: string) => readFileSync(join(SUBSET, name));
-  const inputs = await demoInputs({
+  return demoInputs({
     weights: readFileSync(join(REPO, 'apps', 'demo', 'assets', 'reference-net.qtk')),
     trainImages: file('train-images-idx3-ubyte.gz'),
     trainLabels: file('train-labels-idx1-ubyte.gz'),
     testImages: file('t10k-images-idx3-ubyte.gz'),
     testLabels: file('t10k-labels-idx1-ubyte.gz'),
   });
+}
+
+/** The first `n` test images of the subset as raw 8-bit pixels. */
+function readIdxImages(n: number): Uint8Array {
+  const idx = gunzipSync(readFileSync(join(SUBSET, 't10k-images-idx3-ubyte.gz')));
+  return idx.subarray(16, 16 + n * 784);
+}
+
+/** The demo job as the page runs it by default. */
+async function nodeResult(): Promise<{ result: QuantizeJobResult; seconds: number }> {
+  const inputs = await demoInputsFromDisk();
   const t0 = performance.now();
   const result = runQuantizeJob({
     ...inputs,
@@ -138,6 +151,17 @@ describe('the web app in headless Chromium', () => {
     expect(problems).toEqual([]);
   }, 240_000);
 
+  it('saves a screenshot of the demo result', async () => {
+    const png = await page.screenshot({ fullPage: true });
+    writeFileSync(join(OUT, 'web-app.png'), png);
+    if (process.env.QTK_DOCS_SCREENSHOT === '1') {
+      const docs = join(REPO, 'docs', 'web-app.png');
+      mkdirSync(dirname(docs), { recursive: true });
+      writeFileSync(docs, png);
+    }
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
   it('downloads the ONNX export and the model file, byte for byte what Node writes', async () => {
     for (const [id, bytes] of [
       ['download-onnx', node.result.fixedOnnx],
@@ -152,14 +176,69 @@ describe('the web app in headless Chromium', () => {
     }
   });
 
-  it('saves a screenshot of the result', async () => {
-    const png = await page.screenshot({ fullPage: true });
-    writeFileSync(join(OUT, 'web-app.png'), png);
-    if (process.env.QTK_DOCS_SCREENSHOT === '1') {
-      const docs = join(REPO, 'docs', 'web-app.png');
-      mkdirSync(dirname(docs), { recursive: true });
-      writeFileSync(docs, png);
-    }
-    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  it("quantizes the user's files (picked, and a model dropped on the page) as Node does", async () => {
+    // the demo model's float ONNX, the first 64 test images as greyscale PNGs, and their labels
+    const demo = await demoInputsFromDisk();
+    const n = 64;
+    const pixels = readIdxImages(n);
+    const pngs = Array.from({ length: n }, (_, i) => {
+      const png = new PNG({ width: 28, height: 28, colorType: 0, inputColorType: 0, bitDepth: 8 });
+      const rgba = new Uint8Array(28 * 28 * 4);
+      for (let p = 0; p < 784; p++)
+        rgba.set([pixels[i * 784 + p]!, pixels[i * 784 + p]!, pixels[i * 784 + p]!, 255], p * 4);
+      png.data = Buffer.from(rgba);
+      return { name: `img-${String(i).padStart(3, '0')}.png`, rgba, bytes: PNG.sync.write(png, { colorType: 0 }) };
+    });
+    const labelsText = `${Array.from(demo.test.labels.subarray(0, n)).join('\n')}\n`;
+
+    const samples = samplesFromFiles(
+      pngs.map((p) => ({ kind: 'image' as const, image: { name: p.name, width: 28, height: 28, data: p.rgba } })),
+      [1, 28, 28],
+      { mean: [0.5], std: [0.5] },
+    );
+    const want = runQuantizeJob({
+      onnx: demo.onnx,
+      modelName: 'fashion-net.onnx',
+      calibration: samples,
+      test: { images: samples, labels: parseLabels(labelsText, n) },
+      march: 'bernoulli2',
+      observer: 'min_max',
+      hybrid: false,
+      inputScale: 1 / 128,
+      batch: 64,
+      profileSamples: 32,
+    });
+
+    await page
+      .locator('#files')
+      .setInputFiles([
+        ...pngs.map((p) => ({ name: p.name, mimeType: 'image/png', buffer: Buffer.from(p.bytes) })),
+        { name: 'labels.txt', mimeType: 'text/plain', buffer: Buffer.from(labelsText) },
+      ]);
+    // the model arrives by drag and drop
+    const onnx = Array.from(demo.onnx);
+    await page.getByTestId('drop').evaluate((el, bytes) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(bytes)], 'fashion-net.onnx'));
+      el.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, onnx);
+    expect(await page.locator('#picked').textContent()).toContain('Model: fashion-net.onnx');
+    expect(await page.locator('#picked').textContent()).toContain(`Samples: ${n} file(s)`);
+    await page.getByTestId('march').selectOption('bernoulli2');
+    await page.getByTestId('observer').selectOption('min_max');
+    await page.getByTestId('run').click();
+    await page
+      .locator('[data-testid="result"] h2', { hasText: 'fashion-net.onnx for bernoulli2' })
+      .waitFor({ timeout: 120_000 });
+    const text = async (id: string) => (await page.getByTestId(id).textContent())?.trim();
+    expect(await text('float-accuracy')).toBe(pct(want.accuracy!.float));
+    expect(await text('fixed-accuracy')).toBe(pct(want.accuracy!.fixedPoint));
+    expect(await text('agreement')).toBe(pct(want.agreement!));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-onnx').click()]);
+    expect(download.suggestedFilename()).toBe('fashion-net-bernoulli2.onnx');
+    const path = join(OUT, download.suggestedFilename());
+    await download.saveAs(path);
+    expect(Buffer.compare(readFileSync(path), Buffer.from(want.fixedOnnx))).toBe(0);
+    expect(problems).toEqual([]);
   });
 });
