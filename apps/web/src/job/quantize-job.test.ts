@@ -1,7 +1,7 @@
 import { modelFromBytes } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import { symbolicTrace } from '@qtk/ir';
-import { Conv2d, Flatten, Linear, Module, ReLU } from '@qtk/nn';
+import { Conv2d, Flatten, Hardswish, Linear, Module, ReLU } from '@qtk/nn';
 import { exportOnnxBytes, importOnnx } from '@qtk/onnx';
 import * as ort from 'onnxruntime-node';
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
@@ -19,8 +19,18 @@ class TinyNet extends Module {
   }
 }
 
-function tinyJob(): QuantizeJob {
-  const net = new TinyNet().eval();
+/** conv → HardSwish (which bernoulli2 cannot run) → linear. */
+class HardSwishNet extends Module {
+  readonly conv = new Conv2d(1, 4, 3, { padding: 1, generator: new Generator(6) });
+  readonly hswish = new Hardswish();
+  readonly flatten = new Flatten();
+  readonly fc = new Linear(4 * 6 * 6, 3, { generator: new Generator(7) });
+  forward(x: Tensor): Tensor {
+    return this.fc.call(this.flatten.call(this.hswish.call(this.conv.call(x))));
+  }
+}
+
+function tinyJob(net: Module = new TinyNet().eval()): QuantizeJob {
   const example = randn([1, 1, 6, 6], { generator: new Generator(3) });
   const onnx = exportOnnxBytes(symbolicTrace(net), example, { inputNames: ['x'] });
   const images = randn([40, 1, 6, 6], { generator: new Generator(4) }).clamp(-1, 1);
@@ -105,5 +115,17 @@ describe('runQuantizeJob', () => {
     expect(() => runQuantizeJob({ ...job, calibration: wrong, test: null })).toThrow(
       'tiny.onnx takes samples of shape [1, 6, 6], but the calibration samples are [1, 5, 5]',
     );
+  });
+
+  it('hybrid: an operator the march cannot run fails with the advice to tick hybrid, and with it runs on the CPU', () => {
+    const job = { ...tinyJob(new HardSwishNet().eval()), march: 'bernoulli2' };
+    expect(() => runQuantizeJob(job)).toThrow(JobError);
+    expect(() => runQuantizeJob(job)).toThrow(/cannot convert tiny\.onnx for 'bernoulli2': [^]*Tick "hybrid"/);
+    const r = runQuantizeJob({ ...job, hybrid: true });
+    expect(r.deviceCounts.CPU).toBeGreaterThan(0);
+    const cpu = r.devices.filter((d) => d.device === 'CPU');
+    expect(cpu.map((d) => d.type).join(' ')).toMatch(/Hardswish/i);
+    expect(r.accuracy!.float).toBe(1);
+    expect(r.agreement!).toBeGreaterThan(0.8);
   });
 });
