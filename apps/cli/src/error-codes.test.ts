@@ -47,6 +47,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   SplitModelError: () => new ir.SplitModelError('s', 'node'),
   StateDictError: () => new nn.StateDictError({ missingKeys: ['w'] }),
   DataFormatError: () => new nn.DataFormatError('d'),
+  CompressedDataError: () => new nn.CompressedDataError('the bytes'),
   DatasetNotFoundError: () => new nn.DatasetNotFoundError('d', '/x'),
   WriteTargetError: () => new nn.WriteTargetError('/x', 'a directory'),
   NonfiniteGradientError: () => new nn.NonfiniteGradientError(Number.NaN, 2, [0]),
