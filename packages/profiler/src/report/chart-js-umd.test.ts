@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CHART_JS_UMD, CHART_JS_VERSION } from './chart-js-umd.js';
 
 describe('the inlined Chart.js', () => {
-  it('is the installed chart.js UMD build without its source map line (else run pnpm --filter @qtk/profiler generate:chart)', () => {
+  it('is the installed chart.js UMD build without its source map line (else run pnpm install, or pnpm --filter @qtk/profiler generate:chart)', () => {
     const dir = dirname(dirname(createRequire(import.meta.url).resolve('chart.js')));
     const installed = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
     expect(CHART_JS_VERSION, 'chart.js was updated: regenerate src/report/chart-js-umd.ts').toBe(installed.version);
