@@ -6,53 +6,25 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build, type PreviewServer, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PNG } from 'pngjs';
-import { demoInputs } from '../src/job/demo-inputs.js';
 import { type QuantizeJobResult, runQuantizeJob } from '../src/job/quantize-job.js';
 import { parseLabels, samplesFromFiles } from '../src/job/user-inputs.js';
+import { defaultDemoJob, demoInputsFromDisk, demoTestPixels } from '../testing/demo-from-disk.js';
 import { pct } from '../src/ui/pct.js';
 
 const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPO = join(ROOT, '..', '..');
 const OUT = join(REPO, 'runs', 'e2e');
-const SUBSET = join(REPO, 'data', 'fashion-mnist-subset');
-
-function demoInputsFromDisk() {
-  const file = (name: string) => readFileSync(join(SUBSET, name));
-  return demoInputs({
-    weights: readFileSync(join(REPO, 'apps', 'demo', 'assets', 'reference-net.qtk')),
-    trainImages: file('train-images-idx3-ubyte.gz'),
-    trainLabels: file('train-labels-idx1-ubyte.gz'),
-    testImages: file('t10k-images-idx3-ubyte.gz'),
-    testLabels: file('t10k-labels-idx1-ubyte.gz'),
-  });
-}
-
-/** The first `n` test images of the subset as raw 8-bit pixels. */
-function readIdxImages(n: number): Uint8Array {
-  const idx = gunzipSync(readFileSync(join(SUBSET, 't10k-images-idx3-ubyte.gz')));
-  return idx.subarray(16, 16 + n * 784);
-}
 
 /** The demo job as the page runs it by default. */
 async function nodeResult(): Promise<{ result: QuantizeJobResult; seconds: number }> {
-  const inputs = await demoInputsFromDisk();
+  const job = await defaultDemoJob();
   const t0 = performance.now();
-  const result = runQuantizeJob({
-    ...inputs,
-    modelName: 'reference-net.onnx',
-    march: 'bayes',
-    observer: 'mse',
-    hybrid: false,
-    inputScale: 1 / 128,
-    batch: 64,
-    profileSamples: 32,
-  });
+  const result = runQuantizeJob(job);
   return { result, seconds: (performance.now() - t0) / 1000 };
 }
 
@@ -180,7 +152,7 @@ describe('the web app in headless Chromium', () => {
     // the demo model's float ONNX, the first 64 test images as greyscale PNGs, and their labels
     const demo = await demoInputsFromDisk();
     const n = 64;
-    const pixels = readIdxImages(n);
+    const pixels = await demoTestPixels(n);
     const pngs = Array.from({ length: n }, (_, i) => {
       const png = new PNG({ width: 28, height: 28, colorType: 0, inputColorType: 0, bitDepth: 8 });
       const rgba = new Uint8Array(28 * 28 * 4);

@@ -1,6 +1,7 @@
 // The page: choose the demo or your own files, the march, the observer and hybrid; the job runs in a
 // Web Worker (src/worker.ts) and the result is drawn when it ends.
 import type { FromWorker, JobOptions, JobSource, ToWorker } from './job/messages.js';
+import { DEFAULT_JOB_OPTIONS } from './job/defaults.js';
 import { JOB_STAGES } from './job/stages.js';
 import { h } from './ui/dom.js';
 import { type PickedFiles, readSamples, sortFiles } from './ui/read-files.js';
@@ -113,8 +114,8 @@ function fillSelect(id: string, values: string[], preferred: string): void {
 worker.onmessage = (event: MessageEvent<FromWorker>) => {
   const m = event.data;
   if (m.type === 'ready') {
-    fillSelect('march', m.marches, 'bayes');
-    fillSelect('observer', m.observers, 'mse');
+    fillSelect('march', m.marches, DEFAULT_JOB_OPTIONS.march);
+    fillSelect('observer', m.observers, DEFAULT_JOB_OPTIONS.observer);
     const w = m.wasm;
     $('engine').textContent = w.loaded
       ? `wasm kernels${w.relaxedSimd ? ' with relaxed SIMD' : ''}, ${w.threads ?? 1} thread${w.threads === 2 ? 's' : ''}${w.threads === 2 ? '' : ` (${w.threadsReason ?? ''})`}`

@@ -5,6 +5,7 @@ import { marches, observers } from '@qtk/spec';
 import { initWasmBackend } from '@qtk/tensor';
 import '@qtk/observers';
 import { fetchDemoFiles } from './demo-assets.js';
+import { JOB_BATCH, PROFILE_SAMPLES } from './job/defaults.js';
 import { demoInputs, DEMO_MODEL_NAME } from './job/demo-inputs.js';
 import type { FromWorker, JobOptions, JobSource, ToWorker } from './job/messages.js';
 import { JobError, type QuantizeJob, runQuantizeJob } from './job/quantize-job.js';
@@ -18,7 +19,7 @@ const demoFiles = fetchDemoFiles();
 demoFiles.catch(() => {}); // reported when the demo is run
 
 async function jobOf(source: JobSource, options: JobOptions): Promise<QuantizeJob> {
-  const common = { ...options, batch: 64, profileSamples: 32 };
+  const common = { ...options, batch: JOB_BATCH, profileSamples: PROFILE_SAMPLES };
   if (source.kind === 'demo') {
     post({ type: 'progress', progress: { stage: 'load', done: 0, total: 1 } });
     const { onnx, calibration, test } = await demoInputs(await demoFiles);
