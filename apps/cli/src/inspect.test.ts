@@ -124,6 +124,6 @@ describe('qtk inspect', () => {
   it('a file that is not ONNX is a clear error', async () => {
     const r = await run('inspect', join(__dirname, 'main.ts'));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^qtk: error: importOnnx: .* (are not a valid ONNX model|hold no ONNX graph)/);
+    expect(r.stderr).toMatch(/^qtk: error: importOnnx: .* (is not a valid ONNX model|holds? no ONNX graph)/);
   });
 });

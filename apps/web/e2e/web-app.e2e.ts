@@ -213,4 +213,18 @@ describe('the web app in headless Chromium', () => {
     expect(Buffer.compare(readFileSync(path), Buffer.from(want.fixedOnnx))).toBe(0);
     expect(problems).toEqual([]);
   });
+
+  it('says what is wrong with a file that is not ONNX, and keeps working', async () => {
+    const png = new PNG({ width: 4, height: 4 });
+    await page.locator('#files').setInputFiles([
+      { name: 'broken.onnx', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model at all') },
+      { name: 'one.png', mimeType: 'image/png', buffer: PNG.sync.write(png) },
+    ]);
+    await page.getByTestId('run').click();
+    await page.locator('#status.error').waitFor({ timeout: 60_000 });
+    const status = (await page.getByTestId('status').textContent()) ?? '';
+    expect(status).toMatch(/^importOnnx: 'broken\.onnx' is not a valid ONNX model \(/);
+    expect(status).not.toMatch(/internal error/);
+    expect(await page.getByTestId('run').isEnabled()).toBe(true);
+  });
 });

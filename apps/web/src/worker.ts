@@ -28,9 +28,9 @@ async function jobOf(source: JobSource, options: JobOptions): Promise<QuantizeJo
   }
   let shape: (number | null)[] | null;
   try {
-    shape = importOnnx(source.onnx).inputSpecs[0]?.shape ?? null;
+    shape = importOnnx(source.onnx, { source: source.modelName }).inputSpecs[0]?.shape ?? null;
   } catch (e) {
-    throw new JobError(`${source.modelName}: ${(e as Error).message}`);
+    throw new JobError((e as Error).message);
   }
   const sampleShape = shape?.slice(1) ?? [];
   if (!shape || sampleShape.some((d) => d === null)) {

@@ -75,16 +75,18 @@ describe('import errors', () => {
     const truncated = join(dir, 'truncated.onnx');
     writeFileSync(truncated, good.slice(0, Math.floor(good.length / 2)));
     expect(() => importOnnxFile(truncated)).toThrow(OnnxFormatError);
-    expect(() => importOnnxFile(truncated)).toThrow(`importOnnx: '${truncated}' are not a valid ONNX model`);
+    expect(() => importOnnxFile(truncated)).toThrow(`importOnnx: '${truncated}' is not a valid ONNX model`);
     expect(() => importOnnxFile(join(dir, 'missing.onnx'))).toThrow(/importOnnx: cannot read '.*missing\.onnx'/);
-    expect(() => importOnnx(new TextEncoder().encode('definitely not a protobuf model'))).toThrow(OnnxFormatError);
+    expect(() => importOnnx(new TextEncoder().encode('definitely not a protobuf model'))).toThrow(
+      'importOnnx: the bytes are not a valid ONNX model',
+    );
     expect(() => importOnnx(new Uint8Array(0))).toThrow(OnnxFormatError);
   });
 
   it('bytes: `source` names them in errors; a path is refused with a pointer to @qtk/onnx/node', () => {
     const good = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }]);
     expect(() => importOnnx(good.slice(0, 20), { source: 'picked.onnx' })).toThrow(
-      "importOnnx: 'picked.onnx' are not a valid ONNX model",
+      "importOnnx: 'picked.onnx' is not a valid ONNX model",
     );
     expect(() => importOnnx(good, { source: 'picked.onnx', maxElements: -1 })).toThrow(
       "importOnnx('picked.onnx'): maxElements must be a positive number, got -1",

@@ -99,13 +99,13 @@ function decode(bytes: Uint8Array, source: string | undefined): ModelMsg {
     model = decodeModel(bytes);
   } catch (e) {
     throw new OnnxFormatError(
-      `importOnnx: ${what} are not a valid ONNX model (${(e as Error).message}); the file may be truncated or not ONNX`,
+      `importOnnx: ${what} ${source === undefined ? 'are' : 'is'} not a valid ONNX model (${(e as Error).message}); the file may be truncated or not ONNX`,
       { cause: e },
     );
   }
   if (!model.graph?.node || model.graph.node.length === 0 || !model.ir_version) {
     throw new OnnxFormatError(
-      `importOnnx: ${what} hold no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
+      `importOnnx: ${what} ${source === undefined ? 'hold' : 'holds'} no ONNX graph (no ir_version or no nodes); the file may be truncated or not ONNX`,
     );
   }
   return model;

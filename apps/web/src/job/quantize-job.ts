@@ -116,9 +116,9 @@ function head(x: Tensor, n: number): Tensor {
 function importModel(job: QuantizeJob): { float: GraphModule; sampleShape: number[]; inputName: string } {
   let float: OnnxGraphModule;
   try {
-    float = importOnnx(job.onnx);
+    float = importOnnx(job.onnx, { source: job.modelName });
   } catch (e) {
-    throw new JobError(`${job.modelName}: ${(e as Error).message}`);
+    throw new JobError((e as Error).message);
   }
   if (float.inputSpecs.length !== 1) {
     throw new JobError(
