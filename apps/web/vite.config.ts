@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { offlinePlugin } from './offline-plugin.js';
 
@@ -9,7 +10,10 @@ const ISOLATION = {
 };
 
 export default defineConfig({
-  resolve: { conditions: ['qtk-source', 'browser', 'module', 'import', 'default'] },
+  resolve: {
+    conditions: ['qtk-source', 'browser', 'module', 'import', 'default'],
+    alias: [{ find: /^fs$/, replacement: fileURLToPath(new URL('./src/no-fs.ts', import.meta.url)) }],
+  },
   plugins: [offlinePlugin()],
   worker: { format: 'es' },
   server: { headers: ISOLATION, port: 5173 },
