@@ -205,8 +205,7 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
         }
       }
       // skipped only when the march says why it cannot round-trip (options.skipCodec, shown in the test name)
-      // reason: options.skipCodec, the march's own explanation
-      if (options.skipCodec !== undefined) it.skip(`model-file round trip: skipped (${options.skipCodec})`, () => {});
+      if (options.skipCodec !== undefined) it.skip(`model-file round trip: skipped (${options.skipCodec})`, () => {}); // reason: options.skipCodec
     });
   });
 }
