@@ -1,4 +1,4 @@
-import { channelMinMax } from '@qtk/tensor';
+import { addHistogramCounts, channelMinMax, histogramCounts } from '@qtk/tensor';
 import { InvalidArgumentError, StateVersionError } from './errors.js';
 
 /**
@@ -113,7 +113,6 @@ export class SignedHistogram {
   range = 0;
   min = Infinity;
   max = -Infinity;
-  private scratch: Int32Array | null = null;
 
   constructor(readonly bins: number) {
     if (!Number.isInteger(bins) || bins < 2)
@@ -175,35 +174,18 @@ export class SignedHistogram {
     if (hi > this.max) this.max = hi;
     const a = Math.max(-lo, hi);
     if (a > 0 && a >= this.range) this.widen(pow2Above(a));
-    const c = this.counts;
     const b = this.bins;
-    // Hot path (every activation of every calibration batch): |y| < bins < 2^31, so `| 0` floors it;
-    // counting into an Int32Array first is faster than incrementing doubles. Slot 2·bins takes NaNs.
-    this.scratch ??= new Int32Array(2 * b + 1);
-    const t = this.scratch;
-    if (this.range === 0) {
-      // all zeros (or NaN) so far: the bin [0, w) for every later range
-      for (let i = 0; i < n; i++) {
-        const slot = v[i]! === 0 ? b : 2 * b;
-        t[slot] = t[slot]! + 1;
-      }
-    } else {
-      const inv = b / this.range;
-      const nanSlot = 2 * b;
-      for (let i = 0; i < n; i++) {
-        const y = v[i]! * inv;
-        const k = Math.abs(y) | 0;
-        const slot = y >= 0 ? b + k : y < 0 ? b - 1 - k : nanSlot;
-        t[slot] = t[slot]! + 1;
-      }
+    // Hot path (every activation of every calibration batch): float32 values go to @qtk/tensor's
+    // HistogramCounts (wasm); inv 0 while the range is 0 puts zeros in the bin [0, w) of every later range.
+    const attrs = { bins: b, inv: this.range === 0 ? 0 : b / this.range };
+    let t: Int32Array;
+    if (v instanceof Float32Array) t = histogramCounts(v, attrs);
+    else {
+      t = new Int32Array(2 * b + 1);
+      addHistogramCounts(v, attrs, t);
     }
-    for (let j = 0; j < 2 * b; j++) {
-      if (t[j] !== 0) {
-        c[j] = c[j]! + t[j]!;
-        t[j] = 0;
-      }
-    }
-    t[2 * b] = 0;
+    const c = this.counts;
+    for (let j = 0; j < 2 * b; j++) if (t[j] !== 0) c[j] = c[j]! + t[j]!;
   }
 
   /** Adds another histogram of the same bin count (ranges align by doubling the smaller one). */

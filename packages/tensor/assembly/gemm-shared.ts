@@ -12,6 +12,7 @@ export { fakeQuantizeSymmetric } from './_fake-quant';
 export { maxPool2d } from './_max-pool';
 export { activation } from './_activation';
 export { channelMinMax } from './_min-max';
+export { histogramCounts } from './_histogram';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';
 
 // Gemm job fields (i32) after the common header.

@@ -8,4 +8,5 @@ export { fakeQuantizeSymmetric } from './_fake-quant';
 export { maxPool2d } from './_max-pool';
 export { activation } from './_activation';
 export { channelMinMax } from './_min-max';
+export { histogramCounts } from './_histogram';
 export { bnForward, bnBackward, relu, reluBackward, addSame } from './_pointwise';

@@ -147,3 +147,4 @@ export {
   type FakeQuantRounding,
 } from './ops/fake-quantize-symmetric.js';
 export { channelMinMax, type ChannelMinMaxAttrs } from './ops/channel-min-max.js';
+export { addHistogramCounts, histogramCounts, type HistogramCountsAttrs } from './ops/histogram-counts.js';

@@ -13,6 +13,7 @@ import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from '
 import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
 import { createWasmActivation, registerWasmActivationKernels, type ActivationExports, type WasmActivation } from './wasm-activation.js';
 import { createWasmMinMax, registerWasmMinMaxKernel, type MinMaxExports, type WasmMinMax } from './wasm-min-max.js';
+import { createWasmHistogram, registerWasmHistogramKernel, type HistogramExports, type WasmHistogram } from './wasm-histogram.js';
 import { createWasmMaxPool, registerWasmMaxPoolKernel, type MaxPoolExports, type WasmMaxPool } from './wasm-max-pool.js';
 import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
@@ -57,6 +58,8 @@ interface Engine {
   activation: WasmActivation | null;
   /** Null on a binary built before ChannelMinMax. */
   minMax: WasmMinMax | null;
+  /** Null on a binary built before HistogramCounts. */
+  histogram: WasmHistogram | null;
   runner: ThreadedRunner | null;
   source: string;
 }
@@ -104,19 +107,21 @@ registerWasmFakeQuantKernels(() => engine?.fakeQuant ?? null, noteFallback);
 registerWasmMaxPoolKernel(() => engine?.maxPool ?? null, noteFallback);
 registerWasmActivationKernels(() => engine?.activation ?? null, noteFallback);
 registerWasmMinMaxKernel(() => engine?.minMax ?? null, noteFallback);
+registerWasmHistogramKernel(() => engine?.histogram ?? null, noteFallback);
 
 const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
 /** Whether a binary exports `name` (binaries built before a kernel lack it; that kernel then stays on cpu). */
 const exportsFn = (exports: object, name: string): boolean => typeof (exports as Record<string, unknown>)[name] === 'function';
 
 /** The kernels every build may or may not export, each null when its export is missing. */
-function optionalKernels(exports: object, arena: Arena): Pick<Engine, 'requant' | 'fakeQuant' | 'maxPool' | 'activation' | 'minMax'> {
+function optionalKernels(exports: object, arena: Arena): Pick<Engine, 'requant' | 'fakeQuant' | 'maxPool' | 'activation' | 'minMax' | 'histogram'> {
   return {
     requant: exportsFn(exports, 'requantizeInt32') ? createWasmRequantize(exports as RequantizeExports, arena) : null,
     fakeQuant: exportsFn(exports, 'fakeQuantizeSymmetric') ? createWasmFakeQuant(exports as FakeQuantExports, arena) : null,
     maxPool: exportsFn(exports, 'maxPool2d') ? createWasmMaxPool(exports as MaxPoolExports, arena) : null,
     activation: exportsFn(exports, 'activation') ? createWasmActivation(exports as ActivationExports, arena) : null,
     minMax: exportsFn(exports, 'channelMinMax') ? createWasmMinMax(exports as MinMaxExports, arena) : null,
+    histogram: exportsFn(exports, 'histogramCounts') ? createWasmHistogram(exports as HistogramExports, arena) : null,
   };
 }
 
