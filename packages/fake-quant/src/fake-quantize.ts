@@ -71,6 +71,8 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   /** 1 once the scale holds an observed (or loaded) value; a buffer so it travels in state dicts. */
   declare initialized: Tensor;
   private state: FakeQuantState;
+  /** Set while the observer has seen data the scale does not reflect yet (CALIBRATION defers the update). */
+  private scaleStale = false;
 
   constructor(options: FakeQuantizeOptions = {}) {
     super();
@@ -97,6 +99,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     if (o.learnable) this.registerParameter('scale', new Parameter(init));
     else this.registerBuffer('scale', init);
     this.registerBuffer('initialized', new Tensor({ data: Float32Array.of(0), shape: [1], dtype: 'float32' }));
+    deferScaleReads(this);
     this.state = o.state;
     if (o.observer === 'fixed_scale') this.updateScaleFromObserver();
   }
@@ -115,6 +118,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
         `FakeQuantize.setFakeQuantState: unknown state '${String(state)}'; use one of ${FAKE_QUANT_STATES.join(', ')}`,
       );
     }
+    this.syncScale();
     this.state = state;
   }
 
@@ -128,7 +132,8 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
 
   forward(x: Tensor): Tensor {
     if (this.state === 'CALIBRATION') {
-      this.observe(x);
+      // The scale is computed from the observer when next read (a histogram search per batch adds up).
+      this.observe(x, { deferScale: true });
       return x;
     }
     if (this.state === 'QAT' && !(this.options.learnable && this.isInitialized)) this.observe(x);
@@ -145,21 +150,32 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     });
   }
 
-  private observe(x: Tensor): void {
+  private observe(x: Tensor, options: { deferScale?: boolean } = {}): void {
     const d = noGrad(() => x.detach());
     this.resumeFromScale();
     this.observer.observe(d);
-    if (this.observer.hasData()) this.updateScaleFromObserver();
+    if (!this.observer.hasData()) return;
+    if (options.deferScale) {
+      this.scaleStale = true;
+      this.initialized.data[this.initialized.offset] = 1;
+    } else this.updateScaleFromObserver();
+  }
+
+  /** Brings the scale up to date with what the observer saw (after deferred CALIBRATION updates). */
+  syncScale(): void {
+    if (this.scaleStale) this.updateScaleFromObserver();
   }
 
   private updateScaleFromObserver(): void {
+    this.scaleStale = false;
     const s = this.observer.computeQparams().scale;
-    if (s.length !== this.scale.size) {
+    const scale = scaleStore(this);
+    if (s.length !== scale.size) {
       throw new InvalidArgumentError(
-        `FakeQuantize: the observer gave ${s.length} scale(s) but the scale buffer holds ${this.scale.size}; set numChannels to the size of axis ${this.options.chAxis}`,
+        `FakeQuantize: the observer gave ${s.length} scale(s) but the scale buffer holds ${scale.size}; set numChannels to the size of axis ${this.options.chAxis}`,
       );
     }
-    this.scale.data.set(s, this.scale.offset);
+    scale.data.set(s, scale.offset);
     this.initialized.data[this.initialized.offset] = 1;
   }
 
@@ -195,6 +211,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
    * floor and larger values saturate).
    */
   calibrationIssue(): string | null {
+    this.syncScale();
     if (!this.isInitialized) return 'saw no finite value (no data, or only NaN): its scale is the placeholder 1.0';
     const s = this.scale.values();
     let zero = true;
@@ -221,4 +238,33 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   override extraRepr(): string {
     return `kind=${this.kind}, observer=${this.options.observer}, dtype=${this.dtype}, chAxis=${this.options.chAxis}, state=${this.state}`;
   }
+}
+
+const SCALE_STORE = '_scaleStore';
+
+/** The scale tensor itself, without bringing it up to date. */
+function scaleStore(fq: FakeQuantize): Tensor {
+  return (fq as unknown as Record<string, Tensor>)[SCALE_STORE]!;
+}
+
+/**
+ * Turns the registered `scale` (buffer, or Parameter for LSQ) into an accessor that syncs it with the
+ * observer before every read, so a deferred CALIBRATION update is never seen stale: by the state dict,
+ * conversion, or a user reading `fq.scale`. The accessor keeps the property's place among the module's
+ * fields; its functions use `this`, so deepCopy and the fusion's shallow clones (which copy property
+ * descriptors) give each copy its own scale, held in a non-enumerable field that they copy too.
+ */
+function deferScaleReads(fq: FakeQuantize): void {
+  Object.defineProperty(fq, SCALE_STORE, { value: fq.scale, writable: true, enumerable: false, configurable: true });
+  Object.defineProperty(fq, 'scale', {
+    get(this: FakeQuantize): Tensor {
+      this.syncScale();
+      return scaleStore(this);
+    },
+    set(this: FakeQuantize, t: Tensor) {
+      (this as unknown as Record<string, Tensor>)[SCALE_STORE] = t;
+    },
+    enumerable: true,
+    configurable: true,
+  });
 }
