@@ -46,8 +46,11 @@ export class QatModule extends Module {
       Object.defineProperty(layer, 'weight', { value: wq, enumerable: true });
       const runLayer = (x: Tensor) => (w.layer.forward as (x: Tensor) => Tensor).call(layer, x);
       if (this.module instanceof FusedConvBase) {
+        // the shadowed layer itself (the fused module may run its conv with the epilogue), its hooks never run
+        Object.defineProperty(layer, 'call', { value: runLayer });
+        Object.defineProperty(layer, 'isCallPlain', { value: () => true });
         const fused = Object.create(this.module) as FusedConvBase;
-        Object.defineProperty(fused, 'conv', { value: { call: runLayer }, enumerable: true });
+        Object.defineProperty(fused, 'conv', { value: layer, enumerable: true });
         y = (this.module.forward as (...a: Tensor[]) => Tensor).apply(fused, args);
       } else {
         y = runLayer(args[0]!);

@@ -1,7 +1,7 @@
 // Fused modules: one class per conv family, holding the conv (BN already absorbed into its weight
 // and bias) and flags for the add and the activation that followed it.
 import { moduleCodecs, registerLeafModule } from '@qtk/ir';
-import { Conv2d, Conv3d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
+import { Conv1d, Conv2d, Conv3d, ConvTranspose2d, Linear, Module } from '@qtk/nn';
 import { add, InvalidArgumentError, relu, relu6, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 
@@ -44,16 +44,21 @@ export abstract class FusedConvBase<C extends Module = Module> extends Module {
     this.training = conv.training;
   }
 
-  /** `x` goes through the conv; `other` is added when the module was fused with an add. */
+  /**
+   * `x` goes through the conv; `other` is added when the module was fused with an add. A Conv1d/2d/3d
+   * runs the three as one op (`convWithEpilogue`), which gives the same values in one pass.
+   */
   forward(x: Tensor, other?: Tensor): Tensor {
-    let y = (this.conv as unknown as { call(t: Tensor): Tensor }).call(x);
-    if (this.withAdd) {
-      if (other === undefined)
-        throw new InvalidArgumentError(`${this.constructor.name}: fused with an add, so forward needs (x, other)`);
-      y = this.convFirst ? add(y, other) : add(other, y);
-    } else if (other !== undefined) {
+    if (this.withAdd && other === undefined)
+      throw new InvalidArgumentError(`${this.constructor.name}: fused with an add, so forward needs (x, other)`);
+    if (!this.withAdd && other !== undefined)
       throw new InvalidArgumentError(`${this.constructor.name}: not fused with an add, so forward takes one input`);
+    const conv = this.conv as Module;
+    if ((this.withAdd || this.activation) && isPlainConv(conv) && conv.canFuseEpilogue()) {
+      return conv.forwardWithEpilogue(x, { other, activation: this.activation });
     }
+    let y = (this.conv as unknown as { call(t: Tensor): Tensor }).call(x);
+    if (this.withAdd) y = this.convFirst ? add(y, other!) : add(other!, y);
     if (this.activation === 'relu') return relu(y);
     if (this.activation === 'relu6') return relu6(y);
     return y;
@@ -65,6 +70,10 @@ export abstract class FusedConvBase<C extends Module = Module> extends Module {
     if (this.activation) parts.push(`activation=${this.activation}`);
     return parts.join(', ');
   }
+}
+
+function isPlainConv(m: Module): m is Conv1d | Conv2d | Conv3d {
+  return m instanceof Conv1d || m instanceof Conv2d || m instanceof Conv3d;
 }
 
 /** Conv2d (+BN) (+add) (+ReLU/ReLU6). */

@@ -80,6 +80,14 @@ export abstract class Module {
     return this.callUnintercepted(args) as ReturnType<this['forward']>;
   }
 
+  /**
+   * Whether `call` would only run `forward`: no hooks on this module and no interceptor (a tracer).
+   * A parent may then compute what `call` returns another way (a fused kernel) without anyone noticing.
+   */
+  isCallPlain(): boolean {
+    return interceptor === null && this._forwardPreHooks.size === 0 && this._forwardHooks.size === 0;
+  }
+
   private callUnintercepted(args: unknown[]): unknown {
     callDepth++;
     if (callDepth === 1) forwardPassCounter++;

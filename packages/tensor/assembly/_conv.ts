@@ -40,6 +40,10 @@ import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, D
 // @ts-ignore: decorator
 @inline export const CONV_STAGED: usize = 168; // images whose inputs the host has copied in so far (atomic)
 // @ts-ignore: decorator
+@inline const EPI_ADD: usize = 212; // forward: a tensor [N, COUT, P] added to the output; 0: none
+// @ts-ignore: decorator
+@inline const EPI_ACT: usize = 216; // forward: ACT_NONE, ACT_RELU or ACT_RELU6 on the output after the add
+// @ts-ignore: decorator
 @inline export const CONV_N: usize = 8;
 // @ts-ignore: decorator
 @inline export const CONV_CHUNK: usize = 124;
@@ -229,14 +233,54 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
       }
     }
   }
-  const bias = <usize>field(job, BIAS);
-  if (bias) {
-    for (let co = 0; co < cout; co++) {
-      const bv = f32x4.splat(load<f32>(bias + (<usize>co << 2)));
-      const row = yn + (<usize>co * <usize>p << 2);
-      let i = 0;
-      for (; i + 4 <= p; i += 4) v128.store(row + (<usize>i << 2), f32x4.add(v128.load(row + (<usize>i << 2)), bv));
-      for (; i < p; i++) store<f32>(row + (<usize>i << 2), load<f32>(row + (<usize>i << 2)) + f32x4.extract_lane(bv, 0));
+  const add = <usize>field(job, EPI_ADD);
+  epilogue(yn, cout, p, <usize>field(job, BIAS), add ? add + (<usize>(n * cout) * <usize>p << 2) : 0, field(job, EPI_ACT));
+}
+
+// @ts-ignore: decorator
+@inline const ACT_RELU: i32 = 1;
+// @ts-ignore: decorator
+@inline const ACT_RELU6: i32 = 2;
+// @ts-ignore: decorator
+@inline const CANONICAL_NAN: i32 = 0x7fc00000;
+
+/**
+ * One image's output y [cout, p] += bias (per channel), then += add (same layout), then the activation, in
+ * one pass, with the same operations as the separate kernels: Add's f32 add, Relu's max(v, 0) (_pointwise.ts)
+ * and Relu6's selects with a NaN stored as JavaScript stores it (_activation.ts).
+ */
+function epilogue(y: usize, cout: i32, p: i32, bias: usize, add: usize, act: i32): void {
+  if (!bias && !add && !act) return;
+  const zero = f32x4.splat(0);
+  const six = f32x4.splat(6);
+  const nan = i32x4.splat(CANONICAL_NAN);
+  for (let co = 0; co < cout; co++) {
+    const row = y + (<usize>co * <usize>p << 2);
+    const other = add + (<usize>co * <usize>p << 2);
+    const b = bias ? load<f32>(bias + (<usize>co << 2)) : 0;
+    const bv = f32x4.splat(b);
+    let i = 0;
+    for (; i + 4 <= p; i += 4) {
+      const o = <usize>i << 2;
+      let v = v128.load(row + o);
+      if (bias) v = f32x4.add(v, bv);
+      if (add) v = f32x4.add(v, v128.load(other + o));
+      if (act == ACT_RELU) v = f32x4.max(v, zero);
+      else if (act == ACT_RELU6) {
+        v = v128.bitselect(zero, v128.bitselect(six, v, f32x4.ge(v, six)), f32x4.le(v, zero));
+        v = v128.bitselect(nan, v, f32x4.ne(v, v));
+      }
+      v128.store(row + o, v);
+    }
+    for (; i < p; i++) {
+      const o = <usize>i << 2;
+      let v = load<f32>(row + o);
+      if (bias) v = v + b;
+      if (add) v = v + load<f32>(other + o);
+      if (act == ACT_RELU) v = max<f32>(v, 0);
+      else if (act == ACT_RELU6) v = v <= 0 ? 0 : v >= 6 ? 6 : v;
+      if (act == ACT_RELU6 && v != v) store<i32>(row + o, CANONICAL_NAN);
+      else store<f32>(row + o, v);
     }
   }
 }

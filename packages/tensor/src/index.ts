@@ -115,6 +115,12 @@ export {
   type TraceableEntry,
 } from './trace-hook.js';
 export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';
+export {
+  convWithEpilogue,
+  type ConvActivation,
+  type ConvEpilogue,
+  type ConvEpilogueAttrs,
+} from './ops/conv-epilogue.js';
 export type {
   BatchNormAttrs,
   BatchNormBackwardAttrs,

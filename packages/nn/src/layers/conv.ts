@@ -4,6 +4,8 @@ import {
   conv3d,
   convTranspose1d,
   convTranspose2d,
+  convWithEpilogue,
+  type ConvEpilogue,
   type Generator,
   type Tensor,
   zeros,
@@ -130,6 +132,19 @@ abstract class ConvNd extends Module {
 
   abstract override forward(x: Tensor): Tensor;
 
+  /**
+   * Whether `forwardWithEpilogue` gives what `call(x)` followed by the epilogue would: forward is the
+   * class's own convolution (not overridden) and `call` would run nothing else (`isCallPlain`).
+   */
+  canFuseEpilogue(): boolean {
+    return STOCK_CONV_FORWARDS.has(this.forward) && this.isCallPlain();
+  }
+
+  /** activation(conv(x) + other) in one op (`convWithEpilogue`), for fused modules. */
+  forwardWithEpilogue(x: Tensor, epilogue: ConvEpilogue): Tensor {
+    return convWithEpilogue(x, this.weight, this.bias, this.convOptions(), epilogue);
+  }
+
   override extraRepr(): string {
     const pad = typeof this.padding === 'string' ? `'${this.padding}'` : `[${this.padding}]`;
     return (
@@ -170,6 +185,13 @@ export class Conv3d extends ConvNd {
     return conv3d(x, this.weight, this.bias, this.convOptions());
   }
 }
+
+/** The forward methods that are exactly conv1d/2d/3d of the layer's parameters and options. */
+const STOCK_CONV_FORWARDS = new Set<unknown>([
+  Conv1d.prototype.forward,
+  Conv2d.prototype.forward,
+  Conv3d.prototype.forward,
+]);
 
 /** Transposed convolution: weight [in, out/groups, ...kernel] (PyTorch's layout and initialisation). */
 abstract class ConvTransposeNd extends Module {

@@ -139,17 +139,29 @@ registerKernel<ConvBackwardKernel>({
 });
 
 // The gradient dispatches like a forward op, so backends can bring their own backward kernel.
-registerGradient<ConvAttrs>('Conv', ({ inputs: [x, w, b], attrs, saved }, [gy]) => {
+registerGradient<ConvAttrs>('Conv', ({ inputs: [x, w, b], attrs, saved }, [gy]) =>
+  convGradients(x!, w!, b, attrs, saved, gy!),
+);
+
+/** [dx, dw, db] of a Conv with operands x, w, b (null where not required) for the output gradient gy. */
+export function convGradients(
+  x: Tensor,
+  w: Tensor,
+  b: Tensor | undefined,
+  attrs: ConvAttrs,
+  saved: Saved,
+  gy: Tensor,
+): (Tensor | null)[] {
   const a: ConvBackwardAttrs = {
     ...attrs,
-    needInput: x!.requiresGrad,
-    needWeight: w!.requiresGrad,
+    needInput: x.requiresGrad,
+    needWeight: w.requiresGrad,
     needBias: !!b?.requiresGrad,
   };
   if (!a.needInput && !a.needWeight && !a.needBias) return [null, null, null];
-  const inputs = [x!, w!, gy!];
+  const inputs = [x, w, gy];
   return kernels.resolve<ConvBackwardKernel>('ConvBackward', inputs, a).fn(inputs, a, saved);
-});
+}
 
 export interface ConvOptions {
   stride?: number | readonly number[];
@@ -190,14 +202,18 @@ export function checkBias(op: string, bias: Tensor, channels: number): void {
   }
 }
 
-function convNd(
+/**
+ * Checks a rank-`r` convolution's operands and options (`op` names it in errors) and resolves them to
+ * the Conv op's attributes; `xb` is the input with its batch dim.
+ */
+export function convSetup(
   op: string,
   r: number,
   x: Tensor,
   weight: Tensor,
   bias: Tensor | null | undefined,
   o: ConvOptions,
-): Tensor {
+): { xb: Tensor; unbatched: boolean; attrs: ConvAttrs } {
   const { xb, unbatched } = batched(op, x, r);
   requireFloat(weight, op, 'weight');
   if (weight.ndim !== r + 2) {
@@ -243,7 +259,18 @@ function convNd(
       );
     }
   });
-  const attrs: ConvAttrs = { stride, pads, dilation, groups };
+  return { xb, unbatched, attrs: { stride, pads, dilation, groups } };
+}
+
+function convNd(
+  op: string,
+  r: number,
+  x: Tensor,
+  weight: Tensor,
+  bias: Tensor | null | undefined,
+  o: ConvOptions,
+): Tensor {
+  const { xb, unbatched, attrs } = convSetup(op, r, x, weight, bias, o);
   const y = run1<ConvAttrs>('Conv', bias ? [xb, weight, bias] : [xb, weight], attrs);
   return unbatched ? reshape(y, y.shape.slice(1)) : y;
 }

@@ -1,4 +1,5 @@
 import { convPlan, type ConvAttrs, type ConvBackwardAttrs, type ConvBackwardKernel } from '../ops/conv.js';
+import type { ConvEpilogueAttrs } from '../ops/conv-epilogue.js';
 import { f32, make } from '../ops/util.js';
 import { channelSums } from '../ops/conv-im2col.js';
 import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
@@ -38,6 +39,31 @@ export function registerWasmConvKernels(
         if (!(error instanceof RangeError)) throw error;
         noteFallback(`Conv ${x!.shape.join('×')}`, error);
         return kernels.kernelOn<TensorKernel<ConvAttrs>>('Conv', 'cpu')!.fn(inputs, attrs, saved);
+      }
+      return make(y, [pr.geom.n, pr.cout, ...pr.out]);
+    },
+  });
+
+  registerKernel<TensorKernel<ConvEpilogueAttrs>>({
+    op: 'ConvEpilogue',
+    backend: 'wasm',
+    accepts: (inputs: Tensor[], attrs: ConvEpilogueAttrs) =>
+      wasmConvBytes(problem(inputs[0]!, inputs[1]!, attrs), false, threads(), attrs.withAdd) <= MAX_WASM_BYTES,
+    fn: (inputs, attrs, saved: Saved) => {
+      const [x, w] = inputs;
+      const b = attrs.hasBias ? inputs[2] : undefined;
+      const other = attrs.withAdd ? inputs[attrs.hasBias ? 3 : 2] : undefined;
+      const pr = problem(x!, w!, attrs);
+      let y: Float32Array;
+      try {
+        y = conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr, {
+          add: other ? f32(other) : undefined,
+          activation: attrs.activation,
+        });
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        noteFallback(`ConvEpilogue ${x!.shape.join('×')}`, error);
+        return kernels.kernelOn<TensorKernel<ConvEpilogueAttrs>>('ConvEpilogue', 'cpu')!.fn(inputs, attrs, saved);
       }
       return make(y, [pr.geom.n, pr.cout, ...pr.out]);
     },

@@ -28,8 +28,23 @@ export interface ConvProblem {
  */
 export type ConvJobRunner = (flops: number, chunks: number, prepare: (shared: boolean) => void) => void;
 
+/** What the forward applies to each image's output after the bias (assembly/_conv.ts `epilogue`). */
+export interface ConvForwardEpilogue {
+  /** Added to the output, [N, COUT, P] like it. */
+  add?: Float32Array;
+  activation: 'relu' | 'relu6' | null;
+}
+
+const ACT_CODES = { relu: 1, relu6: 2 } as const;
+
 export interface WasmConv {
-  forward(x: Float32Array, w: Float32Array, bias: Float32Array | undefined, p: ConvProblem): Float32Array;
+  forward(
+    x: Float32Array,
+    w: Float32Array,
+    bias: Float32Array | undefined,
+    p: ConvProblem,
+    epilogue?: ConvForwardEpilogue,
+  ): Float32Array;
   backward(
     x: Float32Array,
     w: Float32Array,
@@ -54,6 +69,7 @@ const F = {
   sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
   x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
   pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42,
+  epiAdd: 53, epiAct: 54,
 } as const;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
@@ -121,14 +137,17 @@ function chunking(n: number, backward: boolean, wsize: number): { chunk: number;
   return { chunk, chunks: Math.ceil(n / chunk) };
 }
 
-/** Bytes of wasm memory (beyond the fixed work areas) one forward or backward call stages. */
-export function wasmConvBytes(pr: ConvProblem, backward: boolean, threads: number): number {
+/**
+ * Bytes of wasm memory (beyond the fixed work areas) one forward or backward call stages (`withAdd`: a
+ * forward with an added tensor).
+ */
+export function wasmConvBytes(pr: ConvProblem, backward: boolean, threads: number, withAdd = false): number {
   const L = layout(pr);
   const { n, c } = pr.geom;
   const x = n * c * L.plane;
   const y = n * pr.cout * L.p;
   const scratch = threads * L.scratchLen;
-  const extra = backward ? x + (chunking(n, true, L.wsize).chunks + 1) * L.wsize : pr.cout;
+  const extra = backward ? x + (chunking(n, true, L.wsize).chunks + 1) * L.wsize : pr.cout + (withAdd ? y : 0);
   return (x + L.readSlack + L.wsize + y + scratch + extra) * 4 + 16 * 64;
 }
 
@@ -223,7 +242,7 @@ export function createWasmConv(opts: {
   }
 
   return {
-    forward(x, w, bias, pr) {
+    forward(x, w, bias, pr, epilogue) {
       const L = layout(pr);
       const { n, c } = pr.geom;
       const alloc = allocator();
@@ -232,6 +251,7 @@ export function createWasmConv(opts: {
       const bp = bias ? alloc(pr.cout) : 0;
       const yLen = n * pr.cout * L.p;
       const yp = alloc(yLen);
+      const addp = epilogue?.add ? alloc(yLen) : 0;
       const s0 = alloc(L.scratchLen);
       const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
@@ -245,7 +265,11 @@ export function createWasmConv(opts: {
       d[F.y] = yp;
       d[F.scratch0] = s0;
       d[F.scratch1] = s1;
-      const p = preparer(heap, d, n, [{ src: x, len: c * L.plane, at: xp }], [yLen]);
+      d[F.epiAdd] = addp;
+      d[F.epiAct] = epilogue?.activation ? ACT_CODES[epilogue.activation] : 0;
+      const inputs: Staging = [{ src: x, len: c * L.plane, at: xp }];
+      if (epilogue?.add) inputs.push({ src: epilogue.add, len: pr.cout * L.p, at: addp });
+      const p = preparer(heap, d, n, inputs, [yLen]);
       opts.run(flops(pr, L, 1), ch.chunks, p.prepare);
       return copyOut(arena.heap(), yp, yLen, p.arrays[0]);
     },
