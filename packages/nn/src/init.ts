@@ -113,11 +113,29 @@ export function xavierNormal_(t: Tensor, gain = 1, generator?: Generator): Tenso
   return normal_(t, 0, gain * Math.sqrt(2 / (fanIn + fanOut)), generator);
 }
 
+let skipping = 0;
+
+/**
+ * Runs `make` with the random initialisation of Linear and Conv layers turned off (PyTorch's
+ * `skip_init`): their weights and biases stay zero, for a caller that sets them right after (an
+ * importer). Nothing is drawn from any generator, so the random stream is the same as if `make` had
+ * not run.
+ */
+export function skipInit<T>(make: () => T): T {
+  skipping++;
+  try {
+    return make();
+  } finally {
+    skipping--;
+  }
+}
+
 /**
  * PyTorch's `reset_parameters` for Linear and Conv: kaiming_uniform(a = sqrt 5) on the weight,
  * bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)). Weight is drawn first, then bias.
  */
 export function resetLinearLike(weight: Tensor, bias: Tensor | null, generator?: Generator): void {
+  if (skipping > 0) return;
   kaimingUniform_(weight, { a: Math.sqrt(5), generator });
   if (bias) {
     const { fanIn } = calculateFanInAndFanOut(weight);

@@ -13,6 +13,7 @@ import {
   ConvTranspose2d,
   ELU,
   Flatten,
+  init,
   Hardsigmoid,
   Hardswish,
   Hardtanh,
@@ -197,7 +198,7 @@ const conv: Handler = (ctx) => {
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const cin = w.shape[1]! * groups;
     const Cls = r === 1 ? Conv1d : r === 2 ? Conv2d : Conv3d;
-    const m = new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: ctx.has(2) });
+    const m = init.skipInit(() => new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: ctx.has(2) }));
     param(m, 'weight', w);
     if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
     return [ctx.module(m, [pp.x])];
@@ -263,7 +264,7 @@ const convTranspose: Handler = (ctx) => {
   };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const Cls = r === 1 ? ConvTranspose1d : ConvTranspose2d;
-    const m = new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: ctx.has(2) });
+    const m = init.skipInit(() => new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: ctx.has(2) }));
     param(m, 'weight', w);
     if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
     return [cropEnd(ctx.module(m, [x]))];
@@ -289,7 +290,7 @@ const gemm: Handler = (ctx) => {
     (!c || (ctx.isConst(2) && c.size === n && c.shape[c.ndim - 1] === n))
   ) {
     const b = ctx.ex(1);
-    const m = new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c });
+    const m = init.skipInit(() => new Linear(b.shape[transB ? 1 : 0]!, n, { bias: !!c }));
     param(m, 'weight', transB ? b : contiguous(transpose(b, 0, 1)));
     if (c) param(m, 'bias', reshape(contiguous(c), [n]));
     return [ctx.module(m, [ctx.input(0)])];

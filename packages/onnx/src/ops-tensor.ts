@@ -1,5 +1,5 @@
 // ONNX operators that become call_function nodes (or fold away when all their inputs are constant).
-import { Linear, Parameter } from '@qtk/nn';
+import { init, Linear, Parameter } from '@qtk/nn';
 import {
   Tensor,
   abs,
@@ -74,7 +74,7 @@ const matmulOp: Handler = (ctx) => {
     }
   }
   if (ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && ctx.ex(0).ndim >= 2) {
-    const m = new Linear(b.shape[0]!, b.shape[1]!, { bias: false });
+    const m = init.skipInit(() => new Linear(b.shape[0]!, b.shape[1]!, { bias: false }));
     (m as unknown as { weight: Parameter }).weight = new Parameter(contiguous(transpose(b, 0, 1)));
     const bias = ctx.imp.fusedBias.get(ctx.node);
     if (bias) {
