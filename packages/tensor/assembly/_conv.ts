@@ -8,7 +8,7 @@
 // the image itself as its columns. Geometry is 3-d (1-d and 2-d convs have leading dims of 1). The host fills a job descriptor (i32 fields below);
 // images are grouped into chunks, and each chunk owns one partial dW so the sum over the batch
 // has the same order however chunks are spread over threads.
-import { gemm } from './_gemm';
+import { gemm, gemmPackedA, packAWhole, packedABytes } from './_gemm';
 import { intConvImage } from './_int-conv';
 import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
 
@@ -43,6 +43,8 @@ import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, D
 @inline const EPI_ADD: usize = 212; // forward: a tensor [N, COUT, P] added to the output; 0: none
 // @ts-ignore: decorator
 @inline const EPI_ACT: usize = 216; // forward: ACT_NONE, ACT_RELU or ACT_RELU6 on the output after the add
+// @ts-ignore: decorator
+@inline const WPACK: usize = 220; // forward: the weights packed by convPackWeights (per group); 0: packed per call to gemm
 // @ts-ignore: decorator
 @inline export const CONV_N: usize = 8;
 // @ts-ignore: decorator
@@ -200,6 +202,33 @@ function scratchArea(job: usize, scratch: usize, area: i32): usize {
   return scratch + 2 * cols + (<usize>field(job, PAD_LEN) << 2);
 }
 
+/**
+ * Packs every group's weights once at WPACK (group g at g · packedABytes) for the forward's gemms, which
+ * otherwise repack them for every image and band.
+ */
+export function convPackWeights(job: usize): void {
+  const wpack = <usize>field(job, WPACK);
+  if (!wpack) return;
+  const coutG = field(job, COUT) / field(job, GROUPS);
+  const kg = (field(job, C) / field(job, GROUPS)) * field(job, KD) * field(job, KH) * field(job, KW);
+  const w = <usize>field(job, WEIGHT);
+  const stride = packedABytes(coutG, kg);
+  for (let g = 0; g < field(job, GROUPS); g++) packAWhole(w + (<usize>(g * coutG * kg) << 2), kg, coutG, kg, wpack + <usize>g * stride);
+}
+
+/** Bytes `convPackWeights` writes. */
+export function convPackedWeightBytes(coutG: i32, kg: i32, groups: i32): usize {
+  return <usize>groups * packedABytes(coutG, kg);
+}
+
+/** One group's weight times B: from the packed weights when the job has them. */
+// @ts-ignore: decorator
+@inline function weightGemm(job: usize, g: i32, coutG: i32, kg: i32, n: i32, k: i32, b: usize, ldb: i32, c: usize, ldc: i32, work: usize): void {
+  const wpack = <usize>field(job, WPACK);
+  if (wpack) gemmPackedA(coutG, n, k, wpack + <usize>g * packedABytes(coutG, kg), b, ldb, c, ldc, 0, work);
+  else gemm(0, 0, coutG, n, k, <usize>field(job, WEIGHT) + (<usize>(g * coutG * kg) << 2), kg, b, ldb, c, ldc, 0, work);
+}
+
 /** y_n = W·cols_n (+ bias) for image n, band by band. */
 function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
   const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
@@ -208,13 +237,11 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
   const p = rows * ow;
   const cg = c / groups, coutG = cout / groups;
   const kg = cg * field(job, KD) * field(job, KH) * field(job, KW);
-  const w = <usize>field(job, WEIGHT);
   const xn = <usize>field(job, X) + (<usize>(n * c) * <usize>plane << 2);
   const yn = <usize>field(job, Y) + (<usize>(n * cout) * <usize>p << 2);
   if (field(job, POINTWISE)) {
     for (let g = 0; g < groups; g++) {
-      gemm(0, 0, coutG, p, cg, w + (<usize>(g * coutG * kg) << 2), kg, xn + (<usize>(g * cg) * <usize>p << 2), p,
-        yn + (<usize>(g * coutG) * <usize>p << 2), p, 0, work);
+      weightGemm(job, g, coutG, kg, p, cg, xn + (<usize>(g * cg) * <usize>p << 2), p, yn + (<usize>(g * coutG) * <usize>p << 2), p, work);
     }
   } else {
     let img = xn;
@@ -228,8 +255,8 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
       const tw = (r1 - r0) * ow;
       bandColumns(job, img, r0, r1, scratch, false);
       for (let g = 0; g < groups; g++) {
-        gemm(0, 0, coutG, tw, kg, w + (<usize>(g * coutG * kg) << 2), kg, scratch + (<usize>(g * kg) * <usize>tw << 2), tw,
-          yn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2), p, 0, work);
+        weightGemm(job, g, coutG, kg, tw, kg, scratch + (<usize>(g * kg) * <usize>tw << 2), tw,
+          yn + ((<usize>(g * coutG) * <usize>p + <usize>(r0 * ow)) << 2), p, work);
       }
     }
   }

@@ -228,6 +228,34 @@ function blockSize(extent: i32, maxBlock: i32): i32 {
   return min(maxBlock, (size + 3) & ~3);
 }
 
+/** Rows of op(A) rounded up to whole MR panels. */
+// @ts-ignore: decorator
+@inline function panelRows(m: i32): i32 {
+  return (m + MR - 1) & ~(MR - 1);
+}
+
+/** Bytes `packAWhole` writes for an m × k matrix. */
+export function packedABytes(m: i32, k: i32): usize {
+  return <usize>(panelRows(m) * k) << 2;
+}
+
+/**
+ * Packs all of A (m × k, row-major, not transposed) the way `gemm` packs it block by block: per k block
+ * (blockSize(k, KC) wide), per MC rows, MR-row panels; the block of (pc, ic) starts panelRows(m)·pc + ic·kc
+ * floats in. A caller that multiplies the same A many times (a conv's weights, once per image) packs it once
+ * and passes it to gemmPackedA.
+ */
+export function packAWhole(a: usize, lda: i32, m: i32, k: i32, dst: usize): void {
+  const kcMax = blockSize(k, KC);
+  const rows = panelRows(m);
+  for (let pc = 0; pc < k; pc += kcMax) {
+    const kc = min(kcMax, k - pc);
+    for (let ic = 0; ic < m; ic += MC) {
+      packA(false, a, lda, ic, min(MC, m - ic), pc, kc, dst + (<usize>(rows * pc + ic * kc) << 2));
+    }
+  }
+}
+
 /**
  * C = op(A)·op(B) + beta·C for row-major operands at byte addresses a, b, c; beta is 0 or 1.
  * `work` is workBytes() of scratch owned by this call (one per thread sharing the memory).
@@ -247,16 +275,52 @@ export function gemm(
   beta: i32,
   work: usize,
 ): void {
+  gemmBlocked(transA, transB, m, n, k, a, lda, 0, b, ldb, c, ldc, beta, work);
+}
+
+/** gemm with A (not transposed) already packed by packAWhole at aPacked: the same sums, without repacking A. */
+export function gemmPackedA(
+  m: i32,
+  n: i32,
+  k: i32,
+  aPacked: usize,
+  b: usize,
+  ldb: i32,
+  c: usize,
+  ldc: i32,
+  beta: i32,
+  work: usize,
+): void {
+  gemmBlocked(0, 0, m, n, k, 0, 0, aPacked, b, ldb, c, ldc, beta, work);
+}
+
+// @ts-ignore: decorator
+@inline function gemmBlocked(
+  transA: i32,
+  transB: i32,
+  m: i32,
+  n: i32,
+  k: i32,
+  a: usize,
+  lda: i32,
+  aPacked: usize,
+  b: usize,
+  ldb: i32,
+  c: usize,
+  ldc: i32,
+  beta: i32,
+  work: usize,
+): void {
   if (m <= 0 || n <= 0) return;
   const ldcB = <usize>ldc << 2;
   if (k <= 0) {
     if (beta == 0) for (let i = 0; i < m; i++) memory.fill(c + <usize>i * ldcB, 0, <usize>n << 2);
     return;
   }
-  const aPack = work;
   const bPack = work + B_PACK_AT;
   const tile = work + TILE_AT;
   const kcMax = blockSize(k, KC);
+  const rows = panelRows(m);
   for (let jc = 0; jc < n; jc += NC) {
     const nc = min(NC, n - jc);
     for (let pc = 0; pc < k; pc += kcMax) {
@@ -265,7 +329,9 @@ export function gemm(
       const acc = pc > 0 || beta != 0;
       for (let ic = 0; ic < m; ic += MC) {
         const mc = min(MC, m - ic);
-        packA(transA != 0, a, lda, ic, mc, pc, kc, aPack);
+        let aPack = work;
+        if (aPacked) aPack = aPacked + (<usize>(rows * pc + ic * kc) << 2);
+        else packA(transA != 0, a, lda, ic, mc, pc, kc, aPack);
         for (let jr = 0; jr < nc; jr += NR) {
           const nr = min(NR, nc - jr);
           const bp = bPack + (<usize>(jr * kc) << 2);

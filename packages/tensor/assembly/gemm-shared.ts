@@ -5,7 +5,7 @@ import { gemm } from './_gemm';
 import { CONV_CHUNK, CONV_CHUNKS, CONV_N, CONV_STAGED, convChunk, JOB_KIND, JOB_NEXT } from './_conv';
 
 export { dataStart, workBytes, gemm } from './_gemm';
-export { jobBytes, convRun, sumPartials } from './_conv';
+export { jobBytes, convRun, sumPartials, convPackWeights, convPackedWeightBytes } from './_conv';
 export { intConvImage } from './_int-conv';
 export { requantizeInt32 } from './_requantize';
 export { fakeQuantizeSymmetric } from './_fake-quant';

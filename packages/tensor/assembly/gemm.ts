@@ -1,7 +1,7 @@
 // The single-thread build (wasm/gemm.wasm): the packed SIMD gemm, the per-image convolutions on it
 // and the pointwise kernels (batch norm, relu, add).
 export { dataStart, workBytes, gemm } from './_gemm';
-export { jobBytes, convRun, sumPartials } from './_conv';
+export { jobBytes, convRun, sumPartials, convPackWeights, convPackedWeightBytes } from './_conv';
 export { intConvImage } from './_int-conv';
 export { requantizeInt32 } from './_requantize';
 export { fakeQuantizeSymmetric } from './_fake-quant';

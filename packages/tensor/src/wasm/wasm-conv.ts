@@ -12,6 +12,9 @@ export interface ConvExports {
   jobBytes(): number;
   convRun(job: number, work: number): void;
   sumPartials(dst: number, src: number, count: number, len: number): void;
+  /** Absent from binaries built before the forward packed its weights once. */
+  convPackWeights?(job: number): void;
+  convPackedWeightBytes?(coutG: number, kg: number, groups: number): number;
 }
 
 /** A convolution's shape: geometry (3-d, batch included), output channels and groups. */
@@ -69,7 +72,7 @@ const F = {
   sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
   x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
   pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42,
-  epiAdd: 53, epiAct: 54,
+  epiAdd: 53, epiAct: 54, wpack: 55,
 } as const;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
@@ -147,7 +150,9 @@ export function wasmConvBytes(pr: ConvProblem, backward: boolean, threads: numbe
   const x = n * c * L.plane;
   const y = n * pr.cout * L.p;
   const scratch = threads * L.scratchLen;
-  const extra = backward ? x + (chunking(n, true, L.wsize).chunks + 1) * L.wsize : pr.cout + (withAdd ? y : 0);
+  // forward: the bias, the added tensor, and the packed weights (at most 3 padding rows per group)
+  const packed = L.wsize + pr.groups * 3 * L.kg;
+  const extra = backward ? x + (chunking(n, true, L.wsize).chunks + 1) * L.wsize : pr.cout + (withAdd ? y : 0) + packed;
   return (x + L.readSlack + L.wsize + y + scratch + extra) * 4 + 16 * 64;
 }
 
@@ -252,6 +257,8 @@ export function createWasmConv(opts: {
       const yLen = n * pr.cout * L.p;
       const yp = alloc(yLen);
       const addp = epilogue?.add ? alloc(yLen) : 0;
+      const packBytes = exports.convPackedWeightBytes?.(pr.cout / pr.groups, L.kg, pr.groups) ?? 0;
+      const wpackp = packBytes > 0 ? alloc(packBytes / 4) : 0;
       const s0 = alloc(L.scratchLen);
       const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
       const heap = arena.reserve(alloc(0) - arena.base);
@@ -267,6 +274,8 @@ export function createWasmConv(opts: {
       d[F.scratch1] = s1;
       d[F.epiAdd] = addp;
       d[F.epiAct] = epilogue?.activation ? ACT_CODES[epilogue.activation] : 0;
+      d[F.wpack] = wpackp;
+      if (wpackp) exports.convPackWeights!(job);
       const inputs: Staging = [{ src: x, len: c * L.plane, at: xp }];
       if (epilogue?.add) inputs.push({ src: epilogue.add, len: pr.cout * L.p, at: addp });
       const p = preparer(heap, d, n, inputs, [yLen]);
