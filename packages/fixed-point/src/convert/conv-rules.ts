@@ -40,9 +40,10 @@ export function quantizeWeight(
     );
   }
   const q = new Int8Array(v.length);
-  for (let i = 0; i < v.length; i++) {
-    const c = s.length === 1 ? 0 : Math.floor(i / inner) % channels;
-    q[i] = sat(roundReal(v[i]! / Math.fround(s[c]!), rounding), 'qint8');
+  // one run of `inner` values per (outer, channel) block, with its scale read once
+  for (let block = 0, i = 0; i < v.length; block++) {
+    const scale = Math.fround(s[s.length === 1 ? 0 : block % channels]!);
+    for (const end = i + inner; i < end; i++) q[i] = sat(roundReal(v[i]! / scale, rounding), 'qint8');
   }
   return new Tensor({ data: q, shape: [...shape], dtype: 'int8' });
 }
