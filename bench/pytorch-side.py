@@ -1,9 +1,10 @@
 """PyTorch's side of `pnpm bench`: the same protocols (docs/benchmark.md) timed with PyTorch on this machine,
 so the bench can print QTK / PyTorch ratios measured in the same run. Prints one JSON object whose keys match
 the bench's: float_train_step_ms, qat_train_step_ms, calib_1024_s {min_max, histogram}, int_eval_10k_s,
-float_eval_10k_s. Weights are random (the timings do not depend on them).
+float_eval_10k_s. Weights are random (the timings do not depend on them). `--only` times just the listed
+figures, so the bench can run each right after QTK's own (the ratio then compares the same minute).
 
-usage: /usr/bin/python3 bench/pytorch-side.py --data DIR [--steps N] [--threads N]
+usage: /usr/bin/python3 bench/pytorch-side.py --data DIR [--steps N] [--threads N] [--only KEY,KEY...]
 """
 import argparse
 import copy
@@ -108,12 +109,20 @@ def eval_seconds(model, images, batch=500):
     return time.perf_counter() - start
 
 
+FIGURES = "float_train_step_ms,qat_train_step_ms,float_eval_10k_s,calib_1024_s,int_eval_10k_s"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", default=FIGURES, help="comma-separated figures to time (default: all)")
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    unknown = only - set(FIGURES.split(","))
+    if unknown:
+        parser.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}; use some of {FIGURES}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     torch.backends.quantized.engine = "onednn"
@@ -123,17 +132,23 @@ def main():
     example = (train[:1],)
     net = ReferenceNet()
     out = {"torch": torch.__version__, "threads": args.threads}
-    out["float_train_step_ms"] = train_step_ms(copy.deepcopy(net), x, y, args.steps)
-    qat = prepare_qat_fx(copy.deepcopy(net).train(), get_default_qat_qconfig_mapping("onednn"), example)
-    out["qat_train_step_ms"] = train_step_ms(qat, x, y, args.steps)
-    out["float_eval_10k_s"] = eval_seconds(net, test)
+    if "float_train_step_ms" in only:
+        out["float_train_step_ms"] = train_step_ms(copy.deepcopy(net), x, y, args.steps)
+    if "qat_train_step_ms" in only:
+        qat = prepare_qat_fx(copy.deepcopy(net).train(), get_default_qat_qconfig_mapping("onednn"), example)
+        out["qat_train_step_ms"] = train_step_ms(qat, x, y, args.steps)
+    if "float_eval_10k_s" in only:
+        out["float_eval_10k_s"] = eval_seconds(net, test)
+    if not only & {"calib_1024_s", "int_eval_10k_s"}:
+        print(json.dumps(out))
+        return
     min_max = QConfigMapping().set_global(
         QConfig(
             activation=MinMaxObserver.with_args(dtype=torch.quint8),
             weight=PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric),
         )
     )
-    out["calib_1024_s"] = {}
+    calib = {}
     calibrated = None
     for name, mapping in (("min_max", min_max), ("histogram", get_default_qconfig_mapping("onednn"))):
         prepared = prepare_fx(copy.deepcopy(net).eval(), mapping, example)
@@ -141,10 +156,15 @@ def main():
             start = time.perf_counter()
             for i in range(0, len(train), 64):
                 prepared(train[i : i + 64])
-            out["calib_1024_s"][name] = time.perf_counter() - start
+            calib[name] = time.perf_counter() - start
         if name == "min_max":
             calibrated = prepared
-    out["int_eval_10k_s"] = eval_seconds(convert_fx(calibrated), test)
+            if "calib_1024_s" not in only:
+                break
+    if "calib_1024_s" in only:
+        out["calib_1024_s"] = calib
+    if "int_eval_10k_s" in only:
+        out["int_eval_10k_s"] = eval_seconds(convert_fx(calibrated), test)
     print(json.dumps(out))
 
 

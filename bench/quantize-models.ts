@@ -1,7 +1,7 @@
 // The quantize benchmark of torchvision-shaped models (ResNet-18, MobileNetV2, MobileNetV3-small, random weights):
 // bench/torchvision-models.py exports them to ONNX (once, into runs/bench-models) and times PyTorch FX
-// post-training quantization; here `qtk quantize` runs on the same files and samples as a real process, its wall
-// time and peak memory measured by /usr/bin/time.
+// post-training quantization of each right after `qtk quantize` ran on it (the same files and samples, as a real
+// process, its wall time and peak memory measured by /usr/bin/time), so each ratio compares the same minute.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -26,13 +26,19 @@ export function benchQuantizeModels(dir: string, log: (m: string) => void): Quan
       reason: `${python} cannot import torch and torchvision (apt-get install python3-torch python3-torchvision)`,
     };
   if (!existsSync('/usr/bin/time')) return { reason: '/usr/bin/time is missing (apt-get install time)' };
-  log(`exporting the models (once) and timing PyTorch FX quantization: bench/torchvision-models.py --out ${dir}`);
-  const py = spawnSync(python, [join(ROOT, 'bench/torchvision-models.py'), '--out', dir], {
-    encoding: 'utf8',
-    timeout: 900_000,
-  });
-  if (py.status !== 0) return { reason: `torchvision-models.py failed: ${py.stderr.trim().slice(-400)}` };
-  const torch = JSON.parse(py.stdout.trim().split('\n').pop()!) as { quantize_s: Record<string, number> };
+  /** Runs torchvision-models.py (exporting what is missing), timing PyTorch FX on `time`. */
+  const pytorch = (time: string[]): { quantize_s: Record<string, number> } | { reason: string } => {
+    const py = spawnSync(python, [join(ROOT, 'bench/torchvision-models.py'), '--out', dir, '--time', time.join(',')], {
+      encoding: 'utf8',
+      timeout: 900_000,
+    });
+    if (py.status !== 0) return { reason: `torchvision-models.py failed: ${py.stderr.trim().slice(-400)}` };
+    return JSON.parse(py.stdout.trim().split('\n').pop()!) as { quantize_s: Record<string, number> };
+  };
+  log(`exporting the models (once): bench/torchvision-models.py --out ${dir}`);
+  const exported = pytorch([]);
+  if ('reason' in exported) return exported;
+  const torch: { quantize_s: Record<string, number> } = { quantize_s: {} };
   const quantize_s: Record<string, number> = {};
   const quantize_peak_mb: Record<string, number> = {};
   for (const model of QUANTIZE_MODELS) {
@@ -61,6 +67,9 @@ export function benchQuantizeModels(dir: string, log: (m: string) => void): Quan
     if (r.status !== 0 || !m) return { reason: `qtk quantize ${model} failed: ${r.stderr.trim().slice(-400)}` };
     quantize_s[model] = Number(m[1]);
     quantize_peak_mb[model] = Math.round(Number(m[2]) / 1024);
+    const timed = pytorch([model]);
+    if ('reason' in timed) return timed;
+    torch.quantize_s[model] = timed.quantize_s[model]!;
     log(
       `qtk quantize ${model}: ${m[1]} s, peak ${quantize_peak_mb[model]} MB; PyTorch FX ${torch.quantize_s[model]?.toFixed(2)} s`,
     );

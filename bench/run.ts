@@ -1,8 +1,8 @@
 // `pnpm bench [--quick] [--data DIR] [--json FILE] [--float-weights FILE] [--no-pytorch] [--models]` (with --float-weights the
 // 8-epoch float training is skipped and those weights are evaluated instead): runs the benchmark protocols of
 // docs/benchmark.md and prints one JSON object as the last output. Keys whose feature does not
-// exist yet are left out. With Fashion-MNIST and python3-torch, PyTorch's side of the same protocols runs right
-// after (bench/pytorch-side.py): `pytorch` holds its figures, `ratio_vs_pytorch` QTK's time over PyTorch's. Full runs
+// exist yet are left out. With Fashion-MNIST and python3-torch, PyTorch's side of each protocol runs right
+// after QTK's (bench/pytorch-side.py): `pytorch` holds its figures, `ratio_vs_pytorch` QTK's time over PyTorch's. Full runs
 // (and --models) add the quantize benchmark of torchvision-shaped models (bench/quantize-models.ts).
 import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
@@ -15,7 +15,7 @@ import type { GraphModule } from '@qtk/ir';
 import { parseArgs } from 'node:util';
 import { benchFloatTrainStep, benchFloatAccuracy } from './float-train.js';
 import { benchGraphOverhead } from './graph-overhead.js';
-import { runPytorchSide, ratiosVsPytorch } from './pytorch-side.js';
+import { runPytorchSide, ratiosVsPytorch, type PytorchFigure, type PytorchSide } from './pytorch-side.js';
 import { benchQuantizeModels } from './quantize-models.js';
 import { accuracyOf, evaluate, loadDataset, predict, resolveFullData, takeBatch } from '@qtk/examples';
 
@@ -37,9 +37,30 @@ const quick = values.quick!;
 const result: Record<string, unknown> = { cores: availableParallelism() };
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
+const dataDir = resolveFullData(values.data);
+// PyTorch's figures, each timed right after QTK's own (the machine's speed drifts over minutes).
+const torchSide: Partial<PytorchSide> = {};
+let torchSkipped: string | null = values['no-pytorch']
+  ? '--no-pytorch'
+  : dataDir
+    ? null
+    : 'no Fashion-MNIST (--data DIR)';
+function pairWithPytorch(only: PytorchFigure[]): void {
+  if (torchSkipped) return;
+  const r = runPytorchSide({ data: dataDir!, steps: quick ? 10 : 40, only });
+  if ('reason' in r) {
+    torchSkipped = r.reason;
+    log(`PyTorch side left out: ${r.reason}`);
+    return;
+  }
+  Object.assign(torchSide, r.side);
+  log(`PyTorch, right after: ${only.map((k) => `${k} = ${JSON.stringify(r.side[k])}`).join(', ')}`);
+}
+
 log(`float train step, batch 64 (${quick ? 'quick' : 'full'})`);
 result.float_train_step_ms = round(benchFloatTrainStep({ steps: quick ? 10 : 40 }), 2);
 log(`float_train_step_ms = ${result.float_train_step_ms}`);
+pairWithPytorch(['float_train_step_ms']);
 
 log('graph overhead: reference network as a GraphModule, eval forward, batch 64');
 const overhead = benchGraphOverhead({ reps: quick ? 5 : 15 });
@@ -49,7 +70,6 @@ log(
     `eager forward ${overhead.eagerMs.toFixed(2)} ms, GraphModule forward ${overhead.graphMs.toFixed(2)} ms, medians)`,
 );
 
-const dataDir = resolveFullData(values.data);
 const accuracy: Record<string, unknown> = {};
 let floatModel: Module | null = null;
 const givenWeights = values['float-weights'];
@@ -85,6 +105,7 @@ if (dataDir && floatModel) {
   log(
     `float_eval_10k_s = ${result.float_eval_10k_s} (${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} %)`,
   );
+  pairWithPytorch(['float_eval_10k_s']);
   const testLimit = quick ? 2000 : undefined;
   log(
     `calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`,
@@ -92,15 +113,18 @@ if (dataDir && floatModel) {
   const calib = benchCalibration(floatModel, dataDir, { testLimit, log });
   result.calib_1024_s = Object.fromEntries(Object.entries(calib.calib_1024_s).map(([k, v]) => [k, round(v, 3)]));
   accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
+  pairWithPytorch(['calib_1024_s']);
   log(quick ? 'QAT step time (10 steps)' : 'QAT protocol: 1 epoch from the calibrated float weights');
   const qat = benchQat(floatModel, dataDir, { maxSteps: quick ? 10 : undefined, evaluateAccuracy: !quick, log });
   result.qat_train_step_ms = round(qat.stepMs, 2);
+  pairWithPytorch(['qat_train_step_ms']);
   if (qat.accuracy !== null) accuracy.qat = round(qat.accuracy, 4);
   const test = loadDataset(dataDir, 'test');
   log(
     `fixed-point: convert the min-max calibrated model for each march, eval on ${test.labels.size} test images, batch 500`,
   );
   const fromCalib = benchFixedPoint(calib.models.min_max as GraphModule, test, { label: 'calibration (min_max)', log });
+  pairWithPytorch(['int_eval_10k_s']);
   let fromQat: typeof fromCalib = {};
   if (qat.accuracy !== null) {
     log('fixed-point: convert the QAT model for each march');
@@ -143,15 +167,11 @@ if (!quick || values.models) {
   }
 }
 
-if (dataDir && !values['no-pytorch']) {
-  log('PyTorch: the same protocols (bench/pytorch-side.py), right after QTK');
-  const torch = runPytorchSide({ data: dataDir, steps: quick ? 10 : 40 });
-  if ('side' in torch) {
-    result.pytorch = torch.side;
-    result.ratio_vs_pytorch = ratiosVsPytorch(result, torch.side);
-    log(`QTK / PyTorch: ${JSON.stringify(result.ratio_vs_pytorch)}`);
-  } else log(`PyTorch side skipped: ${torch.reason}`);
-}
+if (Object.keys(torchSide).length) {
+  result.pytorch = torchSide;
+  result.ratio_vs_pytorch = ratiosVsPytorch(result, torchSide);
+  log(`QTK / PyTorch: ${JSON.stringify(result.ratio_vs_pytorch)}`);
+} else log(`PyTorch side skipped: ${torchSkipped ?? 'no protocol ran'}`);
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;

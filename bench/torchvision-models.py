@@ -2,9 +2,10 @@
 seeded random weights (no downloads), exported to ONNX for `qtk quantize`, and PyTorch FX post-training
 quantization of the same models timed (prepare_fx + calibration on the same samples + convert_fx).
 
-usage: /usr/bin/python3 bench/torchvision-models.py --out DIR [--samples N] [--threads N]
+usage: /usr/bin/python3 bench/torchvision-models.py --out DIR [--samples N] [--threads N] [--time MODEL,...]
 Writes DIR/<model>.onnx and DIR/calib/x.npy (N samples, 3x224x224 in [-1, 1]) unless they exist, then prints one
-JSON object: {"quantize_s": {<model>: seconds}, "torch": version}.
+JSON object: {"quantize_s": {<model>: seconds}, "torch": version}. `--time` times only the listed models (an
+empty list: export only), so the bench can time each right after `qtk quantize` on it.
 """
 import argparse
 import copy
@@ -35,7 +36,11 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--time", default=",".join(MODELS), help="comma-separated models to time (default: all)")
     args = parser.parse_args()
+    timed = {m for m in args.time.split(",") if m}
+    if timed - set(MODELS):
+        parser.error(f"--time: unknown model(s) {', '.join(sorted(timed - set(MODELS)))}; use some of {', '.join(MODELS)}")
     torch.set_num_threads(args.threads)
     torch.backends.quantized.engine = "onednn"
     os.makedirs(os.path.join(args.out, "calib"), exist_ok=True)
@@ -51,6 +56,8 @@ def main():
         path = os.path.join(args.out, f"{name}.onnx")
         if not os.path.exists(path):
             torch.onnx.export(model, example, path, opset_version=13, input_names=["image"], output_names=["logits"])
+        if name not in timed:
+            continue
         start = time.perf_counter()
         prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping("onednn"), example)
         with torch.no_grad():
