@@ -158,11 +158,14 @@ if (!quick || values.models) {
   else {
     result.quantize_s = q.quantize_s;
     result.quantize_peak_mb = q.quantize_peak_mb;
+    result.quantize_work_s = q.quantize_work_s;
     if (q.pytorch_quantize_s) {
       result.pytorch_quantize_s = q.pytorch_quantize_s;
-      result.ratio_quantize_vs_pytorch = Object.fromEntries(
-        Object.entries(q.quantize_s).map(([m, s]) => [m, round(s / q.pytorch_quantize_s![m]!, 2)]),
-      );
+      const over = (times: Record<string, number>) =>
+        Object.fromEntries(Object.entries(times).map(([m, s]) => [m, round(s / q.pytorch_quantize_s![m]!, 2)]));
+      result.ratio_quantize_vs_pytorch = over(q.quantize_s);
+      // both in-process: QTK without Node's start-up and module loading, PyTorch without Python's and torch's import
+      result.ratio_quantize_work_vs_pytorch = over(q.quantize_work_s);
     }
   }
 }
