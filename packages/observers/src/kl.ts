@@ -107,7 +107,9 @@ export function klThresholdBin(
   const levelSpread = new Float64Array(levels);
   for (let i = startBin; i <= stop; i += stride) {
     const qTotal = pTotal - suffix[i]!;
-    const qOf = (qb: number): number => (qTotal > 0 ? qb / qTotal : 0) + 1e-10;
+    // q of a mass qb is (qTotal > 0 ? qb / qTotal : 0) + 1e-10, written out below: a closure made per candidate
+    // and called per level measured 1.5× slower here
+    const hasQ = qTotal > 0;
     let kl = 0;
     for (let m = 0; m <= levels; m++) levelStart[m] = Math.min(i, Math.ceil((m * i) / levels));
     const last = i - 1;
@@ -120,18 +122,21 @@ export function klThresholdBin(
       levelSpread[m] = spread;
       const end = Math.min(to, last);
       const h = end > from ? plainH[end]! - plainH[from]! : 0;
-      if (h > 0) kl += (plainHLogP[end]! - plainHLogP[from]! - Math.log(qOf(spread)) * h) / pTotal;
+      if (h > 0)
+        kl += (plainHLogP[end]! - plainHLogP[from]! - Math.log((hasQ ? spread / qTotal : 0) + 1e-10) * h) / pTotal;
     }
     for (const b of special) {
       if (b >= last) break;
       const m = Math.floor((b * levels) / i);
       const p = hist[b]! / pTotal;
-      kl += p * Math.log(p / qOf(atom[b]! + (cont[b] === 0 ? 0 : levelSpread[m]!)));
+      const qb = atom[b]! + (cont[b] === 0 ? 0 : levelSpread[m]!);
+      kl += p * Math.log(p / ((hasQ ? qb / qTotal : 0) + 1e-10));
     }
     const endP = (hist[last]! + suffix[i]!) / pTotal;
     if (endP !== 0) {
       const m = Math.floor((last * levels) / i);
-      kl += endP * Math.log(endP / qOf(atom[last]! + (cont[last] === 0 ? 0 : levelSpread[m]!)));
+      const qb = atom[last]! + (cont[last] === 0 ? 0 : levelSpread[m]!);
+      kl += endP * Math.log(endP / ((hasQ ? qb / qTotal : 0) + 1e-10));
     }
     candidates.push(i);
     divergences.push(kl);
