@@ -9,7 +9,7 @@ export const ACT_HARDSWISH: i32 = 2;
 export const ACT_HARDSIGMOID: i32 = 3;
 
 // @ts-ignore: decorator
-@inline const CANONICAL_NAN: i32 = 0x7fc00000;
+@inline export const CANONICAL_NAN: i32 = 0x7fc00000;
 
 /** Lanes 2-3 of a vector moved to lanes 0-1. */
 // @ts-ignore: decorator
@@ -26,7 +26,7 @@ export const ACT_HARDSIGMOID: i32 = 3;
 }
 
 // @ts-ignore: decorator
-@inline function apply4(kind: i32, x: v128, a: f32, b: f32): v128 {
+@inline export function apply4(kind: i32, x: v128, a: f32, b: f32): v128 {
   if (kind == ACT_CLIP) return f32x4.pmin(f32x4.pmax(x, f32x4.splat(a)), f32x4.splat(b));
   if (kind == ACT_RELU6) {
     // x <= 0 ? 0 : x >= 6 ? 6 : x
@@ -44,7 +44,7 @@ export const ACT_HARDSIGMOID: i32 = 3;
 }
 
 // @ts-ignore: decorator
-@inline function apply1(kind: i32, x: f32, a: f32, b: f32): f32 {
+@inline export function apply1(kind: i32, x: f32, a: f32, b: f32): f32 {
   if (kind == ACT_CLIP) {
     const lo = x < a ? a : x;
     return lo > b ? b : lo;

@@ -10,6 +10,7 @@
 // has the same order however chunks are spread over threads.
 import { gemm, gemmPackedA, packAWhole, packedABytes } from './_gemm';
 import { intConvImage } from './_int-conv';
+import { ACT_RELU6 as ACTIVATION_RELU6, apply1, apply4, CANONICAL_NAN } from './_activation';
 import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
 
 // @ts-ignore: decorator
@@ -268,18 +269,15 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
 @inline const ACT_RELU: i32 = 1;
 // @ts-ignore: decorator
 @inline const ACT_RELU6: i32 = 2;
-// @ts-ignore: decorator
-@inline const CANONICAL_NAN: i32 = 0x7fc00000;
 
 /**
  * One image's output y [cout, p] += bias (per channel), then += add (same layout), then the activation, in
  * one pass, with the same operations as the separate kernels: Add's f32 add, Relu's max(v, 0) (_pointwise.ts)
- * and Relu6's selects with a NaN stored as JavaScript stores it (_activation.ts).
+ * and Relu6's (_activation.ts, with a NaN stored as JavaScript stores it).
  */
 function epilogue(y: usize, cout: i32, p: i32, bias: usize, add: usize, act: i32): void {
   if (!bias && !add && !act) return;
   const zero = f32x4.splat(0);
-  const six = f32x4.splat(6);
   const nan = i32x4.splat(CANONICAL_NAN);
   for (let co = 0; co < cout; co++) {
     const row = y + (<usize>co * <usize>p << 2);
@@ -294,7 +292,7 @@ function epilogue(y: usize, cout: i32, p: i32, bias: usize, add: usize, act: i32
       if (add) v = f32x4.add(v, v128.load(other + o));
       if (act == ACT_RELU) v = f32x4.max(v, zero);
       else if (act == ACT_RELU6) {
-        v = v128.bitselect(zero, v128.bitselect(six, v, f32x4.ge(v, six)), f32x4.le(v, zero));
+        v = apply4(ACTIVATION_RELU6, v, 0, 0);
         v = v128.bitselect(nan, v, f32x4.ne(v, v));
       }
       v128.store(row + o, v);
@@ -305,7 +303,7 @@ function epilogue(y: usize, cout: i32, p: i32, bias: usize, add: usize, act: i32
       if (bias) v = v + b;
       if (add) v = v + load<f32>(other + o);
       if (act == ACT_RELU) v = max<f32>(v, 0);
-      else if (act == ACT_RELU6) v = v <= 0 ? 0 : v >= 6 ? 6 : v;
+      else if (act == ACT_RELU6) v = apply1(ACTIVATION_RELU6, v, 0, 0);
       if (act == ACT_RELU6 && v != v) store<i32>(row + o, CANONICAL_NAN);
       else store<f32>(row + o, v);
     }

@@ -31,22 +31,6 @@ export interface ConvEpilogue {
   activation?: ConvActivation | null;
 }
 
-/** The activation of the cpu kernels: the Relu and Relu6 ops' functions. */
-export function applyActivation(y: Float32Array, activation: ConvActivation | null): void {
-  if (activation === 'relu') {
-    for (let i = 0; i < y.length; i++) {
-      const e = y[i]!;
-      const r = (e + Math.abs(e)) * 0.5;
-      y[i] = !Number.isNaN(r) || e !== -Infinity ? r : 0;
-    }
-  } else if (activation === 'relu6') {
-    for (let i = 0; i < y.length; i++) {
-      const e = y[i]!;
-      y[i] = e <= 0 ? 0 : e >= 6 ? 6 : e;
-    }
-  }
-}
-
 function operands(inputs: readonly Tensor[], a: ConvEpilogueAttrs) {
   const [x, w] = inputs;
   const b = a.hasBias ? inputs[2] : undefined;
@@ -54,20 +38,17 @@ function operands(inputs: readonly Tensor[], a: ConvEpilogueAttrs) {
   return { x: x!, w: w!, b, other };
 }
 
+// The reference: the cpu kernels of Conv, Add and Relu / Relu6, one after the other.
 registerKernel<TensorKernel<ConvEpilogueAttrs>>({
   op: 'ConvEpilogue',
   backend: 'cpu',
   fn: (inputs, a, saved: Saved) => {
     const { x, w, b, other } = operands(inputs, a);
-    const conv = kernels.kernelOn<TensorKernel<ConvAttrs>>('Conv', 'cpu')!.fn;
-    const y = conv(b ? [x, w, b] : [x, w], a, saved) as Tensor;
-    const v = y.values() as Float32Array;
-    if (other) {
-      const o = f32(other);
-      for (let i = 0; i < v.length; i++) v[i] = v[i]! + o[i]!;
-    }
-    applyActivation(v, a.activation);
-    return make(v, y.shape);
+    const cpu = (op: string) => kernels.kernelOn<TensorKernel<unknown>>(op, 'cpu')!.fn;
+    let y = cpu('Conv')(b ? [x, w, b] : [x, w], a, saved) as Tensor;
+    if (other) y = cpu('Add')([y, other], {}, {}) as Tensor;
+    if (a.activation) y = cpu(a.activation === 'relu' ? 'Relu' : 'Relu6')([y], {}, {}) as Tensor;
+    return y;
   },
 });
 
