@@ -10,5 +10,7 @@ export default defineConfig({
     globalSetup: ['./vitest.global-setup.ts'],
     testTimeout: 60_000,
     pool: 'threads',
+    // every skip and every check left out is listed at the end with its reason (scripts/skip-reporter.ts)
+    reporters: ['default', './scripts/skip-reporter.ts'],
   },
 });

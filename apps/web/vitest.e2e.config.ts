@@ -11,5 +11,6 @@ export default defineConfig({
     testTimeout: 240_000,
     hookTimeout: 240_000,
     pool: 'forks',
+    reporters: ['default', './scripts/skip-reporter.ts'],
   },
 });

@@ -9,7 +9,8 @@ import * as ort from 'onnxruntime-node';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { importOnnx } from '@qtk/onnx/node';
 import { exportOnnx } from '@qtk/onnx/node';
-import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
+import { onnxCheck } from '@qtk/onnx/testing';
+import { itWithOnnxChecker } from '../../packages/onnx/src/testing/onnx-checker.js';
 import { ReferenceNet } from './reference-net.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-'));
@@ -23,8 +24,6 @@ function trainedReferenceNet(): ReferenceNet {
   model.eval();
   return model;
 }
-
-const python = findPythonWithOnnx();
 
 describe('export then import', () => {
   const model = trainedReferenceNet();
@@ -59,8 +58,8 @@ describe('export then import', () => {
     expect(Object.keys((back.stateDict() as { tensors: object }).tensors)).toContain('layer1_conv1.weight');
   });
 
-  it.skipIf(!python)('the exported file passes onnx.checker (python3-onnx)', () => {
-    expect(onnxCheck(python!, path)).toBeNull();
+  itWithOnnxChecker('the exported file passes onnx.checker (python3-onnx)', (python) => {
+    expect(onnxCheck(python, path)).toBeNull();
   });
 
   it('onnxruntime-node (CPU) runs the exported file within 1e-4 of QTK', async () => {
@@ -90,13 +89,13 @@ describe('export then import', () => {
   });
 });
 
-describe.skipIf(!python)('onnx.checker on exports at other opsets', () => {
+describe('onnx.checker on exports at other opsets', () => {
   for (const opset of [11, 17]) {
-    it(`opset ${opset}`, () => {
+    itWithOnnxChecker(`opset ${opset}`, (python) => {
       const gm = symbolicTrace(trainedReferenceNet());
       const path = join(dir, `reference-net-${opset}.onnx`);
       exportOnnx(gm, [randn([2, 1, 28, 28])], path, { opset });
-      expect(onnxCheck(python!, path)).toBeNull();
+      expect(onnxCheck(python, path)).toBeNull();
     });
   }
 });

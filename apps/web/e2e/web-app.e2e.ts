@@ -3,19 +3,20 @@
 // embedded demo model after a reload with the network switched off (its service worker serves it); the accuracies it shows must equal
 // the same job run here in Node, and the ONNX file and model file it downloads must equal Node's byte for
 // byte. A screenshot goes to runs/e2e/web-app.png (QTK_DOCS_SCREENSHOT=1 also writes docs/web-app.png).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build, type PreviewServer, preview } from 'vite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeNeeding } from '../../../scripts/needs-system.js';
+import { CHROMIUM } from '../../../scripts/system-requirements.js';
 import { PNG } from 'pngjs';
 import { type QuantizeJobResult, runQuantizeJob } from '../src/job/quantize-job.js';
 import { parseLabels, samplesFromFiles } from '../src/job/user-inputs.js';
 import { defaultDemoJob, demoInputsFromDisk, demoTestPixels } from '../testing/demo-from-disk.js';
 import { pct } from '../src/ui/pct.js';
 
-const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const REPO = join(ROOT, '..', '..');
 const OUT = join(REPO, 'runs', 'e2e');
@@ -28,7 +29,7 @@ async function nodeResult(): Promise<{ result: QuantizeJobResult; seconds: numbe
   return { result, seconds: (performance.now() - t0) / 1000 };
 }
 
-describe('the web app in headless Chromium', () => {
+describeNeeding('chromium', 'the web app in headless Chromium', () => {
   let server: PreviewServer;
   let browser: Browser;
   let page: Page;
@@ -37,11 +38,6 @@ describe('the web app in headless Chromium', () => {
   const failedRequests: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium, as .ci/run does) or set QTK_CHROMIUM`,
-      );
-    }
     mkdirSync(OUT, { recursive: true });
     // a production build, as `vite build` makes it (vitest sets NODE_ENV=test, which Vite would follow)
     const nodeEnv = process.env.NODE_ENV;

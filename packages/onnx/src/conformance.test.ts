@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { NODE_TEST_ROOT, runNodeTest } from './testing/node-tests.js';
+import { expect, it } from 'vitest';
+import { describeNeeding } from '../../../scripts/needs-system.js';
+import { runNodeTest } from './testing/node-tests.js';
 
 const listFile = fileURLToPath(new URL('../conformance/node-tests.txt', import.meta.url));
 const dirs = readFileSync(listFile, 'utf8')
@@ -9,11 +10,7 @@ const dirs = readFileSync(listFile, 'utf8')
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith('#'));
 
-describe('ONNX backend node tests', () => {
-  it(`finds the test data (${NODE_TEST_ROOT}; set QTK_ONNX_NODE_TESTS to override; apt-get install libonnx-testdata)`, () => {
-    expect(existsSync(NODE_TEST_ROOT)).toBe(true);
-  });
-
+describeNeeding('onnx-testdata', 'ONNX backend node tests', () => {
   it(`passes all ${dirs.length} listed node tests (rtol 1e-3, atol 1e-7)`, () => {
     const failures = dirs.map((d) => runNodeTest(d)).filter((r) => !r.ok);
     expect(failures.map((f) => `${f.dir}: ${f.message}`)).toEqual([]);

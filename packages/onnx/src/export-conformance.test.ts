@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { describeNeeding } from '../../../scripts/needs-system.js';
 import { Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { exportOnnxBytes, importOnnx } from './index.js';
@@ -35,7 +36,7 @@ function fromOrt(o: ort.Tensor): Tensor {
   return new Tensor({ data, shape: [...o.dims], dtype: 'int32' });
 }
 
-describe('node tests imported, exported at opset 17 and run in onnxruntime-node', () => {
+describeNeeding('onnx-testdata', 'node tests imported, exported at opset 17 and run in onnxruntime-node', () => {
   it(`${dirs.length} exports match the expected outputs in onnxruntime and re-import to QTK's outputs`, async () => {
     const failures: string[] = [];
     const check = async (dir: string) => {

@@ -28,11 +28,11 @@ import { Generator, type Tensor, cat, mean, randn, reshape, permute } from '@qtk
 import * as ort from 'onnxruntime-node';
 import { OnnxExportError, exportOnnxBytes } from './index.js';
 import { exportOnnx, importOnnx } from './node.js';
-import { findPythonWithOnnx, onnxCheck } from './testing/python-onnx.js';
+import { onnxCheck } from './testing/python-onnx.js';
+import { expectOnnxCheckerPasses, itWithOnnxChecker } from './testing/onnx-checker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-ops-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const python = findPythonWithOnnx();
 
 /** A model touching most exportable layers and functional ops. */
 class Zoo extends Module {
@@ -90,8 +90,8 @@ describe('export of layers and functional ops', () => {
     }
   });
 
-  it.skipIf(!python)('passes onnx.checker', () => {
-    expect(onnxCheck(python!, path)).toBeNull();
+  itWithOnnxChecker('passes onnx.checker', (python) => {
+    expect(onnxCheck(python, path)).toBeNull();
   });
 
   it('runs in onnxruntime-node within 1e-4 of QTK, at another batch size too', async () => {
@@ -129,13 +129,13 @@ class Convs extends Module {
 }
 
 describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
-  it('export, run in onnxruntime-node and import back as Conv1d / Conv3d', async () => {
+  it('export, run in onnxruntime-node and import back as Conv1d / Conv3d', async (ctx) => {
     const gm = symbolicTrace(new Convs());
     const a = randn([2, 2, 9], { generator: new Generator(13) });
     const v = randn([2, 2, 4, 5, 6], { generator: new Generator(14) });
     const path = join(dir, 'convs.onnx');
     exportOnnx(gm, [a, v], path, { outputNames: ['y1', 'y3'] });
-    if (python) expect(onnxCheck(python, path)).toBeNull();
+    await expectOnnxCheckerPasses(ctx, path);
     const [w1, w3] = gm.call(a, v) as Tensor[];
     const back = importOnnx(path);
     expect(back.getSubmodule('c1')).toBeInstanceOf(Conv1d);

@@ -5,19 +5,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { describeNeeding } from '../../../scripts/needs-system.js';
 import { AttrType, DataType, ModelProtoType } from './onnx-schema.js';
 import { findPythonWithOnnx } from './testing/python-onnx.js';
 
-function officialProtoPath(): string | null {
-  const python = findPythonWithOnnx();
-  if (!python) return null;
+/** The onnx.proto of the onnx Python package; only called where python3-onnx is installed. */
+function officialProtoPath(): string {
+  const python = findPythonWithOnnx()!;
   const r = spawnSync(python, ['-c', 'import onnx, os; print(os.path.dirname(onnx.__file__))'], { encoding: 'utf8' });
   const path = join(r.stdout.trim(), 'onnx.proto');
-  return existsSync(path) ? path : null;
+  if (!existsSync(path)) throw new Error(`the onnx Python package has no ${path}`);
+  return path;
 }
-
-const officialPath = officialProtoPath();
 
 function messages(ns: protobuf.NamespaceBase): protobuf.Type[] {
   const out: protobuf.Type[] = [];
@@ -39,8 +39,8 @@ function label(field: protobuf.Field): string {
   return field.repeated ? 'repeated' : field.required ? 'required' : 'optional';
 }
 
-describe.skipIf(officialPath === null)('onnx.proto subset vs the official onnx.proto (python3-onnx)', () => {
-  const official = protobuf.parse(readFileSync(officialPath ?? '', 'utf8'), { keepCase: true }).root;
+describeNeeding('python3-onnx', 'onnx.proto subset vs the official onnx.proto (python3-onnx)', () => {
+  const official = protobuf.parse(readFileSync(officialProtoPath(), 'utf8'), { keepCase: true }).root;
   const subset = ModelProtoType.root;
   // Resolving sets each field's packing (protobufjs derives it from the options and the syntax).
   official.resolveAll();

@@ -1,10 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetNotFoundError } from '../errors.js';
 import { idxBytes, npyBytes } from '../testing/data-bytes.js';
+import { itNeeding } from '../../../../scripts/needs-system.js';
+import { FASHION_MNIST_DIR } from '../../../../scripts/system-requirements.js';
 import { loadFashionMnist } from './load-fashion-mnist.js';
 import { inflateIdx, readIdx } from './read-idx.js';
 import { readNpy } from './read-npy.js';
@@ -70,9 +72,8 @@ describe('loadFashionMnist', () => {
     );
   });
 
-  const real = '/work/shared/data/fashion-mnist';
-  it.skipIf(!existsSync(real))('reads the real test split', () => {
-    const { images, labels } = loadFashionMnist(real, { split: 'test', limit: 100 });
+  itNeeding('fashion-mnist', 'reads the real test split', () => {
+    const { images, labels } = loadFashionMnist(FASHION_MNIST_DIR, { split: 'test', limit: 100 });
     expect(images.shape).toEqual([100, 1, 28, 28]);
     expect(labels.toArray().every((l) => l >= 0 && l <= 9)).toBe(true);
   });

@@ -5,10 +5,9 @@ import { FixedConv } from '@qtk/fixed-point';
 import { describe, expect, test } from 'vitest';
 import { exportOnnxBytes } from '../export-onnx.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
+import { onnxCheck } from '../testing/python-onnx.js';
+import { itWithOnnxChecker } from '../testing/onnx-checker.js';
 import { ResidualNet } from '../testing/residual-net.js';
-
-const python = findPythonWithOnnx();
 
 function residualFixed(march: string, dtype: 'qint8' | 'qint16') {
   return fixedPointOf(new ResidualNet(), {
@@ -52,10 +51,10 @@ describe('integer export: a residual network in the style of the reference netwo
     });
   }
 
-  test.skipIf(!python)('bayes qint16: the exported file passes onnx.checker (full check)', () => {
+  itWithOnnxChecker('bayes qint16: the exported file passes onnx.checker (full check)', (python) => {
     const bytes = exportOnnxBytes(residualFixed('bayes', 'qint16'), [uniformInput([2, 1, 28, 28], 3, 0, 1)]);
     const path = join(mkdtempSync(join(tmpdir(), 'qtk-int-onnx-')), 'residual.onnx');
     writeFileSync(path, bytes);
-    expect(onnxCheck(python!, path)).toBeNull();
+    expect(onnxCheck(python, path)).toBeNull();
   });
 });

@@ -32,12 +32,12 @@ import { exportOnnxBytes, OnnxExportError, QDQ_SCALES_FORMAT, qdqScales, qdqScal
 import { exportOnnx, writeQdqScales } from '../node.js';
 import { DataType, decodeModel, type ModelMsg } from '../onnx-schema.js';
 import { readTensorProto } from '../tensor-proto.js';
-import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
+import { onnxCheck } from '../testing/python-onnx.js';
+import { expectOnnxCheckerPasses, itWithOnnxChecker } from '../testing/onnx-checker.js';
 import { calibratedModel, randomBatches, SmallConvNet, warmUp } from '../testing/qdq-models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-qdq-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const python = findPythonWithOnnx();
 
 async function runOrt(bytes: Uint8Array, x: Tensor): Promise<Float32Array> {
   const session = await ort.InferenceSession.create(bytes, {
@@ -99,8 +99,8 @@ describe('a calibrated QAT model (bayes, int8)', () => {
   const model = decodeModel(bytes);
   const qat = (p: string) => gm.getSubmodule(p) as QatModule;
 
-  it.skipIf(!python)('passes onnx.checker', () => {
-    expect(onnxCheck(python!, path)).toBeNull();
+  itWithOnnxChecker('passes onnx.checker', (python) => {
+    expect(onnxCheck(python, path)).toBeNull();
   });
 
   it('puts QuantizeLinear → DequantizeLinear at every activation fake-quant and DequantizeLinear on every weight', () => {
@@ -192,12 +192,12 @@ describe('a calibrated QAT model (bayes, int8)', () => {
 });
 
 describe('fake-quants that only observe, and the model during export', () => {
-  it('a model still calibrating (fake-quants observing) exports without QuantizeLinear, as the float fused model it computes', async () => {
+  it('a model still calibrating (fake-quants observing) exports without QuantizeLinear, as the float fused model it computes', async (ctx) => {
     const gm = prepareQatFx(smallNet(), { global: getDefaultCalibQconfig() }, { march: 'bayes', onWarning: () => {} });
     const x = randn(shape, { generator: new Generator(7) });
     const path = join(dir, 'calibrating.onnx');
     const bytes = exportOnnx(gm, x, path);
-    if (python) expect(onnxCheck(python, path)).toBeNull();
+    await expectOnnxCheckerPasses(ctx, path);
     const model = decodeModel(bytes);
     expect(ops(model, 'QuantizeLinear')).toHaveLength(0);
     expect(ops(model, 'DequantizeLinear')).toHaveLength(0);
@@ -294,13 +294,13 @@ class LayerKinds extends Module {
 
 describe('other layer kinds and a narrowed range', () => {
   const xs = [2, 2, 4, 4];
-  it('ConvTranspose (axis 1), fused ReLU6, Linear on a 3-d input and a sigmoid export and agree with QTK', async () => {
+  it('ConvTranspose (axis 1), fused ReLU6, Linear on a 3-d input and a sigmoid export and agree with QTK', async (ctx) => {
     const model = new LayerKinds();
     const x = randn(xs, { generator: new Generator(23) }).clamp(-1, 1);
     const gm = calibratedModel(model, randomBatches(xs, 3, 24), { march: 'bayes' });
     const path = join(dir, 'kinds.onnx');
     const bytes = exportOnnx(gm, x, path);
-    if (python) expect(onnxCheck(python, path)).toBeNull();
+    await expectOnnxCheckerPasses(ctx, path);
     const scales = qdqScales(bytes);
     expect(scales.tensors['up.weight']!.axis).toBe(1);
     expect(scales.tensors['tokens.weight_t']!.axis).toBe(1);
@@ -382,7 +382,7 @@ describe('composite QAT forms (bayes softmax and layer norm)', () => {
 });
 
 describe('per-tensor weights', () => {
-  it('write a scalar scale without an axis, so the model exports at opset 11 too, and agree with QTK', async () => {
+  it('write a scalar scale without an axis, so the model exports at opset 11 too, and agree with QTK', async (ctx) => {
     const xs = [2, 2, 4, 4];
     const qc = getDefaultQconfig(
       'fake_quant',
@@ -397,7 +397,7 @@ describe('per-tensor weights', () => {
     const x = randn(xs, { generator: new Generator(41) }).clamp(-1, 1);
     const path = join(dir, 'per-tensor.onnx');
     const bytes = exportOnnx(gm, x, path, { opset: 11 });
-    if (python) expect(onnxCheck(python, path)).toBeNull();
+    await expectOnnxCheckerPasses(ctx, path);
     const scales = qdqScales(bytes);
     for (const w of ['act.weight', 'up.weight', 'tokens.weight_t'])
       expect(scales.tensors[w], w).toMatchObject({ kind: 'weight', axis: null, zeroPoint: [0] });

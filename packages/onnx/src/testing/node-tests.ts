@@ -2,11 +2,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tensor } from '@qtk/tensor';
+import { ONNX_NODE_TESTS } from '../../../../scripts/system-requirements.js';
 import { importOnnx } from '../import-onnx.js';
 import { decodeModel, decodeTensor } from '../onnx-schema.js';
 import { constToTensor, readTensorProto } from '../tensor-proto.js';
 
-export const NODE_TEST_ROOT = process.env.QTK_ONNX_NODE_TESTS ?? '/usr/share/libonnx-testdata/data/node';
+export const NODE_TEST_ROOT = ONNX_NODE_TESTS;
 
 export interface NodeTestResult {
   dir: string;

@@ -24,14 +24,14 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importOnnx, OnnxExportError, UnsupportedOnnxOpError } from '../index.js';
 import { AttrType, DataType, decodeModel, type ModelMsg, type NodeMsg } from '../onnx-schema.js';
-import { findPythonWithOnnx, onnxCheck } from '../testing/python-onnx.js';
+import { onnxCheck } from '../testing/python-onnx.js';
+import { itWithOnnxChecker } from '../testing/onnx-checker.js';
 import { attrsOf, bits, floatBits, rawBuffer, str, strs } from '../testing/read-attributes.js';
 import { exportQuantizedOnnxBytes, QTK_VISUAL_DOMAIN } from './export-quantized-onnx.js';
 import { exportQuantizedOnnx } from '../node/export-onnx-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-visual-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const python = findPythonWithOnnx();
 
 /** Quant stub, conv-bn-relu (fused), conv, sigmoid (a table on bayes), add, pool, flatten, high-precision Linear. */
 class SmallNet extends Module {
@@ -263,23 +263,26 @@ describe('exportQuantizedOnnx of a fixed-point model', () => {
 });
 
 describe('exportQuantizedOnnx files', () => {
-  it.skipIf(!python)('pass onnx.checker (custom domain declared), for the calibrated and the fixed-point model', () => {
-    for (const [name, gm] of [
-      ['calibrated', calibrated],
-      ['fixed', fixed],
-    ] as const) {
-      const path = join(dir, `${name}.onnx`);
-      exportQuantizedOnnx(gm, example, path);
-      expect(onnxCheck(python!, path)).toBeNull();
-      const plain = spawnSync(
-        python!,
-        ['-c', 'import sys, onnx\nonnx.checker.check_model(onnx.load(sys.argv[1]), full_check=False)', path],
-        { encoding: 'utf8' },
-      );
-      expect(plain.stderr).toBe('');
-      expect(plain.status).toBe(0);
-    }
-  });
+  itWithOnnxChecker(
+    'pass onnx.checker (custom domain declared), for the calibrated and the fixed-point model',
+    (python) => {
+      for (const [name, gm] of [
+        ['calibrated', calibrated],
+        ['fixed', fixed],
+      ] as const) {
+        const path = join(dir, `${name}.onnx`);
+        exportQuantizedOnnx(gm, example, path);
+        expect(onnxCheck(python, path)).toBeNull();
+        const plain = spawnSync(
+          python,
+          ['-c', 'import sys, onnx\nonnx.checker.check_model(onnx.load(sys.argv[1]), full_check=False)', path],
+          { encoding: 'utf8' },
+        );
+        expect(plain.stderr).toBe('');
+        expect(plain.status).toBe(0);
+      }
+    },
+  );
 
   it('do not load in ONNX Runtime, which has no qtk operators', async () => {
     await expect(ort.InferenceSession.create(exportQuantizedOnnxBytes(fixed, example))).rejects.toThrow(/qtk/);

@@ -1,27 +1,22 @@
 // profiler.html seen as a person sees it: opened from disk in headless Chromium (Debian's `chromium`,
-// driven by playwright-core), with no network. Skipped, saying why, when Chromium is not installed:
-// .ci/run installs it; elsewhere `apt-get install chromium`, or point QTK_CHROMIUM at a Chromium binary.
+// driven by playwright-core), with no network. Skipped, saying why, when Chromium is not installed
+// (pnpm test installs it; QTK_CHROMIUM points at another Chromium binary).
 // QTK_DOCS_SCREENSHOT=1 (`pnpm --filter @qtk/profiler screenshot`) also writes docs/profiler-report.png.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeNeeding } from '../../../../scripts/needs-system.js';
+import { CHROMIUM } from '../../../../scripts/system-requirements.js';
 import { INJECTED_NAME, type SampleReport, sampleReport } from '../testing/sample-report.js';
 import { writeProfilerReport } from '../node/write-report.js';
 
-const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 const DOCS_PNG = fileURLToPath(new URL('../../../../docs/profiler-report.png', import.meta.url));
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-const SKIPPED = `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium, as .ci/run does) or set QTK_CHROMIUM`;
-
-// without Chromium the suite is skipped, and this one placeholder says why in the test output
-if (!hasChromium) it('profiler.html in headless Chromium', (ctx) => ctx.skip(SKIPPED));
-
-describe.skipIf(!hasChromium)('profiler.html in headless Chromium', () => {
+describeNeeding('chromium', 'profiler.html in headless Chromium', () => {
   let dir: string;
   let sample: SampleReport;
   let browser: Browser;

@@ -1,18 +1,17 @@
 // The wasm backend in a real browser (Debian's Chromium through playwright-core): the binaries are
 // fetched by URL, compiled asynchronously, and in a Web Worker of a cross-origin isolated page the
 // shared-memory build runs on two threads (a nested Web Worker). Results are compared with the cpu
-// kernels of the same page. Skipped, saying why, when Chromium is not installed (.ci/run installs it).
+// kernels of the same page. Skipped, saying why, when Chromium is not installed (pnpm test installs it).
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Browser, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeNeeding } from '../../../../scripts/needs-system.js';
+import { CHROMIUM } from '../../../../scripts/system-requirements.js';
 
-const CHROMIUM = process.env.QTK_CHROMIUM ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const SKIPPED = `no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install chromium, as .ci/run does) or set QTK_CHROMIUM`;
 const WASM_DIR = fileURLToPath(new URL('../../wasm/', import.meta.url));
 const SRC_DIR = fileURLToPath(new URL('..', import.meta.url));
 
@@ -66,9 +65,7 @@ interface ProbeResult {
   convDiff: number;
 }
 
-if (!hasChromium) it('wasm backend in headless Chromium', (ctx) => ctx.skip(SKIPPED));
-
-describe.skipIf(!hasChromium)('wasm backend in headless Chromium', () => {
+describeNeeding('chromium', 'wasm backend in headless Chromium', () => {
   let server: Server;
   let origin: string;
   let browser: Browser;
