@@ -7,7 +7,7 @@ import { type FloatTolerance, formatRuntimeComparison, NODE_VALUES_KEY, type Run
 import { compareWithRuntime } from '@qtk/onnx/node';
 import { QtkError } from '@qtk/spec';
 import { noGrad, Tensor } from '@qtk/tensor';
-import { parseArgs, type CommandSpec } from '../args.js';
+import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
@@ -18,9 +18,6 @@ import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInpu
 import { MARCH_KEY, MODEL_SHA256_KEY, metadataOf } from '../onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
-
-const DEFAULT_RTOL = 1e-5;
-const DEFAULT_ATOL = 1e-6;
 
 export const compareSpec: CommandSpec = {
   name: 'compare',
@@ -44,18 +41,17 @@ export const compareSpec: CommandSpec = {
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'compare on the first N samples only', integer: true, min: 1 },
     rtol: {
-      type: 'number',
+      type: 'string',
       value: 'R',
-      description: 'float values (CPU ops, dequantized outputs) within atol + rtol·|QTK value| count as equal',
-      default: DEFAULT_RTOL,
-      min: 0,
+      description:
+        'float values (CPU ops, dequantized outputs) within atol + rtol·|QTK value| count as equal (a number >= 0)',
+      default: '1e-5',
     },
     atol: {
-      type: 'number',
+      type: 'string',
       value: 'A',
-      description: 'the absolute part of the float tolerance (0 with --rtol 0: floats bit for bit too)',
-      default: DEFAULT_ATOL,
-      min: 0,
+      description: 'the absolute part of the float tolerance (a number >= 0; 0 with --rtol 0: floats bit for bit too)',
+      default: '1e-6',
     },
     ...PREPROCESS_OPTIONS,
   },
@@ -93,7 +89,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   if (split !== 'test' && split !== 'train')
     throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const batch = Number(o.batch);
-  const tolerance: FloatTolerance = { rtol: Number(o.rtol), atol: Number(o.atol) };
+  const tolerance: FloatTolerance = { rtol: parseTolerance(o.rtol, 'rtol'), atol: parseTolerance(o.atol, 'atol') };
 
   const file = readOnnxFile(onnxPath);
   if (!file.hasNodeValues)
@@ -119,7 +115,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   let identicalSamples = 0;
   let first: FirstDifference | null = null;
   let compared = 0;
-  const tolerated = { elements: 0, maxAbsDiff: 0, node: '' };
+  const tolerated = { elements: 0, maxAbsDiff: 0, node: '', inOutputs: false };
   const seconds = { qtk: 0, runtime: 0 };
   let ort: OrtModel | null = null;
   let at = 0;
@@ -139,6 +135,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
         }
       }
       const outputComparisons = c.nodes.filter((n) => outputs.includes(n.node));
+      if (outputComparisons.some((n) => n.withinTolerance > 0)) tolerated.inOutputs = true;
       if (outputComparisons.length === outputs.length && outputComparisons.every((n) => n.mismatches === 0))
         identicalSamples += k;
       else {
@@ -161,7 +158,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
     `model:     ${modelPath} (${label})`,
     `onnx:      ${onnxPath} (${FORM_LABEL[file.form.kind]}, opset ${file.opset ?? '?'})`,
     `data:      ${n} samples of shape [${data.inputs.shape.slice(1).join(', ')}] from ${data.source}`,
-    `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% ${tolerated.elements ? 'identical' : 'bit-identical'} (${identicalSamples} / ${n} samples)`,
+    `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% ${tolerated.inOutputs ? 'identical' : 'bit-identical'} (${identicalSamples} / ${n} samples)`,
     first
       ? `values:    ${formatRuntimeComparison(first.comparison)} (in the batch of samples ${first.from}..${first.to})`
       : `values:    all ${compared} compared values identical in every batch`,
@@ -176,6 +173,14 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   ];
   io.out(`${lines.join('\n')}\n`);
   return identical ? 0 : 1;
+}
+
+/** A tolerance option's value: a finite number >= 0 (a fraction such as 1/1e5 too), else a usage error. */
+function parseTolerance(value: unknown, option: string): number {
+  const v = parseNumber(String(value));
+  if (!(Number.isFinite(v) && v >= 0))
+    throw new CliError(`option '--${option}' must be a number >= 0, got '${value}'`, { exitCode: 2 });
+  return v;
 }
 
 /** compareWithRuntime, with the runtime's own failures (a file it cannot load or run) as clear errors. */
