@@ -107,17 +107,41 @@ export function thirdPartyClosure(packages: readonly PublishablePackage[]): Map<
   return found;
 }
 
+/**
+ * Every publishable package an application installs: all but the test-time tools whose peer is vitest
+ * (@qtk/testkit, with vite, rollup, esbuild, ... behind it), which check:packages packs and lints all the same.
+ */
+export function runtimePackages(packages: readonly PublishablePackage[]): PublishablePackage[] {
+  return packages.filter((p) => !p.manifest.peerDependencies?.vitest);
+}
+
+export interface ProjectManifest {
+  readonly dependencies?: Record<string, string>;
+  readonly pnpm?: { readonly overrides?: Record<string, string>; readonly [key: string]: unknown };
+  readonly [key: string]: unknown;
+}
+
+/**
+ * `manifest` with each QTK package (`specs`: name → `file:` spec of its tarball) as a dependency and as a pnpm
+ * override, so the QTK packages' dependencies on each other resolve to the tarballs too, not to a registry.
+ * Other fields, dependencies and overrides stay.
+ */
+export function withQtkTarballs(manifest: ProjectManifest, specs: ReadonlyMap<string, string>): ProjectManifest {
+  const ours = Object.fromEntries(specs);
+  return {
+    ...manifest,
+    dependencies: { ...manifest.dependencies, ...ours },
+    pnpm: { ...manifest.pnpm, overrides: { ...manifest.pnpm?.overrides, ...ours } },
+  };
+}
+
 /** Writes a fresh project in `dir` depending on every tarball, and installs it offline with pnpm. */
 export function installFresh(dir: string, tarballs: Map<string, string>, thirdParty: Map<string, string>): void {
-  const ours = Object.fromEntries([...tarballs].map(([name, file]) => [name, `file:${file}`]));
   const theirs = Object.fromEntries([...thirdParty].map(([name, d]) => [name, `file:${d}`]));
-  const manifest = {
-    name: 'qtk-pick-and-mix',
-    private: true,
-    type: 'module',
-    dependencies: ours,
-    pnpm: { overrides: { ...theirs, ...ours } },
-  };
+  const manifest = withQtkTarballs(
+    { name: 'qtk-pick-and-mix', private: true, type: 'module', pnpm: { overrides: theirs } },
+    new Map([...tarballs].map(([name, file]) => [name, `file:${file}`])),
+  );
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   // A store of its own, so the result does not depend on what this machine's pnpm store holds.
   const store = join(dir, '..', 'store');
@@ -134,9 +158,7 @@ function main(): void {
     const tarballs = packAll(packages, join(work, 'tarballs'));
     const project = join(work, 'project');
     mkdirSync(project);
-    // @qtk/testkit is a test-time tool whose peer is vitest (with vite, rollup, esbuild, ...): packed and
-    // linted by check:packages, but an application's runtime install does not hold it.
-    const runtime = packages.filter((p) => !p.manifest.peerDependencies?.vitest);
+    const runtime = runtimePackages(packages);
     const runtimeTarballs = new Map([...tarballs].filter(([name]) => runtime.some((p) => p.manifest.name === name)));
     installFresh(project, runtimeTarballs, thirdPartyClosure(runtime));
     writeFileSync(join(project, 'pick-and-mix.mjs'), readFileSync(join(ROOT, 'scripts/pick-and-mix.mjs')));

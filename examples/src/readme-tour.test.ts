@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resetMarch } from '@qtk/core';
+import { QTensor } from '@qtk/fixed-point';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { blockDir, firstTsBlock, maxAbsAndDiff } from './testing/doc-blocks.js';
@@ -10,6 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8');
 
 const tourBlock = () => firstTsBlock(readme, 'README.md', '## API tour');
+const onnxBlock = () => firstTsBlock(readme, 'README.md', '## Your own ONNX model');
 const { dir, remove } = blockDir(here, '.readme-tour-');
 afterAll(() => {
   remove();
@@ -55,5 +57,30 @@ describe('the README API tour', () => {
       }
     }
     expect(same / total).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe("the README's own-ONNX-model block", () => {
+  it('imports, prepares with input QuantStubs, calibrates and converts; the outputs are float, as the float model', async () => {
+    const file = join(dir, 'onnx-flow.ts');
+    writeFileSync(file, `${onnxBlock()}\nexport { float, qat, fixed, batches, probs };\n`);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    type Model = { call(x: Tensor): unknown };
+    const flow = (await import(file)) as { float: Model; qat: Model; fixed: Model; batches: Tensor[]; probs: Tensor };
+    const printed = log.mock.calls.map((c) => c.map(String).join(' '));
+    log.mockRestore();
+    expect(printed).toHaveLength(2);
+    expect(printed[0]).toMatch(/^fixed point: (\d,){7}\d$/);
+    expect(printed[1]).toMatch(/^float: {7}(\d,){7}\d$/);
+    expect(flow.probs).not.toBeInstanceOf(QTensor);
+    expect(flow.probs.dtype).toBe('float32');
+    expect(flow.probs.shape).toEqual([8, 5]);
+    // the integer model against its fake-quant twin: probabilities close on every batch
+    for (const x of flow.batches) {
+      const a = (noGrad(() => flow.qat.call(x)) as Tensor).values();
+      const b = (flow.fixed.call(x) as Tensor).values();
+      const { maxDiff } = maxAbsAndDiff(a, b);
+      expect(maxDiff).toBeLessThan(0.02);
+    }
   });
 });

@@ -155,6 +155,7 @@ export function calibrateOnnxModel(
     {
       march: marchId,
       inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+      outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
       onWarning,
       ...(hybrid ? { hybrid, hybridDict } : {}),
     },

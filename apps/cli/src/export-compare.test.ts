@@ -187,8 +187,13 @@ describe('qtk export', () => {
     const out = join(dir, 'tiny-pre.onnx');
     expect((await run('export', path, '--out', out)).code).toBe(0);
     const m = decodeModel(readFileSync(out));
-    expect(m.metadata_props!.map((p) => p.key)).toEqual([NODE_VALUES_KEY, 'qtk.preprocess']);
-    expect(JSON.parse(m.metadata_props![1]!.value!)).toEqual(preprocess);
+    expect(m.metadata_props!.map((p) => p.key)).toEqual([
+      NODE_VALUES_KEY,
+      'qtk.outputs',
+      'qtk.model_sha256',
+      'qtk.preprocess',
+    ]);
+    expect(JSON.parse(m.metadata_props![3]!.value!)).toEqual(preprocess);
 
     const viaOrt = await run('eval', out, '--data', images, '--runtime', 'ort');
     expect(viaOrt.stderr).toBe('');

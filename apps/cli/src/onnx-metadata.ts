@@ -1,7 +1,11 @@
-// The preprocessing `qtk quantize` saved, carried into an exported ONNX file as a metadata entry so
-// that `qtk eval FILE.onnx` normalises images as the model file would.
+// What qtk export adds to an exported ONNX file's metadata: the preprocessing `qtk quantize` saved (so that
+// `qtk eval FILE.onnx` normalises images as the model file would), how to read each output's integers, and the
+// march and model file the file came from (so `qtk compare` can refuse a file exported from another).
+import { QTensor } from '@qtk/fixed-point';
 import type { ModelMsg } from '@qtk/onnx';
+import { Tensor } from '@qtk/tensor';
 import type { Preprocess } from './data/samples.js';
+import { CliError } from './io.js';
 
 /** Metadata key of the image preprocessing (JSON { mean, std, size? }). */
 export const PREPROCESS_KEY = 'qtk.preprocess';
@@ -59,4 +63,48 @@ export function savedPreprocess(model: ModelMsg): Partial<Preprocess> | undefine
   if (typeof p !== 'object' || p === null || !numbers(p.mean) || !numbers(p.std)) return undefined;
   const size = numbers(p.size) && p.size.length === 2 ? ([p.size[0]!, p.size[1]!] as const) : undefined;
   return { mean: p.mean, std: p.std, ...(size ? { size } : {}) };
+}
+
+/** Metadata key of the outputs: JSON [{ name, dtype, scale?, axis? }], how to read each output's numbers. */
+export const OUTPUTS_KEY = 'qtk.outputs';
+/** Metadata key of the march a quantized model was converted or prepared for. */
+export const MARCH_KEY = 'qtk.march';
+/** Metadata key of the SHA-256 (hex) of the model file the ONNX file was exported from. */
+export const MODEL_SHA256_KEY = 'qtk.model_sha256';
+
+/**
+ * How to read one output of an exported file: a float output is the value itself; an integer output (a
+ * fixed-point model's quantized output) is `integer × scale`, per tensor (axis null) or per channel along `axis`.
+ */
+export interface OutputInfo {
+  readonly name: string;
+  readonly dtype: string;
+  readonly scale?: number[];
+  readonly axis?: number | null;
+}
+
+/** The OutputInfo of a model output value (a QTensor or a Tensor). */
+export function outputInfoOf(name: string, value: unknown): OutputInfo {
+  if (value instanceof QTensor)
+    return { name, dtype: value.data.dtype, scale: Array.from(value.scale), axis: value.axis < 0 ? null : value.axis };
+  if (value instanceof Tensor) return { name, dtype: value.dtype };
+  throw new CliError(`output '${name}' is a ${typeof value}, not a tensor; qtk export writes tensor outputs`);
+}
+
+/** One metadata entry's value, or undefined. */
+export function metadataOf(model: ModelMsg, key: string): string | undefined {
+  return model.metadata_props?.find((p) => p.key === key)?.value ?? undefined;
+}
+
+/** The OutputInfo list an exported file carries; undefined when it has none or it is not well formed. */
+export function savedOutputs(model: ModelMsg): OutputInfo[] | undefined {
+  const value = metadataOf(model, OUTPUTS_KEY);
+  if (value === undefined) return undefined;
+  try {
+    const list = JSON.parse(value) as unknown;
+    if (!Array.isArray(list)) return undefined;
+    return list.every((o) => o && typeof o.name === 'string' && typeof o.dtype === 'string') ? list : undefined;
+  } catch {
+    return undefined;
+  }
 }

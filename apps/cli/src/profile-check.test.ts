@@ -128,6 +128,7 @@ describe('qtk sensitivity', () => {
     const prepared = prepareQatFx(gm, {
       march: 'bayes',
       inputQuantStubs: { scale: 1 / 128 },
+      outputDeQuantStubs: false, // as qtk quantize and qtk sensitivity prepare
       qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(table, { topK: 1 })],
       onWarning: () => {},
     });

@@ -18,6 +18,7 @@ export {
   type PrepareQatFxOptions,
   type PrepareQatFxSetterOptions,
 } from './prepare-qat-fx.js';
+export { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';

@@ -128,6 +128,10 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
  */
 export function checkQuantStubPass(ctx: PrepareContext): void {
   const { gm } = ctx;
+  const hasQuantStub = gm.graph.nodes.some((n) => {
+    const m = moduleOf(gm, n);
+    return (m instanceof QatModule ? m.module : m) instanceof QuantStub;
+  });
   for (const input of gm.graph.placeholders) {
     const seen = new Set<Node>();
     const stack = [...input.users];
@@ -141,7 +145,11 @@ export function checkQuantStubPass(ctx: PrepareContext): void {
       if (ctx.quantized.has(n)) {
         throw new QConfigError(
           `graph input '${input.name}' reaches '${n.name}' (${inner?.constructor.name ?? n.target}) without passing a QuantStub; ` +
-            `add a QuantStub to the model and call it on '${input.name}' before '${n.name}'`,
+            (hasQuantStub
+              ? `add a QuantStub to the model and call it on '${input.name}' before '${n.name}'`
+              : 'the model has no QuantStub (an imported ONNX graph has none): pass prepareQatFx(model, qconfigDict, ' +
+                '{ inputQuantStubs: { scale: 1 / 128 } }) to put one after every graph input (1/128 suits inputs in [-1, 1]; ' +
+                `inputQuantStubs: true observes the scale instead), or add a QuantStub to the model and call it on '${input.name}'`),
           { module: n.op === 'call_module' ? n.target : pathOf(n) || '<root>' },
         );
       }

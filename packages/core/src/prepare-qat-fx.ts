@@ -5,6 +5,7 @@ import { defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
+import { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 import { recordModelInfo } from './model-info.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
 import {
@@ -61,6 +62,13 @@ export interface PrepareQatFxOptions {
    * `scale`, a fixed-scale stub (1/128 suits inputs in [-1, 1]).
    */
   inputQuantStubs?: boolean | { scale?: number };
+  /**
+   * Put a DeQuantStub before every graph output not already computed by one, so the converted model
+   * returns float tensors like the float model (PyTorch's convert_fx does the same); default: on when
+   * `inputQuantStubs` is. false keeps the outputs quantized (`QTensor`: integers and scale), for tools
+   * that deploy or compare the integers.
+   */
+  outputDeQuantStubs?: boolean;
   /**
    * Heterogeneous model: nodes the march cannot run (by its capability table) and those `hybridDict`
    * names stay float on the CPU, with quantize / dequantize where they meet BPU nodes. Needs
@@ -220,6 +228,7 @@ function prepareModel(
   if (options.inputQuantStubs) {
     insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
   }
+  if (options.outputDeQuantStubs ?? Boolean(options.inputQuantStubs)) insertOutputDeQuantStubs(gm);
   const ctx: PrepareContext = {
     gm,
     input: model,

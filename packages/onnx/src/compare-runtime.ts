@@ -14,9 +14,11 @@ export interface NodeComparison {
   shape: number[];
   dtype: string;
   elements: number;
-  /** Elements whose values differ (any bit, NaN equals NaN). */
+  /** Elements whose values differ (any bit, NaN equals NaN; for float values, by more than the floatTolerance). */
   mismatches: number;
-  /** Largest |qtk − runtime| (in integer steps for quantized values). */
+  /** Float elements that differ, but within the floatTolerance (0 without one). */
+  withinTolerance: number;
+  /** Largest |qtk − runtime| over the differing elements, tolerated ones included (in integer steps for quantized values). */
   maxAbsDiff: number;
   /** The first differing element: flat index, QTK's value and the runtime's. */
   first: { index: number; qtk: number; runtime: number } | null;
@@ -38,6 +40,17 @@ export interface RuntimeComparison {
 export interface CompareOptions {
   /** Compare only these nodes (default: every node the export mapped). */
   nodes?: readonly string[];
+  /**
+   * Float values (the CPU ops of a heterogeneous model, dequantized outputs) that differ by at most
+   * `atol + rtol · |qtk|` count as equal: a runtime's float kernels may round in another order. Integer values
+   * (quantized tensors) are always compared exactly. Default: none, every value bit for bit.
+   */
+  floatTolerance?: FloatTolerance;
+}
+
+export interface FloatTolerance {
+  readonly rtol: number;
+  readonly atol: number;
 }
 
 /**

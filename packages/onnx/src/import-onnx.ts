@@ -64,6 +64,8 @@ class OnnxModel extends Module {
 /** The GraphModule of an imported ONNX model; checks input shapes against the model's declaration. */
 export class OnnxGraphModule extends GraphModule {
   inputSpecs: readonly OnnxInputSpec[] = [];
+  /** The ONNX names of the graph outputs, in order (an export can keep them: exportOnnx's outputNames). */
+  outputNames: readonly string[] = [];
 
   // biome-ignore lint/suspicious/noExplicitAny: forward's signature is each model's own, so the base type cannot be narrower
   override forward(...inputs: unknown[]): any {
@@ -299,6 +301,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   for (const [name, m] of state.modules) root.registerModule(name, m);
   const gm = new OnnxGraphModule(root, state.graph, { constants: state.constants, className: g.name || 'OnnxModel' });
   gm.inputSpecs = specs;
+  gm.outputNames = (g.output ?? []).map((o) => o.name ?? '');
   gm.eval();
   return gm;
 }

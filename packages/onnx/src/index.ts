@@ -35,6 +35,7 @@ export {
   type RuntimeComparison,
   type NodeComparison,
   type CompareOptions,
+  type FloatTolerance,
   type RuntimeComparer,
 } from './compare-runtime.js';
 export {

@@ -1,11 +1,13 @@
-import { setFakeQuantize } from '@qtk/core';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { modelInfoOf, setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
-import { formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
+import { type FloatTolerance, formatRuntimeComparison, NODE_VALUES_KEY, type RuntimeComparison } from '@qtk/onnx';
 import { compareWithRuntime } from '@qtk/onnx/node';
 import { QtkError } from '@qtk/spec';
 import { noGrad, Tensor } from '@qtk/tensor';
-import { parseArgs, type CommandSpec } from '../args.js';
+import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
@@ -13,6 +15,7 @@ import { CliError, type CliIo } from '../io.js';
 import { parseShape, sampleShapeFrom } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { MARCH_KEY, MODEL_SHA256_KEY, metadataOf } from '../onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 
@@ -37,13 +40,29 @@ export const compareSpec: CommandSpec = {
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'compare on the first N samples only', integer: true, min: 1 },
+    rtol: {
+      type: 'string',
+      value: 'R',
+      description:
+        'float values (CPU ops, dequantized outputs) within atol + rtol·|QTK value| count as equal (a number >= 0)',
+      default: '1e-5',
+    },
+    atol: {
+      type: 'string',
+      value: 'A',
+      description: 'the absolute part of the float tolerance (a number >= 0; 0 with --rtol 0: floats bit for bit too)',
+      default: '1e-6',
+    },
     ...PREPROCESS_OPTIONS,
   },
   details: `Each batch runs in QTK and in onnxruntime-node with every intermediate value of the export added to the
-runtime's outputs (compareWithRuntime of @qtk/onnx), and every node's value is compared bit for bit. Prints the
-share of samples whose outputs are bit-identical (all output elements of the sample) and the first differing node
-in execution order over all batches, with how it differs. Exit code 0 when every value is identical, 1 when
-something differs, 2 for a usage error.`,
+runtime's outputs (compareWithRuntime of @qtk/onnx), and every node's value is compared: integers (the BPU's
+quantized values) bit for bit, float values (the CPU ops of a hybrid model, dequantized outputs) within
+atol + rtol·|QTK value|, since onnxruntime's float kernels may round in another order. Prints the share of samples
+whose outputs are identical (all output elements of the sample) and the first differing node in execution order over
+all batches, with how it differs. A file whose metadata records another march (qtk.march) or another model file
+(qtk.model_sha256) than MODEL is refused. Exit code 0 when every value is identical, 1 when something differs, 2 for
+a usage error.`,
 };
 
 /** The earliest difference seen: the comparison of its batch, the node's position, the batch's first sample. */
@@ -70,6 +89,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   if (split !== 'test' && split !== 'train')
     throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const batch = Number(o.batch);
+  const tolerance: FloatTolerance = { rtol: parseTolerance(o.rtol, 'rtol'), atol: parseTolerance(o.atol, 'atol') };
 
   const file = readOnnxFile(onnxPath);
   if (!file.hasNodeValues)
@@ -80,6 +100,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   const { model, kind, label, meta } = loadModelSource(modelPath);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const shape = inputShape ?? savedShape(meta);
+  checkSameMarchAndModel(file, modelPath, model);
   checkExportedFrom(file, modelPath, model, kind);
   const data = loadInputData(String(o.data), {
     split: split as 'test' | 'train',
@@ -94,22 +115,32 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   let identicalSamples = 0;
   let first: FirstDifference | null = null;
   let compared = 0;
+  const tolerated = { elements: 0, maxAbsDiff: 0, node: '', inOutputs: false };
   const seconds = { qtk: 0, runtime: 0 };
   let ort: OrtModel | null = null;
   let at = 0;
   try {
     for (const x of batchesOf(data.inputs, batch)) {
       const k = x.shape[0]!;
-      const c = await compareInRuntime(model, file, x);
+      const c = await compareInRuntime(model, file, x, tolerance);
       seconds.qtk += c.seconds.qtk;
       seconds.runtime += c.seconds.runtime;
       compared = c.nodes.length;
+      for (const n of c.nodes) {
+        if (n.withinTolerance === 0) continue;
+        tolerated.elements += n.withinTolerance;
+        if (n.mismatches === 0 && n.maxAbsDiff > tolerated.maxAbsDiff) {
+          tolerated.maxAbsDiff = n.maxAbsDiff;
+          tolerated.node = n.node;
+        }
+      }
       const outputComparisons = c.nodes.filter((n) => outputs.includes(n.node));
+      if (outputComparisons.some((n) => n.withinTolerance > 0)) tolerated.inOutputs = true;
       if (outputComparisons.length === outputs.length && outputComparisons.every((n) => n.mismatches === 0))
         identicalSamples += k;
       else {
         ort ??= await OrtModel.create(file);
-        identicalSamples += await identicalRows(model, ort, x);
+        identicalSamples += await identicalRows(model, ort, x, tolerance);
       }
       if (c.firstDifference) {
         const position = c.nodes.indexOf(c.firstDifference);
@@ -127,20 +158,40 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
     `model:     ${modelPath} (${label})`,
     `onnx:      ${onnxPath} (${FORM_LABEL[file.form.kind]}, opset ${file.opset ?? '?'})`,
     `data:      ${n} samples of shape [${data.inputs.shape.slice(1).join(', ')}] from ${data.source}`,
-    `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% bit-identical (${identicalSamples} / ${n} samples)`,
+    `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% ${tolerated.inOutputs ? 'identical' : 'bit-identical'} (${identicalSamples} / ${n} samples)`,
     first
       ? `values:    ${formatRuntimeComparison(first.comparison)} (in the batch of samples ${first.from}..${first.to})`
       : `values:    all ${compared} compared values identical in every batch`,
+    ...(tolerated.elements
+      ? [
+          `floats:    ${tolerated.elements} float element(s) differ within the tolerance (atol ${tolerance.atol} + rtol ${tolerance.rtol}·|value|)` +
+            (tolerated.node ? `, at most ${tolerated.maxAbsDiff} (node '${tolerated.node}')` : '') +
+            '; integers are compared bit for bit',
+        ]
+      : []),
     `time:      ${((performance.now() - t0) / 1000).toFixed(2)} s (forward passes: QTK ${seconds.qtk.toFixed(2)} s, onnxruntime ${seconds.runtime.toFixed(2)} s)`,
   ];
   io.out(`${lines.join('\n')}\n`);
   return identical ? 0 : 1;
 }
 
+/** A tolerance option's value: a finite number >= 0 (a fraction such as 1/1e5 too), else a usage error. */
+function parseTolerance(value: unknown, option: string): number {
+  const v = parseNumber(String(value));
+  if (!(Number.isFinite(v) && v >= 0))
+    throw new CliError(`option '--${option}' must be a number >= 0, got '${value}'`, { exitCode: 2 });
+  return v;
+}
+
 /** compareWithRuntime, with the runtime's own failures (a file it cannot load or run) as clear errors. */
-async function compareInRuntime(model: GraphModule, file: OnnxFile, x: Tensor): Promise<RuntimeComparison> {
+async function compareInRuntime(
+  model: GraphModule,
+  file: OnnxFile,
+  x: Tensor,
+  floatTolerance: FloatTolerance,
+): Promise<RuntimeComparison> {
   try {
-    return await compareWithRuntime(model, file.bytes, x);
+    return await compareWithRuntime(model, file.bytes, x, { floatTolerance });
   } catch (e) {
     if (QtkError.isInstance(e)) throw e;
     throw new CliError(`onnxruntime-node cannot run ${file.path}: ${(e as Error).message}`, { cause: e });
@@ -193,19 +244,20 @@ function outputNodeNames(model: GraphModule): string[] {
   return list.filter((a): a is Node => a !== null && typeof a === 'object' && 'name' in a).map((a) => a.name);
 }
 
-/** A model output's numbers: a fixed-point output's integers, a float output's values. */
-function valuesOf(v: unknown): ArrayLike<number> {
-  if (v instanceof QTensor) return v.ints();
-  if (v instanceof Tensor) return v.values() as ArrayLike<number>;
+/** A model output's numbers (a fixed-point output's integers, a float output's values) and whether they are floats. */
+function valuesOf(v: unknown): { data: ArrayLike<number>; float: boolean } {
+  if (v instanceof QTensor) return { data: v.ints(), float: false };
+  if (v instanceof Tensor) return { data: v.values() as ArrayLike<number>, float: v.dtype === 'float32' };
   throw new CliError(`the model returns a ${typeof v}, not a tensor; qtk compare compares tensor outputs`);
 }
 
-function same(a: number, b: number): boolean {
-  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+function same(a: number, b: number, tol: FloatTolerance | null): boolean {
+  if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true;
+  return tol !== null && Math.abs(a - b) <= tol.atol + tol.rtol * Math.abs(a);
 }
 
-/** How many samples of batch `x` get bit-identical values in every output from QTK and the runtime. */
-async function identicalRows(model: GraphModule, ort: OrtModel, x: Tensor): Promise<number> {
+/** How many samples of batch `x` get the same values in every output from QTK and the runtime (floats within `tolerance`). */
+async function identicalRows(model: GraphModule, ort: OrtModel, x: Tensor, tolerance: FloatTolerance): Promise<number> {
   const k = x.shape[0]!;
   const y = noGrad(() => model.call(x));
   const qtk = (Array.isArray(y) ? y : [y]).map(valuesOf);
@@ -213,12 +265,35 @@ async function identicalRows(model: GraphModule, ort: OrtModel, x: Tensor): Prom
   const rowOk = new Array<boolean>(k).fill(true);
   qtk.forEach((q, o) => {
     const r = runtime[o];
-    if (!r || r.data.length !== q.length) {
+    if (!r || r.data.length !== q.data.length) {
       rowOk.fill(false);
       return;
     }
-    const per = q.length / k;
-    for (let i = 0; i < q.length; i++) if (!same(q[i]!, r.data[i]!)) rowOk[Math.floor(i / per)] = false;
+    const per = q.data.length / k;
+    const tol = q.float ? tolerance : null;
+    for (let i = 0; i < q.data.length; i++) if (!same(q.data[i]!, r.data[i]!, tol)) rowOk[Math.floor(i / per)] = false;
   });
   return rowOk.filter(Boolean).length;
+}
+
+/**
+ * Refuses a file whose metadata says it was exported for another march or from another model file than MODEL (files
+ * exported before qtk export recorded them carry neither, and pass).
+ */
+function checkSameMarchAndModel(file: OnnxFile, modelPath: string, model: GraphModule): void {
+  const fileMarch = metadataOf(file.model, MARCH_KEY);
+  const modelMarch = modelInfoOf(model).march;
+  if (fileMarch !== undefined && modelMarch !== null && fileMarch !== modelMarch)
+    throw new CliError(
+      `${file.path} was exported from a model for march '${fileMarch}', but ${modelPath} is for march '${modelMarch}': ` +
+        `their integers cannot agree; compare ${file.path} with the '${fileMarch}' model file it was exported from, or export ${modelPath} ('qtk export ${modelPath} --out FILE.onnx') and compare with that`,
+    );
+  const fileHash = metadataOf(file.model, MODEL_SHA256_KEY);
+  if (fileHash === undefined) return;
+  const modelHash = createHash('sha256').update(readFileSync(modelPath)).digest('hex');
+  if (fileHash !== modelHash)
+    throw new CliError(
+      `${file.path} was exported from another model file (SHA-256 ${fileHash.slice(0, 12)}…) than ${modelPath} (SHA-256 ${modelHash.slice(0, 12)}…): ` +
+        `compare it with the model file it was exported from, or export ${modelPath} again ('qtk export ${modelPath} --out FILE.onnx')`,
+    );
 }

@@ -1,15 +1,26 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { setFakeQuantize } from '@qtk/core';
+import { modelInfoOf, setFakeQuantize } from '@qtk/core';
+import type { GraphModule } from '@qtk/ir';
 import { decodeModel, OnnxExportError, qdqScalesPath } from '@qtk/onnx';
 import { exportOnnx, exportQuantizedOnnx, writeQdqScales } from '@qtk/onnx/node';
 import { writeFileAtomicSync } from '@qtk/nn/node';
-import { Generator, rand } from '@qtk/tensor';
+import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
 import { exampleShape, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
-import { loadModelSource, savedShape } from '../model-source.js';
+import { exportNames, ioNamesOf, savedIoNames } from '../io-names.js';
+import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, onnxFormOf } from '../onnx-file.js';
-import { PREPROCESS_KEY, withMetadata } from '../onnx-metadata.js';
+import {
+  MARCH_KEY,
+  MODEL_SHA256_KEY,
+  OUTPUTS_KEY,
+  type OutputInfo,
+  outputInfoOf,
+  PREPROCESS_KEY,
+  withMetadata,
+} from '../onnx-metadata.js';
 import { checkOutPath } from '../out-path.js';
 
 export const exportSpec: CommandSpec = {
@@ -36,8 +47,11 @@ export const exportSpec: CommandSpec = {
   details: `A float model exports as float ONNX, a QAT (or calibrated) model as QDQ ONNX (QuantizeLinear /
 DequantizeLinear at every fake-quant), a fixed-point model as integer ONNX whose every intermediate integer
 equals QTK's (check it with 'qtk compare'). The export runs the model once on a random example of the input
-shape (the batch dimension stays free in the file). The image preprocessing the model file saved is added to the
-file's metadata (qtk.preprocess) for 'qtk eval FILE.onnx'. The file is written atomically: on any error nothing is
+shape (the batch dimension stays free in the file). The file keeps the model's ONNX input and output names (those of
+the .onnx file, or those 'qtk quantize' saved). Its metadata records how to read each output (qtk.outputs: name,
+dtype and, for integers, the scale: value = integer × scale), the march (qtk.march), the SHA-256 of MODEL
+(qtk.model_sha256, checked by 'qtk compare') and the image preprocessing the model file saved (qtk.preprocess, for
+'qtk eval FILE.onnx'). The file is written atomically: on any error nothing is
 written and an existing FILE is left as it was.`,
 };
 
@@ -69,24 +83,33 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   const example = rand(exampleShape(sampleShape, 2), { low: -1, high: 1, generator: new Generator(0) });
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // export the frozen scales; the example must not move them
+  // The ONNX names the model had (an imported file's, or those qtk quantize saved) stay the file's names.
+  const names = exportNames(model, isOnnxPath(path) ? ioNamesOf(model) : savedIoNames(meta));
   let bytes: unknown;
   try {
-    bytes = write(model, example, out, { opset });
+    bytes = write(model, example, out, { opset, ...names });
   } catch (e) {
     if (e instanceof OnnxExportError)
       throw new CliError(`cannot export ${path} (${label}): ${e.message}; nothing written`, { cause: e });
     throw e;
   }
-  // The preprocessing qtk quantize saved travels with the file, for qtk eval FILE.onnx.
-  const preprocess = meta.preprocess;
-  if (!visualize && bytes instanceof Uint8Array && preprocess && typeof preprocess === 'object') {
+  let outputs: OutputInfo[] = [];
+  if (!visualize && bytes instanceof Uint8Array) {
+    outputs = outputInfos(model, example, names.outputNames);
+    const march = modelInfoOf(model).march;
+    const entries: Record<string, string> = {
+      [OUTPUTS_KEY]: JSON.stringify(outputs),
+      [MODEL_SHA256_KEY]: createHash('sha256').update(readFileSync(path)).digest('hex'),
+      ...(march ? { [MARCH_KEY]: march } : {}),
+      // The preprocessing qtk quantize saved travels with the file, for qtk eval FILE.onnx.
+      ...(meta.preprocess && typeof meta.preprocess === 'object'
+        ? { [PREPROCESS_KEY]: JSON.stringify(meta.preprocess) }
+        : {}),
+    };
     try {
-      writeFileAtomicSync(out, withMetadata(bytes, { [PREPROCESS_KEY]: JSON.stringify(preprocess) }));
+      writeFileAtomicSync(out, withMetadata(bytes, entries));
     } catch (e) {
-      throw new CliError(
-        `${out} is written, but adding the image preprocessing to its metadata failed: ${(e as Error).message}`,
-        { cause: e },
-      );
+      throw new CliError(`${out} is written, but adding its metadata failed: ${(e as Error).message}`, { cause: e });
     }
   }
 
@@ -110,10 +133,25 @@ export function runExport(argv: readonly string[], io: CliIo): number {
     `model:     ${path} (${label})`,
     `input:     [batch, ${sampleShape.map((d) => d ?? '?').join(', ')}]`,
     `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}`,
+    ...outputs.map((o, i) => `${i === 0 ? 'outputs:   ' : '           '}${formatOutputInfo(o)}`),
     `written:   ${out} (${statSync(out).size} bytes, ${form})`,
     ...(sidecar ? [`scales:    ${sidecar}`] : []),
     `time:      ${((performance.now() - t0) / 1000).toFixed(2)} s`,
   ];
   io.out(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The OutputInfo of each model output, from one run on the example (the names the export gave them). */
+function outputInfos(model: GraphModule, example: Tensor, outputNames: readonly string[] | undefined): OutputInfo[] {
+  const y = noGrad(() => model.call(example));
+  const values: unknown[] = Array.isArray(y) ? y : [y];
+  const defaults = values.length === 1 ? ['output'] : values.map((_, i) => `output_${i}`);
+  return values.map((v, i) => outputInfoOf(outputNames?.[i] ?? defaults[i]!, v));
+}
+
+function formatOutputInfo(o: OutputInfo): string {
+  if (!o.scale) return `'${o.name}' ${o.dtype}`;
+  const scales = o.scale.length === 1 ? `scale ${o.scale[0]}` : `${o.scale.length} scales along axis ${o.axis}`;
+  return `'${o.name}' ${o.dtype}, ${scales} (value = integer × scale; in the metadata '${OUTPUTS_KEY}')`;
 }

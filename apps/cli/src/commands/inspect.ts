@@ -5,12 +5,14 @@ import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
 import { formatDeployDevice } from '@qtk/hybrid';
 import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { nodeOp } from '../op-names.js';
+import { inspectModelFile, isModelFile } from './inspect-model-file.js';
 import { formatTable } from '../table.js';
 
 export const inspectSpec: CommandSpec = {
   name: 'inspect',
-  summary: "Prints an ONNX model's graph and operator counts, and with --march which operators the march supports.",
-  positionals: [{ name: 'MODEL', description: 'the ONNX model (.onnx)' }],
+  summary:
+    "Prints an ONNX model's graph and operator counts, and with --march which operators the march supports; or a QTK model file's graph, march, scales and meta.",
+  positionals: [{ name: 'MODEL', description: 'an ONNX model (.onnx) or a QTK model file (.qtk)' }],
   options: {
     march: {
       type: 'string',
@@ -27,12 +29,16 @@ export const inspectSpec: CommandSpec = {
   details: `Support is decided twice: by the march's capability table (op name and attributes) and by a trial
 conversion (prepare with the default QAT qconfig and a 1/128 input stub, calibrate on one random batch in
 [-1, 1], convert); the conversion decides, the table alone only when the trial cannot run. Exit code 1 when the march cannot run every operator.
-With --hybrid the trial builds the heterogeneous model instead and prints each node's device (exit code 0 when it converts).`,
+With --hybrid the trial builds the heterogeneous model instead and prints each node's device (exit code 0 when it converts).
+A QTK model file (written by qtk quantize or saveModelFile) prints its kind, march, format and meta, its graph, and
+the scales: every value's dtype and scale from one run on a random input (fixed point; --input-shape when the file
+does not record it), every fake-quant's (QAT).`,
 };
 
 export function runInspect(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(inspectSpec, argv);
   const path = args.positionals[0]!;
+  if (isModelFile(path)) return inspectModelFile(path, args.options, io);
   const gm = loadOnnx(path, args.options['max-elements']);
   const spec = gm.inputSpecs[0]!;
   const inputShape =

@@ -10,6 +10,7 @@ import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
 import { CliError, type CliIo } from '../io.js';
+import { ioNamesOf } from '../io-names.js';
 import { saveModel } from '../model-file-io.js';
 import { checkOutPath } from '../out-path.js';
 import { deviceSummary } from '../hybrid-options.js';
@@ -94,6 +95,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(hybrid ? { hybrid: { cpuOps, cpuNodes } } : {}),
+    io: ioNamesOf(c.float), // the ONNX input and output names, which qtk export keeps
   };
   const out = String(o.out);
   saveModel(fixed, out, meta);

@@ -117,7 +117,13 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const setup = {
     march,
     calib,
-    prepare: { inputQuantStubs: { scale: inputScale }, onWarning: () => {}, ...(hybrid ? { hybrid } : {}) },
+    // measured on the form qtk quantize builds: integer outputs, no DeQuantStubs added
+    prepare: {
+      inputQuantStubs: { scale: inputScale },
+      outputDeQuantStubs: false,
+      onWarning: () => {},
+      ...(hybrid ? { hybrid } : {}),
+    },
     ...(evalSet ? { eval: evalSet } : {}),
     ...(metric ? { metric } : {}),
   };

@@ -166,6 +166,7 @@ export function runQuantizeJob(job: QuantizeJob, onProgress: (p: JobProgress) =>
     {
       march: job.march,
       inputQuantStubs: { scale: job.inputScale },
+      outputDeQuantStubs: false, // as qtk quantize: the model file and its ONNX export keep integer outputs
       onWarning,
       ...(job.hybrid ? { hybrid: true } : {}),
     },

@@ -3,7 +3,7 @@
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { Tensor } from '@qtk/tensor';
-import type { CompareOptions, NodeComparison, RuntimeComparison } from '../compare-runtime.js';
+import type { CompareOptions, FloatTolerance, NodeComparison, RuntimeComparison } from '../compare-runtime.js';
 import { OnnxExportError } from '../errors.js';
 import { type ExampleInput, NODE_VALUES_KEY } from '../export-onnx.js';
 import { runNodes } from '../graph-run.js';
@@ -59,6 +59,7 @@ function compareValues(
   value: string,
   qtk: { data: ArrayLike<number>; shape: number[]; dtype: string },
   rt: { data: ArrayLike<number | boolean | bigint>; dims: readonly number[] },
+  tolerance: FloatTolerance | null,
 ): NodeComparison {
   const c: NodeComparison = {
     node,
@@ -68,6 +69,7 @@ function compareValues(
     dtype: qtk.dtype,
     elements: qtk.data.length,
     mismatches: 0,
+    withinTolerance: 0,
     maxAbsDiff: 0,
     first: null,
   };
@@ -77,13 +79,18 @@ function compareValues(
     c.maxAbsDiff = Number.POSITIVE_INFINITY;
     return c;
   }
+  const tol = tolerance && qtk.dtype === 'float32' ? tolerance : null;
   for (let i = 0; i < qtk.data.length; i++) {
     const a = qtk.data[i]!;
     const b = Number(rt.data[i]!);
     if (a === b || (Number.isNaN(a) && Number.isNaN(b))) continue;
-    c.mismatches++;
     const d = Math.abs(a - b);
     if (!(d <= c.maxAbsDiff)) c.maxAbsDiff = d;
+    if (tol && d <= tol.atol + tol.rtol * Math.abs(a)) {
+      c.withinTolerance++;
+      continue;
+    }
+    c.mismatches++;
     c.first ??= { index: i, qtk: a, runtime: b };
   }
   return c;
@@ -150,7 +157,7 @@ export async function compareWithRuntime(
     const onnxName = byNode.get(node)!;
     const r = results[onnxName];
     if (!q || !r) continue;
-    nodes.push(compareValues(node, op, onnxName, q, r as never));
+    nodes.push(compareValues(node, op, onnxName, q, r as never, options.floatTolerance ?? null));
   }
   const firstDifference = nodes.find((c) => c.mismatches > 0) ?? null;
   return {

@@ -1,0 +1,89 @@
+// qtk compare on a heterogeneous model: the BPU's integers bit for bit, the CPU's float tail within a tolerance;
+// and files exported for another march or from another model file are refused.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Generator, rand } from '@qtk/tensor';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+
+let dir: string;
+let calib: string;
+let tiny: string;
+
+async function quantize(out: string, ...extra: string[]): Promise<string> {
+  const r = await run('quantize', tiny, '--calib', calib, '--out', out, ...extra);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return out;
+}
+
+async function exported(model: string, out: string): Promise<string> {
+  const r = await run('export', model, '--out', out);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return out;
+}
+
+beforeAll(() => {
+  dir = tempDir();
+  tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
+  calib = join(dir, 'calib');
+  mkdirSync(calib);
+  const x = rand([48, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
+  writeFileSync(join(calib, 'x.npy'), npyBytes([48, 1, 28, 28], x.values() as Float32Array));
+});
+
+describe('qtk compare, hybrid', () => {
+  it('a CPU float tail that onnxruntime rounds differently passes; integers are still compared bit for bit', async () => {
+    // the last Linear on the CPU: onnxruntime's float Gemm sums in another order than QTK
+    const model = await quantize(join(dir, 'hybrid.qtk'), '--march', 'bernoulli2', '--hybrid', '--cpu-nodes', 'fc');
+    const onnx = await exported(model, join(dir, 'hybrid.onnx'));
+    const r = await run('compare', model, onnx, '--data', calib);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('outputs:   100.00% identical (48 / 48 samples)');
+    expect(r.stdout).toContain('values:    all 6 compared values identical in every batch');
+    const floats =
+      /^floats: {4}(\d+) float element\(s\) differ within the tolerance \(atol 0\.000001 \+ rtol 0\.00001·\|value\|\), at most ([\d.e-]+) \(node 'fc'\); integers are compared bit for bit$/m.exec(
+        r.stdout,
+      );
+    expect(floats).not.toBeNull();
+    expect(Number(floats![1])).toBeGreaterThan(0);
+    expect(Number(floats![2])).toBeLessThan(1e-6);
+
+    // bit for bit, the same file differs at the float node, and only there
+    const strict = await run('compare', model, onnx, '--data', calib, '--rtol', '0', '--atol', '0');
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toMatch(/^outputs: {3}\d+\.\d\d% bit-identical/m);
+    expect(strict.stdout).toMatch(/^values: {4}first difference at node 'fc' \(Linear, ONNX value 'fc'\): /m);
+
+    const negative = await run('compare', model, onnx, '--data', calib, '--rtol', '-1');
+    expect([negative.code, negative.stderr]).toEqual([
+      2,
+      expect.stringContaining("option '--rtol' must be a number >= 0"),
+    ]);
+  });
+
+  it('refuses a file exported for another march, naming both, and one exported from another model file', async () => {
+    const bernoulli2 = await quantize(join(dir, 'b2.qtk'), '--march', 'bernoulli2');
+    const bayes = await quantize(join(dir, 'bayes.qtk'), '--march', 'bayes');
+    const bayesOnnx = await exported(bayes, join(dir, 'bayes.onnx'));
+    const r = await run('compare', bernoulli2, bayesOnnx, '--data', calib);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `qtk: error: ${bayesOnnx} was exported from a model for march 'bayes', but ${bernoulli2} is for march 'bernoulli2': ` +
+        `their integers cannot agree; compare ${bayesOnnx} with the 'bayes' model file it was exported from, or export ${bernoulli2} ('qtk export ${bernoulli2} --out FILE.onnx') and compare with that\n`,
+    );
+
+    // the same march and node names, another calibration: another model file
+    const other = await quantize(join(dir, 'bayes-8.qtk'), '--march', 'bayes', '--limit', '8');
+    const o = await run('compare', other, bayesOnnx, '--data', calib);
+    expect(o.code).toBe(1);
+    expect(o.stderr).toMatch(
+      new RegExp(
+        `^qtk: error: ${bayesOnnx} was exported from another model file \\(SHA-256 [0-9a-f]{12}…\\) than ${other} \\(SHA-256 [0-9a-f]{12}…\\): compare it with the model file it was exported from`,
+      ),
+    );
+    // its own model file compares
+    expect((await run('compare', bayes, bayesOnnx, '--data', calib)).code).toBe(0);
+  });
+});
