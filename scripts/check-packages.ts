@@ -11,13 +11,16 @@
 // And it bundles each library package's built main entry (dist) for the browser with esbuild: the published
 // files must reach no Node built-in and no onnxruntime-node (their file helpers are in ./node).
 // Exits non-zero when any check fails.
-// Usage: node --import tsx scripts/check-packages.ts
+// With --install it then runs check:install (scripts/pack-and-install.ts) on the same build and tarballs.
+// Usage: node --import tsx scripts/check-packages.ts [--install]
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeNodeOnlyImports, nodeOnlyImports } from './browser-bundle.js';
-import { buildAll, packAll, type PublishablePackage, publishablePackages, ROOT } from './pack-and-install.js';
+import { checkInstall, packAll } from './pack-and-install.js';
+import { buildAll } from './build-packages.js';
+import { type PublishablePackage, publishablePackages, ROOT } from './workspace.js';
 
 interface Check {
   readonly label: string;
@@ -81,7 +84,7 @@ async function checkBrowserBundles(packages: readonly PublishablePackage[]): Pro
 
 const started = performance.now();
 const packages = publishablePackages();
-buildAll();
+buildAll(packages);
 const built = performance.now();
 const work = mkdtempSync(join(tmpdir(), 'qtk-check-'));
 try {
@@ -115,7 +118,13 @@ try {
     const mismatch = checkSideEffects(p);
     if (mismatch) failures.push(mismatch);
   }
-  const timing = `build ${((built - started) / 1000).toFixed(1)} s, pack and lint ${((performance.now() - built) / 1000).toFixed(1)} s`;
+  const linted = performance.now();
+  const seconds = (from: number, to: number) => `${((to - from) / 1000).toFixed(1)} s`;
+  let timing = `build ${seconds(started, built)}, pack and lint ${seconds(built, linted)}`;
+  if (process.argv.includes('--install') && !failures.length) {
+    const count = checkInstall(packages, tarballs, work);
+    timing += `, ${count} tarballs installed offline, pick-and-mix and qtk inspect as from the sources ${seconds(linted, performance.now())}`;
+  }
   if (failures.length) {
     console.error(failures.join('\n\n'));
     console.error(`\ncheck:packages: ${failures.length} failure(s) in ${tarballs.size} packages (${timing})`);

@@ -1,71 +1,9 @@
-// Packs every publishable QTK package with `pnpm pack` (which turns `workspace:` ranges into versions),
-// installs the tarballs in a fresh project outside the repository, and runs scripts/pick-and-mix.mjs
-// there with plain Node; its printout must equal the same script run on the sources. The installed
-// `qtk` bin inspects an ONNX model (the CLI, the ONNX importer and protobufjs from the tarballs) and
-// must print what the sources print.
-//
-// The install is offline: the tarballs, plus every third-party dependency as a `file:` directory taken
-// from this repository's node_modules (filled by `pnpm install`), pinned by pnpm overrides, so nothing
-// is resolved against a registry and no package-manager cache or store content is needed.
-// Usage: node --import tsx scripts/pack-and-install.ts [--keep]
-import { execFileSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-export interface Manifest {
-  readonly name: string;
-  readonly version: string;
-  readonly private?: boolean;
-  readonly dependencies?: Record<string, string>;
-  readonly peerDependencies?: Record<string, string>;
-  readonly exports?: Record<string, unknown>;
-  readonly sideEffects?: boolean | readonly string[];
-}
-
-export interface PublishablePackage {
-  readonly dir: string;
-  readonly manifest: Manifest;
-}
-
-function readManifest(dir: string): Manifest {
-  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
-}
-
-/** Every non-private workspace package under packages/ and apps/. */
-export function publishablePackages(): PublishablePackage[] {
-  const out: PublishablePackage[] = [];
-  for (const group of ['packages', 'apps']) {
-    for (const name of readdirSync(join(ROOT, group)).sort()) {
-      const dir = join(ROOT, group, name);
-      if (!existsSync(join(dir, 'package.json'))) continue;
-      const manifest = readManifest(dir);
-      if (!manifest.private) out.push({ dir, manifest });
-    }
-  }
-  return out;
-}
-
-export function run(cmd: string, args: readonly string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** Builds every package (turbo replays its cache when nothing changed). */
-export function buildAll(): void {
-  run('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], ROOT);
-}
+import { buildAll } from './build-packages.js';
+import { type PublishablePackage, publishablePackages, readManifest, ROOT, run } from './workspace.js';
 
 /** `pnpm pack`s each package into `dest`; returns the tarball paths by package name. */
 export function packAll(packages: readonly PublishablePackage[], dest: string): Map<string, string> {
@@ -148,44 +86,56 @@ export function installFresh(dir: string, tarballs: Map<string, string>, thirdPa
   run('pnpm', ['install', '--offline', '--no-frozen-lockfile', `--store-dir=${store}`, '--reporter=append-only'], dir);
 }
 
+/**
+ * Installs the runtime packages' tarballs offline in a fresh project under `work`, and checks that
+ * pick-and-mix and the installed `qtk` bin print what the sources print; returns the number installed.
+ */
+export function checkInstall(
+  packages: readonly PublishablePackage[],
+  tarballs: Map<string, string>,
+  work: string,
+): number {
+  const project = join(work, 'project');
+  mkdirSync(project);
+  const runtime = runtimePackages(packages);
+  const runtimeTarballs = new Map([...tarballs].filter(([name]) => runtime.some((p) => p.manifest.name === name)));
+  installFresh(project, runtimeTarballs, thirdPartyClosure(runtime));
+  writeFileSync(join(project, 'pick-and-mix.mjs'), readFileSync(join(ROOT, 'scripts/pick-and-mix.mjs')));
+  const installed = run(process.execPath, ['pick-and-mix.mjs'], project);
+  const source = run(
+    process.execPath,
+    ['--conditions=qtk-source', '--import', 'tsx', 'scripts/pick-and-mix.mjs'],
+    ROOT,
+  );
+  if (installed !== source) {
+    throw new Error(
+      `pick-and-mix printed different numbers from the tarballs than from the sources:\n${installed}\n${source}`,
+    );
+  }
+  const onnx = join(ROOT, 'packages/onnx/fixtures/torch-small.onnx');
+  const cli = ['inspect', onnx, '--march', 'bayes'];
+  const bin = run(join(project, 'node_modules/.bin/qtk'), cli, project);
+  const binSource = run(
+    process.execPath,
+    ['--conditions=qtk-source', '--import', 'tsx', 'apps/cli/src/bin.ts', ...cli],
+    ROOT,
+  );
+  if (bin !== binSource) throw new Error(`the installed qtk printed:\n${bin}\nthe sources printed:\n${binSource}`);
+  if (!bin.includes("15 of 15 nodes supported on 'bayes'")) throw new Error(`unexpected qtk inspect output:\n${bin}`);
+  return runtimeTarballs.size;
+}
+
 function main(): void {
   const keep = process.argv.includes('--keep');
   const started = performance.now();
   const packages = publishablePackages();
-  buildAll();
+  buildAll(packages);
   const work = mkdtempSync(join(tmpdir(), 'qtk-pack-'));
   try {
-    const tarballs = packAll(packages, join(work, 'tarballs'));
-    const project = join(work, 'project');
-    mkdirSync(project);
-    const runtime = runtimePackages(packages);
-    const runtimeTarballs = new Map([...tarballs].filter(([name]) => runtime.some((p) => p.manifest.name === name)));
-    installFresh(project, runtimeTarballs, thirdPartyClosure(runtime));
-    writeFileSync(join(project, 'pick-and-mix.mjs'), readFileSync(join(ROOT, 'scripts/pick-and-mix.mjs')));
-    const installed = run(process.execPath, ['pick-and-mix.mjs'], project);
-    const source = run(
-      process.execPath,
-      ['--conditions=qtk-source', '--import', 'tsx', 'scripts/pick-and-mix.mjs'],
-      ROOT,
-    );
-    if (installed !== source) {
-      throw new Error(
-        `pick-and-mix printed different numbers from the tarballs than from the sources:\n${installed}\n${source}`,
-      );
-    }
-    const onnx = join(ROOT, 'packages/onnx/fixtures/torch-small.onnx');
-    const cli = ['inspect', onnx, '--march', 'bayes'];
-    const bin = run(join(project, 'node_modules/.bin/qtk'), cli, project);
-    const binSource = run(
-      process.execPath,
-      ['--conditions=qtk-source', '--import', 'tsx', 'apps/cli/src/bin.ts', ...cli],
-      ROOT,
-    );
-    if (bin !== binSource) throw new Error(`the installed qtk printed:\n${bin}\nthe sources printed:\n${binSource}`);
-    if (!bin.includes("15 of 15 nodes supported on 'bayes'")) throw new Error(`unexpected qtk inspect output:\n${bin}`);
+    const count = checkInstall(packages, packAll(packages, join(work, 'tarballs')), work);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(
-      `pack-and-install: ${runtimeTarballs.size} tarballs installed offline in ${project}; pick-and-mix and qtk inspect agree with the sources (${seconds} s)`,
+      `pack-and-install: ${count} tarballs installed offline in ${join(work, 'project')}; pick-and-mix and qtk inspect agree with the sources (${seconds} s)`,
     );
   } finally {
     if (!keep) rmSync(work, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 // The manifest edit `pnpm use-in-project DIR` makes; the install it leads to is the one check:install runs
 // (withQtkTarballs builds that project's manifest too).
 import { describe, expect, it } from 'vitest';
-import { publishablePackages, runtimePackages, withQtkTarballs } from './pack-and-install.js';
+import { runtimePackages, withQtkTarballs } from './pack-and-install.js';
+import { publishablePackages } from './workspace.js';
 import { tarballSpecs } from './use-in-project.js';
 
 describe('use-in-project', () => {

@@ -6,15 +6,9 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  buildAll,
-  packAll,
-  type ProjectManifest,
-  publishablePackages,
-  ROOT,
-  runtimePackages,
-  withQtkTarballs,
-} from './pack-and-install.js';
+import { packAll, type ProjectManifest, runtimePackages, withQtkTarballs } from './pack-and-install.js';
+import { buildAll } from './build-packages.js';
+import { publishablePackages, ROOT } from './workspace.js';
 
 /** The `file:` spec of each tarball, relative to the project (so the folder can move with its tarballs). */
 export function tarballSpecs(project: string, tarballs: ReadonlyMap<string, string>): Map<string, string> {
