@@ -3,7 +3,6 @@
 import { calibrate, ConversionError, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
 import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { marches, observers } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { batchesOf } from './batches.js';
@@ -12,6 +11,7 @@ import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { CliError, type CliIo } from './io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
+import { requireMarch, requireObserver } from './registry-names.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
@@ -97,12 +97,8 @@ export function checkCalibrateOptions(o: Options, command: string): void {
     throw new CliError(`missing --calib DIR (the calibration samples)\nrun 'qtk ${command} --help' for the options`, {
       exitCode: 2,
     });
-  const marchId = String(o.march);
-  if (!marches.has(marchId))
-    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
-  const observer = String(o.observer);
-  if (!observers.has(observer))
-    throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(String(o.march));
+  requireObserver(String(o.observer));
   const batch = Number(o.batch);
   if (!Number.isInteger(batch) || batch < 1)
     throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
@@ -119,8 +115,8 @@ export function calibrateOnnxModel(
   io: CliIo,
   extra: { moduleName?: QConfigDict['moduleName']; convert?: boolean; afterPrepare?: (gm: GraphModule) => void } = {},
 ): CalibratedModel {
-  const marchId = String(o.march);
-  const observer = String(o.observer);
+  const marchId = requireMarch(String(o.march));
+  const observer = requireObserver(String(o.observer));
   const batch = Number(o.batch);
   const inputScale = parseInputScale(String(o['input-scale']));
   const limit = o.limit !== undefined ? Number(o.limit) : Infinity;

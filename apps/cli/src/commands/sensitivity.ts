@@ -1,6 +1,5 @@
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { autoQconfig, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
-import { marches } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
@@ -8,6 +7,7 @@ import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
+import { requireMarch } from '../registry-names.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
@@ -77,8 +77,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
       exitCode: 2,
     });
   const march = String(o.march);
-  if (!marches.has(march))
-    throw new CliError(`unknown march '${march}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(march);
   const metric = o.metric === undefined ? undefined : (String(o.metric) as ScoreMetric);
   if (metric !== undefined && !SCORE_METRICS.includes(metric))
     throw new CliError(`--metric must be one of ${SCORE_METRICS.join(', ')}, got '${o.metric}'`, { exitCode: 2 });
