@@ -120,6 +120,8 @@ export function calibrateOnnxModel(
   const batch = Number(o.batch);
   const inputScale = parseInputScale(String(o['input-scale']));
   const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  // one line as each stage starts (import, calibration, conversion; qtk quantize adds writing)
+  io.out(`${stageLabel('import')}${modelPath}\n`);
   const float = loadOnnx(modelPath, o['max-elements'] as never);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const sampleShape = sampleShapeOf(float, inputShape);
@@ -129,7 +131,7 @@ export function calibrateOnnxModel(
   const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
   const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
   io.out(
-    `calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
+    `${stageLabel('calibration')}${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
   );
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
@@ -159,6 +161,7 @@ export function calibrateOnnxModel(
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
   let fixed: GraphModule | null = null;
   if (extra.convert !== false) {
+    io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
     try {
       fixed = convertFx(prepared, { march: marchId, onWarning });
     } catch (e) {
@@ -188,6 +191,11 @@ export function calibrateOnnxModel(
     usedFiles: used.length,
     warnings,
   };
+}
+
+/** The start of a stage's progress line ('calibration: '), the labels aligned. */
+export function stageLabel(stage: 'import' | 'calibration' | 'conversion' | 'writing'): string {
+  return `${stage}:`.padEnd(13);
 }
 
 /** The one value every element of `x` holds, or null when the data varies. */

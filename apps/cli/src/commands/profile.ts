@@ -16,6 +16,7 @@ import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
+import { type StepProgress, stepProgress } from '../progress.js';
 
 export const profileSpec: CommandSpec = {
   name: 'profile',
@@ -151,6 +152,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     }
   }
   io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const progress = stepProgress(io);
   const { report, written } = await modelProfiler(c.float, c.prepared, inputs, {
     mode: 'FvsQ',
     outDir,
@@ -163,13 +165,13 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       calibration: `${c.samples.shape[0]} samples from ${o.calib} (${c.observer} observer)`,
       ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}),
     },
-    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+    onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0);
+  return finish(io, report, written!, t0, progress);
 }
 
-function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number): number {
-  io.err('\n');
+function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number, progress: StepProgress): number {
+  progress.end();
   const marks = { error: '!!', warning: ' !', info: '  ' } as const;
   io.out(`${report.summary.map((n) => `${marks[n.severity]} ${n.text}`).join('\n')}\n`);
   io.out(`written: ${written.html} and ${Object.keys(written.json).length} JSON files\n`);
@@ -244,6 +246,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     );
   }
   io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const progress = stepProgress(io);
   const { report, written } = await modelProfiler(qat, fixed, inputs, {
     mode: 'QvsQ',
     outDir,
@@ -251,7 +254,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     runtime: o['no-runtime'] !== true,
     title: `QTK profiler: ${modelPath} (QAT) vs fixed point on ${march}`,
     extra: { model: modelPath, ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}) },
-    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+    onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0);
+  return finish(io, report, written!, t0, progress);
 }
