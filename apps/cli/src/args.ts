@@ -16,6 +16,8 @@ export interface OptionSpec {
   readonly min?: number;
   /** A number option: the largest accepted value. */
   readonly max?: number;
+  /** A deprecated spelling: its value goes to this option, with a warning (see deprecationWarnings). */
+  readonly replacedBy?: string;
 }
 
 export interface CommandSpec {
@@ -33,6 +35,8 @@ export interface ParsedArgs {
   readonly options: Record<string, string | number | boolean | undefined>;
   readonly help: boolean;
   readonly verbose: boolean;
+  /** A warning for each deprecated option spelling used, naming the option to use instead. */
+  readonly deprecated: string[];
 }
 
 /** Options every command accepts. */
@@ -66,6 +70,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
   for (const [k, o] of Object.entries(spec.options)) if (o.default !== undefined) options[k] = o.default;
   let help = false;
   let verbose = false;
+  const deprecated: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') {
@@ -95,6 +100,10 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
         `unknown option '--${name}' for 'qtk ${spec.name}'${didYouMean(close)} (known: ${known})`,
       );
     }
+    if (o.replacedBy !== undefined) {
+      const text = `--${name} is deprecated for 'qtk ${spec.name}': use --${o.replacedBy}${o.value ? ` ${o.value}` : ''} (${spec.options[o.replacedBy]?.description ?? ''})`;
+      if (!deprecated.includes(text)) deprecated.push(text);
+    }
     if (o.type === 'boolean') {
       if (eq >= 0) throw usageError(spec.name, `option '--${name}' is a flag and takes no value`);
       if (name === 'help') help = true;
@@ -114,8 +123,8 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       const v = parseNumber(value);
       if (!Number.isFinite(v)) throw usageError(spec.name, `option '--${name}' must be a number, got '${value}'`);
       checkRange(spec.name, name, o, v, value);
-      options[name] = v;
-    } else options[name] = value;
+      options[o.replacedBy ?? name] = v;
+    } else options[o.replacedBy ?? name] = value;
   }
   if (!help) {
     if (positionals.length < spec.positionals.length) {
@@ -129,7 +138,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       );
     }
   }
-  return { positionals, options, help, verbose };
+  return { positionals, options, help, verbose, deprecated };
 }
 
 /** The accepted values of a number option, in words ('an integer >= 1'), or '' when any number goes. */

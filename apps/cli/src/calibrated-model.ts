@@ -44,7 +44,21 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     default: '1/128',
   },
   batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
-  limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+  'calib-limit': {
+    type: 'number',
+    value: 'N',
+    description: 'calibrate on at most N samples',
+    integer: true,
+    min: 1,
+  },
+  limit: {
+    type: 'number',
+    value: 'N',
+    description: 'old spelling of --calib-limit (deprecated)',
+    integer: true,
+    min: 1,
+    replacedBy: 'calib-limit',
+  },
   'skip-nonfinite': {
     type: 'boolean',
     description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
@@ -119,7 +133,7 @@ export function calibrateOnnxModel(
   const observer = requireObserver(String(o.observer));
   const batch = Number(o.batch);
   const inputScale = parseInputScale(String(o['input-scale']));
-  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
   // one line as each stage starts (import, calibration, conversion; qtk quantize adds writing)
   io.out(`${stageLabel('import')}${modelPath}\n`);
   const float = loadOnnx(modelPath, o['max-elements'] as never);

@@ -4,7 +4,7 @@ import '@qtk/march-bernoulli2';
 import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
 import { closeNames } from '@qtk/tensor';
-import { formatHelp, type CommandSpec } from './args.js';
+import { type CommandSpec, formatHelp, parseArgs } from './args.js';
 import { formatColumns, formatProse } from './help-layout.js';
 import { checkSpec, runCheck } from './commands/check.js';
 import { compareSpec, runCompare } from './commands/compare.js';
@@ -93,6 +93,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.out(formatHelp(command.spec));
       return 0;
     }
+    // usage errors first; then a warning for each deprecated option spelling, before the command's output
+    for (const w of parseArgs(command.spec, rest).deprecated) io.err(`qtk: warning: ${w}\n`);
     return await command.run(rest, io);
   } catch (e) {
     return reportError(e, io, verbose);

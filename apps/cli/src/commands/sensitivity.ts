@@ -57,6 +57,7 @@ export const sensitivitySpec: CommandSpec = {
       default: '1/128',
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 64, integer: true, min: 1 },
+    'calib-limit': CALIBRATE_OPTIONS['calib-limit']!,
     limit: CALIBRATE_OPTIONS.limit!,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
@@ -90,7 +91,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const sampleShape = sampleShapeOf(float, inputShape);
   const pre = preprocessFrom(o);
-  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
   const samples = loadSamples(listSampleFiles(String(o.calib), 'calibration'), sampleShape, pre, limit).tensor;
   const calib = [...batchesOf(samples, batch)];
   let evalSet: { inputs: Tensor[]; labels?: Int32Array[] } | undefined;
