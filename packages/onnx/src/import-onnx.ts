@@ -238,7 +238,6 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     const opType = n.op_type ?? '';
     const domain = n.domain ?? '';
     const name = nodeName(n, index);
-    checkFloatAttributes(n, name);
     if (hardSwish.inner.has(n)) return;
     const hs = hardSwish.outer.get(n);
     if (hs) {
@@ -265,6 +264,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       fail(`domain '${domain}' is not supported`);
       return;
     }
+    checkFloatAttributes(n, name);
     const handler = handlers[opType];
     if (!handler) {
       fail('operator not supported');
