@@ -1,4 +1,4 @@
-/** Edits from `a` to `b`: insertions, deletions, substitutions and swaps of two adjacent letters ('bayse' → 'bayes' is one). */
+/** Edits from `a` to `b`: insertions, deletions, substitutions and swaps of two adjacent letters ('obsrever' → 'observer' is one). */
 function editDistance(a: string, b: string): number {
   const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i++) {
