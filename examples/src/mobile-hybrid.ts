@@ -111,7 +111,7 @@ const bayesFixed = predict(bayes.fixedPoint, test, { progress: true, label: 'bay
 const bayesAcc = accuracyOf(bayesFixed, test);
 console.log(
   `bayes (all on the BPU): fixed-point test accuracy ${pct(bayesAcc)} (${((bayesAcc - floatAcc) * 100).toFixed(2)} points vs float), ` +
-    `fake-quant ${pct(accuracyOf(bayesFake, test))}, agreement ${pct(agreement(bayesFake, bayesFixed))} (${seconds(t0).toFixed(1)} s)`,
+    `fake-quant ${pct(accuracyOf(bayesFake, test))}, top-1 agreement ${pct(agreement(bayesFake, bayesFixed))} of test samples (${seconds(t0).toFixed(1)} s)`,
 );
 
 t0 = performance.now();
@@ -124,7 +124,7 @@ const hybridFixed = predict(hybrid.fixedPoint, test, { progress: true, label: 'b
 const hybridAcc = accuracyOf(hybridFixed, test);
 console.log(
   `bernoulli2 hybrid: fixed-point test accuracy ${pct(hybridAcc)} (${((hybridAcc - floatAcc) * 100).toFixed(2)} points vs float), ` +
-    `fake-quant ${pct(accuracyOf(hybridFake, test))}, agreement ${pct(agreement(hybridFake, hybridFixed))}, ` +
+    `fake-quant ${pct(accuracyOf(hybridFake, test))}, top-1 agreement ${pct(agreement(hybridFake, hybridFixed))} of test samples, ` +
     `${devices.counts.CPU} CPU and ${devices.counts.BPU} BPU ops, ${devices.transitions} CPU/BPU transitions, ` +
     `${devices.segments.length} segments (${seconds(t0).toFixed(1)} s)`,
 );

@@ -1,6 +1,6 @@
 import { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { agreement } from './agreement.js';
+import { agreement, agreementText } from './agreement.js';
 import { CliError } from './io.js';
 
 const t = (...v: number[]) => new Tensor({ data: Float32Array.from(v), shape: [1, v.length], dtype: 'float32' });
@@ -8,6 +8,13 @@ const t = (...v: number[]) => new Tensor({ data: Float32Array.from(v), shape: [1
 describe('agreement of the fixed-point with the fake-quant model', () => {
   it('is max |fixed-point - fake-quant|', () => {
     expect(agreement(t(1, 2, 3), t(1, 2.5, 2), 'm.onnx')).toBe(1);
+  });
+
+  it('is printed in output units and as a share of the fake-quant output range', () => {
+    expect(agreementText(0.05, t(-1, 0, 1.5), 'the first 2 calibration samples')).toBe(
+      'max |fixed-point - fake-quant| = 0.0500 (output units, 2.00 % of the output range 2.50) on the first 2 calibration samples',
+    );
+    expect(agreementText(0, t(3, 3), 'x')).toBe('max |fixed-point - fake-quant| = 0.00 (output units) on x');
   });
 
   it.each([

@@ -34,3 +34,21 @@ function nonFinite(v: ArrayLike<number | bigint>): boolean {
   for (let i = 0; i < v.length; i++) if (!Number.isFinite(Number(v[i]))) return true;
   return false;
 }
+
+/**
+ * The agreement line's text: the largest difference in the model's output units, and as a share of the
+ * fake-quant outputs' range (max − min over `fakeQuant`), so 0.02 reads differently for logits of ±1 and ±100.
+ */
+export function agreementText(maxDiff: number, fakeQuant: Tensor, where: string): string {
+  const v = fakeQuant.values();
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < v.length; i++) {
+    lo = Math.min(lo, Number(v[i]));
+    hi = Math.max(hi, Number(v[i]));
+  }
+  const range = hi - lo;
+  const share =
+    range > 0 ? `, ${((100 * maxDiff) / range).toPrecision(3)} % of the output range ${range.toPrecision(3)}` : '';
+  return `max |fixed-point - fake-quant| = ${maxDiff.toPrecision(3)} (output units${share}) on ${where}`;
+}

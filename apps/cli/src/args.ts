@@ -1,4 +1,7 @@
+import { closeNames } from '@qtk/tensor';
+import { formatColumns, formatProse } from './help-layout.js';
 import { usageError } from './io.js';
+import { didYouMean } from './registry-names.js';
 
 /** One option of a command: `--name value` (string / number) or a `--name` flag (boolean). */
 export interface OptionSpec {
@@ -13,6 +16,8 @@ export interface OptionSpec {
   readonly min?: number;
   /** A number option: the largest accepted value. */
   readonly max?: number;
+  /** A deprecated spelling: its value goes to this option, with a warning (see deprecationWarnings). */
+  readonly replacedBy?: string;
 }
 
 export interface CommandSpec {
@@ -30,6 +35,8 @@ export interface ParsedArgs {
   readonly options: Record<string, string | number | boolean | undefined>;
   readonly help: boolean;
   readonly verbose: boolean;
+  /** A warning for each deprecated option spelling used, naming the option to use instead. */
+  readonly deprecated: string[];
 }
 
 /** Options every command accepts. */
@@ -63,6 +70,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
   for (const [k, o] of Object.entries(spec.options)) if (o.default !== undefined) options[k] = o.default;
   let help = false;
   let verbose = false;
+  const deprecated: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') {
@@ -86,7 +94,15 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       const known = Object.keys(all)
         .map((k) => `--${k}`)
         .join(', ');
-      throw usageError(spec.name, `unknown option '--${name}' for 'qtk ${spec.name}' (known: ${known})`);
+      const close = closeNames(name, Object.keys(all), 2).map((k) => `--${k}`);
+      throw usageError(
+        spec.name,
+        `unknown option '--${name}' for 'qtk ${spec.name}'${didYouMean(close)} (known: ${known})`,
+      );
+    }
+    if (o.replacedBy !== undefined) {
+      const text = `--${name} is deprecated for 'qtk ${spec.name}': use --${o.replacedBy}${o.value ? ` ${o.value}` : ''} (${spec.options[o.replacedBy]?.description ?? ''})`;
+      if (!deprecated.includes(text)) deprecated.push(text);
     }
     if (o.type === 'boolean') {
       if (eq >= 0) throw usageError(spec.name, `option '--${name}' is a flag and takes no value`);
@@ -107,8 +123,8 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       const v = parseNumber(value);
       if (!Number.isFinite(v)) throw usageError(spec.name, `option '--${name}' must be a number, got '${value}'`);
       checkRange(spec.name, name, o, v, value);
-      options[name] = v;
-    } else options[name] = value;
+      options[o.replacedBy ?? name] = v;
+    } else options[o.replacedBy ?? name] = value;
   }
   if (!help) {
     if (positionals.length < spec.positionals.length) {
@@ -122,7 +138,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       );
     }
   }
-  return { positionals, options, help, verbose };
+  return { positionals, options, help, verbose, deprecated };
 }
 
 /** The accepted values of a number option, in words ('an integer >= 1'), or '' when any number goes. */
@@ -140,25 +156,34 @@ function checkRange(command: string, name: string, o: OptionSpec, v: number, tex
   if (bad) throw usageError(command, `option '--${name}' must be ${rangeText(o)}, got '${text}'`);
 }
 
+/** The option column's width in --help: longer options get their description on the next line. */
+const OPTION_COLUMN = 24;
+
 /** The --help text of a command. */
 export function formatHelp(spec: CommandSpec): string {
   const usage = `usage: qtk ${spec.name} ${spec.positionals.map((p) => p.name).join(' ')} [options]`.replace(
     /\s+\[/,
     ' [',
   );
-  const lines = [usage, '', spec.summary, ''];
+  const lines = [usage, '', ...formatProse(spec.summary), ''];
   if (spec.positionals.length) {
     lines.push('arguments:');
-    for (const p of spec.positionals) lines.push(`  ${p.name.padEnd(24)}${p.description}`);
+    lines.push(
+      ...formatColumns(
+        spec.positionals.map((p) => [p.name, p.description] as const),
+        OPTION_COLUMN,
+      ),
+    );
     lines.push('');
   }
   lines.push('options:');
-  for (const [k, o] of Object.entries({ ...spec.options, ...COMMON_OPTIONS })) {
+  const rows = Object.entries({ ...spec.options, ...COMMON_OPTIONS }).map(([k, o]) => {
     const left = `--${k}${o.value ? ` ${o.value}` : ''}`;
     const def = o.default !== undefined && o.type !== 'boolean' ? ` (default: ${o.default})` : '';
     const accepted = o.type === 'number' && rangeText(o) ? ` (${rangeText(o)})` : '';
-    lines.push(`  ${left.padEnd(24)}${o.description}${accepted}${def}`);
-  }
-  if (spec.details) lines.push('', spec.details.trim());
+    return [left, `${o.description}${accepted}${def}`] as const;
+  });
+  lines.push(...formatColumns(rows, OPTION_COLUMN));
+  if (spec.details) lines.push('', ...formatProse(spec.details));
   return `${lines.join('\n')}\n`;
 }

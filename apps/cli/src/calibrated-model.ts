@@ -3,7 +3,6 @@
 import { calibrate, ConversionError, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
 import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { marches, observers } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { batchesOf } from './batches.js';
@@ -12,6 +11,7 @@ import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { CliError, type CliIo } from './io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
+import { requireMarch, requireObserver } from './registry-names.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
@@ -44,7 +44,21 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     default: '1/128',
   },
   batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
-  limit: { type: 'number', value: 'N', description: 'use at most N calibration samples', integer: true, min: 1 },
+  'calib-limit': {
+    type: 'number',
+    value: 'N',
+    description: 'calibrate on at most N samples',
+    integer: true,
+    min: 1,
+  },
+  limit: {
+    type: 'number',
+    value: 'N',
+    description: 'old spelling of --calib-limit (deprecated)',
+    integer: true,
+    min: 1,
+    replacedBy: 'calib-limit',
+  },
   'skip-nonfinite': {
     type: 'boolean',
     description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
@@ -97,12 +111,8 @@ export function checkCalibrateOptions(o: Options, command: string): void {
     throw new CliError(`missing --calib DIR (the calibration samples)\nrun 'qtk ${command} --help' for the options`, {
       exitCode: 2,
     });
-  const marchId = String(o.march);
-  if (!marches.has(marchId))
-    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
-  const observer = String(o.observer);
-  if (!observers.has(observer))
-    throw new CliError(`unknown observer '${observer}' (registered: ${observers.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(String(o.march));
+  requireObserver(String(o.observer));
   const batch = Number(o.batch);
   if (!Number.isInteger(batch) || batch < 1)
     throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
@@ -119,11 +129,13 @@ export function calibrateOnnxModel(
   io: CliIo,
   extra: { moduleName?: QConfigDict['moduleName']; convert?: boolean; afterPrepare?: (gm: GraphModule) => void } = {},
 ): CalibratedModel {
-  const marchId = String(o.march);
-  const observer = String(o.observer);
+  const marchId = requireMarch(String(o.march));
+  const observer = requireObserver(String(o.observer));
   const batch = Number(o.batch);
   const inputScale = parseInputScale(String(o['input-scale']));
-  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
+  // one line as each stage starts (import, calibration, conversion; qtk quantize adds writing)
+  io.out(`${stageLabel('import')}${modelPath}\n`);
   const float = loadOnnx(modelPath, o['max-elements'] as never);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const sampleShape = sampleShapeOf(float, inputShape);
@@ -133,7 +145,7 @@ export function calibrateOnnxModel(
   const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
   const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
   io.out(
-    `calibration: ${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
+    `${stageLabel('calibration')}${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
   );
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
@@ -164,6 +176,7 @@ export function calibrateOnnxModel(
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
   let fixed: GraphModule | null = null;
   if (extra.convert !== false) {
+    io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
     try {
       fixed = convertFx(prepared, { march: marchId, onWarning });
     } catch (e) {
@@ -193,6 +206,11 @@ export function calibrateOnnxModel(
     usedFiles: used.length,
     warnings,
   };
+}
+
+/** The start of a stage's progress line ('calibration: '), the labels aligned. */
+export function stageLabel(stage: 'import' | 'calibration' | 'conversion' | 'writing'): string {
+  return `${stage}:`.padEnd(13);
 }
 
 /** The one value every element of `x` holds, or null when the data varies. */

@@ -58,6 +58,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   UnsupportedOnnxOpError: () =>
     new onnx.UnsupportedOnnxOpError([{ name: 'n', opType: 'Foo', domain: '', opset: 13, reason: 'r' }]),
   OnnxInputShapeError: () => new onnx.OnnxInputShapeError('i'),
+  OnnxAttributeError: () => new onnx.OnnxAttributeError('n', 'Gemm', 'alpha', 'NaN'),
   OnnxExportError: () => new onnx.OnnxExportError('x'),
   ConversionError: () => new core.ConversionError('bayes', [unsupported]),
   ModelFileError: () => new core.ModelFileError('m', '/x'),

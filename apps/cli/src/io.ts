@@ -2,19 +2,25 @@
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** Whether `err` writes to a terminal, where progress redraws one line; elsewhere each step gets its own line. */
+  readonly errIsTerminal?: boolean;
 }
 
 /** The process's streams. */
 export const processIo: CliIo = {
   out: (t) => void process.stdout.write(t),
   err: (t) => void process.stderr.write(t),
+  get errIsTerminal() {
+    return process.stderr.isTTY === true;
+  },
 };
 
-/** An io that records everything (for tests and embedding). */
-export function bufferIo(): CliIo & { stdout: string; stderr: string } {
+/** An io that records everything (for tests and embedding); `errIsTerminal` pretends stderr is a terminal. */
+export function bufferIo(options: { errIsTerminal?: boolean } = {}): CliIo & { stdout: string; stderr: string } {
   const io = {
     stdout: '',
     stderr: '',
+    errIsTerminal: options.errIsTerminal === true,
     out(t: string) {
       io.stdout += t;
     },

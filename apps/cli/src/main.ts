@@ -3,7 +3,9 @@ import '@qtk/march-bernoulli2';
 // installs the partition prepareQatFx runs for --hybrid
 import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
-import { formatHelp, type CommandSpec } from './args.js';
+import { closeNames } from '@qtk/tensor';
+import { type CommandSpec, formatHelp, parseArgs } from './args.js';
+import { formatColumns, formatProse } from './help-layout.js';
 import { checkSpec, runCheck } from './commands/check.js';
 import { compareSpec, runCompare } from './commands/compare.js';
 import { evalSpec, runEval } from './commands/eval.js';
@@ -14,6 +16,7 @@ import { runSensitivity, sensitivitySpec } from './commands/sensitivity.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
 import { loadPlugin, takePluginArgs } from './plugins.js';
+import { didYouMean } from './registry-names.js';
 
 interface Command {
   readonly spec: CommandSpec;
@@ -31,26 +34,37 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   sensitivity: { spec: sensitivitySpec, run: runSensitivity },
 };
 
-const HELP = `usage: qtk <command> [arguments] [options]
-
-QTK's command line: quantize an ONNX model for a march, evaluate it, export it to ONNX and check the
-exported file against QTK, without writing code.
-
-commands:
-${Object.values(COMMANDS)
-  .map((c) => `  ${c.spec.name.padEnd(10)}${c.spec.summary}`)
-  .join('\n')}
-
-options:
-  --help             show this help (qtk <command> --help: the command's options)
-  --verbose          print stack traces of errors
-  --plugin MODULE    before the command runs, load a third-party QTK plugin (observers, marches, ...)
-                     by package name or path; repeatable. The module exports 'qtkPlugin' or registers
-                     into @qtk/spec's registries when imported, e.g. --plugin qtk-march-acme --march acme
-
-exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...; for qtk compare also:
-the model and the ONNX file differ), 2 usage error
-`;
+const HELP = [
+  'usage: qtk <command> [arguments] [options]',
+  '',
+  ...formatProse(
+    "QTK's command line: quantize an ONNX model for a march, evaluate it, export it to ONNX and check the exported file against QTK, without writing code.",
+  ),
+  '',
+  'commands:',
+  ...formatColumns(
+    Object.values(COMMANDS).map((c) => [c.spec.name, c.spec.summary] as const),
+    Math.max(...Object.keys(COMMANDS).map((n) => n.length)),
+  ),
+  '',
+  'options:',
+  ...formatColumns(
+    [
+      ['--help', "show this help (qtk <command> --help: the command's options)"],
+      ['--verbose', 'print stack traces of errors'],
+      [
+        '--plugin MODULE',
+        "before the command runs, load a third-party QTK plugin (observers, marches, ...) by package name or path; repeatable. The module exports 'qtkPlugin' or registers into @qtk/spec's registries when imported, e.g. --plugin qtk-march-acme --march acme",
+      ],
+    ],
+    17,
+  ),
+  '',
+  ...formatProse(
+    'exit codes: 0 success, 1 error (missing file, wrong shape, unsupported operator, ...; for qtk compare also: the model and the ONNX file differ), 2 usage error',
+  ),
+  '',
+].join('\n');
 
 /**
  * Runs the qtk command line with `argv` (without the node and script paths) and returns the exit
@@ -70,12 +84,17 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const command = COMMANDS[name];
     if (!command) {
       if (name.startsWith('-')) throw usageError('', `expected a command before '${name}'`);
-      throw usageError('', `unknown command '${name}' (commands: ${Object.keys(COMMANDS).join(', ')})`);
+      throw usageError(
+        '',
+        `unknown command '${name}'${didYouMean(closeNames(name, Object.keys(COMMANDS), 2))} (commands: ${Object.keys(COMMANDS).join(', ')})`,
+      );
     }
     if (rest.includes('--help') || rest.includes('-h')) {
       io.out(formatHelp(command.spec));
       return 0;
     }
+    // usage errors first; then a warning for each deprecated option spelling, before the command's output
+    for (const w of parseArgs(command.spec, rest).deprecated) io.err(`qtk: warning: ${w}\n`);
     return await command.run(rest, io);
   } catch (e) {
     return reportError(e, io, verbose);

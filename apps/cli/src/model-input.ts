@@ -3,12 +3,13 @@ import type { GraphModule } from '@qtk/ir';
 import { DEFAULT_MAX_ELEMENTS, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
 import { importOnnx } from '@qtk/onnx/node';
 import type { OptionSpec } from './args.js';
+import { shownPath } from './display-path.js';
 import { CliError } from './io.js';
 
 /** Throws a clear error when `path` is not a readable file. */
 export function requireFile(path: string, what: string): void {
-  if (!existsSync(path)) throw new CliError(`${what} '${path}' does not exist`);
-  if (!statSync(path).isFile()) throw new CliError(`${what} '${path}' is not a file`);
+  if (!existsSync(path)) throw new CliError(`${what} ${shownPath(path)} does not exist`);
+  if (!statSync(path).isFile()) throw new CliError(`${what} ${shownPath(path)} is not a file`);
 }
 
 /** Imports an ONNX file (a model with one input). */

@@ -37,6 +37,13 @@ describe('qtk profile', () => {
     const out = join(dir, 'report');
     const r = runProcess('profile', tiny, '--calib', calib, '--march', 'bayes', '--out', out, '--samples', '8');
     expect(r.stderr).toContain('[9/9] firstDivergence');
+    // stderr is a pipe here: one line per step, no carriage-return redraws
+    expect(r.stderr).not.toContain('\r');
+    expect(r.stderr).toMatch(/^\[1\/9\] \w+\n\[2\/9\] \w+\n/m);
+    expect(r.stderr).toMatch(/^\[9\/9\] firstDivergence\n$/m);
+    expect(r.stdout).toMatch(
+      /^import: {6}\S+tiny\.onnx\ncalibration: 48 samples .*\nconversion: {2}to fixed point for bayes\n/m,
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/float → fake quant: (no node diverges|first diverges at)/);
     expect(r.stdout).toContain('fixed point → onnxruntime: no node diverges');

@@ -104,6 +104,16 @@ describe('qtk quantize and qtk eval', () => {
     expect(r.stdout).toMatch(/^observer:\s+mse \(activations\)/m);
     expect(r.stdout).toMatch(/^dtypes:\s+activations qint8; weights qint8$/m);
     expect(r.stdout).toContain(`written:      ${out}`);
+    // one line as each stage starts, then the summary
+    expect(r.stdout.split('\n').map((l) => l.split(':')[0])).toEqual(
+      expect.arrayContaining(['import', 'calibration', 'conversion', 'writing', 'march']),
+    );
+    expect(r.stdout).toMatch(
+      /^import: {6}\S+tiny\.onnx\ncalibration: .*\nconversion: {2}to fixed point for bayes\nwriting: {5}\S+\.qtk\nmarch:/m,
+    );
+    expect(r.stdout).toMatch(
+      /^agreement: {4}max \|fixed-point - fake-quant\| = \S+ \(output units, \S+ % of the output range \S+\) on the first 4 calibration samples$/m,
+    );
 
     const loaded = loadModelFileSync(out);
     expect(loaded.kind).toBe('fixed-point');

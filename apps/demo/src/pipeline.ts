@@ -175,7 +175,7 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   const fixedAcc = accuracyOf(fixedPred, test);
   const agree = agreement(fakePred, fixedPred);
   log(
-    `fixed point: ${options.march}, converted in ${tConvert.toFixed(1)} s, test accuracy ${pct(fixedAcc)}, agreement with fake-quant ${pct(agree)} (${tEval.toFixed(1)} s)`,
+    `fixed point: ${options.march}, converted in ${tConvert.toFixed(1)} s, test accuracy ${pct(fixedAcc)}, top-1 agreement with fake-quant ${pct(agree)} of test samples (${tEval.toFixed(1)} s)`,
   );
 
   return {

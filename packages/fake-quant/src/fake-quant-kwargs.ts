@@ -1,4 +1,5 @@
 import { observerBaseShape, observers, OptionsError, type ObserverFactoryV1 } from '@qtk/spec';
+import { closeNames } from '@qtk/tensor';
 import type { z } from 'zod';
 import { fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 
@@ -59,28 +60,9 @@ function objectKeys(schema: z.ZodTypeAny): string[] | null {
 
 const squash = (k: string) => k.replace(/_/g, '').toLowerCase();
 
-/** 'averaging_constant' or 'averagingconstant' -> 'averagingConstant'; else a name one or two edits away. */
+/** 'averaging_constant' or 'averagingconstant' -> 'averagingConstant'; else the closest name, if any is close. */
 function closest(key: string, names: readonly string[]): string | null {
-  const same = names.find((n) => squash(n) === squash(key));
-  if (same) return same;
-  let best: string | null = null;
-  let bestD = 3;
-  for (const n of names) {
-    const d = editDistance(key.toLowerCase(), n.toLowerCase());
-    if (d < bestD) [best, bestD] = [n, d];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
+  return names.find((n) => squash(n) === squash(key)) ?? closeNames(key, names, 1)[0] ?? null;
 }
 
 /**

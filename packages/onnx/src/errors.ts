@@ -58,3 +58,19 @@ export class OnnxInputShapeError extends OnnxError {
 export class OnnxExportError extends OnnxError {
   static override readonly code: string = 'E_ONNX_EXPORT';
 }
+
+/** A node attribute holds a value no model can mean (a NaN or infinite float, such as Gemm's alpha = NaN). */
+export class OnnxAttributeError extends OnnxError {
+  static override readonly code: string = 'E_ONNX_ATTRIBUTE';
+  constructor(
+    readonly node: string,
+    readonly opType: string,
+    readonly attribute: string,
+    value: string,
+  ) {
+    super(
+      `importOnnx: node '${node}' (${opType}): attribute '${attribute}' is ${value}, which no ${opType} can compute with; ` +
+        'fix the exporter or the file (every float attribute must be a finite number)',
+    );
+  }
+}

@@ -115,7 +115,8 @@ function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean)
 
 /**
  * Serializes a GraphModule (a plain Module is traced first) to ONNX model bytes, running it once on
- * `exampleInputs` for shapes.
+ * `exampleInputs` for shapes: float ONNX for a float model, QDQ ONNX for a QAT or calibrated one,
+ * integer ONNX for a fixed-point one (see exportOnnx).
  */
 export function exportOnnxBytes(
   model: GraphModule | Module,

@@ -17,6 +17,7 @@ import { tensorHandlers } from './ops-tensor.js';
 import { checkGraph } from './graph-checks.js';
 import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
+import { checkFloatAttributes, initializerWarning } from './value-checks.js';
 import { QTK_VISUAL_DOMAIN } from './visualize/visual-domain.js';
 
 export const MIN_OPSET = 1;
@@ -177,11 +178,12 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   if (!(maxElements > 0)) throw new OnnxError(`importOnnx: maxElements must be a positive number, got ${maxElements}`);
   const state = new ImportState(new ImportLimits(maxElements), isMember);
   const values = new Map<string, Val>();
-  for (const init of g.initializer ?? [])
-    values.set(init.name ?? '', {
-      kind: 'const',
-      t: constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`)),
-    });
+  for (const init of g.initializer ?? []) {
+    const t = constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`));
+    const warning = initializerWarning(init.name ?? '', t);
+    if (warning) warn(`importOnnx: ${warning}`);
+    values.set(init.name ?? '', { kind: 'const', t });
+  }
   for (const [name, t] of Object.entries(options.fixedInputs ?? {})) values.set(name, { kind: 'const', t });
 
   const specs: OnnxInputSpec[] = [];
@@ -264,6 +266,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       fail(`domain '${domain}' is not supported`);
       return;
     }
+    checkFloatAttributes(n, name);
     const handler = handlers[opType];
     if (!handler) {
       fail('operator not supported');

@@ -6,8 +6,10 @@ export {
   UnsupportedOnnxOpError,
   OnnxInputShapeError,
   OnnxExportError,
+  OnnxAttributeError,
   type UnsupportedNode,
 } from './errors.js';
+export { OVERFLOW_MAGNITUDE } from './value-checks.js';
 export {
   importOnnx,
   OnnxGraphModule,

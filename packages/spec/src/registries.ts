@@ -21,8 +21,10 @@ function requireApi(kind: string, entry: object, methods: string[]): void {
   }
 }
 
-/** Observer factories by name ('min_max', 'percentile', ...). */
+/** Observer factories by name ('min_max', 'percentile', ...); lookups ignore case ('MSE' finds 'mse'). */
 export const observers = new Registry<ObserverFactoryV1>('observer', {
+  caseInsensitive: true,
+  howToRegister: 'registerPlugin() or observers.register()',
   check: (f) => {
     requireApi('observer', f, ['create']);
     if (!f.optionsSchema || typeof (f.optionsSchema as { safeParse?: unknown }).safeParse !== 'function') {
@@ -47,6 +49,10 @@ export const fusionPatterns = new Registry<FusionPatternV1>('fusion pattern', {
 /** March backends by id. */
 export const marches = new Registry<MarchBackendV1>('march', {
   keyOf: (m) => m.id,
+  // QTK's own marches register when their package is imported; this package names none of them.
+  missHint: (id) =>
+    `A march registers when its package is imported: import '@qtk/march-${id}' for one of QTK's marches, ` +
+    'or load a third-party march with registerPlugin() / registerPluginModule().',
   check: (m) => {
     requireApi('march', m, []);
     const r = capabilityTableSchema.safeParse(m.capabilities);

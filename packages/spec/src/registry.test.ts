@@ -40,6 +40,36 @@ describe('Registry', () => {
     expect(() => new Registry('empty').get('q')).toThrow(/registered: none/);
   });
 
+  it('a miss suggests close names instead of "register it first"', () => {
+    const r = new Registry<{ name: string }>('thing', { howToRegister: 'addThing()' });
+    r.register({ name: 'min_max' });
+    r.register({ name: 'mse' });
+    const e = (() => {
+      try {
+        r.get('msee');
+      } catch (err) {
+        return err as RegistryError;
+      }
+    })()!;
+    expect(e.message).toBe("no thing named 'msee'; registered: min_max, mse. Did you mean 'mse'?");
+    expect(e.suggestions).toEqual(['mse']);
+    expect(() => r.get('kl')).toThrow(
+      "no thing named 'kl'; registered: min_max, mse. Register it first with addThing().",
+    );
+  });
+
+  it('a case-insensitive registry finds a name in any case, and refuses a key differing only in case', () => {
+    const r = new Registry<{ name: string }>('thing', { caseInsensitive: true });
+    const mse = r.register({ name: 'mse' });
+    expect(r.get('MSE')).toBe(mse);
+    expect(r.has('Mse')).toBe(true);
+    expect(r.resolve('MSE')).toBe('mse');
+    expect(() => r.register({ name: 'MSE' })).toThrow("another thing is already registered as 'mse'");
+    const plain = new Registry<{ name: string }>('thing');
+    plain.register({ name: 'a' });
+    expect(plain.has('A')).toBe(false);
+  });
+
   it('rejects entries without a name', () => {
     const r = new Registry<{ name: string }>('thing');
     expect(() => r.register({ name: '' })).toThrow(RegistryError);
@@ -55,6 +85,23 @@ describe('built-in registries', () => {
       observers.register({ apiVersion: 1, name: 'bad2', optionsSchema: {}, create: () => null } as never),
     ).toThrow(/zod schema/);
     expect(observers.has('bad')).toBe(false);
+  });
+
+  it('observer names are case-insensitive', () => {
+    const obs = { apiVersion: 1, name: 'test_case_obs', optionsSchema: z.object({}), create: () => null } as never;
+    observers.register(obs);
+    try {
+      expect(observers.get('TEST_Case_Obs')).toBe(obs);
+    } finally {
+      observers.unregister('test_case_obs');
+    }
+  });
+
+  it('a missing march says which package to import', () => {
+    expect(() => marches.get('test_no_such_march')).toThrow(
+      "no march named 'test_no_such_march'; registered: " +
+        `${marches.names().join(', ') || 'none'}. A march registers when its package is imported: import '@qtk/march-test_no_such_march' for one of QTK's marches`,
+    );
   });
 
   it('marches are keyed by id and their tables are validated', () => {

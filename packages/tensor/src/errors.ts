@@ -92,10 +92,18 @@ export class RegistryError extends QtkError {
   static readonly code = 'E_REGISTRY';
   readonly registry: string;
   readonly key: string;
-  constructor(registry: string, key: string, message: string, options?: { cause?: unknown }) {
-    super('E_REGISTRY', message, options);
+  /** For a miss: registered names close to `key`, best first. */
+  readonly suggestions: readonly string[];
+  constructor(
+    registry: string,
+    key: string,
+    message: string,
+    options?: { cause?: unknown; suggestions?: readonly string[] },
+  ) {
+    super('E_REGISTRY', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.registry = registry;
     this.key = key;
+    this.suggestions = options?.suggestions ?? [];
   }
 }
 

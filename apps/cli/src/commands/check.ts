@@ -1,7 +1,7 @@
 import { checkModel, type Finding } from '@qtk/profiler';
-import { marches } from '@qtk/spec';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { CliError, type CliIo } from '../io.js';
+import type { CliIo } from '../io.js';
+import { requireMarch } from '../registry-names.js';
 import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { Generator, rand } from '@qtk/tensor';
 import { formatTable } from '../table.js';
@@ -47,8 +47,7 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
   const o = args.options;
   const path = args.positionals[0]!;
   const march = String(o.march);
-  if (!marches.has(march))
-    throw new CliError(`unknown march '${march}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(march);
   const gm = loadOnnx(path, o['max-elements']);
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   // a trial conversion on random inputs in [-1, 1] settles ops the table lacks but the conversion takes

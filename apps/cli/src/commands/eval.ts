@@ -2,7 +2,7 @@ import { setFakeQuantize } from '@qtk/core';
 import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
-import { type EvalData, loadEvalData } from '../data/eval-data.js';
+import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeFrom, sampleShapeOf } from '../model-input.js';
@@ -134,7 +134,7 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
     noGrad(() => {
       const y = floatOf(model.call(x));
       checkScores(y.shape, x.shape[0]!);
-      return argmax(y, 1).values() as Int32Array;
+      return { pred: argmax(y, 1).values() as Int32Array, classes: y.shape[1]! };
     }),
   );
   report(io, { path, label, runtime: 'qtk' }, data, r, t0);
@@ -155,19 +155,29 @@ interface Classified {
   seconds: number;
 }
 
-/** Runs `predict` batch by batch and counts the predictions equal to the labels. */
+/** The predicted class of each sample of a batch, and the number of classes the model scores. */
+interface Predicted {
+  pred: ArrayLike<number>;
+  classes: number;
+}
+
+/**
+ * Runs `predict` batch by batch and counts the predictions equal to the labels; labels the model has no
+ * class for are refused after the first batch (the first time the number of classes is known).
+ */
 async function classify(
   data: EvalData,
   batch: number,
-  predict: (x: Tensor) => ArrayLike<number> | Promise<ArrayLike<number>>,
+  predict: (x: Tensor) => Predicted | Promise<Predicted>,
 ): Promise<Classified> {
   let correct = 0;
   let k = 0;
   let seconds = 0;
   for (const x of batchesOf(data.inputs, batch)) {
     const t = performance.now();
-    const pred = await predict(x);
+    const { pred, classes } = await predict(x);
     seconds += (performance.now() - t) / 1000;
+    if (k === 0) checkLabelClasses(data, classes);
     for (let i = 0; i < pred.length; i++) if (pred[i] === data.labels[k + i]) correct++;
     k += pred.length;
   }
@@ -183,7 +193,7 @@ function checkScores(shape: readonly number[], n: number): void {
  * The index of each row's first largest score (an integer output compares as integers: its arg-max
  * is the dequantized one's for a per-tensor scale).
  */
-function rowArgmax(y: { data: ArrayLike<number>; dims: readonly number[] }): Int32Array {
+function rowArgmax(y: { data: ArrayLike<number>; dims: readonly number[] }): Predicted {
   checkScores(y.dims, y.dims[0]!);
   const [n, c] = y.dims as [number, number];
   const out = new Int32Array(n);
@@ -196,7 +206,7 @@ function rowArgmax(y: { data: ArrayLike<number>; dims: readonly number[] }): Int
     }
     out[i] = best;
   }
-  return out;
+  return { pred: out, classes: c };
 }
 
 function report(

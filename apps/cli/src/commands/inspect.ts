@@ -1,6 +1,7 @@
 import { marches } from '@qtk/spec';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
+import { requireMarch } from '../registry-names.js';
 import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
 import { formatDeployDevice } from '@qtk/hybrid';
 import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
@@ -79,8 +80,7 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
     io.out(`\npass --march ${marches.names().join('|')} to check which operators a march supports\n`);
     return 0;
   }
-  if (!marches.has(marchId))
-    throw new CliError(`unknown march '${marchId}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(marchId);
   if (args.options.hybrid === true) {
     const hybrid = checkHybrid(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
     io.out(`\ndeploy devices on march '${marchId}' (hybrid):\n${formatDeployDevice(hybrid.report)}\n`);

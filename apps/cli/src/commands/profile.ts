@@ -9,13 +9,15 @@ import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
-import { hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
+import { checkLabelClasses, type EvalData, hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { parseShape, sampleShapeOf } from '../model-input.js';
-import { checkOutPath } from '../out-path.js';
+import { shownPath } from '../display-path.js';
+import { checkOutDir, checkOutPath } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
+import { type StepProgress, stepProgress } from '../progress.js';
 
 export const profileSpec: CommandSpec = {
   name: 'profile',
@@ -68,21 +70,19 @@ A QAT model file (qtk quantize does not write one; prepareQatFx + saveModelFile,
 is compared with its conversion for the march it records (QvsQ), on --data or --calib samples; no calibration runs.`,
 };
 
-function predictions(model: GraphModule, x: Tensor, batch: number): Int32Array {
-  const out = new Int32Array(x.shape[0]!);
+/** The accuracy of `model` on labelled data; labels the model has no class for are refused, not counted wrong. */
+function accuracyOn(model: GraphModule, data: EvalData, batch: number): number {
+  const pred = new Int32Array(data.inputs.shape[0]!);
   let i = 0;
-  for (const b of batchesOf(x, batch)) {
+  for (const b of batchesOf(data.inputs, batch)) {
     const y = noGrad(() => model.call(b)) as Tensor | QTensor;
-    const p = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
-    out.set(p as ArrayLike<number>, i);
+    const scores = y instanceof QTensor ? y.dequantize() : y;
+    if (i === 0) checkLabelClasses(data, scores.shape[1]!);
+    pred.set(argmax(scores, 1).values() as ArrayLike<number>, i);
     i += b.shape[0]!;
   }
-  return out;
-}
-
-function accuracy(pred: Int32Array, labels: Int32Array): number {
   let c = 0;
-  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
+  for (let j = 0; j < pred.length; j++) if (pred[j] === data.labels[j]) c++;
   return c / pred.length;
 }
 
@@ -102,13 +102,9 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       exitCode: 2,
     });
   const outDir = String(o.out);
-  if (existsSync(outDir) && !statSync(outDir).isDirectory())
-    throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, {
-      exitCode: 2,
-    });
-  checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
+  checkReportDir(outDir, modelPath);
   if (o.data !== undefined && !existsSync(String(o.data)))
-    throw new CliError(`--data directory '${o.data}' does not exist`);
+    throw new CliError(`--data directory ${shownPath(String(o.data))} does not exist`);
   const c = calibrateOnnxModel(modelPath, o, io);
   const fixed = c.fixed!;
   setFakeQuantize(c.prepared, 'VALIDATION');
@@ -134,7 +130,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
         ['calibrated', c.prepared],
         ['fixed point', fixed],
       ] as const) {
-        const acc = accuracy(predictions(model, data.inputs, batch), data.labels);
+        const acc = accuracyOn(model, data, batch);
         accuracies.push(`${name} ${(100 * acc).toFixed(2)} %`);
       }
       io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
@@ -151,6 +147,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     }
   }
   io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const progress = stepProgress(io);
   const { report, written } = await modelProfiler(c.float, c.prepared, inputs, {
     mode: 'FvsQ',
     outDir,
@@ -163,13 +160,13 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       calibration: `${c.samples.shape[0]} samples from ${o.calib} (${c.observer} observer)`,
       ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}),
     },
-    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+    onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0);
+  return finish(io, report, written!, t0, progress);
 }
 
-function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number): number {
-  io.err('\n');
+function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number, progress: StepProgress): number {
+  progress.end();
   const marks = { error: '!!', warning: ' !', info: '  ' } as const;
   io.out(`${report.summary.map((n) => `${marks[n.severity]} ${n.text}`).join('\n')}\n`);
   io.out(`written: ${written.html} and ${Object.keys(written.json).length} JSON files\n`);
@@ -177,12 +174,14 @@ function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: n
   return 0;
 }
 
-function checkOutDir(outDir: string, modelPath: string): void {
+/** The report folder: an existing directory (whose profiler.html may be replaced) or a path that can be created. */
+function checkReportDir(outDir: string, modelPath: string): void {
   if (existsSync(outDir) && !statSync(outDir).isDirectory())
     throw new CliError(`--out: '${outDir}' exists and is not a directory; give a folder for the report`, {
       exitCode: 2,
     });
-  checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
+  if (existsSync(outDir)) checkOutPath(`${outDir}/profiler.html`, [{ path: modelPath, what: 'input model' }]);
+  else checkOutDir(outDir);
 }
 
 /** A QAT model file against its conversion (QvsQ) on --data or --calib samples. */
@@ -192,7 +191,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
       exitCode: 2,
     });
   const outDir = String(o.out);
-  checkOutDir(outDir, modelPath);
+  checkReportDir(outDir, modelPath);
   const source = loadModelSource(modelPath, o['max-elements']);
   if (source.kind !== 'qat')
     throw new CliError(
@@ -233,9 +232,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
       ['QAT', qat],
       ['fixed point', fixed],
     ] as const)
-      accuracies.push(
-        `${name} ${(100 * accuracy(predictions(model, data.inputs, Number(o.batch)), data.labels)).toFixed(2)} %`,
-      );
+      accuracies.push(`${name} ${(100 * accuracyOn(model, data, Number(o.batch))).toFixed(2)} %`);
     io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
   } else {
     inputs = firstRows(
@@ -244,6 +241,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     );
   }
   io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  const progress = stepProgress(io);
   const { report, written } = await modelProfiler(qat, fixed, inputs, {
     mode: 'QvsQ',
     outDir,
@@ -251,7 +249,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     runtime: o['no-runtime'] !== true,
     title: `QTK profiler: ${modelPath} (QAT) vs fixed point on ${march}`,
     extra: { model: modelPath, ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}) },
-    onProgress: (tool, i, n) => io.err(`\r[${i + 1}/${n}] ${tool.padEnd(24)}`),
+    onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0);
+  return finish(io, report, written!, t0, progress);
 }

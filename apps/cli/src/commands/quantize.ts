@@ -5,10 +5,10 @@ import type { GraphModule } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { checkDeployDevice } from '@qtk/hybrid';
-import { agreement } from '../agreement.js';
+import { agreement, agreementText } from '../agreement.js';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
-import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
+import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions, stageLabel } from '../calibrated-model.js';
 import { CliError, type CliIo } from '../io.js';
 import { ioNamesOf } from '../io-names.js';
 import { saveModel } from '../model-file-io.js';
@@ -98,6 +98,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     io: ioNamesOf(c.float), // the ONNX input and output names, which qtk export keeps
   };
   const out = String(o.out);
+  io.out(`${stageLabel('writing')}${out}\n`);
   saveModel(fixed, out, meta);
 
   const summary = summarize(prepared, fixed);
@@ -109,7 +110,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     ...(hybrid ? [deviceSummary(checkDeployDevice(fixed))] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
-    `agreement:    max |fixed-point - fake-quant| = ${maxDiff.toPrecision(3)} on ${where}`,
+    `agreement:    ${agreementText(maxDiff, fq, where)}`,
     `warnings:     ${warnings.length}${warnings.length ? `\n${warnings.map((w) => `  - ${w}`).join('\n')}` : ''}`,
     `written:      ${out} (${statSync(out).size} bytes, fixed-point)`,
     `time:         ${((performance.now() - t0) / 1000).toFixed(2)} s`,

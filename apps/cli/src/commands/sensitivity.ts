@@ -1,6 +1,5 @@
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { autoQconfig, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
-import { marches } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
@@ -8,6 +7,7 @@ import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
+import { requireMarch } from '../registry-names.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
@@ -57,6 +57,7 @@ export const sensitivitySpec: CommandSpec = {
       default: '1/128',
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 64, integer: true, min: 1 },
+    'calib-limit': CALIBRATE_OPTIONS['calib-limit']!,
     limit: CALIBRATE_OPTIONS.limit!,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
@@ -77,8 +78,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
       exitCode: 2,
     });
   const march = String(o.march);
-  if (!marches.has(march))
-    throw new CliError(`unknown march '${march}' (registered: ${marches.names().join(', ')})`, { exitCode: 2 });
+  requireMarch(march);
   const metric = o.metric === undefined ? undefined : (String(o.metric) as ScoreMetric);
   if (metric !== undefined && !SCORE_METRICS.includes(metric))
     throw new CliError(`--metric must be one of ${SCORE_METRICS.join(', ')}, got '${o.metric}'`, { exitCode: 2 });
@@ -91,7 +91,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
   const sampleShape = sampleShapeOf(float, inputShape);
   const pre = preprocessFrom(o);
-  const limit = o.limit !== undefined ? Number(o.limit) : Infinity;
+  const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
   const samples = loadSamples(listSampleFiles(String(o.calib), 'calibration'), sampleShape, pre, limit).tensor;
   const calib = [...batchesOf(samples, batch)];
   let evalSet: { inputs: Tensor[]; labels?: Int32Array[] } | undefined;

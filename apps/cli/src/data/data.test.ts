@@ -125,7 +125,13 @@ describe('argument parsing', () => {
   };
   it('parses values, =values, flags, fractions and defaults', () => {
     const a = parseArgs(spec, ['m.onnx', '--s=x', '--f', '--n', '1/4', '--verbose']);
-    expect(a).toEqual({ positionals: ['m.onnx'], options: { n: 0.25, s: 'x', f: true }, help: false, verbose: true });
+    expect(a).toEqual({
+      positionals: ['m.onnx'],
+      options: { n: 0.25, s: 'x', f: true },
+      help: false,
+      verbose: true,
+      deprecated: [],
+    });
     expect(parseArgs(spec, ['m']).options.n).toBe(4);
     expect(parseNumber('1/128')).toBe(1 / 128);
   });

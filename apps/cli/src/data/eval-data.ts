@@ -2,14 +2,38 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadFashionMnist } from '@qtk/nn/node';
 import type { Tensor } from '@qtk/tensor';
-import { listSampleFiles, loadSamples, readLabels, type Preprocess } from './samples.js';
+import { CliError } from '../io.js';
+import { labelsToInt32, listSampleFiles, loadSamples, readLabelValues, type Preprocess } from './samples.js';
 
 export interface EvalData {
   /** [N, ...] float32 inputs. */
   readonly inputs: Tensor;
   readonly labels: Int32Array;
+  /** The file the labels came from (a labels file, or the IDX labels file). */
+  readonly labelsFile: string;
+  /** The largest label as written (labels past the int32 range are capped in `labels`), and its 1-based line. */
+  readonly largestLabel: { readonly value: number; readonly line: number };
   /** How the data was read, for the report. */
   readonly source: string;
+}
+
+function largest(values: ArrayLike<number>): { value: number; line: number } {
+  let at = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[at]!) at = i;
+  return { value: values[at] ?? 0, line: at + 1 };
+}
+
+/**
+ * Refuses labels the model cannot predict (a label >= its number of classes): otherwise such samples
+ * count as wrong and the accuracy is silently low.
+ */
+export function checkLabelClasses(data: EvalData, classes: number): void {
+  const { value, line } = data.largestLabel;
+  if (value < classes) return;
+  throw new CliError(
+    `${data.labelsFile}, label ${line}: class ${value} is not a class of the model, which has ${classes} classes (0 to ${classes - 1}); ` +
+      'fix the labels, or evaluate the model these labels belong to',
+  );
 }
 
 /** Whether `dir` holds Fashion-MNIST-style IDX files of this split. */
@@ -35,17 +59,28 @@ export function loadEvalData(
 ): EvalData {
   if (hasIdx(dir, o.split) && o.labels === undefined) {
     const d = loadFashionMnist(dir, { split: o.split, ...(o.limit !== undefined ? { limit: o.limit } : {}) });
-    return { inputs: d.images, labels: d.labels.values() as Int32Array, source: `IDX ${o.split} split in ${dir}` };
+    const labels = d.labels.values() as Int32Array;
+    const base = join(dir, `${o.split === 'train' ? 'train' : 't10k'}-labels-idx1-ubyte`);
+    return {
+      inputs: d.images,
+      labels,
+      labelsFile: existsSync(base) ? base : `${base}.gz`,
+      largestLabel: largest(labels),
+      source: `IDX ${o.split} split in ${dir}`,
+    };
   }
   const files = listSampleFiles(dir, 'data');
   const labelsFile = o.labels ?? join(dir, 'labels.txt');
   const s = loadSamples(files, o.sampleShape(), o.preprocess);
-  const labels = readLabels(labelsFile, s.tensor.shape[0]!);
+  const values = readLabelValues(labelsFile, s.tensor.shape[0]!);
   const n = Math.min(s.tensor.shape[0]!, o.limit ?? Infinity);
   const inputs = n === s.tensor.shape[0] ? s.tensor : sliceRows(s.tensor, n);
+  const used = values.slice(0, n);
   return {
     inputs,
-    labels: labels.subarray(0, n),
+    labels: labelsToInt32(used),
+    labelsFile,
+    largestLabel: largest(used),
     source: `${s.files.length} file(s) in ${dir}, labels from ${labelsFile}`,
   };
 }

@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync 
 import { extname, join } from 'node:path';
 import { parseNpy, rawToTensor } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
+import { shownPath } from '../display-path.js';
 import { CliError } from '../io.js';
 import { decodeImage, imageToChw } from './image-decode.js';
 
@@ -27,12 +28,13 @@ export interface Samples {
 
 /** A directory's sample files (.npy, .png, .jpg, .jpeg), sorted by file name (code-point order). */
 export function listSampleFiles(dir: string, what: string): string[] {
-  if (!existsSync(dir)) throw new CliError(`${what} directory '${dir}' does not exist`);
-  if (!statSync(dir).isDirectory()) throw new CliError(`${what} '${dir}' is not a directory`);
+  if (!existsSync(dir)) throw new CliError(`${what} directory ${shownPath(dir)} does not exist`);
+  if (!statSync(dir).isDirectory()) throw new CliError(`${what} ${shownPath(dir)} is not a directory`);
   const files = readdirSync(dir)
     .filter((f) => (SAMPLE_EXTENSIONS as readonly string[]).includes(extname(f).toLowerCase()))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (files.length === 0) throw new CliError(`${what} directory '${dir}' holds no .npy, .png or .jpg/.jpeg files`);
+  if (files.length === 0)
+    throw new CliError(`${what} directory ${shownPath(dir)} holds no .npy, .png or .jpg/.jpeg files`);
   const paths = files.map((f) => join(dir, f));
   for (const p of paths) requireRegularFile(p, `${what} sample`);
   return paths;
@@ -53,15 +55,15 @@ export function requireRegularFile(path: string, what: string): void {
     }
     if (link)
       throw new CliError(
-        `${what} '${path}' is a broken symbolic link (its target does not exist); remove it or point it at a file`,
+        `${what} ${shownPath(path)} is a broken symbolic link (its target does not exist); remove it or point it at a file`,
         { cause: e },
       );
-    if (code === 'ENOENT') throw new CliError(`${what} '${path}' does not exist`, { cause: e });
-    throw new CliError(`${what} '${path}' cannot be read (${code ?? (e as Error).message})`, { cause: e });
+    if (code === 'ENOENT') throw new CliError(`${what} ${shownPath(path)} does not exist`, { cause: e });
+    throw new CliError(`${what} ${shownPath(path)} cannot be read (${code ?? (e as Error).message})`, { cause: e });
   }
-  if (st.isDirectory()) throw new CliError(`${what} '${path}' is a directory, not a file`);
+  if (st.isDirectory()) throw new CliError(`${what} ${shownPath(path)} is a directory, not a file`);
   if (!st.isFile())
-    throw new CliError(`${what} '${path}' is not a regular file (a device, FIFO or socket); give a file`);
+    throw new CliError(`${what} ${shownPath(path)} is not a regular file (a device, FIFO or socket); give a file`);
 }
 
 /** The bytes of a checked sample or labels file; a read error names the file. */
@@ -71,7 +73,7 @@ function readChecked(path: string, what: string): Buffer {
     return readFileSync(path);
   } catch (e) {
     throw new CliError(
-      `${what} '${path}' cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      `${what} ${shownPath(path)} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
       { cause: e },
     );
   }
@@ -178,10 +180,32 @@ function readNpySample(
   if (matches(a.shape, sampleShape)) return { data, shape: a.shape, n: 1 };
   if (a.shape.length === sampleShape.length + 1 && matches(a.shape.slice(1), sampleShape))
     return { data, shape: a.shape.slice(1), n: a.shape[0]! };
+  const hint = layoutHint(a.shape, sampleShape);
   throw new CliError(
     `wrong input shape: ${file} has shape ${fmt(a.shape)}, but the model takes samples of shape ${fmt(sampleShape)} ` +
-      `(a .npy holds one sample ${fmt(sampleShape)} or a batch ${fmt([null, ...sampleShape])}); check the file or pass --input-shape`,
+      `(a .npy holds one sample ${fmt(sampleShape)} or a batch ${fmt([null, ...sampleShape])}); ` +
+      (hint ?? 'check the file or pass --input-shape'),
   );
+}
+
+/**
+ * What to do with an array that holds the model's samples in another layout: without the channel axis
+ * ([28, 28] or a batch [k, 28, 28] for [1, 28, 28]) or with channels last ([28, 28, 3] for [3, 28, 28]).
+ */
+function layoutHint(shape: readonly number[], sampleShape: readonly (number | null)[]): string | null {
+  const [channels, ...spatial] = sampleShape;
+  if (channels === 1 && spatial.length > 0) {
+    if (matches(shape, spatial))
+      return `it looks like one sample without the channel axis: save it as ${fmt([1, ...shape])} (numpy: x[None])`;
+    if (shape.length === spatial.length + 1 && matches(shape.slice(1), spatial))
+      return `it looks like a batch of ${shape[0]} samples without the channel axis: save it as ${fmt([shape[0]!, 1, ...shape.slice(1)])} (numpy: x[:, None])`;
+  }
+  if (channels !== null && channels !== undefined && spatial.length === 2) {
+    const last = shape.length === 3 ? shape : shape.length === 4 ? shape.slice(1) : null;
+    if (last && last[2] === channels && matches(last.slice(0, 2), spatial))
+      return `it looks like channels-last data (H, W, C): move the channel axis first (numpy: ${shape.length === 3 ? 'x.transpose(2, 0, 1)' : 'x.transpose(0, 3, 1, 2)'})`;
+  }
+  return null;
 }
 
 function readImageSample(
@@ -224,20 +248,31 @@ function quoted(line: string): string {
 
 /**
  * The labels of a labels file: one integer class per line, blank lines ignored, in the order of the
- * samples (sorted file names; rows of a batched .npy in order).
+ * samples (sorted file names; rows of a batched .npy in order). A label past the int32 range is
+ * stored as 2^31 − 1, a class no model has, never wrapped round into a valid one; readLabelValues
+ * gives the numbers as written.
  */
 export function readLabels(file: string, count: number): Int32Array {
+  return labelsToInt32(readLabelValues(file, count));
+}
+
+/** Labels as int32, those past its range capped at 2^31 − 1 (a class no model has) instead of wrapped round. */
+export function labelsToInt32(values: readonly number[]): Int32Array {
+  return Int32Array.from(values, (v) => Math.min(v, 2 ** 31 - 1));
+}
+
+/** readLabels' numbers as written in the file (non-negative integers; one per sample). */
+export function readLabelValues(file: string, count: number): number[] {
   const lines = readChecked(file, 'labels file')
     .toString('utf8')
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const out = new Int32Array(lines.length);
-  lines.forEach((l, i) => {
+  const out = lines.map((l, i) => {
     const v = Number(l);
-    if (!Number.isInteger(v) || v < 0)
+    if (!Number.isSafeInteger(v) || v < 0)
       throw new CliError(`${file}, label ${i + 1}: ${quoted(l)} is not a class index (a non-negative integer)`);
-    out[i] = v;
+    return v;
   });
   if (out.length !== count)
     throw new CliError(

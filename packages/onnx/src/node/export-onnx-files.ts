@@ -17,8 +17,11 @@ function write(what: string, path: string, bytes: Uint8Array): void {
 }
 
 /**
- * Exports a float GraphModule to an ONNX file (written to a temporary file, then renamed into place),
- * with named inputs and outputs and, by default, a dynamic batch dimension. Returns the bytes.
+ * Exports a model to an ONNX file (written to a temporary file, then renamed into place), with named
+ * inputs and outputs and, by default, a dynamic batch dimension; the form follows the model: a float
+ * model as float ONNX, a QAT or calibrated model as QDQ ONNX (QuantizeLinear / DequantizeLinear at each
+ * fake-quant), a fixed-point model (convertFx) as integer ONNX that onnxruntime runs bit for bit
+ * (docs/onnx-export.md). Returns the bytes (exportOnnxBytes gives them without a file).
  */
 export function exportOnnx(
   gm: GraphModule | Module,

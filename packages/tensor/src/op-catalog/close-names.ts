@@ -1,12 +1,17 @@
+/** Edits from `a` to `b`: insertions, deletions, substitutions and swaps of two adjacent letters ('obsrever' → 'observer' is one). */
 function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++)
+    const prev = rows[i - 1]!;
+    for (let j = 1; j <= b.length; j++) {
       cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        cur[j] = Math.min(cur[j]!, rows[i - 2]![j - 2]! + 1);
+    }
+    rows.push(cur);
   }
-  return prev[b.length]!;
+  return rows[a.length]![b.length]!;
 }
 
 /**
