@@ -19,7 +19,14 @@ export {
   type PrepareQatFxSetterOptions,
 } from './prepare-qat-fx.js';
 export { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
-export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
+export {
+  calibrate,
+  calibrationIssues,
+  uncalibratedFakeQuants,
+  startQat,
+  type CalibrateOptions,
+  type CalibrationIssue,
+} from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';
