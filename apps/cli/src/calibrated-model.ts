@@ -1,6 +1,13 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { calibrate, ConversionError, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
+import {
+  calibrate,
+  ConversionError,
+  convertFx,
+  prepareQatFx,
+  type QConfigDict,
+  UnknownModuleNameError,
+} from '@qtk/core';
 import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Tensor } from '@qtk/tensor';
@@ -127,7 +134,13 @@ export function calibrateOnnxModel(
   modelPath: string,
   o: Options,
   io: CliIo,
-  extra: { moduleName?: QConfigDict['moduleName']; convert?: boolean; afterPrepare?: (gm: GraphModule) => void } = {},
+  extra: {
+    moduleName?: QConfigDict['moduleName'];
+    /** The option the moduleName entries came from (e.g. --keep-float), named when one matches no module. */
+    moduleNameOption?: string;
+    convert?: boolean;
+    afterPrepare?: (gm: GraphModule) => void;
+  } = {},
 ): CalibratedModel {
   const marchId = requireMarch(String(o.march));
   const observer = requireObserver(String(o.observer));
@@ -161,17 +174,24 @@ export function calibrateOnnxModel(
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
   const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
-  const prepared = prepareQatFx(
-    float,
-    { global: qconfig, moduleName: extra.moduleName ?? {} },
-    {
-      march: marchId,
-      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
-      outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
-      onWarning,
-      ...(hybrid ? { hybrid, hybridDict } : {}),
-    },
-  );
+  let prepared: GraphModule;
+  try {
+    prepared = prepareQatFx(
+      float,
+      { global: qconfig, moduleName: extra.moduleName ?? {} },
+      {
+        march: marchId,
+        inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+        outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
+        onWarning,
+        ...(hybrid ? { hybrid, hybridDict } : {}),
+      },
+    );
+  } catch (e) {
+    if (UnknownModuleNameError.isInstance(e) && extra.moduleNameOption !== undefined)
+      throw unknownModuleError(extra.moduleNameOption, e, float);
+    throw e;
+  }
   extra.afterPrepare?.(prepared);
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
   let fixed: GraphModule | null = null;
@@ -211,6 +231,20 @@ export function calibrateOnnxModel(
 /** The start of a stage's progress line ('calibration: '), the labels aligned. */
 export function stageLabel(stage: 'import' | 'calibration' | 'conversion' | 'writing'): string {
   return `${stage}:`.padEnd(13);
+}
+
+/** A module name given on the command line that the model does not have: a usage error listing its modules. */
+function unknownModuleError(option: string, e: UnknownModuleNameError, float: GraphModule): CliError {
+  const listed = float
+    .namedModules()
+    .map(([n]) => n)
+    .filter((n) => n !== '' && !n.includes('.'))
+    .sort();
+  return new CliError(
+    `${option}: no module named '${e.entry}' in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}` +
+      (e.closest.length ? `\ndid you mean ${e.closest.map((n) => `'${n}'`).join(' or ')}?` : ''),
+    { exitCode: 2, cause: e },
+  );
 }
 
 /** The one value every element of `x` holds, or null when the data varies. */

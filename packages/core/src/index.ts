@@ -1,5 +1,6 @@
 export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js';
 export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
+export { UnknownModuleNameError, checkModuleNames, coversPath, moduleNamesOf } from './module-names.js';
 export { QatModule, weightedLayer } from './qat-module.js';
 export type { PrepareContext, PreparePass } from './prepare-context.js';
 export {
