@@ -8,7 +8,7 @@ import {
   type QConfigDict,
   UnknownModuleNameError,
 } from '@qtk/core';
-import { getDefaultQconfig } from '@qtk/fake-quant';
+import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
@@ -194,6 +194,7 @@ export function calibrateOnnxModel(
   }
   extra.afterPrepare?.(prepared);
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
+  if (inputScale !== 'auto') hintInputScale(prepared, warnings, String(o['input-scale']));
   let fixed: GraphModule | null = null;
   if (extra.convert !== false) {
     io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
@@ -231,6 +232,21 @@ export function calibrateOnnxModel(
 /** The start of a stage's progress line ('calibration: '), the labels aligned. */
 export function stageLabel(stage: 'import' | 'calibration' | 'conversion' | 'writing'): string {
   return `${stage}:`.padEnd(13);
+}
+
+/**
+ * Adds what to do to calibrate's report of an input stub that clamped the samples (its fixed scale is
+ * --input-scale's): they are not normalised as the scale expects.
+ */
+function hintInputScale(prepared: GraphModule, warnings: string[], scaleText: string): void {
+  for (const [name, m] of prepared.namedModules()) {
+    if (!(m instanceof FakeQuantize) || !m.saturation || !name.startsWith('_generated_quant_stub_')) continue;
+    const i = warnings.findIndex((w) => w.includes(`'${name}' clamped`));
+    if (i < 0) continue;
+    warnings[i] +=
+      `\n    the calibration samples do not fit --input-scale ${scaleText}: normalise them ` +
+      '(images: --mean/--std; .npy samples: scale them to [-1, 1] yourself) or pass --input-scale auto';
+  }
 }
 
 /** A module name given on the command line that the model does not have: a usage error listing its modules. */
