@@ -52,6 +52,12 @@ describe('getRawFeatures', () => {
     expect(conv2.type).toBe('Conv2d');
   });
 
+  it('a prefix no node name starts with is an error naming the closest names', () => {
+    expect(() => getRawFeatures(float, x, { prefixes: ['conv2', 'conv9'] })).toThrow(
+      /^getRawFeatures: no node name starts with prefix 'conv9'; closest: conv0, conv1, conv2;/,
+    );
+  });
+
   it('histogram bins hold the values between their edges', () => {
     const r = getRawFeatures(float, x, { bins: 8, prefixes: ['conv2'] });
     expect(r.nodes.map((n) => n.name)).toEqual(['conv2']);

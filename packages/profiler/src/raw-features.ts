@@ -2,7 +2,7 @@
 // the share clipped by the node's scale, outliers), to judge whether its quantization fits its data.
 import type { GraphModule } from '@qtk/ir';
 import { countClamped } from '@qtk/fake-quant';
-import { InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { closeNames, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { argsOf, type ModelInputs } from './model-inputs.js';
 import { captureNodeValues, type NodeValue, scaleAt } from './node-values.js';
 import { nodeTypeOf } from './node-type.js';
@@ -261,6 +261,17 @@ function checkOptions(options: RawFeaturesOptions): void {
   if (!(ratio >= 1)) throw new InvalidArgumentError(`getRawFeatures: outlierRatio must be at least 1, got ${ratio}`);
 }
 
+/** A prefix that no node name starts with would silently select nothing: an error naming the closest names. */
+function checkPrefixes(prefixes: readonly string[] | undefined, names: readonly string[]): void {
+  for (const p of prefixes ?? []) {
+    if (names.some((n) => n.startsWith(p))) continue;
+    const close = closeNames(p, names);
+    throw new InvalidArgumentError(
+      `getRawFeatures: no node name starts with prefix '${p}'${close.length ? `; closest: ${close.join(', ')}` : ''}; node names are module paths (generated ones such as _generated_add_0 included)`,
+    );
+  }
+}
+
 /**
  * Runs `model` (float, calibrated / QAT fake-quant, or fixed point) on `inputs` and returns the
  * statistics of every node's output, in execution order. The model runs in eval mode and is not changed.
@@ -268,7 +279,12 @@ function checkOptions(options: RawFeaturesOptions): void {
 export function getRawFeatures(model: GraphModule, inputs: ModelInputs, options: RawFeaturesOptions = {}): RawFeatures {
   checkOptions(options);
   const nodes: NodeFeatures[] = [];
-  for (const [node, value] of captureNodeValues(model, argsOf(inputs))) {
+  const captured = captureNodeValues(model, argsOf(inputs));
+  checkPrefixes(
+    options.prefixes,
+    [...captured.values()].map((v) => v.name),
+  );
+  for (const [node, value] of captured) {
     const type = nodeTypeOf(model, node);
     if (options.prefixes && !options.prefixes.some((p) => value.name.startsWith(p))) continue;
     if (options.types && !options.types.includes(type)) continue;
