@@ -1,13 +1,6 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import {
-  calibrate,
-  ConversionError,
-  convertFx,
-  prepareQatFx,
-  type QConfigDict,
-  UnknownModuleNameError,
-} from '@qtk/core';
+import { calibrate, ConversionError, convertFx, prepareQatFx, UnknownModuleNameError } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Tensor } from '@qtk/tensor';
@@ -19,6 +12,7 @@ import { CliError, type CliIo } from './io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
+import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
@@ -85,6 +79,7 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     value: 'NAME[,NAME...]',
     description: 'with --hybrid: also run these nodes (module names, as qtk inspect prints them) on the CPU',
   },
+  ...QCONFIG_OPTIONS,
   ...PREPROCESS_OPTIONS,
   ...MAX_ELEMENTS_OPTION,
 };
@@ -108,6 +103,8 @@ export interface CalibratedModel {
   readonly batches: number;
   readonly usedFiles: number;
   readonly warnings: string[];
+  /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
+  readonly qconfigs: CalibrateQconfig;
 }
 
 type Options = Record<string, unknown>;
@@ -135,9 +132,8 @@ export function calibrateOnnxModel(
   o: Options,
   io: CliIo,
   extra: {
-    moduleName?: QConfigDict['moduleName'];
-    /** The option the moduleName entries came from (e.g. --keep-float), named when one matches no module. */
-    moduleNameOption?: string;
+    /** Module names to keep float (--keep-float). */
+    keepFloat?: readonly string[];
     convert?: boolean;
     afterPrepare?: (gm: GraphModule) => void;
   } = {},
@@ -174,22 +170,24 @@ export function calibrateOnnxModel(
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
   const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
+  const qconfigs = calibrateQconfig(float, o, {
+    march: marchId,
+    global: qconfig,
+    hybrid,
+    ...(hybridDict ? { hybridDict } : {}),
+    ...(extra.keepFloat ? { keepFloat: extra.keepFloat } : {}),
+  });
   let prepared: GraphModule;
   try {
-    prepared = prepareQatFx(
-      float,
-      { global: qconfig, moduleName: extra.moduleName ?? {} },
-      {
-        march: marchId,
-        inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
-        outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
-        onWarning,
-        ...(hybrid ? { hybrid, hybridDict } : {}),
-      },
-    );
+    prepared = prepareQatFx(float, qconfigs.dict, {
+      march: marchId,
+      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+      outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
+      onWarning,
+      ...(hybrid ? { hybrid, hybridDict } : {}),
+    });
   } catch (e) {
-    if (UnknownModuleNameError.isInstance(e) && extra.moduleNameOption !== undefined)
-      throw unknownModuleError(extra.moduleNameOption, e, float);
+    if (UnknownModuleNameError.isInstance(e)) throw unknownEntryError(e, qconfigs.origin, float);
     throw e;
   }
   extra.afterPrepare?.(prepared);
@@ -226,6 +224,7 @@ export function calibrateOnnxModel(
     batches: nBatches,
     usedFiles: used.length,
     warnings,
+    qconfigs,
   };
 }
 
@@ -247,20 +246,6 @@ function hintInputScale(prepared: GraphModule, warnings: string[], scaleText: st
       `\n    the calibration samples do not fit --input-scale ${scaleText}: normalise them ` +
       '(images: --mean/--std; .npy samples: scale them to [-1, 1] yourself) or pass --input-scale auto';
   }
-}
-
-/** A module name given on the command line that the model does not have: a usage error listing its modules. */
-function unknownModuleError(option: string, e: UnknownModuleNameError, float: GraphModule): CliError {
-  const listed = float
-    .namedModules()
-    .map(([n]) => n)
-    .filter((n) => n !== '' && !n.includes('.'))
-    .sort();
-  return new CliError(
-    `${option}: no module named '${e.entry}' in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}` +
-      (e.closest.length ? `\ndid you mean ${e.closest.map((n) => `'${n}'`).join(' or ')}?` : ''),
-    { exitCode: 2, cause: e },
-  );
 }
 
 /** The one value every element of `x` holds, or null when the data varies. */
