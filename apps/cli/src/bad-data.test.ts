@@ -202,6 +202,29 @@ describe('calibration data that says little is never silent', () => {
     expect(r.stdout).toContain('  - the calibration data is constant (every value is 0.5)');
   });
 
+  it('unnormalised 0..255 samples against the default --input-scale 1/128: a warning naming the share and what to do', async () => {
+    const pixels = Float32Array.from({ length: 4 * 784 }, (_, i) => (i * 7) % 256);
+    const dir = folder((d) => writeFileSync(join(d, 'raw.npy'), npyBytes([4, 1, 28, 28], pixels)), false);
+    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    expect(r.code).toBe(0);
+    expect(warningsOf(r.stdout)).toBe(1);
+    // only the values 0 fit in [-1, 0.9921875]: 13 of 3136
+    expect(r.stdout).toContain(
+      "  - calibration: fake-quant '_generated_quant_stub_0.activationPostProcess' clamped 99.6 % of the values it saw (3123 of 3136 lie beyond [-1, 0.9921875] (fixed scale 0.0078125))",
+    );
+    expect(r.stdout).toContain(
+      '    the calibration samples do not fit --input-scale 1/128: normalise them (images: --mean/--std; .npy samples: scale them to [-1, 1] yourself) or pass --input-scale auto',
+    );
+  });
+
+  it('samples in [-1, 1], a third of them exactly -1: no warning', async () => {
+    const values = Float32Array.from({ length: 4 * 784 }, (_, i) => (i % 3 === 0 ? -1 : ((i % 255) / 255) * 2 - 1));
+    const dir = folder((d) => writeFileSync(join(d, 'unit.npy'), npyBytes([4, 1, 28, 28], values)), false);
+    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    expect(r.code).toBe(0);
+    expect(warningsOf(r.stdout)).toBe(0);
+  });
+
   it('representative data: no warning', async () => {
     const dir = folder(() => {});
     const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));

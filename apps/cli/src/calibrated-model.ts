@@ -1,7 +1,7 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { calibrate, ConversionError, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
-import { getDefaultQconfig } from '@qtk/fake-quant';
+import { calibrate, ConversionError, convertFx, prepareQatFx, UnknownModuleNameError } from '@qtk/core';
+import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
@@ -12,6 +12,7 @@ import { CliError, type CliIo } from './io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
+import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
@@ -78,6 +79,7 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     value: 'NAME[,NAME...]',
     description: 'with --hybrid: also run these nodes (module names, as qtk inspect prints them) on the CPU',
   },
+  ...QCONFIG_OPTIONS,
   ...PREPROCESS_OPTIONS,
   ...MAX_ELEMENTS_OPTION,
 };
@@ -101,6 +103,8 @@ export interface CalibratedModel {
   readonly batches: number;
   readonly usedFiles: number;
   readonly warnings: string[];
+  /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
+  readonly qconfigs: CalibrateQconfig;
 }
 
 type Options = Record<string, unknown>;
@@ -127,7 +131,12 @@ export function calibrateOnnxModel(
   modelPath: string,
   o: Options,
   io: CliIo,
-  extra: { moduleName?: QConfigDict['moduleName']; convert?: boolean; afterPrepare?: (gm: GraphModule) => void } = {},
+  extra: {
+    /** Module names to keep float (--keep-float). */
+    keepFloat?: readonly string[];
+    convert?: boolean;
+    afterPrepare?: (gm: GraphModule) => void;
+  } = {},
 ): CalibratedModel {
   const marchId = requireMarch(String(o.march));
   const observer = requireObserver(String(o.observer));
@@ -161,19 +170,29 @@ export function calibrateOnnxModel(
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
   const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
-  const prepared = prepareQatFx(
-    float,
-    { global: qconfig, moduleName: extra.moduleName ?? {} },
-    {
+  const qconfigs = calibrateQconfig(float, o, {
+    march: marchId,
+    global: qconfig,
+    hybrid,
+    ...(hybridDict ? { hybridDict } : {}),
+    ...(extra.keepFloat ? { keepFloat: extra.keepFloat } : {}),
+  });
+  let prepared: GraphModule;
+  try {
+    prepared = prepareQatFx(float, qconfigs.dict, {
       march: marchId,
       inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
       outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
       onWarning,
       ...(hybrid ? { hybrid, hybridDict } : {}),
-    },
-  );
+    });
+  } catch (e) {
+    if (UnknownModuleNameError.isInstance(e)) throw unknownEntryError(e, qconfigs.origin, float);
+    throw e;
+  }
   extra.afterPrepare?.(prepared);
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
+  if (inputScale !== 'auto') hintInputScale(prepared, warnings, String(o['input-scale']));
   let fixed: GraphModule | null = null;
   if (extra.convert !== false) {
     io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
@@ -205,12 +224,28 @@ export function calibrateOnnxModel(
     batches: nBatches,
     usedFiles: used.length,
     warnings,
+    qconfigs,
   };
 }
 
 /** The start of a stage's progress line ('calibration: '), the labels aligned. */
 export function stageLabel(stage: 'import' | 'calibration' | 'conversion' | 'writing'): string {
   return `${stage}:`.padEnd(13);
+}
+
+/**
+ * Adds what to do to calibrate's report of an input stub that clamped the samples (its fixed scale is
+ * --input-scale's): they are not normalised as the scale expects.
+ */
+function hintInputScale(prepared: GraphModule, warnings: string[], scaleText: string): void {
+  for (const [name, m] of prepared.namedModules()) {
+    if (!(m instanceof FakeQuantize) || !m.saturation || !name.startsWith('_generated_quant_stub_')) continue;
+    const i = warnings.findIndex((w) => w.includes(`'${name}' clamped`));
+    if (i < 0) continue;
+    warnings[i] +=
+      `\n    the calibration samples do not fit --input-scale ${scaleText}: normalise them ` +
+      '(images: --mean/--std; .npy samples: scale them to [-1, 1] yourself) or pass --input-scale auto';
+  }
 }
 
 /** The one value every element of `x` holds, or null when the data varies. */

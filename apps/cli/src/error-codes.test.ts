@@ -63,6 +63,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   ConversionError: () => new core.ConversionError('bayes', [unsupported]),
   ModelFileError: () => new core.ModelFileError('m', '/x'),
   SensitivityTableError: () => new core.SensitivityTableError('t', ['n']),
+  UnknownModuleNameError: () => new core.UnknownModuleNameError('qconfigDict.moduleName', 'fc1', ['fc']),
 };
 
 /** The same error as another installed copy would make it: a parallel class chain with the same static codes and the brand. */

@@ -108,12 +108,13 @@ describe('qtk check', () => {
     expect(lrelu.severity).toBe('info');
   });
 
-  it('a model bayes runs whole: no errors, the output layer high-precision advice', async () => {
+  it('a model bayes runs whole: no errors, and no output-precision advice (qtk quantize makes fc int32 itself)', async () => {
     const r = await run('check', tiny, '--march', 'bayes', '--json');
     expect(r.code).toBe(0);
     const codes = JSON.parse(r.stdout).findings.map((f: { code: string }) => f.code);
     expect(codes).not.toContain('unsupported-op');
     expect(codes).not.toContain('missing-quant-stub');
+    expect(codes).not.toContain('output-not-high-precision');
     expect(existsSync(tiny)).toBe(true);
   });
 });

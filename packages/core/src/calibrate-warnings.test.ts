@@ -79,3 +79,28 @@ describe('calibrate reports fake-quants whose scale does not describe the data',
     }
   });
 });
+
+describe('calibrate: a fixed-scale input stub that clamps the data is reported', () => {
+  /** n samples of 6×6 pixels, values from `pixel(i)` (a ramp over the batch). */
+  const ramp = (pixel: (i: number) => number) => {
+    const data = Float32Array.from({ length: 4 * 36 }, (_, i) => pixel(i));
+    return new Tensor({ data, shape: [4, 1, 6, 6], dtype: 'float32' });
+  };
+
+  it('unnormalised 0..255 data against scale 1/128 warns, naming the stub', () => {
+    const warnings: string[] = [];
+    calibrate(prepared(1 / 128), [ramp((i) => (i * 7) % 256)], { onWarning: (m) => warnings.push(m) });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^calibration: fake-quant '_generated_quant_stub_0\.activationPostProcess' clamped 99\.3 % of the values it saw \(143 of 144 lie beyond \[-1, 0\.9921875\]/,
+    );
+  });
+
+  it('data normalised to [-1, 1] (a third of it exactly -1) does not warn', () => {
+    const warnings: string[] = [];
+    calibrate(prepared(1 / 128), [ramp((i) => (i % 3 === 0 ? -1 : ((i % 255) / 255) * 2 - 1))], {
+      onWarning: (m) => warnings.push(m),
+    });
+    expect(warnings).toEqual([]);
+  });
+});

@@ -30,6 +30,20 @@ export function calibrationIssues(model: Module): CalibrationIssue[] {
 }
 
 /**
+ * Module paths of the fake-quants of `model` whose observers never saw data (their scale is still the
+ * placeholder): not calibrated, not trained, not loaded from a calibrated state dict. Fixed-scale ones
+ * hold their scale from the start. With `under`, only fake-quants at or inside these module paths
+ * count (a graph's called modules; a module the forward never calls sees no data and needs none).
+ */
+export function uncalibratedFakeQuants(model: Module, under?: readonly string[]): string[] {
+  const inside = (path: string) => under === undefined || under.some((u) => path === u || path.startsWith(`${u}.`));
+  return model
+    .namedModules()
+    .filter(([path, m]) => m instanceof FakeQuantize && !m.isInitialized && inside(path))
+    .map(([path]) => path);
+}
+
+/**
  * The calibration flow: CALIBRATION state, eval mode, forward every batch without gradients
  * (observers collect statistics, values pass unquantized), then VALIDATION. Returns the batch count.
  * A fake-quant left without a usable scale (no finite value seen, or only zeros) is reported

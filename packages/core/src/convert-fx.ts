@@ -24,6 +24,7 @@ import { isWrappedMethodCall } from './fx-wrapped-modules.js';
 import { addWrappedMethodModules, placeWrappedMethodOwners } from './convert-wrapped.js';
 import type { LateConversionEnv } from './wrapped-conversion.js';
 import { QatModule } from './qat-module.js';
+import { uncalibratedFakeQuants } from './calibration.js';
 
 export interface ConvertFxOptions {
   /**
@@ -43,20 +44,46 @@ export interface ConvertFxOptions {
   tableOptions?: Readonly<Record<string, NodeTableOptions>>;
 }
 
-/** Every node a march could not convert, reported at once. */
+/**
+ * Every node a march could not convert, reported at once; or (`uncalibrated`) the fake-quants whose
+ * observers never saw data, so that converting would bake their placeholder scales into the model.
+ */
 export class ConversionError extends QtkError {
   static readonly code = 'E_CONVERSION';
   readonly failures: readonly UnsupportedOpError[];
-  constructor(march: string, failures: readonly UnsupportedOpError[]) {
+  /** Module paths of the fake-quants that saw no data (empty when nodes failed instead). */
+  readonly uncalibrated: readonly string[];
+  constructor(march: string, failures: readonly UnsupportedOpError[], uncalibrated: readonly string[] = []) {
     super(
       'E_CONVERSION',
-      `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
-        "run them on the CPU in a heterogeneous model (import '@qtk/hybrid'; prepareQatFx(model, qconfigDict, { march, hybrid: true }); qtk quantize --hybrid), " +
-        'keep them float with a null qconfig (qconfigDict moduleName: { name: null }) or as QAT modules with setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.',
-      { cause: failures[0] },
+      uncalibrated.length ? uncalibratedMessage(march, uncalibrated) : unsupportedMessage(march, failures),
+      failures.length ? { cause: failures[0] } : {},
     );
     this.failures = failures;
+    this.uncalibrated = uncalibrated;
   }
+}
+
+function unsupportedMessage(march: string, failures: readonly UnsupportedOpError[]): string {
+  return (
+    `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
+    "run them on the CPU in a heterogeneous model (import '@qtk/hybrid'; prepareQatFx(model, qconfigDict, { march, hybrid: true }); qtk quantize --hybrid), " +
+    'keep them float with a null qconfig (qconfigDict moduleName: { name: null }) or as QAT modules with setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.'
+  );
+}
+
+const LISTED_UNCALIBRATED = 10;
+
+function uncalibratedMessage(march: string, names: readonly string[]): string {
+  const more = names.length > LISTED_UNCALIBRATED ? `\n  ... and ${names.length - LISTED_UNCALIBRATED} more` : '';
+  return (
+    `cannot convert for march '${march}': ${names.length} fake-quant(s) never saw data, so their scales are the placeholder 1.0:\n` +
+    `${names
+      .slice(0, LISTED_UNCALIBRATED)
+      .map((n) => `  - ${n}`)
+      .join('\n')}${more}\n` +
+    'run calibrate(model, batches) (or QAT training) on the prepared model first, or load the state dict of a calibrated one.'
+  );
 }
 
 function reasonOf(e: UnsupportedOpError): string {
@@ -118,6 +145,9 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     throw new InvalidArgumentError(
       `convertFx: march '${march.id}' has no convertNode hook, so it cannot convert models`,
     );
+  const called = qatModel.graph.nodes.flatMap((n) => (n.op === 'call_module' ? [n.target] : []));
+  const uncalibrated = uncalibratedFakeQuants(qatModel, called);
+  if (uncalibrated.length) throw new ConversionError(march.id, [], uncalibrated);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
   const rounding = options.rounding ?? getDefaultRounding();
   const tableOptions = parseTableOptions(options.tableOptions, qatModel);
@@ -183,7 +213,13 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     return name;
   };
 
-  const lateEnv: LateConversionEnv = { march, rounding, warn, fail: (e) => new ConversionError(march.id, [e]) };
+  const lateEnv: LateConversionEnv = {
+    march,
+    rounding,
+    warn,
+    fail: (e) => new ConversionError(march.id, [e]),
+    failUncalibrated: (names) => new ConversionError(march.id, [], names),
+  };
   addWrappedMethodModules(qatModel, out, copyOf, lateEnv);
 
   for (const node of [...graph.nodes]) {

@@ -1,5 +1,6 @@
 export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js';
 export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
+export { UnknownModuleNameError, checkModuleNames, coversPath, moduleNamesOf } from './module-names.js';
 export { QatModule, weightedLayer } from './qat-module.js';
 export type { PrepareContext, PreparePass } from './prepare-context.js';
 export {
@@ -19,7 +20,14 @@ export {
   type PrepareQatFxSetterOptions,
 } from './prepare-qat-fx.js';
 export { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
-export { calibrate, calibrationIssues, startQat, type CalibrateOptions, type CalibrationIssue } from './calibration.js';
+export {
+  calibrate,
+  calibrationIssues,
+  uncalibratedFakeQuants,
+  startQat,
+  type CalibrateOptions,
+  type CalibrationIssue,
+} from './calibration.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';

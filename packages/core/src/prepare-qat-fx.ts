@@ -18,6 +18,7 @@ import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModules
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
+import { checkModuleNames } from './module-names.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 import type { HybridDict } from './deploy-device.js';
 import { hybridPartitioner } from './hybrid-partitioner.js';
@@ -241,6 +242,7 @@ function prepareModel(
     hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
   };
   for (const pass of passes) pass.run(ctx);
+  checkModuleNames('qconfigDict.moduleName', Object.keys(qconfigDict.moduleName ?? {}), [traced, gm]);
   gm.recompile();
   recordModelInfo(gm, { kind: 'qat', march: march.id });
   return gm;

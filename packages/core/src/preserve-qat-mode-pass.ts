@@ -1,6 +1,11 @@
 import type { Module } from '@qtk/nn';
 import type { PrepareContext } from './prepare-context.js';
-import { isPreserveQatMode, preserveRequestsOf, replayPreserveRequests } from './preserve-qat-mode.js';
+import {
+  checkPreserveRequests,
+  isPreserveQatMode,
+  preserveRequestsOf,
+  replayPreserveRequests,
+} from './preserve-qat-mode.js';
 import { moduleOf } from './qconfig-of.js';
 import { weightedLayer } from './qat-module.js';
 
@@ -24,8 +29,7 @@ export function carryPreserveQatModePass(ctx: PrepareContext): void {
     const target = moduleOf(gm, node) as (Module & { preserveQatMode?: unknown }) | null;
     if (marked && target && typeof target.preserveQatMode !== 'boolean') target.preserveQatMode = true;
   }
-  replayPreserveRequests(gm, [
-    ...preserveRequestsOf(ctx.input),
-    ...(ctx.input === source ? [] : preserveRequestsOf(source)),
-  ]);
+  const requests = [...preserveRequestsOf(ctx.input), ...(ctx.input === source ? [] : preserveRequestsOf(source))];
+  replayPreserveRequests(gm, requests);
+  checkPreserveRequests(requests, [source, gm]);
 }

@@ -2,6 +2,8 @@ import { FusedConvBase } from '@qtk/fusion';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { QatModule } from './qat-module.js';
+import { checkModuleNames, checkModuleTypeNames } from './module-names.js';
+import { modelInfoOf } from './model-info.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type ModuleClass = abstract new (...a: any[]) => Module;
@@ -83,8 +85,22 @@ export function setPreserveQatMode(
   if (typeof value !== 'boolean')
     throw new InvalidArgumentError(`setPreserveQatMode: value must be true or false, got ${String(value)}`);
   const request: PreserveRequest = { prefixes: [...prefixes], types: [...types], value };
+  // on a prepared model every name exists already; on a float one prepareQatFx checks (it creates names)
+  if (modelInfoOf(model).kind === 'qat') checkPreserveRequests([request], [model]);
   requests.set(model, [...(requests.get(model) ?? []), request]);
   return applyRequest(model, request);
+}
+
+/** Refuses prefixes and class names that match no module of `models` (UnknownModuleNameError). */
+export function checkPreserveRequests(list: readonly PreserveRequest[], models: readonly Module[]): void {
+  for (const r of list) {
+    checkModuleNames('setPreserveQatMode prefixes', r.prefixes, models);
+    checkModuleTypeNames(
+      'setPreserveQatMode types',
+      r.types.filter((t): t is string => typeof t === 'string'),
+      models,
+    );
+  }
 }
 
 /** The requests setPreserveQatMode recorded on `model`, in order. */

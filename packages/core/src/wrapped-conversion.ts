@@ -16,6 +16,7 @@ import {
 } from '@qtk/spec';
 import { InvalidArgumentError, opOfModule } from '@qtk/tensor';
 import { convertNodeContext } from './node-context.js';
+import { uncalibratedFakeQuants } from './calibration.js';
 import { QatModule } from './qat-module.js';
 
 export interface LateConversionEnv {
@@ -24,6 +25,8 @@ export interface LateConversionEnv {
   warn(message: string): void;
   /** Wraps the march's UnsupportedOpError (convertFx's ConversionError). */
   fail(error: UnsupportedOpError): Error;
+  /** Names fake-quants that never saw data (convertFx's ConversionError). */
+  failUncalibrated(fakeQuants: readonly string[]): Error;
 }
 
 function qparamsOfTensor(q: QTensor): QParams {
@@ -80,6 +83,8 @@ export class LateConvertedModule extends Module {
   /** The march's fixed-point module for a call with these arguments, from a one-node graph. */
   private build(args: readonly unknown[]): Module {
     const { march } = this.env;
+    const uncalibrated = uncalibratedFakeQuants(this.source).map((p) => (p === '' ? this.path : `${this.path}.${p}`));
+    if (uncalibrated.length) throw this.env.failUncalibrated(uncalibrated);
     const graph = new Graph();
     const inputs = new Map<Node, QParams | null>();
     const argNodes = args.map((a, i) => {

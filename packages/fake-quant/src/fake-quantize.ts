@@ -24,6 +24,7 @@ import {
   type FakeQuantizeExtraState,
 } from './observer-resume.js';
 import { getDefaultRounding } from './rounding.js';
+import { countClamped, SATURATION_WARNING_SHARE, type SaturationCount } from './saturation.js';
 
 export const fakeQuantizeOptionsSchema = z
   .object({
@@ -73,6 +74,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   private state: FakeQuantState;
   /** Set while the observer has seen data the scale does not reflect yet (CALIBRATION defers the update). */
   private scaleStale = false;
+  private clampCount: SaturationCount = { seen: 0, clamped: 0 };
 
   constructor(options: FakeQuantizeOptions = {}) {
     super();
@@ -134,6 +136,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     if (this.state === 'CALIBRATION') {
       // The scale is computed from the observer when next read (a histogram search per batch adds up).
       this.observe(x, { deferScale: true });
+      if (this.hasFixedScale) this.countSaturation(x);
       return x;
     }
     if (this.state === 'QAT' && !(this.options.learnable && this.isInitialized)) this.observe(x);
@@ -148,6 +151,21 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       rounding: this.rounding,
       gradScale: this.options.learnable ? 1 / Math.sqrt((x.size / this.scale.size) * this.quantMax) : 1,
     });
+  }
+
+  /** Whether the scale is set, not observed (the 'fixed_scale' observer, e.g. a QuantStub given a scale). */
+  get hasFixedScale(): boolean {
+    return this.options.observer === 'fixed_scale';
+  }
+
+  /** With a fixed scale: the values seen in CALIBRATION and how many of them clamping changed; else null. */
+  get saturation(): SaturationCount | null {
+    return this.hasFixedScale ? this.clampCount : null;
+  }
+
+  private countSaturation(x: Tensor): void {
+    const { seen, clamped } = countClamped(x, this.scale.values(), this.options.chAxis, this.quantMin, this.quantMax);
+    this.clampCount = { seen: this.clampCount.seen + seen, clamped: this.clampCount.clamped + clamped };
   }
 
   private observe(x: Tensor, options: { deferScale?: boolean } = {}): void {
@@ -208,11 +226,24 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
    * Why the scale does not describe the data, or null: after calibration, 'no finite value' (the
    * observer saw no data or only NaN, so the scale is still the placeholder 1.0) or 'only zeros'
    * (every channel's range is [0, 0] or too close to it, so the scale sits at the float32 epsilon
-   * floor and larger values saturate).
+   * floor and larger values saturate); with a fixed scale, 'clamped' when more than
+   * SATURATION_WARNING_SHARE of the calibration values lie beyond its range (inputs not normalised).
    */
   calibrationIssue(): string | null {
     this.syncScale();
     if (!this.isInitialized) return 'saw no finite value (no data, or only NaN): its scale is the placeholder 1.0';
+    const { seen, clamped } = this.clampCount;
+    if (this.hasFixedScale && seen > 0 && clamped / seen > SATURATION_WARNING_SHARE) {
+      const s = this.scale.values();
+      const range =
+        s.length === 1
+          ? `[${this.quantMin * s[0]!}, ${this.quantMax * s[0]!}] (fixed scale ${s[0]})`
+          : 'its range (fixed per-channel scales)';
+      return (
+        `clamped ${((100 * clamped) / seen).toFixed(1)} % of the values it saw (${clamped} of ${seen} lie beyond ${range}): ` +
+        'the data does not fit the fixed scale; normalise it to the range, or give it a scale that fits (or an observer)'
+      );
+    }
     const s = this.scale.values();
     let zero = true;
     for (let i = 0; i < s.length; i++) {

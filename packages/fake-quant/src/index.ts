@@ -7,6 +7,7 @@ import { registerFakeQuantCodecs } from './codec.js';
 export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
 export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 export { getDefaultRounding, setDefaultRounding } from './rounding.js';
+export { countClamped, SATURATION_WARNING_SHARE, type SaturationCount } from './saturation.js';
 export {
   withArgs,
   qconfig,

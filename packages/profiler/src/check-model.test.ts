@@ -150,7 +150,7 @@ describe('checkModel', () => {
     expect(brief(result.findings).slice(0, 3)).toEqual([
       [
         'unknown-qconfig-name',
-        'warning',
+        'error',
         'fc1',
         { kind: 'qconfig', qconfigDict: { moduleName: { fc: { renamedFrom: 'fc1' } } } },
       ],

@@ -1,6 +1,6 @@
 // Linter rules for the qconfig dict and hybridDict: names and types that match no module (a qconfig
 // typo silently leaves the default in place), and output layers that are not high precision.
-import { weightedLayer } from '@qtk/core';
+import { coversPath, weightedLayer } from '@qtk/core';
 import type { Node } from '@qtk/ir';
 import { closeNames } from '@qtk/tensor';
 import { displayName, isDeQuantStub, type LintContext } from './lint-context.js';
@@ -12,13 +12,13 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
   const modules = [...ctx.traced.namedModules(), ...ctx.gm.namedModules()];
   const known = [...new Set(modules.map(([path]) => path).filter((p) => p !== ''))];
   for (const key of Object.keys(ctx.qconfigDict.moduleName ?? {})) {
-    if (key === '' || known.includes(key)) continue;
+    if (key === '' || known.some((p) => coversPath(key, p))) continue;
     const close = closeNames(key, known, 1)[0];
     findings.push({
       code: 'unknown-qconfig-name',
-      severity: 'warning',
+      severity: 'error',
       node: key,
-      message: `qconfigDict.moduleName['${key}'] names no module of the model, so it changes nothing${close ? `; did you mean '${close}'?` : ''}`,
+      message: `qconfigDict.moduleName['${key}'] names no module of the model (prepareQatFx refuses it)${close ? `; did you mean '${close}'?` : ''}`,
       fix: {
         kind: 'qconfig',
         qconfigDict: { moduleName: close ? { [close]: { renamedFrom: key } } : { [key]: 'remove' } },

@@ -2,7 +2,7 @@
 // (scale, dtype, range) that produced it: the common currency of the profiler's tools.
 import { FakeQuantize } from '@qtk/fake-quant';
 import type { FakeQuantState } from '@qtk/spec';
-import { QTensor } from '@qtk/fixed-point';
+import { QTensor, Quantize } from '@qtk/fixed-point';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
 import { callNames } from './node-type.js';
@@ -31,6 +31,11 @@ export interface NodeValue {
   /** The integers of a fixed-point output (null for float outputs). */
   readonly ints: ArrayLike<number> | null;
   readonly quant: NodeQuant | null;
+  /**
+   * The real values before the node's quantization clamped them (what its output fake-quant or the
+   * fixed-point Quantize received), when the profiler saw them; null otherwise.
+   */
+  readonly preQuant?: Float32Array | null;
 }
 
 export const nodeNameOf = (n: Node): string => (n.op === 'call_module' ? n.target : n.name);
@@ -122,25 +127,37 @@ export function captureNodeValues(
   const out = new Map<Node, NodeValue>();
   const names = callNames(gm);
   const restore = validatingFakeQuants(gm);
+  const fakeQuantInputs = recordFakeQuantInputs(gm);
   try {
     runNodes(
       gm,
       inputs,
-      (node, value) => {
+      (node, value, args) => {
         if (node.op === 'output' || node.op === 'get_attr') return;
         const real = realValues(value);
         if (!real) return;
         let quant: NodeQuant | null = null;
-        if (value instanceof QTensor) quant = quantOfQTensor(value);
-        else if (node.op === 'call_module') {
-          const fq = outputFakeQuantOf(subAt(gm, node.target));
-          if (fq) quant = quantOfFakeQuant(fq);
+        let preQuant: Float32Array | null = null;
+        const module = node.op === 'call_module' ? subAt(gm, node.target) : null;
+        if (value instanceof QTensor) {
+          quant = quantOfQTensor(value);
+          if (module instanceof Quantize && args[0] instanceof Tensor) preQuant = Float32Array.from(args[0].values());
+        } else if (module) {
+          const fq = outputFakeQuantOf(module);
+          if (fq) {
+            quant = quantOfFakeQuant(fq);
+            preQuant = fakeQuantInputs.take(fq);
+          }
         }
         if (!quant && passesQuantThrough(gm, node)) {
           const input = node.args[0];
           const producer =
             input && typeof input === 'object' && 'op' in (input as object) ? out.get(input as Node) : undefined;
-          if (producer?.quant) quant = { ...producer.quant, source: 'inherited' };
+          if (producer?.quant) {
+            quant = { ...producer.quant, source: 'inherited' };
+            // a shape change keeps the values, so with one scale their saturation too
+            if (producer.quant.scale.length === 1) preQuant = producer.preQuant ?? null;
+          }
         }
         out.set(node, {
           node,
@@ -149,14 +166,44 @@ export function captureNodeValues(
           values: real.values,
           ints: real.ints,
           quant,
+          preQuant,
         });
       },
       options.replaceArgs ? { replaceArgs: options.replaceArgs } : {},
     );
   } finally {
+    fakeQuantInputs.restore();
     restore();
   }
   return out;
+}
+
+/** Records what each fake-quant of `gm` is called with (its last input), until `restore`. */
+function recordFakeQuantInputs(gm: GraphModule): {
+  take(fq: FakeQuantize): Float32Array | null;
+  restore(): void;
+} {
+  const last = new Map<FakeQuantize, Float32Array>();
+  const patched: FakeQuantize[] = [];
+  for (const m of gm.modules()) {
+    if (!(m instanceof FakeQuantize) || Object.hasOwn(m, 'forward')) continue;
+    const forward = m.forward;
+    m.forward = function (this: FakeQuantize, x: Tensor) {
+      last.set(this, Float32Array.from(x.values()));
+      return forward.call(this, x);
+    };
+    patched.push(m);
+  }
+  return {
+    take(fq) {
+      const v = last.get(fq) ?? null;
+      last.delete(fq);
+      return v;
+    },
+    restore() {
+      for (const m of patched) delete (m as { forward?: unknown }).forward;
+    },
+  };
 }
 
 /** The scale applying to element `i` of a tensor of `shape` (per tensor, or per channel along q.axis). */

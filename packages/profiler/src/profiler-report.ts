@@ -154,7 +154,10 @@ function tablesOf(r: ModelProfilerResults, similarity: ReportTable): ReportTable
       {
         flagKey: 'outlier',
         columns: {
-          saturation: { kind: 'percent', help: 'share of values at the limits of the node’s quantized range' },
+          saturation: {
+            kind: 'percent',
+            help: 'share of values clamped by the node’s quantized range (beyond it by more than half a step)',
+          },
         },
         description: 'Range, moments and saturation of every node’s output; outlier nodes highlighted.',
       },

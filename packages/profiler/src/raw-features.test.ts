@@ -1,6 +1,7 @@
 import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
 import { subAt } from '@qtk/ir';
+import { QuantStub } from '@qtk/nn';
 import { InvalidArgumentError, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { captureNodeValues } from './node-values.js';
@@ -49,6 +50,12 @@ describe('getRawFeatures', () => {
     const conv2 = r.nodes.find((n) => n.name === 'conv2')!;
     expect(conv2.shape).toEqual([4, 16, 8, 8]);
     expect(conv2.type).toBe('Conv2d');
+  });
+
+  it('a prefix no node name starts with is an error naming the closest names', () => {
+    expect(() => getRawFeatures(float, x, { prefixes: ['conv2', 'conv9'] })).toThrow(
+      /^getRawFeatures: no node name starts with prefix 'conv9'; closest: conv0, conv1, conv2;/,
+    );
   });
 
   it('histogram bins hold the values between their edges', () => {
@@ -107,6 +114,27 @@ describe('getRawFeatures', () => {
     expect(fc.axis).toBe(1);
     expect(fc.saturation).toBe(0);
     expect(r.nodes[0]!.dtype).toBe('qint8');
+  });
+
+  it('a value exactly at a limit is not saturated: only values clamping changed count (fake quant and fixed point)', () => {
+    const model = new TinyResNet();
+    model.setChild('quant', new QuantStub({ scale: 1 / 128 }));
+    const stages = stagesOf(model, 'bayes');
+    // half the pixels at -1 = -128/128 (representable, a background), the rest inside the range
+    const v = Float32Array.from(x.values(), (t, i) => (i % 2 ? -1 : Math.min(Math.abs(t), 0.99)));
+    const atLimit = tensor(v, [...x.shape]);
+    for (const gm of [stages.calibrated, stages.fixed]) {
+      const quant = getRawFeatures(gm, atLimit).nodes.find((n) => n.name === 'quant')!;
+      expect(quant.min).toBe(-1);
+      expect(quant.saturation).toBe(0);
+    }
+    // pixels in 0..255: every value above 127.5/128 is clamped to 127/128
+    const raw = Float32Array.from({ length: v.length }, (_, i) => i % 256);
+    const clamped = Array.from(raw).filter((p) => p > 127.5 / 128).length / raw.length;
+    for (const gm of [stages.calibrated, stages.fixed]) {
+      const quant = getRawFeatures(gm, tensor(raw, [...x.shape])).nodes.find((n) => n.name === 'quant')!;
+      expect(quant.saturation).toBeCloseTo(clamped, 10);
+    }
   });
 
   it('flags a tensor whose abs-max dwarfs its 99th percentile, not the quantized copy that clipped it', () => {

@@ -1,7 +1,8 @@
 // getRawFeatures: the statistics of every node's output for one input (range, moments, histogram,
 // the share clipped by the node's scale, outliers), to judge whether its quantization fits its data.
 import type { GraphModule } from '@qtk/ir';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { countClamped } from '@qtk/fake-quant';
+import { closeNames, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { argsOf, type ModelInputs } from './model-inputs.js';
 import { captureNodeValues, type NodeValue, scaleAt } from './node-values.js';
 import { nodeTypeOf } from './node-type.js';
@@ -88,15 +89,23 @@ export const DEFAULT_OUTLIER_RATIO = 4;
 export const OUTLIER_MIN_VALUES = 100;
 
 /**
- * Share of values clipped by the node's quantization: the integer at quantMin or quantMax when the node
- * returned integers, else the value at or beyond float32(quantMin·scale) / float32(quantMax·scale)
- * (a fake-quant stores its clamped output as float32, so the bound is compared in float32 too).
+ * Share of values clipped by the node's quantization. A value is saturated only when clamping changed
+ * it: when the values before quantization are known (a fake-quant's input, a Quantize's float input),
+ * those beyond the range by more than half a step; a value exactly at a limit (-1 with scale 1/128) is
+ * not. Otherwise, from the output alone (a fixed-point op's integers), the values at the limits:
+ * the integer at quantMin or quantMax, or the value at or beyond float32(quantMin·scale) /
+ * float32(quantMax·scale), an upper bound.
  */
 export function saturationOf(v: NodeValue): number | null {
   const q = v.quant;
   if (!q || q.dtype === 'qbool') return null;
   const n = v.values.length;
   if (n === 0) return 0;
+  if (v.preQuant && v.preQuant.length === n) {
+    const x = new Tensor({ data: v.preQuant, shape: [...v.shape], dtype: 'float32' });
+    const { clamped } = countClamped(x, q.scale, q.scale.length > 1 ? q.axis : -1, q.quantMin, q.quantMax);
+    return clamped / n;
+  }
   let clipped = 0;
   if (v.ints) {
     for (let i = 0; i < n; i++) {
@@ -252,6 +261,17 @@ function checkOptions(options: RawFeaturesOptions): void {
   if (!(ratio >= 1)) throw new InvalidArgumentError(`getRawFeatures: outlierRatio must be at least 1, got ${ratio}`);
 }
 
+/** A prefix that no node name starts with would silently select nothing: an error naming the closest names. */
+function checkPrefixes(prefixes: readonly string[] | undefined, names: readonly string[]): void {
+  for (const p of prefixes ?? []) {
+    if (names.some((n) => n.startsWith(p))) continue;
+    const close = closeNames(p, names);
+    throw new InvalidArgumentError(
+      `getRawFeatures: no node name starts with prefix '${p}'${close.length ? `; closest: ${close.join(', ')}` : ''}; node names are module paths (generated ones such as _generated_add_0 included)`,
+    );
+  }
+}
+
 /**
  * Runs `model` (float, calibrated / QAT fake-quant, or fixed point) on `inputs` and returns the
  * statistics of every node's output, in execution order. The model runs in eval mode and is not changed.
@@ -259,7 +279,12 @@ function checkOptions(options: RawFeaturesOptions): void {
 export function getRawFeatures(model: GraphModule, inputs: ModelInputs, options: RawFeaturesOptions = {}): RawFeatures {
   checkOptions(options);
   const nodes: NodeFeatures[] = [];
-  for (const [node, value] of captureNodeValues(model, argsOf(inputs))) {
+  const captured = captureNodeValues(model, argsOf(inputs));
+  checkPrefixes(
+    options.prefixes,
+    [...captured.values()].map((v) => v.name),
+  );
+  for (const [node, value] of captured) {
     const type = nodeTypeOf(model, node);
     if (options.prefixes && !options.prefixes.some((p) => value.name.startsWith(p))) continue;
     if (options.types && !options.types.includes(type)) continue;

@@ -89,5 +89,8 @@ describe('sensitivity', () => {
     expect(() => sensitivity(new TinyResNet(), { march: 'bayes', calib, nodes: ['conv1'] })).toThrow(
       /'conv1' is not a quantizable node; use one of quant, relu0, _generated_add_0/,
     );
+    expect(() => sensitivity(new TinyResNet(), { march: 'bayes', calib, nodes: ['relu9'] })).toThrow(
+      /'relu9' is not a quantizable node; use one of .*; closest: relu0$/,
+    );
   });
 });

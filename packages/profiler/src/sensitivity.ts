@@ -1,7 +1,7 @@
 // Per-node sensitivity: how much the model's final output degrades when only one node is quantized,
 // and how much of the all-int8 model's loss comes back when only that node is int16 or float (CPU).
 import type { Module } from '@qtk/nn';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { closeNames, InvalidArgumentError } from '@qtk/tensor';
 import type { EvalSet, ScoreMetric } from './output-score.js';
 import { int16Marches, marchHasInt16, type VariantSetup } from './precision-variants.js';
 import { gainOf, openLab } from './variant-lab.js';
@@ -90,7 +90,7 @@ export function sensitivity(floatModel: Module, options: SensitivityOptions): Se
   for (const name of options.nodes ?? [])
     if (!known.has(name))
       throw new InvalidArgumentError(
-        `sensitivity: '${name}' is not a quantizable node; use one of ${[...known].join(', ')}`,
+        `sensitivity: '${name}' is not a quantizable node; use one of ${[...known].join(', ')}${closestText(name, [...known])}`,
       );
   const wanted = options.nodes ? lab.nodes.filter((n) => options.nodes!.includes(n.name)) : lab.nodes;
   const nodes: NodeSensitivity[] = wanted.map((n) => {
@@ -127,4 +127,9 @@ export function sensitivity(floatModel: Module, options: SensitivityOptions): Se
       scoreSeconds: lab.scoreSeconds,
     },
   };
+}
+
+function closestText(name: string, known: readonly string[]): string {
+  const close = closeNames(name, known);
+  return close.length ? `; closest: ${close.join(', ')}` : '';
 }

@@ -5,6 +5,8 @@ import { requireMarch } from '../registry-names.js';
 import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
 import { Generator, rand } from '@qtk/tensor';
 import { formatTable } from '../table.js';
+import { highPrecisionOutputs } from '../qconfig-options.js';
+import { getDefaultQconfig } from '@qtk/fake-quant';
 
 export const checkSpec: CommandSpec = {
   name: 'check',
@@ -56,8 +58,12 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
     high: 1,
     generator: new Generator(0),
   });
+  // the qconfig dict qtk quantize prepares with by default: int8, outputs in high precision
+  const global = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
+  const hybrid = o.hybrid === true;
   const result = checkModel(gm, {
     march,
+    qconfigDict: { global, moduleName: highPrecisionOutputs(gm, { march, global, hybrid }) },
     inputQuantStubs: true,
     exampleInputs: example,
     ...(o.hybrid === true ? { hybrid: true } : {}),

@@ -13,6 +13,7 @@ import { CliError, type CliIo } from '../io.js';
 import { ioNamesOf } from '../io-names.js';
 import { saveModel } from '../model-file-io.js';
 import { checkOutPath } from '../out-path.js';
+import { type CalibrateQconfig, QCONFIG_DETAILS } from '../qconfig-options.js';
 import { deviceSummary } from '../hybrid-options.js';
 
 /** Samples the fixed-point / fake-quant agreement is measured on (at most one calibration batch). */
@@ -43,7 +44,8 @@ export const quantizeSpec: CommandSpec = {
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
 with --mean/--std. Calibration only: no QAT. Every operator the march cannot convert is listed at once;
 --keep-float keeps named modules (and what they contain) in float instead; --hybrid runs every
-operator the march cannot run on the CPU (a heterogeneous model) and prints where each node runs.`,
+operator the march cannot run on the CPU (a heterogeneous model) and prints where each node runs.
+${QCONFIG_DETAILS}`,
 };
 
 export function runQuantize(argv: readonly string[], io: CliIo): number {
@@ -64,8 +66,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   checkCalibrateOptions(o, 'quantize');
   const keepFloat = parseNames(o['keep-float']);
   const c = calibrateOnnxModel(modelPath, o, io, {
-    moduleName: Object.fromEntries(keepFloat.map((n) => [n, null])),
-    afterPrepare: (gm) => checkModuleNames(gm, keepFloat, '--keep-float'),
+    keepFloat,
   });
   const { prepared, samples, sampleShape, warnings, hybrid, cpuOps, cpuNodes, observer, inputScale } = c;
   const marchId = c.march;
@@ -94,6 +95,8 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     preprocess: { mean: pre.mean, std: pre.std, ...(pre.size ? { size: pre.size } : {}) },
     calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
     ...(keepFloat.length ? { keepFloat } : {}),
+    ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
+    ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),
     ...(hybrid ? { hybrid: { cpuOps, cpuNodes } } : {}),
     io: ioNamesOf(c.float), // the ONNX input and output names, which qtk export keeps
   };
@@ -107,6 +110,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     `observer:     ${observer} (activations), min_max per channel (weights)`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
+    ...precisionLines(c.qconfigs),
     ...(hybrid ? [deviceSummary(checkDeployDevice(fixed))] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
@@ -119,26 +123,20 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   return 0;
 }
 
+function precisionLines(q: CalibrateQconfig): string[] {
+  const parts = [
+    ...(q.highPrecision.length ? [`int32 (high-precision) outputs: ${q.highPrecision.join(', ')}`] : []),
+    ...(q.int16.length ? [`int16: ${q.int16.join(', ')}`] : []),
+  ];
+  return parts.length ? [`precision:    ${parts.join('; ')}`] : [];
+}
+
 function parseNames(value: unknown): string[] {
   if (value === undefined) return [];
   return String(value)
     .split(',')
     .map((n) => n.trim())
     .filter((n) => n !== '');
-}
-
-/** Every name must be a module of the prepared model (generated ones such as _generated_add_0 included). */
-function checkModuleNames(gm: GraphModule, names: readonly string[], option: string): void {
-  const known = new Set(gm.namedModules().map(([n]) => n));
-  const unknown = names.filter((n) => !known.has(n));
-  if (!unknown.length) return;
-  const listed = [...known]
-    .filter((n) => n !== '' && !n.includes('.') && !n.includes('activation_post_process'))
-    .sort();
-  throw new CliError(
-    `${option}: no module named ${unknown.map((n) => `'${n}'`).join(', ')} in the model; its modules are: ${listed.slice(0, 40).join(', ')}${listed.length > 40 ? ', ...' : ''}`,
-    { exitCode: 2 },
-  );
 }
 
 /** A model output as a float tensor (a QTensor output is dequantized). */

@@ -1,5 +1,5 @@
 import { writeFileAtomicSync } from '@qtk/nn/node';
-import { autoQconfig, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
+import { autoQconfig, defaultBaselineDict, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
 import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
@@ -12,6 +12,7 @@ import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../mod
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { formatTable } from '../table.js';
+import { highPrecisionOutputs } from '../qconfig-options.js';
 
 export const sensitivitySpec: CommandSpec = {
   name: 'sensitivity',
@@ -114,9 +115,12 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
     evalSet = { inputs, labels };
   }
   const hybrid = o.hybrid === true;
+  // the baseline qtk quantize prepares: int8, outputs in high precision
+  const global = defaultBaselineDict().global!;
   const setup = {
     march,
     calib,
+    qconfigDict: { global, moduleName: highPrecisionOutputs(float, { march, global, hybrid }) },
     // measured on the form qtk quantize builds: integer outputs, no DeQuantStubs added
     prepare: {
       inputQuantStubs: { scale: inputScale },

@@ -67,7 +67,7 @@ export function requireRegularFile(path: string, what: string): void {
 }
 
 /** The bytes of a checked sample or labels file; a read error names the file. */
-function readChecked(path: string, what: string): Buffer {
+export function readChecked(path: string, what: string): Buffer {
   requireRegularFile(path, what);
   try {
     return readFileSync(path);
