@@ -20,8 +20,8 @@ export default class SkipReporter implements Reporter {
         const r = t.result();
         const test = `${file} > ${t.fullName}`;
         if (r.state === 'skipped') lines.push({ test, note: r.note ?? 'skipped without a reason (give it one)' });
-        for (const a of t.annotations())
-          if (a.type === SKIPPED_CHECK) lines.push({ test, note: `partly: ${a.message}` });
+        const left = new Set(t.annotations().flatMap((a) => (a.type === SKIPPED_CHECK ? [a.message] : [])));
+        for (const note of left) lines.push({ test, note: `partly: ${note}` });
       }
     }
     if (lines.length) {
