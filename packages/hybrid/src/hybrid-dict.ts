@@ -2,7 +2,7 @@
 // and the ops its forward makes (scope); a fused module is matched by any layer it absorbed. A
 // module type likewise: the node's module, an absorbed layer, or any module containing them or
 // whose forward made the op.
-import { moduleOf, type HybridDict, type PrepareContext } from '@qtk/core';
+import { moduleNamesOf, moduleOf, type HybridDict, type PrepareContext } from '@qtk/core';
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { closeNames } from '@qtk/tensor';
@@ -102,10 +102,7 @@ export class HybridDictMatcher {
   }
 
   private knownNames(): string[] {
-    const names = new Set<string>();
-    for (const gm of [this.ctx.source, this.ctx.gm])
-      for (const [path] of gm.namedModules()) if (path !== '') names.add(path);
-    return [...names];
+    return moduleNamesOf([this.ctx.source, this.ctx.gm]);
   }
 
   private knownTypes(): string[] {
