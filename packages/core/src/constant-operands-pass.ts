@@ -4,9 +4,10 @@
 // quantize of the constant, so the op converts on the BPU instead of failing with "its operand is
 // not a quantized tensor".
 import { FakeQuantize } from '@qtk/fake-quant';
-import type { Node } from '@qtk/ir';
+import type { GraphModule, Node } from '@qtk/ir';
 import { QuantStub } from '@qtk/nn';
 import { opOfNode } from '@qtk/spec';
+import { Tensor } from '@qtk/tensor';
 import type { PrepareContext } from './prepare-context.js';
 import { createFakeQuant } from './prepare-passes.js';
 import { QatModule } from './qat-module.js';
@@ -15,6 +16,24 @@ import { FLOAT_BOUNDARY, FLOAT_STEP, quantizedRegion } from './stepwise-float-pa
 
 /** Ops whose tensor operands are activations (a shape or an index operand is never quantized). */
 const ACTIVATION_OPERAND_OPS = new Set(['Add', 'Sub', 'Mul', 'Div', 'MatMul', 'Concat', 'Max', 'Min']);
+
+/** Ops whose rules take a number operand. */
+const SCALAR_OPERAND_OPS = new Set(['Add', 'Sub', 'Mul', 'Div']);
+
+const innerOf = (gm: GraphModule, n: Node) => {
+  const m = moduleOf(gm, n);
+  return m instanceof QatModule ? m.module : m;
+};
+
+/** The value of a get_attr holding one float (shape [] or [1]), else null. */
+function scalarOf(gm: GraphModule, c: Node): number | null {
+  if (c.op !== 'get_attr') return null;
+  let owner: unknown = gm;
+  for (const p of c.target.split('.')) owner = (owner as Record<string, unknown> | undefined)?.[p];
+  if (!(owner instanceof Tensor) || owner.dtype !== 'float32' || owner.size !== 1 || owner.ndim > 1) return null;
+  const v = owner.values()[0]!;
+  return Number.isFinite(v) ? v : null;
+}
 
 const isCall = (n: Node) => n.op === 'call_function' || n.op === 'call_method';
 
@@ -35,13 +54,19 @@ export function constantOperandsPass(ctx: PrepareContext): void {
   const constants = constantNodes(graph.nodes);
   const takesActivation = (u: Node): boolean => {
     if (!region.has(u) || constants.has(u) || u.meta[FLOAT_STEP] === true) return false;
-    const m = moduleOf(gm, u);
-    const inner = m instanceof QatModule ? m.module : m;
-    if (m instanceof FakeQuantize || inner instanceof QuantStub) return false;
+    const inner = innerOf(gm, u);
+    if (moduleOf(gm, u) instanceof FakeQuantize || inner instanceof QuantStub) return false;
     const op = opOfNode(gm, u, inner)?.op;
     return op !== undefined && ACTIVATION_OPERAND_OPS.has(op);
   };
   for (const c of constants) {
+    const scalar = scalarOf(gm, c);
+    if (scalar !== null) {
+      // a one-element constant of add / sub / mul / div is the rules' number operand, exact in float64
+      for (const u of [...c.users])
+        if (takesActivation(u) && SCALAR_OPERAND_OPS.has(opOfNode(gm, u, innerOf(gm, u))?.op ?? ''))
+          u.args = u.args.map((a) => (a === c ? scalar : a));
+    }
     const user = [...c.users].find(takesActivation);
     if (!user) continue;
     const factory = qconfigOf(ctx, user).qconfig?.activation ?? null;

@@ -4,7 +4,7 @@ import '@qtk/march-bayes';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { Quantize } from '@qtk/fixed-point';
 import { DeQuantStub, Module, Parameter, QuantStub } from '@qtk/nn';
-import { cat, Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
+import { cat, Generator, noGrad, randn, type Tensor, tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import { convertFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, maxSteps, outputStep } from './testing/convert-harness.js';
@@ -65,6 +65,33 @@ describe('constant operands on bayes', () => {
     for (const p of [model.classToken, model.position])
       expect(scales.some((s) => Math.abs(s - absMax(p) / 127.5) < 1e-6 * s + 1e-9)).toBe(true);
     const x = batches[0]!;
+    const steps = noGrad(() => maxSteps(callModel(fixed, x), callModel(qat, x), outputStep(qat)));
+    expect(steps).toBeLessThanOrEqual(1);
+  });
+});
+
+/** An attention's scaling as PyTorch writes it (`/ √d`, a number) and as ONNX imports it (a one-element tensor). */
+class ScaledScores extends Module {
+  readonly quant = new QuantStub();
+  readonly dequant = new DeQuantStub();
+  readonly scale = new Parameter(tensor([Math.sqrt(8)]));
+  forward(x: Tensor): Tensor {
+    const q = this.quant.call(x);
+    return this.dequant.call(q.div(Math.sqrt(8)).add(q.div(this.scale)));
+  }
+}
+
+describe('division by a constant on bayes', () => {
+  it('x / c, with c a number or a one-element tensor, converts to a multiply by 1/c (no reciprocal table)', () => {
+    setMarch('bayes');
+    const batches = [randn([4, 16], { generator: g, std: 4 }), randn([4, 16], { generator: g, std: 4 })];
+    const qat = calibratedQat(new ScaledScores(), { global: defaultQatQconfig }, batches);
+    const fixed = convertFx(qat, { onWarning: () => {} });
+    const kinds = fixed.graph.nodes
+      .filter((n) => n.op === 'call_module')
+      .map((n) => fixed.getSubmodule(n.target).constructor.name);
+    expect(kinds).toEqual(['Quantize', 'FixedMul', 'FixedMul', 'FixedAdd', 'Dequantize']);
+    const x = batches[1]!;
     const steps = noGrad(() => maxSteps(callModel(fixed, x), callModel(qat, x), outputStep(qat)));
     expect(steps).toBeLessThanOrEqual(1);
   });
