@@ -1,8 +1,10 @@
 // A ViT, a BERT-style encoder and ConvNeXt blocks on bayes: every op (LayerNorm, GELU, Softmax, the attention's
 // activation × activation MatMuls) converts to fixed point, the SQNR against float beats PyTorch FX's
 // int8 PTQ on the same weights and samples, and the integer ONNX export is bit-exact in onnxruntime.
+import { modelFromBytes, modelToBytes } from '@qtk/core';
 import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
 import { compareWithRuntime } from '@qtk/onnx/node';
+import { noGrad, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { encoderCases, quantizeCase, sqnr } from './transformer-sqnr.js';
 
@@ -21,7 +23,7 @@ const EXPECTED_MODULES = {
 
 describe('transformer encoders on bayes', () => {
   for (const c of encoderCases()) {
-    it(`${c.name}: every op converts, SQNR above PyTorch FX's, integer ONNX bit-exact`, async () => {
+    it(`${c.name}: every op converts, SQNR above PyTorch FX's, model file round trip, integer ONNX bit-exact`, async () => {
       const r = quantizeCase(c);
       const kinds = new Map<string, number>();
       for (const n of r.fixed.graph.nodes) {
@@ -39,6 +41,10 @@ describe('transformer encoders on bayes', () => {
       expect(Math.abs(fixedDb - MEASURED_DB[c.name])).toBeLessThan(0.05);
       // the fixed-point model is as close to float as the fake-quant model it was converted from
       expect(Math.abs(fixedDb - sqnr(r.float, r.fakeQuant))).toBeLessThan(1.5);
+
+      // the model file keeps the constants the graph reads (class token, position embedding, layer scale)
+      const loaded = modelFromBytes(modelToBytes(r.fixed)).model as unknown as { call(x: Tensor): Tensor };
+      expect(Array.from(noGrad(() => loaded.call(c.test)).values())).toEqual(Array.from(r.fixedOut.values()));
 
       const comparison = await compareWithRuntime(r.fixed, exportOnnxBytes(r.fixed, [c.test]), [c.test]);
       expect(formatRuntimeComparison(comparison)).toMatch(/^all \d+ compared values identical$/);
