@@ -14,6 +14,7 @@ import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
 import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
+import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
 import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
@@ -24,7 +25,7 @@ export const MIN_OPSET = 1;
 export const MAX_OPSET = 17;
 export { DEFAULT_MAX_ELEMENTS };
 
-const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers };
+const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers, ...elementwiseHandlers };
 
 /** ONNX operator types the importer handles (default domain). */
 export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();
