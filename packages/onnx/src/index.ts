@@ -10,6 +10,7 @@ export {
   type UnsupportedNode,
 } from './errors.js';
 export { OVERFLOW_MAGNITUDE } from './value-checks.js';
+export { type DefaultedDim, describeDefaulted } from './import-input-shapes.js';
 export {
   importOnnx,
   OnnxGraphModule,
