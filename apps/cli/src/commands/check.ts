@@ -2,7 +2,15 @@ import { checkModel, type Finding } from '@qtk/profiler';
 import { parseArgs, type CommandSpec } from '../args.js';
 import type { CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
-import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import {
+  exampleShape,
+  INPUT_SHAPE_OPTION,
+  inputShapeFor,
+  inputShapeOption,
+  loadOnnx,
+  MAX_ELEMENTS_OPTION,
+  sampleShapeOf,
+} from '../model-input.js';
 import { Generator, rand } from '@qtk/tensor';
 import { formatTable } from '../table.js';
 import { highPrecisionOutputs } from '../qconfig-options.js';
@@ -19,7 +27,7 @@ export const checkSpec: CommandSpec = {
       description: 'check for a heterogeneous model: operators the march cannot run will stay float on the CPU',
     },
     json: { type: 'boolean', description: "print the findings as JSON (checkModel's result) instead of a table" },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    ...INPUT_SHAPE_OPTION,
     ...MAX_ELEMENTS_OPTION,
   },
   details: `The model is checked as qtk quantize prepares it: a QuantStub after each input (so none is missing),
@@ -50,8 +58,9 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
   const path = args.positionals[0]!;
   const march = String(o.march);
   requireMarch(march);
-  const gm = loadOnnx(path, o['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
+  const gm = loadOnnx(path, { maxElements: o['max-elements'], inputShape: shapeOption });
+  const inputShape = inputShapeFor(gm, shapeOption);
   // a trial conversion on random inputs in [-1, 1] settles ops the table lacks but the conversion takes
   const example = rand(exampleShape(sampleShapeOf(gm, inputShape), 2), {
     low: -1,

@@ -4,7 +4,15 @@ import { CliError, type CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
 import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
 import { formatDeployDevice } from '@qtk/hybrid';
-import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import {
+  exampleShape,
+  INPUT_SHAPE_OPTION,
+  inputShapeFor,
+  inputShapeOption,
+  loadOnnx,
+  MAX_ELEMENTS_OPTION,
+  sampleShapeOf,
+} from '../model-input.js';
 import { nodeOp } from '../op-names.js';
 import { inspectModelFile, isModelFile } from './inspect-model-file.js';
 import { formatTable } from '../table.js';
@@ -20,7 +28,7 @@ export const inspectSpec: CommandSpec = {
       value: 'ID',
       description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)',
     },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    ...INPUT_SHAPE_OPTION,
     hybrid: {
       type: 'boolean',
       description: 'with --march: where each node runs in a heterogeneous model (BPU or CPU, and why) and the segments',
@@ -40,12 +48,10 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(inspectSpec, argv);
   const path = args.positionals[0]!;
   if (isModelFile(path)) return inspectModelFile(path, args.options, io);
-  const gm = loadOnnx(path, args.options['max-elements']);
+  const shapeOption = inputShapeOption(args.options);
+  const gm = loadOnnx(path, { maxElements: args.options['max-elements'], inputShape: shapeOption });
   const spec = gm.inputSpecs[0]!;
-  const inputShape =
-    args.options['input-shape'] !== undefined
-      ? parseShape(String(args.options['input-shape']), '--input-shape')
-      : undefined;
+  const inputShape = inputShapeFor(gm, shapeOption);
   io.out(
     `model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`,
   );

@@ -13,7 +13,7 @@ import { checkLabelClasses, type EvalData, hasIdx, loadEvalData, loadInputData }
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { parseShape, sampleShapeOf } from '../model-input.js';
+import { inputShapeFor, inputShapeOption, sampleShapeOf } from '../model-input.js';
 import { shownPath } from '../display-path.js';
 import { checkOutDir, checkOutPath } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
@@ -207,8 +207,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     throw new CliError('a QAT model file is profiled on --data DIR (or --calib DIR) samples; give one', {
       exitCode: 2,
     });
-  const inputShape =
-    o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(source.meta);
+  const inputShape = inputShapeFor(source.model, inputShapeOption(o)) ?? savedShape(source.meta);
   const qat = source.model;
   setFakeQuantize(qat, 'VALIDATION');
   const fixed = convertFx(qat, { march, onWarning: () => {} });
