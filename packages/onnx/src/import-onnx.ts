@@ -263,6 +263,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       const name = nodeName(n, index);
       if (hardSwish.inner.has(n)) return;
       const hs = hardSwish.outer.get(n);
+      state.importedNames = [hs?.name, n.name].filter((s): s is string => !!s);
       if (hs) {
         const x = values.get(hs.input![0]!);
         if (x) values.set(n.output![0]!, state.callModule(nodeName(hs, index), new Hardswish(), [x]));

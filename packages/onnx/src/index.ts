@@ -11,6 +11,7 @@ export {
 } from './errors.js';
 export { OVERFLOW_MAGNITUDE } from './value-checks.js';
 export { type DefaultedDim, describeDefaulted } from './import-input-shapes.js';
+export { pytorchModulePath } from './pytorch-names.js';
 export {
   importOnnx,
   OnnxGraphModule,
