@@ -7,6 +7,7 @@ import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { batchesOf } from './batches.js';
 import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
+import { HybridDictError } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { CliError, type CliIo } from './io.js';
 import {
@@ -17,6 +18,7 @@ import {
   MAX_ELEMENTS_OPTION,
   sampleShapeOf,
 } from './model-input.js';
+import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
 import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
@@ -173,13 +175,15 @@ export function calibrateOnnxModel(
   const cpuNodes = splitNames(o['cpu-nodes']);
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
-  const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
+  // names may be QTK's, ONNX node names or PyTorch module paths; unknown ones reach prepare, which names them
+  const names = new ModelNames(float);
+  const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, names.resolveAll(cpuNodes)) : undefined;
   const qconfigs = calibrateQconfig(float, o, {
     march: marchId,
     global: qconfig,
     hybrid,
     ...(hybridDict ? { hybridDict } : {}),
-    ...(extra.keepFloat ? { keepFloat: extra.keepFloat } : {}),
+    ...(extra.keepFloat ? { keepFloat: names.resolveAll(extra.keepFloat) } : {}),
   });
   let prepared: GraphModule;
   try {
@@ -191,7 +195,9 @@ export function calibrateOnnxModel(
       ...(hybrid ? { hybrid, hybridDict } : {}),
     });
   } catch (e) {
-    if (UnknownModuleNameError.isInstance(e)) throw unknownEntryError(e, qconfigs.origin, float);
+    if (UnknownModuleNameError.isInstance(e))
+      throw names.withSuggestions(unknownEntryError(e, qconfigs.origin, float), e.entry);
+    if (HybridDictError.isInstance(e) && e.key === 'moduleName') throw names.withSuggestions(e, e.entry);
     throw e;
   }
   extra.afterPrepare?.(prepared);

@@ -12,6 +12,7 @@ import {
   sampleShapeOf,
 } from '../model-input.js';
 import { Generator, rand } from '@qtk/tensor';
+import { ModelNames } from '../model-names.js';
 import { formatTable } from '../table.js';
 import { highPrecisionOutputs } from '../qconfig-options.js';
 import { getDefaultQconfig } from '@qtk/fake-quant';
@@ -70,6 +71,7 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
   // the qconfig dict qtk quantize prepares with by default: int8, outputs in high precision
   const global = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
   const hybrid = o.hybrid === true;
+  const names = ModelNames.afterFusion(gm, march);
   const result = checkModel(gm, {
     march,
     qconfigDict: { global, moduleName: highPrecisionOutputs(gm, { march, global, hybrid }) },
@@ -85,8 +87,11 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
     else
       io.out(
         `${formatTable(
-          ['severity', 'code', 'node', 'message', 'fix'],
-          result.findings.map((f) => [f.severity, f.code, f.node, f.message, fixText(f)]),
+          ...names.withColumn(
+            ['severity', 'code', 'node', 'message', 'fix'],
+            result.findings.map((f) => [f.severity, f.code, f.node, f.message, fixText(f)]),
+            2,
+          ),
         )}\n`,
       );
     io.out(`\n${result.counts.error} error(s), ${result.counts.warning} warning(s), ${result.counts.info} note(s)\n`);

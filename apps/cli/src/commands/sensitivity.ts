@@ -11,6 +11,7 @@ import { requireMarch } from '../registry-names.js';
 import { inputShapeFor, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { ModelNames } from '../model-names.js';
 import { formatTable } from '../table.js';
 import { highPrecisionOutputs } from '../qconfig-options.js';
 
@@ -140,10 +141,12 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   );
   io.out(
     `${formatTable(
-      ['node', 'type', 'sensitivity', 'quantized alone', 'int16 gain', 'float gain'],
-      table.nodes
-        .slice(0, 20)
-        .map((n) => [n.name, n.type, fmt(n.sensitivity), fmt(n.quantizedAlone), fmt(n.int16Gain), fmt(n.floatGain)]),
+      ...ModelNames.afterFusion(float, march).withColumn(
+        ['node', 'type', 'sensitivity', 'quantized alone', 'int16 gain', 'float gain'],
+        table.nodes
+          .slice(0, 20)
+          .map((n) => [n.name, n.type, fmt(n.sensitivity), fmt(n.quantizedAlone), fmt(n.int16Gain), fmt(n.floatGain)]),
+      ),
     )}\n`,
   );
   if (table.nodes.length > 20) io.out(`... ${table.nodes.length - 20} more in the JSON\n`);
