@@ -90,6 +90,28 @@ describe('name options take QTK names, ONNX node names and PyTorch module paths 
     ]);
   });
 
+  it('qtk sensitivity --nodes takes PyTorch module paths (the fused conv + relu by its conv)', async () => {
+    const r = await run(
+      'sensitivity',
+      model,
+      '--calib',
+      calib,
+      '--batch',
+      '3',
+      '--nodes',
+      'features.1.conv,classifier',
+    );
+    expect(r.code).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^(features|classifier|avgpool|_generated)/.test(l));
+    expect(rows.map((l) => l.split(/ +/).slice(0, 2))).toEqual(
+      expect.arrayContaining([
+        ['features_features_1_act', 'features.1.conv'],
+        ['classifier_classifier_1', 'classifier.1'],
+      ]),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
   it('a miss names the closest PyTorch paths as well as QTK names', async () => {
     const keep = await quantize('--keep-float', 'features.9');
     expect(keep.code).toBe(2);

@@ -22,6 +22,8 @@ export class ModelNames {
   /** ONNX node name or PyTorch module path → the module names of the nodes it names. */
   private readonly modulesBySource = new Map<string, Set<string>>();
   private readonly moduleNames = new Set<string>();
+  /** The module names of the first model's nodes (the prepared one, for afterFusion). */
+  private readonly firstModuleNames = new Set<string>();
 
   /**
    * The names of the models' nodes (any stage: imported, fused, prepared, converted, loaded from a model
@@ -31,6 +33,7 @@ export class ModelNames {
     for (const node of models.flatMap((gm) => gm.graph.nodes)) {
       const names = importedNamesOf(node);
       if (node.op === 'call_module') this.moduleNames.add(node.target);
+      if (node.op === 'call_module' && node.graph === models[0]?.graph) this.firstModuleNames.add(node.target);
       if (names.length === 0) continue;
       if (!this.imported.has(node.name)) this.imported.set(node.name, names);
       if (node.op !== 'call_module') continue;
@@ -117,10 +120,19 @@ export class ModelNames {
 
   /**
    * resolve for every entry; an entry that names nothing stays as it is, so the library's check names it
-   * (and withSuggestions adds the file's closest names).
+   * (and withSuggestions adds the file's closest names). `preparedOnly`: only modules of the first model's
+   * graph (afterFusion's prepared model), for options the profiler reads on the prepared model.
    */
-  resolveAll(entries: readonly string[]): string[] {
-    return [...new Set(entries.flatMap((entry) => this.resolve(entry) ?? [entry]))];
+  resolveAll(entries: readonly string[], options: { preparedOnly?: boolean } = {}): string[] {
+    const keep = (m: string) => !options.preparedOnly || this.firstModuleNames.has(m);
+    return [
+      ...new Set(
+        entries.flatMap((entry) => {
+          const found = (this.resolve(entry) ?? []).filter(keep);
+          return found.length ? found : [entry];
+        }),
+      ),
+    ];
   }
 
   /**
