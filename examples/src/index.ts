@@ -12,3 +12,13 @@ export {
 export { takeBatch } from './batches.js';
 export { SUBSET_DIR, DEBIAN_FASHION_MNIST, resolveFullData, loadDataset } from './data.js';
 export { checkIntegerOnnx, type IntegerOnnxCheck, type IntegerOnnxCheckOptions } from './integer-onnx-check.js';
+export {
+  TinyVit,
+  TinyBert,
+  TinyConvNext,
+  ConvNextBlock,
+  EncoderLayer,
+  SelfAttention,
+  type EncoderSize,
+} from './transformer-encoders.js';
+export { encoderCases, quantizeCase, sqnr, type EncoderCase } from './transformer-sqnr.js';

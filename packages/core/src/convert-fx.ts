@@ -15,6 +15,7 @@ import {
   type RoundingMode,
 } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
+import { copyTensorAttributes } from './copy-tensor-attributes.js';
 import { getMarch } from './march.js';
 import { convertNodeContext } from './node-context.js';
 import { modelInfoOf, recordModelInfo } from './model-info.js';
@@ -314,6 +315,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   if (failures.length) throw new ConversionError(march.id, failures);
   placeWrappedMethodOwners(qatModel, out);
   graph.eliminateDeadCode();
+  copyTensorAttributes(qatModel, out);
   graph.validate();
   out.recompile();
   recordModelInfo(out, { kind: 'fixed-point', march: march.id });

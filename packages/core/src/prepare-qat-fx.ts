@@ -18,6 +18,7 @@ import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModules
 import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
+import { constantOperandsPass } from './constant-operands-pass.js';
 import { checkModuleNames } from './module-names.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 import type { HybridDict } from './deploy-device.js';
@@ -40,6 +41,7 @@ export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'swap-wrapped-modules', run: swapWrappedModulesPass },
   { name: 'insert-activation-fake-quant', run: insertActivationFakeQuantPass },
   { name: 'stepwise-float', run: stepwiseFloatPass },
+  { name: 'constant-operands', run: constantOperandsPass },
   { name: 'composite-rewrites', run: compositeRewritesPass },
   { name: 'carry-preserve-qat-mode', run: carryPreserveQatModePass },
   { name: 'march-passes', run: marchPreparePassesPass },

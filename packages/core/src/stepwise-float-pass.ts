@@ -19,7 +19,7 @@ export const FLOAT_BOUNDARY = 'floatBoundary';
 const isCall = (n: Node) => n.op === 'call_module' || n.op === 'call_function' || n.op === 'call_method';
 
 /** Nodes between a QuantStub and a DeQuantStub (downstream of a stub, not past a DeQuantStub). */
-function quantizedRegion(ctx: PrepareContext): Set<Node> {
+export function quantizedRegion(ctx: PrepareContext): Set<Node> {
   const region = new Set<Node>();
   const inner = (n: Node) => {
     const m = moduleOf(ctx.gm, n);

@@ -4,6 +4,7 @@ import { Tensor, type ResizeOptions } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import type { OnnxBuilder } from './export-builder.js';
 import type { ExportStep } from './export-modules.js';
+import { exportElementwise } from './export-elementwise.js';
 import { reduceNode } from './export-reduce.js';
 
 function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[], i: number): string {
@@ -342,6 +343,6 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       return args[2] ? b.node('Add', [mm[0]!, s.inputs[2]!], name) : mm;
     }
     default:
-      return null;
+      return exportElementwise(op, s);
   }
 }

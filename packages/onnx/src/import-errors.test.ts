@@ -27,7 +27,7 @@ describe('import errors', () => {
   it('lists every unsupported node with name, op type, domain and opset', () => {
     const bytes = model([
       { op_type: 'Relu', name: 'r', input: ['x'], output: ['a'] },
-      { op_type: 'Erf', name: 'erf1', input: ['a'], output: ['b'] },
+      { op_type: 'Det', name: 'det1', input: ['a'], output: ['b'] },
       { op_type: 'MyOp', domain: 'com.example', name: 'custom', input: ['b'], output: ['c'] },
       { op_type: 'Relu', name: 'r2', input: ['c'], output: ['d'] },
       { op_type: 'Celu', name: 'celu', input: ['x'], output: ['y'] },
@@ -41,7 +41,7 @@ describe('import errors', () => {
     expect(err).toBeInstanceOf(UnsupportedOnnxOpError);
     const nodes = (err as UnsupportedOnnxOpError).nodes;
     expect(nodes.map((n) => [n.name, n.opType, n.domain, n.opset])).toEqual([
-      ['erf1', 'Erf', '', 13],
+      ['det1', 'Det', '', 13],
       ['custom', 'MyOp', 'com.example', 13],
       ['celu', 'Celu', '', 13],
     ]);

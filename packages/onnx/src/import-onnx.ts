@@ -1,5 +1,5 @@
 import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
-import { Hardswish, Module } from '@qtk/nn';
+import { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
 import {
@@ -14,8 +14,9 @@ import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
 import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
+import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
-import { findHardSwishes, findMatMulAdds } from './import-fusions.js';
+import { findMatMulAdds, findModuleFusions } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
 import { checkFloatAttributes, initializerWarning } from './value-checks.js';
 import { QTK_VISUAL_DOMAIN } from './visualize/visual-domain.js';
@@ -31,7 +32,7 @@ export const MIN_OPSET = 1;
 export const MAX_OPSET = 17;
 export { DEFAULT_MAX_ELEMENTS };
 
-const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers };
+const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers, ...elementwiseHandlers };
 
 /** ONNX operator types the importer handles (default domain). */
 export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();
@@ -241,7 +242,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   try {
     const fused = findMatMulAdds(g, values);
     state.fusedBias = fused.bias;
-    const hardSwish = findHardSwishes(g);
+    const patterns = findModuleFusions(g, values);
     const unsupported: UnsupportedNode[] = [];
     // Example values are dropped after their last reader, so the import holds only the live ones.
     const lastUse = new Map<string, number>();
@@ -261,14 +262,18 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       const opType = n.op_type ?? '';
       const domain = n.domain ?? '';
       const name = nodeName(n, index);
-      if (hardSwish.inner.has(n)) return;
-      const hs = hardSwish.outer.get(n);
-      state.importedNames = [hs?.name, n.name].filter((s): s is string => !!s);
-      if (hs) {
-        const x = values.get(hs.input![0]!);
-        if (x) values.set(n.output![0]!, state.callModule(nodeName(hs, index), new Hardswish(), [x]));
-        return;
+      const pattern = patterns.heads.get(n);
+      if (pattern) {
+        // the pattern's module is called where its first node stood, under that node's name
+        const x = values.get(pattern.input);
+        const inOrder = [...pattern.nodes].sort((a, b) => g.node!.indexOf(a) - g.node!.indexOf(b));
+        state.importedNames = inOrder.flatMap((k) => (k.name ? [k.name] : []));
+        const module = x ? pattern.module(x.kind === 'const' ? x.t : x.ex) : null;
+        if (x && module) values.set(pattern.output, state.callModule(name, module, [x]));
+        else if (x) for (const k of pattern.nodes) patterns.members.delete(k); // import the nodes one by one
       }
+      if (patterns.members.has(n)) return;
+      state.importedNames = n.name ? [n.name] : [];
       const aliasOf = fused.skip.get(n);
       if (aliasOf !== undefined) {
         const v = values.get(aliasOf);

@@ -32,6 +32,11 @@ const ONNX_FUNCTION_OPS: readonly CallImplementation[] = [
   },
   { name: 'onnx.globalMaxPool', op: 'GlobalMaxPool' },
   { name: 'onnx.onesMask', op: 'Dropout' },
+  { name: 'onnx.expand', op: 'Expand' },
+  { name: 'onnx.tile', op: 'Tile' },
+  { name: 'onnx.instanceNorm', op: 'InstanceNormalization' },
+  { name: 'onnx.mod', op: 'Mod' },
+  { name: 'onnx.scatterND', op: 'ScatterND' },
   { name: 'onnx.avgPoolExcludePad', op: 'AveragePool', attrs: (c) => ({ kernelSize: c.args[1] }) },
 ];
 

@@ -464,7 +464,14 @@ const prelu: Handler = (ctx) => {
   const x = ctx.ex(0);
   const slope = ctx.ex(1);
   const c = x.ndim >= 2 ? x.shape[1]! : 1;
-  const perChannel = slope.size === c && x.ndim >= 2 && slope.ndim === x.ndim - 1 && slope.shape[0] === c;
+  // before opset 7 a slope of shape [C] is per channel (PyTorch's nn.PReLU(C) exported at opset 6), not broadcast
+  const legacyPerChannel = ctx.opset < 7 && slope.ndim === 1 && slope.size === c && x.ndim >= 2;
+  const perChannel =
+    slope.size === c && x.ndim >= 2 && ((slope.ndim === x.ndim - 1 && slope.shape[0] === c) || legacyPerChannel);
+  if (legacyPerChannel && !ctx.isConst(1)) {
+    const perAxis = ctx.fn(onnxUnsqueeze, [ctx.input(1), x.shape.slice(2).map((_, i) => i + 1)], '_slope');
+    return [ctx.fn(onnxPrelu, [ctx.input(0), perAxis])];
+  }
   if (ctx.isConst(1) && (slope.size === 1 || perChannel)) {
     const m = new PReLU({ numParameters: slope.size });
     param(m, 'weight', reshape(contiguous(slope), [slope.size]));

@@ -64,7 +64,12 @@ function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
 const matmulOp: Handler = (ctx) => {
   const b = ctx.ex(1);
   const a = ctx.ex(0);
-  if (a.ndim >= 2 && b.ndim >= 2) {
+  const linear = ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && a.ndim >= 2;
+  if (linear) {
+    // a Linear runs on the rows of a: the constant weight is never broadcast over a's leading dims
+    ctx.limit([...a.shape.slice(0, -1), b.shape[1]!]);
+    ctx.work(ImportLimits.count([...a.shape, b.shape[1]!]));
+  } else if (a.ndim >= 2 && b.ndim >= 2) {
     const batch = broadcastShape(a.shape.slice(0, -2), b.shape.slice(0, -2));
     if (batch) {
       ctx.limit([...batch, a.shape[a.ndim - 2]!, b.shape[b.ndim - 1]!]);
@@ -73,7 +78,7 @@ const matmulOp: Handler = (ctx) => {
       ctx.work(ImportLimits.count([...batch, a.shape[a.ndim - 2]!, a.shape[a.ndim - 1]!, b.shape[b.ndim - 1]!]));
     }
   }
-  if (ctx.isConst(1) && !ctx.isConst(0) && b.ndim === 2 && ctx.ex(0).ndim >= 2) {
+  if (linear) {
     const m = init.skipInit(() => new Linear(b.shape[0]!, b.shape[1]!, { bias: false }));
     (m as unknown as { weight: Parameter }).weight = new Parameter(contiguous(transpose(b, 0, 1)));
     const bias = ctx.imp.fusedBias.get(ctx.node);
@@ -92,8 +97,12 @@ const reshapeOp: Handler = (ctx) => {
     throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
   let shape = Array.from(v.t.values() as ArrayLike<number>, Number);
   if (v.sym) {
-    // A shape computed from a dynamic batch: keep the batch entry symbolic (0 copies it, or -1 infers it).
-    shape = v.sym.map((d, i) => (d !== null ? d : i === 0 ? 0 : -1));
+    // A shape computed from a dynamic batch: keep the batch entry symbolic. A single dynamic entry is
+    // inferred (-1), which holds when the input's first dim is not the batch (Swin's windows are [B·nW, ...]);
+    // otherwise 0 copies the input's first dim.
+    const sym = v.sym;
+    const single = sym.filter((d) => d === null).length === 1 && !sym.includes(-1);
+    shape = sym.map((d, i) => (d !== null ? d : single ? -1 : i === 0 ? 0 : -1));
   }
   return [ctx.fn(onnxReshape, allowZero ? [ctx.input(0), shape, true] : [ctx.input(0), shape])];
 };

@@ -220,6 +220,9 @@ export function tensorToProto(name: string, t: Tensor, intType: number = DataTyp
   if (t.dtype === 'float32') {
     dt = DataType.FLOAT;
     raw = new Uint8Array(Float32Array.from(v as Float32Array).buffer);
+  } else if (t.dtype === 'bool') {
+    dt = DataType.BOOL;
+    raw = Uint8Array.from(v as ArrayLike<number>);
   } else if (intType === DataType.INT64) {
     dt = DataType.INT64;
     raw = new Uint8Array(BigInt64Array.from(Array.from(v as ArrayLike<number>, (x) => BigInt(x))).buffer);

@@ -20,6 +20,7 @@ import * as interp from './ops/interpolate.js';
 import * as padOp from './ops/pad.js';
 import * as bn from './ops/batch-norm.js';
 import * as ln from './ops/layer-norm.js';
+import * as mf from './ops/math-functions.js';
 
 export const add = traceable('add', binary.add);
 export const sub = traceable('sub', binary.sub);
@@ -125,3 +126,12 @@ export const rgb2CenteredYuv = traceable('rgb2CenteredYuv', color.rgb2CenteredYu
 export const bgr2CenteredYuv = traceable('bgr2CenteredYuv', color.bgr2CenteredYuv);
 export const centeredYuv2Rgb = traceable('centeredYuv2Rgb', color.centeredYuv2Rgb);
 export const centeredYuv2Bgr = traceable('centeredYuv2Bgr', color.centeredYuv2Bgr);
+
+export const erf = traceable('erf', mf.erf);
+export const sin = traceable('sin', mf.sin);
+export const cos = traceable('cos', mf.cos);
+export const ceil = traceable('ceil', mf.ceil);
+export const logicalNot = traceable('logicalNot', mf.logicalNot);
+export const logicalAnd = traceable('logicalAnd', mf.logicalAnd);
+export const logicalOr = traceable('logicalOr', mf.logicalOr);
+export const logicalXor = traceable('logicalXor', mf.logicalXor);

@@ -1,7 +1,7 @@
 // div as the composite x · reciprocal(y) (march-semantics.md §1 "Composite ops"): a tensor-by-tensor
 // div becomes mul(x, fq(reciprocal(y))), the reciprocal through its own fake-quant (qint16 where the
 // march has it), so calibration observes the intermediate's scale and conversion builds it from the
-// reciprocal-table and mul rules.
+// reciprocal-table and mul rules. A div by a number is a mul by its reciprocal.
 import type { Node } from '@qtk/ir';
 import { FloatFunctional } from '@qtk/nn';
 import type { MarchPrepareContext } from '@qtk/spec';
@@ -26,9 +26,17 @@ export function decomposeDiv(ctx: MarchPrepareContext): void {
   for (const node of [...graph.nodes]) {
     if (!isDiv(ctx, node)) continue;
     const [x, y] = node.args;
-    if (!isNode(x) || !isNode(y)) continue;
     const users = [...node.users];
     if (users.length !== 1 || !ctx.quantized.has(users[0]!)) continue;
+    if (isNode(x) && typeof y === 'number' && Number.isFinite(1 / y)) {
+      // x / c (an attention's 1/√d): the mul rule's scalar operand, 1/c in float64
+      const mul = graph.insertingBefore(node, () => graph.callFunction('mul', [x, 1 / y]));
+      mul.meta = { ...node.meta, decomposedFrom: node.name };
+      node.replaceAllUsesWith(mul);
+      graph.eraseNode(node);
+      continue;
+    }
+    if (!isNode(x) || !isNode(y)) continue;
     const fq = ctx.intermediateFakeQuant(node, { dtype });
     if (!fq) continue;
     const fqName = gm.addGeneratedSubmodule(`${node.name}_reciprocal_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);

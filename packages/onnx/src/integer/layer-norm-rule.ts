@@ -13,11 +13,13 @@ registerModuleExport(FixedLayerNorm, ({ b, inputs, name, module }) => {
   const D = c.features;
   const n = (what: string) => `${name}_${what}`;
   const { mx, mm } = c.sub;
-  // every integer is int16 at most (2^15 in magnitude); the accumulators of each requantize:
+  // every integer is int16 at most (2^15 in magnitude), the input int8 (2^7) where its dtype says so;
+  // the accumulators of each requantize:
   const Q = 2 ** 15;
+  const X = c.inDtype === 'qint8' ? 2 ** 7 : Q;
   const label = (step: string) => `layer_norm '${name}' ${step}`;
-  checkRequantizeExact(label('Σx'), D * Q, c.mean);
-  checkRequantizeExact(label('x·mx + m·mm'), Q * (Math.abs(mx) + Math.abs(mm)), c.subOut);
+  checkRequantizeExact(label('Σx'), D * X, c.mean);
+  checkRequantizeExact(label('x·mx + m·mm'), X * Math.abs(mx) + Q * Math.abs(mm), c.subOut);
   checkRequantizeExact(label('c²'), Q * Q, c.square);
   checkRequantizeExact(label('Σq'), D * Q, c.variance);
   checkRequantizeExact(label('c·r'), Q * Q, c.normalized);

@@ -57,6 +57,9 @@ const OWN_SCALE_CALLS = [
   'batchNorm',
   'maximum',
   'minimum',
+  'erf',
+  'sin',
+  'cos',
 ];
 
 describe('op catalog', () => {

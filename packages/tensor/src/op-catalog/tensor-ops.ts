@@ -69,6 +69,14 @@ const CALLS: readonly Row[] = [
   ['round', 'Round'],
   ['floor', 'Floor'],
   ['sign', 'Sign'],
+  ['ceil', 'Ceil'],
+  ['erf', 'Erf'],
+  ['sin', 'Sin'],
+  ['cos', 'Cos'],
+  ['logicalNot', 'Not'],
+  ['logicalAnd', 'And'],
+  ['logicalOr', 'Or'],
+  ['logicalXor', 'Xor'],
   ['where', 'Where'],
   ['softmax', 'Softmax'],
   ['logSoftmax', 'LogSoftmax'],
@@ -110,6 +118,10 @@ const FUNCTION_ONLY = new Set([
   'pad',
   'batchNorm',
   'layerNorm',
+  'logicalNot',
+  'logicalAnd',
+  'logicalOr',
+  'logicalXor',
 ]);
 /** Tensor methods with no traced function of the same name. */
 const METHOD_ONLY = new Set(['view']);

@@ -1,0 +1,68 @@
+// The elementwise, comparison, mask and broadcasting ops the importer brings in (ops-elementwise.ts) as ONNX
+// nodes again, so that an imported model with them exports.
+import { Tensor } from '@qtk/tensor';
+import type { ExportStep } from './export-modules.js';
+
+const UNARY: Record<string, string> = {
+  erf: 'Erf',
+  sin: 'Sin',
+  cos: 'Cos',
+  floor: 'Floor',
+  ceil: 'Ceil',
+  round: 'Round',
+  sign: 'Sign',
+  logicalNot: 'Not',
+};
+
+const BINARY: Record<string, string> = {
+  eq: 'Equal',
+  gt: 'Greater',
+  lt: 'Less',
+  logicalAnd: 'And',
+  logicalOr: 'Or',
+  logicalXor: 'Xor',
+};
+
+/** Tensor operands in order; a number becomes a scalar constant of the other operand's type. */
+function operands(s: ExportStep, count: number): string[] {
+  let k = 0;
+  const like = s.args.find((a) => a instanceof Tensor) as Tensor | undefined;
+  return Array.from({ length: count }, (_, i) => {
+    const a = s.args[i];
+    if (a instanceof Tensor) return s.inputs[k++]!;
+    const v = Number(a);
+    return like && like.dtype !== 'float32'
+      ? s.b.intConst([v], `${s.name}_scalar`, [])
+      : s.b.floatConst([v], `${s.name}_scalar`, []);
+  });
+}
+
+/** The ONNX nodes of `op`, or null when it is not one of these ops. */
+export function exportElementwise(op: string, s: ExportStep): string[] | null {
+  const { b, name } = s;
+  if (UNARY[op]) return b.node(UNARY[op]!, [s.inputs[0]!], name);
+  if (BINARY[op]) return b.node(BINARY[op]!, operands(s, 2), name);
+  switch (op) {
+    case 'ge':
+    case 'le': {
+      const ins = operands(s, 2);
+      if (b.opset >= 12) return b.node(op === 'ge' ? 'GreaterOrEqual' : 'LessOrEqual', ins, name);
+      const strict = b.node(op === 'ge' ? 'Less' : 'Greater', ins, `${name}_strict`);
+      return b.node('Not', strict, name);
+    }
+    case 'where':
+      return b.node('Where', operands(s, 3), name);
+    case 'onnx.expand':
+      return b.node('Expand', [s.inputs[0]!, b.intConst(s.args[1] as number[], `${name}_shape`)], name);
+    case 'onnx.tile':
+      return b.node('Tile', [s.inputs[0]!, b.intConst(s.args[1] as number[], `${name}_repeats`)], name);
+    case 'onnx.mod':
+      return b.node('Mod', s.inputs.slice(0, 2), name, { fmod: s.args[2] ? 1 : 0 });
+    case 'onnx.scatterND':
+      return b.node('ScatterND', s.inputs.slice(0, 3), name);
+    case 'onnx.instanceNorm':
+      return b.node('InstanceNormalization', s.inputs.slice(0, 3), name, { epsilon: { float: s.args[3] as number } });
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,172 @@
+// ONNX elementwise, comparison, logical and broadcasting operators beyond the arithmetic of ops-tensor.ts:
+// the ops that PyTorch's exports of GELU, attention masks and class tokens use. All fold when their inputs
+// are constant (shape subgraphs).
+import {
+  Tensor,
+  add,
+  ceil,
+  cos,
+  div,
+  eq,
+  erf,
+  floor,
+  ge,
+  gt,
+  le,
+  logicalAnd,
+  logicalNot,
+  logicalOr,
+  logicalXor,
+  lt,
+  maximum,
+  minimum,
+  round,
+  sign,
+  sin,
+  where,
+} from '@qtk/tensor';
+import { Unsupported, type Val } from './import-context.js';
+import { broadcastShape } from './import-limits.js';
+import { onnxExpand, onnxInstanceNorm, onnxMod, onnxScatterND, onnxTile } from './onnx-array-functions.js';
+import type { Handler } from './ops-layers.js';
+
+const unary =
+  (fn: (a: Tensor) => Tensor): Handler =>
+  (ctx) => [ctx.fn(fn, [ctx.input(0)])];
+
+const binary =
+  (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
+  (ctx) => {
+    const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
+    if (out) ctx.limit(out);
+    return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+  };
+
+/** Max / Min / Sum / Mean of one or more inputs, broadcast, as a chain of binary ops. */
+const variadic =
+  (fn: (a: Tensor, b: Tensor) => Tensor, meanOf = false): Handler =>
+  (ctx) => {
+    const ins = (ctx.node.input ?? []).map((_, i) => ctx.input(i));
+    let acc = ins[0]!;
+    for (let i = 1; i < ins.length; i++) acc = ctx.fn(fn, [acc, ins[i]!], `_${i}`);
+    if (meanOf && ins.length > 1) {
+      const n: Val = {
+        kind: 'const',
+        t: new Tensor({ data: Float32Array.of(ins.length), shape: [], dtype: 'float32' }),
+      };
+      acc = ctx.fn(div, [acc, n], '_mean');
+    }
+    return [acc];
+  };
+
+/** Where on constant shape vectors keeps their dynamic-batch marks (a class token's Expand target). */
+const whereOp: Handler = (ctx) => {
+  const [c, a, b] = [ctx.input(0), ctx.input(1), ctx.input(2)];
+  const out = ctx.fn(where, [c, a, b]);
+  if (out.kind !== 'const' || c.kind !== 'const' || out.t.ndim !== 1) return [out];
+  const cond = c.t.values();
+  const pick = (v: Val, i: number): number | null =>
+    v.kind === 'const'
+      ? v.sym
+        ? (v.sym[v.sym.length === 1 ? 0 : i] ?? null)
+        : Number(v.t.values()[v.t.size === 1 ? 0 : i])
+      : null;
+  if (!(a.kind === 'const' && a.sym) && !(b.kind === 'const' && b.sym)) return [out];
+  const sym = Array.from({ length: out.t.size }, (_, i) => pick(cond[cond.length === 1 ? 0 : i] ? a : b, i));
+  return [sym.includes(null) ? { ...out, sym } : out];
+};
+
+const expandOp: Handler = (ctx) => {
+  const shape = ctx.constInts(1, 'shape')!;
+  const xs = ctx.ex(0).shape;
+  const out = broadcastShape(xs, shape);
+  if (!out) throw new Unsupported(`input [${xs.join(', ')}] cannot broadcast with shape [${shape.join(', ')}]`);
+  ctx.limit(out);
+  return [ctx.fn(onnxExpand, [ctx.input(0), shape])];
+};
+
+const tileOp: Handler = (ctx) => {
+  const repeats = ctx.constInts(1, 'repeats')!;
+  const xs = ctx.ex(0).shape;
+  if (repeats.length !== xs.length || repeats.some((r) => !Number.isSafeInteger(r) || r < 0))
+    throw new Unsupported(`repeats [${repeats.join(', ')}] must be ${xs.length} non-negative integers`);
+  ctx.limit(xs.map((d, i) => d * repeats[i]!));
+  return [ctx.fn(onnxTile, [ctx.input(0), repeats])];
+};
+
+/** Range on constant start / limit / delta folds to a constant; a range computed at run time has a data-dependent size. */
+const rangeOp: Handler = (ctx) => {
+  if (![0, 1, 2].every((i) => ctx.isConst(i)))
+    throw new Unsupported('start, limit and delta must be constants: the output size would depend on the data');
+  const [start, limit, delta] = [0, 1, 2].map((i) => Number(ctx.ex(i).values()[0]));
+  if (!delta || !Number.isFinite(start! + limit! + delta))
+    throw new Unsupported(`delta must be a finite non-zero number, got start ${start}, limit ${limit}, delta ${delta}`);
+  const n = Math.max(Math.ceil((limit! - start!) / delta), 0);
+  ctx.limit([n]);
+  const dtype = ctx.ex(0).dtype === 'float32' ? 'float32' : 'int32';
+  const data = dtype === 'float32' ? new Float32Array(n) : new Int32Array(n);
+  for (let i = 0; i < n; i++) data[i] = start! + i * delta;
+  return [{ kind: 'const', t: new Tensor({ data, shape: [n], dtype }) }];
+};
+
+const instanceNormalization: Handler = (ctx) => {
+  const x = ctx.ex(0);
+  if (x.ndim < 3) throw new Unsupported(`the input must have spatial dims, got [${x.shape.join(', ')}]`);
+  const c = x.shape[1]!;
+  for (const i of [1, 2]) {
+    if (ctx.ex(i).size !== c)
+      throw new Unsupported(`input ${i} must hold one value per channel (${c}), got [${ctx.ex(i).shape.join(', ')}]`);
+  }
+  return [ctx.fn(onnxInstanceNorm, [ctx.input(0), ctx.input(1), ctx.input(2), ctx.float('epsilon', 1e-5)])];
+};
+
+const modOp: Handler = (ctx) => {
+  const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
+  if (out) ctx.limit(out);
+  return [ctx.fn(onnxMod, [ctx.input(0), ctx.input(1), ctx.int('fmod', 0) === 1])];
+};
+
+const scatterND: Handler = (ctx) => {
+  const reduction = ctx.str('reduction', 'none');
+  if (reduction !== 'none') throw new Unsupported(`reduction '${reduction}' is not supported (only 'none')`);
+  return [ctx.fn(onnxScatterND, [ctx.input(0), ctx.input(1), ctx.input(2)])];
+};
+
+function refuse(reason: string): Handler {
+  return () => {
+    throw new Unsupported(reason);
+  };
+}
+
+export const elementwiseHandlers: Record<string, Handler> = {
+  Erf: unary(erf),
+  Sin: unary(sin),
+  Cos: unary(cos),
+  Floor: unary(floor),
+  Ceil: unary(ceil),
+  Round: unary(round),
+  Sign: unary(sign),
+  Not: unary(logicalNot),
+  And: binary(logicalAnd),
+  Or: binary(logicalOr),
+  Xor: binary(logicalXor),
+  Equal: binary(eq),
+  Less: binary(lt),
+  LessOrEqual: binary(le),
+  Greater: binary(gt),
+  GreaterOrEqual: binary(ge),
+  Max: variadic(maximum),
+  Min: variadic(minimum),
+  Sum: variadic(add),
+  Mean: variadic(add, true),
+  Where: whereOp,
+  Expand: expandOp,
+  Tile: tileOp,
+  Range: rangeOp,
+  Mod: modOp,
+  ScatterND: scatterND,
+  InstanceNormalization: instanceNormalization,
+  NonZero: refuse(
+    "NonZero's output size depends on the input's values, and QTK imports graphs of static shapes; compute a mask with a comparison and Where instead",
+  ),
+};
