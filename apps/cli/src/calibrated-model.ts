@@ -7,9 +7,18 @@ import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { batchesOf } from './batches.js';
 import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
+import { HybridDictError } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { CliError, type CliIo } from './io.js';
-import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
+import {
+  INPUT_SHAPE_OPTION,
+  inputShapeFor,
+  inputShapeOption,
+  loadOnnx,
+  MAX_ELEMENTS_OPTION,
+  sampleShapeOf,
+} from './model-input.js';
+import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
 import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
@@ -33,11 +42,7 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max',
     default: 'min_max',
   },
-  'input-shape': {
-    type: 'string',
-    value: 'N,C,H,W',
-    description: "the model's input shape, when the ONNX file leaves dims free",
-  },
+  ...INPUT_SHAPE_OPTION,
   'input-scale': {
     type: 'string',
     value: 'S|auto',
@@ -145,8 +150,9 @@ export function calibrateOnnxModel(
   const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
   // one line as each stage starts (import, calibration, conversion; qtk quantize adds writing)
   io.out(`${stageLabel('import')}${modelPath}\n`);
-  const float = loadOnnx(modelPath, o['max-elements'] as never);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
+  const float = loadOnnx(modelPath, { maxElements: o['max-elements'], inputShape: shapeOption });
+  const inputShape = inputShapeFor(float, shapeOption);
   const sampleShape = sampleShapeOf(float, inputShape);
   const pre = preprocessFrom(o as never);
   const files = listSampleFiles(String(o.calib), 'calibration');
@@ -169,13 +175,15 @@ export function calibrateOnnxModel(
   const cpuNodes = splitNames(o['cpu-nodes']);
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
-  const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, cpuNodes) : undefined;
+  // names may be QTK's, ONNX node names or PyTorch module paths; unknown ones reach prepare, which names them
+  const names = new ModelNames(float);
+  const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, names.resolveAll(cpuNodes)) : undefined;
   const qconfigs = calibrateQconfig(float, o, {
     march: marchId,
     global: qconfig,
     hybrid,
     ...(hybridDict ? { hybridDict } : {}),
-    ...(extra.keepFloat ? { keepFloat: extra.keepFloat } : {}),
+    ...(extra.keepFloat ? { keepFloat: names.resolveAll(extra.keepFloat) } : {}),
   });
   let prepared: GraphModule;
   try {
@@ -187,7 +195,9 @@ export function calibrateOnnxModel(
       ...(hybrid ? { hybrid, hybridDict } : {}),
     });
   } catch (e) {
-    if (UnknownModuleNameError.isInstance(e)) throw unknownEntryError(e, qconfigs.origin, float);
+    if (UnknownModuleNameError.isInstance(e))
+      throw names.withSuggestions(unknownEntryError(e, qconfigs.origin, float), e.entry);
+    if (HybridDictError.isInstance(e) && e.key === 'moduleName') throw names.withSuggestions(e, e.entry);
     throw e;
   }
   extra.afterPrepare?.(prepared);

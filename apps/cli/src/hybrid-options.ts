@@ -4,6 +4,7 @@ import { type DeployDeviceReport, formatDeployDevice } from '@qtk/hybrid';
 import type { GraphModule } from '@qtk/ir';
 import { opOfNode } from '@qtk/spec';
 import { CliError } from './io.js';
+import type { ModelNames } from './model-names.js';
 
 export function splitNames(value: unknown): string[] {
   if (value === undefined) return [];
@@ -46,12 +47,19 @@ export function hybridDictFrom(gm: GraphModule, cpuOps: readonly string[], cpuNo
   return names.size ? { moduleName: [...names] } : {};
 }
 
-/** The device summary lines: counts, transitions, segments and the CPU ops with their reasons. */
-export function deviceSummary(report: DeployDeviceReport): string {
+/**
+ * The device summary lines: counts, transitions, segments and the CPU ops with their reasons (and their
+ * names in the ONNX file, `names`, where those add something).
+ */
+export function deviceSummary(report: DeployDeviceReport, names?: ModelNames): string {
   const cpu = report.nodes.filter((n) => n.device === 'CPU');
+  const source = (name: string) => {
+    const shown = names?.addsNames ? names.sourceOf(name) : '';
+    return shown && shown !== name ? ` [${shown}]` : '';
+  };
   const lines = [
     `devices:      ${report.counts.BPU} BPU, ${report.counts.CPU} CPU; ${report.transitions} CPU<->BPU transition(s); ${report.segments.length} segment(s)`,
-    ...cpu.map((n) => `  CPU ${n.name} (${n.type}): ${n.reason}${n.detail ? `: ${n.detail}` : ''}`),
+    ...cpu.map((n) => `  CPU ${n.name}${source(n.name)} (${n.type}): ${n.reason}${n.detail ? `: ${n.detail}` : ''}`),
   ];
   return lines.join('\n');
 }

@@ -91,7 +91,7 @@ export function checkHybrid(
   gm: GraphModule,
   marchId: string,
   exampleShape: readonly number[],
-): { report: DeployDeviceReport; warnings: string[] } {
+): { report: DeployDeviceReport; warnings: string[]; model: GraphModule } {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
@@ -101,5 +101,6 @@ export function checkHybrid(
     { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true },
   );
   calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], { onWarning });
-  return { report: checkDeployDevice(convertFx(prepared, { march, onWarning })), warnings };
+  const model = convertFx(prepared, { march, onWarning });
+  return { report: checkDeployDevice(model), warnings, model };
 }

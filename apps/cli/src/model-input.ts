@@ -1,9 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
 import type { GraphModule } from '@qtk/ir';
-import { DEFAULT_MAX_ELEMENTS, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
+import { DEFAULT_MAX_ELEMENTS, OnnxError, OnnxGraphModule, OnnxLimitError } from '@qtk/onnx';
 import { importOnnx } from '@qtk/onnx/node';
 import type { OptionSpec } from './args.js';
 import { shownPath } from './display-path.js';
+import {
+  declaredInputsOf,
+  defaultedDimsHint,
+  importShapesFor,
+  type InputShapeOption,
+  oneInputShape,
+  parseInputShapeOption,
+  parseShape,
+} from './input-shape-option.js';
 import { CliError } from './io.js';
 
 /** Throws a clear error when `path` is not a readable file. */
@@ -12,7 +21,6 @@ export function requireFile(path: string, what: string): void {
   if (!statSync(path).isFile()) throw new CliError(`${what} ${shownPath(path)} is not a file`);
 }
 
-/** Imports an ONNX file (a model with one input). */
 /** The --max-elements option of the commands that import ONNX (the import's budget, @qtk/onnx's maxElements). */
 export const MAX_ELEMENTS_OPTION: Readonly<Record<string, OptionSpec>> = {
   'max-elements': {
@@ -24,16 +32,48 @@ export const MAX_ELEMENTS_OPTION: Readonly<Record<string, OptionSpec>> = {
   },
 };
 
-export function loadOnnx(path: string, maxElements?: unknown): OnnxGraphModule {
+/** The --input-shape option of the commands that take a model (the spelling is input-shape-option.ts's). */
+export const INPUT_SHAPE_OPTION: Readonly<Record<string, OptionSpec>> = {
+  'input-shape': {
+    type: 'string',
+    value: 'N,C,H,W',
+    description:
+      "the model's input shape: the ONNX import computes the model at it (free dims) and samples take it; NAME=SHAPE;... for several inputs",
+  },
+};
+
+/** --input-shape parsed (undefined when not given). */
+export function inputShapeOption(o: Readonly<Record<string, unknown>>): InputShapeOption | undefined {
+  return o['input-shape'] !== undefined ? parseInputShapeOption(String(o['input-shape'])) : undefined;
+}
+
+/**
+ * Imports an ONNX file (a model with one input) at the shape --input-shape gives; an import that fails
+ * after free dims were set to 1 says which, and the --input-shape that gives them.
+ */
+export function loadOnnx(
+  path: string,
+  options: { maxElements?: unknown; inputShape?: InputShapeOption | undefined } = {},
+): OnnxGraphModule {
   requireFile(path, 'model');
+  const declared = options.inputShape ? declaredInputsOf(path) : undefined;
+  const inputShapes = options.inputShape && declared ? importShapesFor(options.inputShape, declared) : undefined;
   let gm: OnnxGraphModule;
   try {
-    gm = importOnnx(path, maxElements !== undefined ? { maxElements: Number(maxElements) } : {});
+    gm = importOnnx(path, {
+      ...(options.maxElements !== undefined ? { maxElements: Number(options.maxElements) } : {}),
+      ...(inputShapes ? { inputShapes } : {}),
+    });
   } catch (e) {
     if (e instanceof OnnxLimitError)
       throw new CliError(`${e.message}\nin qtk, raise the budget with --max-elements N for a model you trust`, {
         cause: e,
       });
+    if (OnnxError.isInstance(e) && e.defaultedDims) {
+      const { advice, importShapes } = e.defaultedDims;
+      const hint = defaultedDimsHint(e.defaultedDims, Object.keys(importShapes).length);
+      throw new CliError(e.message.replace(advice, hint), { cause: e });
+    }
     throw e;
   }
   if (gm.inputSpecs.length !== 1) {
@@ -42,17 +82,6 @@ export function loadOnnx(path: string, maxElements?: unknown): OnnxGraphModule {
     );
   }
   return gm;
-}
-
-/** Parses '1,1,28,28' (or '1x1x28x28'). */
-export function parseShape(text: string, option: string): number[] {
-  const dims = text.split(/[,x×]/).map((d) => Number(d.trim()));
-  if (dims.length === 0 || dims.some((d) => !Number.isInteger(d) || d <= 0)) {
-    throw new CliError(`${option} must be positive integers separated by commas (e.g. 1,1,28,28), got '${text}'`, {
-      exitCode: 2,
-    });
-  }
-  return dims;
 }
 
 /** Parses '28x28' (width × height) or '28' (square). */
@@ -100,6 +129,11 @@ export function sampleShapeFrom(
   if (!declared) throw new CliError('the model does not declare its input shape; pass --input-shape N,C,H,W');
   if (declared.length === 0) throw new CliError('the model takes a scalar input; qtk needs a batched input');
   return declared.slice(1);
+}
+
+/** The shape --input-shape gives `model`'s one input (by its ONNX name when it is an imported model). */
+export function inputShapeFor(model: GraphModule, option: InputShapeOption | undefined): number[] | undefined {
+  return oneInputShape(option, model instanceof OnnxGraphModule ? model.inputSpecs[0]?.onnxName : undefined);
 }
 
 /** A concrete example shape (batch `n`, free dims 1). */

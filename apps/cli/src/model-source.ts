@@ -1,6 +1,7 @@
 import { extname } from 'node:path';
 import { modelInfoOf } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
+import type { InputShapeOption } from './input-shape-option.js';
 import { loadModel } from './model-file-io.js';
 import { loadOnnx, requireFile } from './model-input.js';
 
@@ -21,9 +22,14 @@ export function isOnnxPath(path: string): boolean {
 }
 
 /** Loads an .onnx file (importOnnx: a float model) or a QTK model file (float, QAT or fixed-point). */
-export function loadModelSource(path: string, maxElements?: unknown): ModelSource {
+export function loadModelSource(
+  path: string,
+  maxElements?: unknown,
+  inputShape?: InputShapeOption | undefined,
+): ModelSource {
   requireFile(path, 'model');
-  if (isOnnxPath(path)) return { model: loadOnnx(path, maxElements), kind: 'float', label: 'float, ONNX', meta: {} };
+  if (isOnnxPath(path))
+    return { model: loadOnnx(path, { maxElements, inputShape }), kind: 'float', label: 'float, ONNX', meta: {} };
   const m = loadModel(path);
   const { kind, march } = modelInfoOf(m.model);
   const k = kind ?? m.kind;

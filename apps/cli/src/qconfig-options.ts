@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { OptionSpec } from './args.js';
 import { readChecked } from './data/samples.js';
 import { CliError } from './io.js';
+import { ModelNames } from './model-names.js';
 
 export const QCONFIG_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   qconfig: {
@@ -119,7 +120,7 @@ export function calibrateQconfig(float: GraphModule, o: Record<string, unknown>,
   if (o.sensitivity === undefined && o.budget !== undefined)
     throw new CliError('--budget needs --sensitivity FILE (the table qtk sensitivity --out wrote)', { exitCode: 2 });
 
-  if (o.qconfig !== undefined) applyQconfigFile(String(o.qconfig), moduleName, origin, q.global);
+  if (o.qconfig !== undefined) applyQconfigFile(String(o.qconfig), moduleName, origin, q.global, new ModelNames(float));
   for (const name of q.keepFloat ?? []) set(name, null, '--keep-float');
   return {
     dict: { global: q.global, moduleName },
@@ -183,6 +184,7 @@ function applyQconfigFile(
   moduleName: Record<string, QConfig | null>,
   origin: Map<string, string>,
   global: QConfig,
+  names: ModelNames,
 ): void {
   const delta = readJsonOption(file, '--qconfig', qconfigDeltaSchema);
   const from = `--qconfig ${file}`;
@@ -193,14 +195,18 @@ function applyQconfigFile(
     );
   for (const [name, edit] of Object.entries(delta.moduleName ?? {})) {
     if (edit === 'high-precision-output') {
-      moduleName[name] = qconfig(null, (moduleName[name] ?? global).weight);
-      origin.set(name, from);
+      // an ONNX node name or a PyTorch module path stands for the modules it names
+      for (const module of names.resolve(name) ?? [name]) {
+        moduleName[module] = qconfig(null, (moduleName[module] ?? global).weight);
+        origin.set(module, from);
+      }
     } else if (edit === 'remove') {
-      if (!Object.hasOwn(moduleName, name))
+      const entries = (names.resolve(name) ?? [name]).filter((m) => Object.hasOwn(moduleName, m));
+      if (entries.length === 0)
         throw new CliError(
           `${from}: moduleName.${name}: "remove" removes nothing: the entries are ${Object.keys(moduleName).join(', ') || 'none'}`,
         );
-      delete moduleName[name];
+      for (const m of entries) delete moduleName[m];
     } else {
       if (!Object.hasOwn(moduleName, edit.renamedFrom))
         throw new CliError(

@@ -3,6 +3,8 @@
 import {
   applyRules,
   GraphModule,
+  IMPORTED_NAMES,
+  importedNamesOf,
   type Node,
   RuleTable,
   sanitizeName,
@@ -79,6 +81,9 @@ export function applyFusion(entry: FusionPatternV1, match: Match, ctx: RewriteCo
   }
   const node = graph.insertingBefore(root, () => graph.callModule(path, args, {}, { scope: root.scope }));
   node.meta = { ...root.meta, fusedFrom: match.nodes.map((n) => n.name), fusionPattern: entry.name };
+  // the file's names of every part, first op first, so the fused node shows its conv's name
+  const imported = [...match.nodes].reverse().flatMap((n) => importedNamesOf(n));
+  if (imported.length) node.meta[IMPORTED_NAMES] = imported;
   root.replaceAllUsesWith(node);
   for (const n of match.nodes) graph.eraseNode(n);
   const want = sanitizeName(path);

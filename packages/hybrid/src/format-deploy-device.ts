@@ -1,14 +1,22 @@
 import type { DeployDeviceReport } from './check-deploy-device.js';
 
 /** The report as a text table (name, device, type, reason) with a summary line and any mismatches. */
-export function formatDeployDevice(report: DeployDeviceReport): string {
+export function formatDeployDevice(
+  report: DeployDeviceReport,
+  options: {
+    /** A second column beside each node's name: its name in the source file (e.g. the ONNX node's). */
+    readonly sourceName?: (name: string) => string;
+  } = {},
+): string {
+  const { sourceName } = options;
   const rows = report.nodes.map((n) => [
     n.name,
+    ...(sourceName ? [sourceName(n.name)] : []),
     n.device,
     n.type,
     n.device === 'CPU' ? n.reason + (n.detail ? `: ${n.detail}` : '') : '',
   ]);
-  const header = ['name', 'device', 'type', 'reason'];
+  const header = ['name', ...(sourceName ? ['source name'] : []), 'device', 'type', 'reason'];
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (cells: string[]) =>
     cells

@@ -8,6 +8,7 @@ export {
   type TraceErrorContext,
 } from './errors.js';
 export { Node, mapArg, forEachNode, OPCODES, type Opcode, type Argument } from './node.js';
+export { IMPORTED_NAMES, importedNamesOf } from './imported-names.js';
 export { Graph, sanitizeName, type CreateNodeOptions } from './graph.js';
 export { formatArgument, formatArgs, formatTarget, formatTable, tabulateNodes } from './format.js';
 export {

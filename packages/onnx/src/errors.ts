@@ -1,8 +1,18 @@
 import { QtkError } from '@qtk/tensor';
+import type { DefaultedDim } from './import-input-shapes.js';
 
 /** Any failure reading, importing, running or exporting an ONNX model. */
 export class OnnxError extends QtkError {
   static readonly code: string = 'E_ONNX';
+  /**
+   * Set by importOnnx when the import failed after it set free input dims to 1 (no inputShapes given
+   * for them): those dims, the shapes it imported at, and the advice it appended to the message.
+   */
+  defaultedDims?: {
+    readonly dims: readonly DefaultedDim[];
+    readonly importShapes: Readonly<Record<string, readonly number[]>>;
+    readonly advice: string;
+  };
   constructor(message: string, options?: { cause?: unknown }) {
     // each subclass passes its own static code
     super((new.target as unknown as { code: string }).code, message, options);

@@ -1,4 +1,4 @@
-import { Graph, getitem, sanitizeName, type Argument, type Node } from '@qtk/ir';
+import { Graph, getitem, IMPORTED_NAMES, sanitizeName, type Argument, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { OnnxError, OnnxFormatError } from './errors.js';
@@ -139,6 +139,8 @@ export class ImportState {
   ) {}
 
   readonly graph = new Graph();
+  /** The ONNX names of the node being imported; the graph nodes made for it record them (IMPORTED_NAMES). */
+  importedNames: string[] = [];
   readonly modules = new Map<string, Module>();
   readonly constants = new Map<string, Tensor>();
   /** Bias vectors of MatMul nodes fused with the Add that follows them. */
@@ -180,6 +182,11 @@ export class ImportState {
     return a;
   }
 
+  private stamp(node: Node): Node {
+    if (this.importedNames.length) node.meta[IMPORTED_NAMES] = [...this.importedNames];
+    return node;
+  }
+
   private dynBatch(args: unknown[]): boolean {
     return args.some((a) => (Array.isArray(a) ? this.dynBatch(a) : isVal(a) && a.kind === 'dyn' && a.dynBatch));
   }
@@ -190,11 +197,13 @@ export class ImportState {
     if (Array.isArray(ex)) throw new OnnxError(`internal: ${name} returned several tensors; use callMulti`);
     this.limits.spend(`node '${name}'`, ex.shape);
     if (!containsDyn(args)) return { kind: 'const', t: ex };
-    const node = this.graph.callFunction(
-      fn,
-      args.map((a) => this.toArg(a, name)),
-      {},
-      { name: sanitizeName(name) },
+    const node = this.stamp(
+      this.graph.callFunction(
+        fn,
+        args.map((a) => this.toArg(a, name)),
+        {},
+        { name: sanitizeName(name) },
+      ),
     );
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
   }
@@ -204,16 +213,18 @@ export class ImportState {
     const ex = fn(...args.map((a) => this.toEx(a)));
     for (const t of ex) this.limits.spend(`node '${name}'`, t.shape);
     if (!containsDyn(args)) return ex.map((t) => ({ kind: 'const', t }));
-    const node = this.graph.callFunction(
-      fn,
-      args.map((a) => this.toArg(a, name)),
-      {},
-      { name: sanitizeName(name) },
+    const node = this.stamp(
+      this.graph.callFunction(
+        fn,
+        args.map((a) => this.toArg(a, name)),
+        {},
+        { name: sanitizeName(name) },
+      ),
     );
     const dynBatch = this.dynBatch(args);
     return ex.map((t, i) => ({
       kind: 'dyn',
-      node: this.graph.callFunction(getitem, [node, i], {}, { name: sanitizeName(`${name}_${i}`) }),
+      node: this.stamp(this.graph.callFunction(getitem, [node, i], {}, { name: sanitizeName(`${name}_${i}`) })),
       ex: t,
       dynBatch,
     }));
@@ -233,11 +244,13 @@ export class ImportState {
     const exArgs = args.map((a) => this.toEx(a));
     const ex = module.call(...exArgs) as Tensor;
     this.limits.spend(`node '${base}'`, ex.shape);
-    const node = this.graph.callModule(
-      name,
-      args.map((a) => this.toArg(a, name)),
-      {},
-      { name },
+    const node = this.stamp(
+      this.graph.callModule(
+        name,
+        args.map((a) => this.toArg(a, name)),
+        {},
+        { name },
+      ),
     );
     return { kind: 'dyn', node, ex, dynBatch: this.dynBatch(args) };
   }

@@ -20,6 +20,13 @@ import { findMatMulAdds, findModuleFusions } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
 import { checkFloatAttributes, initializerWarning } from './value-checks.js';
 import { QTK_VISUAL_DOMAIN } from './visualize/visual-domain.js';
+import {
+  checkInputShapeNames,
+  declaredInput,
+  type DefaultedDim,
+  defaultedDimsAdvice,
+  importShape,
+} from './import-input-shapes.js';
 
 export const MIN_OPSET = 1;
 export const MAX_OPSET = 17;
@@ -31,7 +38,14 @@ const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers,
 export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();
 
 export interface ImportOnnxOptions {
-  /** Example values of the graph inputs (by ONNX name); default zeros, with 1 for dynamic dims. Only shapes matter. */
+  /**
+   * The shapes to import the graph inputs at (by ONNX name), like ONNX Runtime's free-dimension overrides:
+   * free dims (dim_param or unset) take these values, fixed ones must agree. The import computes the model
+   * once at these shapes, so a pooling window or a fixed reshape sees the real size. Inputs without a shape
+   * here or in exampleInputs have their free dims set to 1.
+   */
+  inputShapes?: Record<string, readonly number[]>;
+  /** Example values of the graph inputs (by ONNX name); only their shapes matter (as inputShapes). */
   exampleInputs?: Record<string, Tensor>;
   /** Graph inputs to fix to constant values (by ONNX name); they stop being inputs and fold like initializers. */
   fixedInputs?: Record<string, Tensor>;
@@ -116,15 +130,10 @@ function decode(bytes: Uint8Array, source: string | undefined): ModelMsg {
 }
 
 function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shape: (number | null)[] | null } {
-  const tt = v.type?.tensor_type;
-  const dims = tt?.shape?.dim;
+  const { dims } = declaredInput(v);
   return {
-    dtype: qtkDType(tt?.elem_type ?? 1),
-    shape: dims
-      ? dims.map((d) =>
-          d.dim_value !== undefined && d.dim_value !== null && d.dim_value >= 0 ? Number(d.dim_value) : null,
-        )
-      : null,
+    dtype: qtkDType(v.type?.tensor_type?.elem_type ?? 1),
+    shape: dims ? dims.map((d) => (typeof d === 'number' ? d : null)) : null,
   };
 }
 
@@ -188,20 +197,31 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   for (const [name, t] of Object.entries(options.fixedInputs ?? {})) values.set(name, { kind: 'const', t });
 
   const specs: OnnxInputSpec[] = [];
-  for (const vi of g.input ?? []) {
+  const graphInputs = (g.input ?? []).filter((vi) => !values.has(vi.name ?? ''));
+  const { inputShapes = {}, exampleInputs: examples } = options;
+  checkInputShapeNames(
+    inputShapes,
+    graphInputs.map((vi) => vi.name ?? ''),
+    examples,
+  );
+  const defaulted: DefaultedDim[] = [];
+  const importShapes = new Map<string, number[]>();
+  for (const vi of graphInputs) {
     const onnxName = vi.name ?? '';
-    if (values.has(onnxName)) continue;
     const spec = inputSpec(vi);
     const name = state.uniqueModuleName(onnxName || `input_${specs.length}`);
     const node = state.graph.placeholder(name, { name });
-    const examples = options.exampleInputs;
-    const given = examples && Object.hasOwn(examples, onnxName) ? examples[onnxName] : undefined;
-    const shape = given ? [...given.shape] : (spec.shape ?? []).map((d) => d ?? 1);
+    const example = examples && Object.hasOwn(examples, onnxName) ? examples[onnxName] : undefined;
+    const requested = Object.hasOwn(inputShapes, onnxName) ? inputShapes[onnxName] : undefined;
+    const option = requested ? 'inputShapes' : 'exampleInputs';
+    const shape = importShape(declaredInput(vi), requested ?? example?.shape, option, defaulted);
+    importShapes.set(onnxName, shape);
     const size = ImportLimits.count(shape);
-    if (!given && size > maxElements) {
+    if (!example && size > maxElements) {
+      const from = requested ? 'is given the shape' : 'declares shape';
       throw new OnnxLimitError(
-        `importOnnx: input '${onnxName}' declares shape [${shape.join(', ')}] in its dim_value fields (${Number.isFinite(size) ? size : 'too many'} elements), ` +
-          `more than maxElements = ${maxElements}; the import computes the model once at the declared size. ` +
+        `importOnnx: input '${onnxName}' ${from} [${shape.join(', ')}]${requested ? ' by inputShapes' : ' in its dim_value fields'} (${Number.isFinite(size) ? size : 'too many'} elements), ` +
+          `more than maxElements = ${maxElements}; the import computes the model once at that size. ` +
           `If the model is trusted, raise the cap: importOnnx(model, { maxElements: ${Number.isFinite(size) ? size : '...'} }).`,
       );
     }
@@ -211,97 +231,104 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
         : spec.dtype === 'bool'
           ? new Uint8Array(size)
           : new Int32Array(size);
-    if (!given) state.limits.spend(`input '${onnxName}'`, shape);
-    const ex = given ?? new Tensor({ data, shape, dtype: spec.dtype });
+    if (!example) state.limits.spend(`input '${onnxName}'`, shape);
+    const ex = example ?? new Tensor({ data, shape, dtype: spec.dtype });
     values.set(onnxName, { kind: 'dyn', node, ex, dynBatch: spec.shape?.[0] === null });
     specs.push({ name, onnxName, ...spec });
     state.modules.set(name, null as unknown as Module); // reserve the name
   }
   for (const s of specs) state.modules.delete(s.name);
 
-  const fused = findMatMulAdds(g, values);
-  state.fusedBias = fused.bias;
-  const patterns = findModuleFusions(g, values);
-  const unsupported: UnsupportedNode[] = [];
-  // Example values are dropped after their last reader, so the import holds only the live ones.
-  const lastUse = new Map<string, number>();
-  g.node.forEach((n, index) => {
-    for (const i of n.input ?? []) lastUse.set(i, index);
-  });
-  for (const o of g.output ?? []) lastUse.set(o.name ?? '', Infinity);
-  const release = (n: NodeMsg, index: number) => {
-    for (const i of n.input ?? []) if (lastUse.get(i) === index) values.delete(i);
-    for (const o of n.output ?? []) if (!lastUse.has(o)) values.delete(o);
-  };
-  g.node.forEach((n, index) => {
-    importNode(n, index);
-    release(n, index);
-  });
-  function importNode(n: NodeMsg, index: number): void {
-    const opType = n.op_type ?? '';
-    const domain = n.domain ?? '';
-    const name = nodeName(n, index);
-    const pattern = patterns.heads.get(n);
-    if (pattern) {
-      // the pattern's module is called where its first node stood, under that node's name
-      const x = values.get(pattern.input);
-      const module = x ? pattern.module(x.kind === 'const' ? x.t : x.ex) : null;
-      if (x && module) values.set(pattern.output, state.callModule(name, module, [x]));
-      else if (x) for (const k of pattern.nodes) patterns.members.delete(k); // import the nodes one by one
-    }
-    if (patterns.members.has(n)) return;
-    const aliasOf = fused.skip.get(n);
-    if (aliasOf !== undefined) {
-      const v = values.get(aliasOf);
-      if (v) values.set(n.output![0]!, v);
-      return;
-    }
-    const fail = (reason: string): void => {
-      unsupported.push({ name, opType, domain, opset, reason });
+  try {
+    const fused = findMatMulAdds(g, values);
+    state.fusedBias = fused.bias;
+    const patterns = findModuleFusions(g, values);
+    const unsupported: UnsupportedNode[] = [];
+    // Example values are dropped after their last reader, so the import holds only the live ones.
+    const lastUse = new Map<string, number>();
+    g.node.forEach((n, index) => {
+      for (const i of n.input ?? []) lastUse.set(i, index);
+    });
+    for (const o of g.output ?? []) lastUse.set(o.name ?? '', Infinity);
+    const release = (n: NodeMsg, index: number) => {
+      for (const i of n.input ?? []) if (lastUse.get(i) === index) values.delete(i);
+      for (const o of n.output ?? []) if (!lastUse.has(o)) values.delete(o);
     };
-    if (domain === QTK_VISUAL_DOMAIN) {
-      fail(
-        "a node of QTK's visualisation export (exportQuantizedOnnx), which describes a module and computes nothing; load the QTK model file, or export the model with exportOnnx",
-      );
-      return;
-    }
-    if (domain !== '' && domain !== 'ai.onnx') {
-      fail(`domain '${domain}' is not supported`);
-      return;
-    }
-    checkFloatAttributes(n, name);
-    const handler = handlers[opType];
-    if (!handler) {
-      fail('operator not supported');
-      return;
-    }
-    const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));
-    if (inputs.some((v) => v === undefined)) return; // fed by a node that already failed
-    const attrs: Attrs = new Map((n.attribute ?? []).map((a) => [a.name ?? '', a]));
-    const ctx = new NodeContext(state, n, name, opset, attrs, inputs as (Val | null)[]);
-    let outs: Val[];
-    try {
-      outs = handler(ctx);
-    } catch (e) {
-      if (e instanceof Unsupported) {
-        fail(e.message);
+    g.node.forEach((n, index) => {
+      importNode(n, index);
+      release(n, index);
+    });
+    function importNode(n: NodeMsg, index: number): void {
+      const opType = n.op_type ?? '';
+      const domain = n.domain ?? '';
+      const name = nodeName(n, index);
+      const pattern = patterns.heads.get(n);
+      if (pattern) {
+        // the pattern's module is called where its first node stood, under that node's name
+        const x = values.get(pattern.input);
+        const inOrder = [...pattern.nodes].sort((a, b) => g.node!.indexOf(a) - g.node!.indexOf(b));
+        state.importedNames = inOrder.flatMap((k) => (k.name ? [k.name] : []));
+        const module = x ? pattern.module(x.kind === 'const' ? x.t : x.ex) : null;
+        if (x && module) values.set(pattern.output, state.callModule(name, module, [x]));
+        else if (x) for (const k of pattern.nodes) patterns.members.delete(k); // import the nodes one by one
+      }
+      if (patterns.members.has(n)) return;
+      state.importedNames = n.name ? [n.name] : [];
+      const aliasOf = fused.skip.get(n);
+      if (aliasOf !== undefined) {
+        const v = values.get(aliasOf);
+        if (v) values.set(n.output![0]!, v);
         return;
       }
-      if (e instanceof OnnxError) throw e;
-      throw new OnnxError(`importOnnx: node '${name}' (${opType}) failed: ${(e as Error).message}`, { cause: e });
+      const fail = (reason: string): void => {
+        unsupported.push({ name, opType, domain, opset, reason });
+      };
+      if (domain === QTK_VISUAL_DOMAIN) {
+        fail(
+          "a node of QTK's visualisation export (exportQuantizedOnnx), which describes a module and computes nothing; load the QTK model file, or export the model with exportOnnx",
+        );
+        return;
+      }
+      if (domain !== '' && domain !== 'ai.onnx') {
+        fail(`domain '${domain}' is not supported`);
+        return;
+      }
+      checkFloatAttributes(n, name);
+      const handler = handlers[opType];
+      if (!handler) {
+        fail('operator not supported');
+        return;
+      }
+      const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));
+      if (inputs.some((v) => v === undefined)) return; // fed by a node that already failed
+      const attrs: Attrs = new Map((n.attribute ?? []).map((a) => [a.name ?? '', a]));
+      const ctx = new NodeContext(state, n, name, opset, attrs, inputs as (Val | null)[]);
+      let outs: Val[];
+      try {
+        outs = handler(ctx);
+      } catch (e) {
+        if (e instanceof Unsupported) {
+          fail(e.message);
+          return;
+        }
+        if (e instanceof OnnxError) throw e;
+        throw new OnnxError(`importOnnx: node '${name}' (${opType}) failed: ${(e as Error).message}`, { cause: e });
+      }
+      (n.output ?? []).forEach((o, i) => {
+        if (o && outs[i]) values.set(o, outs[i]!);
+      });
     }
-    (n.output ?? []).forEach((o, i) => {
-      if (o && outs[i]) values.set(o, outs[i]!);
-    });
-  }
-  if (unsupported.length > 0) throw new UnsupportedOnnxOpError(unsupported);
+    if (unsupported.length > 0) throw new UnsupportedOnnxOpError(unsupported);
 
-  const outs = (g.output ?? []).map((o) => {
-    const v = values.get(o.name ?? '');
-    if (!v) throw new OnnxFormatError(`importOnnx: graph output '${o.name}' is produced by no node`);
-    return v.kind === 'dyn' ? v.node : state.constNode(v.t, sanitizeName(o.name ?? 'output'));
-  });
-  state.graph.output(outs.length === 1 ? outs[0]! : outs);
+    const outs = (g.output ?? []).map((o) => {
+      const v = values.get(o.name ?? '');
+      if (!v) throw new OnnxFormatError(`importOnnx: graph output '${o.name}' is produced by no node`);
+      return v.kind === 'dyn' ? v.node : state.constNode(v.t, sanitizeName(o.name ?? 'output'));
+    });
+    state.graph.output(outs.length === 1 ? outs[0]! : outs);
+  } catch (e) {
+    throw withDefaultedDimsAdvice(e, defaulted, importShapes);
+  }
 
   const root = new OnnxModel();
   for (const [name, m] of state.modules) root.registerModule(name, m);
@@ -310,4 +337,23 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   gm.outputNames = (g.output ?? []).map((o) => o.name ?? '');
   gm.eval();
   return gm;
+}
+
+/**
+ * An import error after free input dims were set to 1 gets what to do: the dims it defaulted and the
+ * option that gives the real shape (recorded on the error, so a CLI can say it in its own terms).
+ * Errors about the file itself or the budget keep their own advice.
+ */
+function withDefaultedDimsAdvice(
+  e: unknown,
+  defaulted: readonly DefaultedDim[],
+  shapes: ReadonlyMap<string, number[]>,
+): unknown {
+  if (defaulted.length === 0 || !(e instanceof OnnxError)) return e;
+  // budget, format and attribute errors are about the file or the cap, not the size it was computed at
+  if (!(e instanceof UnsupportedOnnxOpError) && e.constructor !== OnnxError) return e;
+  const advice = defaultedDimsAdvice(defaulted, shapes);
+  e.message = `${e.message}\n${advice}`;
+  e.defaultedDims = { dims: defaulted, importShapes: Object.fromEntries(shapes), advice };
+  return e;
 }

@@ -10,6 +10,8 @@ export {
   type UnsupportedNode,
 } from './errors.js';
 export { OVERFLOW_MAGNITUDE } from './value-checks.js';
+export { type DefaultedDim, describeDefaulted } from './import-input-shapes.js';
+export { pytorchModulePath } from './pytorch-names.js';
 export {
   importOnnx,
   OnnxGraphModule,

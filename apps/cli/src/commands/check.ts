@@ -2,8 +2,17 @@ import { checkModel, type Finding } from '@qtk/profiler';
 import { parseArgs, type CommandSpec } from '../args.js';
 import type { CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
-import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import {
+  exampleShape,
+  INPUT_SHAPE_OPTION,
+  inputShapeFor,
+  inputShapeOption,
+  loadOnnx,
+  MAX_ELEMENTS_OPTION,
+  sampleShapeOf,
+} from '../model-input.js';
 import { Generator, rand } from '@qtk/tensor';
+import { ModelNames } from '../model-names.js';
 import { formatTable } from '../table.js';
 import { highPrecisionOutputs } from '../qconfig-options.js';
 import { getDefaultQconfig } from '@qtk/fake-quant';
@@ -19,7 +28,7 @@ export const checkSpec: CommandSpec = {
       description: 'check for a heterogeneous model: operators the march cannot run will stay float on the CPU',
     },
     json: { type: 'boolean', description: "print the findings as JSON (checkModel's result) instead of a table" },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    ...INPUT_SHAPE_OPTION,
     ...MAX_ELEMENTS_OPTION,
   },
   details: `The model is checked as qtk quantize prepares it: a QuantStub after each input (so none is missing),
@@ -50,8 +59,9 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
   const path = args.positionals[0]!;
   const march = String(o.march);
   requireMarch(march);
-  const gm = loadOnnx(path, o['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
+  const gm = loadOnnx(path, { maxElements: o['max-elements'], inputShape: shapeOption });
+  const inputShape = inputShapeFor(gm, shapeOption);
   // a trial conversion on random inputs in [-1, 1] settles ops the table lacks but the conversion takes
   const example = rand(exampleShape(sampleShapeOf(gm, inputShape), 2), {
     low: -1,
@@ -61,6 +71,7 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
   // the qconfig dict qtk quantize prepares with by default: int8, outputs in high precision
   const global = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
   const hybrid = o.hybrid === true;
+  const names = ModelNames.afterFusion(gm, march);
   const result = checkModel(gm, {
     march,
     qconfigDict: { global, moduleName: highPrecisionOutputs(gm, { march, global, hybrid }) },
@@ -76,8 +87,11 @@ export function runCheck(argv: readonly string[], io: CliIo): number {
     else
       io.out(
         `${formatTable(
-          ['severity', 'code', 'node', 'message', 'fix'],
-          result.findings.map((f) => [f.severity, f.code, f.node, f.message, fixText(f)]),
+          ...names.withColumn(
+            ['severity', 'code', 'node', 'message', 'fix'],
+            result.findings.map((f) => [f.severity, f.code, f.node, f.message, fixText(f)]),
+            2,
+          ),
         )}\n`,
       );
     io.out(`\n${result.counts.error} error(s), ${result.counts.warning} warning(s), ${result.counts.info} note(s)\n`);

@@ -12,7 +12,7 @@ import { batchesOf } from '../batches.js';
 import { loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
-import { parseShape, sampleShapeFrom } from '../model-input.js';
+import { inputShapeFor, inputShapeOption, sampleShapeFrom } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { MARCH_KEY, MODEL_SHA256_KEY, metadataOf } from '../onnx-metadata.js';
@@ -97,9 +97,9 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
       `${onnxPath} has no '${NODE_VALUES_KEY}' metadata (the map from QTK nodes to ONNX values), so its values cannot be matched to QTK's; compare a file written by 'qtk export ${modelPath}'`,
     );
   const input = singleFloatInput(file);
-  const { model, kind, label, meta } = loadModelSource(modelPath);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
-  const shape = inputShape ?? savedShape(meta);
+  const shapeOption = inputShapeOption(o);
+  const { model, kind, label, meta } = loadModelSource(modelPath, undefined, shapeOption);
+  const shape = inputShapeFor(model, shapeOption) ?? savedShape(meta);
   checkSameMarchAndModel(file, modelPath, model);
   checkExportedFrom(file, modelPath, model, kind);
   const data = loadInputData(String(o.data), {

@@ -5,7 +5,15 @@ import { batchesOf } from '../batches.js';
 import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
-import { MAX_ELEMENTS_OPTION, parseShape, requireFile, sampleShapeFrom, sampleShapeOf } from '../model-input.js';
+import { oneInputShape } from '../input-shape-option.js';
+import {
+  inputShapeFor,
+  inputShapeOption,
+  MAX_ELEMENTS_OPTION,
+  requireFile,
+  sampleShapeFrom,
+  sampleShapeOf,
+} from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { savedPreprocess } from '../onnx-metadata.js';
@@ -75,7 +83,7 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   const runtime = o.runtime === undefined ? undefined : String(o.runtime);
   if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
     throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
   const dataOptions = {
     split: split as 'test' | 'train',
     ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
@@ -91,10 +99,10 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
       const declared = input.shape;
       const data = loadEvalData(String(o.data), {
         ...dataOptions,
-        sampleShape: () => sampleShapeFrom(declared, inputShape),
+        sampleShape: () => sampleShapeFrom(declared, oneInputShape(shapeOption, input.name)),
         preprocess: preprocessFrom(o, savedPreprocess(file.model)),
       });
-      checkShape(() => sampleShapeFrom(declared, inputShape), data.inputs.shape);
+      checkShape(() => sampleShapeFrom(declared, oneInputShape(shapeOption, input.name)), data.inputs.shape);
       const ort = await OrtModel.create(file);
       try {
         const r = await classify(data, batch, async (x) => rowArgmax((await ort.run(x))[0]!));
@@ -118,8 +126,8 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
     );
   }
 
-  const { model, kind, label, meta } = loadModelSource(path, o['max-elements']);
-  const shape = inputShape ?? savedShape(meta);
+  const { model, kind, label, meta } = loadModelSource(path, o['max-elements'], shapeOption);
+  const shape = inputShapeFor(model, shapeOption) ?? savedShape(meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
     ...dataOptions,

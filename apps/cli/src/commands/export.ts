@@ -8,7 +8,7 @@ import { writeFileAtomicSync } from '@qtk/nn/node';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
-import { exampleShape, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import { exampleShape, inputShapeFor, inputShapeOption, MAX_ELEMENTS_OPTION, sampleShapeOf } from '../model-input.js';
 import { exportNames, ioNamesOf, savedIoNames } from '../io-names.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, onnxFormOf } from '../onnx-file.js';
@@ -70,8 +70,9 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   const visualize = o.visualize === true;
   const write = visualize ? exportQuantizedOnnx : exportOnnx;
 
-  const { model, kind, label, meta } = loadModelSource(path, o['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
+  const { model, kind, label, meta } = loadModelSource(path, o['max-elements'], shapeOption);
+  const inputShape = inputShapeFor(model, shapeOption);
   let sampleShape: (number | null)[];
   try {
     sampleShape = sampleShapeOf(model, inputShape ?? savedShape(meta));

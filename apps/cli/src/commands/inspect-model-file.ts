@@ -9,7 +9,7 @@ import { type GraphModule, runNodes } from '@qtk/ir';
 import { Generator, rand, Tensor } from '@qtk/tensor';
 import { CliError, type CliIo } from '../io.js';
 import { loadModel } from '../model-file-io.js';
-import { exampleShape, parseShape, sampleShapeOf } from '../model-input.js';
+import { exampleShape, inputShapeFor, inputShapeOption, sampleShapeOf } from '../model-input.js';
 import { savedShape } from '../model-source.js';
 import { formatTable } from '../table.js';
 
@@ -61,8 +61,7 @@ export function inspectModelFile(path: string, options: Record<string, unknown>,
     io.out(`fake-quants:\n${formatTable(['name', 'dtype', 'scale'], fakeQuantRows(model))}\n`);
     return 0;
   }
-  const inputShape =
-    options['input-shape'] !== undefined ? parseShape(String(options['input-shape']), '--input-shape') : undefined;
+  const inputShape = inputShapeFor(model, inputShapeOption(options));
   const shape = inputShape ?? savedShape(meta);
   if (!shape) {
     io.out(`scales: ${path} does not record its input shape; pass --input-shape N,C,H,W to list them\n`);

@@ -4,9 +4,19 @@ import { CliError, type CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
 import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
 import { formatDeployDevice } from '@qtk/hybrid';
-import { exampleShape, loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import { formatArgs, formatArgument, formatTarget, type GraphModule } from '@qtk/ir';
+import {
+  exampleShape,
+  INPUT_SHAPE_OPTION,
+  inputShapeFor,
+  inputShapeOption,
+  loadOnnx,
+  MAX_ELEMENTS_OPTION,
+  sampleShapeOf,
+} from '../model-input.js';
 import { nodeOp } from '../op-names.js';
 import { inspectModelFile, isModelFile } from './inspect-model-file.js';
+import { ModelNames } from '../model-names.js';
 import { formatTable } from '../table.js';
 
 export const inspectSpec: CommandSpec = {
@@ -20,7 +30,7 @@ export const inspectSpec: CommandSpec = {
       value: 'ID',
       description: 'check support on this march (bayes, bernoulli2, or a registered plugin march)',
     },
-    'input-shape': { type: 'string', value: 'N,C,H,W', description: "the input shape when the model's is not fixed" },
+    ...INPUT_SHAPE_OPTION,
     hybrid: {
       type: 'boolean',
       description: 'with --march: where each node runs in a heterogeneous model (BPU or CPU, and why) and the segments',
@@ -40,16 +50,14 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(inspectSpec, argv);
   const path = args.positionals[0]!;
   if (isModelFile(path)) return inspectModelFile(path, args.options, io);
-  const gm = loadOnnx(path, args.options['max-elements']);
+  const shapeOption = inputShapeOption(args.options);
+  const gm = loadOnnx(path, { maxElements: args.options['max-elements'], inputShape: shapeOption });
   const spec = gm.inputSpecs[0]!;
-  const inputShape =
-    args.options['input-shape'] !== undefined
-      ? parseShape(String(args.options['input-shape']), '--input-shape')
-      : undefined;
+  const inputShape = inputShapeFor(gm, shapeOption);
   io.out(
     `model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`,
   );
-  io.out(`${gm.printTabular()}\n\n`);
+  io.out(`${graphTable(gm, new ModelNames(gm))}\n\n`);
 
   const counts = new Map<string, { label: Set<string>; n: number }>();
   for (const node of gm.graph.nodes) {
@@ -83,17 +91,26 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   requireMarch(marchId);
   if (args.options.hybrid === true) {
     const hybrid = checkHybrid(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
-    io.out(`\ndeploy devices on march '${marchId}' (hybrid):\n${formatDeployDevice(hybrid.report)}\n`);
+    const names = new ModelNames(hybrid.model);
+    const sourceNames = names.addsNames ? { sourceName: (n: string) => names.sourceOf(n) || '-' } : {};
+    io.out(`\ndeploy devices on march '${marchId}' (hybrid):\n${formatDeployDevice(hybrid.report, sourceNames)}\n`);
     io.out(`segments: ${hybrid.report.segments.length}\n`);
     if (hybrid.warnings.length) io.out(`warnings:\n${hybrid.warnings.map((w) => `  ${w}`).join('\n')}\n`);
     return 0;
   }
   const report = checkMarch(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
-  printReport(report, io);
+  printReport(report, io, new ModelNames(gm));
   return report.nodes.every((n) => n.supported) && !report.prepareError ? 0 : 1;
 }
 
-function printReport(r: MarchReport, io: CliIo): void {
+/** The graph as printTabular shows it, with the source name beside each node's where the file's names add something. */
+function graphTable(gm: GraphModule, names: ModelNames): string {
+  if (!names.addsNames) return gm.printTabular();
+  const rows = gm.graph.nodes.map((n) => [n.op, n.name, formatTarget(n), formatArgs(n.args), formatArgument(n.kwargs)]);
+  return formatTable(...names.withColumn(['opcode', 'name', 'target', 'args', 'kwargs'], rows, 1));
+}
+
+function printReport(r: MarchReport, io: CliIo, names: ModelNames): void {
   io.out(`\nsupport on march '${r.march}':\n`);
   if (r.prepareError)
     io.out(`  (the trial conversion could not run: ${r.prepareError}; the capability table alone decides)\n`);
@@ -104,7 +121,7 @@ function printReport(r: MarchReport, io: CliIo): void {
     n.convert,
     n.supported ? 'supported' : `UNSUPPORTED${(n.reason ?? n.table.reason) ? `: ${n.reason ?? n.table.reason}` : ''}`,
   ]);
-  io.out(formatTable(['node', 'op', 'in table', 'trial conversion', 'verdict'], rows));
+  io.out(formatTable(...names.withColumn(['node', 'op', 'in table', 'trial conversion', 'verdict'], rows)));
   const bad = r.nodes.filter((n) => !n.supported);
   const ops = new Set(bad.map((n) => n.op.op));
   io.out(`\n${r.nodes.length - bad.length} of ${r.nodes.length} nodes supported on '${r.march}'`);

@@ -13,7 +13,8 @@ import { checkLabelClasses, type EvalData, hasIdx, loadEvalData, loadInputData }
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { parseShape, sampleShapeOf } from '../model-input.js';
+import { ModelNames } from '../model-names.js';
+import { inputShapeFor, inputShapeOption, sampleShapeOf } from '../model-input.js';
 import { shownPath } from '../display-path.js';
 import { checkOutDir, checkOutPath } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
@@ -162,13 +163,21 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     },
     onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0, progress);
+  return finish(io, report, written!, t0, progress, new ModelNames(c.prepared));
 }
 
-function finish(io: CliIo, report: ProfilerReport, written: WrittenReport, t0: number, progress: StepProgress): number {
+function finish(
+  io: CliIo,
+  report: ProfilerReport,
+  written: WrittenReport,
+  t0: number,
+  progress: StepProgress,
+  names: ModelNames,
+): number {
   progress.end();
   const marks = { error: '!!', warning: ' !', info: '  ' } as const;
-  io.out(`${report.summary.map((n) => `${marks[n.severity]} ${n.text}`).join('\n')}\n`);
+  // node names with the ONNX file's names beside them ('conv_0 [layer1.0.conv1]')
+  io.out(`${report.summary.map((n) => `${marks[n.severity]} ${names.annotate(n.text)}`).join('\n')}\n`);
   io.out(`written: ${written.html} and ${Object.keys(written.json).length} JSON files\n`);
   io.out(`time: ${((performance.now() - t0) / 1000).toFixed(2)} s\n`);
   return 0;
@@ -207,8 +216,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     throw new CliError('a QAT model file is profiled on --data DIR (or --calib DIR) samples; give one', {
       exitCode: 2,
     });
-  const inputShape =
-    o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : savedShape(source.meta);
+  const inputShape = inputShapeFor(source.model, inputShapeOption(o)) ?? savedShape(source.meta);
   const qat = source.model;
   setFakeQuantize(qat, 'VALIDATION');
   const fixed = convertFx(qat, { march, onWarning: () => {} });
@@ -251,5 +259,5 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     extra: { model: modelPath, ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}) },
     onProgress: (tool, i, n) => progress.step(i, n, tool),
   });
-  return finish(io, report, written!, t0, progress);
+  return finish(io, report, written!, t0, progress, new ModelNames(qat));
 }

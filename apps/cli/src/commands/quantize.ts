@@ -15,6 +15,7 @@ import { saveModel } from '../model-file-io.js';
 import { checkOutPath } from '../out-path.js';
 import { type CalibrateQconfig, QCONFIG_DETAILS } from '../qconfig-options.js';
 import { deviceSummary } from '../hybrid-options.js';
+import { ModelNames } from '../model-names.js';
 
 /** Samples the fixed-point / fake-quant agreement is measured on (at most one calibration batch). */
 const AGREEMENT_SAMPLES = 8;
@@ -111,7 +112,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
     ...precisionLines(c.qconfigs),
-    ...(hybrid ? [deviceSummary(checkDeployDevice(fixed))] : []),
+    ...(hybrid ? [deviceSummary(checkDeployDevice(fixed), new ModelNames(fixed))] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
     `agreement:    ${agreementText(maxDiff, fq, where)}`,

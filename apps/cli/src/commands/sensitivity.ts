@@ -8,9 +8,11 @@ import { loadEvalData } from '../data/eval-data.js';
 import { listSampleFiles, loadSamples } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
-import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from '../model-input.js';
+import { inputShapeFor, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION, sampleShapeOf } from '../model-input.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { splitNames } from '../hybrid-options.js';
+import { ModelNames } from '../model-names.js';
 import { formatTable } from '../table.js';
 import { highPrecisionOutputs } from '../qconfig-options.js';
 
@@ -49,6 +51,12 @@ export const sensitivitySpec: CommandSpec = {
       min: 1,
     },
     hybrid: { type: 'boolean', description: 'heterogeneous model: raised nodes go to the CPU (bernoulli2)' },
+    nodes: {
+      type: 'string',
+      value: 'NAME[,NAME...]',
+      description:
+        'measure only these nodes: QTK names, ONNX node names or PyTorch module paths (a path covers what is under it)',
+    },
     out: { type: 'string', value: 'FILE.json', description: 'write the table (and the choice) as JSON' },
     'input-shape': CALIBRATE_OPTIONS['input-shape']!,
     'input-scale': {
@@ -88,8 +96,9 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
     throw new CliError("--input-scale 'auto' is not available here; give a scale", { exitCode: 2 });
   if (o.out !== undefined) checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   const batch = Number(o.batch);
-  const float = loadOnnx(modelPath, o['max-elements']);
-  const inputShape = o['input-shape'] !== undefined ? parseShape(String(o['input-shape']), '--input-shape') : undefined;
+  const shapeOption = inputShapeOption(o);
+  const float = loadOnnx(modelPath, { maxElements: o['max-elements'], inputShape: shapeOption });
+  const inputShape = inputShapeFor(float, shapeOption);
   const sampleShape = sampleShapeOf(float, inputShape);
   const pre = preprocessFrom(o);
   const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
@@ -132,17 +141,22 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
     ...(metric ? { metric } : {}),
   };
   io.err(`measuring ${march} sensitivity of ${modelPath} ...\n`);
-  const table = sensitivity(float, setup);
+  const names = ModelNames.afterFusion(float, march);
+  // the profiler measures nodes of the prepared model: a fused conv + relu by its relu's name
+  const nodes = o.nodes !== undefined ? names.resolveAll(splitNames(o.nodes), { preparedOnly: true }) : undefined;
+  const table = sensitivity(float, { ...setup, ...(nodes ? { nodes } : {}) });
   const fmt = (v: number | null) => (v === null ? '-' : v.toPrecision(4));
   io.out(
     `${table.metric}: float ${fmt(table.scores.float)}, all int8 ${fmt(table.scores.int8)} (${table.cost.variants} variants, ${table.cost.seconds.toFixed(1)} s)\n\n`,
   );
   io.out(
     `${formatTable(
-      ['node', 'type', 'sensitivity', 'quantized alone', 'int16 gain', 'float gain'],
-      table.nodes
-        .slice(0, 20)
-        .map((n) => [n.name, n.type, fmt(n.sensitivity), fmt(n.quantizedAlone), fmt(n.int16Gain), fmt(n.floatGain)]),
+      ...names.withColumn(
+        ['node', 'type', 'sensitivity', 'quantized alone', 'int16 gain', 'float gain'],
+        table.nodes
+          .slice(0, 20)
+          .map((n) => [n.name, n.type, fmt(n.sensitivity), fmt(n.quantizedAlone), fmt(n.int16Gain), fmt(n.floatGain)]),
+      ),
     )}\n`,
   );
   if (table.nodes.length > 20) io.out(`... ${table.nodes.length - 20} more in the JSON\n`);
