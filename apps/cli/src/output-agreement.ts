@@ -8,6 +8,7 @@ export class OutputAgreement {
   private dot = 0;
   private modelEnergy = 0;
   private maxAbs = 0;
+  private referenceMaxAbs = 0;
   private agreeing = 0;
   private samples = 0;
   private nonFinite = 0;
@@ -42,6 +43,7 @@ export class OutputAgreement {
       this.dot += r * m;
       this.modelEnergy += m * m;
       this.maxAbs = Math.max(this.maxAbs, Math.abs(e));
+      this.referenceMaxAbs = Math.max(this.referenceMaxAbs, Math.abs(r));
     }
     if (this.isClassScores) {
       const c = this.sampleDims[0]!;
@@ -66,6 +68,7 @@ export class OutputAgreement {
       sqnrDb,
       cosine: norms === 0 ? (this.signal === this.modelEnergy ? 1 : 0) : this.dot / norms,
       maxAbsError: this.maxAbs,
+      referenceMaxAbs: this.referenceMaxAbs,
       nonFinite: this.nonFinite,
       ...(this.isClassScores ? { top1Agreement: this.agreeing / this.samples } : {}),
     };
@@ -81,6 +84,8 @@ export interface AgreementResult {
   readonly sqnrDb: number;
   readonly cosine: number;
   readonly maxAbsError: number;
+  /** The largest |ref|: maxAbsError / referenceMaxAbs is the error relative to the output's range. */
+  readonly referenceMaxAbs: number;
   /** Values where the model or the reference is NaN or ±Infinity: left out of the figures above. */
   readonly nonFinite: number;
   /** For class scores only: the share (0..1) of samples whose arg-max equals the reference's. */

@@ -138,6 +138,7 @@ describe('qtk eval --reference', () => {
     expect(f.sqnrDb).toBeCloseTo(20, 4);
     expect(f.cosine).toBeCloseTo(1, 6);
     expect(f.maxAbsError).toBeCloseTo(0.1 * Math.max(...features), 5);
+    expect(f.referenceMaxAbs).toBeCloseTo(Math.max(...features), 5);
     expect(f.top1Agreement).toBeUndefined(); // rank 4: not class scores
     // the scores are negated: the error is −2 · ref (−6.02 dB), cosine −1, the arg-max is the reference's arg-min
     expect(s.sqnrDb).toBeCloseTo(-20 * Math.log10(2), 4);
@@ -160,13 +161,14 @@ describe('qtk eval --reference', () => {
   });
 
   it('refuses a reference with another number of outputs, naming both', async () => {
-    class FeaturesOnly extends TwoOutputs {
-      override forward(x: Tensor): Tensor {
-        return super.forward(x)[0]!;
+    class FeaturesOnly extends Module {
+      readonly conv = new TwoOutputs(new Generator(3)).conv;
+      forward(x: Tensor): Tensor {
+        return this.conv.call(x);
       }
     }
     const one = join(dir, 'one.onnx');
-    writeFileSync(one, exportOnnxBytes(symbolicTrace(new FeaturesOnly(new Generator(3))), [rand([2, 1, 8, 8])]));
+    writeFileSync(one, exportOnnxBytes(symbolicTrace(new FeaturesOnly()), [rand([2, 1, 8, 8])]));
     const r = await run('eval', reference, '--data', data, '--reference', one);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
