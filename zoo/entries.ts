@@ -113,7 +113,15 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
         fx: null,
       };
     } catch (e) {
-      return { ...base, onnx: null, opsets: [], data, batch: 1, fx: null, missing: (e as Error).message.split('\n')[0]! };
+      return {
+        ...base,
+        onnx: null,
+        opsets: [],
+        data,
+        batch: 1,
+        fx: null,
+        missing: (e as Error).message.split('\n')[0]!,
+      };
     }
   });
 }
@@ -142,13 +150,19 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
       if (!existsSync(file)) continue;
       const name = `${suite === 'pytorch-converted' ? 'pt' : 'ptop'}:${test.replace(/^test_(operator_)?/, '')}`;
       const data = join(cache, 'testdata', name.replace(':', '_'));
-      const base = { name, family: suite, source: `libonnx-testdata ${suite}/${test}`, corpus: 'onnx-testdata' as const };
+      const base = {
+        name,
+        family: suite,
+        source: `libonnx-testdata ${suite}/${test}`,
+        corpus: 'onnx-testdata' as const,
+      };
       try {
         const f = readOnnxFile(file);
         const input = f.inputs[0];
         const shape = (input?.shape ?? []).map((d) => d ?? 1);
         const batch = shape[0] ?? 1;
-        if (shape.length > 0 && f.inputs.length === 1) writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));
+        if (shape.length > 0 && f.inputs.length === 1)
+          writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));
         else mkdirSync(data, { recursive: true });
         out.push({
           ...base,

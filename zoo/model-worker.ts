@@ -66,7 +66,14 @@ async function importStep(e: ZooEntry, result: ModelResult, save: () => void): P
         ok,
         maxRelError: rel,
         seconds,
-        ...(ok ? {} : { reason: r.code !== 0 ? reasonOf(r.stderr) : `QTK's float output differs from onnxruntime's by ${rel.toPrecision(3)} of its range` }),
+        ...(ok
+          ? {}
+          : {
+              reason:
+                r.code !== 0
+                  ? reasonOf(r.stderr)
+                  : `QTK's float output differs from onnxruntime's by ${rel.toPrecision(3)} of its range`,
+            }),
       });
     }
     save();

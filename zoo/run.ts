@@ -102,7 +102,8 @@ function exportPytorch(o: Options, names: string[] | null): void {
   }
   const args = [join(ZOO, 'export_models.py'), o.cache, ...(names ? ['--only', names.join(',')] : [])];
   const r = spawnSync(PYTHON, args, { stdio: 'inherit', cwd: ZOO });
-  if (r.status !== 0) process.stderr.write(`zoo: export_models.py exited with ${r.status}; going on with what exists\n`);
+  if (r.status !== 0)
+    process.stderr.write(`zoo: export_models.py exited with ${r.status}; going on with what exists\n`);
 }
 
 /** Runs one model's worker, bounded in time (SIGKILL of its process group) and V8 heap. */
