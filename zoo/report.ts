@@ -61,7 +61,6 @@ function misses(row: Row): string[] {
   const out: string[] = [];
   if (r.stopped) out.push(`stopped: ${r.stopped}`);
   for (const i of r.imports) if (!i.ok) out.push(`import (opset ${i.opset ?? '?'}): ${i.reason ?? 'failed'}`);
-  if (r.imports.length > 0 && !r.imports.some((i) => i.ok)) out.push('quantize: not tried (the model does not import)');
   for (const x of r.marches) {
     if (!x.converted) out.push(`${x.march} ${x.mode}: ${x.reason ?? 'refused'}`);
     else {
