@@ -36,6 +36,8 @@ export interface ModelResult {
   finished: boolean;
   /** Set by run.ts: why the worker ended early (timed out, out of memory, crashed). */
   stopped?: string;
+  /** Set by run.ts: when the model ran (ISO date) and on which commit. */
+  ran?: { date: string; commit: string };
 }
 
 /** qtk eval --reference --json's output, as far as the zoo reads it. */

@@ -155,6 +155,7 @@ function runWorker(e: ZooEntry, o: Options): Promise<ModelResult> {
           ? `out of memory (V8 heap limit ${o.memory} MB)${r.step ? ` in ${r.step}` : ''}`
           : `the worker died (exit ${code ?? signal}) after ${seconds} s: ${stderr.trim().split('\n').slice(-1)[0] ?? ''}`;
       }
+      writeFileSync(resultFile, JSON.stringify(r, null, 1));
       done(r);
     });
   });
@@ -167,6 +168,20 @@ function summaryLine(e: ZooEntry, r: ModelResult): string {
     .map((m) => `${m.march}/${m.mode}`)
     .join(' ');
   return `${e.name}: import ${imp}/${r.imports.length}; converts ${conv || 'none'}${r.stopped ? `; ${r.stopped}` : ''}`;
+}
+
+function currentCommit(): string {
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+  return `${commit}${dirty ? ' (with uncommitted changes)' : ''}`;
+}
+
+/** A model's result from an earlier run (CACHE/runs), if it ran to the end or was stopped there. */
+function earlierResult(cache: string, name: string): ModelResult | undefined {
+  const file = join(cache, 'runs', `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.result.json`);
+  if (!existsSync(file)) return undefined;
+  const r = JSON.parse(readFileSync(file, 'utf8')) as ModelResult;
+  return r.finished || r.stopped ? r : undefined;
 }
 
 async function main(): Promise<void> {
@@ -184,19 +199,25 @@ async function main(): Promise<void> {
   const entries = wanted ? all.filter((e) => wanted.includes(e.name)) : all;
   const unknown = wanted?.filter((n) => !all.some((e) => e.name === n)) ?? [];
   if (unknown.length) log(`zoo: not in the corpus (or not exported): ${unknown.join(', ')}`);
-  const results: { entry: ZooEntry; result: ModelResult }[] = [];
+  const commit = currentCommit();
+  const fresh = new Map<string, ModelResult>();
   for (const [i, e] of entries.entries()) {
     const t = performance.now();
     const result: ModelResult = e.missing
       ? { name: e.name, imports: [], marches: [], finished: true, stopped: e.missing }
       : await runWorker(e, o);
-    results.push({ entry: e, result });
+    result.ran = { date: new Date().toISOString(), commit };
+    fresh.set(e.name, result);
     log(`[${i + 1}/${entries.length}] ${summaryLine(e, result)} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
   }
-  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+  // The report: this run's models, and every other model of the corpus with a result from an earlier run.
+  const results = all.flatMap((entry) => {
+    const result = fresh.get(entry.name) ?? earlierResult(o.cache, entry.name);
+    return result ? [{ entry, result }] : [];
+  });
   const written = writeReport(join(ROOT, 'docs'), results, {
-    commit: `${commit}${dirty ? ' (with uncommitted changes)' : ''}`,
+    commit,
+    fresh: fresh.size,
     selection: o.only ? `--only ${o.only.join(',')}` : o.quick ? '--quick' : 'all models',
     seconds: (performance.now() - t0) / 1000,
     timeout: o.timeout,
