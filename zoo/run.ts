@@ -170,6 +170,12 @@ function summaryLine(e: ZooEntry, r: ModelResult): string {
   return `${e.name}: import ${imp}/${r.imports.length}; converts ${conv || 'none'}${r.stopped ? `; ${r.stopped}` : ''}`;
 }
 
+/** The result with the cache and test data folders written as $CACHE and $TESTDATA (the report is committed). */
+function withoutMachinePaths(r: ModelResult, cache: string): ModelResult {
+  const text = JSON.stringify(r).replaceAll(cache, '$CACHE').replaceAll(TESTDATA, '$TESTDATA').replaceAll(ROOT, '.');
+  return JSON.parse(text) as ModelResult;
+}
+
 function currentCommit(): string {
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
   const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
@@ -213,7 +219,7 @@ async function main(): Promise<void> {
   // The report: this run's models, and every other model of the corpus with a result from an earlier run.
   const results = all.flatMap((entry) => {
     const result = fresh.get(entry.name) ?? earlierResult(o.cache, entry.name);
-    return result ? [{ entry, result }] : [];
+    return result ? [{ entry, result: withoutMachinePaths(result, o.cache) }] : [];
   });
   const written = writeReport(join(ROOT, 'docs'), results, {
     commit,
