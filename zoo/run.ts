@@ -39,6 +39,8 @@ interface Options {
   memory: number;
   export: boolean;
   cache: string;
+  /** The commit the results are recorded under (set once the options are read). */
+  commit: string;
 }
 
 const USAGE = `usage: pnpm zoo [--only NAME[,NAME]] [--quick] [--timeout SECONDS] [--memory MB] [--no-export] [--cache DIR]
@@ -57,6 +59,7 @@ function parseOptions(argv: readonly string[]): Options {
     memory: 8192,
     export: true,
     cache: process.env.QTK_ZOO_CACHE ?? join(ZOO, '.cache'),
+    commit: '',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -110,7 +113,7 @@ function exportPytorch(o: Options, names: string[] | null): void {
 function runWorker(e: ZooEntry, o: Options): Promise<ModelResult> {
   const dir = join(o.cache, 'runs');
   mkdirSync(dir, { recursive: true });
-  const id = e.name.replace(/[^A-Za-z0-9._-]/g, '_');
+  const id = fileId(e.name);
   const entryFile = join(dir, `${id}.entry.json`);
   const resultFile = join(dir, `${id}.result.json`);
   writeFileSync(entryFile, JSON.stringify(e));
@@ -155,6 +158,7 @@ function runWorker(e: ZooEntry, o: Options): Promise<ModelResult> {
           ? `out of memory (V8 heap limit ${o.memory} MB)${r.step ? ` in ${r.step}` : ''}`
           : `the worker died (exit ${code ?? signal}) after ${seconds} s: ${stderr.trim().split('\n').slice(-1)[0] ?? ''}`;
       }
+      r.ran = { date: new Date().toISOString(), commit: o.commit };
       writeFileSync(resultFile, JSON.stringify(r, null, 1));
       done(r);
     });
@@ -170,6 +174,11 @@ function summaryLine(e: ZooEntry, r: ModelResult): string {
   return `${e.name}: import ${imp}/${r.imports.length}; converts ${conv || 'none'}${r.stopped ? `; ${r.stopped}` : ''}`;
 }
 
+/** A model's name as a file name ('pt:Conv2d' -> 'pt_Conv2d'). */
+function fileId(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
 /** The result with the cache and test data folders written as $CACHE and $TESTDATA (the report is committed). */
 function withoutMachinePaths(r: ModelResult, cache: string): ModelResult {
   const text = JSON.stringify(r).replaceAll(cache, '$CACHE').replaceAll(TESTDATA, '$TESTDATA').replaceAll(ROOT, '.');
@@ -178,13 +187,23 @@ function withoutMachinePaths(r: ModelResult, cache: string): ModelResult {
 
 function currentCommit(): string {
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+  // the zoo's own output and the untracked cache do not make the tree dirty
+  const status = [
+    'status',
+    '--porcelain',
+    '--untracked-files=no',
+    '--',
+    '.',
+    ':!docs/model-zoo.md',
+    ':!docs/model-zoo.json',
+  ];
+  const dirty = execFileSync('git', status, { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
   return `${commit}${dirty ? ' (with uncommitted changes)' : ''}`;
 }
 
 /** A model's result from an earlier run (CACHE/runs), if it ran to the end or was stopped there. */
 function earlierResult(cache: string, name: string): ModelResult | undefined {
-  const file = join(cache, 'runs', `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.result.json`);
+  const file = join(cache, 'runs', `${fileId(name)}.result.json`);
   if (!existsSync(file)) return undefined;
   const r = JSON.parse(readFileSync(file, 'utf8')) as ModelResult;
   return r.finished || r.stopped ? r : undefined;
@@ -206,13 +225,14 @@ async function main(): Promise<void> {
   const unknown = wanted?.filter((n) => !all.some((e) => e.name === n)) ?? [];
   if (unknown.length) log(`zoo: not in the corpus (or not exported): ${unknown.join(', ')}`);
   const commit = currentCommit();
+  o.commit = commit;
   const fresh = new Map<string, ModelResult>();
   for (const [i, e] of entries.entries()) {
     const t = performance.now();
     const result: ModelResult = e.missing
       ? { name: e.name, imports: [], marches: [], finished: true, stopped: e.missing }
       : await runWorker(e, o);
-    result.ran = { date: new Date().toISOString(), commit };
+    result.ran ??= { date: new Date().toISOString(), commit };
     fresh.set(e.name, result);
     log(`[${i + 1}/${entries.length}] ${summaryLine(e, result)} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
   }
