@@ -175,7 +175,9 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
         return h?.bitExact === undefined ? '-' : h.bitExact ? '✓' : '✗';
       }).join(' / ');
       const fx = e.fx ? ('sqnrDb' in e.fx ? db(fxSqnr(e)) : 'cannot') : 'not recorded';
-      const ran = r.ran ? `${r.ran.date.slice(0, 16).replace('T', ' ')}, ${r.ran.commit.split(' ')[0]}` : 'not recorded';
+      const ran = r.ran
+        ? `${r.ran.date.slice(0, 16).replace('T', ' ')}, ${r.ran.commit.split(' ')[0]}`
+        : 'not recorded';
       return `| ${e.name} | ${e.family} | ${importCell(r)} | ${MARCHES.flatMap((m) => MODES.map((mode) => cell(march(r, m, mode)))).join(' | ')} | ${fx} | ${exact} | ${ran} |`;
     }),
     '',
