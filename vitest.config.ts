@@ -7,7 +7,13 @@ export default defineConfig({
   resolve: { conditions: ['qtk-source'] },
   ssr: { resolve: { conditions: ['qtk-source'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'examples/**/*.test.ts', 'scripts/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'apps/*/src/**/*.test.ts',
+      'examples/**/*.test.ts',
+      'scripts/*.test.ts',
+      'zoo/*.test.ts',
+    ],
     globalSetup: ['./vitest.global-setup.ts'],
     testTimeout: 60_000,
     pool: 'threads',

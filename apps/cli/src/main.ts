@@ -12,6 +12,7 @@ import { evalSpec, runEval } from './commands/eval.js';
 import { exportSpec, runExport } from './commands/export.js';
 import { inspectSpec, runInspect } from './commands/inspect.js';
 import { profileSpec, runProfile } from './commands/profile.js';
+import { runRun, runSpec } from './commands/run.js';
 import { runSensitivity, sensitivitySpec } from './commands/sensitivity.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
@@ -27,6 +28,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   inspect: { spec: inspectSpec, run: runInspect },
   quantize: { spec: quantizeSpec, run: runQuantize },
   eval: { spec: evalSpec, run: runEval },
+  run: { spec: runSpec, run: runRun },
   export: { spec: exportSpec, run: runExport },
   compare: { spec: compareSpec, run: runCompare },
   profile: { spec: profileSpec, run: runProfile },

@@ -126,7 +126,7 @@ export {
 
 // Data
 export { parseIdx, type IdxArray, type IdxDType } from './data/idx.js';
-export { parseNpy, type NpyArray, type NpyDType } from './data/npy.js';
+export { parseNpy, serializeNpy, type NpyArray, type NpyDType } from './data/npy.js';
 export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
 export {

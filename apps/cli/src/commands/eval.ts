@@ -4,7 +4,7 @@ import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
 import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
-import { CliError, type CliIo } from '../io.js';
+import { CliError, type CliIo, usageError } from '../io.js';
 import { oneInputShape } from '../input-shape-option.js';
 import {
   inputShapeFor,
@@ -15,15 +15,18 @@ import {
   sampleShapeOf,
 } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { notImportable } from '../model-runner.js';
+import { FORM_LABEL, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { runEvalReference } from './eval-reference.js';
 import { floatOf } from './quantize.js';
 
 export const evalSpec: CommandSpec = {
   name: 'eval',
-  summary: 'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy.',
+  summary:
+    'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy, or with --reference how far each output is from the float model.',
   positionals: [
     {
       name: 'MODEL',
@@ -41,6 +44,13 @@ export const evalSpec: CommandSpec = {
       value: 'FILE',
       description: 'labels of the files in DIR: one class index per line (default DIR/labels.txt)',
     },
+    reference: {
+      type: 'string',
+      value: 'FLOAT.onnx',
+      description:
+        'instead of accuracy: per output, SQNR (dB), cosine similarity, max abs error (and top-1 agreement for class scores [N, classes]) of MODEL against this float model, run in onnxruntime-node on the same samples; no labels needed',
+    },
+    json: { type: 'boolean', description: 'with --reference: print the figures as JSON instead of a table' },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
     'input-shape': {
       type: 'string',
@@ -64,7 +74,14 @@ label per sample in that order (a .npy holding a batch contributes one label per
 'qtk quantize', the input shape and image preprocessing saved in the file are the defaults. An ONNX file
 that holds QuantizeLinear / DequantizeLinear nodes (QDQ) or integer arithmetic (qtk export of a fixed-point
 model) runs in onnxruntime-node; QTK imports float ONNX only. The time line gives the whole command and,
-in parentheses, the model's forward passes alone.`,
+in parentheses, the model's forward passes alone.
+
+With --reference FLOAT.onnx, any model can be measured (detection, segmentation, OCR: any number of outputs of
+any rank): MODEL and the reference run on the same samples, outputs paired in order, and each output gets
+SQNR = 10·log10(Σ ref² / Σ (model − ref)²) in dB, the cosine similarity of the two as vectors and the largest
+|model − ref|, over all its values; an output of shape [N, classes] also gets the share of samples whose
+arg-max agrees (top-1 agreement). Values that are NaN or ±Infinity are left out with a warning, and the exit code
+is then 1.`,
 };
 
 export async function runEval(argv: readonly string[], io: CliIo): Promise<number> {
@@ -84,6 +101,8 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
     throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
   const shapeOption = inputShapeOption(o);
+  if (o.reference !== undefined) return runEvalReference(args, io);
+  if (o.json === true) throw usageError('eval', '--json goes with --reference (the accuracy report is text)');
   const dataOptions = {
     split: split as 'test' | 'train',
     ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
@@ -147,14 +166,6 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   );
   report(io, { path, label, runtime: 'qtk' }, data, r, t0);
   return 0;
-}
-
-/** Why QTK cannot run a quantized ONNX file, and what to do instead. */
-function notImportable(file: OnnxFile): CliError {
-  return new CliError(
-    `--runtime qtk cannot run ${file.path}: it is ${FORM_LABEL[file.form.kind]} (${file.form.evidence}), and QTK imports float ONNX only. ` +
-      'Run it with --runtime ort (the default for such files), or evaluate the QTK model file it was exported from',
-  );
 }
 
 interface Classified {

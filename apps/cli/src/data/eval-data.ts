@@ -87,18 +87,22 @@ export function loadEvalData(
 
 /**
  * Inputs without labels (qtk compare): the IDX images of `dir` as loadEvalData reads them, or its
- * .npy / image files in sorted file-name order; no labels file is needed.
+ * .npy / image files in sorted file-name order; no labels file is needed. `names`: one per sample (Samples.names;
+ * IDX samples are '<split>-<index>').
  */
 export function loadInputData(
   dir: string,
   o: { split: 'train' | 'test'; sampleShape: () => (number | null)[]; preprocess: Preprocess; limit?: number },
-): { inputs: Tensor; source: string } {
+): { inputs: Tensor; source: string; names: readonly string[] } {
   if (hasIdx(dir, o.split)) {
     const d = loadFashionMnist(dir, { split: o.split, ...(o.limit !== undefined ? { limit: o.limit } : {}) });
-    return { inputs: d.images, source: `IDX ${o.split} split in ${dir}` };
+    const n = d.images.shape[0]!;
+    const width = String(n - 1).length;
+    const names = Array.from({ length: n }, (_, i) => `${o.split}-${String(i).padStart(width, '0')}`);
+    return { inputs: d.images, source: `IDX ${o.split} split in ${dir}`, names };
   }
   const s = loadSamples(listSampleFiles(dir, 'data'), o.sampleShape(), o.preprocess, o.limit ?? Infinity);
-  return { inputs: s.tensor, source: `${s.files.length} file(s) in ${dir}` };
+  return { inputs: s.tensor, source: `${s.files.length} file(s) in ${dir}`, names: s.names };
 }
 
 function sliceRows(t: Tensor, n: number): Tensor {

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { parseNpy, rawToTensor } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 import { shownPath } from '../display-path.js';
@@ -22,6 +22,11 @@ export interface Samples {
   readonly tensor: Tensor;
   /** The files read, in order. */
   readonly files: readonly string[];
+  /**
+   * A name for each sample kept, after its file: the file name without its extension, and for a .npy holding a
+   * batch of k samples, that name with the row ('cat-0' ... 'cat-{k-1}').
+   */
+  readonly names: readonly string[];
   /** Samples left out for holding non-finite values (NonFiniteOptions.skip). */
   readonly skipped: number;
 }
@@ -112,6 +117,7 @@ export function loadSamples(
   let count = 0;
   let skipped = 0;
   const used: string[] = [];
+  const names: string[] = [];
   for (const file of files) {
     if (count >= limit) break;
     const {
@@ -142,6 +148,7 @@ export function loadSamples(
         );
       }
       chunks.push(sample);
+      names.push(n > 1 ? `${sampleStem(file)}-${i}` : sampleStem(file));
       count++;
     }
     used.push(file);
@@ -156,7 +163,16 @@ export function loadSamples(
     all.set(c, o);
     o += c.length;
   }
-  return { tensor: new Tensor({ data: all, shape: [count, ...shape!], dtype: 'float32' }), files: used, skipped };
+  return {
+    tensor: new Tensor({ data: all, shape: [count, ...shape!], dtype: 'float32' }),
+    files: used,
+    names,
+    skipped,
+  };
+}
+
+function sampleStem(file: string): string {
+  return basename(file, extname(file));
 }
 
 function countNonFinite(v: Float32Array): number {

@@ -72,6 +72,46 @@ export class PoolScores extends Module {
   }
 }
 
+/**
+ * Two outputs of ranks 4 and 2, as a detection or segmentation model has: the feature map conv(1→4, 3×3) → ReLU
+ * [N, 4, 8, 8], and scores avg pool 2 → flatten → linear(→10) [N, 10], on [N, 1, 8, 8].
+ */
+export class TwoOutputs extends Module {
+  readonly conv: Conv2d;
+  readonly relu = new ReLU();
+  readonly pool = new AvgPool2d(2);
+  readonly flat = new Flatten();
+  readonly fc: Linear;
+  constructor(g: Generator) {
+    super();
+    this.conv = new Conv2d(1, 4, 3, { padding: 1, generator: g });
+    this.fc = new Linear(4 * 4 * 4, 10, { generator: g });
+  }
+  forward(x: Tensor): Tensor[] {
+    const features = this.relu.call(this.conv.call(x));
+    return [features, this.fc.call(this.flat.call(this.pool.call(features)))];
+  }
+}
+
+/** TwoOutputs with its feature map times 1.1 and its scores negated: a known distance from TwoOutputs. */
+export class TwoOutputsOff extends TwoOutputs {
+  override forward(x: Tensor): Tensor[] {
+    const [features, scores] = super.forward(x) as [Tensor, Tensor];
+    return [features.mul(1.1), scores.neg()];
+  }
+}
+
+/** Exports a model taking [N, 1, 8, 8] with two outputs named 'features/map' and 'scores'. */
+export function writeTwoOutputsOnnx(path: string, model: Module): string {
+  writeFileSync(
+    path,
+    exportOnnxBytes(symbolicTrace(model), [rand([2, 1, 8, 8], { generator: new Generator(1) })], {
+      outputNames: ['features/map', 'scores'],
+    }),
+  );
+  return path;
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'qtk-cli-'));
 }

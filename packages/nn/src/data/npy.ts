@@ -78,3 +78,24 @@ export function parseNpy(input: Uint8Array, source?: string): NpyArray {
   const buf = bytes.slice(dataStart, dataStart + need).buffer;
   return { dtype: spec!.dtype, shape, data: spec!.make(buf) };
 }
+
+/**
+ * A little-endian float32 .npy file (format version 1.0, C order) of `data` with `shape`; parseNpy reads it
+ * back, and so does numpy.load.
+ */
+export function serializeNpy(shape: readonly number[], data: Float32Array): Uint8Array {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (count !== data.length)
+    throw new DataFormatError(`serializeNpy: shape (${shape.join(', ')}) holds ${count} values, got ${data.length}`);
+  const dims = `${shape.join(', ')}${shape.length === 1 ? ',' : ''}`;
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${dims}), }`;
+  // The magic, version and length take 10 bytes; the header ends with '\n' and pads the data start to 64 bytes.
+  header += `${' '.repeat((64 - ((10 + header.length + 1) % 64)) % 64)}\n`;
+  const out = new Uint8Array(10 + header.length + data.byteLength);
+  out.set([...MAGIC, 1, 0]);
+  new DataView(out.buffer).setUint16(8, header.length, true);
+  out.set(new TextEncoder().encode(header), 10);
+  const dv = new DataView(out.buffer, 10 + header.length);
+  for (let i = 0; i < data.length; i++) dv.setFloat32(4 * i, data[i]!, true);
+  return out;
+}

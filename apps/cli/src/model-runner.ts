@@ -1,0 +1,155 @@
+// Any model the CLI can run, behind one interface: a float ONNX file imported into QTK or run in onnxruntime-node,
+// a quantized (QDQ / integer) ONNX file in onnxruntime-node, a QTK model file (float, QAT, fixed-point) in QTK.
+// qtk run and qtk eval --reference use it; every output comes back as float32 values with its name and shape.
+import { setFakeQuantize } from '@qtk/core';
+import { QTensor } from '@qtk/fixed-point';
+import { noGrad, Tensor } from '@qtk/tensor';
+import type { Preprocess } from './data/samples.js';
+import { ioNamesOf, savedIoNames } from './io-names.js';
+import { CliError } from './io.js';
+import { oneInputShape, type InputShapeOption } from './input-shape-option.js';
+import { inputShapeFor, sampleShapeFrom, sampleShapeOf } from './model-input.js';
+import { isOnnxPath, loadModelSource, savedShape } from './model-source.js';
+import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from './onnx-file.js';
+import { type OutputInfo, savedOutputs, savedPreprocess } from './onnx-metadata.js';
+import { OrtModel, type RuntimeOutput } from './ort-session.js';
+
+/** One output of one batch: float32 values (an exported integer output dequantized with its recorded scale). */
+export interface NamedOutput {
+  readonly name: string;
+  readonly dims: readonly number[];
+  readonly data: Float32Array;
+}
+
+export interface RunnableModel {
+  readonly path: string;
+  /** 'float, ONNX', 'fixed-point, march bayes', 'integer ONNX', ... */
+  readonly label: string;
+  /** 'qtk' or 'onnxruntime-node <version>'. */
+  readonly runtime: string;
+  /** The shape of one sample (without the batch axis; null where free): throws when the model does not say. */
+  sampleShape(): (number | null)[];
+  /** The preprocessing the file records (qtk quantize saves it; qtk export copies it), if any. */
+  readonly savedPreprocess: Partial<Preprocess> | undefined;
+  /** Notes for the user (an integer output written as integers, ...), gathered while running. */
+  readonly notes: string[];
+  run(x: Tensor): Promise<NamedOutput[]>;
+  release(): Promise<void>;
+}
+
+export interface OpenModelOptions {
+  /** Run an .onnx file in onnxruntime-node ('ort') or import it ('qtk'); default: qtk for float files. */
+  readonly runtime?: 'ort' | 'qtk';
+  readonly inputShape?: InputShapeOption;
+  readonly maxElements?: unknown;
+}
+
+/** Opens MODEL for running; the errors name the file and what to do. */
+export async function openModel(path: string, o: OpenModelOptions = {}): Promise<RunnableModel> {
+  if (isOnnxPath(path)) {
+    const file = readOnnxFile(path);
+    const chosen = o.runtime ?? (file.form.kind === 'float' ? 'qtk' : 'ort');
+    if (chosen === 'ort') return openInOrt(file, o.inputShape);
+    if (file.form.kind !== 'float') throw notImportable(file);
+  } else if (o.runtime === 'ort') {
+    throw new CliError(
+      `--runtime ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
+      { exitCode: 2 },
+    );
+  }
+  return openInQtk(path, o);
+}
+
+/** Why QTK cannot run a quantized ONNX file, and what to do instead. */
+export function notImportable(file: OnnxFile): CliError {
+  return new CliError(
+    `--runtime qtk cannot run ${file.path}: it is ${FORM_LABEL[file.form.kind]} (${file.form.evidence}), and QTK imports float ONNX only. ` +
+      'Run it with --runtime ort (the default for such files), or use the QTK model file it was exported from',
+  );
+}
+
+/** An .onnx file in onnxruntime-node. */
+export async function openInOrt(file: OnnxFile, inputShape?: InputShapeOption): Promise<RunnableModel> {
+  const input = singleFloatInput(file);
+  const declared = input.shape;
+  const ort = await OrtModel.create(file);
+  const infos = new Map((savedOutputs(file.model) ?? []).map((i) => [i.name, i]));
+  const notes: string[] = [];
+  return {
+    path: file.path,
+    label: FORM_LABEL[file.form.kind],
+    runtime: `onnxruntime-node ${ort.version}`,
+    sampleShape: () => sampleShapeFrom(declared, oneInputShape(inputShape, input.name)),
+    savedPreprocess: savedPreprocess(file.model),
+    notes,
+    async run(x) {
+      const outputs = await ort.run(x);
+      return outputs.map((y, i) => {
+        const name = ort.outputNames[i] ?? `output_${i}`;
+        return { name, dims: [...y.dims], data: floatValues(y, infos.get(name), name, notes) };
+      });
+    },
+    release: () => ort.release(),
+  };
+}
+
+const FLOAT_TYPES = new Set(['float32', 'float64', 'float16']);
+
+/**
+ * A runtime output as float32: float outputs as they are; an integer output of qtk export (recorded in the file's
+ * metadata with its scale) as integer × scale; any other integer output (an arg-max, a count) as its numbers.
+ */
+function floatValues(y: RuntimeOutput, info: OutputInfo | undefined, name: string, notes: string[]): Float32Array {
+  const out = Float32Array.from(y.data);
+  if (FLOAT_TYPES.has(y.type)) return out;
+  const scale = info?.scale;
+  if (!scale || scale.length === 0) {
+    const note = `output '${name}' holds ${y.type} values and the file records no scale for it: written as the integers`;
+    if (!notes.includes(note)) notes.push(note);
+    return out;
+  }
+  if (info.axis === null || info.axis === undefined || scale.length === 1) {
+    for (let i = 0; i < out.length; i++) out[i] = out[i]! * scale[0]!;
+    return out;
+  }
+  const axis = info.axis;
+  const inner = y.dims.slice(axis + 1).reduce((p, d) => p * d, 1);
+  const channels = y.dims[axis]!;
+  if (channels !== scale.length)
+    throw new CliError(
+      `output '${name}' has ${channels} channels along axis ${axis}, but the file's metadata records ${scale.length} scales; re-export the model`,
+    );
+  for (let i = 0; i < out.length; i++) out[i] = out[i]! * scale[Math.floor(i / inner) % channels]!;
+  return out;
+}
+
+/** A float ONNX file imported into QTK, or a QTK model file. */
+function openInQtk(path: string, o: OpenModelOptions): RunnableModel {
+  const { model, kind, label, meta } = loadModelSource(path, o.maxElements, o.inputShape);
+  const shape = inputShapeFor(model, o.inputShape) ?? savedShape(meta);
+  const names = (ioNamesOf(model) ?? savedIoNames(meta))?.outputs;
+  model.eval();
+  if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // frozen scales, whatever state it was saved in
+  return {
+    path,
+    label,
+    runtime: 'qtk',
+    sampleShape: () => sampleShapeOf(model, shape),
+    savedPreprocess: (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined,
+    notes: [],
+    async run(x) {
+      const y = noGrad(() => model.call(x));
+      const values: unknown[] = Array.isArray(y) ? y : [y];
+      return values.map((v, i) => {
+        const name = names?.length === values.length ? names[i]! : values.length === 1 ? 'output' : `output_${i}`;
+        const t = v instanceof QTensor ? v.dequantize() : v;
+        if (!(t instanceof Tensor))
+          throw new CliError(
+            `${path}: output ${i} ('${name}') is a ${typeof v}, not a tensor; qtk writes tensor outputs`,
+          );
+        return { name, dims: [...t.shape], data: Float32Array.from(t.values() as ArrayLike<number>) };
+      });
+    },
+    release: async () => {},
+  };
+}

@@ -1,0 +1,100 @@
+// How closely a model's outputs follow a reference model's on the same samples, output by output, accumulated
+// batch by batch: SQNR, cosine similarity, max abs error, and top-1 agreement for class scores ([N, classes]).
+
+/** The totals of one output over the batches seen. */
+export class OutputAgreement {
+  private signal = 0;
+  private noise = 0;
+  private dot = 0;
+  private modelEnergy = 0;
+  private maxAbs = 0;
+  private referenceMaxAbs = 0;
+  private agreeing = 0;
+  private samples = 0;
+  private nonFinite = 0;
+  /** Shape of one sample's output (without the batch axis). */
+  readonly sampleDims: readonly number[];
+
+  constructor(
+    readonly name: string,
+    readonly referenceName: string,
+    dims: readonly number[],
+  ) {
+    this.sampleDims = dims.slice(1);
+  }
+
+  /** Whether the output is class scores: rank 2, [N, classes] with at least two classes. */
+  get isClassScores(): boolean {
+    return this.sampleDims.length === 1 && this.sampleDims[0]! > 1;
+  }
+
+  /** Adds one batch: the model's and the reference's values of this output, of the same [k, ...] shape. */
+  add(model: Float32Array, reference: Float32Array, k: number): void {
+    for (let i = 0; i < reference.length; i++) {
+      const r = reference[i]!;
+      const m = model[i]!;
+      const e = m - r;
+      if (!Number.isFinite(e)) {
+        this.nonFinite++;
+        continue;
+      }
+      this.signal += r * r;
+      this.noise += e * e;
+      this.dot += r * m;
+      this.modelEnergy += m * m;
+      this.maxAbs = Math.max(this.maxAbs, Math.abs(e));
+      this.referenceMaxAbs = Math.max(this.referenceMaxAbs, Math.abs(r));
+    }
+    if (this.isClassScores) {
+      const c = this.sampleDims[0]!;
+      for (let s = 0; s < k; s++) if (argmax(model, s * c, c) === argmax(reference, s * c, c)) this.agreeing++;
+    }
+    this.samples += k;
+  }
+
+  /**
+   * The figures: sqnrDb = 10·log10(Σ ref² / Σ (model − ref)²) (Infinity when identical), cosine of the two as
+   * vectors, max |model − ref| (all over the values where both are finite), and for class scores the share of samples whose arg-max agrees.
+   */
+  result(): AgreementResult {
+    const sqnrDb =
+      this.noise === 0 ? (this.signal === 0 ? Number.NaN : Infinity) : 10 * Math.log10(this.signal / this.noise);
+    const norms = Math.sqrt(this.signal * this.modelEnergy);
+    return {
+      name: this.name,
+      referenceName: this.referenceName,
+      shape: [...this.sampleDims],
+      samples: this.samples,
+      sqnrDb,
+      cosine: norms === 0 ? (this.signal === this.modelEnergy ? 1 : 0) : this.dot / norms,
+      maxAbsError: this.maxAbs,
+      referenceMaxAbs: this.referenceMaxAbs,
+      nonFinite: this.nonFinite,
+      ...(this.isClassScores ? { top1Agreement: this.agreeing / this.samples } : {}),
+    };
+  }
+}
+
+export interface AgreementResult {
+  readonly name: string;
+  readonly referenceName: string;
+  /** One sample's output shape. */
+  readonly shape: number[];
+  readonly samples: number;
+  readonly sqnrDb: number;
+  readonly cosine: number;
+  readonly maxAbsError: number;
+  /** The largest |ref|: maxAbsError / referenceMaxAbs is the error relative to the output's range. */
+  readonly referenceMaxAbs: number;
+  /** Values where the model or the reference is NaN or ±Infinity: left out of the figures above. */
+  readonly nonFinite: number;
+  /** For class scores only: the share (0..1) of samples whose arg-max equals the reference's. */
+  readonly top1Agreement?: number;
+}
+
+/** The index of the first largest of `n` values from `at`. */
+function argmax(v: Float32Array, at: number, n: number): number {
+  let best = 0;
+  for (let j = 1; j < n; j++) if (v[at + j]! > v[at + best]!) best = j;
+  return best;
+}
