@@ -308,7 +308,12 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       );
       continue;
     }
-    const created = place(node, nameFor(node), converted.module);
+    const created = place(
+      node,
+      nameFor(node),
+      converted.module,
+      (converted.args as typeof node.args | undefined) ?? node.args,
+    );
     if (converted.outputQparams) qparams.set(created, converted.outputQparams);
   }
   if (failures.length) throw new ConversionError(march.id, failures);

@@ -132,6 +132,11 @@ export interface ConvertedNode {
   readonly module: Module;
   /** Qparams of the output; null when the output is a float tensor (a DeQuantStub). */
   readonly outputQparams: QParams | null;
+  /**
+   * The arguments the module is called with, where they differ from the node's (the importer's
+   * `onnx.reduce(x, kind, axes, keepdims)` becomes a reduce module's `(x, axes, keepdims)`).
+   */
+  readonly args?: readonly unknown[];
 }
 
 /**

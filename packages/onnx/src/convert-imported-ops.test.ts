@@ -1,0 +1,58 @@
+// Imported forms of ops that used to import but not convert (issue 28 §3): each converts on the
+// marches whose table claims it, agrees with the fake-quant model and exports bit-exact.
+import { describe, expect, it } from 'vitest';
+import type { NodeMsg } from './onnx-schema.js';
+import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
+import { exportAndCompare } from './testing/fixed-models.js';
+import { convertImported, runBoth } from './testing/imported-conversion.js';
+import { moduleKinds } from './testing/integer-inputs.js';
+
+const MARCHES = ['bayes', 'bernoulli2'] as const;
+
+/** Max |a - b| in units of `step`. */
+function maxSteps(a: Float32Array, b: Float32Array, step: number): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!) / step);
+  return m;
+}
+
+function outputStep(fixedModel: { namedModules(): Iterable<[string, unknown]> }): number {
+  for (const [, m] of fixedModel.namedModules()) {
+    const s = (m as { outScale?: number }).outScale;
+    if (typeof s === 'number') return s;
+  }
+  throw new Error('no output scale');
+}
+
+describe('ReduceMean over the spatial axes (ShuffleNetV2 / MnasNet global pool)', () => {
+  for (const keepdims of [0, 1])
+    for (const opset of [11, 17])
+      for (const march of MARCHES)
+        it(`${march}, opset ${opset}, keepdims ${keepdims}: converts, within one step of fake quant, bit-exact in onnxruntime`, async () => {
+          const node: NodeMsg = {
+            op_type: 'ReduceMean',
+            name: 'gap',
+            input: ['x'],
+            output: ['y'],
+            attribute: [
+              { name: 'axes', type: 7, ints: [2, 3] },
+              { name: 'keepdims', type: 2, i: keepdims },
+            ],
+          };
+          const bytes = handMadeModel(
+            [node],
+            {
+              input: [valueInfo('x', ['N', 3, 4, 5])],
+              output: [valueInfo('y', keepdims ? ['N', 3, 1, 1] : ['N', 3])],
+            },
+            opset,
+          );
+          const c = convertImported(bytes, [2, 3, 4, 5], { march });
+          expect(moduleKinds(c.fixed)).toContain('FixedReduce');
+          const { fakeQuant, fixed } = runBoth(c);
+          expect(fixed.length).toBe(6);
+          expect(maxSteps(fixed, fakeQuant, outputStep(c.fixed))).toBeLessThanOrEqual(1);
+          const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+          expect(comparison.identical, summary).toBe(true);
+        });
+});
