@@ -18,7 +18,7 @@ function maxSteps(a: Float32Array, b: Float32Array, step: number): number {
 
 function outputStep(fixedModel: { namedModules(): Iterable<[string, unknown]> }): number {
   for (const [, m] of fixedModel.namedModules()) {
-    const s = (m as { outScale?: number }).outScale;
+    const s = (m as { outScale?: number }).outScale ?? (m as { config?: { outScale?: number } }).config?.outScale;
     if (typeof s === 'number') return s;
   }
   throw new Error('no output scale');
@@ -55,4 +55,44 @@ describe('ReduceMean over the spatial axes (ShuffleNetV2 / MnasNet global pool)'
           const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
           expect(comparison.identical, summary).toBe(true);
         });
+});
+
+describe("HardSigmoid with ONNX's alpha / beta", () => {
+  const hardSigmoid = (alpha: number, beta: number) =>
+    handMadeModel(
+      [
+        {
+          op_type: 'HardSigmoid',
+          name: 'hs',
+          input: ['x'],
+          output: ['y'],
+          attribute: [
+            { name: 'alpha', type: 1, f: alpha },
+            { name: 'beta', type: 1, f: beta },
+          ],
+        },
+      ],
+      { input: [valueInfo('x', ['N', 4, 3, 3])], output: [valueInfo('y', ['N', 4, 3, 3])] },
+    );
+
+  // paddle2onnx writes 0.2 / 0.5
+  for (const [alpha, beta] of [
+    [0.2, 0.5],
+    [0.25, 0.4],
+  ] as const)
+    it(`bayes: alpha ${alpha}, beta ${beta} converts to a table of that function, bit-exact in onnxruntime`, async () => {
+      const c = convertImported(hardSigmoid(alpha, beta), [2, 4, 3, 3], { march: 'bayes', lo: -4, hi: 4 });
+      expect(moduleKinds(c.fixed)).toContain('FixedTableOp');
+      const { fakeQuant, fixed } = runBoth(c);
+      const step = outputStep(c.fixed);
+      expect(maxSteps(fixed, fakeQuant, step)).toBeLessThanOrEqual(1);
+      // the function is ONNX's: at x = 2, alpha·x + beta is below 1 (PyTorch's would give 5/6)
+      const x = c.input.values() as Float32Array;
+      for (let i = 0; i < x.length; i++) {
+        const want = Math.min(1, Math.max(0, alpha * x[i]! + beta));
+        expect(Math.abs(fixed[i]! - want)).toBeLessThan(3 * step + 0.02);
+      }
+      const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+      expect(comparison.identical, summary).toBe(true);
+    });
 });
