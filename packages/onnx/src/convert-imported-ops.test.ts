@@ -6,6 +6,7 @@ import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
 import { exportAndCompare } from './testing/fixed-models.js';
 import { convertImported, runBoth } from './testing/imported-conversion.js';
 import { moduleKinds } from './testing/integer-inputs.js';
+import { int64Proto } from './tensor-proto.js';
 
 const MARCHES = ['bayes', 'bernoulli2'] as const;
 
@@ -95,4 +96,55 @@ describe("HardSigmoid with ONNX's alpha / beta", () => {
       const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
       expect(comparison.identical, summary).toBe(true);
     });
+});
+
+describe('Pad before AveragePool (DenseNet transitions, paddle2onnx)', () => {
+  const padPool = (pads: number[], mode = 'constant') =>
+    handMadeModel(
+      [
+        {
+          op_type: 'Pad',
+          name: 'pad',
+          input: ['x', 'pads'],
+          output: ['p'],
+          attribute: [{ name: 'mode', type: 3, s: new TextEncoder().encode(mode) }],
+        },
+        {
+          op_type: 'AveragePool',
+          name: 'pool',
+          input: ['p'],
+          output: ['y'],
+          attribute: [
+            { name: 'kernel_shape', type: 7, ints: [2, 2] },
+            { name: 'strides', type: 7, ints: [2, 2] },
+          ],
+        },
+      ],
+      {
+        input: [valueInfo('x', ['N', 3, 6, 6])],
+        output: [valueInfo('y', ['N', 3, 'H', 'W'])],
+        initializer: [int64Proto('pads', pads)],
+      },
+    );
+
+  for (const march of MARCHES)
+    for (const pads of [
+      [0, 0, 0, 0, 0, 0, 0, 0],
+      [0, 0, 1, 1, 0, 0, 1, 1],
+    ])
+      it(`${march}: zero Pad [${pads.join(', ')}] then AveragePool converts, within one step of fake quant, bit-exact in onnxruntime`, async () => {
+        const c = convertImported(padPool(pads), [2, 3, 6, 6], { march });
+        expect(moduleKinds(c.fixed)).toEqual(expect.arrayContaining(['FixedValueOp', 'FixedAvgPool2d']));
+        const { fakeQuant, fixed } = runBoth(c);
+        expect(fixed.length).toBe(pads[2] ? 2 * 3 * 4 * 4 : 2 * 3 * 3 * 3);
+        expect(maxSteps(fixed, fakeQuant, outputStep(c.fixed))).toBeLessThanOrEqual(1);
+        const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+        expect(comparison.identical, summary).toBe(true);
+      });
+
+  it("bayes: a 'reflect' Pad is refused with the table's mode constraint, not 'no conversion rule'", () => {
+    expect(() =>
+      convertImported(padPool([0, 0, 1, 1, 0, 0, 1, 1], 'reflect'), [2, 3, 6, 6], { march: 'bayes' }),
+    ).toThrow(/pad: onnx\.pad \(Pad\) \(.*mode.*reflect/);
+  });
 });

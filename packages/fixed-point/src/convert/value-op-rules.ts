@@ -105,11 +105,12 @@ const relu6Rule: ConvertRule = {
 };
 
 /**
- * F.pad(x, pads, mode = 'constant', value = 0): zeros only (a zero is 0 at every scale). Matched by
- * name: the importer's pad takes ONNX modes and is not converted.
+ * F.pad(x, pads, mode = 'constant', value = 0) and the importer's onnx.pad(x, pads, mode, value) (an
+ * ONNX Pad, DenseNet's Pad before AveragePool): zeros only (a zero is 0 at every scale). Both take the
+ * mode third; the table refuses ONNX's 'reflect' / 'edge' by its mode constraint.
  */
 const padRule = valueOpRule('pad', ['Pad'], [], {
-  calls: ['pad'],
+  calls: ['pad', 'onnx.pad'],
   attrs: (ctx) => ({ mode: (ctx.node.args[2] as string | undefined) ?? 'constant' }),
   check(ctx, env) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
