@@ -19,6 +19,7 @@ export type DeployReason =
   | 'op not in table'
   | 'dtype'
   | 'attribute constraint'
+  | 'no conversion rule'
   | 'hybridDict'
   | 'qconfig null';
 

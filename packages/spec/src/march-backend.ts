@@ -168,6 +168,29 @@ export interface MarchGraphRewrite {
   run(gm: GraphModule): void;
 }
 
+/**
+ * What is known of a node before calibration, when a heterogeneous partition (or a check) asks
+ * whether the march converts it: the node and its catalog op, without qparams.
+ */
+export interface NodeSupportContext {
+  readonly march: string;
+  readonly node: Node;
+  /** As ConvertNodeContext.module: the float (or fused) module, null for functions and methods. */
+  readonly module: Module | null;
+  readonly op: string | null;
+  readonly attrs: Readonly<Record<string, unknown>>;
+  readonly fused: FusedOp | null;
+  /** The activation dtype the node's qconfig asks for; null for a high-precision output or none. */
+  readonly dtype: QuantDType | null;
+}
+
+/** Why a march cannot run a node, from its converter: no rule, or the table refuses the rule's op. */
+export type NodeSupportReason = 'op not in table' | 'dtype' | 'attribute constraint' | 'no conversion rule';
+
+export type NodeSupport =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: NodeSupportReason; readonly detail: string };
+
 /** Hooks conversion calls; each is optional, the capability table drives everything else. */
 export interface MarchHooksV1 {
   /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
@@ -193,6 +216,13 @@ export interface MarchHooksV1 {
    * rejects (dtype, attributes); convert collects these and reports every node at once.
    */
   convertNode?(ctx: ConvertNodeContext): ConvertedNode | undefined;
+  /**
+   * Whether convertNode converts this node, decided by the same rules and table checks (the one
+   * predicate the hybrid partition, the checks and the device tables ask). A march without it is
+   * judged by its capability table alone. Conversion may still fail where only qparams tell
+   * (a per-channel input, a missing output scale); heterogeneous conversion then runs the node on the CPU.
+   */
+  supportsNode?(ctx: NodeSupportContext): NodeSupport;
   /** Qparams of a preserved QAT module's float output quantized back into the fixed-point model. */
   quantizeNode?(ctx: { march: string; qparams: QParams; rounding: RoundingMode }): Module;
   /** The module turning a quantized value back into float (in front of a preserved QAT module). */
