@@ -1,7 +1,7 @@
 // Imported forms of ops that used to import but not convert (issue 28 §3): each converts on the
 // marches whose table claims it, agrees with the fake-quant model and exports bit-exact.
 import { describe, expect, it } from 'vitest';
-import type { NodeMsg } from './onnx-schema.js';
+import { DataType, type NodeMsg, type TensorMsg } from './onnx-schema.js';
 import { handMadeModel, valueInfo } from './testing/hand-made-model.js';
 import { exportAndCompare } from './testing/fixed-models.js';
 import { convertImported, runBoth } from './testing/imported-conversion.js';
@@ -147,4 +147,44 @@ describe('Pad before AveragePool (DenseNet transitions, paddle2onnx)', () => {
       convertImported(padPool([0, 0, 1, 1, 0, 0, 1, 1], 'reflect'), [2, 3, 6, 6], { march: 'bayes' }),
     ).toThrow(/pad: onnx\.pad \(Pad\) \(.*mode.*reflect/);
   });
+});
+
+describe('BatchNormalization after no conv (ConvTranspose + Add in a detection neck)', () => {
+  const f32 = (name: string, dims: number[], values: number[]): TensorMsg => ({
+    name,
+    dims,
+    data_type: DataType.FLOAT,
+    raw_data: new Uint8Array(Float32Array.from(values).buffer),
+  });
+  const bytes = handMadeModel(
+    [
+      { op_type: 'ConvTranspose', name: 'up', input: ['x', 'w'], output: ['u'] },
+      { op_type: 'Add', name: 'add', input: ['u', 'x'], output: ['s'] },
+      { op_type: 'BatchNormalization', name: 'bn', input: ['s', 'g', 'b', 'm', 'v'], output: ['y'] },
+    ],
+    {
+      input: [valueInfo('x', ['N', 3, 4, 4])],
+      output: [valueInfo('y', ['N', 3, 4, 4])],
+      initializer: [
+        f32('w', [3, 3, 1, 1], [0.5, -0.2, 0.1, 0.3, 0.8, -0.4, -0.1, 0.2, 0.6]),
+        f32('g', [3], [1.5, -0.5, 2]),
+        f32('b', [3], [0.1, 0.2, -0.3]),
+        f32('m', [3], [0.05, -0.1, 0.2]),
+        f32('v', [3], [0.9, 1.2, 0.5]),
+      ],
+    },
+  );
+
+  for (const march of MARCHES)
+    it(`${march}: converts as a depthwise 1×1 conv, within one step of fake quant, bit-exact in onnxruntime`, async () => {
+      const c = convertImported(bytes, [2, 3, 4, 4], { march });
+      const bn = c.fixed.getSubmodule('bn');
+      expect(bn.constructor.name).toBe('FixedConv');
+      expect((bn as unknown as { config: { attrs: { groups: number } } }).config.attrs.groups).toBe(3);
+      const { fakeQuant, fixed } = runBoth(c);
+      const step = (bn as unknown as { config: { outScale: Float32Array } }).config.outScale[0]!;
+      expect(maxSteps(fixed, fakeQuant, step)).toBeLessThanOrEqual(1);
+      const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+      expect(comparison.identical, summary).toBe(true);
+    });
 });
