@@ -39,7 +39,7 @@ export const batchNormRule: ConvertRule = {
   build(ctx, env) {
     const m = ctx.module as BatchNorm2d;
     const input = quantizedArgs(ctx)[0];
-    if (!input || input.qparams.scale.length !== 1)
+    if (input?.qparams.scale.length !== 1)
       throw unsupportedAt(ctx, env.march, 'its input is not a per-tensor quantized tensor');
     const out = ctx.outputQparams;
     if (!out) throw unsupportedAt(ctx, env.march, 'it has no output fake-quant');
