@@ -8,6 +8,7 @@ import { parseNumber, type CommandSpec } from './args.js';
 import { batchesOf } from './batches.js';
 import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
+import { conversionAdvice } from './conversion-advice.js';
 import { CliError, type CliIo } from './io.js';
 import { loadOnnx, MAX_ELEMENTS_OPTION, parseShape, sampleShapeOf } from './model-input.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
@@ -199,12 +200,10 @@ export function calibrateOnnxModel(
     try {
       fixed = convertFx(prepared, { march: marchId, onWarning });
     } catch (e) {
+      if (ConversionError.isInstance(e) && e.failures.length > 0)
+        throw new CliError(conversionAdvice(e, modelPath, marchId, hybrid, prepared), { cause: e });
       if (ConversionError.isInstance(e))
-        throw new CliError(
-          `cannot quantize ${modelPath} for '${marchId}': ${e.message}` +
-            (hybrid ? '' : '\nrerun with --hybrid to run these nodes on the CPU (a heterogeneous model)'),
-          { cause: e },
-        );
+        throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
       throw e;
     }
   }

@@ -20,6 +20,7 @@ export type DeployReason =
   | 'dtype'
   | 'attribute constraint'
   | 'no conversion rule'
+  | 'conversion refused'
   | 'hybridDict'
   | 'qconfig null';
 

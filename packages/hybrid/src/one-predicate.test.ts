@@ -45,3 +45,45 @@ describe('one predicate for the partition and the converter', () => {
     expect(kinds).toEqual(['Quantize', 'FixedConv', 'FixedAvgPool2d', 'FixedValueOp', 'FixedConv', 'Dequantize']);
   });
 });
+
+describe('the hybrid guarantee: what conversion refuses after calibration runs on the CPU', () => {
+  const x = rand([2, 3, 9, 9], { low: -1, high: 1, generator: new Generator(5) });
+
+  it('bernoulli2: a 9×9 adaptive pool (a window over the AveragePool limit of 7) goes to the CPU, with the reason, and the model converts', () => {
+    const warnings: string[] = [];
+    const qat = prepareQatFx(
+      new GlobalPoolNet(),
+      { global: defaultQatQconfig },
+      { march: 'bernoulli2', hybrid: true, onWarning: () => {} },
+    );
+    calibrate(qat, [x]);
+    const fixed = convertFx(qat, { onWarning: (m) => warnings.push(m) });
+    const pool = checkDeployDevice(fixed).nodes.find((n) => n.name === 'pool')!;
+    expect(pool).toMatchObject({
+      device: 'CPU',
+      reason: 'conversion refused',
+      detail: 'as an AveragePool its 9×9 window (input 9×9) exceeds the kernel limit of 7',
+    });
+    expect(warnings).toEqual([
+      "pool: runs on the CPU, march 'bernoulli2' cannot convert it (as an AveragePool its 9×9 window (input 9×9) exceeds the kernel limit of 7)",
+    ]);
+    // the fixed-point model runs and agrees with the fake-quant model within a few output steps
+    const out = (fixed.call(x) as Tensor).values() as Float32Array;
+    const ref = (qat.call(x) as Tensor).values() as Float32Array;
+    let worst = 0;
+    for (let i = 0; i < out.length; i++) worst = Math.max(worst, Math.abs(out[i]! - ref[i]!));
+    expect(worst).toBeLessThan(0.05);
+  });
+
+  it('bernoulli2 without hybrid: conversion names the pool and the window instead of failing when the model runs', () => {
+    const qat = prepareQatFx(
+      new GlobalPoolNet(),
+      { global: defaultQatQconfig },
+      { march: 'bernoulli2', onWarning: () => {} },
+    );
+    calibrate(qat, [x]);
+    expect(() => convertFx(qat, { onWarning: () => {} })).toThrow(
+      /pool: AdaptiveAvgPool2d \(AdaptiveAveragePool \/ AveragePool\) \(as an AveragePool its 9×9 window \(input 9×9\) exceeds the kernel limit of 7\)/,
+    );
+  });
+});

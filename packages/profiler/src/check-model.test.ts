@@ -40,11 +40,10 @@ describe('checkModel', () => {
     expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   });
 
-  it('names a shared conv and the chains it keeps unfused, and the BatchNorm left alone the march cannot run', () => {
+  it('names a shared conv and the chains it keeps unfused (the BatchNorm left alone runs on the BPU as a depthwise conv)', () => {
     const result = checkModel(new SharedConvNet(), { march: 'bayes' });
     const ownConv = { kind: 'code', hint: "give each call of 'conv' its own Conv2d so the chain can fuse" };
     expect(brief(result.findings)).toEqual([
-      ['unsupported-op', 'error', 'bn', { kind: 'hybrid', hybridDict: { moduleName: ['bn'] } }],
       ['fusion-blocked', 'warning', 'conv', ownConv],
       ['fusion-blocked', 'warning', 'conv', ownConv],
       [
@@ -54,18 +53,17 @@ describe('checkModel', () => {
         { kind: 'code', hint: "give each call of 'conv' its own Conv2d (same weights if it must be shared)" },
       ],
     ]);
-    expect(result.findings[3]!.message).toContain("'conv' (Conv2d) is called 2 times (nodes conv, conv_1)");
+    expect(result.findings[2]!.message).toContain("'conv' (Conv2d) is called 2 times (nodes conv, conv_1)");
   });
 
-  it('warns when a shared BatchNorm breaks both conv-bn patterns, once per module for the op the march lacks', () => {
+  it('warns when a shared BatchNorm breaks both conv-bn patterns (the unfused BatchNorm itself converts)', () => {
     const result = checkModel(new SharedNormNet(), { march: 'bayes' });
     expect(result.findings.map((f) => [f.code, f.node])).toEqual([
-      ['unsupported-op', 'bn'],
       ['fusion-blocked', 'bn'],
       ['fusion-blocked', 'bn'],
       ['shared-module', 'bn'],
     ]);
-    expect(result.findings[1]!.message).toBe(
+    expect(result.findings[0]!.message).toBe(
       "conv0 → bn ('conv2d_bn') is not fused: the BatchNorm 'bn' is also called outside this chain, so it cannot be folded into 'conv0'",
     );
   });

@@ -124,6 +124,11 @@ export interface ConvertNodeContext {
   warn(message: string): void;
   /** The user's table options for this node (by module path or node name), validated; null or absent when none. */
   readonly tableOptions?: NodeTableOptions | null;
+  /**
+   * The shape of a module node's first input as calibration last saw it; absent when unknown (before
+   * calibration, supportsNode). Rules whose feasibility depends on it (an adaptive pool's windows) read it.
+   */
+  readonly inputShape?: readonly number[];
 }
 
 /** A fixed-point replacement: the module run in place of the node, and the qparams of what it outputs. */

@@ -179,20 +179,22 @@ export function ruleVerdict(
   }
   if (rule.ops.length === 0) return { ok: true, rule, op: null };
   const attrs = rule.attrs?.(ctx) ?? {};
-  let refusal: { op: string; reason: NodeSupportReason; detail: string } | null = null;
+  type Refusal = { op: string; reason: NodeSupportReason; detail: string };
+  let refusal: Refusal | null = null;
   for (const op of rule.ops) {
     const listed = env.table.ops.some((o) => o.op === op);
     const typed = listed && checkOpSupport(env.table, { op, ...(dtype ? { dtype } : {}) });
     const s = checkOpSupport(env.table, { op, ...(dtype ? { dtype } : {}), attrs });
     const refused = s.ok ? (rule.refuse?.(ctx, { ...env, op }) ?? null) : null;
     if (s.ok && refused === null) return { ok: true, rule, op };
-    refusal ??= !listed
+    const r: Refusal = !listed
       ? { op, reason: 'op not in table', detail: s.ok ? '' : s.reason }
       : typed && !typed.ok
         ? { op, reason: 'dtype', detail: typed.reason }
         : { op, reason: 'attribute constraint', detail: refused ?? (s.ok ? '' : s.reason) };
+    // the first op's refusal, unless it is only absent from the table and a later op the table lists says more
+    if (!refusal || (refusal.reason === 'op not in table' && r.reason !== 'op not in table')) refusal = r;
   }
-  // the first op's refusal names the op the rule prefers
   return { ok: false, rule, ...refusal! };
 }
 
