@@ -14,9 +14,7 @@ export function conversionAdvice(
   hybrid: boolean,
   prepared: GraphModule,
 ): string {
-  const lines = e.failures
-    .slice(0, LISTED)
-    .map((f) => `  - ${f.node}: ${f.op}${f.reason ? ` (${f.reason})` : ''}`);
+  const lines = e.failures.slice(0, LISTED).map((f) => `  - ${f.node}: ${f.op}${f.reason ? ` (${f.reason})` : ''}`);
   if (e.failures.length > LISTED) lines.push(`  ... and ${e.failures.length - LISTED} more`);
   const head = `cannot quantize ${modelPath} for '${march}': march '${march}' cannot convert ${e.failures.length} node(s):\n${lines.join('\n')}\n`;
   const modules = new Set(prepared.graph.nodes.filter((n) => n.op === 'call_module').map((n) => n.target));
