@@ -9,6 +9,7 @@ import { batchesOf } from './batches.js';
 import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
 import { HybridDictError } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
+import { conversionAdvice } from './conversion-advice.js';
 import { CliError, type CliIo } from './io.js';
 import {
   INPUT_SHAPE_OPTION,
@@ -209,12 +210,10 @@ export function calibrateOnnxModel(
     try {
       fixed = convertFx(prepared, { march: marchId, onWarning });
     } catch (e) {
+      if (ConversionError.isInstance(e) && e.failures.length > 0)
+        throw new CliError(conversionAdvice(e, modelPath, marchId, hybrid, prepared), { cause: e });
       if (ConversionError.isInstance(e))
-        throw new CliError(
-          `cannot quantize ${modelPath} for '${marchId}': ${e.message}` +
-            (hybrid ? '' : '\nrerun with --hybrid to run these nodes on the CPU (a heterogeneous model)'),
-          { cause: e },
-        );
+        throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
       throw e;
     }
   }

@@ -1,16 +1,19 @@
 import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { checkOpSupport, marches, type MarchBackendV1 } from '@qtk/spec';
+import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { nodeOp, type NodeOp } from './op-names.js';
-import { checkDeployDevice, type DeployDeviceReport } from '@qtk/hybrid';
+import { checkDeployDevice, type DeployDeviceReport, nodeVerdict } from '@qtk/hybrid';
 
 /** How one node of the float graph fares on a march. */
 export interface NodeSupport {
   readonly node: string;
   readonly op: NodeOp;
-  /** The capability table's verdict for the op (no dtype; attribute constraints checked). */
+  /**
+   * The march's verdict before conversion (no dtype): its converter's rule and table checks (supportsNode,
+   * the hybrid partition's predicate), the capability table alone for a march without that hook.
+   */
   readonly table: { readonly ok: boolean; readonly reason?: string };
   /**
    * What a trial conversion did: 'converted'; 'fused' (absorbed into a neighbour by fusion);
@@ -68,8 +71,8 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
   for (const node of gm.graph.nodes) {
     const op = nodeOp(gm, node);
     if (!op) continue;
-    const t = checkOpSupport(march.capabilities, { op: op.op, attrs: op.attrs });
-    const table = t.ok ? { ok: true } : { ok: false, reason: t.reason };
+    const v = nodeVerdict(gm, node, march, null);
+    const table = !v || v.ok ? { ok: true } : { ok: false, reason: v.detail ?? v.reason };
     let convert: NodeSupport['convert'];
     let reason: string | undefined;
     if (!prepared) convert = 'not-run';

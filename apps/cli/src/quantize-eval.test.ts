@@ -201,6 +201,12 @@ describe('qtk quantize and qtk eval', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("march 'bernoulli2' cannot convert 3 node(s):");
     for (const n of ['lrelu: LeakyReLU', 'abs: abs', 'sm: Softmax']) expect(r.stderr).toContain(`  - ${n}`);
+    // advice in the CLI's terms: the module names for --keep-float (the functional abs has none), not library code
+    expect(r.stderr).toContain(
+      'rerun with --hybrid to run these nodes on the CPU (a heterogeneous model), keep modules float with --keep-float lrelu,sm, or choose another march (--march bayes',
+    );
+    expect(r.stderr).not.toContain("import '@qtk/hybrid'");
+    expect(r.stderr).not.toContain('prepareQatFx');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(() => readFileSync(out)).toThrow();
   });

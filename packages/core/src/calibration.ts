@@ -1,4 +1,5 @@
 import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
+import { GraphModule } from '@qtk/ir';
 import type { Module, StateDict } from '@qtk/nn';
 import { noGrad, type Tensor } from '@qtk/tensor';
 
@@ -53,14 +54,19 @@ export function calibrate(model: Module, batches: Iterable<Tensor | Tensor[]>, o
   model.eval();
   setFakeQuantize(model, 'CALIBRATION');
   let n = 0;
-  noGrad(() => {
-    for (const b of batches) {
-      if (options.numBatches !== undefined && n >= options.numBatches) break;
-      (model as unknown as { call(...a: Tensor[]): unknown }).call(...(Array.isArray(b) ? b : [b]));
-      options.onBatch?.(n);
-      n++;
-    }
-  });
+  const recording = recordInputShapes(model);
+  try {
+    noGrad(() => {
+      for (const b of batches) {
+        if (options.numBatches !== undefined && n >= options.numBatches) break;
+        (model as unknown as { call(...a: Tensor[]): unknown }).call(...(Array.isArray(b) ? b : [b]));
+        options.onBatch?.(n);
+        n++;
+      }
+    });
+  } finally {
+    recording.stop();
+  }
   setFakeQuantize(model, 'VALIDATION');
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
   for (const { module, issue } of calibrationIssues(model)) warn(`calibration: fake-quant '${module}' ${issue}`);
@@ -81,4 +87,33 @@ export function startQat(model: Module, calibrationState?: StateDict): void {
   if (calibrationState) model.loadStateDict(calibrationState);
   setFakeQuantize(model, 'QAT');
   model.train();
+}
+
+/** `node.meta` key: the shape of a module node's first input in the last calibration batch (conversion reads it). */
+export const CALIBRATED_INPUT_SHAPE = 'calibratedInputShape';
+
+/** While calibrating a GraphModule, records each module node's first input shape in its meta. */
+function recordInputShapes(model: Module): { stop(): void } {
+  if (!(model instanceof GraphModule)) return { stop: () => {} };
+  const handles: { remove(): void }[] = [];
+  for (const node of model.graph.nodes) {
+    if (node.op !== 'call_module' || node.method !== undefined) continue;
+    let m: Module;
+    try {
+      m = model.getSubmodule(node.target);
+    } catch {
+      continue;
+    }
+    handles.push(
+      m.registerForwardPreHook((_m, args) => {
+        const x = args[0] as { shape?: unknown } | undefined;
+        if (x && Array.isArray(x.shape)) node.meta[CALIBRATED_INPUT_SHAPE] = [...(x.shape as number[])];
+      }),
+    );
+  }
+  return {
+    stop: () => {
+      for (const h of handles) h.remove();
+    },
+  };
 }

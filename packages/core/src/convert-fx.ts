@@ -18,7 +18,8 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { copyTensorAttributes } from './copy-tensor-attributes.js';
 import { getMarch } from './march.js';
 import { convertNodeContext } from './node-context.js';
-import { modelInfoOf, recordModelInfo } from './model-info.js';
+import { HYBRID_MODEL, modelInfoOf, recordModelInfo } from './model-info.js';
+import { setDeployDevice } from './deploy-device.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { isWrappedMethodCall } from './fx-wrapped-modules.js';
@@ -150,6 +151,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   const uncalibrated = uncalibratedFakeQuants(qatModel, called);
   if (uncalibrated.length) throw new ConversionError(march.id, [], uncalibrated);
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+  const hybrid = qatModel.meta[HYBRID_MODEL] === true;
   const rounding = options.rounding ?? getDefaultRounding();
   const tableOptions = parseTableOptions(options.tableOptions, qatModel);
 
@@ -284,6 +286,10 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     // a failed node still counts as quantized, so the nodes after it are checked too and every
     // failure is reported at once
     const fail = (e: UnsupportedOpError) => {
+      if (hybrid) {
+        runOnCpu(node, module, e, ctx.outputQparams ?? qparams.get(quantizedInputs[0]!) ?? null, fqUser);
+        return;
+      }
       failures.push(e);
       const qp = ctx.outputQparams ?? qparams.get(quantizedInputs[0]!);
       if (qp) qparams.set(node, qp);
@@ -309,7 +315,12 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
       );
       continue;
     }
-    const created = place(node, nameFor(node), converted.module);
+    const created = place(
+      node,
+      nameFor(node),
+      converted.module,
+      (converted.args as typeof node.args | undefined) ?? node.args,
+    );
     if (converted.outputQparams) qparams.set(created, converted.outputQparams);
   }
   if (failures.length) throw new ConversionError(march.id, failures);
@@ -361,14 +372,31 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   }
 
   /** A node whose qconfig is null (step-wise quantization): runs in float on dequantized inputs. */
-  function keepFloat(node: Node, module: Module | null): void {
+  function keepFloat(node: Node, module: Module | null): Node {
     const { args, kwargs } = floatArgs(node);
-    if (module) {
-      place(node, node.target, copyOf(module), args, kwargs, node.method);
-      return;
-    }
+    if (module) return place(node, node.target, copyOf(module), args, kwargs, node.method);
     node.args = args;
     node.kwargs = kwargs;
+    return node;
+  }
+
+  /**
+   * Heterogeneous model: a node the partition put on the BPU that the march then refuses (what only
+   * calibration tells: a window too large, a per-channel input) runs in float on the CPU, and its output
+   * is quantized again (its own scale, else its input's) where BPU ops read it.
+   */
+  function runOnCpu(
+    node: Node,
+    module: Module | null,
+    e: UnsupportedOpError,
+    qp: QParams | null,
+    fqUser: Node | null,
+  ): void {
+    const created = keepFloat(node, module);
+    const reason = e.reason || 'the march cannot convert it';
+    setDeployDevice(created, 'CPU', 'conversion refused', reason);
+    warn(`${node.name}: runs on the CPU, march '${march.id}' cannot convert it (${reason})`);
+    if (qp) quantizeAfter(fqUser ?? created, qp);
   }
 
   function preserve(node: Node, module: Module, quantizedInputs: readonly Node[]): void {

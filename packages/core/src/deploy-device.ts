@@ -19,6 +19,8 @@ export type DeployReason =
   | 'op not in table'
   | 'dtype'
   | 'attribute constraint'
+  | 'no conversion rule'
+  | 'conversion refused'
   | 'hybridDict'
   | 'qconfig null';
 

@@ -4,6 +4,9 @@ export type ModelKind = 'float' | 'qat' | 'fixed-point';
 export const MODEL_KINDS = ['float', 'qat', 'fixed-point'] as const;
 
 /** What a model is and which march it was made for, as recorded in its GraphModule's `meta`. */
+/** `gm.meta` key: prepared with `hybrid: true` (a heterogeneous model). */
+export const HYBRID_MODEL = 'hybrid';
+
 export interface ModelInfo {
   /** null when nothing was recorded (a traced float model, a hand-built graph). */
   readonly kind: ModelKind | null;

@@ -4,6 +4,7 @@ import type { Module } from '@qtk/nn';
 import type { ConvertNodeContext, NodeTableOptions, QParams, RoundingMode } from '@qtk/spec';
 import type { OpMatch } from '@qtk/tensor';
 import { type QatModule, weightedLayer } from './qat-module.js';
+import { CALIBRATED_INPUT_SHAPE } from './calibration.js';
 
 /** What convert knows about one node when it asks the march to convert it. */
 export interface NodeContextParts {
@@ -43,5 +44,8 @@ export function convertNodeContext(p: NodeContextParts): ConvertNodeContext {
     rounding: p.rounding,
     warn: p.warn,
     ...(p.tableOptions !== undefined ? { tableOptions: p.tableOptions } : {}),
+    ...(Array.isArray(p.node.meta[CALIBRATED_INPUT_SHAPE])
+      ? { inputShape: p.node.meta[CALIBRATED_INPUT_SHAPE] as number[] }
+      : {}),
   };
 }

@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
-import { recordModelInfo } from './model-info.js';
+import { HYBRID_MODEL, recordModelInfo } from './model-info.js';
 import type { PrepareContext, PreparePass } from './prepare-context.js';
 import {
   checkQuantStubPass,
@@ -247,5 +247,7 @@ function prepareModel(
   checkModuleNames('qconfigDict.moduleName', Object.keys(qconfigDict.moduleName ?? {}), [traced, gm]);
   gm.recompile();
   recordModelInfo(gm, { kind: 'qat', march: march.id });
+  // convertFx runs a BPU op it then cannot convert on the CPU instead (the hybrid guarantee)
+  if (options.hybrid) gm.meta = { ...gm.meta, [HYBRID_MODEL]: true };
   return gm;
 }

@@ -114,6 +114,18 @@ export function leakyRelu(slope = 0.01): NonlinearFunction {
 /** PyTorch's hard sigmoid clamp(x/6 + 1/2, 0, 1), as the float HardSigmoid kernel. */
 export const hardsigmoid = def('hardsigmoid', (x) => (x <= -3 ? 0 : x >= 3 ? 1 : x / 6 + 0.5));
 
+/**
+ * ONNX's HardSigmoid max(0, min(1, alpha·x + beta)) with any alpha / beta (paddle2onnx writes 0.2 and
+ * 0.5; PyTorch's 1/6 and 1/2 is `hardsigmoid`), with float32 parameters as the importer computes it.
+ */
+export function hardSigmoidAffine(alpha: number, beta: number): NonlinearFunction {
+  finiteParam('hardSigmoidAffine', 'alpha', alpha);
+  finiteParam('hardSigmoidAffine', 'beta', beta);
+  const a = Math.fround(alpha);
+  const b = Math.fround(beta);
+  return def(`hard_sigmoid(${a},${b})`, (x) => Math.min(1, Math.max(0, Math.fround(Math.fround(a * x) + b))));
+}
+
 /** x·hardsigmoid(x), as the float HardSwish kernel. */
 export const hardswish = def('hardswish', (x) => (x <= -3 ? 0 : x >= 3 ? x : (x * (x + 3)) / 6));
 

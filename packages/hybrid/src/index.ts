@@ -17,3 +17,4 @@ export {
   type DeployMismatch,
 } from './check-deploy-device.js';
 export { formatDeployDevice } from './format-deploy-device.js';
+export { fragmentationWarning, FRAGMENTED_TRANSITIONS } from './fragmentation.js';

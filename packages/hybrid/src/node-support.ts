@@ -1,9 +1,20 @@
-// Whether the march's capability table runs a node: its catalog op (and, for a fused module, each
-// part), at the dtype its qconfig asks for, with its attributes. The first failing check names the
-// reason, so a user sees "not in the table" before "dtype" before "attribute constraint".
-import type { DeployReason } from '@qtk/core';
+// Whether a march runs a node on the BPU. A march with a supportsNode hook answers with its
+// converter's own decision (the rule, the table op it converts the node as, its dtype, attributes
+// and fusions), so the partition, the checks and the device tables can never claim what conversion
+// refuses. A march without the hook is judged by its capability table: the catalog op (and, for a
+// fused module, each part), at the dtype its qconfig asks for, with its attributes; the first
+// failing check names the reason ("not in the table" before "dtype" before "attribute constraint").
+import { type DeployReason, QatModule } from '@qtk/core';
 import type { GraphModule, Node } from '@qtk/ir';
-import { checkOpSupport, opOfNode, type CapabilityTable, type OpMatch, type QuantDType } from '@qtk/spec';
+import type { Module } from '@qtk/nn';
+import {
+  checkOpSupport,
+  opOfNode,
+  type CapabilityTable,
+  type MarchBackendV1,
+  type OpMatch,
+  type QuantDType,
+} from '@qtk/spec';
 
 export interface NodeVerdict {
   readonly ok: boolean;
@@ -45,20 +56,44 @@ export function opVerdict(table: CapabilityTable, match: OpMatch, dtype: QuantDT
   return SUPPORTED;
 }
 
+/** The float (or fused) module a converter rule sees: a QAT module's wrapped module. */
+function moduleAt(gm: GraphModule, node: Node): Module | null {
+  if (node.op !== 'call_module') return null;
+  try {
+    const m = gm.getSubmodule(node.target);
+    return m instanceof QatModule ? m.module : m;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The verdict for a node, or null when the catalog has no op for a function or method call (shape
- * queries, tuple indexing): those follow their inputs and get no device of their own. A module
+ * The verdict for a node on `march`, or null when the catalog has no op for a function or method call
+ * (shape queries, tuple indexing): those follow their inputs and get no device of their own. A module
  * without a catalog op (a user's leaf module) is not in the table.
  */
 export function nodeVerdict(
   gm: GraphModule,
   node: Node,
-  table: CapabilityTable,
+  march: MarchBackendV1,
   dtype: QuantDType | null,
 ): NodeVerdict | null {
   const match = opOfNode(gm, node);
-  if (match) return opVerdict(table, match, dtype);
-  if (node.op !== 'call_module') return null;
-  const m = gm.getSubmodule(node.target);
-  return { ok: false, reason: 'op not in table', detail: `module ${m.constructor.name} has no op in the op catalog` };
+  if (!match) {
+    if (node.op !== 'call_module') return null;
+    const m = gm.getSubmodule(node.target);
+    return { ok: false, reason: 'op not in table', detail: `module ${m.constructor.name} has no op in the op catalog` };
+  }
+  const supports = march.hooks.supportsNode;
+  if (!supports) return opVerdict(march.capabilities, match, dtype);
+  const v = supports.call(march.hooks, {
+    march: march.id,
+    node,
+    module: moduleAt(gm, node),
+    op: match.op,
+    attrs: match.attrs,
+    fused: match.fused ?? null,
+    dtype,
+  });
+  return v.ok ? SUPPORTED : { ok: false, reason: v.reason, detail: v.detail };
 }

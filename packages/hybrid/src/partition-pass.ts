@@ -88,7 +88,7 @@ function assignDevices(ctx: PrepareContext, ops: readonly Node[]): void {
       continue;
     }
     const dtype = dtypeOf(ctx.march, qconfig.activation?.options.dtype, path || node.name);
-    const verdict = nodeVerdict(ctx.gm, node, ctx.march.capabilities, dtype);
+    const verdict = nodeVerdict(ctx.gm, node, ctx.march, dtype);
     if (!verdict) continue;
     setDeployDevice(node, verdict.ok ? 'BPU' : 'CPU', verdict.reason, verdict.detail);
   }

@@ -3,7 +3,8 @@
 import { ConversionError, convertFx, prepareQatFx, QatModule, setHybridPartitioner } from '@qtk/core';
 import { defaultQatQconfig, FakeQuantize, getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import '@qtk/march-bayes';
+import { BAYES_NUMERICS } from '@qtk/march-bayes';
+import { createMarchConverter, createMarchSupport, DEFAULT_CONVERT_RULES } from '@qtk/fixed-point';
 import '@qtk/march-bernoulli2';
 import { AvgPool2d, Conv2d, DeQuantStub, Module, QuantStub, ReLU6, SELU } from '@qtk/nn';
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
@@ -248,14 +249,20 @@ describe('dtype and qconfig', () => {
 
   it("a dtype the march has but the op's table entry does not take sends the op to the CPU (reason dtype)", () => {
     const bayes = marches.get('bayes');
-    // bayes with a conv that takes qint8 only
+    // bayes with a conv that takes qint8 only; its converter reads the same table
+    const table = defineCapabilities({
+      ...bayes.capabilities,
+      ops: bayes.capabilities.ops.map((o) => (o.op === 'Conv' ? { ...o, dtypes: ['qint8'] } : o)),
+    });
+    const env = { march: 'bayes-conv-int8', table, numerics: BAYES_NUMERICS };
     const march: MarchBackendV1 = {
       ...bayes,
-      id: 'bayes-conv-int8',
-      capabilities: defineCapabilities({
-        ...bayes.capabilities,
-        ops: bayes.capabilities.ops.map((o) => (o.op === 'Conv' ? { ...o, dtypes: ['qint8'] } : o)),
-      }),
+      id: env.march,
+      capabilities: table,
+      hooks: {
+        convertNode: createMarchConverter(env, DEFAULT_CONVERT_RULES),
+        supportsNode: createMarchSupport(env, DEFAULT_CONVERT_RULES),
+      },
     };
     const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
     const qat = prepareQatFx(

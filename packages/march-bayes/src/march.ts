@@ -1,5 +1,6 @@
 import {
   createMarchConverter,
+  createMarchSupport,
   DEFAULT_CONVERT_RULES,
   planRequantizeWide,
   planAddShiftLarger,
@@ -26,6 +27,8 @@ export const BAYES_NUMERICS: MarchNumerics = Object.freeze({
   quantizeBias: quantizeBiasInt32,
 });
 
+const ENV = { march: 'bayes', table: BAYES_CAPABILITIES, numerics: BAYES_NUMERICS };
+
 /** The bayes march backend (RDK Ultra). Importing the package registers it under 'bayes'. */
 export const bayes: MarchBackendV1 = Object.freeze({
   apiVersion: 1,
@@ -33,10 +36,8 @@ export const bayes: MarchBackendV1 = Object.freeze({
   description: 'RDK Ultra BPU: int8 and int16 activations, int8 per-channel weights, segment tables',
   capabilities: BAYES_CAPABILITIES,
   hooks: Object.freeze({
-    convertNode: createMarchConverter(
-      { march: 'bayes', table: BAYES_CAPABILITIES, numerics: BAYES_NUMERICS },
-      DEFAULT_CONVERT_RULES,
-    ),
+    convertNode: createMarchConverter(ENV, DEFAULT_CONVERT_RULES),
+    supportsNode: createMarchSupport(ENV, DEFAULT_CONVERT_RULES),
   }),
 });
 

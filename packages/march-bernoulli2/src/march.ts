@@ -1,5 +1,6 @@
 import {
   createMarchConverter,
+  createMarchSupport,
   DEFAULT_CONVERT_RULES,
   planRequantizeInt16,
   planAddConvSumin,
@@ -18,6 +19,8 @@ export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
   quantizeBias: quantizeBiasShifted16,
 });
 
+const ENV = { march: 'bernoulli2', table: BERNOULLI2_CAPABILITIES, numerics: BERNOULLI2_NUMERICS };
+
 /** The bernoulli2 march backend (RDK X3). Importing the package registers it under 'bernoulli2'. */
 export const bernoulli2: MarchBackendV1 = Object.freeze({
   apiVersion: 1,
@@ -25,10 +28,8 @@ export const bernoulli2: MarchBackendV1 = Object.freeze({
   description: 'RDK X3 BPU: int8 activations, int8 per-channel weights, int16 requantize intermediate',
   capabilities: BERNOULLI2_CAPABILITIES,
   hooks: Object.freeze({
-    convertNode: createMarchConverter(
-      { march: 'bernoulli2', table: BERNOULLI2_CAPABILITIES, numerics: BERNOULLI2_NUMERICS },
-      DEFAULT_CONVERT_RULES,
-    ),
+    convertNode: createMarchConverter(ENV, DEFAULT_CONVERT_RULES),
+    supportsNode: createMarchSupport(ENV, DEFAULT_CONVERT_RULES),
   }),
 });
 

@@ -102,8 +102,8 @@ describe("@qtk/nn's modules in the op catalog", () => {
       'MatMul',
     ]);
     expect(opOfModule(ff, 'forward')).toBeNull();
-    // a lone BatchNorm and nn.Upsample keep their input's scale; Sigmoid and AvgPool2d get their own
-    expect(opOfModule(new nn.BatchNorm2d(2))?.ownOutputScale).toBe(false);
+    // nn.Upsample keeps its input's scale; a lone BatchNorm (it rescales each channel), Sigmoid and AvgPool2d get their own
+    expect(opOfModule(new nn.BatchNorm2d(2))?.ownOutputScale).toBe(true);
     expect(opOfModule(new nn.Upsample({ scaleFactor: 2 }))?.ownOutputScale).toBe(false);
     expect(opOfModule(new nn.Sigmoid())?.ownOutputScale).toBe(true);
     expect(opOfModule(new nn.AvgPool2d(2))?.ownOutputScale).toBe(true);

@@ -54,10 +54,9 @@ const NN_MODULE_OPS: readonly ModuleImplementation[] = [
   impl({ cls: ConvTranspose1d, op: 'ConvTranspose', attrs: convAttrs(1) }),
   impl({ cls: ConvTranspose2d, op: 'ConvTranspose', attrs: convAttrs(2) }),
   impl({ cls: Linear, op: 'Gemm' }),
-  // a BatchNorm left unfused keeps its input's scale: QTK's prepare gives only fused ones an output scale
-  ...[BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm].map((cls) =>
-    impl({ cls, op: 'BatchNormalization', ownOutputScale: false }),
-  ),
+  // a BatchNorm left unfused (after an add, in a detection neck) rescales each channel: it gets an output
+  // scale of its own, which its conversion (a per-channel affine, a depthwise 1×1 conv) requantizes to
+  ...[BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm].map((cls) => impl({ cls, op: 'BatchNormalization' })),
   impl({ cls: LayerNorm, op: 'LayerNormalization' }),
   impl({ cls: ReLU, op: 'Relu' }),
   impl({ cls: ReLU6, op: 'Clip', attrs: () => ({ min: 0, max: 6 }) }),

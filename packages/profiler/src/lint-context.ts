@@ -30,8 +30,8 @@ export interface LintOptions {
   /** prepareQatFx's `inputQuantStubs`. */
   readonly inputQuantStubs?: boolean;
   /**
-   * Inputs for a trial conversion (prepare, calibrate on them, convert): an op the capability table lacks
-   * but the march's conversion still takes (an adaptive pool as an AveragePool) is then a note, not an error.
+   * @deprecated No longer read: whether an op runs on the BPU is the march converter's own decision
+   * (its supportsNode hook), so no trial conversion is needed to settle ops the table lacks.
    */
   readonly exampleInputs?: Tensor | readonly Tensor[];
 }

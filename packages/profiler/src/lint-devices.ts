@@ -1,7 +1,6 @@
-// Linter rule: ops of the deployed part the march's capability table cannot run, each with the
-// hybridDict entry that keeps it on the CPU (the verdict is the hybrid partitioner's own).
+// Linter rule: ops of the deployed part the march cannot run, each with the hybridDict entry that
+// keeps it on the CPU (the verdict is the hybrid partitioner's own, the march converter's decision).
 import { deployedOps as hybridDeployedOps, nodeVerdict } from '@qtk/hybrid';
-import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
 import type { Node } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
 import { displayName, type LintContext } from './lint-context.js';
@@ -19,42 +18,13 @@ function activationDtype(ctx: LintContext, dtype: QuantDType | undefined): Quant
   return caps.activationDtypes.includes(dtype) ? dtype : null;
 }
 
-/**
- * The nodes a trial conversion on the example inputs cannot convert (module paths and node names), or null
- * when there are no example inputs or the trial could not run (then the table's verdict stands).
- */
-function trialFailures(ctx: LintContext): Set<string> | null {
-  if (!ctx.exampleInputs || ctx.hybrid) return null;
-  try {
-    const prepared = prepareQatFx(ctx.model, ctx.qconfigDict, {
-      march: ctx.march,
-      inputQuantStubs: ctx.inputQuantStubs,
-      onWarning: () => {},
-    });
-    calibrate(prepared, [ctx.exampleInputs.length === 1 ? ctx.exampleInputs[0]! : [...ctx.exampleInputs]], {
-      onWarning: () => {},
-    });
-    convertFx(prepared, { march: ctx.march, onWarning: () => {} });
-    return new Set();
-  } catch (e) {
-    if (ConversionError.isInstance(e)) return new Set(e.failures.map((f) => f.node));
-    return null;
-  }
-}
-
 export function deviceFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
-  let trial: Set<string> | null | undefined;
   for (const node of deployedOps(ctx)) {
     if (ctx.hybridMatcher.match(node)) continue;
     const { qconfig } = ctx.qconfigOf(node);
     if (qconfig === null) continue;
-    const verdict = nodeVerdict(
-      ctx.gm,
-      node,
-      ctx.march.capabilities,
-      activationDtype(ctx, qconfig.activation?.options.dtype),
-    );
+    const verdict = nodeVerdict(ctx.gm, node, ctx.march, activationDtype(ctx, qconfig.activation?.options.dtype));
     if (!verdict || verdict.ok) continue;
     const name = displayName(node);
     // a shared module's calls have one entry
@@ -69,17 +39,6 @@ export function deviceFindings(ctx: LintContext): Finding[] {
         node: name,
         message: `${what}; prepareQatFx's hybrid mode runs it on the CPU`,
         fix: { kind: 'prepare-option', option: { hybrid: true } },
-      });
-      continue;
-    }
-    trial ??= trialFailures(ctx);
-    if (trial && !trial.has(node.target) && !trial.has(node.name)) {
-      findings.push({
-        code: 'unsupported-op',
-        severity: 'info',
-        node: name,
-        message: `'${name}' (${nodeTypeOf(ctx.gm, node)}): ${verdict.detail ?? verdict.reason} of march '${ctx.march.id}', but the march's conversion takes it (a trial conversion on the example inputs converted it), so it runs on the BPU; in hybrid mode the partition reads the table and would put it on the CPU`,
-        fix: { kind: 'code', hint: 'nothing to do outside hybrid mode' },
       });
       continue;
     }

@@ -124,6 +124,11 @@ export interface ConvertNodeContext {
   warn(message: string): void;
   /** The user's table options for this node (by module path or node name), validated; null or absent when none. */
   readonly tableOptions?: NodeTableOptions | null;
+  /**
+   * The shape of a module node's first input as calibration last saw it; absent when unknown (before
+   * calibration, supportsNode). Rules whose feasibility depends on it (an adaptive pool's windows) read it.
+   */
+  readonly inputShape?: readonly number[];
 }
 
 /** A fixed-point replacement: the module run in place of the node, and the qparams of what it outputs. */
@@ -132,6 +137,11 @@ export interface ConvertedNode {
   readonly module: Module;
   /** Qparams of the output; null when the output is a float tensor (a DeQuantStub). */
   readonly outputQparams: QParams | null;
+  /**
+   * The arguments the module is called with, where they differ from the node's (the importer's
+   * `onnx.reduce(x, kind, axes, keepdims)` becomes a reduce module's `(x, axes, keepdims)`).
+   */
+  readonly args?: readonly unknown[];
 }
 
 /**
@@ -163,6 +173,29 @@ export interface MarchGraphRewrite {
   run(gm: GraphModule): void;
 }
 
+/**
+ * What is known of a node before calibration, when a heterogeneous partition (or a check) asks
+ * whether the march converts it: the node and its catalog op, without qparams.
+ */
+export interface NodeSupportContext {
+  readonly march: string;
+  readonly node: Node;
+  /** As ConvertNodeContext.module: the float (or fused) module, null for functions and methods. */
+  readonly module: Module | null;
+  readonly op: string | null;
+  readonly attrs: Readonly<Record<string, unknown>>;
+  readonly fused: FusedOp | null;
+  /** The activation dtype the node's qconfig asks for; null for a high-precision output or none. */
+  readonly dtype: QuantDType | null;
+}
+
+/** Why a march cannot run a node, from its converter: no rule, or the table refuses the rule's op. */
+export type NodeSupportReason = 'op not in table' | 'dtype' | 'attribute constraint' | 'no conversion rule';
+
+export type NodeSupport =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: NodeSupportReason; readonly detail: string };
+
 /** Hooks conversion calls; each is optional, the capability table drives everything else. */
 export interface MarchHooksV1 {
   /** Extra qconfig checks beyond the table's dtypes; throw QConfigError naming the module. */
@@ -188,6 +221,13 @@ export interface MarchHooksV1 {
    * rejects (dtype, attributes); convert collects these and reports every node at once.
    */
   convertNode?(ctx: ConvertNodeContext): ConvertedNode | undefined;
+  /**
+   * Whether convertNode converts this node, decided by the same rules and table checks (the one
+   * predicate the hybrid partition, the checks and the device tables ask). A march without it is
+   * judged by its capability table alone. Conversion may still fail where only qparams tell
+   * (a per-channel input, a missing output scale); heterogeneous conversion then runs the node on the CPU.
+   */
+  supportsNode?(ctx: NodeSupportContext): NodeSupport;
   /** Qparams of a preserved QAT module's float output quantized back into the fixed-point model. */
   quantizeNode?(ctx: { march: string; qparams: QParams; rounding: RoundingMode }): Module;
   /** The module turning a quantized value back into float (in front of a preserved QAT module). */

@@ -23,6 +23,7 @@ import {
 } from './probe-run.js';
 import { OP_PROBES, type OpProbe, type ProbeCase } from './probes.js';
 import { type StepBound, stepBound } from './tolerances.js';
+import { describePredicateAgreement } from './predicate-agreement.js';
 
 /** Options of {@link describeMarchConformance}. */
 export interface MarchConformanceOptions {
@@ -207,6 +208,16 @@ export function describeMarchConformance(march: MarchBackendV1, options: MarchCo
       // skipped only when the march says why it cannot round-trip (options.skipCodec, shown in the test name)
       const skipCodec = options.skipCodec;
       if (skipCodec !== undefined) it('model-file round trip', (ctx) => ctx.skip(skipCodec));
+    });
+
+    describe('one predicate: supportsNode agrees with convertNode', () => {
+      describePredicateAgreement(
+        march,
+        { ...OP_PROBES, ...options.probes },
+        (cap) => dtypesOf(march, cap),
+        qconfigs,
+        seed,
+      );
     });
   });
 }

@@ -313,6 +313,11 @@ export const OP_PROBES: Readonly<Record<string, OpProbe>> = {
     IMG,
     mod(() => new Flatten()),
   ),
+  // no table lists a lone BatchNorm: the agreement suite walks it (converted as a depthwise 1×1 Conv)
+  BatchNormalization: normal('BatchNorm2d(3) alone', IMG, (g) => ({
+    parts: { op: withStats(new BatchNorm2d(3), g) },
+    body: (p: Parts, x: Tensor) => callModule(p.op!, x),
+  })),
   Relu: normal(
     'ReLU',
     IMG,

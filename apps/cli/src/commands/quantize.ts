@@ -2,9 +2,9 @@ import { statSync } from 'node:fs';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import type { QuantDType } from '@qtk/spec';
+import { marches, opOfNode, type QuantDType } from '@qtk/spec';
 import { noGrad, type Tensor } from '@qtk/tensor';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, type DeployDeviceReport, fragmentationWarning } from '@qtk/hybrid';
 import { agreement, agreementText } from '../agreement.js';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { batchesOf } from '../batches.js';
@@ -105,6 +105,9 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   io.out(`${stageLabel('writing')}${out}\n`);
   saveModel(fixed, out, meta);
 
+  const report = hybrid ? checkDeployDevice(fixed) : null;
+  const fragmented = report ? fragmentationWarning(report, marchesRunning(fixed, report, marchId)) : null;
+  if (fragmented) warnings.push(fragmented);
   const summary = summarize(prepared, fixed);
   const lines = [
     `march:        ${marchId}`,
@@ -112,7 +115,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
     ...precisionLines(c.qconfigs),
-    ...(hybrid ? [deviceSummary(checkDeployDevice(fixed), new ModelNames(fixed))] : []),
+    ...(report ? [deviceSummary(report, new ModelNames(fixed))] : []),
     `dtypes:       activations ${summary.activationDtypes.join(', ') || '-'}; weights ${summary.weightDtypes.join(', ') || '-'}`,
     `scales:       activations ${range(summary.activationScales)}; weights ${range(summary.weightScales)}`,
     `agreement:    ${agreementText(maxDiff, fq, where)}`,
@@ -193,4 +196,14 @@ function summarize(prepared: GraphModule, fixed: GraphModule): Summary {
     (weight ? s.weightScales : s.activationScales).push(...q.scale);
   }
   return s;
+}
+
+/** The other registered marches whose capability tables list every op the partition put on the CPU. */
+function marchesRunning(fixed: GraphModule, report: DeployDeviceReport, current: string): string[] {
+  const cpu = new Set(report.nodes.filter((n) => n.device === 'CPU').map((n) => n.name));
+  const ops = new Set(fixed.graph.nodes.filter((n) => cpu.has(n.name)).flatMap((n) => opOfNode(fixed, n)?.op ?? []));
+  return marches
+    .names()
+    .filter((m) => m !== current)
+    .filter((m) => [...ops].every((op) => marches.get(m).capabilities.ops.some((o) => o.op === op)));
 }

@@ -83,15 +83,17 @@ function convRuleFor(op: ConvOp): ConvertRule {
       if (fused.activation) a.fusedActivation = fused.activation;
       return a;
     },
+    refuse(ctx, env) {
+      const fused = fusionOf(ctx);
+      const fusable = env.table.ops.find((o) => o.op === env.op)?.fusable ?? [];
+      if (fused.withAdd && !fusable.includes('Add')) return `${env.op} cannot be fused with an add on this march`;
+      if (fused.activation && !fusable.includes(fused.activation === 'relu' ? 'Relu' : 'Clip'))
+        return `${env.op} cannot be fused with ${fused.activation} on this march`;
+      return null;
+    },
     build(ctx, env) {
       const fused = fusionOf(ctx);
       const fail = (reason: string) => unsupportedAt(ctx, env.march, reason);
-      const cap = env.table.ops.find((o) => o.op === env.op)!;
-      if (fused.withAdd && !(cap.fusable ?? []).includes('Add'))
-        throw fail(`${env.op} cannot be fused with an add on this march`);
-      if (fused.activation && !(cap.fusable ?? []).includes(fused.activation === 'relu' ? 'Relu' : 'Clip')) {
-        throw fail(`${env.op} cannot be fused with ${fused.activation} on this march`);
-      }
       if (!ctx.weight) throw fail('it has no weight fake-quant (prepare it with a qconfig that quantizes weights)');
       const kind = KINDS[op];
       const chAxis = kind === 'conv_transpose' ? 1 : 0;

@@ -1,3 +1,4 @@
+import { batchNormRule } from './batch-norm-rule.js';
 import { CONV_RULES } from './conv-rules.js';
 import { ELEMENTWISE_RULES } from './elementwise-rules.js';
 import type { ConvertRule } from './march-converter.js';
@@ -15,6 +16,7 @@ export const DEFAULT_CONVERT_RULES: readonly ConvertRule[] = [
   quantStubRule,
   dequantStubRule,
   ...CONV_RULES,
+  batchNormRule,
   ...POOL_RULES,
   ...VALUE_OP_RULES,
   ...NONLINEAR_RULES,

@@ -144,17 +144,33 @@ const catRule: ConvertRule = {
   },
 };
 
+/**
+ * The reduced axes and keepdim of a reduce node: `mean(x, axes, keepdim)` as written, or the
+ * importer's `onnx.reduce(x, kind, axes, keepdims)` (axes null: every axis).
+ */
+function reduceArgs(ctx: ConvertNodeContext): { axes: unknown; keepdim: unknown; onnx: boolean } {
+  const a = ctx.node.args;
+  if (isCall(ctx, 'onnx.reduce')) return { axes: a[2] ?? null, keepdim: a[3] ?? false, onnx: true };
+  return { axes: a[1], keepdim: a[2], onnx: false };
+}
+
 function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
   return {
     name: kind,
     ops: [kind === 'mean' ? 'ReduceMean' : 'ReduceSum'],
     match: (ctx) => isOp(ctx, kind === 'mean' ? 'ReduceMean' : 'ReduceSum'),
-    attrs: (ctx) => (ctx.node.args[1] === undefined ? {} : { axes: ctx.node.args[1] }),
+    attrs: (ctx) => {
+      const { axes } = reduceArgs(ctx);
+      return axes === undefined || axes === null ? {} : { axes };
+    },
     build(ctx, env) {
       const out = outOf(ctx, env);
+      const { axes, keepdim, onnx } = reduceArgs(ctx);
       return {
         module: new FixedReduce(kind, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
+        // FixedReduce takes (x, axes, keepdim): the importer's form drops its kind
+        ...(onnx ? { args: [ctx.node.args[0], axes, Boolean(keepdim)] } : {}),
       };
     },
   };

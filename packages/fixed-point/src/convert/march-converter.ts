@@ -6,6 +6,9 @@ import {
   type CapabilityTable,
   type ConvertedNode,
   type ConvertNodeContext,
+  type NodeSupport,
+  type NodeSupportContext,
+  type NodeSupportReason,
   type QParams,
   type QuantDType,
   type RoundingMode,
@@ -49,9 +52,15 @@ export interface ConvertRule {
    * on such a node are an error).
    */
   readonly tables?: readonly string[];
+  /**
+   * Whether the rule converts this node. `match`, `attrs` and `refuse` must not read qparams, the
+   * weight or the output scale: the hybrid partition asks them before calibration (supportsNode).
+   */
   match(ctx: ConvertNodeContext): boolean;
   /** Attributes checked against the op's constraints (names as in the table). */
   attrs?(ctx: ConvertNodeContext): Record<string, unknown>;
+  /** Why the march cannot run this node although the table lists the op (e.g. a fusion the op does not take); null when it can. */
+  refuse?(ctx: ConvertNodeContext, env: MarchEnv & { readonly op: string }): string | null;
   build(ctx: ConvertNodeContext, env: MarchEnv & { readonly op: string | null }): ConvertedNode;
 }
 
@@ -126,34 +135,120 @@ function ruleFor(
   );
 }
 
+/** The rule a march's converter takes for a node and the table op it converts it as, or why it cannot. */
+export type RuleVerdict =
+  | { readonly ok: true; readonly rule: ConvertRule; readonly op: string | null }
+  | {
+      readonly ok: false;
+      readonly rule: ConvertRule | null;
+      /** The table op the refusal is about (the rule's first choice), null without a rule. */
+      readonly op: string | null;
+      readonly reason: NodeSupportReason;
+      readonly detail: string;
+    };
+
 /**
- * A march's convertNode hook from its table, numerics and rules: a composite op (compositeOps) the
- * table runs as a composite, else the first matching rule whose ops the table lists (with the node's
- * dtype and attributes) builds the node; a matching rule whose ops the table rejects raises
- * UnsupportedOpError with the table's reason.
+ * The one decision of whether a march converts a node (convertNode and supportsNode both ask it):
+ * the rule (a composite op's when the table runs it as one, else the first matching rule), then the
+ * first of its ops the table lists with this dtype and these attributes that the rule does not refuse.
+ */
+export function ruleVerdict(
+  ctx: ConvertNodeContext,
+  env: MarchEnv,
+  rules: readonly ConvertRule[],
+  dtype: QuantDType | undefined,
+): RuleVerdict {
+  const rule = ruleFor(ctx, env.table, rules);
+  if (!rule) {
+    const listed = ctx.op !== null && env.table.ops.some((o) => o.op === ctx.op);
+    return ctx.op !== null && !listed
+      ? {
+          ok: false,
+          rule: null,
+          op: null,
+          reason: 'op not in table',
+          detail: `op '${ctx.op}' is not in the capability table`,
+        }
+      : {
+          ok: false,
+          rule: null,
+          op: null,
+          reason: 'no conversion rule',
+          detail: 'the march has no conversion rule for it',
+        };
+  }
+  if (rule.ops.length === 0) return { ok: true, rule, op: null };
+  const attrs = rule.attrs?.(ctx) ?? {};
+  type Refusal = { op: string; reason: NodeSupportReason; detail: string };
+  let refusal: Refusal | null = null;
+  for (const op of rule.ops) {
+    const listed = env.table.ops.some((o) => o.op === op);
+    const typed = listed && checkOpSupport(env.table, { op, ...(dtype ? { dtype } : {}) });
+    const s = checkOpSupport(env.table, { op, ...(dtype ? { dtype } : {}), attrs });
+    const refused = s.ok ? (rule.refuse?.(ctx, { ...env, op }) ?? null) : null;
+    if (s.ok && refused === null) return { ok: true, rule, op };
+    const r: Refusal = !listed
+      ? { op, reason: 'op not in table', detail: s.ok ? '' : s.reason }
+      : typed && !typed.ok
+        ? { op, reason: 'dtype', detail: typed.reason }
+        : { op, reason: 'attribute constraint', detail: refused ?? (s.ok ? '' : s.reason) };
+    // the first op's refusal, unless it is only absent from the table and a later op the table lists says more
+    if (!refusal || (refusal.reason === 'op not in table' && r.reason !== 'op not in table')) refusal = r;
+  }
+  return { ok: false, rule, ...refusal! };
+}
+
+/**
+ * A march's convertNode hook from its table, numerics and rules: the rule ruleVerdict picks builds
+ * the node; a matching rule whose ops the table rejects (dtype, attributes) raises UnsupportedOpError
+ * with the table's reason.
  */
 export function createMarchConverter(
   env: MarchEnv,
   rules: readonly ConvertRule[],
 ): (ctx: ConvertNodeContext) => ConvertedNode | undefined {
   return (ctx) => {
-    const rule = ruleFor(ctx, env.table, rules);
-    if (!rule) return undefined;
-    checkTableOptionsFit(ctx, rule.name, rule.tables);
-    if (rule.ops.length === 0) return rule.build(ctx, { ...env, op: null });
-    const dtype = dtypeOf(ctx);
-    const attrs = rule.attrs?.(ctx) ?? {};
-    let reason = '';
-    for (const op of rule.ops) {
-      const s = checkOpSupport(env.table, { op, ...(dtype ? { dtype } : {}), attrs });
-      if (s.ok) return rule.build(ctx, { ...env, op });
-      reason ||= s.reason;
-    }
-    throw new UnsupportedOpError({
-      op: `${opNameOf(ctx)} (${rule.ops.join(' / ')})`,
-      node: ctx.node.name,
-      march: env.march,
-      reason,
-    });
+    const v = ruleVerdict(ctx, env, rules, dtypeOf(ctx));
+    if (!v.rule) return undefined;
+    checkTableOptionsFit(ctx, v.rule.name, v.rule.tables);
+    if (!v.ok)
+      throw new UnsupportedOpError({
+        op: `${opNameOf(ctx)} (${v.rule.ops.join(' / ')})`,
+        node: ctx.node.name,
+        march: env.march,
+        reason: v.detail,
+      });
+    return v.rule.build(ctx, { ...env, op: v.op });
+  };
+}
+
+/** No qparams before calibration: the context a rule's match / attrs / refuse see when supportsNode asks. */
+function supportContext(ctx: NodeSupportContext, env: MarchEnv): ConvertNodeContext {
+  return {
+    march: ctx.march,
+    node: ctx.node,
+    module: ctx.module,
+    op: ctx.op,
+    attrs: ctx.attrs,
+    fused: ctx.fused,
+    weight: null,
+    qparamsOf: () => null,
+    outputQparams: null,
+    rounding: env.table.rounding,
+    warn: () => {},
+  };
+}
+
+/** A march's supportsNode hook: the verdict createMarchConverter's convertNode acts on, for the same table and rules. */
+export function createMarchSupport(
+  env: MarchEnv,
+  rules: readonly ConvertRule[],
+): (ctx: NodeSupportContext) => NodeSupport {
+  return (ctx) => {
+    const v = ruleVerdict(supportContext(ctx, env), env, rules, ctx.dtype ?? undefined);
+    if (v.ok) return { ok: true };
+    // the table's words name the op; a refusal of a listed op says which op it is about
+    const named = v.op === null || v.reason === 'op not in table' ? v.detail : `${v.op}: ${v.detail}`;
+    return { ok: false, reason: v.reason, detail: named };
   };
 }

@@ -1,7 +1,7 @@
 // Conversion of the tabulated nonlinear ops (march-semantics.md §1): nodes matched by their op in
 // the op catalog (nn modules, functions and tensor methods) → FixedTableOp. int8 in → a 256-entry table (wherever the table lists
 // the op); int16 in → a segment table (only where the op's impl is 'segment_table').
-import { ELU, GELU, Hardsigmoid, LeakyReLU, PReLU, Softplus } from '@qtk/nn';
+import { ELU, GELU, LeakyReLU, PReLU, Softplus } from '@qtk/nn';
 import { UnsupportedOpError, type ConvertNodeContext } from '@qtk/spec';
 import { FixedTableOp } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
@@ -94,12 +94,14 @@ const SPECS: readonly TableOpSpec[] = [
     match: (ctx) => isModule(ctx, PReLU),
     fn: (ctx) => Array.from((ctx.module as PReLU).weight.values(), (s) => nl.leakyRelu(Math.fround(s))),
   },
-  // the importer's hardSigmoid (its own alpha and beta) is not this function
+  // every form computes PyTorch's function but the importer's, which carries ONNX's alpha and beta
   {
     name: 'hardsigmoid',
     op: 'HardSigmoid',
-    match: (ctx) => isModule(ctx, Hardsigmoid) || isCall(ctx, 'hardsigmoid'),
-    fn: () => nl.hardsigmoid,
+    fn: (ctx) =>
+      isCall(ctx, 'onnx.hardSigmoid')
+        ? nl.hardSigmoidAffine(num(argAfterInput(ctx, 0), 0.2), num(argAfterInput(ctx, 1), 0.5))
+        : nl.hardsigmoid,
   },
   { name: 'hardswish', op: 'HardSwish', fn: () => nl.hardswish },
 ];

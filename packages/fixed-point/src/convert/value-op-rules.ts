@@ -66,7 +66,7 @@ function valueOpRule(
   extra: {
     calls?: string[];
     attrs?: (ctx: ConvertNodeContext) => Record<string, unknown>;
-    check?: (ctx: ConvertNodeContext, env: Env) => void;
+    refuse?: ConvertRule['refuse'];
   } = {},
 ): ConvertRule {
   const calls = extra.calls ?? [];
@@ -75,8 +75,8 @@ function valueOpRule(
     ops,
     match: (ctx) => isOp(ctx, ...catalogOps) || (calls.length > 0 && isCall(ctx, ...calls)),
     ...(extra.attrs ? { attrs: extra.attrs } : {}),
+    ...(extra.refuse ? { refuse: extra.refuse } : {}),
     build(ctx, env) {
-      extra.check?.(ctx, env);
       const { qparams, output } = outputOf(ctx, env, inputOf(ctx, env));
       return { module: new FixedValueOp(targetOf(ctx), name, output), outputQparams: qparams };
     },
@@ -105,17 +105,16 @@ const relu6Rule: ConvertRule = {
 };
 
 /**
- * F.pad(x, pads, mode = 'constant', value = 0): zeros only (a zero is 0 at every scale). Matched by
- * name: the importer's pad takes ONNX modes and is not converted.
+ * F.pad(x, pads, mode = 'constant', value = 0) and the importer's onnx.pad(x, pads, mode, value) (an
+ * ONNX Pad, DenseNet's Pad before AveragePool): zeros only (a zero is 0 at every scale). Both take the
+ * mode third; the table refuses ONNX's 'reflect' / 'edge' by its mode constraint.
  */
 const padRule = valueOpRule('pad', ['Pad'], [], {
-  calls: ['pad'],
+  calls: ['pad', 'onnx.pad'],
   attrs: (ctx) => ({ mode: (ctx.node.args[2] as string | undefined) ?? 'constant' }),
-  check(ctx, env) {
+  refuse(ctx) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
-    if (value !== 0) {
-      throw unsupportedAt(ctx, env.march, `it pads with the constant ${value}; only zero padding is value preserving`);
-    }
+    return value === 0 ? null : `it pads with the constant ${value}; only zero padding is value preserving`;
   },
 });
 
