@@ -30,22 +30,10 @@ const FAILS_TODAY: Readonly<Record<string, string>> = {
   // part B to import them, then C (hybrid always converts) and E (LayerNorm, GELU, attention on bayes)
   'bert-op17.onnx bayes --hybrid, export bit-exact': 'B, E',
   'bert-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'convnext-op13.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'convnext-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
   'vit-op13.onnx bayes --hybrid, export bit-exact': 'B, E',
   'vit-op13.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
   'vit-op17.onnx bayes --hybrid, export bit-exact': 'B, E',
   'vit-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  // part C: the Pad torch writes before an average pool has no rule, and --hybrid does not move it to the CPU
-  'densenet-op17.onnx bayes --hybrid, export bit-exact': 'C',
-  'densenet-op17.onnx bernoulli2 --hybrid, export bit-exact': 'C',
-  'inception-op17.onnx bayes --hybrid, export bit-exact': 'C',
-  'inception-op17.onnx bernoulli2 --hybrid, export bit-exact': 'C',
-  // part C: x.mean([2, 3]) / x.mean(2) (ReduceMean over axes) crashes in the converted model
-  'shufflenet-op17.onnx bayes --hybrid, export bit-exact': 'C',
-  'shufflenet-op17.onnx bernoulli2 --hybrid, export bit-exact': 'C',
-  'speech-op17.onnx bayes --hybrid, export bit-exact': 'C',
-  'speech-op17.onnx bernoulli2 --hybrid, export bit-exact': 'C',
 };
 
 let dir: string;

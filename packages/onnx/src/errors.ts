@@ -67,6 +67,12 @@ export class OnnxInputShapeError extends OnnxError {
 /** A GraphModule holds something the exporter cannot write as ONNX. */
 export class OnnxExportError extends OnnxError {
   static override readonly code: string = 'E_ONNX_EXPORT';
+  /** The opset the model needs, when this export failed only because its opset was lower. */
+  readonly neededOpset?: number;
+  constructor(message: string, options?: { cause?: unknown; neededOpset?: number }) {
+    super(message, options);
+    if (options?.neededOpset !== undefined) this.neededOpset = options.neededOpset;
+  }
 }
 
 /** A node attribute holds a value no model can mean (a NaN or infinite float, such as Gemm's alpha = NaN). */

@@ -61,7 +61,9 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
       // A zero-size dim needs allowzero (opset 14+), and then 0 cannot stand for "copy the batch".
       const zeroDims = out.shape.includes(0);
       if (zeroDims && b.opset < 14)
-        throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`);
+        throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`, {
+          neededOpset: 14,
+        });
       const shape = out.shape.map((d, i) =>
         !zeroDims && i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d,
       );
@@ -306,6 +308,7 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       if (b.opset < 17)
         throw new OnnxExportError(
           `exportOnnx: layerNorm '${name}' needs opset 17 (LayerNormalization); pass { opset: 17 }`,
+          { neededOpset: 17 },
         );
       const shape = (typeof args[1] === 'number' ? [args[1]] : args[1]) as number[];
       const size = shape.reduce((p, d) => p * d, 1);

@@ -195,13 +195,14 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     const r = rankOf(s.args[0]);
     const axis = m.dim < 0 ? m.dim + r : m.dim;
     if (b.opset < 13 && axis !== r - 1)
-      throw new OnnxExportError(`exportOnnx: ${op} over a non-last axis needs opset 13 or later`);
+      throw new OnnxExportError(`exportOnnx: ${op} over a non-last axis needs opset 13 or later`, { neededOpset: 13 });
     return b.node(op, [x], name, { axis });
   }
   if (m instanceof LayerNorm) {
     if (b.opset < 17)
       throw new OnnxExportError(
         `exportOnnx: LayerNorm '${path}' needs opset 17 (LayerNormalization); pass { opset: 17 }`,
+        { neededOpset: 17 },
       );
     const ns = m.normalizedShape;
     const ones = new Tensor({

@@ -23,6 +23,8 @@ import {
 } from '../onnx-metadata.js';
 import { checkOutPath } from '../out-path.js';
 
+const DEFAULT_OPSET = 13;
+
 export const exportSpec: CommandSpec = {
   name: 'export',
   summary: 'Exports a QTK model file or an ONNX file to ONNX: float, QDQ (QAT models) or integer (fixed-point models).',
@@ -31,7 +33,14 @@ export const exportSpec: CommandSpec = {
   ],
   options: {
     out: { type: 'string', value: 'FILE', description: 'where to write the ONNX file (required)' },
-    opset: { type: 'number', value: 'N', description: 'ai.onnx opset', default: 13, integer: true, min: 11, max: 21 },
+    opset: {
+      type: 'number',
+      value: 'N',
+      description: 'ai.onnx opset (default 13, or the lowest above it that the model needs)',
+      integer: true,
+      min: 11,
+      max: 21,
+    },
     visualize: {
       type: 'boolean',
       description:
@@ -66,7 +75,9 @@ export function runExport(argv: readonly string[], io: CliIo): number {
     });
   const out = String(o.out);
   checkOutPath(out, [{ path, what: 'input model' }]);
-  const opset = Number(o.opset);
+  const chosenOpset = o.opset === undefined ? undefined : Number(o.opset);
+  let opset = chosenOpset ?? DEFAULT_OPSET;
+  let raisedFor = '';
   const visualize = o.visualize === true;
   const write = visualize ? exportQuantizedOnnx : exportOnnx;
 
@@ -87,12 +98,22 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   // The ONNX names the model had (an imported file's, or those qtk quantize saved) stay the file's names.
   const names = exportNames(model, isOnnxPath(path) ? ioNamesOf(model) : savedIoNames(meta));
   let bytes: unknown;
-  try {
-    bytes = write(model, example, out, { opset, ...names });
-  } catch (e) {
-    if (e instanceof OnnxExportError)
-      throw new CliError(`cannot export ${path} (${label}): ${e.message}; nothing written`, { cause: e });
-    throw e;
+  for (;;) {
+    try {
+      bytes = write(model, example, out, { opset, ...names });
+      break;
+    } catch (e) {
+      // Without --opset, the export takes the lowest opset the model needs (a LayerNorm left on the CPU: 17).
+      const needed = e instanceof OnnxExportError ? e.neededOpset : undefined;
+      if (chosenOpset === undefined && needed !== undefined && needed > opset) {
+        raisedFor = e instanceof Error ? e.message.replace(/^exportOnnx: /, '').replace(/;.*$/, '') : '';
+        opset = needed;
+        continue;
+      }
+      if (e instanceof OnnxExportError)
+        throw new CliError(`cannot export ${path} (${label}): ${e.message}; nothing written`, { cause: e });
+      throw e;
+    }
   }
   let outputs: OutputInfo[] = [];
   if (!visualize && bytes instanceof Uint8Array) {
@@ -133,7 +154,7 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   const lines = [
     `model:     ${path} (${label})`,
     `input:     [batch, ${sampleShape.map((d) => d ?? '?').join(', ')}]`,
-    `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}`,
+    `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}${raisedFor ? ` (${raisedFor})` : ''}`,
     ...outputs.map((o, i) => `${i === 0 ? 'outputs:   ' : '           '}${formatOutputInfo(o)}`),
     `written:   ${out} (${statSync(out).size} bytes, ${form})`,
     ...(sidecar ? [`scales:    ${sidecar}`] : []),

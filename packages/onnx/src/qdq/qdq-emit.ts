@@ -38,11 +38,13 @@ export function checkQdqOpset(b: OnnxBuilder, fq: FakeQuantize, where: string): 
     throw new OnnxExportError(
       `exportOnnx: fake-quant '${where}' is qint16, and QuantizeLinear / DequantizeLinear take int16 only from ` +
         `opset ${INT16_QDQ_OPSET}; export with { opset: ${INT16_QDQ_OPSET} } (this export is opset ${b.opset})`,
+      { neededOpset: INT16_QDQ_OPSET },
     );
   if (fq.options.chAxis >= 0 && b.opset < PER_CHANNEL_QDQ_OPSET)
     throw new OnnxExportError(
       `exportOnnx: fake-quant '${where}' has one scale per channel, and QuantizeLinear / DequantizeLinear take an ` +
         `axis only from opset ${PER_CHANNEL_QDQ_OPSET}; export with { opset: ${PER_CHANNEL_QDQ_OPSET} } or later (this export is opset ${b.opset})`,
+      { neededOpset: PER_CHANNEL_QDQ_OPSET },
     );
 }
 
