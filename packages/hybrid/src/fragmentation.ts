@@ -5,7 +5,7 @@ import type { DeployDeviceReport } from './check-deploy-device.js';
 
 /**
  * [choice] More than 8 CPU↔BPU transitions is fragmented: a backbone with one unsupported head op has 2,
- * a model with a few CPU ops at its ends about 4; MobileNetV3 on bernoulli2 (Hardswish / Hardsigmoid in every
+ * a model with a few CPU ops at its ends about 4; MobileNetV3 on a march without Hardswish / Hardsigmoid (in every
  * block on the CPU) has 66. docs/hybrid-guide.md, "A fragmented partition".
  */
 export const FRAGMENTED_TRANSITIONS = 8;

@@ -19,10 +19,15 @@ const ONNX_FUNCTION_OPS: readonly CallImplementation[] = [
   { name: 'onnx.squeeze', op: 'Squeeze' },
   { name: 'onnx.unsqueeze', op: 'Unsqueeze' },
   // every reduction the importer emits gets its own output scale, ReduceMax too
-  { name: 'onnx.reduce', op: (c) => reduceOp(c.args[1]), ownOutputScale: true },
+  {
+    name: 'onnx.reduce',
+    op: (c) => reduceOp(c.args[1]),
+    attrs: (c) => ({ ...(c.args[2] == null ? {} : { axes: c.args[2] }), keepdims: Boolean(c.args[3]) }),
+    ownOutputScale: true,
+  },
   { name: 'onnx.clip', op: 'Clip' },
   { name: 'onnx.prelu', op: 'PRelu' },
-  { name: 'onnx.hardSigmoid', op: 'HardSigmoid' },
+  { name: 'onnx.hardSigmoid', op: 'HardSigmoid', attrs: (c) => ({ alpha: c.args[1], beta: c.args[2] }) },
   { name: 'onnx.cast', op: 'Cast' },
   {
     name: 'onnx.softmaxCoerced',

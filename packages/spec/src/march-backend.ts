@@ -138,8 +138,8 @@ export interface ConvertedNode {
   /** Qparams of the output; null when the output is a float tensor (a DeQuantStub). */
   readonly outputQparams: QParams | null;
   /**
-   * The arguments the module is called with, where they differ from the node's (the importer's
-   * `onnx.reduce(x, kind, axes, keepdims)` becomes a reduce module's `(x, axes, keepdims)`).
+   * The arguments the module is called with, where they differ from the node's (an imported ONNX reduce,
+   * called with its kind among its arguments, becomes a reduce module's `(x, axes, keepdims)`).
    */
   readonly args?: readonly unknown[];
 }

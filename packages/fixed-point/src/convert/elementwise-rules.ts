@@ -145,13 +145,13 @@ const catRule: ConvertRule = {
 };
 
 /**
- * The reduced axes and keepdim of a reduce node: `mean(x, axes, keepdim)` as written, or the
- * importer's `onnx.reduce(x, kind, axes, keepdims)` (axes null: every axis).
+ * The reduced axes and keepdim of a reduce node: `mean(x, axes, keepdim)` as written, or, for an imported ONNX
+ * reduce (whose arguments are laid out otherwise), as the catalog reports them (axes absent: every axis).
  */
-function reduceArgs(ctx: ConvertNodeContext): { axes: unknown; keepdim: unknown; onnx: boolean } {
+function reduceArgs(ctx: ConvertNodeContext): { axes: unknown; keepdim: unknown; reordered: boolean } {
   const a = ctx.node.args;
-  if (isCall(ctx, 'onnx.reduce')) return { axes: a[2] ?? null, keepdim: a[3] ?? false, onnx: true };
-  return { axes: a[1], keepdim: a[2], onnx: false };
+  if ('keepdims' in ctx.attrs) return { axes: ctx.attrs.axes ?? null, keepdim: ctx.attrs.keepdims, reordered: true };
+  return { axes: a[1], keepdim: a[2], reordered: false };
 }
 
 function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
@@ -165,12 +165,12 @@ function reduceRule(kind: 'mean' | 'sum'): ConvertRule {
     },
     build(ctx, env) {
       const out = outOf(ctx, env);
-      const { axes, keepdim, onnx } = reduceArgs(ctx);
+      const { axes, keepdim, reordered } = reduceArgs(ctx);
       return {
         module: new FixedReduce(kind, out.scale[0]!, out.dtype, env.numerics.requantize),
         outputQparams: out,
-        // FixedReduce takes (x, axes, keepdim): the importer's form drops its kind
-        ...(onnx ? { args: [ctx.node.args[0], axes, Boolean(keepdim)] } : {}),
+        // FixedReduce takes (x, axes, keepdim)
+        ...(reordered ? { args: [ctx.node.args[0], axes, Boolean(keepdim)] } : {}),
       };
     },
   };

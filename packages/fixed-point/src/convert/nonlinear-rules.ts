@@ -94,13 +94,13 @@ const SPECS: readonly TableOpSpec[] = [
     match: (ctx) => isModule(ctx, PReLU),
     fn: (ctx) => Array.from((ctx.module as PReLU).weight.values(), (s) => nl.leakyRelu(Math.fround(s))),
   },
-  // every form computes PyTorch's function but the importer's, which carries ONNX's alpha and beta
+  // PyTorch's function, or ONNX's with the alpha and beta the catalog reports for an imported HardSigmoid
   {
     name: 'hardsigmoid',
     op: 'HardSigmoid',
     fn: (ctx) =>
-      isCall(ctx, 'onnx.hardSigmoid')
-        ? nl.hardSigmoidAffine(num(argAfterInput(ctx, 0), 0.2), num(argAfterInput(ctx, 1), 0.5))
+      ctx.attrs.alpha !== undefined || ctx.attrs.beta !== undefined
+        ? nl.hardSigmoidAffine(num(ctx.attrs.alpha, 0.2), num(ctx.attrs.beta, 0.5))
         : nl.hardsigmoid,
   },
   { name: 'hardswish', op: 'HardSwish', fn: () => nl.hardswish },

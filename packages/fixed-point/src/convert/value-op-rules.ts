@@ -105,12 +105,11 @@ const relu6Rule: ConvertRule = {
 };
 
 /**
- * F.pad(x, pads, mode = 'constant', value = 0) and the importer's onnx.pad(x, pads, mode, value) (an
- * ONNX Pad, DenseNet's Pad before AveragePool): zeros only (a zero is 0 at every scale). Both take the
- * mode third; the table refuses ONNX's 'reflect' / 'edge' by its mode constraint.
+ * The catalog's Pad: F.pad(x, pads, mode = 'constant', value = 0) and the imported ONNX Pad (DenseNet's Pad
+ * before AveragePool), both (x, pads, mode, value): zeros only (a zero is 0 at every scale). The table
+ * refuses ONNX's 'reflect' / 'edge' by its mode constraint.
  */
-const padRule = valueOpRule('pad', ['Pad'], [], {
-  calls: ['pad', 'onnx.pad'],
+const padRule = valueOpRule('pad', ['Pad'], ['Pad'], {
   attrs: (ctx) => ({ mode: (ctx.node.args[2] as string | undefined) ?? 'constant' }),
   refuse(ctx) {
     const value = (ctx.node.args[3] as number | undefined) ?? 0;
