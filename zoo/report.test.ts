@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../apps/cli/src/testing/fixtures.js';
 import type { ZooEntry } from './entries.js';
 import { writeReport } from './report.js';
-import { type ModelResult, reasonOf } from './result.js';
+import { type ModelResult, reasonOf, warningsOf } from './result.js';
 
 const entry = (name: string, fx: ZooEntry['fx']): ZooEntry => ({
   name,
@@ -34,6 +34,7 @@ const good: ModelResult = {
       sqnrDb: 28.5,
       bitExact: false,
       exportReason: 'qtk compare: differs',
+      warnings: ['partition: 3 CPU segments'],
     },
   ],
   finished: true,
@@ -71,6 +72,7 @@ describe('the zoo report', () => {
       '| bernoulli2 hybrid export bit-exact in onnxruntime-node | 0 / 2 |',
       "  - bernoulli2 plain: march 'bernoulli2' cannot convert 1 node(s)",
       '  - bernoulli2 hybrid export: qtk compare: differs',
+      '  - bernoulli2 hybrid warned: partition: 3 CPU segments',
       '  - stopped: timed out after 300 s (in bayes plain)',
       '  - import (opset 17): Erf is not supported',
       '| good | test | 1/1, 1.0e-7 | ✓ 100% BPU, 30.0 dB | ✓ 100% BPU, 30.0 dB | ✗ | ✓ 75% BPU, 28.5 dB | 29.2 dB | ✓ / ✗ | not recorded |',
@@ -92,5 +94,21 @@ describe('the zoo report', () => {
     const stderr =
       "[1/2] calibrating\nqtk: error: cannot quantize m.onnx: march 'x' cannot convert 2 node(s):\n  - a: onnx.pad\n  - b: erf\nrun 'qtk quantize --help' for the options\n";
     expect(reasonOf(stderr)).toBe("cannot quantize m.onnx: march 'x' cannot convert 2 node(s): - a: onnx.pad - b: erf");
+  });
+
+  it("takes qtk quantize's warnings from its summary, each on one line", () => {
+    const stdout = [
+      'agreement:    max |fixed-point - fake-quant| = 0.0219',
+      'warnings:     2',
+      "  - calibration: fake-quant 'stub' clamped 54.9 % of the values it saw",
+      '    the calibration samples do not fit --input-scale 1/128: pass --input-scale auto',
+      '  - partition: 53 segments',
+      'written:      m.qtk (11835139 bytes, fixed-point)',
+    ].join('\n');
+    expect(warningsOf(stdout)).toEqual([
+      "calibration: fake-quant 'stub' clamped 54.9 % of the values it saw the calibration samples do not fit --input-scale 1/128: pass --input-scale auto",
+      'partition: 53 segments',
+    ]);
+    expect(warningsOf('warnings:     0\nwritten:      m.qtk\n')).toEqual([]);
   });
 });

@@ -57,7 +57,7 @@ function importCell(r: ModelResult): string {
 
 const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/** Every miss of a model, with its reason. */
+/** Every miss of a model, with its reason, and every warning qtk quantize gave (it may explain a figure). */
 function misses(row: Row): string[] {
   const { result: r } = row;
   const out: string[] = [];
@@ -68,6 +68,7 @@ function misses(row: Row): string[] {
     else {
       if (x.reason) out.push(`${x.march} ${x.mode}: ${x.reason}`);
       if (x.bitExact === false) out.push(`${x.march} ${x.mode} export: ${x.exportReason ?? 'not bit-exact'}`);
+      for (const w of x.warnings ?? []) out.push(`${x.march} ${x.mode} warned: ${w}`);
     }
   }
   for (const m of MARCHES) {
@@ -158,6 +159,7 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
     'on the BPU; SQNR of the fixed-point output against the float model, the worst output, by `qtk eval --reference`),',
     "and `qtk export` + `qtk compare` (bit-exact in onnxruntime-node). PyTorch FX's int8 PTQ SQNR is measured on the",
     "same samples by zoo/export_models.py (default qconfig; Debian's torch has no FBGEMM, so its x86 engine onednn).",
+    'Both calibrate the input scale on the samples (`--input-scale auto`; FX observes its input like any activation).',
     'Goals (issue 28): every model imports; every model converts with `--hybrid` on both marches; SQNR ≥ FX − 1 dB',
     'where FX quantizes the model; every export bit-exact.',
     '',
@@ -181,7 +183,7 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
       return `| ${e.name} | ${e.family} | ${importCell(r)} | ${MARCHES.flatMap((m) => MODES.map((mode) => cell(march(r, m, mode)))).join(' | ')} | ${fx} | ${exact} | ${ran} |`;
     }),
     '',
-    '## Misses and their reasons',
+    "## Misses and their reasons, and quantize's warnings",
     '',
     ...rows.flatMap((row) => {
       const m = misses(row);

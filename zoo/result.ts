@@ -25,6 +25,8 @@ export interface MarchResult {
   bitExact?: boolean;
   reason?: string;
   exportReason?: string;
+  /** qtk quantize's warnings (a clamping input scale, a fragmented partition, ...): a figure they explain. */
+  warnings?: string[];
 }
 
 export interface ModelResult {
@@ -61,4 +63,21 @@ export function reasonOf(stderr: string): string {
     text = [lines[at]!.slice('qtk: error: '.length), ...more].join(' ').replace(/: ;/g, ':');
   }
   return text.length > 400 ? `${text.slice(0, 400)}...` : text;
+}
+
+/**
+ * The warnings of a qtk quantize summary ('warnings:  N', then '  - ' per warning, its further lines indented),
+ * each on one line, at most 400 characters.
+ */
+export function warningsOf(stdout: string): string[] {
+  const lines = stdout.split('\n');
+  const at = lines.findIndex((l) => /^warnings:\s+\d+/.test(l));
+  if (at < 0) return [];
+  const out: string[] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (!line.startsWith('  ')) break;
+    if (line.startsWith('  - ')) out.push(line.slice(4).trim());
+    else if (out.length) out[out.length - 1] += ` ${line.trim()}`;
+  }
+  return out.map((w) => (w.length > 400 ? `${w.slice(0, 400)}...` : w));
 }
