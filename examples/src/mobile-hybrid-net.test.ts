@@ -20,7 +20,8 @@ import { accuracyOf, agreement, predict, trainFloat } from './train.js';
 const bits = (t: Tensor) => Array.from(t.values());
 
 /** The modules bernoulli2's capability table has no op for: hardswish and the global average pools. */
-const BERNOULLI2_CPU = [
+// bernoulli2's table lacks these; its conversion runs the adaptive pools (small windows) as average pools
+const BERNOULLI2_TABLE_MISSING = [
   'stem.2',
   'block1.expand.2',
   'block1.depthwise.2',
@@ -30,6 +31,7 @@ const BERNOULLI2_CPU = [
   'block2.se.pool',
   'pool',
 ];
+const BERNOULLI2_CPU = BERNOULLI2_TABLE_MISSING.filter((name) => !name.endsWith('pool'));
 
 /** Catalog ops of the fused graph for a march, each with whether the march's table takes it. */
 function placement(march: string, table: CapabilityTable): { node: string; op: string; ok: boolean }[] {
@@ -77,7 +79,7 @@ describe('MobileHybridNet', () => {
   it('has every op on bayes; bernoulli2 lacks hardswish and the global average pool', () => {
     expect(placement('bayes', BAYES_CAPABILITIES).filter((p) => !p.ok)).toEqual([]);
     const missing = placement('bernoulli2', BERNOULLI2_CAPABILITIES).filter((p) => !p.ok);
-    expect(missing.map((p) => p.node)).toEqual(BERNOULLI2_CPU.map((name) => name.replaceAll('.', '_')));
+    expect(missing.map((p) => p.node)).toEqual(BERNOULLI2_TABLE_MISSING.map((name) => name.replaceAll('.', '_')));
     expect(new Set(missing.map((p) => p.op))).toEqual(new Set(['HardSwish', 'AdaptiveAveragePool']));
   });
 
@@ -115,7 +117,7 @@ describe('MobileHybridNet', () => {
       });
       const report = checkDeployDevice(fixedPoint);
       expect(report.nodes.filter((n) => n.device === 'CPU').map((n) => n.name)).toEqual(BERNOULLI2_CPU);
-      expect(report.counts).toEqual({ BPU: 22, CPU: 8 });
+      expect(report.counts).toEqual({ BPU: 25, CPU: 5 });
       const fake = predict(calibrated, test);
       const fixed = predict(fixedPoint, test);
       expect(agreement(fake, fixed)).toBeGreaterThanOrEqual(0.99);

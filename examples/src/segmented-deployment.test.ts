@@ -116,13 +116,15 @@ describe('segmented deployment of a heterogeneous model', () => {
       prepare: { hybrid: true },
     });
     // inside the backbone (the stem's output crosses to the cat), where the BPU part hands a
-    // dequantized float to the CPU pool, and after the pool
-    const segments = splitModel(fixedPoint, { at: ['block1_project_1', '_generated_dequantize_5', 'pool'] });
+    // dequantized float to the CPU hardswish of block 2's depthwise conv, and after it
+    const segments = splitModel(fixedPoint, {
+      at: ['block1_project_1', '_generated_dequantize_4', 'block2_depthwise_2'],
+    });
     expect(segments.map((s) => s.inputNames)).toEqual([
       ['x'],
       ['block1_project_1', '_generated_stem_2_float_boundary_0'],
-      ['_generated_dequantize_5'],
-      ['pool'],
+      ['_generated_dequantize_4', '_generated_stem_2_float_boundary_0'],
+      ['block2_depthwise_2', '_generated_stem_2_float_boundary_0'],
     ]);
     for (const x of images(2, 11)) {
       const handed1 = call(segments[0]!, x) as unknown[];
