@@ -149,7 +149,9 @@ export class ImportState {
   constructor(
     readonly limits: ImportLimits = new ImportLimits(Infinity),
     private readonly isMember: (name: string) => boolean = () => false,
-  ) {}
+  ) {
+    this.probe = new BatchProbe(() => this.graph.nodes, this.modules, this.constants, limits.maxElements);
+  }
 
   readonly graph = new Graph();
   /** The ONNX names of the node being imported; the graph nodes made for it record them (IMPORTED_NAMES). */
@@ -159,7 +161,7 @@ export class ImportState {
   /** Bias vectors of MatMul nodes fused with the Add that follows them. */
   fusedBias = new Map<NodeMsg, Tensor>();
   /** The graph run again one sample longer, to tell which dims follow the batch. */
-  readonly probe = new BatchProbe(() => this.graph.nodes, this.modules, this.constants);
+  readonly probe: BatchProbe;
   /** Receives what the import accepts but must tell the user (importOnnx's onWarning). */
   warn: (message: string) => void = () => {};
   private readonly constNodes = new Map<Tensor, Node>();

@@ -94,6 +94,31 @@ describe('a free batch through shape arithmetic', () => {
     }
   });
 
+  it('when the second run would go over maxElements, the import takes the first dim and says so once', () => {
+    // [1, 3, 4] is 12 elements, within maxElements; the probe's [2, 3, 4] is not
+    const bytes = handMadeModel(
+      [
+        node('Shape', ['x'], 's'),
+        node('Gather', ['s', 'zero'], 'n'),
+        node('Unsqueeze', ['n', 'axis0'], 'n1'),
+        concat(['n1', 'twelve'], 'target'),
+        node('Reshape', ['x', 'target'], 'y'),
+        node('Shape', ['y'], 's2'),
+      ],
+      {
+        input: [valueInfo('x', ['N', 3, 4])],
+        output: [valueInfo('y', ['N', 12])],
+        initializer: [ints('zero', [0], []), ints('axis0', [0]), ints('twelve', [12])],
+      },
+    );
+    const warnings: string[] = [];
+    const gm = importOnnx(bytes, { maxElements: 12, onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([
+      "importOnnx: Shape 'block/Shape_s': the import could not tell which dims of its input follow the batch (running the graph one sample longer failed or went over maxElements) and takes the first; if the model fails or differs at another batch, import it at the batch it will run at (inputShapes, or the CLI's --input-shape)",
+    ]);
+    expect((gm.call(ramp([1, 3, 4])) as Tensor).shape).toEqual([1, 12]);
+  });
+
   it('Mul then Div by constants keeps the batch entry: a [2N, 6] target reshapes [N, 4, 3] at any batch', () => {
     const bytes = handMadeModel(
       [

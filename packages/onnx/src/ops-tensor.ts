@@ -132,6 +132,11 @@ const shapeOp: Handler = (ctx) => {
   // the dims that change when the graph runs one sample longer; the first dim when the probe cannot run
   const probed = free ? ctx.imp.probe.shapeOf(x.node) : null;
   const moved = probed && probed.length === dims.length ? probed : null;
+  if (free && !moved && ctx.imp.probe.firstMiss()) {
+    ctx.imp.warn(
+      `importOnnx: ${ctx.opType} '${ctx.name}': the import could not tell which dims of its input follow the batch (running the graph one sample longer failed or went over maxElements) and takes the first; if the model fails or differs at another batch, import it at the batch it will run at (inputShapes, or the CLI's --input-shape)`,
+    );
+  }
   const sym: (number | null)[] = dims.map((d, i) => ((moved ? moved[i] !== d : i === 0 && free) ? null : d));
   dims = dims.slice(norm(start), norm(end));
   const s = sym.slice(norm(start), norm(end));
