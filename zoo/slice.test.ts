@@ -23,16 +23,10 @@ const SAMPLES = 4;
  * and the entry is removed here.
  */
 const FAILS_TODAY: Readonly<Record<string, string>> = {
-  // part B: Erf (PyTorch's GELU) does not import; ViT's class token also needs Equal, Where, Expand
-  'bert-op17.onnx import': 'B',
-  'vit-op13.onnx import': 'B',
-  'vit-op17.onnx import': 'B',
   // part B to import them, then C (hybrid always converts) and E (LayerNorm, GELU, attention on bayes)
   'bert-op17.onnx bayes --hybrid, export bit-exact': 'B, E',
   'bert-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'vit-op13.onnx bayes --hybrid, export bit-exact': 'B, E',
   'vit-op13.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'vit-op17.onnx bayes --hybrid, export bit-exact': 'B, E',
   'vit-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
 };
 

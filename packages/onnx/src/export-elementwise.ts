@@ -37,6 +37,19 @@ function operands(s: ExportStep, count: number): string[] {
   });
 }
 
+/** onnx.expand's target: constant, or with its batch entries read from the batch source's shape at run time. */
+function expandShape(s: ExportStep): string {
+  const { b, name } = s;
+  const shape = s.args[1] as number[];
+  if (!(s.args[2] instanceof Tensor)) return b.intConst(shape, `${name}_shape`);
+  const axis = (s.args[3] as number | undefined) ?? 0;
+  const entries = (s.args[4] as number[] | undefined) ?? [];
+  const [dims] = b.node('Shape', [s.inputs[1]!], `${name}_batch_shape`);
+  const [batch] = b.node('Gather', [dims!, b.intConst([axis], `${name}_batch_axis`)], `${name}_batch`);
+  const parts = shape.map((d, i) => (entries.includes(i) ? batch! : b.intConst([d], `${name}_dim${i}`)));
+  return b.node('Concat', parts, `${name}_shape`, { axis: 0 })[0]!;
+}
+
 /** The ONNX nodes of `op`, or null when it is not one of these ops. */
 export function exportElementwise(op: string, s: ExportStep): string[] | null {
   const { b, name } = s;
@@ -53,7 +66,7 @@ export function exportElementwise(op: string, s: ExportStep): string[] | null {
     case 'where':
       return b.node('Where', operands(s, 3), name);
     case 'onnx.expand':
-      return b.node('Expand', [s.inputs[0]!, b.intConst(s.args[1] as number[], `${name}_shape`)], name);
+      return b.node('Expand', [s.inputs[0]!, expandShape(s)], name);
     case 'onnx.tile':
       return b.node('Tile', [s.inputs[0]!, b.intConst(s.args[1] as number[], `${name}_repeats`)], name);
     case 'onnx.mod':

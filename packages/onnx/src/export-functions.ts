@@ -58,6 +58,10 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
     case 'onnx.reshape':
     case 'onnx.flatten': {
       const out = s.out as Tensor;
+      // an imported target keeps its -1 / 0 (a batch the import found in shape arithmetic, anywhere in the shape)
+      const target = op === 'onnx.reshape' && !args[2] ? (args[1] as number[]) : null;
+      if (target?.some((d) => d === -1 || d === 0))
+        return b.node('Reshape', [x, b.intConst(target, `${name}_shape`)], name);
       // A zero-size dim needs allowzero (opset 14+), and then 0 cannot stand for "copy the batch".
       const zeroDims = out.shape.includes(0);
       if (zeroDims && b.opset < 14)

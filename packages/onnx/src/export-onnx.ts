@@ -92,7 +92,12 @@ function isTensorValue(v: unknown): v is Tensor | QTensor {
   return v instanceof Tensor || v instanceof QTensor;
 }
 
-function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean): ValueInfoMsg {
+/**
+ * The type and shape of a value. With a free batch, an inner value's dims are left unknown: the batch may sit
+ * on any axis there (a sequence-first attention's [L, N, E], a reshape's [N·heads, L, d]), and a static dim
+ * declared where the batch is makes onnxruntime fold the shapes at the export's batch.
+ */
+function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean, inner = false): ValueInfoMsg {
   const t = value instanceof QTensor ? value.data : value;
   const elem =
     value instanceof QTensor
@@ -107,7 +112,11 @@ function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean)
     type: {
       tensor_type: {
         elem_type: elem,
-        shape: { dim: t.shape.map((d, i) => (i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d })) },
+        shape: {
+          dim: t.shape.map((d, i) =>
+            inner && dynamicBatch ? {} : i === 0 && dynamicBatch ? { dim_param: 'batch' } : { dim_value: d },
+          ),
+        },
       },
     },
   };
@@ -240,7 +249,7 @@ export function exportOnnxBytes(
             const onnxNames = names.get(n);
             if (n.op === 'placeholder' || n.op === 'get_attr' || onnxNames?.length !== 1 || !isTensorValue(v)) continue;
             nodeValues.push([n.name, onnxNames[0]!]);
-            valueInfos.push(valueInfo(onnxNames[0]!, v, dynamicBatch));
+            valueInfos.push(valueInfo(onnxNames[0]!, v, dynamicBatch, true));
           }
         }
       }

@@ -2,6 +2,7 @@ import { Graph, getitem, IMPORTED_NAMES, sanitizeName, type Argument, type Node 
 import type { Module } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { OnnxError, OnnxFormatError } from './errors.js';
+import { BatchProbe } from './batch-probe.js';
 import { ImportLimits } from './import-limits.js';
 import { DataType, type AttributeMsg, type NodeMsg } from './onnx-schema.js';
 import { readTensorProto, type OnnxConst } from './tensor-proto.js';
@@ -9,11 +10,23 @@ import { readTensorProto, type OnnxConst } from './tensor-proto.js';
 /**
  * A value during import: a constant (folded at import time) or a graph node. Every node also carries
  * its value on the example inputs, which gives static shapes to the importer. `sym` marks 1-d shape
- * vectors whose entries may be the dynamic batch (null).
+ * vectors whose entries are computed from the dynamic batch (null); `batch` says where the batch came from.
  */
 export type Val =
-  | { kind: 'const'; t: Tensor; sym?: (number | null)[] }
+  | { kind: 'const'; t: Tensor; sym?: (number | null)[]; batch?: BatchSource }
   | { kind: 'dyn'; node: Node; ex: Tensor; dynBatch: boolean };
+
+/**
+ * The dynamic value a shape vector's symbolic entries were read from: at run time, an entry that equals
+ * `size` at import is `node`'s dim `axis` (an op that cannot take a symbolic shape through its input reads it there).
+ */
+export interface BatchSource {
+  readonly node: Node;
+  /** Its value at import. */
+  readonly ex: Tensor;
+  readonly axis: number;
+  readonly size: number;
+}
 
 export type Attrs = Map<string, AttributeMsg>;
 
@@ -136,7 +149,9 @@ export class ImportState {
   constructor(
     readonly limits: ImportLimits = new ImportLimits(Infinity),
     private readonly isMember: (name: string) => boolean = () => false,
-  ) {}
+  ) {
+    this.probe = new BatchProbe(() => this.graph.nodes, this.modules, this.constants, limits.maxElements);
+  }
 
   readonly graph = new Graph();
   /** The ONNX names of the node being imported; the graph nodes made for it record them (IMPORTED_NAMES). */
@@ -145,6 +160,10 @@ export class ImportState {
   readonly constants = new Map<string, Tensor>();
   /** Bias vectors of MatMul nodes fused with the Add that follows them. */
   fusedBias = new Map<NodeMsg, Tensor>();
+  /** The graph run again one sample longer, to tell which dims follow the batch. */
+  readonly probe: BatchProbe;
+  /** Receives what the import accepts but must tell the user (importOnnx's onWarning). */
+  warn: (message: string) => void = () => {};
   private readonly constNodes = new Map<Tensor, Node>();
 
   uniqueModuleName(base: string): string {

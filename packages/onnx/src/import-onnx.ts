@@ -187,6 +187,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
   if (!(maxElements > 0)) throw new OnnxError(`importOnnx: maxElements must be a positive number, got ${maxElements}`);
   const state = new ImportState(new ImportLimits(maxElements), isMember);
+  state.warn = warn;
   const values = new Map<string, Val>();
   for (const init of g.initializer ?? []) {
     const t = constToTensor(readTensorProto(init, `initializer '${init.name ?? ''}'`));
@@ -234,6 +235,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
     if (!example) state.limits.spend(`input '${onnxName}'`, shape);
     const ex = example ?? new Tensor({ data, shape, dtype: spec.dtype });
     values.set(onnxName, { kind: 'dyn', node, ex, dynBatch: spec.shape?.[0] === null });
+    state.probe.input(node, ex, spec.shape?.[0] === null);
     specs.push({ name, onnxName, ...spec });
     state.modules.set(name, null as unknown as Module); // reserve the name
   }

@@ -19,16 +19,31 @@ import {
   sub,
 } from '@qtk/tensor';
 
-/** ONNX Expand: broadcasts x and `shape` against each other (a 1 in `shape` keeps x's dim, x may have more dims). */
-export const onnxExpand = registerTraceable('onnx.expand', (x: Tensor, shape: readonly number[]): Tensor => {
-  let target: number[];
-  try {
-    target = broadcastShapes(x.shape, shape);
-  } catch {
-    throw new ShapeError(`onnx.expand: [${x.shape.join(', ')}] cannot broadcast with shape [${shape.join(', ')}]`);
-  }
-  return contiguous(expand(x, target));
-});
+/**
+ * ONNX Expand: broadcasts x and `shape` against each other (a 1 in `shape` keeps x's dim, x may have more dims).
+ * With `batchSource`, the entries `batchEntries` of `shape` are its dim `batchAxis` at run time (a free batch).
+ */
+export const onnxExpand = registerTraceable(
+  'onnx.expand',
+  (
+    x: Tensor,
+    fixedShape: readonly number[],
+    batchSource?: Tensor,
+    batchAxis = 0,
+    batchEntries: readonly number[] = [],
+  ): Tensor => {
+    const shape = batchSource
+      ? fixedShape.map((d, i) => (batchEntries.includes(i) ? batchSource.shape[batchAxis]! : d))
+      : fixedShape;
+    let target: number[];
+    try {
+      target = broadcastShapes(x.shape, shape);
+    } catch {
+      throw new ShapeError(`onnx.expand: [${x.shape.join(', ')}] cannot broadcast with shape [${shape.join(', ')}]`);
+    }
+    return contiguous(expand(x, target));
+  },
+);
 
 /** ONNX Tile: each axis repeated repeats[axis] times. */
 export const onnxTile = registerTraceable('onnx.tile', (x: Tensor, repeats: readonly number[]): Tensor => {

@@ -29,6 +29,7 @@ import { Unsupported, type Val } from './import-context.js';
 import { broadcastShape } from './import-limits.js';
 import { onnxExpand, onnxInstanceNorm, onnxMod, onnxScatterND, onnxTile } from './onnx-array-functions.js';
 import type { Handler } from './ops-layers.js';
+import { checkComparison, fixedBatch, marked, type Comparison } from './shape-vectors.js';
 
 const unary =
   (fn: (a: Tensor) => Tensor): Handler =>
@@ -40,6 +41,14 @@ const binary =
     const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
     if (out) ctx.limit(out);
     return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+  };
+
+/** A comparison, static on shape vectors where the batch cannot change its answer (shape-vectors.ts). */
+const comparison =
+  (op: Comparison, fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
+  (ctx) => {
+    const [out] = binary(fn)(ctx) as [Val];
+    return [checkComparison(ctx, op, ctx.input(0), ctx.input(1), out)];
   };
 
 /** Max / Min / Sum / Mean of one or more inputs, broadcast, as a chain of binary ops. */
@@ -73,7 +82,7 @@ const whereOp: Handler = (ctx) => {
       : null;
   if (!(a.kind === 'const' && a.sym) && !(b.kind === 'const' && b.sym)) return [out];
   const sym = Array.from({ length: out.t.size }, (_, i) => pick(cond[cond.length === 1 ? 0 : i] ? a : b, i));
-  return [sym.includes(null) ? { ...out, sym } : out];
+  return [marked(out, sym, [a, b])];
 };
 
 const expandOp: Handler = (ctx) => {
@@ -82,11 +91,21 @@ const expandOp: Handler = (ctx) => {
   const out = broadcastShape(xs, shape);
   if (!out) throw new Unsupported(`input [${xs.join(', ')}] cannot broadcast with shape [${shape.join(', ')}]`);
   ctx.limit(out);
-  return [ctx.fn(onnxExpand, [ctx.input(0), shape])];
+  const s = ctx.input(1);
+  if (s.kind !== 'const' || !s.sym) return [ctx.fn(onnxExpand, [ctx.input(0), shape])];
+  // a target computed from the batch (ViT's class_token.expand(n, -1, -1)): the batch is read at run time
+  const entries = s.sym.flatMap((d, i) => (d === null ? [i] : []));
+  const source = s.batch;
+  if (!source || entries.some((i) => shape[i] !== source.size))
+    return fixedBatch(ctx, 'expands to a shape computed from the batch', [ctx.fn(onnxExpand, [ctx.input(0), shape])]);
+  const dyn: Val = { kind: 'dyn', node: source.node, ex: source.ex, dynBatch: true };
+  return [ctx.fn(onnxExpand, [ctx.input(0), shape, dyn, source.axis, entries])];
 };
 
 const tileOp: Handler = (ctx) => {
   const repeats = ctx.constInts(1, 'repeats')!;
+  const r = ctx.input(1);
+  if (r.kind === 'const' && r.sym) fixedBatch(ctx, 'repeats a number of times computed from the batch', null);
   const xs = ctx.ex(0).shape;
   if (repeats.length !== xs.length || repeats.some((r) => !Number.isSafeInteger(r) || r < 0))
     throw new Unsupported(`repeats [${repeats.join(', ')}] must be ${xs.length} non-negative integers`);
@@ -98,6 +117,8 @@ const tileOp: Handler = (ctx) => {
 const rangeOp: Handler = (ctx) => {
   if (![0, 1, 2].every((i) => ctx.isConst(i)))
     throw new Unsupported('start, limit and delta must be constants: the output size would depend on the data');
+  if ([0, 1, 2].some((i) => ctx.input(i).kind === 'const' && (ctx.input(i) as { sym?: unknown }).sym))
+    fixedBatch(ctx, 'counts up to a number computed from the batch', null);
   const [start, limit, delta] = [0, 1, 2].map((i) => Number(ctx.ex(i).values()[0]));
   if (!delta || !Number.isFinite(start! + limit! + delta))
     throw new Unsupported(`delta must be a finite non-zero number, got start ${start}, limit ${limit}, delta ${delta}`);
@@ -150,11 +171,11 @@ export const elementwiseHandlers: Record<string, Handler> = {
   And: binary(logicalAnd),
   Or: binary(logicalOr),
   Xor: binary(logicalXor),
-  Equal: binary(eq),
-  Less: binary(lt),
-  LessOrEqual: binary(le),
-  Greater: binary(gt),
-  GreaterOrEqual: binary(ge),
+  Equal: comparison('Equal', eq),
+  Less: comparison('Less', lt),
+  LessOrEqual: comparison('LessOrEqual', le),
+  Greater: comparison('Greater', gt),
+  GreaterOrEqual: comparison('GreaterOrEqual', ge),
   Max: variadic(maximum),
   Min: variadic(minimum),
   Sum: variadic(add),

@@ -34,6 +34,7 @@ import {
   onnxUnsqueeze,
 } from './onnx-functions.js';
 import { constToTensor } from './tensor-proto.js';
+import { batchOf, fixedBatch, markArithmetic, marked } from './shape-vectors.js';
 import { ImportLimits, broadcastShape } from './import-limits.js';
 import { OnnxFormatError } from './errors.js';
 
@@ -51,6 +52,13 @@ const binary =
     const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
     if (out) ctx.limit(out);
     return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
+  };
+/** Add / Sub / Mul / Div, which keep a shape vector's batch entries symbolic (`bsz * num_heads`). */
+const arithmetic =
+  (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
+  (ctx) => {
+    const [out] = binary(fn)(ctx) as [Val];
+    return [markArithmetic(ctx.input(0), ctx.input(1), out)];
   };
 const unary =
   (fn: (a: Tensor) => Tensor): Handler =>
@@ -95,6 +103,12 @@ const reshapeOp: Handler = (ctx) => {
   const v = ctx.input(1);
   if (v.kind !== 'const')
     throw new Unsupported('the target shape must be a constant (initializer or foldable subgraph)');
+  const x = ctx.input(0);
+  if (x.kind === 'const' && x.sym) {
+    // a shape vector reshaped (to [-1] or a scalar): its entries, and their marks, keep their order
+    const out = ctx.fn(onnxReshape, allowZero ? [x, [...v.t.values()], true] : [x, [...v.t.values()]]);
+    return [out.kind === 'const' && out.t.ndim <= 1 ? marked(out, x.sym, [x]) : out];
+  }
   let shape = Array.from(v.t.values() as ArrayLike<number>, Number);
   if (v.sym) {
     // A shape computed from a dynamic batch: keep the batch entry symbolic. A single dynamic entry is
@@ -114,10 +128,22 @@ const shapeOp: Handler = (ctx) => {
   const start = ctx.int('start', 0);
   const end = ctx.int('end', dims.length);
   const norm = (i: number) => Math.max(0, Math.min(dims.length, i < 0 ? i + dims.length : i));
-  const sym: (number | null)[] = dims.map((d, i) => (i === 0 && x.kind === 'dyn' && x.dynBatch ? null : d));
+  const free = x.kind === 'dyn' && x.dynBatch;
+  // the dims that change when the graph runs one sample longer; the first dim when the probe cannot run
+  const probed = free ? ctx.imp.probe.shapeOf(x.node) : null;
+  const moved = probed && probed.length === dims.length ? probed : null;
+  if (free && !moved && ctx.imp.probe.firstMiss()) {
+    ctx.imp.warn(
+      `importOnnx: ${ctx.opType} '${ctx.name}': the import could not tell which dims of its input follow the batch (running the graph one sample longer failed or went over maxElements) and takes the first; if the model fails or differs at another batch, import it at the batch it will run at (inputShapes, or the CLI's --input-shape)`,
+    );
+  }
+  const sym: (number | null)[] = dims.map((d, i) => ((moved ? moved[i] !== d : i === 0 && free) ? null : d));
   dims = dims.slice(norm(start), norm(end));
   const s = sym.slice(norm(start), norm(end));
-  return [intConst(dims, [dims.length], s.includes(null) ? s : undefined)];
+  const axis = sym.indexOf(null);
+  const out = intConst(dims, [dims.length]);
+  if (!s.includes(null) || x.kind !== 'dyn') return [out];
+  return [{ ...out, sym: s, batch: { node: x.node, ex: x.ex, axis, size: ex.shape[axis]! } }];
 };
 
 const gatherOp: Handler = (ctx) => {
@@ -131,7 +157,7 @@ const gatherOp: Handler = (ctx) => {
     const ids = Array.from(idx.t.values() as ArrayLike<number>, (k) => (k < 0 ? k + x.sym!.length : k));
     const vals = ids.map((k) => x.sym![k] ?? null);
     const data = ids.map((k) => x.t.values()[k] as number);
-    return [intConst(data, [...idx.t.shape], vals.includes(null) ? vals : undefined)];
+    return [marked(intConst(data, [...idx.t.shape]), vals, [x])];
   }
   return [ctx.fn(onnxGather, [x, idx, axis])];
 };
@@ -147,7 +173,7 @@ const concatOp: Handler = (ctx) => {
   );
   const out = ctx.fn(cat, [ins, axis]);
   if (out.kind === 'const' && ins.some((v) => v.kind === 'const' && v.sym) && syms.every((s) => s !== null)) {
-    return [{ ...out, sym: syms.flat() as (number | null)[] }];
+    return [{ ...out, sym: syms.flat() as (number | null)[], ...(batchOf(...ins) ? { batch: batchOf(...ins) } : {}) }];
   }
   return [out];
 };
@@ -157,17 +183,14 @@ const unsqueezeOp: Handler = (ctx) => {
   if (!axes) throw new Unsupported('axes are required');
   const x = ctx.input(0);
   const out = ctx.fn(onnxUnsqueeze, [x, axes]);
-  if (out.kind === 'const' && x.kind === 'const' && x.sym && x.t.ndim === 0) return [{ ...out, sym: x.sym }];
-  if (out.kind === 'const' && x.kind === 'const' && x.sym) return [{ ...out, sym: x.sym }];
-  return [out];
+  return [x.kind === 'const' && x.sym ? marked(out, x.sym, [x]) : out];
 };
 
 const castOp: Handler = (ctx) => {
   const to = qtkDType(ctx.int('to', 1));
   const x = ctx.input(0);
   const out = ctx.fn(onnxCast, [x, to]);
-  if (out.kind === 'const' && x.kind === 'const' && x.sym) return [{ ...out, sym: x.sym }];
-  return [out];
+  return [x.kind === 'const' && x.sym ? marked(out, x.sym, [x]) : out];
 };
 
 const sliceOp: Handler = (ctx) => {
@@ -198,7 +221,7 @@ const sliceOp: Handler = (ctx) => {
       ...(args as [number[], number[], number[], number[]]),
     );
     const sym = Array.from(idx.values() as ArrayLike<number>, (i) => v.sym![i] ?? null);
-    return [sym.includes(null) ? { ...out, sym } : out] as Val[];
+    return [marked(out, sym, [v])];
   }
   return [ctx.fn(onnxSlice, [v, ...args])];
 };
@@ -270,6 +293,8 @@ const constantOp: Handler = (ctx) => {
 
 const constantOfShape: Handler = (ctx) => {
   const shape = ctx.constInts(0, 'shape')!;
+  const s = ctx.input(0);
+  if (s.kind === 'const' && s.sym) fixedBatch(ctx, 'makes a tensor whose shape is computed from the batch', null);
   if (ImportLimits.count(shape) === Infinity) {
     throw new OnnxFormatError(
       `importOnnx: ConstantOfShape '${ctx.name}': shape [${shape.join(', ')}] must hold non-negative integers; the model is invalid`,
@@ -286,10 +311,10 @@ const constantOfShape: Handler = (ctx) => {
 };
 
 export const tensorHandlers: Record<string, Handler> = {
-  Add: binary(add),
-  Sub: binary(sub),
-  Mul: binary(mul),
-  Div: binary(div),
+  Add: arithmetic(add),
+  Sub: arithmetic(sub),
+  Mul: arithmetic(mul),
+  Div: arithmetic(div),
   Pow: binary(pow),
   Sqrt: unary(sqrt),
   Reciprocal: unary(reciprocal),
@@ -303,7 +328,11 @@ export const tensorHandlers: Record<string, Handler> = {
   Slice: sliceOp,
   Reshape: reshapeOp,
   Transpose: (ctx) => [ctx.fn(onnxTranspose, [ctx.input(0), ctx.ints('perm')])],
-  Squeeze: (ctx) => [ctx.fn(onnxSqueeze, [ctx.input(0), axesOf(ctx, 13)])],
+  Squeeze: (ctx) => {
+    const x = ctx.input(0);
+    const out = ctx.fn(onnxSqueeze, [x, axesOf(ctx, 13)]);
+    return [x.kind === 'const' && x.sym ? marked(out, x.sym, [x]) : out];
+  },
   Unsqueeze: unsqueezeOp,
   Pad: padOp,
   ReduceMean: reduceOp('mean'),
