@@ -16,20 +16,6 @@ const FILES = readdirSync(SLICE)
 const MARCHES = ['bayes', 'bernoulli2'] as const;
 const SAMPLES = 4;
 
-/**
- * What fails on main today, each with the part of issue 28 that fixes it (A: free input dims and ONNX names,
- * B: ops that do not import and decomposed patterns, C: converter gaps and hybrid that always converts,
- * E: transformers on bayes). These run as it.fails: when the part lands, the test passes, it.fails reports that,
- * and the entry is removed here.
- */
-const FAILS_TODAY: Readonly<Record<string, string>> = {
-  // part B to import them, then C (hybrid always converts) and E (LayerNorm, GELU, attention on bayes)
-  'bert-op17.onnx bayes --hybrid, export bit-exact': 'B, E',
-  'bert-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'vit-op13.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-  'vit-op17.onnx bernoulli2 --hybrid, export bit-exact': 'B, C',
-};
-
 let dir: string;
 beforeAll(() => {
   dir = tempDir();
@@ -45,12 +31,6 @@ function samplesFor(file: string): string {
   return data;
 }
 
-function check(name: string, body: () => Promise<void>): void {
-  const part = FAILS_TODAY[name];
-  if (part) it.fails(`${name} (fails until part${part.includes(',') ? 's' : ''} ${part} of issue 28 land)`, body);
-  else it(name, body);
-}
-
 describe.each(FILES)('zoo slice %s', (file) => {
   const model = join(SLICE, file);
   let data: string;
@@ -58,7 +38,7 @@ describe.each(FILES)('zoo slice %s', (file) => {
     data = samplesFor(file);
   });
 
-  check(`${file} import`, async () => {
+  it(`${file} import`, async () => {
     const r = await run('eval', model, '--data', data, '--reference', model, '--runtime', 'qtk', '--json');
     expect(r.stderr.split('\n').filter((l) => l.startsWith('qtk: '))).toEqual([]);
     expect(r.code).toBe(0);
@@ -67,7 +47,7 @@ describe.each(FILES)('zoo slice %s', (file) => {
   });
 
   for (const march of MARCHES) {
-    check(`${file} ${march} --hybrid, export bit-exact`, async () => {
+    it(`${file} ${march} --hybrid, export bit-exact`, async () => {
       const out = join(data, `${march}.qtk`);
       const q = await run('quantize', model, '--calib', data, '--march', march, '--hybrid', '--out', out);
       expect(q.stderr.split('\n').filter((l) => l.startsWith('qtk: error'))).toEqual([]);

@@ -38,7 +38,9 @@ import {
 } from '@qtk/nn';
 import { Tensor, contiguous, reshape, transpose } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
+import { exportCall } from './export-functions.js';
 import type { OnnxBuilder } from './export-builder.js';
+import type { Argument } from '@qtk/ir';
 
 export interface ExportStep {
   b: OnnxBuilder;
@@ -83,6 +85,16 @@ function sizeScale(n: number, out: number): number {
   return s;
 }
 
+const FLOAT_FUNCTIONAL_CALLS: Readonly<Record<string, string>> = {
+  sub: 'sub',
+  div: 'div',
+  addScalar: 'add',
+  mulScalar: 'mul',
+  matmul: 'matmul',
+  sum: 'sum',
+  mean: 'mean',
+};
+
 export function exportModule(m: Module, s: ExportStep, method: string | undefined): string[] {
   const { b, inputs, name, path } = s;
   const x = inputs[0]!;
@@ -101,8 +113,12 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
         return b.node('Relu', b.node('Add', inputs, `${name}_add`), name);
       case 'cat':
         return b.node('Concat', inputs, name, { axis: (s.args[1] as number | undefined) ?? 0 });
-      default:
+      default: {
+        // the methods that compute a function (a float one left on the CPU by a hybrid model) export as it
+        const fn = FLOAT_FUNCTIONAL_CALLS[method];
+        if (fn) return exportCall(fn, s, s.args as Argument[]);
         throw new OnnxExportError(`exportOnnx: FloatFunctional.${method} (node '${name}') has no ONNX form yet`);
+      }
     }
   }
   if (m instanceof Conv1d || m instanceof Conv2d || m instanceof Conv3d) {
