@@ -6,7 +6,7 @@ import { UnsupportedOpError, type ConvertNodeContext } from '@qtk/spec';
 import { FixedTableOp } from '../modules/fixed-table-op.js';
 import * as nl from '../nonlinear-functions.js';
 import type { SegmentDividing } from '../segment-table.js';
-import { isCall, isModule, isOp, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
+import { isModule, isOp, opNameOf, quantizedArgs, type ConvertRule } from './march-converter.js';
 import { planTunedTable } from './table-options.js';
 
 /**
