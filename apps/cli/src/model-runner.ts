@@ -4,6 +4,7 @@
 import { setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import { noGrad, Tensor } from '@qtk/tensor';
+import type { OptionSpec } from './args.js';
 import type { Preprocess } from './data/samples.js';
 import { ioNamesOf, savedIoNames } from './io-names.js';
 import { CliError } from './io.js';
@@ -36,6 +37,16 @@ export interface RunnableModel {
   run(x: Tensor): Promise<NamedOutput[]>;
   release(): Promise<void>;
 }
+
+/** --runtime of the commands that run a model (run, eval). */
+export const RUNTIME_OPTION: Readonly<Record<string, OptionSpec>> = {
+  runtime: {
+    type: 'string',
+    value: 'ort|qtk',
+    description:
+      'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
+  },
+};
 
 export interface OpenModelOptions {
   /** Run an .onnx file in onnxruntime-node ('ort') or import it ('qtk'); default: qtk for float files. */

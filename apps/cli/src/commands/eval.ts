@@ -7,6 +7,7 @@ import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo, usageError } from '../io.js';
 import { oneInputShape } from '../input-shape-option.js';
 import {
+  INPUT_SHAPE_OPTION,
   inputShapeFor,
   inputShapeOption,
   MAX_ELEMENTS_OPTION,
@@ -15,7 +16,7 @@ import {
   sampleShapeOf,
 } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { notImportable } from '../model-runner.js';
+import { notImportable, RUNTIME_OPTION } from '../model-runner.js';
 import { FORM_LABEL, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
@@ -52,19 +53,10 @@ export const evalSpec: CommandSpec = {
     },
     json: { type: 'boolean', description: 'with --reference: print the figures as JSON instead of a table' },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
-    'input-shape': {
-      type: 'string',
-      value: 'N,C,H,W',
-      description: "the model's input shape (default: declared by the ONNX file or saved by qtk quantize)",
-    },
+    ...INPUT_SHAPE_OPTION,
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
-    runtime: {
-      type: 'string',
-      value: 'ort|qtk',
-      description:
-        'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
-    },
+    ...RUNTIME_OPTION,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   },

@@ -7,8 +7,8 @@ import { batchesOf } from '../batches.js';
 import { loadInputData } from '../data/eval-data.js';
 import { shownPath } from '../display-path.js';
 import { CliError, type CliIo, usageError } from '../io.js';
-import { MAX_ELEMENTS_OPTION, inputShapeOption } from '../model-input.js';
-import { type NamedOutput, openModel } from '../model-runner.js';
+import { INPUT_SHAPE_OPTION, MAX_ELEMENTS_OPTION, inputShapeOption } from '../model-input.js';
+import { type NamedOutput, openModel, RUNTIME_OPTION } from '../model-runner.js';
 import { checkOutDir } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { stepProgress } from '../progress.js';
@@ -35,19 +35,10 @@ export const runSpec: CommandSpec = {
       description: 'write into an existing non-empty --out folder (files of the same names are replaced)',
     },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to run', default: 'test' },
-    'input-shape': {
-      type: 'string',
-      value: 'N,C,H,W',
-      description: "the model's input shape (default: declared by the ONNX file or saved by qtk quantize)",
-    },
+    ...INPUT_SHAPE_OPTION,
     batch: { type: 'number', value: 'N', description: 'batch size', default: 16, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'run only the first N samples', integer: true, min: 1 },
-    runtime: {
-      type: 'string',
-      value: 'ort|qtk',
-      description:
-        'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
-    },
+    ...RUNTIME_OPTION,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   },
