@@ -38,6 +38,12 @@ export interface RunnableModel {
   release(): Promise<void>;
 }
 
+/** The MODEL positional of the commands that run any model (run, eval). */
+export const RUNNABLE_MODEL = {
+  name: 'MODEL',
+  description: 'an .onnx file (float, QDQ or integer) or a QTK model file (float, QAT or fixed-point)',
+};
+
 /** --runtime of the commands that run a model (run, eval). */
 export const RUNTIME_OPTION: Readonly<Record<string, OptionSpec>> = {
   runtime: {

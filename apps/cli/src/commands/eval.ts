@@ -16,7 +16,7 @@ import {
   sampleShapeOf,
 } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { notImportable, RUNTIME_OPTION } from '../model-runner.js';
+import { notImportable, RUNNABLE_MODEL, RUNTIME_OPTION } from '../model-runner.js';
 import { FORM_LABEL, readOnnxFile, singleFloatInput } from '../onnx-file.js';
 import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
@@ -28,12 +28,7 @@ export const evalSpec: CommandSpec = {
   name: 'eval',
   summary:
     'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy, or with --reference how far each output is from the float model.',
-  positionals: [
-    {
-      name: 'MODEL',
-      description: 'an .onnx file (float, QDQ or integer) or a QTK model file (float, QAT or fixed-point)',
-    },
-  ],
+  positionals: [RUNNABLE_MODEL],
   options: {
     data: {
       type: 'string',

@@ -8,7 +8,7 @@ import { loadInputData } from '../data/eval-data.js';
 import { shownPath } from '../display-path.js';
 import { CliError, type CliIo, usageError } from '../io.js';
 import { INPUT_SHAPE_OPTION, MAX_ELEMENTS_OPTION, inputShapeOption } from '../model-input.js';
-import { type NamedOutput, openModel, RUNTIME_OPTION } from '../model-runner.js';
+import { type NamedOutput, openModel, RUNNABLE_MODEL, RUNTIME_OPTION } from '../model-runner.js';
 import { checkOutDir } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { stepProgress } from '../progress.js';
@@ -17,12 +17,7 @@ export const runSpec: CommandSpec = {
   name: 'run',
   summary:
     "Runs a model on every sample of a folder and writes each of its outputs as a .npy file, whatever the model's task.",
-  positionals: [
-    {
-      name: 'MODEL',
-      description: 'an .onnx file (float, QDQ or integer) or a QTK model file (float, QAT or fixed-point)',
-    },
-  ],
+  positionals: [RUNNABLE_MODEL],
   options: {
     data: {
       type: 'string',
