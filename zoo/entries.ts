@@ -6,7 +6,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { serializeNpy } from '@qtk/nn';
 import { Generator, rand } from '@qtk/tensor';
+import { constToTensor, decodeTensor, readTensorProto } from '@qtk/onnx';
 import { readOnnxFile } from '../apps/cli/src/onnx-file.js';
+import { textImages } from './text-samples.js';
 
 /** One model of the zoo, as the worker runs it. */
 export interface ZooEntry {
@@ -27,6 +29,12 @@ export interface ZooEntry {
   readonly fx: { sqnrDb: (number | null)[]; engine?: string } | { reason: string } | null;
   /** Why the zoo could not even prepare the model (a failed export, a failed download). */
   readonly missing?: string;
+  /**
+   * The ONNX test data's own case (test_data_set_0): its input as DIR/x.npy and each expected output's .npy,
+   * in the model's output order. The import is checked against these: onnxruntime has no kernels for some of
+   * the test data's old opsets.
+   */
+  readonly expected?: { readonly data: string; readonly outputs: readonly string[] };
 }
 
 const SAMPLES = 8;
@@ -74,7 +82,8 @@ interface NpmModel {
   sha256: string;
   source: string;
   inputShape: number[];
-  scale: number;
+  /** Uniform samples in [-scale, scale], or synthetic text images normalised with mean / std (OCR models). */
+  samples: { kind: 'uniform'; scale: number } | { kind: 'text'; mean: number[]; std: number[] };
 }
 
 /**
@@ -102,7 +111,9 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
       }
       const sha = createHash('sha256').update(readFileSync(file)).digest('hex');
       if (sha !== m.sha256) throw new Error(`${m.file} has SHA-256 ${sha}, pinned ${m.sha256}`);
-      writeSamples(data, m.inputShape, m.scale, 3);
+      if (m.samples.kind === 'text')
+        writeArray(data, m.inputShape, textImages(SAMPLES, m.inputShape, { ...m.samples, seed: 3 }));
+      else writeSamples(data, m.inputShape, m.samples.scale, 3);
       return {
         ...base,
         onnx: file,
@@ -126,14 +137,31 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
   });
 }
 
-/** Seeded samples uniform in [-scale, scale], [SAMPLES, ...shape[1:]], as DIR/x.npy (written once). */
+/** Seeded samples uniform in [-scale, scale], [count, ...shape[1:]], as DIR/x.npy. */
 function writeSamples(dir: string, shape: readonly number[], scale: number, seed: number, count = SAMPLES): void {
-  const path = join(dir, 'x.npy');
-  if (existsSync(path)) return;
-  mkdirSync(dir, { recursive: true });
   const full = [count, ...shape.slice(1)];
-  const x = rand(full, { low: -scale, high: scale, generator: new Generator(seed) });
-  writeFileSync(path, serializeNpy(full, x.values() as Float32Array));
+  writeArray(
+    dir,
+    full,
+    rand(full, { low: -scale, high: scale, generator: new Generator(seed) }).values() as Float32Array,
+  );
+}
+
+/**
+ * [count, ...] samples as DIR/x.npy, written once; DIR/samples.json records what they are, so samples of another
+ * kind (an edited npm-models.json) replace them.
+ */
+function writeArray(dir: string, shape: readonly number[], values: Float32Array): void {
+  const path = join(dir, 'x.npy');
+  const full = [values.length / shape.slice(1).reduce((a, b) => a * b, 1), ...shape.slice(1)];
+  const digest = createHash('sha256')
+    .update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength))
+    .digest('hex');
+  const stamp = join(dir, 'samples.sha256');
+  if (existsSync(path) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path, serializeNpy(full, values));
+  writeFileSync(stamp, digest);
 }
 
 /**
@@ -161,9 +189,11 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
         const input = f.inputs[0];
         const shape = (input?.shape ?? []).map((d) => d ?? 1);
         const batch = shape[0] ?? 1;
-        if (shape.length > 0 && f.inputs.length === 1)
+        let expected: ZooEntry['expected'];
+        if (shape.length > 0 && f.inputs.length === 1) {
           writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));
-        else mkdirSync(data, { recursive: true });
+          expected = expectedCase(join(dir, test, 'test_data_set_0'), `${data}-expected`);
+        } else mkdirSync(data, { recursive: true });
         out.push({
           ...base,
           onnx: file,
@@ -172,6 +202,7 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
           ...(shape.length > 0 ? { inputShape: shape.join(',') } : {}),
           batch,
           fx: null,
+          ...(expected ? { expected } : {}),
         });
       } catch (e) {
         out.push({ ...base, onnx: null, opsets: [], data, batch: 1, fx: null, missing: (e as Error).message });
@@ -179,4 +210,27 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
     }
   }
   return out;
+}
+
+/** A float TensorProto file (the test data's input_0.pb, output_0.pb) as its shape and values. */
+function readPbTensor(path: string): { shape: number[]; values: Float32Array } | null {
+  const t = constToTensor(readTensorProto(decodeTensor(new Uint8Array(readFileSync(path))), path));
+  return t.dtype === 'float32' ? { shape: [...t.shape], values: t.values() as Float32Array } : null;
+}
+
+/** The test case in CASE (input_0.pb, output_K.pb) as OUT/in/x.npy and OUT/output_K.npy; null without one. */
+function expectedCase(caseDir: string, out: string): ZooEntry['expected'] | undefined {
+  if (!existsSync(join(caseDir, 'input_0.pb'))) return undefined;
+  const x = readPbTensor(join(caseDir, 'input_0.pb'));
+  if (!x) return undefined;
+  writeArray(join(out, 'in'), x.shape, x.values);
+  const outputs: string[] = [];
+  for (let k = 0; existsSync(join(caseDir, `output_${k}.pb`)); k++) {
+    const y = readPbTensor(join(caseDir, `output_${k}.pb`));
+    if (!y) return undefined;
+    const path = join(out, `output_${k}.npy`);
+    writeFileSync(path, serializeNpy(y.shape, y.values));
+    outputs.push(path);
+  }
+  return { data: join(out, 'in'), outputs };
 }

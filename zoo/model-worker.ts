@@ -14,7 +14,7 @@ async function run(entryFile: string, resultFile: string, work: string): Promise
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   save();
-  await importStep(e, result, save);
+  await importStep(e, result, save, work);
   // quantize imports the model itself: tried even when the import check failed, for its own reason
   if (e.onnx) {
     for (const march of MARCHES)

@@ -52,7 +52,10 @@ function importCell(r: ModelResult): string {
   if (r.imports.length === 0) return '✗';
   const ok = r.imports.filter((i) => i.ok);
   const worst = Math.max(...ok.map((i) => i.maxRelError ?? 0));
-  return ok.length === 0 ? `✗ 0/${r.imports.length}` : `${ok.length}/${r.imports.length}, ${worst.toExponential(1)}`;
+  const mark = r.imports.some((i) => i.against === 'test data') ? ' (test data)' : '';
+  return ok.length === 0
+    ? `✗ 0/${r.imports.length}${mark}`
+    : `${ok.length}/${r.imports.length}, ${worst.toExponential(1)}${mark}`;
 }
 
 const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -155,7 +158,9 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
     `the other ${rows.length - info.fresh} rows keep their result of an earlier run (the 'ran' column gives its date and commit).`,
     '',
     "Each model runs through the `qtk` command line: **import** (QTK's float output against onnxruntime-node's on the",
-    'samples, max |QTK − ort| / max |ort|), `qtk quantize` on each march, **plain** and `--hybrid` (share of the nodes',
+    'samples, max |QTK − ort| / max |ort|; for the ONNX test data, against the output its case expects, marked',
+    "'(test data)', and their SQNR against QTK's float import where onnxruntime has no kernel for an old opset),",
+    '`qtk quantize` on each march, **plain** and `--hybrid` (share of the nodes',
     'on the BPU; SQNR of the fixed-point output against the float model, the worst output, by `qtk eval --reference`),',
     "and `qtk export` + `qtk compare` (bit-exact in onnxruntime-node). PyTorch FX's int8 PTQ SQNR is measured on the",
     "same samples by zoo/export_models.py (default qconfig; Debian's torch has no FBGEMM, so its x86 engine onednn).",

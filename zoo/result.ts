@@ -6,7 +6,9 @@ export const MODES = ['plain', 'hybrid'] as const;
 export interface ImportResult {
   opset: number | null;
   ok: boolean;
-  /** max |QTK − onnxruntime| / max |onnxruntime| over the outputs, on the samples. */
+  /** What QTK's float output was checked against: onnxruntime-node (the default) or the ONNX test data's case. */
+  against?: 'test data';
+  /** max |QTK − reference| / max |reference| over the outputs, on the samples. */
   maxRelError?: number;
   seconds?: number;
   reason?: string;

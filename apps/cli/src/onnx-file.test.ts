@@ -28,9 +28,10 @@ function model(nodes: NodeMsg[], initializer: NonNullable<ModelMsg['graph']>['in
   };
 }
 
+/** A Cast of v{i} (of x when i is 0) to v{i+1}. */
 const cast = (to: number, i: number): NodeMsg => ({
   op_type: 'Cast',
-  input: [`v${i}`],
+  input: [i === 0 ? 'x' : `v${i}`],
   output: [`v${i + 1}`],
   attribute: [{ name: 'to', type: 2, i: to }],
 });
@@ -61,6 +62,15 @@ describe('onnxFormOf', () => {
     expect(onnxFormOf(model([cast(DataType.INT64, 0), cast(DataType.BOOL, 1), cast(DataType.DOUBLE, 2)])).kind).toBe(
       'float',
     );
+    // paddle2onnx casts shapes to int32: a Cast of a Shape's output, or of a constant, is index arithmetic
+    const shapeCast = model([
+      { op_type: 'Shape', input: ['x'], output: ['v0s'] },
+      { op_type: 'Cast', input: ['v0s'], output: ['v1s'], attribute: [{ name: 'to', type: 2, i: DataType.INT32 }] },
+      { op_type: 'Constant', input: [], output: ['c'] },
+      { op_type: 'Cast', input: ['c'], output: ['ci'], attribute: [{ name: 'to', type: 2, i: DataType.INT32 }] },
+      { op_type: 'Relu', input: ['x'], output: ['y'] },
+    ]);
+    expect(onnxFormOf(shapeCast)).toEqual({ kind: 'float', evidence: '' });
     expect(onnxFormOf(qdqModel())).toEqual({
       kind: 'qdq',
       evidence: '1 QuantizeLinear node, 1 DequantizeLinear node',

@@ -57,21 +57,41 @@ function counted(counts: Map<string, number>): string {
   return [...counts].map(([op, n]) => `${n} ${op} node${n > 1 ? 's' : ''}`).join(', ');
 }
 
+// Ops whose output describes their input's shape, not its values: what follows them is shape arithmetic.
+const SHAPE_OPS = new Set(['Shape', 'Size']);
+
+/**
+ * The values computed from the graph inputs' contents: an input's, and every output of a node that reads one,
+ * except through Shape / Size. A Cast of such a value to an integer type stores tensor data as integers; a Cast
+ * of a shape or a constant (paddle2onnx casts shapes to int32) is index arithmetic of a float model.
+ */
+function dataValues(model: ModelMsg): Set<string> {
+  const graph = model.graph;
+  const initializers = new Set((graph?.initializer ?? []).map((t) => t.name));
+  const data = new Set((graph?.input ?? []).map((v) => v.name ?? '').filter((n) => !initializers.has(n)));
+  for (const node of graph?.node ?? []) {
+    if (SHAPE_OPS.has(node.op_type ?? '')) continue;
+    if ((node.input ?? []).some((i) => data.has(i))) for (const o of node.output ?? []) data.add(o);
+  }
+  return data;
+}
+
 /**
  * Float, QDQ or integer: QuantizeLinear / DequantizeLinear nodes make a QDQ model; integer ops
- * (ConvInteger, QLinear*, ...) or casts to 8-, 16- or 32-bit integers (QTK's integer export keeps
- * fixed-point values in their storage types) an integer model.
+ * (ConvInteger, QLinear*, ...) or casts of the input's data to 8-, 16- or 32-bit integers (QTK's integer
+ * export keeps fixed-point values in their storage types) an integer model.
  */
 export function onnxFormOf(model: ModelMsg): OnnxForm {
   const qdq = new Map<string, number>();
   const integer = new Map<string, number>();
+  const data = dataValues(model);
   for (const node of model.graph?.node ?? []) {
     const op = node.op_type ?? '';
     if (QDQ_OPS.has(op)) qdq.set(op, (qdq.get(op) ?? 0) + 1);
     else if (INTEGER_OPS.has(op)) integer.set(op, (integer.get(op) ?? 0) + 1);
     else if (op === 'Cast') {
       const to = node.attribute?.find((a) => a.name === 'to')?.i;
-      if (to !== undefined && STORAGE_TYPES.has(to))
+      if (to !== undefined && STORAGE_TYPES.has(to) && data.has(node.input?.[0] ?? ''))
         integer.set('integer Cast', (integer.get('integer Cast') ?? 0) + 1);
     }
   }

@@ -160,6 +160,21 @@ describe('qtk eval --reference', () => {
     );
   });
 
+  it('--reference-runtime qtk imports the reference instead (the same figures); it needs --reference and ort|qtk', async () => {
+    const r = await run('eval', off, '--data', data, '--reference', reference, '--reference-runtime', 'qtk', '--json');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout) as { reference: { runtime: string }; outputs: Record<string, number>[] };
+    expect(j.reference.runtime).toBe('qtk');
+    expect(j.outputs[0]!.sqnrDb).toBeCloseTo(20, 4);
+    expect(j.outputs[1]!.sqnrDb).toBeCloseTo(-20 * Math.log10(2), 4);
+    const alone = await run('eval', off, '--data', data, '--reference-runtime', 'qtk');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--reference-runtime goes with --reference FLOAT.onnx');
+    const bad = await run('eval', off, '--data', data, '--reference', reference, '--reference-runtime', 'tvm');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--reference-runtime must be ort or qtk, got 'tvm'");
+  });
+
   it('refuses a reference with another number of outputs, naming both', async () => {
     class FeaturesOnly extends Module {
       readonly conv = new TwoOutputs(new Generator(3)).conv;

@@ -158,7 +158,7 @@ export class ImportState {
   importedNames: string[] = [];
   readonly modules = new Map<string, Module>();
   readonly constants = new Map<string, Tensor>();
-  /** Bias vectors of MatMul nodes fused with the Add that follows them. */
+  /** Bias vectors of MatMul / Conv / ConvTranspose nodes fused with the Add that follows them (findBiasAdds). */
   fusedBias = new Map<NodeMsg, Tensor>();
   /** The graph run again one sample longer, to tell which dims follow the batch. */
   readonly probe: BatchProbe;

@@ -1,59 +1,63 @@
 // Node groups the importer turns into one module, so imported graphs look like the PyTorch code they came from.
-import type { Tensor } from '@qtk/tensor';
+import { reshape, type Tensor } from '@qtk/tensor';
 import type { Val } from './import-context.js';
 import { matchPatterns, type PatternMatch } from './fusion-patterns.js';
 import { GraphIndex } from './graph-index.js';
 import type { GraphMsg, NodeMsg } from './onnx-schema.js';
 
-function consumers(g: GraphMsg): Map<string, NodeMsg[]> {
-  const users = new Map<string, NodeMsg[]>();
-  for (const n of g.node ?? []) {
-    for (const i of n.input ?? []) {
-      const list = users.get(i);
-      if (list) list.push(n);
-      else users.set(i, [n]);
-    }
-  }
-  return users;
+/** The per-channel vector of an Add operand shaped [C] (MatMul), or [C, 1, ...] / [1, C, 1, ...] (convolutions). */
+function channelVector(b: Tensor, channels: number, spatialRank: number | null): Tensor | null {
+  if (b.dtype !== 'float32' || b.size !== channels) return null;
+  const dims = b.shape;
+  if (spatialRank === null) return dims.length === 1 ? b : null;
+  // b has `channels` elements, so the dims beside the channel dim are 1
+  const perChannel =
+    (dims.length === spatialRank + 1 && dims[0] === channels) ||
+    (dims.length === spatialRank + 2 && dims[0] === 1 && dims[1] === channels);
+  return perChannel ? reshape(b, [channels]) : null;
 }
 
 /**
- * MatMul nodes whose only consumer is an Add of a constant bias vector: the pair becomes one Linear.
- * A weight or bias read through Identity nodes counts as constant: PyTorch's exporter writes a parameter equal to
- * another (the cloned layers of a freshly built nn.TransformerEncoder) as an Identity of the first.
+ * Layers without a bias (MatMul of a constant 2-d weight, Conv, ConvTranspose) whose only consumer is an Add of a
+ * constant per-output-channel vector: the Add becomes the layer's bias, as PyTorch's exporter writes it in the
+ * layer and paddle2onnx (its fc and conv2d_transpose) as a separate Add. A weight or bias read through Identity
+ * nodes counts as constant: PyTorch's exporter writes a parameter equal to another (the cloned layers of a freshly
+ * built nn.TransformerEncoder) as an Identity of the first.
  */
-export function findMatMulAdds(
+export function findBiasAdds(
   g: GraphMsg,
-  consts: Map<string, Val>,
-): { bias: Map<NodeMsg, Tensor>; skip: Map<NodeMsg, string> } {
-  const users = consumers(g);
-  const identitySource = new Map<string, string>();
-  for (const n of g.node ?? [])
-    if (n.op_type === 'Identity' && (n.domain ?? '') === '' && n.input?.[0] && n.output?.[0])
-      identitySource.set(n.output[0], n.input[0]);
-  const constAt = (name: string): Val | undefined => {
-    for (let k = 0; !consts.has(name) && identitySource.has(name) && k < identitySource.size; k++)
-      name = identitySource.get(name)!;
-    return consts.get(name);
-  };
-  const outputs = new Set((g.output ?? []).map((o) => o.name));
+  consts: ReadonlyMap<string, Val>,
+): { bias: Map<NodeMsg, Tensor>; addOf: Map<NodeMsg, NodeMsg>; skip: Map<NodeMsg, string> } {
+  const index = new GraphIndex(g, consts);
   const bias = new Map<NodeMsg, Tensor>();
+  const addOf = new Map<NodeMsg, NodeMsg>();
   const skip = new Map<NodeMsg, string>();
   for (const n of g.node ?? []) {
-    if (n.op_type !== 'MatMul' || (n.domain ?? '') !== '') continue;
-    const w = constAt(n.input?.[1] ?? '');
+    if ((n.domain ?? '') !== '') continue;
+    const w = index.constant(n.input?.[1]);
+    if (!w) continue;
+    let channels: number;
+    let spatialRank: number | null;
+    if (n.op_type === 'MatMul' && w.ndim === 2) {
+      channels = w.shape[1]!;
+      spatialRank = null;
+    } else if ((n.op_type === 'Conv' || n.op_type === 'ConvTranspose') && w.ndim >= 3 && !n.input?.[2]) {
+      const group = Number(n.attribute?.find((a) => a.name === 'group')?.i ?? 1);
+      channels = n.op_type === 'Conv' ? w.shape[0]! : w.shape[1]! * group;
+      spatialRank = w.ndim - 2;
+    } else continue;
     const out = n.output?.[0] ?? '';
-    const u = users.get(out) ?? [];
-    if (w?.kind !== 'const' || w.t.ndim !== 2 || u.length !== 1 || outputs.has(out)) continue;
-    const add = u[0]!;
-    if (add.op_type !== 'Add') continue;
-    const other = add.input?.[0] === out ? add.input?.[1] : add.input?.[0];
-    const b = constAt(other ?? '');
-    if (b?.kind !== 'const' || b.t.ndim !== 1 || b.t.shape[0] !== w.t.shape[1] || b.t.dtype !== 'float32') continue;
-    bias.set(n, b.t);
+    const add = index.soleReader(out);
+    if (add?.op_type !== 'Add' || (add.domain ?? '') !== '' || add.input?.length !== 2) continue;
+    const other = add.input[0] === out ? add.input[1] : add.input[0];
+    const b = other === out ? null : index.constant(other);
+    const vector = b && channelVector(b, channels, spatialRank);
+    if (!vector) continue;
+    bias.set(n, vector);
+    addOf.set(n, add);
     skip.set(add, out);
   }
-  return { bias, skip };
+  return { bias, addOf, skip };
 }
 
 /** The patterns the import turns into modules, by the first of their nodes in the graph (where the module is called). */

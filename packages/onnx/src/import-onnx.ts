@@ -16,7 +16,7 @@ import { layerHandlers, type Handler } from './ops-layers.js';
 import { tensorHandlers } from './ops-tensor.js';
 import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
-import { findMatMulAdds, findModuleFusions } from './import-fusions.js';
+import { findBiasAdds, findModuleFusions } from './import-fusions.js';
 import { constToTensor, readTensorProto } from './tensor-proto.js';
 import { checkFloatAttributes, initializerWarning } from './value-checks.js';
 import { QTK_VISUAL_DOMAIN } from './visualize/visual-domain.js';
@@ -242,7 +242,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   for (const s of specs) state.modules.delete(s.name);
 
   try {
-    const fused = findMatMulAdds(g, values);
+    const fused = findBiasAdds(g, values);
     state.fusedBias = fused.bias;
     const patterns = findModuleFusions(g, values);
     const unsupported: UnsupportedNode[] = [];
@@ -275,7 +275,8 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
         else if (x) for (const k of pattern.nodes) patterns.members.delete(k); // import the nodes one by one
       }
       if (patterns.members.has(n)) return;
-      state.importedNames = n.name ? [n.name] : [];
+      // a layer with a folded bias Add answers to both names
+      state.importedNames = [n, fused.addOf.get(n)].flatMap((k) => (k?.name ? [k.name] : []));
       const aliasOf = fused.skip.get(n);
       if (aliasOf !== undefined) {
         const v = values.get(aliasOf);

@@ -168,7 +168,14 @@ function prePad(
   return { x: ctx.fn(onnxPad, [x, full, 'constant', value], '_pad'), pads: new Array<number>(r).fill(0) };
 }
 
+/** The bias of a convolution: its third input, or the Add after it that findBiasAdds folded in, or none. */
+function biasInput(ctx: NodeContext, fused: Tensor | undefined): Val | null {
+  if (ctx.has(2)) return ctx.input(2);
+  return fused ? { kind: 'const', t: fused } : null;
+}
+
 const conv: Handler = (ctx) => {
+  const fused = ctx.imp.fusedBias.get(ctx.node);
   const x = ctx.input(0);
   const w = ctx.ex(1);
   const r = w.ndim - 2;
@@ -198,16 +205,18 @@ const conv: Handler = (ctx) => {
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const cin = w.shape[1]! * groups;
     const Cls = r === 1 ? Conv1d : r === 2 ? Conv2d : Conv3d;
-    const m = init.skipInit(() => new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: ctx.has(2) }));
+    const bias = ctx.has(2) ? ctx.ex(2) : fused;
+    const m = init.skipInit(() => new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: bias !== undefined }));
     param(m, 'weight', w);
-    if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
+    if (bias) param(m, 'bias', bias);
     return [ctx.module(m, [pp.x])];
   }
   const f = r === 1 ? conv1d : r === 2 ? conv2d : conv3d;
-  return [ctx.fn(f, [pp.x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts])];
+  return [ctx.fn(f, [pp.x, ctx.input(1), biasInput(ctx, fused), opts])];
 };
 
 const convTranspose: Handler = (ctx) => {
+  const fused = ctx.imp.fusedBias.get(ctx.node);
   const x = ctx.input(0);
   const w = ctx.ex(1);
   const r = w.ndim - 2;
@@ -264,13 +273,16 @@ const convTranspose: Handler = (ctx) => {
   };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const Cls = r === 1 ? ConvTranspose1d : ConvTranspose2d;
-    const m = init.skipInit(() => new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: ctx.has(2) }));
+    const bias = ctx.has(2) ? ctx.ex(2) : fused;
+    const m = init.skipInit(
+      () => new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: bias !== undefined }),
+    );
     param(m, 'weight', w);
-    if (ctx.has(2)) param(m, 'bias', ctx.ex(2));
+    if (bias) param(m, 'bias', bias);
     return [cropEnd(ctx.module(m, [x]))];
   }
   const f = r === 1 ? convTranspose1d : convTranspose2d;
-  return [cropEnd(ctx.fn(f, [x, ctx.input(1), ctx.has(2) ? ctx.input(2) : null, opts]))];
+  return [cropEnd(ctx.fn(f, [x, ctx.input(1), biasInput(ctx, fused), opts]))];
 };
 
 const gemm: Handler = (ctx) => {

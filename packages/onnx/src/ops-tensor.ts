@@ -95,7 +95,9 @@ const matmulOp: Handler = (ctx) => {
     } else (m as unknown as { bias: null }).bias = null;
     return [ctx.module(m, [ctx.input(0)])];
   }
-  return [ctx.fn(matmul, [ctx.input(0), ctx.input(1)])];
+  const y = ctx.fn(matmul, [ctx.input(0), ctx.input(1)]);
+  const fused = ctx.imp.fusedBias.get(ctx.node);
+  return [fused ? ctx.fn(add, [y, { kind: 'const', t: fused }], '_bias') : y];
 };
 
 const reshapeOp: Handler = (ctx) => {

@@ -33,7 +33,14 @@ export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<num
   });
   let reference: RunnableModel | undefined;
   try {
-    reference = await openInOrt(readOnnxFile(referencePath), inputShape);
+    reference =
+      o['reference-runtime'] === 'qtk'
+        ? await openModel(referencePath, {
+            runtime: 'qtk',
+            ...(inputShape ? { inputShape } : {}),
+            maxElements: o['max-elements'],
+          })
+        : await openInOrt(readOnnxFile(referencePath), inputShape);
     const ref = reference;
     const data = loadInputData(String(o.data), {
       split: String(o.split) as 'test' | 'train',

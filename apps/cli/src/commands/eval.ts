@@ -46,6 +46,12 @@ export const evalSpec: CommandSpec = {
       description:
         'instead of accuracy: per output, SQNR (dB), cosine similarity, max abs error (and top-1 agreement for class scores [N, classes]) of MODEL against this float model, run in onnxruntime-node on the same samples; no labels needed',
     },
+    'reference-runtime': {
+      type: 'string',
+      value: 'ort|qtk',
+      description:
+        "with --reference: run the float model in onnxruntime-node (ort, the default) or import it into QTK (qtk: for files onnxruntime has no kernels for, such as old opsets' ops)",
+    },
     json: { type: 'boolean', description: 'with --reference: print the figures as JSON instead of a table' },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
     ...INPUT_SHAPE_OPTION,
@@ -87,6 +93,11 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   const runtime = o.runtime === undefined ? undefined : String(o.runtime);
   if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
     throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
+  const referenceRuntime = o['reference-runtime'];
+  if (referenceRuntime !== undefined && referenceRuntime !== 'ort' && referenceRuntime !== 'qtk')
+    throw new CliError(`--reference-runtime must be ort or qtk, got '${String(referenceRuntime)}'`, { exitCode: 2 });
+  if (referenceRuntime !== undefined && o.reference === undefined)
+    throw usageError('eval', '--reference-runtime goes with --reference FLOAT.onnx');
   const shapeOption = inputShapeOption(o);
   if (o.reference !== undefined) return runEvalReference(args, io);
   if (o.json === true) throw usageError('eval', '--json goes with --reference (the accuracy report is text)');
