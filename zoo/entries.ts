@@ -25,6 +25,8 @@ export interface ZooEntry {
   /** --input-shape for the CLI, where the file leaves dims free that the samples fix. */
   readonly inputShape?: string;
   readonly batch: number;
+  /** --max-elements for the commands that import the model, where the import's default budget refuses it. */
+  readonly maxElements?: number;
   /** PyTorch FX's int8 PTQ SQNR per output, or why FX cannot quantize the model; null when not measured. */
   readonly fx: { sqnrDb: (number | null)[]; engine?: string } | { reason: string } | null;
   /** Why the zoo could not even prepare the model (a failed export, a failed download). */
@@ -53,6 +55,7 @@ export function pytorchEntries(cache: string): ZooEntry[] {
       inputShape: (number | null)[];
       onnx: Record<string, string | { error: string }>;
       fx: ZooEntry['fx'];
+      maxElements?: number;
     };
     const opsets = Object.entries(m.onnx).map(([k, v]) =>
       typeof v === 'string' ? { opset: Number(k), file: join(cache, name, v) } : { opset: Number(k), error: v.error },
@@ -68,6 +71,7 @@ export function pytorchEntries(cache: string): ZooEntry[] {
       data: join(cache, name, 'calib'),
       batch: 4,
       fx: m.fx,
+      ...(m.maxElements ? { maxElements: m.maxElements } : {}),
       ...(exported.length === 0 ? { missing: `no opset exported: ${opsets.map((o) => o.error).join('; ')}` } : {}),
     });
   }

@@ -148,6 +148,8 @@ def build(cache, name, entry, count):
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
     }
+    if "maxElements" in entry:
+        info["maxElements"] = entry["maxElements"]
     with open(manifest + ".tmp", "w") as f:
         json.dump(info, f, indent=1)
     os.replace(manifest + ".tmp", manifest)

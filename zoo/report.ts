@@ -64,6 +64,10 @@ const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 function misses(row: Row): string[] {
   const { result: r } = row;
   const out: string[] = [];
+  if (row.entry.maxElements)
+    out.push(
+      `imported with --max-elements ${row.entry.maxElements}: the import's default budget refuses it (it computes the model once while importing)`,
+    );
   if (r.stopped) out.push(`stopped: ${r.stopped}`);
   for (const i of r.imports) if (!i.ok) out.push(`import (opset ${i.opset ?? '?'}): ${i.reason ?? 'failed'}`);
   for (const x of r.marches) {

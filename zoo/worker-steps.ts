@@ -26,13 +26,18 @@ function shapeArgs(e: ZooEntry): string[] {
   return [...(e.inputShape ? ['--input-shape', e.inputShape] : []), '--batch', String(e.batch)];
 }
 
+/** shapeArgs, and the import budget, for the commands that import the ONNX file (eval, run, quantize). */
+function importArgs(e: ZooEntry): string[] {
+  return [...shapeArgs(e), ...(e.maxElements ? ['--max-elements', String(e.maxElements)] : [])];
+}
+
 /**
  * qtk eval MODEL --reference FLOAT --json: the figures per output, or the error. Where onnxruntime-node has no
  * kernel for the float model (the ONNX test data's old opsets), QTK's import of it is the reference: the import
  * step checked it against the test data's expected output.
  */
 async function evalAgainst(e: ZooEntry, model: string): Promise<EvalJson | { error: string }> {
-  const args = ['eval', model, '--data', e.data, '--reference', e.onnx!, '--json', ...shapeArgs(e)];
+  const args = ['eval', model, '--data', e.data, '--reference', e.onnx!, '--json', ...importArgs(e)];
   let r = await qtk(...args);
   if (r.code !== 0 && e.expected && /onnxruntime-node cannot load/.test(r.stderr))
     r = await qtk(...args, '--reference-runtime', 'qtk');
@@ -152,7 +157,7 @@ export async function importStep(e: ZooEntry, result: ModelResult, save: () => v
       '--runtime',
       'qtk',
       '--json',
-      ...shapeArgs(e),
+      ...importArgs(e),
     );
     const seconds = (performance.now() - t) / 1000;
     if (!r.stdout.startsWith('{')) {
@@ -204,7 +209,7 @@ export async function marchStep(
     '--input-scale',
     'auto',
     ...(mode === 'hybrid' ? ['--hybrid'] : []),
-    ...shapeArgs(e),
+    ...importArgs(e),
   );
   const r: MarchResult = { march, mode, converted: q.code === 0, seconds: (performance.now() - t) / 1000 };
   if (q.code !== 0) return { ...r, reason: reasonOf(q.stderr) };

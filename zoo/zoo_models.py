@@ -188,8 +188,12 @@ def tv(fn, **kw):
     return lambda: fn(weights=None, **kw)
 
 
-def cls(build, family, source, shape=IMAGE):
-    return {"build": build, "shape": shape, "family": family, "source": source, "image": len(shape) == 4}
+def cls(build, family, source, shape=IMAGE, max_elements=None):
+    """max_elements: the ONNX import budget qtk needs for the model (--max-elements), where the default refuses it."""
+    entry = {"build": build, "shape": shape, "family": family, "source": source, "image": len(shape) == 4}
+    if max_elements:
+        entry["maxElements"] = max_elements
+    return entry
 
 
 MODELS = {
@@ -219,6 +223,8 @@ MODELS = {
         lambda: OutputOf(seg.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False)),
         "segmentation",
         "torchvision fcn_resnet50",
+        # its dilated ResNet-50 runs 18 G multiply-adds at batch 1, over the import's default budget of 17 G
+        max_elements=2**26,
     ),
     "deeplabv3_mobilenet_v3_large": cls(
         lambda: OutputOf(seg.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=False)),

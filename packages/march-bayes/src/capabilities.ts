@@ -44,7 +44,6 @@ export const BAYES_CAPABILITIES = defineCapabilities({
       'Log',
       'Pow',
       'Sin',
-      'Cos',
       'Erf',
       'Softplus',
       'Elu',
@@ -53,6 +52,9 @@ export const BAYES_CAPABILITIES = defineCapabilities({
       'HardSigmoid',
       'HardSwish',
     ),
+    // [choice] cos is even, not odd: a segment table fits both halves of its range and stays 9 int16 steps off
+    // over a few periods; an int8 table is exact to the step. docs/march-numerics.md, "Tables in conversion".
+    { op: 'Cos', impl: 'table' },
     ...table('composite', 'Softmax', 'LayerNormalization', 'Div'),
     { op: 'AveragePool', impl: 'integer' },
     { op: 'AdaptiveAveragePool', impl: 'integer' },

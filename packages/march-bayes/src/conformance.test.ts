@@ -5,17 +5,12 @@ import { bayes } from './index.js';
 
 const NO_FLOAT_OP =
   '@qtk/tensor has no float op for it, so no model can contain it (march-numerics.md, "Tables in conversion")';
-const NO_RULE =
-  'imported models contain it (@qtk/tensor erf / sin / cos, onnx.tile), but fixed-point has no conversion rule for it yet';
 
 describeMarchConformance(bayes, {
   skip: {
-    Sin: NO_RULE,
-    Cos: NO_RULE,
-    Erf: NO_RULE,
-    Tile: NO_RULE,
     TopK: NO_FLOAT_OP,
     Gather:
       'only ONNX imports produce it (onnx.gather, @qtk/onnx); a probe would make @qtk/testkit depend on @qtk/onnx',
+    Tile: 'only ONNX imports produce it (onnx.tile, @qtk/onnx): packages/onnx/src/tile-conversion.test.ts converts one',
   },
 });

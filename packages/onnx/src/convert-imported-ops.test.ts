@@ -188,3 +188,35 @@ describe('BatchNormalization after no conv (ConvTranspose + Add in a detection n
       expect(comparison.identical, summary).toBe(true);
     });
 });
+
+describe('bayes: the imported ops its table claims (Tile, Sin, Cos, Erf) convert', () => {
+  it('Tile (repeats [1, 2, 1, 3]) converts as a value op: equal to fake quant, bit-exact in onnxruntime', async () => {
+    const repeats: TensorMsg = int64Proto('reps', [1, 2, 1, 3]);
+    const bytes = handMadeModel([{ op_type: 'Tile', name: 'tile', input: ['x', 'reps'], output: ['y'] }], {
+      input: [valueInfo('x', ['N', 2, 3, 2])],
+      output: [valueInfo('y', ['N', 4, 3, 6])],
+      initializer: [repeats],
+    });
+    const c = convertImported(bytes, [2, 2, 3, 2], { march: 'bayes' });
+    expect(moduleKinds(c.fixed)).toContain('FixedValueOp');
+    const { fakeQuant, fixed } = runBoth(c);
+    expect(fixed.length).toBe(2 * 4 * 3 * 6);
+    expect(Array.from(fixed)).toEqual(Array.from(fakeQuant));
+    const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+    expect(comparison.identical, summary).toBe(true);
+  });
+
+  for (const op of ['Sin', 'Cos', 'Erf'])
+    it(`${op} converts to a table: within one step of fake quant, bit-exact in onnxruntime`, async () => {
+      const bytes = handMadeModel([{ op_type: op, name: op.toLowerCase(), input: ['x'], output: ['y'] }], {
+        input: [valueInfo('x', ['N', 4, 3, 3])],
+        output: [valueInfo('y', ['N', 4, 3, 3])],
+      });
+      const c = convertImported(bytes, [2, 4, 3, 3], { march: 'bayes', lo: -3, hi: 3 });
+      expect(moduleKinds(c.fixed)).toContain('FixedTableOp');
+      const { fakeQuant, fixed } = runBoth(c);
+      expect(maxSteps(fixed, fakeQuant, outputStep(c.fixed))).toBeLessThanOrEqual(1);
+      const { comparison, summary } = await exportAndCompare(c.fixed, c.input);
+      expect(comparison.identical, summary).toBe(true);
+    });
+});

@@ -222,6 +222,10 @@ export const OP_PROBES: Readonly<Record<string, OpProbe>> = {
     fn((x) => T.split(x, [1, 2], 1)[1]!),
   ),
   Exp: uniform('exp(x), x in [-6, 2)', -6, 2, () => (x: Tensor) => T.exp(x)),
+  Erf: uniform('erf(x), x in [-3, 3)', -3, 3, () => (x: Tensor) => T.erf(x)),
+  // a position encoding's argument: a few periods
+  Sin: uniform('sin(x), x in [-8, 8)', -8, 8, () => (x: Tensor) => T.sin(x)),
+  Cos: uniform('cos(x), x in [-8, 8)', -8, 8, () => (x: Tensor) => T.cos(x)),
   Sigmoid: uniform('Sigmoid, x in [-8, 8)', -8, 8, () => new Sigmoid()),
   Tanh: uniform('Tanh, x in [-4, 4)', -4, 4, () => new Tanh()),
   Silu: uniform('SiLU, x in [-8, 8)', -8, 8, () => new SiLU()),

@@ -46,6 +46,9 @@ const SPECS: readonly TableOpSpec[] = [
   { name: 'sigmoid', op: 'Sigmoid', fn: () => nl.sigmoid },
   { name: 'tanh', op: 'Tanh', fn: () => nl.tanh },
   { name: 'exp', op: 'Exp', fn: () => nl.exp },
+  { name: 'erf', op: 'Erf', fn: () => nl.erf },
+  { name: 'sin', op: 'Sin', fn: () => nl.sin },
+  { name: 'cos', op: 'Cos', fn: () => nl.cos },
   { name: 'silu', op: 'Silu', fn: () => nl.silu },
   {
     name: 'gelu',

@@ -179,6 +179,7 @@ export const VALUE_OP_RULES: readonly ConvertRule[] = [
   valueOpRule('slice', ['Slice'], ['Slice']),
   valueOpRule('gather', ['Gather'], ['Gather']),
   valueOpRule('expand', ['Expand'], ['Expand']),
+  valueOpRule('tile', ['Tile'], ['Tile']),
   padRule,
   resizeRule,
   // an item of a list of quantized values (split's outputs): no table op, every march has it
