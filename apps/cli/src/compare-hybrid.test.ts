@@ -4,7 +4,22 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Conv2d, Module, Sigmoid } from '@qtk/nn';
+import type { Tensor } from '@qtk/tensor';
 import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+
+/** Sigmoid, then a 1×1 conv: the sigmoid's float output is quantized for the conv. */
+class SigmoidConv extends Module {
+  readonly sigmoid = new Sigmoid();
+  readonly conv: Conv2d;
+  constructor(g: Generator) {
+    super();
+    this.conv = new Conv2d(1, 2, 1, { generator: g });
+  }
+  forward(x: Tensor): Tensor {
+    return this.conv.call(this.sigmoid.call(x));
+  }
+}
 
 let dir: string;
 let calib: string;
@@ -60,6 +75,45 @@ describe('qtk compare, hybrid', () => {
       2,
       expect.stringContaining("option '--rtol' must be a number >= 0"),
     ]);
+  });
+
+  it('a CPU sigmoid whose float output re-enters the BPU: each node is compared on the inputs the runtime gave it', async () => {
+    // onnxruntime's vectorised sigmoid is ~1e-7 off exact far left (QTK's is exact): within atol, and many integer
+    // steps of the conv's input scale after it
+    const file = writeOnnx(join(dir, 'sig.onnx'), new SigmoidConv(new Generator(4)));
+    const data = join(dir, 'sig-data');
+    mkdirSync(data);
+    const x = rand([16, 1, 28, 28], { low: -18, high: -14, generator: new Generator(6) });
+    writeFileSync(join(data, 'x.npy'), npyBytes([16, 1, 28, 28], x.values() as Float32Array));
+    const hybrid = join(dir, 'sig-hybrid.qtk');
+    const h = await run(
+      'quantize',
+      file,
+      '--calib',
+      data,
+      '--out',
+      hybrid,
+      '--march',
+      'bernoulli2',
+      '--hybrid',
+      '--cpu-nodes',
+      'sigmoid',
+      '--input-scale',
+      'auto',
+    );
+    expect(h.code, h.stderr).toBe(0);
+    const onnx = await exported(hybrid, join(dir, 'sig-hybrid.onnx'));
+    const r = await run('compare', hybrid, onnx, '--data', data);
+    expect(r.stderr).toBe('');
+    const outputs = /^outputs: {3}[\d.]+% (?:bit-)?identical \((\d+) \/ 16 samples\)$/m.exec(r.stdout);
+    expect(outputs, r.stdout).not.toBeNull();
+    const same = Number(outputs![1]);
+    // node by node, on the runtime's sigmoid values, the quantize and the conv agree bit for bit
+    expect(r.stdout).toMatch(/^values: {4}all \d+ compared values identical in every batch$/m);
+    if (/^floats: /m.test(r.stdout) && same < 16) {
+      expect(r.stdout).toContain(`rounding:  ${16 - same} sample(s) differ end to end`);
+      expect(r.code).toBe(1);
+    } else expect(r.code).toBe(0);
   });
 
   it('refuses a file exported for another march, naming both, and one exported from another model file', async () => {

@@ -31,8 +31,10 @@ export interface RuntimeComparison {
   nodes: NodeComparison[];
   /** The first node in execution order whose value differs, or null. */
   firstDifference: NodeComparison | null;
-  /** Whether every compared value is identical. */
+  /** Whether every compared value is identical (floats within the tolerance, on the runtime's inputs). */
   identical: boolean;
+  /** Float values that differed within the tolerance, whose readers were fed the runtime's value instead. */
+  replacedFloats: number;
   /** Seconds spent by QTK and by the runtime on the forward pass. */
   seconds: { qtk: number; runtime: number };
 }
@@ -43,7 +45,11 @@ export interface CompareOptions {
   /**
    * Float values (the CPU ops of a heterogeneous model, dequantized outputs) that differ by at most
    * `atol + rtol · |qtk|` count as equal: a runtime's float kernels may round in another order. Integer values
-   * (quantized tensors) are always compared exactly. Default: none, every value bit for bit.
+   * (quantized tensors) are always compared exactly. Wherever a float value differed within the tolerance, the
+   * nodes reading it are fed the runtime's value (`replacedFloats`), so a float difference is not compounded and
+   * every node is checked on the inputs the runtime gave it: a quantize of a CPU op's output agrees bit for bit
+   * although, end to end, the two float values may have rounded to neighbouring steps. Default: none, every value
+   * bit for bit.
    */
   floatTolerance?: FloatTolerance;
 }
