@@ -124,7 +124,8 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
         opsets: [{ opset: readOnnxFile(file).opset, file }],
         data,
         inputShape: m.inputShape.join(','),
-        batch: 1,
+        // as the PyTorch corpus: a batch of 1 would let the first sample set the scales (the observers average)
+        batch: 4,
         fx: null,
       };
     } catch (e) {

@@ -115,6 +115,9 @@ export interface CalibratedModel {
 
 type Options = Record<string, unknown>;
 
+/** A first calibration batch smaller than this sets the scales almost alone (see the warning after calibrate). */
+const SMALL_FIRST_BATCH = 8;
+
 /** Reads --march / --observer / --batch / --input-scale, failing with exit code 2 on a bad value. */
 export function checkCalibrateOptions(o: Options, command: string): void {
   if (o.calib === undefined)
@@ -203,6 +206,13 @@ export function calibrateOnnxModel(
   }
   extra.afterPrepare?.(prepared);
   const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
+  const firstBatch = Math.min(batch, samples.shape[0]!);
+  if (nBatches > 1 && firstBatch < SMALL_FIRST_BATCH)
+    onWarning(
+      `calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), ` +
+        `so with batches of ${firstBatch} sample(s) the first ${firstBatch === 1 ? 'sample decides' : 'samples decide'} most of every scale; ` +
+        'calibrate with a larger --batch',
+    );
   if (inputScale !== 'auto') hintInputScale(prepared, warnings, String(o['input-scale']));
   let fixed: GraphModule | null = null;
   if (extra.convert !== false) {

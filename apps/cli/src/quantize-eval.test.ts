@@ -254,6 +254,17 @@ describe('qtk quantize and qtk eval', () => {
     expect(typo.stderr).toContain('pool');
   });
 
+  it('warns when a small first batch decides the scales (the observers average 1 % per later batch)', async () => {
+    const small = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b2.qtk'), '--batch', '2');
+    expect(small.code).toBe(0);
+    expect(small.stdout).toContain(
+      "  - calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), so with batches of 2 sample(s) the first samples decide most of every scale; calibrate with a larger --batch",
+    );
+    // the 10 samples in one batch of 32: nothing to warn about
+    const one = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b32.qtk'));
+    expect(one.stdout).not.toContain('the first samples decide');
+  });
+
   it('--std must be positive: 0, -1 and 0,-2 exit 2 naming the option', async () => {
     for (const std of ['0', '-1', '0.5,-2']) {
       const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'std.qtk'), '--std', std);
