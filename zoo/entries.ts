@@ -193,7 +193,8 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
         const f = readOnnxFile(file);
         const input = f.inputs[0];
         const shape = (input?.shape ?? []).map((d) => d ?? 1);
-        const batch = shape[0] ?? 1;
+        // the file's batch, or 4 where it declares less: a batch of 1 would let the first sample set the scales
+        const batch = Math.max(shape[0] ?? 1, 4);
         let expected: ZooEntry['expected'];
         if (shape.length > 0 && f.inputs.length === 1) {
           writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));

@@ -18,6 +18,12 @@ export interface NodeComparison {
   mismatches: number;
   /** Float elements that differ, but within the floatTolerance (0 without one). */
   withinTolerance: number;
+  /**
+   * Float elements exactly one step of the node's own output fake-quant off (a CPU op of a hybrid model: the
+   * runtime's float kernel, summing in another order, put the value on the other side of a step), at most 1 % of
+   * the node's elements. Not mismatches, with a floatTolerance: the nodes reading it get the runtime's value.
+   */
+  roundedFromFloat: number;
   /** Largest |qtk − runtime| over the differing elements, tolerated ones included (in integer steps for quantized values). */
   maxAbsDiff: number;
   /** The first differing element: flat index, QTK's value and the runtime's. */

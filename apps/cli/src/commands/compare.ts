@@ -123,6 +123,8 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   const tolerated = { elements: 0, maxAbsDiff: 0, node: '', inOutputs: false };
   // whether some node was fed the runtime's value of a float that differed within the tolerance (replacedFloats)
   let replacedFloats = false;
+  // CPU nodes whose own output fake-quant put a float sum of the runtime's one step away (roundedFromFloat)
+  const rounded = { elements: 0, nodes: new Set<string>() };
   const seconds = { qtk: 0, runtime: 0 };
   let ort: OrtModel | null = null;
   let at = 0;
@@ -134,6 +136,10 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
       seconds.runtime += c.seconds.runtime;
       compared = c.nodes.length;
       for (const n of c.nodes) {
+        if (n.roundedFromFloat > 0) {
+          rounded.elements += n.roundedFromFloat;
+          rounded.nodes.add(n.node);
+        }
         if (n.withinTolerance === 0) continue;
         tolerated.elements += n.withinTolerance;
         if (n.mismatches === 0 && n.maxAbsDiff > tolerated.maxAbsDiff) {
@@ -180,6 +186,12 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
           `floats:    ${tolerated.elements} float element(s) differ within the tolerance (atol ${tolerance.atol} + rtol ${tolerance.rtol}·|value|)` +
             (tolerated.node ? `, at most ${tolerated.maxAbsDiff} (node '${tolerated.node}')` : '') +
             '; integers are compared bit for bit',
+        ]
+      : []),
+    ...(rounded.elements
+      ? [
+          `steps:     ${rounded.elements} float value(s) at ${rounded.nodes.size} CPU node(s) (first '${[...rounded.nodes][0]}') one step of the node's own output fake-quant apart: ` +
+            "the runtime's float kernel summed in another order; the nodes after them ran on the runtime's values",
         ]
       : []),
     ...(replacedFloats && identicalSamples < n
