@@ -24,7 +24,13 @@ export interface ZooEntry {
   readonly data: string;
   /** --input-shape for the CLI, where the file leaves dims free that the samples fix. */
   readonly inputShape?: string;
+  /** The batch the model runs at (eval, run, compare): its declared batch where it fixes one. */
   readonly batch: number;
+  /**
+   * The calibration batch, where it differs: a file declaring batch 1 still calibrates at 4, since with batches of
+   * one sample the first decides the scales (the observers move 1 % per later batch).
+   */
+  readonly calibBatch?: number;
   /** --max-elements for the commands that import the model, where the import's default budget refuses it. */
   readonly maxElements?: number;
   /** PyTorch FX's int8 PTQ SQNR per output, or why FX cannot quantize the model; null when not measured. */
@@ -40,6 +46,8 @@ export interface ZooEntry {
 }
 
 const SAMPLES = 8;
+/** The calibration batch of the models that declare a smaller one (the PyTorch corpus runs at 4 throughout). */
+const CALIB_BATCH = 4;
 
 /** The PyTorch corpus: CACHE/<name>/model.json, as export_models.py wrote them. */
 export function pytorchEntries(cache: string): ZooEntry[] {
@@ -124,8 +132,8 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
         opsets: [{ opset: readOnnxFile(file).opset, file }],
         data,
         inputShape: m.inputShape.join(','),
-        // as the PyTorch corpus: a batch of 1 would let the first sample set the scales (the observers average)
-        batch: 4,
+        batch: 1,
+        calibBatch: CALIB_BATCH,
         fx: null,
       };
     } catch (e) {
@@ -193,8 +201,7 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
         const f = readOnnxFile(file);
         const input = f.inputs[0];
         const shape = (input?.shape ?? []).map((d) => d ?? 1);
-        // the file's batch, or 4 where it declares less: a batch of 1 would let the first sample set the scales
-        const batch = Math.max(shape[0] ?? 1, 4);
+        const batch = shape[0] ?? 1;
         let expected: ZooEntry['expected'];
         if (shape.length > 0 && f.inputs.length === 1) {
           writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));
@@ -207,6 +214,7 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
           data,
           ...(shape.length > 0 ? { inputShape: shape.join(',') } : {}),
           batch,
+          ...(batch < CALIB_BATCH ? { calibBatch: CALIB_BATCH } : {}),
           fx: null,
           ...(expected ? { expected } : {}),
         });

@@ -22,13 +22,13 @@ async function qtk(...argv: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
-function shapeArgs(e: ZooEntry): string[] {
-  return [...(e.inputShape ? ['--input-shape', e.inputShape] : []), '--batch', String(e.batch)];
+function shapeArgs(e: ZooEntry, batch = e.batch): string[] {
+  return [...(e.inputShape ? ['--input-shape', e.inputShape] : []), '--batch', String(batch)];
 }
 
 /** shapeArgs, and the import budget, for the commands that import the ONNX file (eval, run, quantize). */
-function importArgs(e: ZooEntry): string[] {
-  return [...shapeArgs(e), ...(e.maxElements ? ['--max-elements', String(e.maxElements)] : [])];
+function importArgs(e: ZooEntry, batch = e.batch): string[] {
+  return [...shapeArgs(e, batch), ...(e.maxElements ? ['--max-elements', String(e.maxElements)] : [])];
 }
 
 /**
@@ -209,7 +209,7 @@ export async function marchStep(
     '--input-scale',
     'auto',
     ...(mode === 'hybrid' ? ['--hybrid'] : []),
-    ...importArgs(e),
+    ...importArgs(e, e.calibBatch ?? e.batch),
   );
   const r: MarchResult = { march, mode, converted: q.code === 0, seconds: (performance.now() - t) / 1000 };
   if (q.code !== 0) return { ...r, reason: reasonOf(q.stderr) };
