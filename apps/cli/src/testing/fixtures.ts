@@ -148,7 +148,7 @@ export async function run(...argv: string[]): Promise<{ code: number; stdout: st
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
-const CLI_DIR = join(__dirname, '../..');
+export const CLI_DIR = join(__dirname, '../..');
 
 /** Runs qtk as a separate process (the bin from the TypeScript sources), as a user would. */
 export function runProcess(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
