@@ -170,6 +170,10 @@ function exportMore(op: string, s: ExportStep): string[] | null {
     }
     case 'onnx.pad': {
       const [, pads, mode, value] = args as [Tensor, number[], string, number];
+      if (mode === 'wrap' && b.opset < 19)
+        throw new OnnxExportError(`exportOnnx: pad '${name}' in mode 'wrap' needs opset 19; pass { opset: 19 }`, {
+          neededOpset: 19,
+        });
       return b.node('Pad', [x, ints(pads, 'pads'), scalar(value, 'value')], name, { mode });
     }
     case 'onnx.gather':
@@ -248,6 +252,27 @@ function exportMore(op: string, s: ExportStep): string[] | null {
         count_include_pad: 0,
       });
     }
+    case 'onnx.avgPoolDilated': {
+      const [, kernel, strides, dilations, pads, includePad] = args as [
+        Tensor,
+        number[],
+        number[],
+        number[],
+        number[],
+        boolean,
+      ];
+      if (b.opset < 19)
+        throw new OnnxExportError(`exportOnnx: the dilated average pool '${name}' needs opset 19; pass { opset: 19 }`, {
+          neededOpset: 19,
+        });
+      return b.node('AveragePool', [x], name, {
+        kernel_shape: kernel,
+        strides,
+        dilations,
+        pads,
+        count_include_pad: includePad ? 1 : 0,
+      });
+    }
     case 'resize': {
       const o = args[1] as ResizeOptions;
       const attrs = {
@@ -257,8 +282,19 @@ function exportMore(op: string, s: ExportStep): string[] | null {
         cubic_coeff_a: { float: o.cubicCoeffA ?? -0.75 },
         exclude_outside: o.excludeOutside ? 1 : 0,
       };
-      const ins = o.sizes
-        ? [x, '', '', ints([...o.sizes], 'sizes')]
+      if (attrs.coordinate_transformation_mode === 'half_pixel_symmetric' && b.opset < 19)
+        throw new OnnxExportError(
+          `exportOnnx: resize '${name}' with coordinate transformation 'half_pixel_symmetric' needs opset 19; pass { opset: 19 }`,
+          { neededOpset: 19 },
+        );
+      // sizes with their own scales (an imported keep_aspect_ratio_policy): the scales alone give the same output size, or no Resize can say it
+      const bySizes = o.sizes && !o.scales;
+      if (o.sizes && o.scales && o.sizes.some((n, i) => n !== Math.floor(x0.shape[i]! * o.scales![i]!)))
+        throw new OnnxExportError(
+          `exportOnnx: resize '${name}' maps [${x0.shape.join(', ')}] to [${o.sizes.join(', ')}] with scales [${o.scales.join(', ')}] (a keep_aspect_ratio_policy rounding), which an ONNX Resize does not express`,
+        );
+      const ins = bySizes
+        ? [x, '', '', ints([...o.sizes!], 'sizes')]
         : [x, '', b.floatConst([...o.scales!], `${name}_scales`)];
       return b.node('Resize', ins, name, attrs);
     }

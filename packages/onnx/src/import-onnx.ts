@@ -1,7 +1,16 @@
 import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
-import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
+import {
+  COMPUTED_TYPES,
+  ImportState,
+  NodeContext,
+  Unsupported,
+  onnxTypeName,
+  qtkDType,
+  type Attrs,
+  type Val,
+} from './import-context.js';
 import {
   OnnxError,
   OnnxFormatError,
@@ -13,6 +22,7 @@ import {
 import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
 import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
+import { REFUSED_ONNX_OPS } from './ops-refused.js';
 import { tensorHandlers } from './ops-tensor.js';
 import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
@@ -29,7 +39,7 @@ import {
 } from './import-input-shapes.js';
 
 export const MIN_OPSET = 1;
-export const MAX_OPSET = 17;
+export const MAX_OPSET = 21;
 export { DEFAULT_MAX_ELEMENTS };
 
 const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers, ...elementwiseHandlers };
@@ -131,8 +141,15 @@ function decode(bytes: Uint8Array, source: string | undefined): ModelMsg {
 
 function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shape: (number | null)[] | null } {
   const { dims } = declaredInput(v);
+  const elem = v.type?.tensor_type?.elem_type ?? 1;
+  const dtype = qtkDType(elem);
+  if (!dtype) {
+    throw new OnnxError(
+      `importOnnx: input '${v.name ?? ''}' has element type ${onnxTypeName(elem)}; QTK imports inputs of ${COMPUTED_TYPES} (give the model a float input and cast it inside, or export it in float)`,
+    );
+  }
   return {
-    dtype: qtkDType(v.type?.tensor_type?.elem_type ?? 1),
+    dtype,
     shape: dims ? dims.map((d) => (typeof d === 'number' ? d : null)) : null,
   };
 }
@@ -179,7 +196,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   const opset = Number((model.opset_import ?? []).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 0);
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
     throw new OnnxError(
-      `importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`,
+      `importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter, e.g. to ${MAX_OPSET})`,
     );
   }
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
@@ -299,7 +316,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       checkFloatAttributes(n, name);
       const handler = handlers[opType];
       if (!handler) {
-        fail('operator not supported');
+        fail(Object.hasOwn(REFUSED_ONNX_OPS, opType) ? REFUSED_ONNX_OPS[opType]!(n) : 'operator not supported');
         return;
       }
       const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));

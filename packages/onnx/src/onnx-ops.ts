@@ -43,6 +43,7 @@ const ONNX_FUNCTION_OPS: readonly CallImplementation[] = [
   { name: 'onnx.mod', op: 'Mod' },
   { name: 'onnx.scatterND', op: 'ScatterND' },
   { name: 'onnx.avgPoolExcludePad', op: 'AveragePool', attrs: (c) => ({ kernelSize: c.args[1] }) },
+  { name: 'onnx.avgPoolDilated', op: 'AveragePool', attrs: (c) => ({ kernelSize: c.args[1] }) },
 ];
 
 let registered = false;
