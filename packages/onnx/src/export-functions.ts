@@ -12,6 +12,8 @@ function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[
   return names[i]!;
 }
 
+const REDUCE_OP_TYPES = { sum: 'ReduceSum', mean: 'ReduceMean', max: 'ReduceMax', min: 'ReduceMin' } as const;
+
 const BINARY: Record<string, string> = { add: 'Add', sub: 'Sub', mul: 'Mul', div: 'Div', pow: 'Pow' };
 const UNARY: Record<string, string> = {
   relu: 'Relu',
@@ -186,8 +188,8 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       return b.node(opType, [x], name, { axes: axes ?? undefined });
     }
     case 'onnx.reduce': {
-      const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max', number[] | null, boolean];
-      const opType = kind === 'sum' ? 'ReduceSum' : kind === 'mean' ? 'ReduceMean' : 'ReduceMax';
+      const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max' | 'min', number[] | null, boolean];
+      const opType = REDUCE_OP_TYPES[kind];
       return reduceNode(b, opType, x, axes ?? x0.shape.map((_, i) => i), keepdims, name);
     }
     case 'onnx.clip': {

@@ -1,16 +1,7 @@
 import { Graph, GraphModule, sanitizeName } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
-import {
-  COMPUTED_TYPES,
-  ImportState,
-  NodeContext,
-  Unsupported,
-  onnxTypeName,
-  qtkDType,
-  type Attrs,
-  type Val,
-} from './import-context.js';
+import { ImportState, NodeContext, Unsupported, qtkDType, type Attrs, type Val } from './import-context.js';
 import {
   OnnxError,
   OnnxFormatError,
@@ -20,9 +11,17 @@ import {
   type UnsupportedNode,
 } from './errors.js';
 import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
-import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
+import {
+  COMPUTED_TYPES,
+  decodeModel,
+  onnxTypeName,
+  type ModelMsg,
+  type NodeMsg,
+  type ValueInfoMsg,
+} from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
 import { REFUSED_ONNX_OPS } from './ops-refused.js';
+import { reduceHandlers } from './ops-reduce.js';
 import { tensorHandlers } from './ops-tensor.js';
 import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
@@ -42,7 +41,12 @@ export const MIN_OPSET = 1;
 export const MAX_OPSET = 21;
 export { DEFAULT_MAX_ELEMENTS };
 
-const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers, ...elementwiseHandlers };
+const handlers: Record<string, Handler> = {
+  ...layerHandlers,
+  ...tensorHandlers,
+  ...reduceHandlers,
+  ...elementwiseHandlers,
+};
 
 /** ONNX operator types the importer handles (default domain). */
 export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();

@@ -30,11 +30,15 @@ function neededOpset(spec: ModelSpec, input: Tensor): number | undefined {
 }
 
 describe('exporting models imported at opsets 18 to 21', () => {
-  it('opset-18 reductions and Pad axes export at 13', async () => {
+  it('opset-18 reductions (Min, L2 and LogSumExp among them) and Pad axes export at 13', async () => {
     const spec = {
       nodes: [
         op('Pad', ['x', 'pads', '', 'axes'], ['p'], { mode: 'edge' }),
-        op('ReduceMean', ['p', 'raxes'], ['y'], { keepdims: 1 }),
+        op('ReduceMin', ['p', 'raxes'], ['m'], { keepdims: 1 }),
+        op('ReduceL2', ['p', 'raxes'], ['l2'], { keepdims: 1 }),
+        op('ReduceLogSumExp', ['p', 'raxes'], ['lse'], { keepdims: 1 }),
+        op('Add', ['m', 'l2'], ['s']),
+        op('Add', ['s', 'lse'], ['y']),
       ],
       inputs: { x: [2, 3, 4] },
       outputs: ['y'],

@@ -1,5 +1,5 @@
 // Opset 18's new forms of the ops the importer supports, each imported and run against onnxruntime-node:
-// reductions with their axes as an input, Split's num_outputs, Pad's axes, Resize's axes /
+// reductions with their axes as an input (and the reductions composed of others, at 13 and 18), Split's num_outputs, Pad's axes, Resize's axes /
 // keep_aspect_ratio_policy / antialias, ScatterND's max and min, and PyTorch's LayerNorm over ReduceMean-18.
 import { LayerNorm } from '@qtk/nn';
 import { Generator, randn, Tensor } from '@qtk/tensor';
@@ -29,6 +29,31 @@ describe('opset 18 reductions take their axes as an input', () => {
       }
     });
   }
+
+  it('the reductions built from sum, max and abs (Min, L1, L2, SumSquare, LogSum, LogSumExp), at 13 and 18', async () => {
+    const kinds = ['ReduceMin', 'ReduceL1', 'ReduceL2', 'ReduceSumSquare', 'ReduceLogSum', 'ReduceLogSumExp'];
+    for (const kind of kinds) {
+      for (const opset of [13, 18]) {
+        for (const keepdims of [0, 1]) {
+          const axes = opset >= 18 ? { initializers: [int64s('axes', [0, -1])] } : {};
+          const node =
+            opset >= 18
+              ? op(kind, ['x', 'axes'], ['y'], { keepdims })
+              : op(kind, ['x'], ['y'], { keepdims, axes: [0, -1] });
+          // positive values, so that LogSum has a logarithm; LogSumExp of 40s would overflow without the shift
+          const input = x([2, 3, 4])
+            .mul(x([2, 3, 4]))
+            .add(kind === 'ReduceLogSumExp' ? 40 : 0.1);
+          const r = await compareWithOrt(
+            { nodes: [node], inputs: { x: [2, 3, 4] }, outputs: ['y'], ...axes, opset },
+            { x: input },
+          );
+          expect(r.shapes[0], `${kind} at ${opset}`).toEqual(keepdims ? [1, 3, 1] : [3]);
+          expect(r.relError, `${kind} at ${opset}`).toBeLessThan(1e-6);
+        }
+      }
+    }
+  });
 
   it('no axes reduce everything; noop_with_empty_axes = 1 passes x through', async () => {
     const all = await compareWithOrt(
@@ -211,20 +236,25 @@ describe('opset 18 Resize', () => {
   });
 });
 
-describe('ReduceMax on bool (opset 20)', () => {
-  it('is any() over the axes', async () => {
-    const data = new Tensor({ data: Uint8Array.of(0, 1, 0, 0, 0, 0), shape: [2, 3], dtype: 'bool' });
-    const r = await compareWithOrt(
-      {
-        nodes: [op('ReduceMax', ['x', 'axes'], ['y'], { keepdims: 0 })],
-        inputs: { x: { shape: [2, 3], elem: 9 } },
-        outputs: { y: 9 },
-        initializers: [int64s('axes', [1])],
-        opset: 20,
-      },
-      { x: data },
-    );
-    expect(r.qtk[0]).toEqual([1, 0]);
-    expect(r.runtime[0]).toEqual([1, 0]);
+describe('ReduceMax and ReduceMin on bool (opset 20)', () => {
+  it('are any() and all() over the axes', async () => {
+    const data = new Tensor({ data: Uint8Array.of(0, 1, 0, 1, 1, 1), shape: [2, 3], dtype: 'bool' });
+    for (const [kind, want] of [
+      ['ReduceMax', [1, 1]],
+      ['ReduceMin', [0, 1]],
+    ] as const) {
+      const r = await compareWithOrt(
+        {
+          nodes: [op(kind, ['x', 'axes'], ['y'], { keepdims: 0 })],
+          inputs: { x: { shape: [2, 3], elem: 9 } },
+          outputs: { y: 9 },
+          initializers: [int64s('axes', [1])],
+          opset: 20,
+        },
+        { x: data },
+      );
+      expect(r.qtk[0]).toEqual(want);
+      expect(r.runtime[0]).toEqual(want);
+    }
   });
 });

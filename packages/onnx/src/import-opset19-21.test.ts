@@ -145,6 +145,30 @@ describe('Cast and CastLike (opsets 19, 21)', () => {
     }
   });
 
+  it('an int4 initializer (21) and a float8 Constant (19) are refused, naming the type', () => {
+    const int4 = opsetModel({
+      nodes: [op('Add', ['x', 'w'], ['y'])],
+      inputs: { x: [2] },
+      outputs: ['y'],
+      initializers: [{ name: 'w', dims: [2], data_type: 22, raw_data: Uint8Array.of(0x21) }],
+      opset: 21,
+    });
+    expect(() => importOnnx(int4)).toThrow(
+      "initializer 'w': data type int4 is not supported (float, double, float16, bool and 8- to 64-bit integers are)",
+    );
+    const f8 = { dims: [1], data_type: 17, raw_data: Uint8Array.of(0x38) };
+    const constant = opsetModel({
+      nodes: [
+        { op_type: 'Constant', name: 'c', output: ['c'], attribute: [{ name: 'value', type: 4, t: f8 }] },
+        op('Add', ['x', 'c'], ['y']),
+      ],
+      inputs: { x: [2] },
+      outputs: ['y'],
+      opset: 19,
+    });
+    expect(() => importOnnx(constant)).toThrow('data type float8e4m3fn is not supported');
+  });
+
   it('an input of a type QTK does not compute in is refused (before: read as int32)', () => {
     const bytes = opsetModel({
       nodes: [op('Cast', ['x'], ['y'], { to: 1 })],

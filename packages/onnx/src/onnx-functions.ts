@@ -10,6 +10,7 @@ import {
   cat,
   clamp,
   max as maxAlong,
+  min as minAlong,
   maximum,
   mean,
   minimum,
@@ -163,15 +164,16 @@ export const onnxUnsqueeze = registerTraceable('onnx.unsqueeze', (x: Tensor, axe
   return reshapeTensor(x.dtype === 'float32' ? x : contiguous(x), shape);
 });
 
-/** ReduceSum / ReduceMean / ReduceMax over `axes` (all when null). */
+/** ReduceSum / ReduceMean / ReduceMax / ReduceMin over `axes` (all when null). */
 export const onnxReduce = registerTraceable(
   'onnx.reduce',
-  (x: Tensor, kind: 'sum' | 'mean' | 'max', axes: readonly number[] | null, keepdims: boolean): Tensor => {
+  (x: Tensor, kind: 'sum' | 'mean' | 'max' | 'min', axes: readonly number[] | null, keepdims: boolean): Tensor => {
     const ax = (axes ?? x.shape.map((_, i) => i)).map((a) => norm(a, x.ndim));
     if (kind === 'sum') return sum(x, ax, keepdims);
     if (kind === 'mean') return mean(x, ax, keepdims);
+    const along = kind === 'max' ? maxAlong : minAlong;
     let y = x;
-    for (const a of [...ax].sort((p, q) => q - p)) y = maxAlong(y, a, true);
+    for (const a of [...ax].sort((p, q) => q - p)) y = along(y, a, true);
     return keepdims
       ? y
       : reshapeTensor(

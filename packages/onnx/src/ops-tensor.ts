@@ -19,14 +19,14 @@ import {
   sub,
   transpose,
 } from '@qtk/tensor';
-import { COMPUTED_TYPES, Unsupported, onnxTypeName, qtkDType, type NodeContext, type Val } from './import-context.js';
+import { Unsupported, qtkDType, type NodeContext, type Val } from './import-context.js';
+import { COMPUTED_TYPES, onnxTypeName } from './onnx-schema.js';
 import type { Handler } from './ops-layers.js';
 import {
   onnxCast,
   onnxOnesMask,
   onnxGather,
   onnxPad,
-  onnxReduce,
   onnxReshape,
   onnxSlice,
   onnxSqueeze,
@@ -65,7 +65,7 @@ const unary =
   (ctx) => [ctx.fn(fn, [ctx.input(0)])];
 
 /** Axes from the attribute (older opsets) or the second input (newer). */
-function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
+export function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
   return ctx.opset >= inputFrom ? ctx.constInts(1, 'axes') : ctx.ints('axes');
 }
 
@@ -286,9 +286,6 @@ const padOp: Handler = (ctx) => {
   return [ctx.fn(onnxPad, [ctx.input(0), pads, mode, value])];
 };
 
-/** The opset from which a reduction takes its axes as an input instead of an attribute. */
-const AXES_INPUT_FROM = { sum: 13, mean: 18, max: 18 } as const;
-
 /** Pad's `axes` (opset 18): pads [begins, ends] for those axes only, spread over all `rank` axes (0 elsewhere). */
 function padsOverAllAxes(ctx: NodeContext, pads: number[], axes: number[], rank: number): number[] {
   const norm = axes.map((a) => (a < 0 ? a + rank : a));
@@ -305,15 +302,6 @@ function padsOverAllAxes(ctx: NodeContext, pads: number[], axes: number[], rank:
   });
   return full;
 }
-
-const reduceOp =
-  (kind: 'sum' | 'mean' | 'max'): Handler =>
-  (ctx) => {
-    const axes = axesOf(ctx, AXES_INPUT_FROM[kind]);
-    const keep = ctx.int('keepdims', 1) === 1;
-    if ((!axes || axes.length === 0) && ctx.int('noop_with_empty_axes', 0) === 1) return [ctx.input(0)];
-    return [ctx.fn(onnxReduce, [ctx.input(0), kind, axes && axes.length > 0 ? axes : null, keep])];
-  };
 
 const constantOp: Handler = (ctx) => {
   const t = ctx.tensorAttr('value');
@@ -374,9 +362,6 @@ export const tensorHandlers: Record<string, Handler> = {
   },
   Unsqueeze: unsqueezeOp,
   Pad: padOp,
-  ReduceMean: reduceOp('mean'),
-  ReduceSum: reduceOp('sum'),
-  ReduceMax: reduceOp('max'),
   Identity: (ctx) => [ctx.input(0)],
   Dropout: (ctx) => {
     const training = ctx.has(2) ? ctx.constInts(2, 'training_mode')![0] : 0;
