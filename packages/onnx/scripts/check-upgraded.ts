@@ -3,7 +3,7 @@
 // node is compared too (an extra graph output): a classifier head that starts at zero (torchvision's ViT)
 // outputs zeros whatever the features.
 // node --conditions=qtk-source --import tsx packages/onnx/scripts/check-upgraded.ts /tmp/opset-upgrades /work/zoo-cache
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GELU } from '@qtk/nn';
 import { readNpy } from '@qtk/nn/node';
@@ -18,7 +18,9 @@ for (const file of readdirSync(dir)
   .filter((f) => f.endsWith('.onnx'))
   .sort()) {
   const model = file.replace(/-op\d+\.onnx$/, '');
-  const npy = readNpy(join(zoo, model, 'calib', 'x.npy'));
+  // the zoo's PyTorch models keep their samples in <model>/calib, the npm models in npm-data/<model>
+  const samples = [join(zoo, model, 'calib', 'x.npy'), join(zoo, 'npm-data', model, 'x.npy')];
+  const npy = readNpy(samples.find((f) => existsSync(f)) ?? samples[0]!);
   const sample = npy.shape.slice(1).reduce((p, d) => p * d, 1);
   const shape = [2, ...npy.shape.slice(1)];
   const data = Float32Array.from((npy.data as Float32Array).subarray(0, 2 * sample));

@@ -1,4 +1,5 @@
-"""Rewrites an opset-17 ONNX model into the forms of opsets 18 to 21, for checking QTK's import of them.
+"""Rewrites an opset-17 ONNX model (or an older one whose operators kept their meaning since, such as
+PaddleOCR's opset-11 PP-OCRv4 detector) into the forms of opsets 18 to 21, for checking QTK's import of them.
 
     /usr/bin/python3 packages/onnx/scripts/upgrade-opset.py IN.onnx OUT_DIR [18 19 20 21]
 
@@ -38,9 +39,18 @@ class Graph:
         self.counter = 0
 
     def value(self, name):
+        """The constant value of `name`: an initializer, a Constant, or a Concat of those (PyTorch's Resize scales)."""
         if name in self.inits:
             return numpy_helper.to_array(self.inits[name])
-        return self.consts.get(name)
+        if name in self.consts:
+            return self.consts[name]
+        producer = next((n for n in self.graph.node if name in n.output), None)
+        if producer is not None and producer.op_type == "Concat":
+            parts = [self.value(i) for i in producer.input]
+            if all(p is not None for p in parts):
+                axis = next((a.i for a in producer.attribute if a.name == "axis"), 0)
+                return np.concatenate(parts, axis=axis)
+        return None
 
     def int64_input(self, base, values):
         self.counter += 1
