@@ -1,6 +1,7 @@
 // The elementwise, comparison, mask and broadcasting ops the importer brings in (ops-elementwise.ts) as ONNX
 // nodes again, so that an imported model with them exports.
 import { Tensor } from '@qtk/tensor';
+import { OnnxExportError } from './errors.js';
 import type { ExportStep } from './export-modules.js';
 
 const UNARY: Record<string, string> = {
@@ -71,8 +72,17 @@ export function exportElementwise(op: string, s: ExportStep): string[] | null {
       return b.node('Tile', [s.inputs[0]!, b.intConst(s.args[1] as number[], `${name}_repeats`)], name);
     case 'onnx.mod':
       return b.node('Mod', s.inputs.slice(0, 2), name, { fmod: s.args[2] ? 1 : 0 });
-    case 'onnx.scatterND':
-      return b.node('ScatterND', s.inputs.slice(0, 3), name);
+    case 'onnx.scatterND': {
+      const reduction = (s.args[3] as string | undefined) ?? 'none';
+      if (reduction === 'none') return b.node('ScatterND', s.inputs.slice(0, 3), name);
+      const needed = reduction === 'add' || reduction === 'mul' ? 16 : 18;
+      if (b.opset < needed)
+        throw new OnnxExportError(
+          `exportOnnx: scatterND '${name}' with reduction '${reduction}' needs opset ${needed}; pass { opset: ${needed} }`,
+          { neededOpset: needed },
+        );
+      return b.node('ScatterND', s.inputs.slice(0, 3), name, { reduction });
+    }
     case 'onnx.instanceNorm':
       return b.node('InstanceNormalization', s.inputs.slice(0, 3), name, { epsilon: { float: s.args[3] as number } });
     default:

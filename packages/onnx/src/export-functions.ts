@@ -12,6 +12,8 @@ function scalarOrTensor(b: OnnxBuilder, v: unknown, name: string, names: string[
   return names[i]!;
 }
 
+const REDUCE_OP_TYPES = { sum: 'ReduceSum', mean: 'ReduceMean', max: 'ReduceMax', min: 'ReduceMin' } as const;
+
 const BINARY: Record<string, string> = { add: 'Add', sub: 'Sub', mul: 'Mul', div: 'Div', pow: 'Pow' };
 const UNARY: Record<string, string> = {
   relu: 'Relu',
@@ -170,6 +172,10 @@ function exportMore(op: string, s: ExportStep): string[] | null {
     }
     case 'onnx.pad': {
       const [, pads, mode, value] = args as [Tensor, number[], string, number];
+      if (mode === 'wrap' && b.opset < 19)
+        throw new OnnxExportError(`exportOnnx: pad '${name}' in mode 'wrap' needs opset 19; pass { opset: 19 }`, {
+          neededOpset: 19,
+        });
       return b.node('Pad', [x, ints(pads, 'pads'), scalar(value, 'value')], name, { mode });
     }
     case 'onnx.gather':
@@ -182,8 +188,8 @@ function exportMore(op: string, s: ExportStep): string[] | null {
       return b.node(opType, [x], name, { axes: axes ?? undefined });
     }
     case 'onnx.reduce': {
-      const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max', number[] | null, boolean];
-      const opType = kind === 'sum' ? 'ReduceSum' : kind === 'mean' ? 'ReduceMean' : 'ReduceMax';
+      const [, kind, axes, keepdims] = args as [Tensor, 'sum' | 'mean' | 'max' | 'min', number[] | null, boolean];
+      const opType = REDUCE_OP_TYPES[kind];
       return reduceNode(b, opType, x, axes ?? x0.shape.map((_, i) => i), keepdims, name);
     }
     case 'onnx.clip': {
@@ -248,6 +254,27 @@ function exportMore(op: string, s: ExportStep): string[] | null {
         count_include_pad: 0,
       });
     }
+    case 'onnx.avgPoolDilated': {
+      const [, kernel, strides, dilations, pads, includePad] = args as [
+        Tensor,
+        number[],
+        number[],
+        number[],
+        number[],
+        boolean,
+      ];
+      if (b.opset < 19)
+        throw new OnnxExportError(`exportOnnx: the dilated average pool '${name}' needs opset 19; pass { opset: 19 }`, {
+          neededOpset: 19,
+        });
+      return b.node('AveragePool', [x], name, {
+        kernel_shape: kernel,
+        strides,
+        dilations,
+        pads,
+        count_include_pad: includePad ? 1 : 0,
+      });
+    }
     case 'resize': {
       const o = args[1] as ResizeOptions;
       const attrs = {
@@ -257,8 +284,19 @@ function exportMore(op: string, s: ExportStep): string[] | null {
         cubic_coeff_a: { float: o.cubicCoeffA ?? -0.75 },
         exclude_outside: o.excludeOutside ? 1 : 0,
       };
-      const ins = o.sizes
-        ? [x, '', '', ints([...o.sizes], 'sizes')]
+      if (attrs.coordinate_transformation_mode === 'half_pixel_symmetric' && b.opset < 19)
+        throw new OnnxExportError(
+          `exportOnnx: resize '${name}' with coordinate transformation 'half_pixel_symmetric' needs opset 19; pass { opset: 19 }`,
+          { neededOpset: 19 },
+        );
+      // sizes with their own scales (an imported keep_aspect_ratio_policy): the scales alone give the same output size, or no Resize can say it
+      const bySizes = o.sizes && !o.scales;
+      if (o.sizes && o.scales && o.sizes.some((n, i) => n !== Math.floor(x0.shape[i]! * o.scales![i]!)))
+        throw new OnnxExportError(
+          `exportOnnx: resize '${name}' maps [${x0.shape.join(', ')}] to [${o.sizes.join(', ')}] with scales [${o.scales.join(', ')}] (a keep_aspect_ratio_policy rounding), which an ONNX Resize does not express`,
+        );
+      const ins = bySizes
+        ? [x, '', '', ints([...o.sizes!], 'sizes')]
         : [x, '', b.floatConst([...o.scales!], `${name}_scales`)];
       return b.node('Resize', ins, name, attrs);
     }

@@ -1,9 +1,9 @@
 import type { OnnxBuilder } from './export-builder.js';
 
-export type ReduceOp = 'ReduceSum' | 'ReduceMean' | 'ReduceMax';
+export type ReduceOp = 'ReduceSum' | 'ReduceMean' | 'ReduceMax' | 'ReduceMin';
 
 /**
- * A reduction over `axes`: ReduceSum takes its axes as an input from opset 13, ReduceMean / ReduceMax
+ * A reduction over `axes`: ReduceSum takes its axes as an input from opset 13, ReduceMean / ReduceMax / ReduceMin
  * from opset 18 (where the attribute is gone); before that they are the `axes` attribute.
  */
 export function reduceNode(

@@ -194,10 +194,11 @@ function matchHardSwish(g: GraphIndex, first: NodeMsg): PatternMatch | null {
   return hs([first, clip, next, mul], x, mul.output?.[0] ?? '');
 }
 
-/** ReduceMean over one axis, keeping it: the axis, or null. */
-function meanAxis(n: NodeMsg | null | undefined): number | null {
+/** ReduceMean over one axis, keeping it: the axis (an attribute, or from opset 18 a constant input), or null. */
+function meanAxis(g: GraphIndex, n: NodeMsg | null | undefined): number | null {
   if (!isOp(n, 'ReduceMean')) return null;
-  const axes = intsAttr(n, 'axes');
+  const axesInput = g.constant(n.input?.[1]);
+  const axes = axesInput ? Array.from(axesInput.values() as ArrayLike<number>, Number) : intsAttr(n, 'axes');
   const keep = (n.attribute ?? []).find((a) => a.name === 'keepdims')?.i;
   if (axes?.length !== 1 || (keep !== undefined && Number(keep) !== 1)) return null;
   return axes[0]!;
@@ -205,7 +206,7 @@ function meanAxis(n: NodeMsg | null | undefined): number | null {
 
 /** LayerNorm over the last axis: (x − mean) / √(mean((x − mean)²) + ε), then · γ + β when they follow. */
 function matchLayerNorm(g: GraphIndex, r1: NodeMsg): PatternMatch | null {
-  const axis = meanAxis(r1);
+  const axis = meanAxis(g, r1);
   const x = r1.input?.[0] ?? '';
   const mean = r1.output?.[0] ?? '';
   const sub = g.soleReader(mean);
@@ -221,7 +222,7 @@ function matchLayerNorm(g: GraphIndex, r1: NodeMsg): PatternMatch | null {
   const div = readers.find((n) => isOp(n, 'Div') && n.input?.[0] === centred);
   if (!sq || !div) return null;
   const r2 = g.soleReader(sq.output?.[0]);
-  if (meanAxis(r2) !== axis) return null;
+  if (meanAxis(g, r2) !== axis) return null;
   const addEps = g.soleReader(r2!.output?.[0]);
   const variance = r2!.output?.[0] ?? '';
   if (!isOp(addEps, 'Add')) return null;

@@ -290,9 +290,23 @@ function checkFinite(node: string, module: Module): void {
   }
 }
 
-/** The QTK dtype for an ONNX element type. */
-export function qtkDType(dt: number): 'float32' | 'int32' | 'bool' {
+/**
+ * The QTK dtype for an ONNX element type: float32 for float, double and float16, int32 for the 8- to 64-bit
+ * integers, bool; null for the types QTK does not compute in (string, complex, bfloat16, the float8 types of
+ * opset 19, int4 / uint4 of opset 21), whose values float32 or int32 would not reproduce.
+ */
+export function qtkDType(dt: number): 'float32' | 'int32' | 'bool' | null {
   if (dt === DataType.BOOL) return 'bool';
   if (dt === DataType.FLOAT || dt === DataType.DOUBLE || dt === DataType.FLOAT16) return 'float32';
-  return 'int32';
+  const integer: number[] = [
+    DataType.UINT8,
+    DataType.INT8,
+    DataType.UINT16,
+    DataType.INT16,
+    DataType.INT32,
+    DataType.INT64,
+    DataType.UINT32,
+    DataType.UINT64,
+  ];
+  return integer.includes(dt) ? 'int32' : null;
 }

@@ -106,9 +106,12 @@ describe('import errors', () => {
     expect(() => gm.call(randn([4]))).toThrow(OnnxInputShapeError);
   });
 
-  it('rejects opsets it does not know', () => {
-    expect(() => importOnnx(model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }], {}, 18))).toThrow(
-      /opset 18/,
+  it('rejects opsets it does not know, above 21 and below 1', () => {
+    const relu = [{ op_type: 'Relu', name: 'r', input: ['x'], output: ['y'] }];
+    expect(() => importOnnx(model(relu, {}, 22))).toThrow(
+      'importOnnx: the model uses ai.onnx opset 22; QTK imports opsets 1 to 21 (convert it with onnx.version_converter, e.g. to 21)',
     );
+    expect(() => importOnnx(model(relu, {}, 0))).toThrow(/opset 0; QTK imports opsets 1 to 21/);
+    expect((importOnnx(model(relu, {}, 21)).call(randn([2, 4])) as { shape: number[] }).shape).toEqual([2, 4]);
   });
 });

@@ -11,8 +11,17 @@ import {
   type UnsupportedNode,
 } from './errors.js';
 import { DEFAULT_MAX_ELEMENTS, ImportLimits } from './import-limits.js';
-import { decodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
+import {
+  COMPUTED_TYPES,
+  decodeModel,
+  onnxTypeName,
+  type ModelMsg,
+  type NodeMsg,
+  type ValueInfoMsg,
+} from './onnx-schema.js';
 import { layerHandlers, type Handler } from './ops-layers.js';
+import { REFUSED_ONNX_OPS } from './ops-refused.js';
+import { reduceHandlers } from './ops-reduce.js';
 import { tensorHandlers } from './ops-tensor.js';
 import { elementwiseHandlers } from './ops-elementwise.js';
 import { checkGraph } from './graph-checks.js';
@@ -29,10 +38,15 @@ import {
 } from './import-input-shapes.js';
 
 export const MIN_OPSET = 1;
-export const MAX_OPSET = 17;
+export const MAX_OPSET = 21;
 export { DEFAULT_MAX_ELEMENTS };
 
-const handlers: Record<string, Handler> = { ...layerHandlers, ...tensorHandlers, ...elementwiseHandlers };
+const handlers: Record<string, Handler> = {
+  ...layerHandlers,
+  ...tensorHandlers,
+  ...reduceHandlers,
+  ...elementwiseHandlers,
+};
 
 /** ONNX operator types the importer handles (default domain). */
 export const SUPPORTED_ONNX_OPS: readonly string[] = Object.keys(handlers).sort();
@@ -131,8 +145,15 @@ function decode(bytes: Uint8Array, source: string | undefined): ModelMsg {
 
 function inputSpec(v: ValueInfoMsg): { dtype: 'float32' | 'int32' | 'bool'; shape: (number | null)[] | null } {
   const { dims } = declaredInput(v);
+  const elem = v.type?.tensor_type?.elem_type ?? 1;
+  const dtype = qtkDType(elem);
+  if (!dtype) {
+    throw new OnnxError(
+      `importOnnx: input '${v.name ?? ''}' has element type ${onnxTypeName(elem)}; QTK imports inputs of ${COMPUTED_TYPES} (give the model a float input and cast it inside, or export it in float)`,
+    );
+  }
   return {
-    dtype: qtkDType(v.type?.tensor_type?.elem_type ?? 1),
+    dtype,
     shape: dims ? dims.map((d) => (typeof d === 'number' ? d : null)) : null,
   };
 }
@@ -179,7 +200,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
   const opset = Number((model.opset_import ?? []).find((o) => !o.domain || o.domain === 'ai.onnx')?.version ?? 0);
   if (opset < MIN_OPSET || opset > MAX_OPSET) {
     throw new OnnxError(
-      `importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter)`,
+      `importOnnx: the model uses ai.onnx opset ${opset}; QTK imports opsets ${MIN_OPSET} to ${MAX_OPSET} (convert it with onnx.version_converter, e.g. to ${MAX_OPSET})`,
     );
   }
   const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
@@ -299,7 +320,7 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
       checkFloatAttributes(n, name);
       const handler = handlers[opType];
       if (!handler) {
-        fail('operator not supported');
+        fail(Object.hasOwn(REFUSED_ONNX_OPS, opType) ? REFUSED_ONNX_OPS[opType]!(n) : 'operator not supported');
         return;
       }
       const inputs = (n.input ?? []).map((i) => (i === '' ? null : (values.get(i) ?? undefined)));

@@ -83,10 +83,26 @@ export const onnxMod = registerTraceable('onnx.mod', (a: Tensor, b: Tensor, fmod
   });
 });
 
-/** ONNX ScatterND without reduction: a copy of `data` with the slices `indices` point at replaced by `updates`. */
+/** ScatterND's `reduction`: how an update combines with the value it lands on (opset 16: add, mul; 18: max, min). */
+export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';
+
+const COMBINE: Record<ScatterReduction, (old: number, update: number) => number> = {
+  none: (_, u) => u,
+  add: (o, u) => o + u,
+  mul: (o, u) => o * u,
+  max: (o, u) => Math.max(o, u),
+  min: (o, u) => Math.min(o, u),
+};
+
+/**
+ * ONNX ScatterND: a copy of `data` with the slices `indices` point at replaced by `updates`, or combined with
+ * them by `reduction` (in index order, so repeated indices accumulate).
+ */
 export const onnxScatterND = registerTraceable(
   'onnx.scatterND',
-  (data: Tensor, indices: Tensor, updates: Tensor): Tensor => {
+  (data: Tensor, indices: Tensor, updates: Tensor, reduction: ScatterReduction = 'none'): Tensor => {
+    const combine = COMBINE[reduction];
+    if (!combine) throw new ShapeError(`onnx.scatterND: reduction must be one of ${Object.keys(COMBINE).join(', ')}`);
     const k = indices.shape[indices.ndim - 1] ?? 0;
     if (indices.ndim < 1 || k > data.ndim)
       throw new ShapeError(
@@ -112,7 +128,7 @@ export const onnxScatterND = registerTraceable(
           throw new ShapeError(`onnx.scatterND: index ${v} is out of range for axis ${a} of size ${n}`);
         offset += i * strides[a]!;
       }
-      for (let e = 0; e < sliceSize; e++) out[offset + e] = upd[j * sliceSize + e]!;
+      for (let e = 0; e < sliceSize; e++) out[offset + e] = combine(out[offset + e]!, upd[j * sliceSize + e]!);
     }
     return new Tensor({ data: out, shape: [...data.shape], dtype: data.dtype });
   },

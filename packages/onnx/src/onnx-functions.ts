@@ -10,6 +10,7 @@ import {
   cat,
   clamp,
   max as maxAlong,
+  min as minAlong,
   maximum,
   mean,
   minimum,
@@ -83,7 +84,29 @@ export const onnxSlice = registerTraceable(
   },
 );
 
-/** ONNX Pad: pads as [begin_0, ..., begin_n, end_0, ..., end_n]; modes constant, reflect, edge. */
+/** Pad mode 'wrap' (opset 19): output j of each axis is input (j − begin) mod n, so the pads repeat the other end. */
+function wrapPad(x: Tensor, pads: readonly number[]): Tensor {
+  const r = x.ndim;
+  let y = x;
+  for (let a = 0; a < r; a++) {
+    const n = x.shape[a]!;
+    const [begin, end] = [pads[a]!, pads[r + a]!];
+    if (begin === 0 && end === 0) continue;
+    if (n === 0) throw new ShapeError(`onnx.pad: mode 'wrap' cannot pad axis ${a} of size 0`);
+    const parts: Tensor[] = [];
+    // runs of consecutive input indices, one slice each
+    for (let j = 0; j < n + begin + end; ) {
+      const k = (((j - begin) % n) + n) % n;
+      const len = Math.min(n - k, n + begin + end - j);
+      parts.push(sliceTensor(y, { axis: a, start: k, end: k + len }));
+      j += len;
+    }
+    y = parts.length === 0 ? sliceTensor(y, { axis: a, start: 0, end: 0 }) : cat(parts, a);
+  }
+  return y;
+}
+
+/** ONNX Pad: pads as [begin_0, ..., begin_n, end_0, ..., end_n]; modes constant, reflect, edge, wrap. */
 export const onnxPad = registerTraceable(
   'onnx.pad',
   (x: Tensor, pads: readonly number[], mode: string, value: number): Tensor => {
@@ -92,6 +115,7 @@ export const onnxPad = registerTraceable(
       throw new ShapeError(
         `onnx.pad: pads must have 2 * rank = ${2 * r} entries for input [${x.shape.join(', ')}], got ${pads.length}`,
       );
+    if (mode === 'wrap') return wrapPad(x, pads);
     const torchPads: number[] = [];
     for (let d = r - 1; d >= 0; d--) torchPads.push(pads[d]!, pads[r + d]!);
     const m = mode === 'edge' ? 'replicate' : mode === 'reflect' ? 'reflect' : 'constant';
@@ -140,15 +164,16 @@ export const onnxUnsqueeze = registerTraceable('onnx.unsqueeze', (x: Tensor, axe
   return reshapeTensor(x.dtype === 'float32' ? x : contiguous(x), shape);
 });
 
-/** ReduceSum / ReduceMean / ReduceMax over `axes` (all when null). */
+/** ReduceSum / ReduceMean / ReduceMax / ReduceMin over `axes` (all when null). */
 export const onnxReduce = registerTraceable(
   'onnx.reduce',
-  (x: Tensor, kind: 'sum' | 'mean' | 'max', axes: readonly number[] | null, keepdims: boolean): Tensor => {
+  (x: Tensor, kind: 'sum' | 'mean' | 'max' | 'min', axes: readonly number[] | null, keepdims: boolean): Tensor => {
     const ax = (axes ?? x.shape.map((_, i) => i)).map((a) => norm(a, x.ndim));
     if (kind === 'sum') return sum(x, ax, keepdims);
     if (kind === 'mean') return mean(x, ax, keepdims);
+    const along = kind === 'max' ? maxAlong : minAlong;
     let y = x;
-    for (const a of [...ax].sort((p, q) => q - p)) y = maxAlong(y, a, true);
+    for (const a of [...ax].sort((p, q) => q - p)) y = along(y, a, true);
     return keepdims
       ? y
       : reshapeTensor(
@@ -251,5 +276,49 @@ export const onnxAvgPoolExcludePad = registerTraceable(
     const ones = new Tensor({ data: new Float32Array(x.size).fill(1), shape: [...x.shape], dtype: 'float32' });
     const pool = (t: Tensor) => avgPool2d(onnxPad(t, full, 'constant', 0), kernel, { stride: strides, ceilMode });
     return div(pool(x), pool(ones));
+  },
+);
+
+/**
+ * AveragePool with dilations (opset 19), no ceil mode: x zero-padded by pads [top, left, bottom, right], each
+ * output the sum of its dilated window divided by the window's size (countIncludePad) or by its taps inside x.
+ */
+export const onnxAvgPoolDilated = registerTraceable(
+  'onnx.avgPoolDilated',
+  (
+    x: Tensor,
+    kernel: number[],
+    strides: number[],
+    dilations: number[],
+    pads: number[],
+    countIncludePad: boolean,
+  ): Tensor => {
+    const full = [0, 0, pads[0]!, pads[1]!, 0, 0, pads[2]!, pads[3]!];
+    const padded = onnxPad(x, full, 'constant', 0);
+    const out = [2, 3].map((a, i) => {
+      const span = dilations[i]! * (kernel[i]! - 1) + 1;
+      return Math.floor((padded.shape[a]! - span) / strides[i]!) + 1;
+    });
+    if (out.some((n) => n < 1))
+      throw new ShapeError(`onnx.avgPoolDilated: the dilated window does not fit input [${x.shape.join(', ')}]`);
+    const windowSum = (t: Tensor): Tensor => {
+      let acc: Tensor | null = null;
+      for (let ky = 0; ky < kernel[0]!; ky++) {
+        for (let kx = 0; kx < kernel[1]!; kx++) {
+          const starts = [ky * dilations[0]!, kx * dilations[1]!];
+          const ends = starts.map((s0, i) => s0 + (out[i]! - 1) * strides[i]! + 1);
+          const tap = onnxSlice(t, starts, ends, [2, 3], strides);
+          acc = acc ? add(acc, tap) : tap;
+        }
+      }
+      return acc!;
+    };
+    const sums = windowSum(padded);
+    if (countIncludePad) {
+      const size = new Tensor({ data: Float32Array.of(kernel[0]! * kernel[1]!), shape: [], dtype: 'float32' });
+      return div(sums, size);
+    }
+    const ones = new Tensor({ data: new Float32Array(x.size).fill(1), shape: [...x.shape], dtype: 'float32' });
+    return div(sums, windowSum(onnxPad(ones, full, 'constant', 0)));
   },
 );

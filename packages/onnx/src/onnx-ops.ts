@@ -2,7 +2,12 @@
 // graphs record them under. onnx.layerNormStats (LayerNormalization's extra outputs) stands for no op.
 import { hasOp, registerFunctionOp, type CallImplementation } from '@qtk/tensor';
 
-const REDUCE_OPS: Readonly<Record<string, string>> = { mean: 'ReduceMean', sum: 'ReduceSum', max: 'ReduceMax' };
+const REDUCE_OPS: Readonly<Record<string, string>> = {
+  mean: 'ReduceMean',
+  sum: 'ReduceSum',
+  max: 'ReduceMax',
+  min: 'ReduceMin',
+};
 
 function reduceOp(kind: unknown): string | null {
   const op = REDUCE_OPS[String(kind)] ?? `Reduce${String(kind).charAt(0).toUpperCase()}${String(kind).slice(1)}`;
@@ -43,6 +48,7 @@ const ONNX_FUNCTION_OPS: readonly CallImplementation[] = [
   { name: 'onnx.mod', op: 'Mod' },
   { name: 'onnx.scatterND', op: 'ScatterND' },
   { name: 'onnx.avgPoolExcludePad', op: 'AveragePool', attrs: (c) => ({ kernelSize: c.args[1] }) },
+  { name: 'onnx.avgPoolDilated', op: 'AveragePool', attrs: (c) => ({ kernelSize: c.args[1] }) },
 ];
 
 let registered = false;

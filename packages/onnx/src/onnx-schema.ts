@@ -136,6 +136,41 @@ export const DataType = {
   UINT64: 13,
 } as const;
 
+/** ONNX element types by number, for messages (TensorProto.DataType). */
+const ONNX_TYPE_NAMES: Readonly<Record<number, string>> = {
+  1: 'float',
+  2: 'uint8',
+  3: 'int8',
+  4: 'uint16',
+  5: 'int16',
+  6: 'int32',
+  7: 'int64',
+  8: 'string',
+  9: 'bool',
+  10: 'float16',
+  11: 'double',
+  12: 'uint32',
+  13: 'uint64',
+  14: 'complex64',
+  15: 'complex128',
+  16: 'bfloat16',
+  17: 'float8e4m3fn',
+  18: 'float8e4m3fnuz',
+  19: 'float8e5m2',
+  20: 'float8e5m2fnuz',
+  21: 'uint4',
+  22: 'int4',
+  23: 'float4e2m1',
+};
+
+/** The ONNX name of element type `dt` ('bfloat16', 'int4', ...), or 'element type <dt>' for one ONNX does not define. */
+export function onnxTypeName(dt: number): string {
+  return ONNX_TYPE_NAMES[dt] ?? `element type ${dt}`;
+}
+
+/** What QTK computes in, for messages about the types it refuses. */
+export const COMPUTED_TYPES = 'float, double, float16, bool and 8- to 64-bit integers';
+
 export const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
 // Plain-object views of the decoded messages (protobufjs `toObject` with longs as numbers, bytes as Uint8Array).

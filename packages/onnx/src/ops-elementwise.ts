@@ -149,8 +149,13 @@ const modOp: Handler = (ctx) => {
 
 const scatterND: Handler = (ctx) => {
   const reduction = ctx.str('reduction', 'none');
-  if (reduction !== 'none') throw new Unsupported(`reduction '${reduction}' is not supported (only 'none')`);
-  return [ctx.fn(onnxScatterND, [ctx.input(0), ctx.input(1), ctx.input(2)])];
+  const known = ['none', ...(ctx.opset >= 16 ? ['add', 'mul'] : []), ...(ctx.opset >= 18 ? ['max', 'min'] : [])];
+  if (!known.includes(reduction))
+    throw new Unsupported(
+      `reduction '${reduction}' is not an opset-${ctx.opset} ScatterND reduction (${known.join(', ')})`,
+    );
+  const args = [ctx.input(0), ctx.input(1), ctx.input(2)];
+  return [ctx.fn(onnxScatterND, reduction === 'none' ? args : [...args, reduction])];
 };
 
 function refuse(reason: string): Handler {

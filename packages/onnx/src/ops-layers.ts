@@ -13,6 +13,7 @@ import {
   ConvTranspose2d,
   ELU,
   Flatten,
+  GELU,
   init,
   Hardsigmoid,
   Hardswish,
@@ -59,6 +60,7 @@ import {
   onnxSlice,
   onnxSqueeze,
   onnxUnsqueeze,
+  onnxAvgPoolDilated,
   onnxAvgPoolExcludePad,
   onnxLayerNormStats,
   onnxClip,
@@ -437,6 +439,12 @@ const averagePool: Handler = (ctx) => {
   const g = poolGeometry(ctx, 'AveragePool');
   const includePad = ctx.int('count_include_pad', 0) === 1;
   const ceilMode = ctx.int('ceil_mode', 0) === 1;
+  if (g.dilations.some((d) => d !== 1)) {
+    // opset 19's dilated windows: no module has them
+    if (ceilMode) throw new Unsupported('dilations other than 1 with ceil_mode = 1 are not supported');
+    const args = [g.x, g.kernel, g.strides, g.dilations, g.pads, includePad];
+    return poolResult(ctx, g, ctx.fn(onnxAvgPoolDilated, args));
+  }
   let x = g.x;
   let padding = symmetric(g.pads);
   if (!padding || padding.some((p, i) => 2 * p > g.kernel[i]!)) {
@@ -496,6 +504,17 @@ const simple =
   (make: () => Module): Handler =>
   (ctx) => [ctx.module(make(), [ctx.input(0)])];
 
+/** Gelu (opset 20): the GELU module the decomposed Erf / Tanh forms of earlier opsets become, so a march converts it. */
+const geluOp: Handler = (ctx) => {
+  const approximate = ctx.str('approximate', 'none');
+  if (ctx.opset < 20 || (approximate !== 'none' && approximate !== 'tanh')) {
+    throw new OnnxFormatError(
+      `importOnnx: Gelu '${ctx.name}': ${ctx.opset < 20 ? `Gelu is an opset-20 operator, but the model declares opset ${ctx.opset}` : `approximate '${approximate}' is not 'none' or 'tanh'`}; the model is invalid`,
+    );
+  }
+  return [ctx.module(new GELU({ approximate }), [ctx.input(0)])];
+};
+
 export const layerHandlers: Record<string, Handler> = {
   Conv: conv,
   ConvTranspose: convTranspose,
@@ -525,6 +544,7 @@ export const layerHandlers: Record<string, Handler> = {
     return [ctx.fn(onnxHardSigmoid, [ctx.input(0), alpha, beta])];
   },
   HardSwish: simple(() => new Hardswish()),
+  Gelu: geluOp,
   Softmax: softmaxLike(false),
   LogSoftmax: softmaxLike(true),
   LayerNormalization: layerNormalization,

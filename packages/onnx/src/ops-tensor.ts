@@ -20,13 +20,13 @@ import {
   transpose,
 } from '@qtk/tensor';
 import { Unsupported, qtkDType, type NodeContext, type Val } from './import-context.js';
+import { COMPUTED_TYPES, onnxTypeName } from './onnx-schema.js';
 import type { Handler } from './ops-layers.js';
 import {
   onnxCast,
   onnxOnesMask,
   onnxGather,
   onnxPad,
-  onnxReduce,
   onnxReshape,
   onnxSlice,
   onnxSqueeze,
@@ -65,7 +65,7 @@ const unary =
   (ctx) => [ctx.fn(fn, [ctx.input(0)])];
 
 /** Axes from the attribute (older opsets) or the second input (newer). */
-function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
+export function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {
   return ctx.opset >= inputFrom ? ctx.constInts(1, 'axes') : ctx.ints('axes');
 }
 
@@ -188,9 +188,17 @@ const unsqueezeOp: Handler = (ctx) => {
   return [x.kind === 'const' && x.sym ? marked(out, x.sym, [x]) : out];
 };
 
+/** Cast, and CastLike (opset 15) to the type of its second input. `saturate` (opset 19) matters only for float8 targets, which are refused. */
 const castOp: Handler = (ctx) => {
-  const to = qtkDType(ctx.int('to', 1));
   const x = ctx.input(0);
+  let to: 'float32' | 'int32' | 'bool';
+  if (ctx.opType === 'CastLike') to = ctx.ex(1).dtype as typeof to;
+  else {
+    const elem = ctx.int('to', 1);
+    const dtype = qtkDType(elem);
+    if (!dtype) throw new Unsupported(`it casts to ${onnxTypeName(elem)}; QTK computes in ${COMPUTED_TYPES} only`);
+    to = dtype;
+  }
   const out = ctx.fn(onnxCast, [x, to]);
   return [x.kind === 'const' && x.sym ? marked(out, x.sym, [x]) : out];
 };
@@ -234,6 +242,13 @@ const splitOp: Handler = (ctx) => {
   const a = axis < 0 ? axis + x.ndim : axis;
   let sizes = ctx.opset >= 13 ? ctx.constInts(1, 'split') : ctx.ints('split');
   const n = (ctx.node.output ?? []).length;
+  // opset 18: num_outputs equal parts, the last one smaller when the axis does not divide (as without it before)
+  const numOutputs = ctx.opset >= 18 ? ctx.int('num_outputs', 0) : 0;
+  if (numOutputs !== 0 && (numOutputs !== n || (sizes && sizes.length > 0))) {
+    throw new OnnxFormatError(
+      `importOnnx: Split '${ctx.name}': num_outputs = ${numOutputs} ${sizes && sizes.length > 0 ? 'is given with the split input (give one of them)' : `but the node has ${n} outputs`}; the model is invalid`,
+    );
+  }
   if (!sizes || sizes.length === 0) {
     const total = x.shape[a]!;
     const chunk = Math.ceil(total / n);
@@ -246,20 +261,22 @@ const padOp: Handler = (ctx) => {
   const mode = ctx.str('mode', 'constant');
   let pads: number[];
   let value = 0;
+  const xs = ctx.ex(0).shape;
   if (ctx.opset >= 11) {
     pads = ctx.constInts(1, 'pads')!;
     if (ctx.has(2)) {
       if (!ctx.isConst(2)) throw new Unsupported('constant_value must be a constant');
       value = ctx.ex(2).values()[0] as number;
     }
-    if (ctx.has(3)) throw new Unsupported('the axes input is not supported');
+    const axes = ctx.opset >= 18 ? ctx.constInts(3, 'axes') : null;
+    if (axes) pads = padsOverAllAxes(ctx, pads, axes, xs.length);
   } else {
     pads = ctx.ints('pads')!;
     value = ctx.float('value', 0);
   }
-  if (mode !== 'constant' && mode !== 'reflect' && mode !== 'edge')
-    throw new Unsupported(`mode '${mode}' is not supported`);
-  const xs = ctx.ex(0).shape;
+  const modes = ctx.opset >= 19 ? ['constant', 'reflect', 'edge', 'wrap'] : ['constant', 'reflect', 'edge'];
+  if (!modes.includes(mode))
+    throw new Unsupported(`mode '${mode}' is not supported (${modes.join(', ')} are at opset ${ctx.opset})`);
   if (pads.length !== 2 * xs.length || !pads.every(Number.isSafeInteger)) {
     throw new OnnxFormatError(
       `importOnnx: Pad '${ctx.name}': pads [${pads.join(', ')}] must be ${2 * xs.length} integers for an input of rank ${xs.length}; the model is invalid`,
@@ -269,14 +286,22 @@ const padOp: Handler = (ctx) => {
   return [ctx.fn(onnxPad, [ctx.input(0), pads, mode, value])];
 };
 
-const reduceOp =
-  (kind: 'sum' | 'mean' | 'max'): Handler =>
-  (ctx) => {
-    const axes = kind === 'sum' && ctx.opset >= 13 ? ctx.constInts(1, 'axes') : ctx.ints('axes');
-    const keep = ctx.int('keepdims', 1) === 1;
-    if ((!axes || axes.length === 0) && ctx.int('noop_with_empty_axes', 0) === 1) return [ctx.input(0)];
-    return [ctx.fn(onnxReduce, [ctx.input(0), kind, axes && axes.length > 0 ? axes : null, keep])];
-  };
+/** Pad's `axes` (opset 18): pads [begins, ends] for those axes only, spread over all `rank` axes (0 elsewhere). */
+function padsOverAllAxes(ctx: NodeContext, pads: number[], axes: number[], rank: number): number[] {
+  const norm = axes.map((a) => (a < 0 ? a + rank : a));
+  const bad = norm.some((a, i) => !Number.isInteger(a) || a < 0 || a >= rank || norm.indexOf(a) !== i);
+  if (bad || pads.length !== 2 * axes.length) {
+    throw new OnnxFormatError(
+      `importOnnx: Pad '${ctx.name}': axes [${axes.join(', ')}] must be distinct axes of an input of rank ${rank}, with 2 pads each (got ${pads.length}); the model is invalid`,
+    );
+  }
+  const full = new Array<number>(2 * rank).fill(0);
+  norm.forEach((a, i) => {
+    full[a] = pads[i]!;
+    full[rank + a] = pads[axes.length + i]!;
+  });
+  return full;
+}
 
 const constantOp: Handler = (ctx) => {
   const t = ctx.tensorAttr('value');
@@ -337,9 +362,6 @@ export const tensorHandlers: Record<string, Handler> = {
   },
   Unsqueeze: unsqueezeOp,
   Pad: padOp,
-  ReduceMean: reduceOp('mean'),
-  ReduceSum: reduceOp('sum'),
-  ReduceMax: reduceOp('max'),
   Identity: (ctx) => [ctx.input(0)],
   Dropout: (ctx) => {
     const training = ctx.has(2) ? ctx.constInts(2, 'training_mode')![0] : 0;
@@ -355,4 +377,5 @@ export const tensorHandlers: Record<string, Handler> = {
   Shape: shapeOp,
   Gather: gatherOp,
   Cast: castOp,
+  CastLike: castOp,
 };

@@ -1,6 +1,6 @@
 import { Tensor } from '@qtk/tensor';
 import { OnnxError, OnnxExternalDataError, OnnxFormatError } from './errors.js';
-import { DataType, type TensorMsg } from './onnx-schema.js';
+import { COMPUTED_TYPES, DataType, onnxTypeName, type TensorMsg } from './onnx-schema.js';
 
 /** A constant read from a TensorProto: floats as a float32 Tensor; integers and bools also as exact JS numbers. */
 export interface OnnxConst {
@@ -38,9 +38,7 @@ function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): n
   const out = new Array<number>(count);
   const w = RAW_WIDTH[dt];
   if (w === undefined)
-    throw new OnnxError(
-      `tensor '${name}': data type ${dt} is not supported (float, double, float16 and integer types are)`,
-    );
+    throw new OnnxError(`tensor '${name}': data type ${onnxTypeName(dt)} is not supported (${COMPUTED_TYPES} are)`);
   if (raw.byteLength < w * count)
     throw new OnnxError(
       `tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`,
@@ -153,7 +151,7 @@ export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   if (t.raw_data && t.raw_data.length > 0) {
     const w = RAW_WIDTH[dt];
     if (w === undefined)
-      throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16 and integer types are)`);
+      throw new OnnxError(`${label}: data type ${onnxTypeName(dt)} is not supported (${COMPUTED_TYPES} are)`);
     const count = checkedCount(
       label,
       shape,
@@ -168,8 +166,7 @@ export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   else if (dt === DataType.UINT32 || dt === DataType.UINT64) numbers = t.uint64_data ?? [];
   else if (dt === DataType.FLOAT16) numbers = (t.int32_data ?? []).map(half);
   else if (INT_TYPES.has(dt)) numbers = t.int32_data ?? [];
-  else
-    throw new OnnxError(`${label}: data type ${dt} is not supported (float, double, float16, integers and bool are)`);
+  else throw new OnnxError(`${label}: data type ${onnxTypeName(dt)} is not supported (${COMPUTED_TYPES} are)`);
   if (!(t.raw_data && t.raw_data.length > 0)) checkedCount(label, shape, numbers.length, 'its data field');
   // raw data is already numbers; the typed fields may hold int64 objects
   return { dataType: dt, shape, numbers: t.raw_data && t.raw_data.length > 0 ? numbers : Array.from(numbers, Number) };

@@ -43,6 +43,20 @@ describe('resize: hand-computed 1-d results', () => {
     ]);
     close(resize(x, { sizes: [1], mode: 'linear', coordinateTransformationMode: 'pytorch_half_pixel' }), [1]);
   });
+  it('half_pixel_symmetric (opset 19): half_pixel shifted by (n / 2) · (1 − out / (scale · n))', () => {
+    const ramp = tensor([0, 10, 20, 30]);
+    // scale 0.6: 2 outputs of a width of 2.4, offset 2 · (1 − 2 / 2.4) = 1/3; sources 1/3 + (j + ½) / 0.6 − ½ = 2/3, 7/3
+    const opts = { mode: 'linear', coordinateTransformationMode: 'half_pixel_symmetric' } as const;
+    close(resize(ramp, { scales: [0.6], ...opts }), [20 / 3, 70 / 3]);
+    // half_pixel would read 1/3 and 2 (10/3, 20): the symmetric form spreads the rounding over both ends
+    close(resize(ramp, { scales: [0.6], mode: 'linear' }), [10 / 3, 20]);
+  });
+  it('sizes with their own scales (keep_aspect_ratio_policy): the output of sizes, the coordinates of scales', () => {
+    const ramp = tensor([0, 1, 2, 3, 4, 5, 6, 7]);
+    // scale 2/3, 5 outputs: sources (j + ½) · 1.5 − ½ = 0.25, 1.75, 3.25, 4.75, 6.25 (by sizes alone: 0.3, 1.9, ...)
+    close(resize(ramp, { sizes: [5], scales: [2 / 3], mode: 'linear' }), [0.25, 1.75, 3.25, 4.75, 6.25]);
+    close(resize(ramp, { sizes: [5], mode: 'linear' }), [0.3, 1.9, 3.5, 5.1, 6.7]);
+  });
   it('cubic (a = -0.5): reproduces linear functions away from the edges; constants stay constant', () => {
     const ramp = tensor(Array.from({ length: 10 }, (_, i) => 2 * i + 1));
     // a = -0.5 (Keys' kernel) is the one that reproduces linear functions exactly

@@ -13,15 +13,19 @@ export type ResizeMode = 'nearest' | 'linear' | 'cubic';
 export type ResizeCoordinateMode =
   | 'half_pixel'
   | 'pytorch_half_pixel'
+  | 'half_pixel_symmetric'
   | 'align_corners'
   | 'asymmetric'
   | 'tf_half_pixel_for_nn';
 export type ResizeNearestMode = 'round_prefer_floor' | 'round_prefer_ceil' | 'floor' | 'ceil';
 
 export interface ResizeOptions {
-  /** Output size per dim (all dims); give this or scales. */
+  /**
+   * Output size per dim (all dims); give this, scales, or both. With both, sizes are the output and scales
+   * map output coordinates to input ones (ONNX's keep_aspect_ratio_policy, one scale for several dims).
+   */
   sizes?: readonly number[];
-  /** Scale per dim (all dims); the output size is floor(in · scale). */
+  /** Scale per dim (all dims); the output size is floor(in · scale) unless sizes are given too. */
   scales?: readonly number[];
   mode?: ResizeMode;
   coordinateTransformationMode?: ResizeCoordinateMode;
@@ -126,6 +130,12 @@ export function resizeTaps(
       case 'tf_half_pixel_for_nn':
         x = (j + 0.5) / scale;
         break;
+      case 'half_pixel_symmetric': {
+        // opset 19: half_pixel, shifted so that the rounding of the output size spreads over both ends
+        const offset = (n / 2) * (1 - out / outWidth);
+        x = offset + (j + 0.5) / scale - 0.5;
+        break;
+      }
       default:
         x = (j + 0.5) / scale - 0.5;
     }
@@ -167,6 +177,7 @@ const MODES: readonly string[] = ['nearest', 'linear', 'cubic'];
 const COORDS: readonly string[] = [
   'half_pixel',
   'pytorch_half_pixel',
+  'half_pixel_symmetric',
   'align_corners',
   'asymmetric',
   'tf_half_pixel_for_nn',
@@ -174,7 +185,7 @@ const COORDS: readonly string[] = [
 const NEAREST: readonly string[] = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'];
 
 /**
- * ONNX Resize (opset 11–18 semantics, without tf_crop_and_resize and antialias) over every dim whose scale is
+ * ONNX Resize (opset 11–19 semantics, without tf_crop_and_resize and antialias) over every dim whose scale is
  * not 1: nearest (4 rounding modes), linear and cubic interpolation with ONNX's coordinate transformations.
  */
 export function resize(x: Tensor, options: ResizeOptions): Tensor {
@@ -196,13 +207,17 @@ export function resize(x: Tensor, options: ResizeOptions): Tensor {
   }
   if (!NEAREST.includes(o.nearestMode))
     throw new InvalidArgumentError(`${op}: nearestMode must be one of ${NEAREST.join(', ')}, got '${o.nearestMode}'`);
-  if ((options.sizes === undefined) === (options.scales === undefined))
-    throw new InvalidArgumentError(`${op}: give exactly one of sizes and scales`);
-  const given = (options.sizes ?? options.scales)!;
-  if (given.length !== x.ndim) {
-    throw new ShapeError(
-      `${op}: ${options.sizes ? 'sizes' : 'scales'} needs one value per dim of the input ${shapeStr(x.shape)}, got ${given.length}`,
-    );
+  if (options.sizes === undefined && options.scales === undefined)
+    throw new InvalidArgumentError(`${op}: give sizes, scales or both`);
+  for (const [what, given] of [
+    ['sizes', options.sizes],
+    ['scales', options.scales],
+  ] as const) {
+    if (given && given.length !== x.ndim) {
+      throw new ShapeError(
+        `${op}: ${what} needs one value per dim of the input ${shapeStr(x.shape)}, got ${given.length}`,
+      );
+    }
   }
   let y = x;
   x.shape.forEach((n, axis) => {
@@ -212,7 +227,9 @@ export function resize(x: Tensor, options: ResizeOptions): Tensor {
       out = options.sizes[axis]!;
       if (!Number.isInteger(out) || out < 1)
         throw new InvalidArgumentError(`${op}: sizes must be positive integers, got [${options.sizes.join(', ')}]`);
-      scale = out / n;
+      scale = options.scales?.[axis] ?? out / n;
+      if (!(Number.isFinite(scale) && scale > 0))
+        throw new InvalidArgumentError(`${op}: scales must be positive, got [${options.scales!.join(', ')}]`);
     } else {
       scale = options.scales![axis]!;
       if (!(Number.isFinite(scale) && scale > 0))
