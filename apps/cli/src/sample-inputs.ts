@@ -3,8 +3,8 @@
 // model data asks here, so a model with several inputs is fed the same way everywhere.
 import type { GraphModule } from '@qtk/ir';
 import { DataType, OnnxGraphModule } from '@qtk/onnx';
-import { closeNames, Generator, rand, type Tensor } from '@qtk/tensor';
-import { type InputShapeOption, oneInputShape } from './input-shape-option.js';
+import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { type InputShapeOption, namedShapes, oneInputShape } from './input-shape-option.js';
 import { ioNamesOf, savedIoNames } from './io-names.js';
 import { CliError } from './io.js';
 import { exampleShape, inputShapeFor, sampleShapeFrom, sampleShapeOf } from './model-input.js';
@@ -123,31 +123,6 @@ function inputNames(model: GraphModule, meta: Record<string, unknown>): string[]
   const known = ioNamesOf(model) ?? savedIoNames(meta);
   if (known && known.inputs.length === placeholders.length) return [...known.inputs];
   return placeholders.map((p) => p.name);
-}
-
-/** --input-shape for a model of several inputs: NAME=SHAPE entries for known names (a bare shape is a usage error). */
-export function namedShapes(
-  option: InputShapeOption | undefined,
-  names: readonly string[],
-): ReadonlyMap<string, number[]> {
-  if (!option) return new Map();
-  if (option.plain)
-    throw new CliError(
-      `--input-shape ${option.plain.join(',')} names no input, but the model has ${names.length} (${names.join(', ')}); ` +
-        `give each its shape: --input-shape '${names.map((n) => `${n}=...`).join(';')}'`,
-      { exitCode: 2 },
-    );
-  for (const name of option.named.keys()) {
-    if (names.includes(name)) continue;
-    const close = closeNames(name, [...names]);
-    throw new CliError(
-      `--input-shape names '${name}', which is not an input of the model` +
-        (close.length ? `; did you mean '${close[0]}'?` : '') +
-        ` (its inputs: ${names.join(', ')})`,
-      { exitCode: 2 },
-    );
-  }
-  return option.named;
 }
 
 /** The shapes a model file of several inputs recorded (meta.inputs), in the order of `names`; undefined when absent. */
