@@ -5,31 +5,27 @@ import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
-import { batchesOf } from './batches.js';
-import { listSampleFiles, loadSamples, type Preprocess } from './data/samples.js';
+import { inputBatches } from './batches.js';
+import { loadInputSamples } from './data/input-samples.js';
+import type { Preprocess } from './data/samples.js';
 import { HybridDictError } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { conversionAdvice } from './conversion-advice.js';
 import { CliError, type CliIo } from './io.js';
-import {
-  INPUT_SHAPE_OPTION,
-  inputShapeFor,
-  inputShapeOption,
-  loadOnnx,
-  MAX_ELEMENTS_OPTION,
-  sampleShapeOf,
-} from './model-input.js';
+import { INPUT_SHAPE_OPTION, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from './model-input.js';
 import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
 import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
+import { modelInputs, type SampleInput, sampleShapesText } from './sample-inputs.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
   calib: {
     type: 'string',
     value: 'DIR',
-    description: 'calibration samples: .npy tensors and/or PNG/JPEG images (required)',
+    description:
+      'calibration samples: .npy tensors and/or PNG/JPEG images; for a model with several inputs, one sub-folder DIR/<input>/ (or one DIR/<input>.npy batch) per input (required)',
   },
   march: {
     type: 'string',
@@ -97,8 +93,10 @@ export interface CalibratedModel {
   readonly prepared: GraphModule;
   /** null when `convert` was false. */
   readonly fixed: GraphModule | null;
-  readonly samples: Tensor;
-  readonly sampleShape: (number | null)[];
+  /** The calibration samples: one [N, ...] tensor per model input. */
+  readonly samples: Tensor[];
+  /** The model's inputs (name, sample shape). */
+  readonly inputs: SampleInput[];
   readonly preprocess: Preprocess;
   readonly march: string;
   readonly observer: string;
@@ -156,23 +154,25 @@ export function calibrateOnnxModel(
   io.out(`${stageLabel('import')}${modelPath}\n`);
   const shapeOption = inputShapeOption(o);
   const float = loadOnnx(modelPath, { maxElements: o['max-elements'], inputShape: shapeOption });
-  const inputShape = inputShapeFor(float, shapeOption);
-  const sampleShape = sampleShapeOf(float, inputShape);
+  const inputs = modelInputs(float, shapeOption);
   const pre = preprocessFrom(o as never);
-  const files = listSampleFiles(String(o.calib), 'calibration');
   const nonFinite = { skip: o['skip-nonfinite'] === true, hint: 'or pass --skip-nonfinite to leave such samples out' };
-  const { tensor: samples, files: used, skipped } = loadSamples(files, sampleShape, pre, limit, nonFinite);
-  const left = skipped ? `; ${skipped} sample(s) holding NaN or ±Infinity left out` : '';
+  const loaded = loadInputSamples(String(o.calib), inputs, { what: 'calibration', preprocess: pre, limit, nonFinite });
+  const samples = loaded.tensors;
+  const left = loaded.skipped ? `; ${loaded.skipped} sample(s) holding NaN or ±Infinity left out` : '';
   io.out(
-    `${stageLabel('calibration')}${samples.shape[0]} samples of shape [${samples.shape.slice(1).join(', ')}] from ${used.length} file(s) in ${o.calib}${left}\n`,
+    `${stageLabel('calibration')}${samples[0]!.shape[0]} samples of ${sampleShapesText(inputs, samples)} from ${loaded.files} file(s) in ${o.calib}${left}\n`,
   );
   const warnings: string[] = [];
   const onWarning = (m: string) => warnings.push(m);
-  const constant = constantValue(samples);
-  if (constant !== null)
+  for (const [i, x] of samples.entries()) {
+    const constant = constantValue(x);
+    if (constant === null) continue;
+    const which = samples.length > 1 ? ` of input '${inputs[i]!.name}'` : '';
     onWarning(
-      `the calibration data is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`,
+      `the calibration data${which} is constant (every value is ${constant}): the scales see a single value; calibrate on representative inputs`,
     );
+  }
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const hybrid = o.hybrid === true;
   const cpuOps = splitNames(o['cpu-ops']);
@@ -205,8 +205,8 @@ export function calibrateOnnxModel(
     throw e;
   }
   extra.afterPrepare?.(prepared);
-  const nBatches = calibrate(prepared, batchesOf(samples, batch), { onWarning });
-  const firstBatch = Math.min(batch, samples.shape[0]!);
+  const nBatches = calibrate(prepared, inputBatches(samples, batch), { onWarning });
+  const firstBatch = Math.min(batch, samples[0]!.shape[0]!);
   if (nBatches > 1 && firstBatch < SMALL_FIRST_BATCH)
     onWarning(
       `calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), ` +
@@ -232,7 +232,7 @@ export function calibrateOnnxModel(
     prepared,
     fixed,
     samples,
-    sampleShape,
+    inputs,
     preprocess: pre,
     march: marchId,
     observer,
@@ -241,7 +241,7 @@ export function calibrateOnnxModel(
     cpuOps,
     cpuNodes,
     batches: nBatches,
-    usedFiles: used.length,
+    usedFiles: loaded.files,
     warnings,
     qconfigs,
   };

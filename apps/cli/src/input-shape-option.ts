@@ -71,27 +71,8 @@ export function declaredInputsOf(path: string): DeclaredInput[] {
 export function importShapesFor(option: InputShapeOption, inputs: readonly DeclaredInput[]): Record<string, number[]> {
   const names = inputs.map((i) => i.name);
   const shapes: Record<string, number[]> = {};
-  if (option.plain) {
-    if (inputs.length !== 1)
-      throw new CliError(
-        `--input-shape ${option.plain.join(',')} names no input, but the model has ${inputs.length} (${names.join(', ')}); ` +
-          `give each its shape: --input-shape '${names.map((n) => `${n}=...`).join(';')}'`,
-        { exitCode: 2 },
-      );
-    shapes[names[0]!] = option.plain;
-  }
-  for (const [name, shape] of option.named) {
-    if (!names.includes(name)) {
-      const close = closeNames(name, names);
-      throw new CliError(
-        `--input-shape names '${name}', which is not an input of the model` +
-          (close.length ? `; did you mean '${close[0]}'?` : '') +
-          ` (its inputs: ${names.join(', ')})`,
-        { exitCode: 2 },
-      );
-    }
-    shapes[name] = shape;
-  }
+  if (option.plain && inputs.length === 1) shapes[names[0]!] = option.plain;
+  for (const [name, shape] of namedShapes(option, names)) shapes[name] = shape;
   for (const input of inputs) {
     const shape = shapes[input.name];
     if (!shape || !input.shape) continue;
@@ -111,6 +92,34 @@ function checkAgainstDeclared(shape: readonly number[], input: DeclaredInput, na
     throw new CliError(`${what}: it has ${declared.length} dims, not ${shape.length}`);
   const k = declared.findIndex((d, i) => i > 0 && d !== null && d !== shape[i]);
   if (k >= 0) throw new CliError(`${what}: dim ${k} of input '${input.name}' is fixed at ${declared[k]}`);
+}
+
+/**
+ * --input-shape's NAME=SHAPE entries, every name an input of the model (`names`); a bare shape for a model of
+ * several inputs is a usage error asking for NAME=SHAPE, a name no input has one naming the closest.
+ */
+export function namedShapes(
+  option: InputShapeOption | undefined,
+  names: readonly string[],
+): ReadonlyMap<string, number[]> {
+  if (!option) return new Map();
+  if (option.plain && names.length !== 1)
+    throw new CliError(
+      `--input-shape ${option.plain.join(',')} names no input, but the model has ${names.length} (${names.join(', ')}); ` +
+        `give each its shape: --input-shape '${names.map((n) => `${n}=...`).join(';')}'`,
+      { exitCode: 2 },
+    );
+  for (const name of option.named.keys()) {
+    if (names.includes(name)) continue;
+    const close = closeNames(name, [...names]);
+    throw new CliError(
+      `--input-shape names '${name}', which is not an input of the model` +
+        (close.length ? `; did you mean '${close[0]}'?` : '') +
+        ` (its inputs: ${names.join(', ')})`,
+      { exitCode: 2 },
+    );
+  }
+  return option.named;
 }
 
 /** The shape --input-shape gives the model's one input (named `inputName` when known), or undefined. */

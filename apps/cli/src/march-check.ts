@@ -2,7 +2,7 @@ import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
-import { Generator, rand } from '@qtk/tensor';
+import type { Tensor } from '@qtk/tensor';
 import { nodeOp, type NodeOp } from './op-names.js';
 import { checkDeployDevice, type DeployDeviceReport, nodeVerdict } from '@qtk/hybrid';
 
@@ -36,10 +36,10 @@ export interface MarchReport {
 /**
  * Checks every node of a float graph against a march twice: by the capability table (op name and
  * attributes) and by a trial conversion (prepare with the default QAT qconfig and a 1/128 input
- * stub, calibrate on one random batch in [-1, 1], convertFx, which checks every node, also those
+ * stub, calibrate on one random batch in [-1, 1] (`examples`: one tensor per input), convertFx, which checks every node, also those
  * after a failed one). The conversion decides; the table only when prepare or calibration failed.
  */
-export function checkMarch(gm: GraphModule, marchId: string, exampleShape: readonly number[]): MarchReport {
+export function checkMarch(gm: GraphModule, marchId: string, examples: readonly Tensor[]): MarchReport {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
   const failed = new Map<string, string>();
@@ -51,7 +51,7 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
       { global: defaultQatQconfig },
       { march, inputQuantStubs: { scale: 1 / 128 }, onWarning: (m) => warnings.push(m) },
     );
-    calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], {
+    calibrate(prepared, [[...examples]], {
       onWarning: (m) => warnings.push(m),
     });
   } catch (e) {
@@ -93,7 +93,7 @@ export function checkMarch(gm: GraphModule, marchId: string, exampleShape: reado
 export function checkHybrid(
   gm: GraphModule,
   marchId: string,
-  exampleShape: readonly number[],
+  examples: readonly Tensor[],
 ): { report: DeployDeviceReport; warnings: string[]; model: GraphModule } {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
@@ -103,7 +103,7 @@ export function checkHybrid(
     { global: defaultQatQconfig },
     { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true },
   );
-  calibrate(prepared, [rand([...exampleShape], { low: -1, high: 1, generator: new Generator(0) })], { onWarning });
+  calibrate(prepared, [[...examples]], { onWarning });
   const model = convertFx(prepared, { march, onWarning });
   return { report: checkDeployDevice(model), warnings, model };
 }

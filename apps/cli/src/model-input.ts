@@ -48,7 +48,7 @@ export function inputShapeOption(o: Readonly<Record<string, unknown>>): InputSha
 }
 
 /**
- * Imports an ONNX file (a model with one input) at the shape --input-shape gives; an import that fails
+ * Imports an ONNX file at the shape --input-shape gives; an import that fails
  * after free dims were set to 1 says which, and the --input-shape that gives them.
  */
 export function loadOnnx(
@@ -75,11 +75,6 @@ export function loadOnnx(
       throw new CliError(e.message.replace(advice, hint), { cause: e });
     }
     throw e;
-  }
-  if (gm.inputSpecs.length !== 1) {
-    throw new CliError(
-      `${path}: the model has ${gm.inputSpecs.length} inputs (${gm.inputSpecs.map((s) => s.onnxName).join(', ')}); qtk handles models with one input`,
-    );
   }
   return gm;
 }
@@ -110,24 +105,38 @@ export function sampleShapeOf(gm: GraphModule, inputShape?: readonly number[]): 
   return sampleShapeFrom(gm instanceof OnnxGraphModule ? (gm.inputSpecs[0]?.shape ?? null) : null, inputShape);
 }
 
-/** sampleShapeOf for a declared input shape (`declared`: with the batch axis, null where free; null when unknown). */
+/**
+ * sampleShapeOf for a declared input shape (`declared`: with the batch axis, null where free; null when unknown).
+ * `inputName`: the input of a model of several, named in the errors.
+ */
 export function sampleShapeFrom(
   declared: readonly (number | null)[] | null,
   inputShape?: readonly number[],
+  inputName?: string,
 ): (number | null)[] {
+  const input = inputName === undefined ? 'input' : `input '${inputName}'`;
+  const option = inputName === undefined ? '--input-shape ' : `--input-shape ${inputName}=`;
   if (inputShape) {
     if (declared) {
       const bad =
         declared.length !== inputShape.length || declared.some((d, i) => i > 0 && d !== null && d !== inputShape[i]);
       if (bad)
         throw new CliError(
-          `wrong input shape: --input-shape ${fmt(inputShape)} does not match the model's input ${fmt(declared)} ('?' = any size)`,
+          `wrong input shape: ${option}${fmt(inputShape)} does not match the model's ${input} ${fmt(declared)} ('?' = any size)`,
         );
     }
     return inputShape.slice(1);
   }
-  if (!declared) throw new CliError('the model does not declare its input shape; pass --input-shape N,C,H,W');
-  if (declared.length === 0) throw new CliError('the model takes a scalar input; qtk needs a batched input');
+  if (!declared)
+    throw new CliError(
+      inputName === undefined
+        ? 'the model does not declare its input shape; pass --input-shape N,C,H,W'
+        : `the model does not declare the shape of its input '${inputName}'; pass --input-shape '${inputName}=N,...' (NAME=SHAPE per input, ';' between)`,
+    );
+  if (declared.length === 0)
+    throw new CliError(
+      `the model takes a scalar ${inputName === undefined ? 'input' : `input '${inputName}'`}; qtk needs a batched input`,
+    );
   return declared.slice(1);
 }
 

@@ -8,10 +8,10 @@ import type { OptionSpec } from './args.js';
 import type { Preprocess } from './data/samples.js';
 import { ioNamesOf, savedIoNames } from './io-names.js';
 import { CliError } from './io.js';
-import { oneInputShape, type InputShapeOption } from './input-shape-option.js';
-import { inputShapeFor, sampleShapeFrom, sampleShapeOf } from './model-input.js';
-import { isOnnxPath, loadModelSource, savedShape } from './model-source.js';
-import { FORM_LABEL, type OnnxFile, readOnnxFile, singleFloatInput } from './onnx-file.js';
+import type { InputShapeOption } from './input-shape-option.js';
+import { isOnnxPath, loadModelSource } from './model-source.js';
+import { FORM_LABEL, type OnnxFile, readOnnxFile } from './onnx-file.js';
+import { fileInputs, modelInputs, type SampleInput } from './sample-inputs.js';
 import { type OutputInfo, savedOutputs, savedPreprocess } from './onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from './ort-session.js';
 
@@ -28,13 +28,14 @@ export interface RunnableModel {
   readonly label: string;
   /** 'qtk' or 'onnxruntime-node <version>'. */
   readonly runtime: string;
-  /** The shape of one sample (without the batch axis; null where free): throws when the model does not say. */
-  sampleShape(): (number | null)[];
+  /** The model's inputs, each with the shape of one sample (sampleShape throws when the model does not say). */
+  readonly inputs: readonly SampleInput[];
   /** The preprocessing the file records (qtk quantize saves it; qtk export copies it), if any. */
   readonly savedPreprocess: Partial<Preprocess> | undefined;
   /** Notes for the user (an integer output written as integers, ...), gathered while running. */
   readonly notes: string[];
-  run(x: Tensor): Promise<NamedOutput[]>;
+  /** Runs one batch: one [k, ...] tensor per input, in `inputs`' order. */
+  run(xs: readonly Tensor[]): Promise<NamedOutput[]>;
   release(): Promise<void>;
 }
 
@@ -87,8 +88,7 @@ export function notImportable(file: OnnxFile): CliError {
 
 /** An .onnx file in onnxruntime-node. */
 export async function openInOrt(file: OnnxFile, inputShape?: InputShapeOption): Promise<RunnableModel> {
-  const input = singleFloatInput(file);
-  const declared = input.shape;
+  const inputs = fileInputs(file, inputShape);
   const ort = await OrtModel.create(file);
   const infos = new Map((savedOutputs(file.model) ?? []).map((i) => [i.name, i]));
   const notes: string[] = [];
@@ -96,11 +96,11 @@ export async function openInOrt(file: OnnxFile, inputShape?: InputShapeOption): 
     path: file.path,
     label: FORM_LABEL[file.form.kind],
     runtime: `onnxruntime-node ${ort.version}`,
-    sampleShape: () => sampleShapeFrom(declared, oneInputShape(inputShape, input.name)),
+    inputs,
     savedPreprocess: savedPreprocess(file.model),
     notes,
-    async run(x) {
-      const outputs = await ort.run(x);
+    async run(xs) {
+      const outputs = await ort.run(xs);
       return outputs.map((y, i) => {
         const name = ort.outputNames[i] ?? `output_${i}`;
         return { name, dims: [...y.dims], data: floatValues(y, infos.get(name), name, notes) };
@@ -143,7 +143,7 @@ function floatValues(y: RuntimeOutput, info: OutputInfo | undefined, name: strin
 /** A float ONNX file imported into QTK, or a QTK model file. */
 function openInQtk(path: string, o: OpenModelOptions): RunnableModel {
   const { model, kind, label, meta } = loadModelSource(path, o.maxElements, o.inputShape);
-  const shape = inputShapeFor(model, o.inputShape) ?? savedShape(meta);
+  const inputs = modelInputs(model, o.inputShape, meta);
   const names = (ioNamesOf(model) ?? savedIoNames(meta))?.outputs;
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // frozen scales, whatever state it was saved in
@@ -151,11 +151,11 @@ function openInQtk(path: string, o: OpenModelOptions): RunnableModel {
     path,
     label,
     runtime: 'qtk',
-    sampleShape: () => sampleShapeOf(model, shape),
+    inputs,
     savedPreprocess: (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined,
     notes: [],
-    async run(x) {
-      const y = noGrad(() => model.call(x));
+    async run(xs) {
+      const y = noGrad(() => model.call(...xs));
       const values: unknown[] = Array.isArray(y) ? y : [y];
       return values.map((v, i) => {
         const name = names?.length === values.length ? names[i]! : values.length === 1 ? 'output' : `output_${i}`;

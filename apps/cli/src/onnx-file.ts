@@ -134,17 +134,3 @@ export function readOnnxFile(path: string): OnnxFile {
     hasNodeValues: (model.metadata_props ?? []).some((p) => p.key === NODE_VALUES_KEY),
   };
 }
-
-/** The one float32 input of a file qtk runs; a clear error for several inputs or another element type. */
-export function singleFloatInput(file: OnnxFile): OnnxInput {
-  if (file.inputs.length !== 1)
-    throw new CliError(
-      `${file.path}: the model has ${file.inputs.length} inputs (${file.inputs.map((i) => i.name).join(', ')}); qtk handles models with one input`,
-    );
-  const input = file.inputs[0]!;
-  if (input.elemType !== DataType.FLOAT)
-    throw new CliError(
-      `${file.path}: the input '${input.name}' has ONNX element type ${input.elemType}; qtk feeds float32 samples (element type ${DataType.FLOAT})`,
-    );
-  return input;
-}

@@ -2,7 +2,7 @@
 import type { Tensor } from '@qtk/tensor';
 import { CliError } from './io.js';
 import type { OnnxFile } from './onnx-file.js';
-import { singleFloatInput } from './onnx-file.js';
+import { floatInputs } from './sample-inputs.js';
 
 type Ort = typeof import('onnxruntime-node');
 type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
@@ -30,19 +30,20 @@ function numbers(data: unknown): ArrayLike<number> {
   return data as ArrayLike<number>;
 }
 
-/** An onnxruntime-node session of one ONNX file taking one float32 input. */
+/** An onnxruntime-node session of one ONNX file taking float32 inputs (one or several). */
 export class OrtModel {
   private constructor(
     private readonly ort: Ort,
     private readonly session: Session,
-    readonly inputName: string,
-    /** The declared batch size, or null when dim 0 is free. */
+    /** The graph inputs, in order: run's tensors feed them. */
+    readonly inputNames: readonly string[],
+    /** The declared batch size (of the first input that fixes one), or null when dim 0 is free. */
     readonly fixedBatch: number | null,
     readonly version: string,
   ) {}
 
   static async create(file: OnnxFile): Promise<OrtModel> {
-    const input = singleFloatInput(file);
+    const inputs = floatInputs(file);
     const ort = await loadOrt();
     let session: Session;
     try {
@@ -50,7 +51,14 @@ export class OrtModel {
     } catch (e) {
       throw new CliError(`onnxruntime-node cannot load ${file.path}: ${(e as Error).message}`, { cause: e });
     }
-    return new OrtModel(ort, session, input.name, input.shape?.[0] ?? null, ort.env.versions.node ?? '?');
+    const fixedBatch = inputs.map((i) => i.shape?.[0] ?? null).find((b) => b !== null) ?? null;
+    return new OrtModel(
+      ort,
+      session,
+      inputs.map((i) => i.name),
+      fixedBatch,
+      ort.env.versions.node ?? '?',
+    );
   }
 
   /** The session's output names, in the graph's order. */
@@ -59,19 +67,29 @@ export class OrtModel {
   }
 
   /**
-   * Runs one batch [k, ...]; returns every graph output. A file declaring a fixed batch size B runs
-   * the samples B at a time (the last group padded with zeros, whose results are dropped).
+   * Runs one batch (one [k, ...] tensor per input, in the graph's input order); returns every graph output. A
+   * file declaring a fixed batch size B runs the samples B at a time (the last group padded with zeros, whose
+   * results are dropped).
    */
-  async run(x: Tensor): Promise<RuntimeOutput[]> {
-    const k = x.shape[0]!;
+  async run(xs: Tensor | readonly Tensor[]): Promise<RuntimeOutput[]> {
+    const inputs = Array.isArray(xs) ? (xs as readonly Tensor[]) : [xs as Tensor];
+    if (inputs.length !== this.inputNames.length)
+      throw new CliError(
+        `the ONNX file takes ${this.inputNames.length} input(s) (${this.inputNames.join(', ')}), given ${inputs.length}`,
+      );
+    const k = inputs[0]!.shape[0]!;
     const B = this.fixedBatch;
-    if (B === null || B === k) return this.runExactly(x.values() as Float32Array, [...x.shape]);
-    const per = x.size / k;
+    if (B === null || B === k)
+      return this.runExactly(inputs.map((x) => ({ data: x.values() as Float32Array, shape: [...x.shape] })));
     const parts: RuntimeOutput[][] = [];
     for (let i = 0; i < k; i += B) {
-      const chunk = new Float32Array(B * per);
-      chunk.set((x.values() as Float32Array).subarray(i * per, Math.min(k, i + B) * per));
-      parts.push(await this.runExactly(chunk, [B, ...x.shape.slice(1)]));
+      const chunks = inputs.map((x) => {
+        const per = x.size / k;
+        const chunk = new Float32Array(B * per);
+        chunk.set((x.values() as Float32Array).subarray(i * per, Math.min(k, i + B) * per));
+        return { data: chunk, shape: [B, ...x.shape.slice(1)] };
+      });
+      parts.push(await this.runExactly(chunks));
     }
     return parts[0]!.map((first, o) => {
       const rowSize = first.data.length / B;
@@ -84,8 +102,10 @@ export class OrtModel {
     });
   }
 
-  private async runExactly(data: Float32Array, shape: number[]): Promise<RuntimeOutput[]> {
-    const feeds = { [this.inputName]: new this.ort.Tensor('float32', data, shape) };
+  private async runExactly(inputs: readonly { data: Float32Array; shape: number[] }[]): Promise<RuntimeOutput[]> {
+    const feeds = Object.fromEntries(
+      inputs.map((x, i) => [this.inputNames[i]!, new this.ort.Tensor('float32', x.data, x.shape)]),
+    );
     let results: Awaited<ReturnType<Session['run']>>;
     try {
       results = await this.session.run(feeds);

@@ -8,13 +8,16 @@ import { compareWithRuntime } from '@qtk/onnx/node';
 import { QtkError } from '@qtk/spec';
 import { noGrad, Tensor } from '@qtk/tensor';
 import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { inputBatches } from '../batches.js';
+import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
+import type { InputShapeOption } from '../input-shape-option.js';
 import { inputShapeFor, inputShapeOption, sampleShapeFrom } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
-import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { FORM_LABEL, type OnnxFile, type OnnxForm, readOnnxFile } from '../onnx-file.js';
+import { fileInputs, floatInputs, modelInputs, type SampleInput, sampleShapesText } from '../sample-inputs.js';
 import { MARCH_KEY, MODEL_SHA256_KEY, metadataOf } from '../onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
@@ -30,13 +33,15 @@ export const compareSpec: CommandSpec = {
     data: {
       type: 'string',
       value: 'DIR',
-      description: 'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed) (required)',
+      description:
+        'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed); one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
     },
     split: { type: 'string', value: 'test|train', description: 'which IDX split to use', default: 'test' },
     'input-shape': {
       type: 'string',
       value: 'N,C,H,W',
-      description: "the model's input shape (default: saved by qtk quantize, or declared by the ONNX file)",
+      description:
+        "the model's input shape (default: saved by qtk quantize, or declared by the ONNX file); NAME=SHAPE;... for several inputs",
     },
     batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: 'compare on the first N samples only', integer: true, min: 1 },
@@ -67,7 +72,8 @@ bit. Prints the share of samples
 whose outputs are identical (all output elements of the sample) and the first differing node in execution order over
 all batches, with how it differs. A file whose metadata records another march (qtk.march) or another model file
 (qtk.model_sha256) than MODEL is refused. Exit code 0 when every value is identical, 1 when something differs, 2 for
-a usage error.`,
+a usage error. Both sides are fed every input of the model.
+${SEVERAL_INPUTS_DETAILS}`,
 };
 
 /** The earliest difference seen: the comparison of its batch, the node's position, the batch's first sample. */
@@ -101,15 +107,15 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
     throw new CliError(
       `${onnxPath} has no '${NODE_VALUES_KEY}' metadata (the map from QTK nodes to ONNX values), so its values cannot be matched to QTK's; compare a file written by 'qtk export ${modelPath}'`,
     );
-  const input = singleFloatInput(file);
+  floatInputs(file);
   const shapeOption = inputShapeOption(o);
   const { model, kind, label, meta } = loadModelSource(modelPath, undefined, shapeOption);
-  const shape = inputShapeFor(model, shapeOption) ?? savedShape(meta);
   checkSameMarchAndModel(file, modelPath, model);
   checkExportedFrom(file, modelPath, model, kind);
+  const inputs = comparedInputs(file, model, shapeOption, meta);
   const data = loadInputData(String(o.data), {
     split: split as 'test' | 'train',
-    sampleShape: () => sampleShapeFrom(input.shape, shape),
+    inputs,
     preprocess: preprocessFrom(o, (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined),
     ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
   });
@@ -129,9 +135,9 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   let ort: OrtModel | null = null;
   let at = 0;
   try {
-    for (const x of batchesOf(data.inputs, batch)) {
-      const k = x.shape[0]!;
-      const c = await compareInRuntime(model, file, x, tolerance);
+    for (const xs of inputBatches(data.inputs, batch)) {
+      const k = xs[0]!.shape[0]!;
+      const c = await compareInRuntime(model, file, xs, tolerance);
       seconds.qtk += c.seconds.qtk;
       seconds.runtime += c.seconds.runtime;
       compared = c.nodes.length;
@@ -159,7 +165,7 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
         identicalSamples += k;
       else {
         ort ??= await OrtModel.create(file);
-        identicalSamples += await identicalRows(model, ort, x, tolerance);
+        identicalSamples += await identicalRows(model, ort, xs, tolerance);
       }
       if (c.firstDifference) {
         const position = c.nodes.indexOf(c.firstDifference);
@@ -171,12 +177,12 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
     await ort?.release();
   }
 
-  const n = data.inputs.shape[0]!;
+  const n = data.inputs[0]!.shape[0]!;
   const identical = first === null && identicalSamples === n;
   const lines = [
     `model:     ${modelPath} (${label})`,
     `onnx:      ${onnxPath} (${FORM_LABEL[file.form.kind]}, opset ${file.opset ?? '?'})`,
-    `data:      ${n} samples of shape [${data.inputs.shape.slice(1).join(', ')}] from ${data.source}`,
+    `data:      ${n} samples of ${sampleShapesText(inputs, data.inputs)} from ${data.source}`,
     `outputs:   ${((100 * identicalSamples) / n).toFixed(2)}% ${tolerated.inOutputs ? 'identical' : 'bit-identical'} (${identicalSamples} / ${n} samples)`,
     first
       ? `values:    ${formatRuntimeComparison(first.comparison)} (in the batch of samples ${first.from}..${first.to})`
@@ -206,6 +212,39 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   return identical ? 0 : 1;
 }
 
+/**
+ * The inputs both sides are fed: a one-input model's shape from --input-shape, the model file or the ONNX input (as
+ * qtk always read it); a model of several inputs as its model file records them, the ONNX file's where it does not.
+ */
+function comparedInputs(
+  file: OnnxFile,
+  model: GraphModule,
+  option: InputShapeOption | undefined,
+  meta: Record<string, unknown>,
+): SampleInput[] {
+  if (file.inputs.length === 1) {
+    const input = file.inputs[0]!;
+    const shape = inputShapeFor(model, option) ?? savedShape(meta);
+    return [{ name: input.name, sampleShape: () => sampleShapeFrom(input.shape, shape) }];
+  }
+  const own = modelInputs(model, option, meta);
+  if (own.length !== file.inputs.length)
+    throw new CliError(
+      `${file.path} takes ${file.inputs.length} inputs, but the model takes ${own.length}: compare the file 'qtk export' wrote from it`,
+    );
+  const declared = fileInputs(file, option);
+  return own.map((input, i) => ({
+    name: input.name,
+    sampleShape: () => {
+      try {
+        return input.sampleShape();
+      } catch {
+        return declared[i]!.sampleShape();
+      }
+    },
+  }));
+}
+
 /** A tolerance option's value: a finite number >= 0 (a fraction such as 1/1e5 too), else a usage error. */
 function parseTolerance(value: unknown, option: string): number {
   const v = parseNumber(String(value));
@@ -218,11 +257,11 @@ function parseTolerance(value: unknown, option: string): number {
 async function compareInRuntime(
   model: GraphModule,
   file: OnnxFile,
-  x: Tensor,
+  xs: readonly Tensor[],
   floatTolerance: FloatTolerance,
 ): Promise<RuntimeComparison> {
   try {
-    return await compareWithRuntime(model, file.bytes, x, { floatTolerance });
+    return await compareWithRuntime(model, file.bytes, xs, { floatTolerance });
   } catch (e) {
     if (QtkError.isInstance(e)) throw e;
     throw new CliError(`onnxruntime-node cannot run ${file.path}: ${(e as Error).message}`, { cause: e });
@@ -288,11 +327,16 @@ function same(a: number, b: number, tol: FloatTolerance | null): boolean {
 }
 
 /** How many samples of batch `x` get the same values in every output from QTK and the runtime (floats within `tolerance`). */
-async function identicalRows(model: GraphModule, ort: OrtModel, x: Tensor, tolerance: FloatTolerance): Promise<number> {
-  const k = x.shape[0]!;
-  const y = noGrad(() => model.call(x));
+async function identicalRows(
+  model: GraphModule,
+  ort: OrtModel,
+  xs: readonly Tensor[],
+  tolerance: FloatTolerance,
+): Promise<number> {
+  const k = xs[0]!.shape[0]!;
+  const y = noGrad(() => model.call(...xs));
   const qtk = (Array.isArray(y) ? y : [y]).map(valuesOf);
-  const runtime: RuntimeOutput[] = await ort.run(x);
+  const runtime: RuntimeOutput[] = await ort.run(xs);
   const rowOk = new Array<boolean>(k).fill(true);
   qtk.forEach((q, o) => {
     const r = runtime[o];

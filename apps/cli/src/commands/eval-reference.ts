@@ -1,6 +1,6 @@
 // qtk eval MODEL --data DIR --reference FLOAT.onnx: how far MODEL's outputs are from a float reference's on the same
 // samples, output by output, for models of any task (detection, segmentation, OCR: several outputs of any rank).
-import { batchesOf } from '../batches.js';
+import { inputBatches } from '../batches.js';
 import { loadInputData } from '../data/eval-data.js';
 import type { ParsedArgs } from '../args.js';
 import { CliError, type CliIo, usageError } from '../io.js';
@@ -11,6 +11,7 @@ import { readOnnxFile } from '../onnx-file.js';
 import { type AgreementResult, OutputAgreement } from '../output-agreement.js';
 import { preprocessFrom } from '../preprocess-options.js';
 import { stepProgress } from '../progress.js';
+import type { SampleInput } from '../sample-inputs.js';
 import { formatTable } from '../table.js';
 
 export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<number> {
@@ -44,22 +45,22 @@ export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<num
     const ref = reference;
     const data = loadInputData(String(o.data), {
       split: String(o.split) as 'test' | 'train',
-      sampleShape: () => shapeOfEither(model, ref),
+      inputs: inputsOfEither(model, ref),
       preprocess: preprocessFrom(o, model.savedPreprocess ?? ref.savedPreprocess),
       ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
     });
     const batch = Number(o.batch);
-    const n = data.inputs.shape[0]!;
+    const n = data.inputs[0]!.shape[0]!;
     const progress = stepProgress(io);
     let totals: OutputAgreement[] = [];
     let b = 0;
-    for (const x of batchesOf(data.inputs, batch)) {
-      const ys = await model.run(x);
-      const rs = await ref.run(x);
+    for (const xs of inputBatches(data.inputs, batch)) {
+      const ys = await model.run(xs);
+      const rs = await ref.run(xs);
       if (b === 0) totals = pairOutputs(path, ys, referencePath, rs);
       for (const [i, t] of totals.entries()) {
         checkSameShape(ys[i]!, rs[i]!, path, referencePath);
-        t.add(ys[i]!.data, rs[i]!.data, x.shape[0]!);
+        t.add(ys[i]!.data, rs[i]!.data, xs[0]!.shape[0]!);
       }
       progress.step(b++, Math.ceil(n / batch), `${Math.min(b * batch, n)}/${n} samples`);
     }
@@ -85,13 +86,27 @@ export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<num
   }
 }
 
-/** The model's sample shape, or the reference's when the model does not record one. */
-function shapeOfEither(model: RunnableModel, reference: RunnableModel): (number | null)[] {
-  try {
-    return model.sampleShape();
-  } catch {
-    return reference.sampleShape();
-  }
+/**
+ * The model's inputs (the reference's are paired with them in order), each input's sample shape the reference's
+ * where the model does not record one; a model and a reference of different input counts are refused.
+ */
+function inputsOfEither(model: RunnableModel, reference: RunnableModel): SampleInput[] {
+  const names = (m: RunnableModel) => m.inputs.map((i) => i.name);
+  if (model.inputs.length !== reference.inputs.length)
+    throw new CliError(
+      `${model.path} takes ${model.inputs.length} input(s) (${names(model).join(', ')}) and the reference ${reference.path} ${reference.inputs.length} (${names(reference).join(', ')}); ` +
+        'give the float model MODEL was quantized from',
+    );
+  return model.inputs.map((input, i) => ({
+    name: input.name,
+    sampleShape: () => {
+      try {
+        return input.sampleShape();
+      } catch {
+        return reference.inputs[i]!.sampleShape();
+      }
+    },
+  }));
 }
 
 /** One OutputAgreement per output, the outputs paired in order; a clear error when the counts differ. */

@@ -1,23 +1,16 @@
 import { setFakeQuantize } from '@qtk/core';
 import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { inputBatches } from '../batches.js';
+import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo, usageError } from '../io.js';
-import { oneInputShape } from '../input-shape-option.js';
-import {
-  INPUT_SHAPE_OPTION,
-  inputShapeFor,
-  inputShapeOption,
-  MAX_ELEMENTS_OPTION,
-  requireFile,
-  sampleShapeFrom,
-  sampleShapeOf,
-} from '../model-input.js';
-import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
+import { INPUT_SHAPE_OPTION, inputShapeOption, MAX_ELEMENTS_OPTION, requireFile } from '../model-input.js';
+import { isOnnxPath, loadModelSource } from '../model-source.js';
 import { notImportable, RUNNABLE_MODEL, RUNTIME_OPTION } from '../model-runner.js';
-import { FORM_LABEL, readOnnxFile, singleFloatInput } from '../onnx-file.js';
+import { FORM_LABEL, readOnnxFile } from '../onnx-file.js';
+import { fileInputs, modelInputs, type SampleInput } from '../sample-inputs.js';
 import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
@@ -33,7 +26,8 @@ export const evalSpec: CommandSpec = {
     data: {
       type: 'string',
       value: 'DIR',
-      description: 'the dataset: Fashion-MNIST IDX files, or .npy / PNG / JPEG files with a labels file (required)',
+      description:
+        'the dataset: Fashion-MNIST IDX files, or .npy / PNG / JPEG files with a labels file; one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
     },
     labels: {
       type: 'string',
@@ -68,6 +62,7 @@ label per sample in that order (a .npy holding a batch contributes one label per
 that holds QuantizeLinear / DequantizeLinear nodes (QDQ) or integer arithmetic (qtk export of a fixed-point
 model) runs in onnxruntime-node; QTK imports float ONNX only. The time line gives the whole command and,
 in parentheses, the model's forward passes alone.
+${SEVERAL_INPUTS_DETAILS}
 
 With --reference FLOAT.onnx, any model can be measured (detection, segmentation, OCR: any number of outputs of
 any rank): MODEL and the reference run on the same samples, outputs paired in order, and each output gets
@@ -112,17 +107,16 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
     const file = readOnnxFile(path);
     const chosen = runtime ?? (file.form.kind === 'float' ? 'qtk' : 'ort');
     if (chosen === 'ort') {
-      const input = singleFloatInput(file);
-      const declared = input.shape;
+      const inputs = fileInputs(file, shapeOption);
       const data = loadEvalData(String(o.data), {
         ...dataOptions,
-        sampleShape: () => sampleShapeFrom(declared, oneInputShape(shapeOption, input.name)),
+        inputs,
         preprocess: preprocessFrom(o, savedPreprocess(file.model)),
       });
-      checkShape(() => sampleShapeFrom(declared, oneInputShape(shapeOption, input.name)), data.inputs.shape);
+      checkShapes(inputs, data.inputs);
       const ort = await OrtModel.create(file);
       try {
-        const r = await classify(data, batch, async (x) => rowArgmax((await ort.run(x))[0]!));
+        const r = await classify(data, batch, async (xs) => rowArgmax((await ort.run(xs))[0]!));
         report(
           io,
           { path, label: FORM_LABEL[file.form.kind], runtime: `onnxruntime-node ${ort.version}` },
@@ -144,21 +138,21 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   }
 
   const { model, kind, label, meta } = loadModelSource(path, o['max-elements'], shapeOption);
-  const shape = inputShapeFor(model, shapeOption) ?? savedShape(meta);
+  const inputs = modelInputs(model, shapeOption, meta);
   const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
   const data = loadEvalData(String(o.data), {
     ...dataOptions,
-    sampleShape: () => sampleShapeOf(model, shape),
+    inputs,
     preprocess: preprocessFrom(o, saved),
   });
-  checkShape(() => sampleShapeOf(model, shape), data.inputs.shape);
+  checkShapes(inputs, data.inputs);
 
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // evaluate with frozen scales, whatever state it was saved in
-  const r = await classify(data, batch, (x) =>
+  const r = await classify(data, batch, (xs) =>
     noGrad(() => {
-      const y = floatOf(model.call(x));
-      checkScores(y.shape, x.shape[0]!);
+      const y = floatOf(model.call(...xs));
+      checkScores(y.shape, xs[0]!.shape[0]!);
       return { pred: argmax(y, 1).values() as Int32Array, classes: y.shape[1]! };
     }),
   );
@@ -185,14 +179,14 @@ interface Predicted {
 async function classify(
   data: EvalData,
   batch: number,
-  predict: (x: Tensor) => Predicted | Promise<Predicted>,
+  predict: (xs: Tensor[]) => Predicted | Promise<Predicted>,
 ): Promise<Classified> {
   let correct = 0;
   let k = 0;
   let seconds = 0;
-  for (const x of batchesOf(data.inputs, batch)) {
+  for (const xs of inputBatches(data.inputs, batch)) {
     const t = performance.now();
-    const { pred, classes } = await predict(x);
+    const { pred, classes } = await predict(xs);
     seconds += (performance.now() - t) / 1000;
     if (k === 0) checkLabelClasses(data, classes);
     for (let i = 0; i < pred.length; i++) if (pred[i] === data.labels[k + i]) correct++;
@@ -233,7 +227,7 @@ function report(
   r: Classified,
   t0: number,
 ): void {
-  const n = data.inputs.shape[0]!;
+  const n = data.inputs[0]!.shape[0]!;
   io.out(`model:     ${what.path} (${what.label})\n`);
   io.out(`runtime:   ${what.runtime}\n`);
   io.out(`data:      ${data.source}\n`);
@@ -243,18 +237,21 @@ function report(
 
 const fmt = (s: readonly (number | null)[]) => `[${s.map((d) => d ?? '?').join(', ')}]`;
 
-/** A clear error when the data's sample shape differs from the model's. */
-function checkShape(modelShape: () => (number | null)[], shape: readonly number[]): void {
-  let want: (number | null)[];
-  try {
-    want = modelShape();
-  } catch {
-    return; // the model does not say; it will check itself
-  }
-  const got = shape.slice(1);
-  if (got.length !== want.length || want.some((d, i) => d !== null && d !== got[i])) {
-    throw new CliError(
-      `wrong input shape: the data has samples of shape ${fmt(got)}, but the model takes ${fmt(want)}`,
-    );
+/** A clear error when the data's sample shape differs from the model's, naming the input of a model of several. */
+function checkShapes(inputs: readonly SampleInput[], data: readonly Tensor[]): void {
+  for (const [i, input] of inputs.entries()) {
+    let want: (number | null)[];
+    try {
+      want = input.sampleShape();
+    } catch {
+      continue; // the model does not say; it will check itself
+    }
+    const got = data[i]!.shape.slice(1);
+    if (got.length !== want.length || want.some((d, k) => d !== null && d !== got[k])) {
+      const which = inputs.length > 1 ? ` for input '${input.name}'` : '';
+      throw new CliError(
+        `wrong input shape: the data has samples of shape ${fmt(got)}${which}, but the model takes ${fmt(want)}`,
+      );
+    }
   }
 }

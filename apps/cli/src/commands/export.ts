@@ -5,10 +5,11 @@ import type { GraphModule } from '@qtk/ir';
 import { decodeModel, OnnxExportError, qdqScalesPath } from '@qtk/onnx';
 import { exportOnnx, exportQuantizedOnnx, writeQdqScales } from '@qtk/onnx/node';
 import { writeFileAtomicSync } from '@qtk/nn/node';
-import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
+import { noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { CliError, type CliIo } from '../io.js';
-import { exampleShape, inputShapeFor, inputShapeOption, MAX_ELEMENTS_OPTION, sampleShapeOf } from '../model-input.js';
+import { inputShapeFor, inputShapeOption, MAX_ELEMENTS_OPTION } from '../model-input.js';
+import { describeInputShapes, modelInputs, randomExamples } from '../sample-inputs.js';
 import { exportNames, ioNamesOf, savedIoNames } from '../io-names.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
 import { FORM_LABEL, onnxFormOf } from '../onnx-file.js';
@@ -49,14 +50,15 @@ export const exportSpec: CommandSpec = {
     'input-shape': {
       type: 'string',
       value: 'N,C,H,W',
-      description: "the model's input shape (default: saved by qtk quantize, or declared by the ONNX file)",
+      description:
+        "the model's input shape (default: saved by qtk quantize, or declared by the ONNX file); NAME=SHAPE;... for several inputs",
     },
     ...MAX_ELEMENTS_OPTION,
   },
   details: `A float model exports as float ONNX, a QAT (or calibrated) model as QDQ ONNX (QuantizeLinear /
 DequantizeLinear at every fake-quant), a fixed-point model as integer ONNX whose every intermediate integer
 equals QTK's (check it with 'qtk compare'). The export runs the model once on a random example of the input
-shape (the batch dimension stays free in the file). The file keeps the model's ONNX input and output names (those of
+shape, one per input for a model with several (the batch dimension stays free in the file). The file keeps the model's ONNX input and output names (those of
 the .onnx file, or those 'qtk quantize' saved). Its metadata records how to read each output (qtk.outputs: name,
 dtype and, for integers, the scale: value = integer × scale), the march (qtk.march), the SHA-256 of MODEL
 (qtk.model_sha256, checked by 'qtk compare') and the image preprocessing the model file saved (qtk.preprocess, for
@@ -83,16 +85,15 @@ export function runExport(argv: readonly string[], io: CliIo): number {
 
   const shapeOption = inputShapeOption(o);
   const { model, kind, label, meta } = loadModelSource(path, o['max-elements'], shapeOption);
-  const inputShape = inputShapeFor(model, shapeOption);
-  let sampleShape: (number | null)[];
+  const inputs = modelInputs(model, shapeOption, meta);
+  let example: Tensor[];
   try {
-    sampleShape = sampleShapeOf(model, inputShape ?? savedShape(meta));
+    example = randomExamples(inputs, 2);
   } catch (e) {
-    if (e instanceof CliError && !inputShape && !savedShape(meta))
+    if (e instanceof CliError && inputs.length === 1 && !inputShapeFor(model, shapeOption) && !savedShape(meta))
       throw new CliError(`${path} does not record its input shape; pass --input-shape N,C,H,W`, { exitCode: 2 });
     throw e;
   }
-  const example = rand(exampleShape(sampleShape, 2), { low: -1, high: 1, generator: new Generator(0) });
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // export the frozen scales; the example must not move them
   // The ONNX names the model had (an imported file's, or those qtk quantize saved) stay the file's names.
@@ -153,7 +154,7 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   }
   const lines = [
     `model:     ${path} (${label})`,
-    `input:     [batch, ${sampleShape.map((d) => d ?? '?').join(', ')}]`,
+    `${inputs.length === 1 ? 'input: ' : 'inputs:'}    ${describeInputShapes(inputs)}`,
     `nodes:     ${written.graph?.node?.length ?? 0} ONNX nodes, opset ${opset}${raisedFor ? ` (${raisedFor})` : ''}`,
     ...outputs.map((o, i) => `${i === 0 ? 'outputs:   ' : '           '}${formatOutputInfo(o)}`),
     `written:   ${out} (${statSync(out).size} bytes, ${form})`,
@@ -165,8 +166,12 @@ export function runExport(argv: readonly string[], io: CliIo): number {
 }
 
 /** The OutputInfo of each model output, from one run on the example (the names the export gave them). */
-function outputInfos(model: GraphModule, example: Tensor, outputNames: readonly string[] | undefined): OutputInfo[] {
-  const y = noGrad(() => model.call(example));
+function outputInfos(
+  model: GraphModule,
+  example: readonly Tensor[],
+  outputNames: readonly string[] | undefined,
+): OutputInfo[] {
+  const y = noGrad(() => model.call(...example));
   const values: unknown[] = Array.isArray(y) ? y : [y];
   const defaults = values.length === 1 ? ['output'] : values.map((_, i) => `output_${i}`);
   return values.map((v, i) => outputInfoOf(outputNames?.[i] ?? defaults[i]!, v));

@@ -6,11 +6,11 @@ import type { LoadedModel } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, runNodes } from '@qtk/ir';
-import { Generator, rand, Tensor } from '@qtk/tensor';
+import { Tensor } from '@qtk/tensor';
 import { CliError, type CliIo } from '../io.js';
 import { loadModel } from '../model-file-io.js';
-import { exampleShape, inputShapeFor, inputShapeOption, sampleShapeOf } from '../model-input.js';
-import { savedShape } from '../model-source.js';
+import { inputShapeOption } from '../model-input.js';
+import { modelInputs, randomExamples, type SampleInput } from '../sample-inputs.js';
 import { formatTable } from '../table.js';
 
 const MAGIC = 'QTKMODEL';
@@ -61,14 +61,18 @@ export function inspectModelFile(path: string, options: Record<string, unknown>,
     io.out(`fake-quants:\n${formatTable(['name', 'dtype', 'scale'], fakeQuantRows(model))}\n`);
     return 0;
   }
-  const inputShape = inputShapeFor(model, inputShapeOption(options));
-  const shape = inputShape ?? savedShape(meta);
-  if (!shape) {
-    io.out(`scales: ${path} does not record its input shape; pass --input-shape N,C,H,W to list them\n`);
+  const inputs = modelInputs(model, inputShapeOption(options), meta);
+  let examples: Tensor[];
+  try {
+    examples = randomExamples(inputs, 1);
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    const give = inputs.length === 1 ? 'N,C,H,W' : `'${inputs.map((i) => `${i.name}=...`).join(';')}'`;
+    io.out(`scales: ${path} does not record its input shape; pass --input-shape ${give} to list them\n`);
     return 0;
   }
-  io.out(`values (one run on a random input of shape [${exampleShape(sampleShapeOf(model, shape), 1).join(', ')}]):\n`);
-  io.out(formatTable(['node', 'module', 'dtype', 'scale'], valueRows(loaded, shape)));
+  io.out(`values (one run on a random input of ${shapesOf(inputs, examples)}):\n`);
+  io.out(formatTable(['node', 'module', 'dtype', 'scale'], valueRows(loaded, examples)));
   return 0;
 }
 
@@ -98,12 +102,17 @@ function fakeQuantRows(model: GraphModule): string[][] {
   return rows;
 }
 
+function shapesOf(inputs: readonly SampleInput[], examples: readonly Tensor[]): string {
+  const shape = (x: Tensor) => `[${x.shape.join(', ')}]`;
+  if (examples.length === 1) return `shape ${shape(examples[0]!)}`;
+  return inputs.map((input, i) => `'${input.name}' ${shape(examples[i]!)}`).join(', ');
+}
+
 /** Every node's value on one random input: quantized values with their storage dtype and scale, floats with none. */
-function valueRows(loaded: LoadedModel, shape: readonly number[]): string[][] {
+function valueRows(loaded: LoadedModel, examples: readonly Tensor[]): string[][] {
   const model = loaded.model;
-  const x = rand(exampleShape(sampleShapeOf(model, [...shape]), 1), { low: -1, high: 1, generator: new Generator(0) });
   const rows: string[][] = [];
-  runNodes(model, [x], (node, value) => {
+  runNodes(model, [...examples], (node, value) => {
     if (node.op === 'placeholder' || node.op === 'output') return;
     const module = node.op === 'call_module' ? model.getSubmodule(node.target).constructor.name : node.target;
     if (value instanceof QTensor)

@@ -5,15 +5,8 @@ import { requireMarch } from '../registry-names.js';
 import { checkHybrid, checkMarch, type MarchReport } from '../march-check.js';
 import { formatDeployDevice } from '@qtk/hybrid';
 import { formatArgs, formatArgument, formatTarget, type GraphModule } from '@qtk/ir';
-import {
-  exampleShape,
-  INPUT_SHAPE_OPTION,
-  inputShapeFor,
-  inputShapeOption,
-  loadOnnx,
-  MAX_ELEMENTS_OPTION,
-  sampleShapeOf,
-} from '../model-input.js';
+import { INPUT_SHAPE_OPTION, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from '../model-input.js';
+import { modelInputs, randomExamples } from '../sample-inputs.js';
 import { nodeOp } from '../op-names.js';
 import { inspectModelFile, isModelFile } from './inspect-model-file.js';
 import { ModelNames } from '../model-names.js';
@@ -52,11 +45,11 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   if (isModelFile(path)) return inspectModelFile(path, args.options, io);
   const shapeOption = inputShapeOption(args.options);
   const gm = loadOnnx(path, { maxElements: args.options['max-elements'], inputShape: shapeOption });
-  const spec = gm.inputSpecs[0]!;
-  const inputShape = inputShapeFor(gm, shapeOption);
-  io.out(
-    `model ${path}: input '${spec.onnxName}' ${spec.dtype} [${(spec.shape ?? []).map((d) => d ?? '?').join(', ')}]\n\n`,
+  const inputs = modelInputs(gm, shapeOption);
+  const specs = gm.inputSpecs.map(
+    (s) => `'${s.onnxName}' ${s.dtype} [${(s.shape ?? []).map((d) => d ?? '?').join(', ')}]`,
   );
+  io.out(`model ${path}: ${specs.length === 1 ? 'input' : `${specs.length} inputs`} ${specs.join(', ')}\n\n`);
   io.out(`${graphTable(gm, new ModelNames(gm))}\n\n`);
 
   const counts = new Map<string, { label: Set<string>; n: number }>();
@@ -90,7 +83,7 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
   }
   requireMarch(marchId);
   if (args.options.hybrid === true) {
-    const hybrid = checkHybrid(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
+    const hybrid = checkHybrid(gm, marchId, randomExamples(inputs, 1));
     const names = new ModelNames(hybrid.model);
     const sourceNames = names.addsNames ? { sourceName: (n: string) => names.sourceOf(n) || '-' } : {};
     io.out(`\ndeploy devices on march '${marchId}' (hybrid):\n${formatDeployDevice(hybrid.report, sourceNames)}\n`);
@@ -98,7 +91,7 @@ export function runInspect(argv: readonly string[], io: CliIo): number {
     if (hybrid.warnings.length) io.out(`warnings:\n${hybrid.warnings.map((w) => `  ${w}`).join('\n')}\n`);
     return 0;
   }
-  const report = checkMarch(gm, marchId, exampleShape(sampleShapeOf(gm, inputShape), 1));
+  const report = checkMarch(gm, marchId, randomExamples(inputs, 1));
   printReport(report, io, new ModelNames(gm));
   return report.nodes.every((n) => n.supported) && !report.prepareError ? 0 : 1;
 }

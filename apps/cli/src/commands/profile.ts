@@ -7,14 +7,16 @@ import { modelProfiler, type WrittenReport } from '@qtk/profiler/node';
 import { marches } from '@qtk/spec';
 import { argmax, noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { firstRows, inputBatches } from '../batches.js';
+import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
 import { checkLabelClasses, type EvalData, hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
-import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
+import { isOnnxPath, loadModelSource } from '../model-source.js';
 import { ModelNames } from '../model-names.js';
-import { inputShapeFor, inputShapeOption, sampleShapeOf } from '../model-input.js';
+import { inputShapeOption } from '../model-input.js';
+import { modelInputs, type SampleInput, sampleShapesText } from '../sample-inputs.js';
 import { shownPath } from '../display-path.js';
 import { checkOutDir, checkOutPath } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
@@ -28,7 +30,7 @@ export const profileSpec: CommandSpec = {
     {
       name: 'MODEL',
       description:
-        'the float ONNX model (.onnx, one input), or a QAT model file (.qtk: QAT vs its fixed-point conversion)',
+        'the float ONNX model (.onnx; float32 inputs, one or several), or a QAT model file (.qtk: QAT vs its fixed-point conversion)',
     },
   ],
   options: {
@@ -68,27 +70,33 @@ fusion, shared modules, qconfig, devices, memory) and walks float → fake quant
 onnxruntime-node to name the first node where each pair diverges and why. With labelled --data (Fashion-MNIST IDX
 files, or files with a labels file) it also prints each stage's accuracy. Open DIR/profiler.html in a browser.
 A QAT model file (qtk quantize does not write one; prepareQatFx + saveModelFile, or the demo's qat-checkpoint.qtk)
-is compared with its conversion for the march it records (QvsQ), on --data or --calib samples; no calibration runs.`,
+is compared with its conversion for the march it records (QvsQ), on --data or --calib samples; no calibration runs.
+${SEVERAL_INPUTS_DETAILS}`,
 };
 
 /** The accuracy of `model` on labelled data; labels the model has no class for are refused, not counted wrong. */
 function accuracyOn(model: GraphModule, data: EvalData, batch: number): number {
-  const pred = new Int32Array(data.inputs.shape[0]!);
+  const pred = new Int32Array(data.inputs[0]!.shape[0]!);
   let i = 0;
-  for (const b of batchesOf(data.inputs, batch)) {
-    const y = noGrad(() => model.call(b)) as Tensor | QTensor;
+  for (const b of inputBatches(data.inputs, batch)) {
+    const y = noGrad(() => model.call(...b)) as Tensor | QTensor;
     const scores = y instanceof QTensor ? y.dequantize() : y;
     if (i === 0) checkLabelClasses(data, scores.shape[1]!);
     pred.set(argmax(scores, 1).values() as ArrayLike<number>, i);
-    i += b.shape[0]!;
+    i += b[0]!.shape[0]!;
   }
   let c = 0;
   for (let j = 0; j < pred.length; j++) if (pred[j] === data.labels[j]) c++;
   return c / pred.length;
 }
 
-function firstRows(x: Tensor, n: number): Tensor {
-  return batchesOf(x, n).next().value as Tensor;
+/** The profiler's inputs: the one tensor of a one-input model, else one per input. */
+function profilerInputs(inputs: Tensor[]): Tensor | Tensor[] {
+  return inputs.length === 1 ? inputs[0]! : inputs;
+}
+
+function profilingLine(modelInputs: readonly SampleInput[], inputs: readonly Tensor[]): string {
+  return `profiling on ${inputs[0]!.shape[0]} input(s) of ${sampleShapesText(modelInputs, inputs)}\n`;
 }
 
 export async function runProfile(argv: readonly string[], io: CliIo): Promise<number> {
@@ -121,7 +129,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       const data = loadEvalData(dir, {
         split: 'test',
         ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
-        sampleShape: () => c.sampleShape,
+        inputs: c.inputs,
         preprocess: c.preprocess,
         limit: Number(o['eval-limit']),
       });
@@ -139,7 +147,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       inputs = firstRows(
         loadInputData(dir, {
           split: 'test',
-          sampleShape: () => c.sampleShape,
+          inputs: c.inputs,
           preprocess: c.preprocess,
           limit: samples,
         }).inputs,
@@ -147,9 +155,9 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
       );
     }
   }
-  io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  io.out(profilingLine(c.inputs, inputs));
   const progress = stepProgress(io);
-  const { report, written } = await modelProfiler(c.float, c.prepared, inputs, {
+  const { report, written } = await modelProfiler(c.float, c.prepared, profilerInputs(inputs), {
     mode: 'FvsQ',
     outDir,
     float: c.float,
@@ -158,7 +166,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
     title: `QTK profiler: ${modelPath} on ${c.march}`,
     extra: {
       model: modelPath,
-      calibration: `${c.samples.shape[0]} samples from ${o.calib} (${c.observer} observer)`,
+      calibration: `${c.samples[0]!.shape[0]} samples from ${o.calib} (${c.observer} observer)`,
       ...(accuracies.length ? { accuracy: accuracies.join(', ') } : {}),
     },
     onProgress: (tool, i, n) => progress.step(i, n, tool),
@@ -216,22 +224,21 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     throw new CliError('a QAT model file is profiled on --data DIR (or --calib DIR) samples; give one', {
       exitCode: 2,
     });
-  const inputShape = inputShapeFor(source.model, inputShapeOption(o)) ?? savedShape(source.meta);
+  const modelIns = modelInputs(source.model, inputShapeOption(o), source.meta);
   const qat = source.model;
   setFakeQuantize(qat, 'VALIDATION');
   const fixed = convertFx(qat, { march, onWarning: () => {} });
   const samples = Number(o.samples);
   const pre = preprocessFrom(o, (source.meta.preprocess ?? undefined) as Partial<Preprocess> | undefined);
   // IDX data has its own shape; .npy and image files need the model's (saved by the file, or --input-shape)
-  const sampleShape = () => sampleShapeOf(qat, inputShape);
-  let inputs: Tensor;
+  let inputs: Tensor[];
   const accuracies: string[] = [];
   const labelled = hasIdx(String(dir), 'test') || o.labels !== undefined || existsSync(`${dir}/labels.txt`);
   if (o.data !== undefined && labelled) {
     const data = loadEvalData(String(dir), {
       split: 'test',
       ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
-      sampleShape,
+      inputs: modelIns,
       preprocess: pre,
       limit: Number(o['eval-limit']),
     });
@@ -244,13 +251,13 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
     io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
   } else {
     inputs = firstRows(
-      loadInputData(String(dir), { split: 'test', sampleShape, preprocess: pre, limit: samples }).inputs,
+      loadInputData(String(dir), { split: 'test', inputs: modelIns, preprocess: pre, limit: samples }).inputs,
       samples,
     );
   }
-  io.out(`profiling on ${inputs.shape[0]} input(s) of shape [${inputs.shape.slice(1).join(', ')}]\n`);
+  io.out(profilingLine(modelIns, inputs));
   const progress = stepProgress(io);
-  const { report, written } = await modelProfiler(qat, fixed, inputs, {
+  const { report, written } = await modelProfiler(qat, fixed, profilerInputs(inputs), {
     mode: 'QvsQ',
     outDir,
     stages: { fakeQuant: qat, fixed },

@@ -7,7 +7,7 @@ import { noGrad, type Tensor } from '@qtk/tensor';
 import { checkDeployDevice, type DeployDeviceReport, fragmentationWarning } from '@qtk/hybrid';
 import { agreement, agreementText } from '../agreement.js';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { firstRows } from '../batches.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions, stageLabel } from '../calibrated-model.js';
 import { CliError, type CliIo } from '../io.js';
 import { ioNamesOf } from '../io-names.js';
@@ -16,6 +16,8 @@ import { checkOutPath } from '../out-path.js';
 import { type CalibrateQconfig, QCONFIG_DETAILS } from '../qconfig-options.js';
 import { deviceSummary } from '../hybrid-options.js';
 import { ModelNames } from '../model-names.js';
+import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
+import { inputShapesMeta } from '../sample-inputs.js';
 
 /** Samples the fixed-point / fake-quant agreement is measured on (at most one calibration batch). */
 const AGREEMENT_SAMPLES = 8;
@@ -23,7 +25,7 @@ const AGREEMENT_SAMPLES = 8;
 export const quantizeSpec: CommandSpec = {
   name: 'quantize',
   summary: 'Calibrates an ONNX model on a folder of samples, converts it for a march and saves the fixed-point model.',
-  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
+  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx; float32 inputs, one or several)' }],
   options: {
     calib: CALIBRATE_OPTIONS.calib!,
     march: CALIBRATE_OPTIONS.march!,
@@ -42,6 +44,7 @@ export const quantizeSpec: CommandSpec = {
     },
   },
   details: `A .npy file holds one sample (the model's input shape without the batch axis) or a batch of them.
+${SEVERAL_INPUTS_DETAILS}
 Images are converted to the model's channel count (greyscale or RGB), resized to --size and normalised
 with --mean/--std. Calibration only: no QAT. Every operator the march cannot convert is listed at once;
 --keep-float keeps named modules (and what they contain) in float instead; --hybrid runs every
@@ -69,7 +72,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const c = calibrateOnnxModel(modelPath, o, io, {
     keepFloat,
   });
-  const { prepared, samples, sampleShape, warnings, hybrid, cpuOps, cpuNodes, observer, inputScale } = c;
+  const { prepared, samples, inputs, warnings, hybrid, cpuOps, cpuNodes, observer, inputScale } = c;
   const marchId = c.march;
   const pre = c.preprocess;
   const nBatches = c.batches;
@@ -80,10 +83,11 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   // conversion kept the outputs (and that they are finite), for which a few samples do; on a 224×224 ResNet-18,
   // two more passes over a whole batch of 32 cost more than the calibration itself.
   const checked = Math.min(batch, AGREEMENT_SAMPLES);
-  const first = batchesOf(samples, checked).next().value as Tensor;
-  const where = `the first ${first.shape[0]} calibration sample${first.shape[0] === 1 ? '' : 's'}`;
-  const fq = noGrad(() => floatOf(prepared.call(first)));
-  const fp = noGrad(() => floatOf(fixed.call(first)));
+  const first = firstRows(samples, checked);
+  const k = first[0]!.shape[0]!;
+  const where = `the first ${k} calibration sample${k === 1 ? '' : 's'}`;
+  const fq = noGrad(() => floatOf(prepared.call(...first)));
+  const fp = noGrad(() => floatOf(fixed.call(...first)));
   const maxDiff = agreement(fq, fp, modelPath, warnings, where);
 
   const meta = {
@@ -91,10 +95,10 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     source: modelPath,
     march: marchId,
     observer,
-    inputShape: [null, ...sampleShape],
+    ...inputShapesMeta(inputs),
     inputScale: inputScale === 'auto' ? 'auto' : inputScale,
     preprocess: { mean: pre.mean, std: pre.std, ...(pre.size ? { size: pre.size } : {}) },
-    calibration: { dir: String(o.calib), samples: samples.shape[0], batches: nBatches },
+    calibration: { dir: String(o.calib), samples: samples[0]!.shape[0], batches: nBatches },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
     ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { serializeNpy } from '@qtk/nn';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { inputBatches } from '../batches.js';
+import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
 import { shownPath } from '../display-path.js';
 import { CliError, type CliIo, usageError } from '../io.js';
@@ -22,7 +23,8 @@ export const runSpec: CommandSpec = {
     data: {
       type: 'string',
       value: 'DIR',
-      description: 'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed) (required)',
+      description:
+        'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed); one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
     },
     out: { type: 'string', value: 'DIR', description: 'the folder the outputs are written to (required)' },
     force: {
@@ -43,7 +45,9 @@ holding a batch of k samples gives '<name>-0' ... '<name>-<k-1>'; IDX samples ar
 is the ONNX output name (a QTK model file: the names qtk quantize saved, else 'output' or 'output_<i>'), with
 characters other than letters, digits, '.', '_' and '-' written as '_'. An integer output of a file written by qtk
 export is dequantized with the scale its metadata records. Samples are read in sorted file-name order, as qtk
-eval and qtk compare read them. Each file is written atomically (a temporary file renamed into place). A progress
+eval and qtk compare read them; for a model with several inputs, <sample> is named after the first input's files.
+${SEVERAL_INPUTS_DETAILS}
+Each file is written atomically (a temporary file renamed into place). A progress
 line per batch goes to stderr (one line each when stderr is not a terminal).`,
 };
 
@@ -72,23 +76,23 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   try {
     const data = loadInputData(String(o.data), {
       split: split as 'test' | 'train',
-      sampleShape: () => model.sampleShape(),
+      inputs: model.inputs,
       preprocess: preprocessFrom(o, model.savedPreprocess),
       ...(o.limit !== undefined ? { limit: Number(o.limit) } : {}),
     });
     checkDistinct(data.names);
     mkdirSync(out, { recursive: true });
     const batch = Number(o.batch);
-    const n = data.inputs.shape[0]!;
+    const n = data.inputs[0]!.shape[0]!;
     const total = Math.ceil(n / batch);
     const progress = stepProgress(io);
     let done = 0;
     let written = 0;
     let outputs: { name: string; file: string; dims: readonly number[] }[] = [];
     let b = 0;
-    for (const x of batchesOf(data.inputs, batch)) {
-      const k = x.shape[0]!;
-      const ys = await model.run(x);
+    for (const xs of inputBatches(data.inputs, batch)) {
+      const k = xs[0]!.shape[0]!;
+      const ys = await model.run(xs);
       if (b === 0) outputs = ys.map((y, i) => ({ name: y.name, file: fileNames(ys)[i]!, dims: y.dims.slice(1) }));
       for (const [i, y] of ys.entries())
         written += writeSamples(out, y, outputs[i]!.file, data.names.slice(done, done + k));

@@ -2,13 +2,14 @@ import { writeFileAtomicSync } from '@qtk/nn/node';
 import { autoQconfig, defaultBaselineDict, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
 import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { batchesOf } from '../batches.js';
+import { inputBatches } from '../batches.js';
 import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
-import { listSampleFiles, loadSamples } from '../data/samples.js';
+import { loadInputSamples, SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
-import { inputShapeFor, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION, sampleShapeOf } from '../model-input.js';
+import { inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from '../model-input.js';
+import { modelInputs } from '../sample-inputs.js';
 import { checkOutPath } from '../out-path.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
 import { splitNames } from '../hybrid-options.js';
@@ -20,7 +21,7 @@ export const sensitivitySpec: CommandSpec = {
   name: 'sensitivity',
   summary:
     'Measures each node’s sensitivity to quantization (alone, at int16, in float) and, with --budget, chooses the nodes to raise.',
-  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx, one input)' }],
+  positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx; float32 inputs, one or several)' }],
   options: {
     calib: CALIBRATE_OPTIONS.calib!,
     march: CALIBRATE_OPTIONS.march!,
@@ -74,8 +75,14 @@ export const sensitivitySpec: CommandSpec = {
   details: `Each variant is prepared, calibrated (reusing the all-int8 model's statistics) and scored on --data (or the
 calibration samples, scored by output similarity to the float model). The JSON is the sensitivity table
 prepareQatFx's sensitivitySetter reads ({ version: 1, nodes: [{ name, sensitivity, ... }] }, most sensitive first);
-with --budget it also holds autoQconfig's choice (the nodes, the qconfig dict's int16 entries or the hybridDict).`,
+with --budget it also holds autoQconfig's choice (the nodes, the qconfig dict's int16 entries or the hybridDict).
+${SEVERAL_INPUTS_DETAILS}`,
 };
+
+/** The batches the profiler takes: tensors for a one-input model, a tensor per input for a model of several. */
+function batchList(inputs: readonly Tensor[], batch: number): (Tensor | Tensor[])[] {
+  return [...inputBatches(inputs, batch)].map((b) => (b.length === 1 ? b[0]! : b));
+}
 
 export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const t0 = performance.now();
@@ -98,30 +105,29 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const batch = Number(o.batch);
   const shapeOption = inputShapeOption(o);
   const float = loadOnnx(modelPath, { maxElements: o['max-elements'], inputShape: shapeOption });
-  const inputShape = inputShapeFor(float, shapeOption);
-  const sampleShape = sampleShapeOf(float, inputShape);
+  const inputs = modelInputs(float, shapeOption);
   const pre = preprocessFrom(o);
   const limit = o['calib-limit'] !== undefined ? Number(o['calib-limit']) : Infinity;
-  const samples = loadSamples(listSampleFiles(String(o.calib), 'calibration'), sampleShape, pre, limit).tensor;
-  const calib = [...batchesOf(samples, batch)];
-  let evalSet: { inputs: Tensor[]; labels?: Int32Array[] } | undefined;
+  const samples = loadInputSamples(String(o.calib), inputs, { what: 'calibration', preprocess: pre, limit }).tensors;
+  const calib = batchList(samples, batch);
+  let evalSet: { inputs: (Tensor | Tensor[])[]; labels?: Int32Array[] } | undefined;
   if (o.data !== undefined) {
     const dir = String(o.data);
     const data = loadEvalData(dir, {
       split: 'test',
       ...(o.labels !== undefined ? { labels: String(o.labels) } : {}),
-      sampleShape: () => sampleShape,
+      inputs,
       preprocess: pre,
       limit: Number(o['eval-limit']),
     });
-    const inputs = [...batchesOf(data.inputs, batch)];
+    const batches = [...inputBatches(data.inputs, batch)];
     let at = 0;
-    const labels = inputs.map((b) => {
-      const l = data.labels.subarray(at, at + b.shape[0]!);
-      at += b.shape[0]!;
+    const labels = batches.map((b) => {
+      const l = data.labels.subarray(at, at + b[0]!.shape[0]!);
+      at += b[0]!.shape[0]!;
       return l;
     });
-    evalSet = { inputs, labels };
+    evalSet = { inputs: batchList(data.inputs, batch), labels };
   }
   const hybrid = o.hybrid === true;
   // the baseline qtk quantize prepares: int8, outputs in high precision
