@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { serializeNpy } from '@qtk/nn';
 import { Generator, rand } from '@qtk/tensor';
 import { constToTensor, decodeTensor, readTensorProto } from '@qtk/onnx';
+import { inputDataName } from '../apps/cli/src/data/input-samples.js';
 import { readOnnxFile } from '../apps/cli/src/onnx-file.js';
 import { textImages } from './text-samples.js';
 
@@ -27,8 +28,8 @@ export interface ZooEntry {
   /** The batch the model runs at (eval, run, compare): its declared batch where it fixes one. */
   readonly batch: number;
   /**
-   * The calibration batch, where it differs: a file declaring batch 1 still calibrates at 4, since with batches of
-   * one sample the first decides the scales (the observers move 1 % per later batch).
+   * The calibration batch, where it differs: all the samples at once, also for a file declaring batch 1, since the
+   * observers move only 1 % toward each later batch and the first batch would decide the scales.
    */
   readonly calibBatch?: number;
   /** --max-elements for the commands that import the model, where the import's default budget refuses it. */
@@ -46,8 +47,11 @@ export interface ZooEntry {
 }
 
 const SAMPLES = 8;
-/** The calibration batch of the models that declare a smaller one (the PyTorch corpus runs at 4 throughout). */
-const CALIB_BATCH = 4;
+/**
+ * The calibration batch: every sample in one batch, as FX's observers take all of them (QTK's move 1 % toward each
+ * later batch, so a first batch of 4 would decide alone).
+ */
+const CALIB_BATCH = SAMPLES;
 
 /** The PyTorch corpus: CACHE/<name>/model.json, as export_models.py wrote them. */
 export function pytorchEntries(cache: string): ZooEntry[] {
@@ -78,6 +82,7 @@ export function pytorchEntries(cache: string): ZooEntry[] {
       opsets,
       data: join(cache, name, 'calib'),
       batch: 4,
+      calibBatch: CALIB_BATCH,
       fx: m.fx,
       ...(m.maxElements ? { maxElements: m.maxElements } : {}),
       ...(exported.length === 0 ? { missing: `no opset exported: ${opsets.map((o) => o.error).join('; ')}` } : {}),
@@ -150,27 +155,31 @@ export function npmEntries(listFile: string, cache: string, log: (s: string) => 
   });
 }
 
-/** Seeded samples uniform in [-scale, scale], [count, ...shape[1:]], as DIR/x.npy. */
-function writeSamples(dir: string, shape: readonly number[], scale: number, seed: number, count = SAMPLES): void {
+/** Seeded samples uniform in [-scale, scale], [count, ...shape[1:]], as DIR/FILE. */
+function writeSamples(
+  dir: string,
+  shape: readonly number[],
+  scale: number,
+  seed: number,
+  count = SAMPLES,
+  file = 'x.npy',
+): void {
   const full = [count, ...shape.slice(1)];
-  writeArray(
-    dir,
-    full,
-    rand(full, { low: -scale, high: scale, generator: new Generator(seed) }).values() as Float32Array,
-  );
+  const x = rand(full, { low: -scale, high: scale, generator: new Generator(seed) });
+  writeArray(dir, full, x.values() as Float32Array, file);
 }
 
 /**
- * [count, ...] samples as DIR/x.npy, written once; DIR/samples.json records what they are, so samples of another
- * kind (an edited npm-models.json) replace them.
+ * [count, ...] samples as DIR/FILE, written once; DIR/FILE.sha256 records their hash, so samples of another kind
+ * (an edited npm-models.json) replace them.
  */
-function writeArray(dir: string, shape: readonly number[], values: Float32Array): void {
-  const path = join(dir, 'x.npy');
+function writeArray(dir: string, shape: readonly number[], values: Float32Array, file = 'x.npy'): void {
+  const path = join(dir, file);
   const full = [values.length / shape.slice(1).reduce((a, b) => a * b, 1), ...shape.slice(1)];
   const digest = createHash('sha256')
     .update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength))
     .digest('hex');
-  const stamp = join(dir, 'samples.sha256');
+  const stamp = join(dir, `${file}.sha256`);
   if (existsSync(path) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return;
   mkdirSync(dir, { recursive: true });
   writeFileSync(path, serializeNpy(full, values));
@@ -199,22 +208,29 @@ export function testdataEntries(root: string, cache: string): ZooEntry[] {
       };
       try {
         const f = readOnnxFile(file);
-        const input = f.inputs[0];
-        const shape = (input?.shape ?? []).map((d) => d ?? 1);
+        const shapes = f.inputs.map((i) => (i.shape ?? []).map((d) => d ?? 1));
+        const shape = shapes[0] ?? [];
         const batch = shape[0] ?? 1;
+        const count = batch * Math.ceil(SAMPLES / batch);
+        const several = f.inputs.length > 1;
         let expected: ZooEntry['expected'];
-        if (shape.length > 0 && f.inputs.length === 1) {
-          writeSamples(data, shape, 1, 4, batch * Math.ceil(SAMPLES / batch));
-          expected = expectedCase(join(dir, test, 'test_data_set_0'), `${data}-expected`);
+        if (shape.length > 0 && shapes.every((s) => s.length > 0)) {
+          // one input: DIR/x.npy; several: DIR/<input>.npy each, as qtk reads them
+          for (const [k, input] of f.inputs.entries())
+            writeSamples(data, shapes[k]!, 1, 4 + k, count, several ? `${inputDataName(input.name)}.npy` : 'x.npy');
+          expected = expectedCase(join(dir, test, 'test_data_set_0'), `${data}-expected`, several ? f.inputs : null);
         } else mkdirSync(data, { recursive: true });
+        const inputShape = several
+          ? f.inputs.map((input, k) => `${input.name}=${shapes[k]!.join(',')}`).join(';')
+          : shape.join(',');
         out.push({
           ...base,
           onnx: file,
           opsets: [{ opset: f.opset, file }],
           data,
-          ...(shape.length > 0 ? { inputShape: shape.join(',') } : {}),
+          ...(shape.length > 0 ? { inputShape } : {}),
           batch,
-          ...(batch < CALIB_BATCH ? { calibBatch: CALIB_BATCH } : {}),
+          calibBatch: Math.max(batch, CALIB_BATCH),
           fx: null,
           ...(expected ? { expected } : {}),
         });
@@ -232,12 +248,20 @@ function readPbTensor(path: string): { shape: number[]; values: Float32Array } |
   return t.dtype === 'float32' ? { shape: [...t.shape], values: t.values() as Float32Array } : null;
 }
 
-/** The test case in CASE (input_0.pb, output_K.pb) as OUT/in/x.npy and OUT/output_K.npy; null without one. */
-function expectedCase(caseDir: string, out: string): ZooEntry['expected'] | undefined {
-  if (!existsSync(join(caseDir, 'input_0.pb'))) return undefined;
-  const x = readPbTensor(join(caseDir, 'input_0.pb'));
-  if (!x) return undefined;
-  writeArray(join(out, 'in'), x.shape, x.values);
+/**
+ * The test case in CASE (input_K.pb, output_K.pb) as OUT/in/x.npy (several inputs: OUT/in/<input>.npy each) and
+ * OUT/output_K.npy; undefined without one.
+ */
+function expectedCase(
+  caseDir: string,
+  out: string,
+  inputs: readonly { name: string }[] | null,
+): ZooEntry['expected'] | undefined {
+  for (const [k, input] of (inputs ?? [null]).entries()) {
+    const x = existsSync(join(caseDir, `input_${k}.pb`)) ? readPbTensor(join(caseDir, `input_${k}.pb`)) : null;
+    if (!x) return undefined;
+    writeArray(join(out, 'in'), x.shape, x.values, input ? `${inputDataName(input.name)}.npy` : 'x.npy');
+  }
   const outputs: string[] = [];
   for (let k = 0; existsSync(join(caseDir, `output_${k}.pb`)); k++) {
     const y = readPbTensor(join(caseDir, `output_${k}.pb`));

@@ -26,6 +26,7 @@ describe('the zoo worker', () => {
       opsets: [{ opset: 17, file: onnx }],
       data,
       batch: 4,
+      calibBatch: 8,
       fx: null,
     };
     const r = await marchStep(entry, 'bayes', 'plain', dir);

@@ -264,7 +264,7 @@ describe('inputs qtk does not feed yet', () => {
     );
     // inspect reads the graph without feeding it
     const inspect = await run('inspect', path);
-    expect(inspect.stdout).toContain('model ' + path + ": input 'ids' int32 [?, 4]");
+    expect(inspect.stdout).toContain(`model ${path}: input 'ids' int32 [?, 4]`);
   });
 });
 

@@ -112,7 +112,12 @@ function outputStep(model: GraphModule, node: Node): number | null {
 }
 
 /** At most ROUNDED_SHARE of the elements differ, each by one `step` (within the float tolerance of it). */
-export function isOneStepRounding(qtk: ArrayLike<number>, rt: ArrayLike<number>, step: number, tol: FloatTolerance): boolean {
+export function isOneStepRounding(
+  qtk: ArrayLike<number>,
+  rt: ArrayLike<number>,
+  step: number,
+  tol: FloatTolerance,
+): boolean {
   let differing = 0;
   for (let i = 0; i < qtk.length; i++) {
     const d = Math.abs(qtk[i]! - Number(rt[i]!));

@@ -15,8 +15,22 @@ describe('isOneStepRounding', () => {
   });
 
   it('two steps off, or half a step off, is not', () => {
-    expect(isOneStepRounding(qtk, qtk.map((v, i) => (i === 17 ? v + 2 * step : v)), step, tol)).toBe(false);
-    expect(isOneStepRounding(qtk, qtk.map((v, i) => (i === 17 ? v + step / 2 : v)), step, tol)).toBe(false);
+    expect(
+      isOneStepRounding(
+        qtk,
+        qtk.map((v, i) => (i === 17 ? v + 2 * step : v)),
+        step,
+        tol,
+      ),
+    ).toBe(false);
+    expect(
+      isOneStepRounding(
+        qtk,
+        qtk.map((v, i) => (i === 17 ? v + step / 2 : v)),
+        step,
+        tol,
+      ),
+    ).toBe(false);
   });
 
   it('more than 1 % of the elements one step off is not (a wrong scale, not rounding)', () => {
