@@ -190,7 +190,9 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
       const fx = e.fx ? ('sqnrDb' in e.fx ? db(fxSqnr(e)) : 'cannot') : 'not recorded';
       const ran = r.ran
         ? `${r.ran.date.slice(0, 16).replace('T', ' ')}, ${r.ran.commit.split(' ')[0]}`
-        : 'not recorded';
+        : r.stopped?.startsWith('not run')
+          ? 'not run'
+          : 'not recorded';
       return `| ${e.name} | ${e.family} | ${importCell(r)} | ${MARCHES.flatMap((m) => MODES.map((mode) => cell(march(r, m, mode)))).join(' | ')} | ${fx} | ${exact} | ${ran} |`;
     }),
     '',

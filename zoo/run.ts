@@ -244,9 +244,17 @@ async function main(): Promise<void> {
     log(`[${i + 1}/${entries.length}] ${summaryLine(e, result)} (${((performance.now() - t) / 1000).toFixed(0)} s)`);
   }
   // The report: this run's models, and every other model of the corpus with a result from an earlier run.
-  const results = all.flatMap((entry) => {
-    const result = fresh.get(entry.name) ?? earlierResult(o.cache, entry.name);
-    return result ? [{ entry, result: withoutMachinePaths(result, o.cache) }] : [];
+  // A model of the corpus without a result gets a row that says so, rather than no row.
+  const results = all.map((entry) => {
+    const result = fresh.get(entry.name) ??
+      earlierResult(o.cache, entry.name) ?? {
+        name: entry.name,
+        imports: [],
+        marches: [],
+        finished: false,
+        stopped: `not run yet (pnpm zoo --only ${entry.name})`,
+      };
+    return { entry, result: withoutMachinePaths(result, o.cache) };
   });
   const written = writeReport(join(ROOT, 'docs'), results, {
     commit,
