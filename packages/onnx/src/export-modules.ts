@@ -14,6 +14,7 @@ import {
   Dropout,
   ELU,
   Flatten,
+  GELU,
   FloatFunctional,
   Hardsigmoid,
   Hardswish,
@@ -29,6 +30,7 @@ import {
   ReLU,
   ReLU6,
   SELU,
+  SiLU,
   Sigmoid,
   Softmax,
   Softplus,
@@ -201,6 +203,8 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
   }
   if (m instanceof Hardsigmoid)
     return b.node('HardSigmoid', [x], name, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
+  if (m instanceof SiLU) return b.node('Mul', [x, b.node('Sigmoid', [x], `${name}_sigmoid`)[0]!], name);
+  if (m instanceof GELU) return geluNodes(b, x, name, m.approximate);
   if (m instanceof Hardswish) {
     if (b.opset >= 14) return b.node('HardSwish', [x], name);
     const hs = b.node('HardSigmoid', [x], `${name}_hardsigmoid`, { alpha: { float: 1 / 6 }, beta: { float: 0.5 } });
@@ -300,4 +304,24 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     return b.node('Resize', [x, '', b.floatConst(scales, `${name}_scales`)], name, attrs);
   }
   throw new OnnxExportError(`exportOnnx: module '${path}' (${m.constructor.name}) has no ONNX form yet`);
+}
+
+/**
+ * GELU in the ops every opset has (the Gelu op is opset 20): ½·x·(1 + erf(x/√2)), or with tanh,
+ * ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). The importer turns either form back into a GELU module.
+ */
+function geluNodes(b: OnnxBuilder, x: string, name: string, approximate: 'none' | 'tanh'): string[] {
+  const c = (v: number, suffix: string) => b.floatConst([v], `${name}_${suffix}`, []);
+  let inner: string;
+  if (approximate === 'tanh') {
+    const x3 = b.node('Mul', [b.node('Mul', [x, x], `${name}_x2`)[0]!, x], `${name}_x3`)[0]!;
+    const sum = b.node('Add', [x, b.node('Mul', [x3, c(0.044715, 'c')], `${name}_cx3`)[0]!], `${name}_sum`)[0]!;
+    const scaled = b.node('Mul', [sum, c(Math.sqrt(2 / Math.PI), 'k')], `${name}_scaled`)[0]!;
+    inner = b.node('Tanh', [scaled], `${name}_tanh`)[0]!;
+  } else {
+    inner = b.node('Erf', [b.node('Div', [x, c(Math.SQRT2, 'sqrt2')], `${name}_div`)[0]!], `${name}_erf`)[0]!;
+  }
+  const onePlus = b.node('Add', [inner, c(1, 'one')], `${name}_one_plus`)[0]!;
+  const half = b.node('Mul', [x, c(0.5, 'half')], `${name}_half`)[0]!;
+  return b.node('Mul', [half, onePlus], name);
 }

@@ -18,9 +18,11 @@ import {
   Linear,
   MaxPool2d,
   Module,
+  PixelUnshuffle,
   PReLU,
   ReLU6,
   Sigmoid,
+  SiLU,
   Softmax,
   Upsample,
 } from '@qtk/nn';
@@ -164,21 +166,57 @@ describe('1-d and 3-d convolutions, two inputs and two outputs', () => {
 });
 
 describe('export errors', () => {
-  class WithGelu extends Module {
-    readonly fc = new Linear(4, 4, { generator: new Generator(1) });
-    readonly act = new GELU();
+  class WithUnshuffle extends Module {
+    readonly fc = new Linear(16, 16, { generator: new Generator(1) });
+    readonly act = new PixelUnshuffle(2);
     forward(x: Tensor): Tensor {
-      return this.act.call(this.fc.call(x));
+      return this.act.call(reshape(this.fc.call(x), [2, 1, 4, 4]));
     }
   }
   it('names the module that has no ONNX form, and checks the example inputs and names', () => {
-    const gm = symbolicTrace(new WithGelu());
-    expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow(OnnxExportError);
-    expect(() => exportOnnxBytes(gm, [randn([2, 4])])).toThrow("module 'act' (GELU) has no ONNX form yet");
-    expect(() => exportOnnxBytes(gm, [randn([2, 4]), randn([2, 4])])).toThrow('takes 1 inputs, got 2 example inputs');
-    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { outputNames: ['a', 'b'] })).toThrow(
+    const gm = symbolicTrace(new WithUnshuffle());
+    expect(() => exportOnnxBytes(gm, [randn([2, 16])])).toThrow(OnnxExportError);
+    expect(() => exportOnnxBytes(gm, [randn([2, 16])])).toThrow("module 'act' (PixelUnshuffle) has no ONNX form yet");
+    expect(() => exportOnnxBytes(gm, [randn([2, 16]), randn([2, 16])])).toThrow('takes 1 inputs, got 2 example inputs');
+    expect(() => exportOnnxBytes(gm, [randn([2, 16])], { outputNames: ['a', 'b'] })).toThrow(
       '1 outputs, got 2 outputNames',
     );
-    expect(() => exportOnnxBytes(gm, [randn([2, 4])], { opset: 10 })).toThrow('opset must be 11 to 21');
+    expect(() => exportOnnxBytes(gm, [randn([2, 16])], { opset: 10 })).toThrow('opset must be 11 to 21');
+  });
+});
+
+describe('GELU and SiLU (float)', () => {
+  class Activations extends Module {
+    readonly fc = new Linear(8, 8, { generator: new Generator(2) });
+    readonly gelu = new GELU();
+    readonly silu = new SiLU();
+    readonly geluTanh = new GELU({ approximate: 'tanh' });
+    forward(x: Tensor): Tensor {
+      return this.geluTanh.call(this.silu.call(this.gelu.call(this.fc.call(x))));
+    }
+  }
+  it('export as erf / tanh and sigmoid forms that onnxruntime runs to QTK float, and import back as the modules', async () => {
+    const net = new Activations();
+    net.eval();
+    const gm = symbolicTrace(net);
+    const x = randn([4, 8], { std: 2, generator: new Generator(3) });
+    const bytes = exportOnnxBytes(gm, [x]);
+    const session = await ort.InferenceSession.create(bytes);
+    const out = await session.run({
+      [session.inputNames[0]!]: new ort.Tensor('float32', x.values() as Float32Array, [4, 8]),
+    });
+    const got = out[session.outputNames[0]!]!.data as Float32Array;
+    const want = (gm.call(x) as Tensor).values();
+    for (let i = 0; i < want.length; i++)
+      expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-5 * (1 + Math.abs(want[i]!)));
+    const back = importOnnx(bytes);
+    const kinds = [...back.graph.nodes]
+      .filter((n) => n.op === 'call_module')
+      .map((n) => back.getSubmodule(n.target).constructor.name);
+    expect(kinds).toEqual(['Linear', 'GELU', 'SiLU', 'GELU']);
+    const approx = [...back.graph.nodes]
+      .filter((n) => n.op === 'call_module')
+      .map((n) => (back.getSubmodule(n.target) as { approximate?: string }).approximate);
+    expect([approx[1], approx[3]]).toEqual(['none', 'tanh']);
   });
 });
