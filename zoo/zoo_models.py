@@ -175,7 +175,12 @@ class TinyEncoder(nn.Module):
 
 
 def vit_small():
-    return tvm.VisionTransformer(image_size=224, patch_size=16, num_layers=4, num_heads=3, hidden_dim=192, mlp_dim=768)
+    net = tvm.VisionTransformer(image_size=224, patch_size=16, num_layers=4, num_heads=3, hidden_dim=192, mlp_dim=768)
+    # torchvision zero-initialises the classifier head: its output would be 0 whatever the model computes, and
+    # every quantization "identical"; random weights, as a trained head has, make the output measure something
+    nn.init.normal_(net.heads.head.weight, std=0.02)
+    nn.init.normal_(net.heads.head.bias, std=0.02)
+    return net
 
 
 def swin_small():
