@@ -3,6 +3,7 @@
 import { calibrate, ConversionError, convertFx, prepareQatFx, UnknownModuleNameError } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
+import type { OnnxGraphModule } from '@qtk/onnx';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { inputBatches } from './batches.js';
@@ -113,6 +114,21 @@ export interface CalibratedModel {
 
 type Options = Record<string, unknown>;
 
+/**
+ * A calibration that fails at a batch other than the one the ONNX file declares: the model may compute its shapes for
+ * its own batch (a Reshape to [1, ...]), so the error says which --batch to pass. Other errors pass through.
+ */
+function fixedBatchAdvice(e: unknown, float: OnnxGraphModule, batch: number, samples: number): unknown {
+  const declared = float.inputSpecs[0]?.shape?.[0];
+  const first = Math.min(batch, samples);
+  if (e instanceof CliError || !(e instanceof Error) || typeof declared !== 'number' || declared === first) return e;
+  return new CliError(
+    `calibration failed at batch ${first}: ${e.message}\n` +
+      `the model declares a batch of ${declared} (input '${float.inputSpecs[0]!.onnxName}'), and may compute its shapes for it: pass --batch ${declared}`,
+    { cause: e },
+  );
+}
+
 /** A first calibration batch smaller than this sets the scales almost alone (see the warning after calibrate). */
 const SMALL_FIRST_BATCH = 8;
 
@@ -205,7 +221,12 @@ export function calibrateOnnxModel(
     throw e;
   }
   extra.afterPrepare?.(prepared);
-  const nBatches = calibrate(prepared, inputBatches(samples, batch), { onWarning });
+  let nBatches: number;
+  try {
+    nBatches = calibrate(prepared, inputBatches(samples, batch), { onWarning });
+  } catch (e) {
+    throw fixedBatchAdvice(e, float, batch, samples[0]!.shape[0]!);
+  }
   const firstBatch = Math.min(batch, samples[0]!.shape[0]!);
   if (nBatches > 1 && firstBatch < SMALL_FIRST_BATCH)
     onWarning(
