@@ -1,5 +1,6 @@
 // A model whose shapes are fixed for its declared batch (the ONNX test data's PixelShuffle reshapes to
-// [1, 1, 3, 3, 4, 4]) fails to calibrate at another batch: qtk says which --batch to pass.
+// [1, 1, 3, 3, 4, 4]) fails to calibrate at another batch: qtk says which --batch to pass; its export traces at
+// batch 1.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
@@ -27,5 +28,13 @@ describeNeeding('onnx-testdata', "the ONNX test data's test_PixelShuffle (input 
     const ok = await run('quantize', PIXEL_SHUFFLE, '--calib', calib, '--out', out, '--batch', '1');
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
+    // the export traces at batch 1 when the model cannot run its batch-2 example; the file agrees bit for bit
+    const onnx = join(dir, 'ps.onnx');
+    const x2 = await run('export', out, '--out', onnx);
+    expect(x2.stderr).toBe('');
+    expect(x2.code).toBe(0);
+    const c = await run('compare', out, onnx, '--data', calib, '--batch', '1');
+    expect(c.stdout).toContain('outputs:   100.00% bit-identical (8 / 8 samples)');
+    expect(c.code).toBe(0);
   });
 });

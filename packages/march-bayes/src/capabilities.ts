@@ -54,7 +54,7 @@ export const BAYES_CAPABILITIES = defineCapabilities({
     ),
     // [choice] cos is even, not odd: a segment table fits both halves of its range and stays 9 int16 steps off
     // over a few periods; an int8 table is exact to the step. docs/march-numerics.md, "Tables in conversion".
-    { op: 'Cos', impl: 'table' },
+    { op: 'Cos', impl: 'table', dtypes: ['qint8'] },
     ...table('composite', 'Softmax', 'LayerNormalization', 'Div'),
     { op: 'AveragePool', impl: 'integer' },
     { op: 'AdaptiveAveragePool', impl: 'integer' },
