@@ -60,6 +60,9 @@ function importCell(r: ModelResult): string {
 
 const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
+/** The warnings of one quantize listed in the Markdown report (docs/model-zoo.json keeps them all). */
+const WARNINGS_SHOWN = 4;
+
 /** Every miss of a model, with its reason, and every warning qtk quantize gave (it may explain a figure). */
 function misses(row: Row): string[] {
   const { result: r } = row;
@@ -75,7 +78,10 @@ function misses(row: Row): string[] {
     else {
       if (x.reason) out.push(`${x.march} ${x.mode}: ${x.reason}`);
       if (x.bitExact === false) out.push(`${x.march} ${x.mode} export: ${x.exportReason ?? 'not bit-exact'}`);
-      for (const w of x.warnings ?? []) out.push(`${x.march} ${x.mode} warned: ${w}`);
+      const warnings = x.warnings ?? [];
+      for (const w of warnings.slice(0, WARNINGS_SHOWN)) out.push(`${x.march} ${x.mode} warned: ${w}`);
+      if (warnings.length > WARNINGS_SHOWN)
+        out.push(`${x.march} ${x.mode}: ${warnings.length - WARNINGS_SHOWN} more warning(s) in docs/model-zoo.json`);
     }
   }
   for (const m of MARCHES) {
@@ -205,14 +211,17 @@ export function writeReport(docs: string, rows: readonly Row[], info: RunInfo): 
     '',
     '## Per model',
     '',
-    ...rows.flatMap(modelTable),
+    "Each step of the architectures and npm models (the ONNX test data's one-op models: their row above, and",
+    'docs/model-zoo.json).',
+    '',
+    ...rows.filter((r) => r.entry.corpus !== 'onnx-testdata').flatMap(modelTable),
   ].join('\n');
   const mdPath = join(docs, 'model-zoo.md');
   const jsonPath = join(docs, 'model-zoo.json');
   writeFileSync(mdPath, md);
   writeFileSync(
     jsonPath,
-    `${JSON.stringify({ version: 1, date, commit: info.commit, machine, selection: info.selection, models: rows.map(forJson) }, null, 1)}\n`,
+    `${JSON.stringify({ version: 1, date, commit: info.commit, machine, selection: info.selection, models: rows.map(forJson) })}\n`,
   );
   return [mdPath, jsonPath];
 }
