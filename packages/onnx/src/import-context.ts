@@ -5,7 +5,7 @@ import { OnnxError, OnnxFormatError } from './errors.js';
 import { BatchProbe } from './batch-probe.js';
 import { ImportLimits } from './import-limits.js';
 import { DataType, type AttributeMsg, type NodeMsg } from './onnx-schema.js';
-import { readTensorProto, type OnnxConst } from './tensor-proto.js';
+import { isIntType, readTensorProto, type OnnxConst } from './tensor-proto.js';
 
 /**
  * A value during import: a constant (folded at import time) or a graph node. Every node also carries
@@ -298,15 +298,5 @@ function checkFinite(node: string, module: Module): void {
 export function qtkDType(dt: number): 'float32' | 'int32' | 'bool' | null {
   if (dt === DataType.BOOL) return 'bool';
   if (dt === DataType.FLOAT || dt === DataType.DOUBLE || dt === DataType.FLOAT16) return 'float32';
-  const integer: number[] = [
-    DataType.UINT8,
-    DataType.INT8,
-    DataType.UINT16,
-    DataType.INT16,
-    DataType.INT32,
-    DataType.INT64,
-    DataType.UINT32,
-    DataType.UINT64,
-  ];
-  return integer.includes(dt) ? 'int32' : null;
+  return isIntType(dt) ? 'int32' : null; // bool is handled above
 }
