@@ -1,7 +1,7 @@
 import { defaultCalibOutQconfig, defaultCalibQconfig, FakeQuantize, namedFakeQuants } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { MSELoss, SGD } from '@qtk/nn';
-import { QConfigError } from '@qtk/spec';
+import { QConfigError, type ObserverDType } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import '@qtk/march-bayes';
@@ -23,7 +23,7 @@ const scales = (gm: GraphModule) => Object.fromEntries(QUANTIZED.map((n) => [n, 
 const run = (gm: GraphModule, x: Tensor): Tensor => (gm as unknown as { call(x: Tensor): Tensor }).call(x);
 
 /** The scales an ordinary calibration (the calibration qconfigs, same batches) gives. */
-function calibratedScales(batches: Tensor[], dtype: 'qint8' | 'qint16' = 'qint8') {
+function calibratedScales(batches: Tensor[], dtype: ObserverDType = 'qint8') {
   const act = defaultCalibQconfig.activation!.withArgs({ dtype });
   const calib = prepareQatFx(
     new ResidualNet(),

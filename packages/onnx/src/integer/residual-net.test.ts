@@ -8,8 +8,9 @@ import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-m
 import { onnxCheck } from '../testing/python-onnx.js';
 import { itWithOnnxChecker } from '../testing/onnx-checker.js';
 import { ResidualNet } from '../testing/residual-net.js';
+import type { ObserverDType } from '@qtk/spec';
 
-function residualFixed(march: string, dtype: 'qint8' | 'qint16') {
+function residualFixed(march: string, dtype: ObserverDType) {
   return fixedPointOf(new ResidualNet(), {
     march,
     dtype,
