@@ -68,11 +68,52 @@ const DW_PARTIALS_BUDGET = 1 << 20;
 
 /** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
 const F = {
-  next: 0, kind: 1, n: 2, c: 3, id: 4, ih: 5, iw: 6, kd: 7, kh: 8, kw: 9, od: 10, oh: 11, ow: 12,
-  sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
-  x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
-  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42,
-  epiAdd: 53, epiAct: 54, wpack: 55,
+  next: 0,
+  kind: 1,
+  n: 2,
+  c: 3,
+  id: 4,
+  ih: 5,
+  iw: 6,
+  kd: 7,
+  kh: 8,
+  kw: 9,
+  od: 10,
+  oh: 11,
+  ow: 12,
+  sd: 13,
+  sh: 14,
+  sw: 15,
+  pd: 16,
+  ph: 17,
+  pw: 18,
+  dd: 19,
+  dh: 20,
+  dw: 21,
+  cout: 22,
+  groups: 23,
+  x: 24,
+  w: 25,
+  bias: 26,
+  y: 27,
+  gy: 28,
+  dx: 29,
+  dwp: 30,
+  chunk: 31,
+  chunks: 32,
+  tile: 33,
+  pointwise: 34,
+  colsLen: 35,
+  scratch0: 36,
+  scratch1: 37,
+  padD: 38,
+  padH: 39,
+  padW: 40,
+  padLen: 41,
+  staged: 42,
+  epiAdd: 53,
+  epiAct: 54,
+  wpack: 55,
 } as const;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
@@ -183,7 +224,8 @@ function preparer(heap: Float32Array, d: Int32Array, n: number, inputs: Staging,
         staged = n;
       } else {
         for (; staged < n; ) {
-          for (const s of inputs) heap.set(s.src.subarray(staged * s.len, (staged + 1) * s.len), (s.at >>> 2) + staged * s.len);
+          for (const s of inputs)
+            heap.set(s.src.subarray(staged * s.len, (staged + 1) * s.len), (s.at >>> 2) + staged * s.len);
           publish(++staged);
         }
         for (const len of results) arrays.push(new Float32Array(len).fill(0));
@@ -233,7 +275,32 @@ export function createWasmConv(opts: {
     // Views of a plain (non-shared) memory detach when it grows, so take this one after reserving.
     const d = new Int32Array(arena.memory.buffer, job, 64);
     d.fill(0);
-    d.set([0, kind, g.n, g.c, g.id, g.ih, g.iw, g.kd, g.kh, g.kw, g.od, g.oh, g.ow, g.sd, g.sh, g.sw, g.pd, g.ph, g.pw, g.dd, g.dh, g.dw, pr.cout, pr.groups]);
+    d.set([
+      0,
+      kind,
+      g.n,
+      g.c,
+      g.id,
+      g.ih,
+      g.iw,
+      g.kd,
+      g.kh,
+      g.kw,
+      g.od,
+      g.oh,
+      g.ow,
+      g.sd,
+      g.sh,
+      g.sw,
+      g.pd,
+      g.ph,
+      g.pw,
+      g.dd,
+      g.dh,
+      g.dw,
+      pr.cout,
+      pr.groups,
+    ]);
     d[F.chunk] = chunking.chunk;
     d[F.chunks] = chunking.chunks;
     d[F.tile] = L.tile;
@@ -287,7 +354,10 @@ export function createWasmConv(opts: {
       const L = layout(pr);
       const { n, c } = pr.geom;
       if (n === 0) {
-        return { ...(need.input ? { dx: new Float32Array(0) } : {}), ...(need.weight ? { dw: new Float32Array(L.wsize) } : {}) };
+        return {
+          ...(need.input ? { dx: new Float32Array(0) } : {}),
+          ...(need.weight ? { dw: new Float32Array(L.wsize) } : {}),
+        };
       }
       const ch = chunking(n, true, L.wsize);
       const alloc = allocator();
