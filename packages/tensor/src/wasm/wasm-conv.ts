@@ -1,6 +1,7 @@
 import type { ConvGeometry } from '../ops/conv-im2col.js';
 import { isPointwise } from '../ops/conv-im2col.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { stageImages } from './wasm-staging.js';
 
 // Host side of assembly/_conv.ts: stages x, w (and gy) in wasm memory once per call, writes the job
 // descriptor, runs it (on one thread or two), and copies the results out. Each thread gets its own
@@ -213,28 +214,10 @@ type Staging = { src: Float32Array; len: number; at: number }[];
 function preparer(heap: Float32Array, d: Int32Array, n: number, inputs: Staging, results: number[]) {
   const arrays: Float32Array[] = [];
   const prepare = (shared: boolean): void => {
-    let staged = 0;
-    const publish = (count: number): void => {
-      Atomics.store(d, F.staged, count);
-      if (shared) Atomics.notify(d, F.staged);
-    };
-    try {
-      if (!shared) {
-        for (const s of inputs) heap.set(s.src.subarray(0, n * s.len), s.at >>> 2);
-        staged = n;
-      } else {
-        for (; staged < n; ) {
-          for (const s of inputs)
-            heap.set(s.src.subarray(staged * s.len, (staged + 1) * s.len), (s.at >>> 2) + staged * s.len);
-          publish(++staged);
-        }
-        for (const len of results) arrays.push(new Float32Array(len).fill(0));
-      }
-    } finally {
-      // Never leave the worker waiting, even if copying threw (the caller then throws too).
-      if (staged < n) staged = n;
-      publish(staged);
-    }
+    stageImages(d, F.staged, n, shared, 1, (from, to) => {
+      for (const s of inputs) heap.set(s.src.subarray(from * s.len, to * s.len), (s.at >>> 2) + from * s.len);
+    });
+    if (shared) for (const len of results) arrays.push(new Float32Array(len).fill(0));
   };
   return { prepare, arrays };
 }

@@ -5,6 +5,7 @@ import { make } from '../ops/util.js';
 import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { stageImages } from './wasm-staging.js';
 import type { ConvJobRunner, ConvProblem } from './wasm-conv.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { epilogueFlags, packParams } from './wasm-requantize.js';
@@ -256,30 +257,11 @@ export function createWasmIntConv(opts: {
         outBytes === 1 ? new Int8Array(yLen) : outBytes === 2 ? new Int16Array(yLen) : new Int32Array(yLen);
       let out: IntArray | undefined;
       const prepare = (shared: boolean): void => {
-        let staged = 0;
-        const publish = (count: number): void => {
-          Atomics.store(d, F.staged, count);
-          if (shared) Atomics.notify(d, F.staged);
-        };
-        try {
-          if (!shared) {
-            xh.set(x.subarray(0, n * imgLen), xAt);
-            staged = n;
-          } else {
-            // Images in small groups, so the worker can start on the first while the rest are copied.
-            const step = Math.max(1, Math.ceil(n / 16));
-            for (; staged < n; ) {
-              const next = Math.min(n, staged + step);
-              xh.set(x.subarray(staged * imgLen, next * imgLen), xAt + staged * imgLen);
-              staged = next;
-              publish(staged);
-            }
-            out = fresh().fill(0);
-          }
-        } finally {
-          if (staged < n) staged = n;
-          publish(staged);
-        }
+        // Images in small groups, so the worker can start on the first while the rest are copied.
+        stageImages(d, F.staged, n, shared, Math.max(1, Math.ceil(n / 16)), (from, to) => {
+          xh.set(x.subarray(from * imgLen, to * imgLen), xAt + from * imgLen);
+        });
+        if (shared) out = fresh().fill(0);
       };
       opts.run(2 * n * pr.cout * L.p * L.kg, n, prepare);
       const result = out ?? fresh();
