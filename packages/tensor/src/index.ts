@@ -148,9 +148,8 @@ export {
   channelLayout,
   fakeQuantizeSymmetric,
   fakeQuantizeSymmetricBackward,
-  roundHalfEven,
   type FakeQuantizeSymmetricAttrs,
-  type FakeQuantRounding,
 } from './ops/fake-quantize-symmetric.js';
+export { ROUNDING_MODES, type RoundingMode, roundHalfEven, roundHalfUp, roundingFunction } from './rounding.js';
 export { channelMinMax, type ChannelMinMaxAttrs } from './ops/channel-min-max.js';
 export { addHistogramCounts, histogramCounts, type HistogramCountsAttrs } from './ops/histogram-counts.js';

@@ -3,7 +3,7 @@
 import { Quantize } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { Generator, InvalidArgumentError, Tensor } from '@qtk/tensor';
-import type { ObserverDType } from '@qtk/spec';
+import { type ObserverDType, quantRange } from '@qtk/spec';
 
 /** The float input that the Quantize module `stub` of `fixed` turns into exactly `ints`. */
 export function onGrid(fixed: GraphModule, stub: string, ints: ArrayLike<number>, shape: number[]): Tensor {
@@ -23,7 +23,7 @@ export function rangeInts(dtype: ObserverDType, n: number, seed = 1): Int32Array
     for (let i = 0; i < n; i++) out[i] = i - 128;
     return out;
   }
-  const [lo, hi] = dtype === 'qint8' ? [-128, 127] : [-32768, 32767];
+  const { quantMin: lo, quantMax: hi } = quantRange(dtype);
   const g = new Generator(seed);
   for (let i = 0; i < n; i++) {
     const base = lo + Math.floor(((hi - lo) * i) / (n - 1));
