@@ -84,6 +84,7 @@ export {
 } from './wasm/wasm-backend.js';
 export { wasmBuildUrl, type WasmBuild } from './wasm-urls.js';
 export type { ConvOptions, ConvAttrs } from './ops/conv.js';
+export { samePadding, windowOutSize } from './ops/conv-args.js';
 export type { ConvTransposeOptions, ConvTransposeAttrs } from './ops/conv-transpose.js';
 export { erfc, type GeluApproximate } from './ops/activations.js';
 export type { CrossEntropyOptions, Reduction } from './ops/cross-entropy.js';
