@@ -28,7 +28,7 @@ export {
   type ModuleImplementation,
   type OpMatch,
 } from './op-catalog/op-catalog.js';
-export { closeNames } from './op-catalog/close-names.js';
+export { closeNames, didYouMean } from './close-names.js';
 import './op-catalog/tensor-ops.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {
