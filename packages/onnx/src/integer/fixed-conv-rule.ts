@@ -7,6 +7,7 @@ import type { AttrValue } from '../export-builder.js';
 import { registerModuleExport, type ModuleExportStep } from '../export-rules.js';
 import { emitExactSum, type SumLayer } from './exact-conv-sum.js';
 import { binary, channelConst, clip, floor, requantizeClamped, toDouble, toStorage } from './int-emit.js';
+import { samePadding } from '@qtk/tensor';
 
 const I32_MIN = -2147483648;
 const I32_MAX = 2147483647;
@@ -29,8 +30,7 @@ function onnxAttrs(cfg: FixedConvConfig): Record<string, AttrValue> {
   let pads: number[];
   if (a.padding === 'valid') pads = new Array<number>(2 * r).fill(0);
   else if (a.padding === 'same') {
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    pads = samePadding(kernel, dilation);
   } else {
     const p = perDim(a.padding, r, 0);
     pads = [...p, ...p];
