@@ -81,9 +81,7 @@ export interface PostTrainingResult extends CalibratedResult {
  */
 export function quantizePostTraining(model: Module, options: PostTrainingOptions): PostTrainingResult {
   const run = new PtqRun(options);
-  const calibrated = run.prepare(model);
-  const batches = run.stage('calibrate', () => calibrate(calibrated, options.calibration, run.calibrateOptions()));
-  options.afterCalibrate?.(calibrated, batches);
+  const { calibrated, batches } = prepareAndCalibrate(run, model, options);
   return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
 }
 
@@ -111,10 +109,18 @@ export async function quantizePostTrainingAsync(
  */
 export function calibratePostTraining(model: Module, options: PostTrainingOptions): CalibratedResult {
   const run = new PtqRun(options);
+  return { ...prepareAndCalibrate(run, model, options), warnings: run.warnings };
+}
+
+function prepareAndCalibrate(
+  run: PtqRun,
+  model: Module,
+  options: PostTrainingOptions,
+): { calibrated: GraphModule; batches: number } {
   const calibrated = run.prepare(model);
   const batches = run.stage('calibrate', () => calibrate(calibrated, options.calibration, run.calibrateOptions()));
   options.afterCalibrate?.(calibrated, batches);
-  return { calibrated, batches, warnings: run.warnings };
+  return { calibrated, batches };
 }
 
 /** The calibration qconfig dict of the options: `qconfig`, or the default one of `observer`. */
