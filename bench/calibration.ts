@@ -1,8 +1,8 @@
 import '@qtk/march-bayes';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig } from '@qtk/fake-quant';
-import { evaluate, loadDataset, ReferenceNet, takeBatch, type Dataset } from '@qtk/examples';
-import type { Module } from '@qtk/nn';
+import { evaluate, loadDataset, ReferenceNet, type Dataset } from '@qtk/examples';
+import { batchesOf, type Module } from '@qtk/nn';
 import { loadStateDictFileSync } from '@qtk/nn/node';
 import type { Tensor } from '@qtk/tensor';
 
@@ -18,9 +18,7 @@ export function loadReferenceNet(path: string): ReferenceNet {
 
 /** Batches of 64 from the first `count` training images (the calibration protocol). */
 export function calibrationBatches(train: Dataset, count: number, batch = 64): Tensor[] {
-  const out: Tensor[] = [];
-  for (let i = 0; i < count; i += batch) out.push(takeBatch(train, null, i, Math.min(batch, count - i)).images);
-  return out;
+  return [...batchesOf(train.images, batch, count)];
 }
 
 /**

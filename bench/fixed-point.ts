@@ -1,5 +1,6 @@
 import { convertFx } from '@qtk/core';
-import { accuracyOf, agreement, predict, takeBatch, type Dataset } from '@qtk/examples';
+import { accuracyOf, predict, takeBatch, type Dataset } from '@qtk/examples';
+import { agreement } from '@qtk/nn';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';

@@ -4,7 +4,6 @@ export {
   evaluate,
   predict,
   accuracyOf,
-  agreement,
   type Dataset,
   type FloatTrainOptions,
   type FloatTrainResult,

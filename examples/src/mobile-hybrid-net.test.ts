@@ -7,6 +7,7 @@ import { modelFromBytes, modelToBytes } from '@qtk/core';
 import { fuseFx } from '@qtk/fusion';
 import { checkDeployDevice } from '@qtk/hybrid';
 import { symbolicTrace } from '@qtk/ir';
+import { agreement } from '@qtk/nn';
 import { BAYES_CAPABILITIES } from '@qtk/march-bayes';
 import { BERNOULLI2_CAPABILITIES } from '@qtk/march-bernoulli2';
 import { type CapabilityTable, checkOpSupport, opOfNode } from '@qtk/spec';
@@ -15,7 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset, SUBSET_DIR } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
-import { accuracyOf, agreement, predict, trainFloat } from './train.js';
+import { accuracyOf, predict, trainFloat } from './train.js';
 
 const bits = (t: Tensor) => Array.from(t.values());
 

@@ -8,12 +8,13 @@ import { parseArgs } from 'node:util';
 import { checkDeployDevice, formatDeployDevice } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
+import { agreement } from '@qtk/nn';
 import { loadStateDictFileSync, saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
 import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
-import { accuracyOf, agreement, predict, trainFloat } from './train.js';
+import { accuracyOf, predict, trainFloat } from './train.js';
 
 const HELP = `Usage: pnpm mobile-hybrid [--data DIR] [--weights FILE] [--retrain] [--epochs N] [--lr X] [--limit N]
   [--calib N] [--observer NAME] [--seed N] [--json FILE]

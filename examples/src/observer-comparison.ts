@@ -8,13 +8,12 @@ import { parseArgs } from 'node:util';
 import { calibrate, prepareQatFx, setMarch } from '@qtk/core';
 import '@qtk/march-bayes';
 import { defaultQatOutQconfig, getDefaultQconfig, namedFakeQuants, type FakeQuantize } from '@qtk/fake-quant';
-import type { Module } from '@qtk/nn';
+import { batchesOf, type Module } from '@qtk/nn';
 import { loadStateDictFileSync, saveStateDictSync } from '@qtk/nn/node';
-import { Generator, type Tensor } from '@qtk/tensor';
-import { takeBatch } from './batches.js';
+import { Generator } from '@qtk/tensor';
 import { SUBSET_DIR, loadDataset } from './data.js';
 import { MobileSeNet } from './mobile-se-net.js';
-import { evaluate, trainFloat, type Dataset } from './train.js';
+import { evaluate, trainFloat } from './train.js';
 
 const HELP = `Usage: observer-comparison.ts [--data DIR] [--test-data DIR] [--epochs N] [--lr X] [--seed N] [--weights FILE] [--retrain]
   [--observers a,b,...] [--options JSON] [--calib N] [--layers] [--swap FROM:TO] [--json FILE]
@@ -86,12 +85,7 @@ float.eval();
 const floatAcc = evaluate(float, test);
 console.log(`float: ${pct(floatAcc)} on ${test.labels.size} test images`);
 
-function calibrationBatches(data: Dataset, count: number, batch = 64): Tensor[] {
-  const out: Tensor[] = [];
-  for (let i = 0; i < count; i += batch) out.push(takeBatch(data, null, i, Math.min(batch, count - i)).images);
-  return out;
-}
-const batches = calibrationBatches(train, Number(values.calib));
+const batches = [...batchesOf(train.images, 64, Number(values.calib))];
 const extra = JSON.parse(values.options) as Record<string, Record<string, unknown>>;
 
 setMarch('bayes');

@@ -1,4 +1,4 @@
-import { CosineAnnealingLR, type Module, ProgressBar, SGD } from '@qtk/nn';
+import { accuracy, CosineAnnealingLR, type Module, ProgressBar, SGD } from '@qtk/nn';
 import { crossEntropy, Generator, noGrad, type Tensor, argmax } from '@qtk/tensor';
 import { takeBatch } from './batches.js';
 
@@ -111,17 +111,7 @@ export function evaluate(
   return accuracyOf(predict(model, data, options), data);
 }
 
-/** The fraction of predictions equal to the dataset's labels. */
+/** The fraction of predictions equal to the dataset's labels (`@qtk/nn`'s accuracy on a Dataset). */
 export function accuracyOf(predictions: ArrayLike<number>, data: Dataset): number {
-  const lab = data.labels.values();
-  let correct = 0;
-  for (let j = 0; j < predictions.length; j++) if (predictions[j] === lab[j]) correct++;
-  return correct / predictions.length;
-}
-
-/** The fraction of positions where two prediction arrays agree (top-1 agreement). */
-export function agreement(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let same = 0;
-  for (let j = 0; j < a.length; j++) if (a[j] === b[j]) same++;
-  return same / a.length;
+  return accuracy(predictions, data.labels.values());
 }

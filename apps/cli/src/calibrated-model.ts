@@ -1,6 +1,6 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { calibrate, ConversionError, convertFx, prepareQatFx, UnknownModuleNameError } from '@qtk/core';
+import { ConversionError, quantizePostTraining, UnknownModuleNameError } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { OnnxGraphModule } from '@qtk/onnx';
@@ -92,8 +92,8 @@ export interface CalibratedModel {
   readonly float: GraphModule;
   /** Prepared and calibrated (CALIBRATION state). */
   readonly prepared: GraphModule;
-  /** null when `convert` was false. */
-  readonly fixed: GraphModule | null;
+  /** Converted from `prepared`. */
+  readonly fixed: GraphModule;
   /** The calibration samples: one [N, ...] tensor per model input. */
   readonly samples: Tensor[];
   /** The model's inputs (name, sample shape). */
@@ -129,6 +129,29 @@ function fixedBatchAdvice(e: unknown, float: OnnxGraphModule, batch: number, sam
   );
 }
 
+/** prepare's errors of unknown module names, with the model's closest names. */
+function prepareAdvice(e: unknown, names: ModelNames, qconfigs: CalibrateQconfig, float: OnnxGraphModule): unknown {
+  if (UnknownModuleNameError.isInstance(e))
+    return names.withSuggestions(unknownEntryError(e, qconfigs.origin, float), e.entry);
+  if (HybridDictError.isInstance(e) && e.key === 'moduleName') return names.withSuggestions(e, e.entry);
+  return e;
+}
+
+/** A conversion failure in the CLI's terms: what to pass (--hybrid, --keep-float, --march) to get past it. */
+function conversionFailure(
+  e: unknown,
+  modelPath: string,
+  marchId: string,
+  hybrid: boolean,
+  prepared: GraphModule,
+): unknown {
+  if (ConversionError.isInstance(e) && e.failures.length > 0)
+    return new CliError(conversionAdvice(e, modelPath, marchId, hybrid, prepared), { cause: e });
+  if (ConversionError.isInstance(e))
+    return new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
+  return e;
+}
+
 /** A first calibration batch smaller than this sets the scales almost alone (see the warning after calibrate). */
 const SMALL_FIRST_BATCH = 8;
 
@@ -148,7 +171,7 @@ export function checkCalibrateOptions(o: Options, command: string): void {
 
 /**
  * Imports `modelPath`, loads --calib, prepares for --march (with --hybrid: a heterogeneous model;
- * `moduleName` entries such as --keep-float's), calibrates and, unless `convert` is false, converts.
+ * `moduleName` entries such as --keep-float's), calibrates and converts.
  */
 export function calibrateOnnxModel(
   modelPath: string,
@@ -157,8 +180,6 @@ export function calibrateOnnxModel(
   extra: {
     /** Module names to keep float (--keep-float). */
     keepFloat?: readonly string[];
-    convert?: boolean;
-    afterPrepare?: (gm: GraphModule) => void;
   } = {},
 ): CalibratedModel {
   const marchId = requireMarch(String(o.march));
@@ -205,49 +226,37 @@ export function calibrateOnnxModel(
     ...(hybridDict ? { hybridDict } : {}),
     ...(extra.keepFloat ? { keepFloat: names.resolveAll(extra.keepFloat) } : {}),
   });
-  let prepared: GraphModule;
-  try {
-    prepared = prepareQatFx(float, qconfigs.dict, {
-      march: marchId,
-      inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
-      outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
-      onWarning,
-      ...(hybrid ? { hybrid, hybridDict } : {}),
-    });
-  } catch (e) {
-    if (UnknownModuleNameError.isInstance(e))
-      throw names.withSuggestions(unknownEntryError(e, qconfigs.origin, float), e.entry);
-    if (HybridDictError.isInstance(e) && e.key === 'moduleName') throw names.withSuggestions(e, e.entry);
-    throw e;
-  }
-  extra.afterPrepare?.(prepared);
-  let nBatches: number;
-  try {
-    nBatches = calibrate(prepared, inputBatches(samples, batch), { onWarning });
-  } catch (e) {
-    throw fixedBatchAdvice(e, float, batch, samples[0]!.shape[0]!);
-  }
   const firstBatch = Math.min(batch, samples[0]!.shape[0]!);
-  if (nBatches > 1 && firstBatch < SMALL_FIRST_BATCH)
-    onWarning(
-      `calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), ` +
-        `so with batches of ${firstBatch} sample(s) the first ${firstBatch === 1 ? 'sample decides' : 'samples decide'} most of every scale; ` +
-        'calibrate with a larger --batch',
-    );
-  if (inputScale !== 'auto') hintInputScale(prepared, warnings, String(o['input-scale']));
-  let fixed: GraphModule | null = null;
-  if (extra.convert !== false) {
-    io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
-    try {
-      fixed = convertFx(prepared, { march: marchId, onWarning });
-    } catch (e) {
-      if (ConversionError.isInstance(e) && e.failures.length > 0)
-        throw new CliError(conversionAdvice(e, modelPath, marchId, hybrid, prepared), { cause: e });
-      if (ConversionError.isInstance(e))
-        throw new CliError(`cannot quantize ${modelPath} for '${marchId}': ${e.message}`, { cause: e });
-      throw e;
-    }
-  }
+  const {
+    calibrated: prepared,
+    fixed,
+    batches: nBatches,
+  } = quantizePostTraining(float, {
+    march: marchId,
+    qconfig: qconfigs.dict,
+    calibration: inputBatches(samples, batch),
+    inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
+    outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
+    ...(hybrid ? { hybrid, ...(hybridDict ? { hybridDict } : {}) } : {}),
+    onWarning,
+    afterCalibrate: (calibrated, n) => {
+      if (n > 1 && firstBatch < SMALL_FIRST_BATCH)
+        onWarning(
+          `calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), ` +
+            `so with batches of ${firstBatch} sample(s) the first ${firstBatch === 1 ? 'sample decides' : 'samples decide'} most of every scale; ` +
+            'calibrate with a larger --batch',
+        );
+      if (inputScale !== 'auto') hintInputScale(calibrated, warnings, String(o['input-scale']));
+    },
+    onStage: (stage) => {
+      if (stage === 'convert') io.out(`${stageLabel('conversion')}to fixed point for ${marchId}\n`);
+    },
+    explainError: (e, { stage, calibrated }) => {
+      if (stage === 'prepare') return prepareAdvice(e, names, qconfigs, float);
+      if (stage === 'calibrate') return fixedBatchAdvice(e, float, batch, samples[0]!.shape[0]!);
+      return conversionFailure(e, modelPath, marchId, hybrid, calibrated!);
+    },
+  });
   return {
     float,
     prepared,

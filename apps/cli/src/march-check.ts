@@ -1,4 +1,4 @@
-import { calibrate, ConversionError, convertFx, prepareQatFx } from '@qtk/core';
+import { ConversionError, type PostTrainingOptions, type PostTrainingStage, quantizePostTraining } from '@qtk/core';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
@@ -43,29 +43,27 @@ export function checkMarch(gm: GraphModule, marchId: string, examples: readonly 
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
   const failed = new Map<string, string>();
-  let prepared: GraphModule | null = null;
+  // where the trial stopped: the stage that failed, and the prepared model once there is one
+  const trial: { failedAt: PostTrainingStage | null; prepared: GraphModule | null } = {
+    failedAt: null,
+    prepared: null,
+  };
   let prepareError: string | undefined;
   try {
-    prepared = prepareQatFx(
-      gm,
-      { global: defaultQatQconfig },
-      { march, inputQuantStubs: { scale: 1 / 128 }, onWarning: (m) => warnings.push(m) },
-    );
-    calibrate(prepared, [[...examples]], {
-      onWarning: (m) => warnings.push(m),
-    });
+    const explainError: PostTrainingOptions['explainError'] = (e, at) => {
+      trial.failedAt = at.stage;
+      trial.prepared = at.calibrated;
+      return e;
+    };
+    trial.prepared = quantizePostTraining(gm, trialOptions(march, examples, warnings, { explainError })).calibrated;
   } catch (e) {
-    prepareError = (e as Error).message;
-    prepared = null;
+    if (trial.failedAt !== 'convert') {
+      prepareError = (e as Error).message;
+      trial.prepared = null;
+    } else if (!ConversionError.isInstance(e)) throw e;
+    else for (const f of e.failures) failed.set(f.node, f.reason || f.op);
   }
-  if (prepared) {
-    try {
-      convertFx(prepared, { march, onWarning: (m) => warnings.push(m) });
-    } catch (e) {
-      if (!ConversionError.isInstance(e)) throw e;
-      for (const f of e.failures) failed.set(f.node, f.reason || f.op);
-    }
-  }
+  const prepared = trial.prepared;
   const preparedNames = new Set(prepared ? [...prepared.graph.nodes].map((n) => n.name) : []);
   const nodes: NodeSupport[] = [];
   for (const node of gm.graph.nodes) {
@@ -97,13 +95,23 @@ export function checkHybrid(
 ): { report: DeployDeviceReport; warnings: string[]; model: GraphModule } {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
-  const onWarning = (m: string) => warnings.push(m);
-  const prepared = prepareQatFx(
-    gm,
-    { global: defaultQatQconfig },
-    { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true },
-  );
-  calibrate(prepared, [[...examples]], { onWarning });
-  const model = convertFx(prepared, { march, onWarning });
+  const { fixed: model } = quantizePostTraining(gm, trialOptions(march, examples, warnings, { hybrid: true }));
   return { report: checkDeployDevice(model), warnings, model };
+}
+
+/** The trial's recipe: the default QAT qconfig, a 1/128 input stub, one calibration batch of `examples`. */
+function trialOptions(
+  march: MarchBackendV1,
+  examples: readonly Tensor[],
+  warnings: string[],
+  more: Partial<PostTrainingOptions>,
+): PostTrainingOptions {
+  return {
+    march,
+    qconfig: { global: defaultQatQconfig },
+    calibration: [[...examples]],
+    inputQuantStubs: { scale: 1 / 128 },
+    onWarning: (m) => warnings.push(m),
+    ...more,
+  };
 }

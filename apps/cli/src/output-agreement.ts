@@ -1,5 +1,6 @@
 // How closely a model's outputs follow a reference model's on the same samples, output by output, accumulated
 // batch by batch: SQNR, cosine similarity, max abs error, and top-1 agreement for class scores ([N, classes]).
+import { top1 } from '@qtk/nn';
 
 /** The totals of one output over the batches seen. */
 export class OutputAgreement {
@@ -46,8 +47,8 @@ export class OutputAgreement {
       this.referenceMaxAbs = Math.max(this.referenceMaxAbs, Math.abs(r));
     }
     if (this.isClassScores) {
-      const c = this.sampleDims[0]!;
-      for (let s = 0; s < k; s++) if (argmax(model, s * c, c) === argmax(reference, s * c, c)) this.agreeing++;
+      const [a, b] = [top1(model, k), top1(reference, k)];
+      for (let s = 0; s < k; s++) if (a[s] === b[s]) this.agreeing++;
     }
     this.samples += k;
   }
@@ -90,11 +91,4 @@ export interface AgreementResult {
   readonly nonFinite: number;
   /** For class scores only: the share (0..1) of samples whose arg-max equals the reference's. */
   readonly top1Agreement?: number;
-}
-
-/** The index of the first largest of `n` values from `at`. */
-function argmax(v: Float32Array, at: number, n: number): number {
-  let best = 0;
-  for (let j = 1; j < n; j++) if (v[at + j]! > v[at + best]!) best = j;
-  return best;
 }

@@ -1,22 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { calibrate, convertFx, prepareQatFx, setFakeQuantize, startQat } from '@qtk/core';
+import { calibratePostTraining, convertFx, prepareQatFx, setFakeQuantize, startQat } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig, type QConfig } from '@qtk/fake-quant';
 import { fuseFx } from '@qtk/fusion';
 import type { GraphModule } from '@qtk/ir';
-import { ProgressBar } from '@qtk/nn';
-import {
-  accuracyOf,
-  agreement,
-  loadDataset,
-  predict,
-  ReferenceNet,
-  SUBSET_DIR,
-  takeBatch,
-  trainFloat,
-  type Dataset,
-} from '@qtk/examples';
-import { Generator, type Tensor } from '@qtk/tensor';
+import { agreement, batchesOf, ProgressBar } from '@qtk/nn';
+import { accuracyOf, loadDataset, predict, ReferenceNet, SUBSET_DIR, trainFloat, type Dataset } from '@qtk/examples';
+import { Generator } from '@qtk/tensor';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import type { DemoObserver, DemoOptions } from './args.js';
@@ -53,13 +43,6 @@ export function calibrationQconfig(observer: DemoObserver): QConfig {
  * observer's result carries into QAT and no histogram observer runs per step), min-max per-channel weights.
  */
 export const QAT_QCONFIG: QConfig = getDefaultQconfig('lsq', 'fake_quant', 'min_max', 'min_max');
-
-export function calibrationBatches(train: Dataset, count: number, batch = 64): Tensor[] {
-  const n = Math.min(count, train.labels.size);
-  const out: Tensor[] = [];
-  for (let i = 0; i < n; i += batch) out.push(takeBatch(train, null, i, Math.min(batch, n - i)).images);
-  return out;
-}
 
 function timed<T>(f: () => T): [T, number] {
   const t0 = performance.now();
@@ -112,18 +95,17 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   float.eval();
   const qconfigDict = (global: QConfig) => ({ global, moduleName: { fc: defaultQatOutQconfig } });
   const [calibrated, tCalib] = timed(() => {
-    const gm = prepareQatFx(
-      fuseFx(float, { march: options.march }),
-      qconfigDict(calibrationQconfig(options.observer)),
-      {
-        fuse: false,
-        march: options.march,
-        onWarning: (m) => log(`warning: ${m}`),
-      },
-    );
-    const batches = calibrationBatches(train, options.calibImages);
+    const batches = [...batchesOf(train.images, 64, options.calibImages)];
     const bar = new ProgressBar({ total: batches.length, label: `calibrate (${options.observer})`, enabled: progress });
-    calibrate(gm, batches, { onBatch: () => bar.tick(1) });
+    const { calibrated: gm } = calibratePostTraining(fuseFx(float, { march: options.march }), {
+      march: options.march,
+      qconfig: qconfigDict(calibrationQconfig(options.observer)),
+      fuse: false,
+      calibration: batches,
+      onBatch: () => bar.tick(1),
+      // calibration's warnings go where calibrate sends them by default
+      onWarning: (m, stage) => (stage === 'prepare' ? log(`warning: ${m}`) : console.warn(`[qtk] ${m}`)),
+    });
     bar.finish();
     return gm;
   });

@@ -44,33 +44,69 @@ export function uncalibratedFakeQuants(model: Module, under?: readonly string[])
     .map(([path]) => path);
 }
 
+/** One calibration batch: the model's input, or one tensor per input. */
+export type CalibrationBatch = Tensor | Tensor[];
+
 /**
  * The calibration flow: CALIBRATION state, eval mode, forward every batch without gradients
  * (observers collect statistics, values pass unquantized), then VALIDATION. Returns the batch count.
  * A fake-quant left without a usable scale (no finite value seen, or only zeros) is reported
  * through `onWarning`, naming the module.
  */
-export function calibrate(model: Module, batches: Iterable<Tensor | Tensor[]>, options: CalibrateOptions = {}): number {
+export function calibrate(model: Module, batches: Iterable<CalibrationBatch>, options: CalibrateOptions = {}): number {
+  const run = startCalibration(model, options);
+  try {
+    noGrad(() => {
+      for (const b of batches) if (!run.step(b)) break;
+    });
+  } finally {
+    run.stopRecording();
+  }
+  return run.finish();
+}
+
+/**
+ * calibrate for batches that arrive asynchronously (read from files or a stream as calibration goes):
+ * the same states, statistics and warnings, one batch in memory at a time.
+ */
+export async function calibrateAsync(
+  model: Module,
+  batches: AsyncIterable<CalibrationBatch> | Iterable<CalibrationBatch>,
+  options: CalibrateOptions = {},
+): Promise<number> {
+  const run = startCalibration(model, options);
+  try {
+    for await (const b of batches) if (!noGrad(() => run.step(b))) break;
+  } finally {
+    run.stopRecording();
+  }
+  return run.finish();
+}
+
+/** calibrate's steps, shared by its synchronous and asynchronous forms. */
+function startCalibration(model: Module, options: CalibrateOptions) {
   model.eval();
   setFakeQuantize(model, 'CALIBRATION');
   let n = 0;
   const recording = recordInputShapes(model);
-  try {
-    noGrad(() => {
-      for (const b of batches) {
-        if (options.numBatches !== undefined && n >= options.numBatches) break;
-        (model as unknown as { call(...a: Tensor[]): unknown }).call(...(Array.isArray(b) ? b : [b]));
-        options.onBatch?.(n);
-        n++;
-      }
-    });
-  } finally {
-    recording.stop();
-  }
-  setFakeQuantize(model, 'VALIDATION');
-  const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
-  for (const { module, issue } of calibrationIssues(model)) warn(`calibration: fake-quant '${module}' ${issue}`);
-  return n;
+  return {
+    /** Runs one batch; false once numBatches batches ran (the batch is not run). */
+    step(b: CalibrationBatch): boolean {
+      if (options.numBatches !== undefined && n >= options.numBatches) return false;
+      (model as unknown as { call(...a: Tensor[]): unknown }).call(...(Array.isArray(b) ? b : [b]));
+      options.onBatch?.(n);
+      n++;
+      return true;
+    },
+    stopRecording: () => recording.stop(),
+    /** VALIDATION state, the warnings; returns the batch count. */
+    finish(): number {
+      setFakeQuantize(model, 'VALIDATION');
+      const warn = options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+      for (const { module, issue } of calibrationIssues(model)) warn(`calibration: fake-quant '${module}' ${issue}`);
+      return n;
+    },
+  };
 }
 
 /**

@@ -22,12 +22,25 @@ export {
 export { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 export {
   calibrate,
+  calibrateAsync,
   calibrationIssues,
   uncalibratedFakeQuants,
   startQat,
   type CalibrateOptions,
+  type CalibrationBatch,
   type CalibrationIssue,
 } from './calibration.js';
+export {
+  quantizePostTraining,
+  quantizePostTrainingAsync,
+  calibratePostTraining,
+  calibrationQconfigDict,
+  DEFAULT_PTQ_OBSERVER,
+  type PostTrainingOptions,
+  type PostTrainingResult,
+  type PostTrainingStage,
+  type CalibratedResult,
+} from './ptq/quantize-post-training.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode, isPreserveQatMode, isPreservedAt } from './preserve-qat-mode.js';

@@ -129,6 +129,7 @@ export { parseIdx, type IdxArray, type IdxDType } from './data/idx.js';
 export { parseNpy, serializeNpy, type NpyArray, type NpyDType } from './data/npy.js';
 export { rawToTensor, type RawArray, type RawNdArray } from './data/convert.js';
 export { DataLoader, type DataLoaderOptions } from './data/data-loader.js';
+export { batchesOf } from './data/batches.js';
 export {
   fashionMnistFromIdx,
   FASHION_MNIST_CLASSES,
@@ -136,6 +137,7 @@ export {
   type FashionMnistIdxOptions,
 } from './data/fashion-mnist.js';
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
+export { top1, accuracy, agreement } from './metrics.js';
 export { SyncBatchNorm } from './layers/sync-batch-norm.js';
 export type { BatchNormNd } from './layers/normalization.js';
 

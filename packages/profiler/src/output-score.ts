@@ -1,6 +1,6 @@
 // How close a model's final output stays to the float model's on a set of batches: cosine or SQNR of
 // all outputs together, or top-1 accuracy when labels are given.
-import type { Module } from '@qtk/nn';
+import { type Module, top1 } from '@qtk/nn';
 import { InvalidArgumentError, noGrad, type Tensor } from '@qtk/tensor';
 import { similarityOf } from './metrics.js';
 import { realValues } from './node-values.js';
@@ -65,11 +65,8 @@ function accuracyOf(
       throw new InvalidArgumentError(
         `accuracy: batch ${b} has ${rows} outputs but ${lab.length} labels; give one label per output row`,
       );
-    for (let r = 0; r < rows; r++) {
-      let best = 0;
-      for (let c = 1; c < classes; c++) if (o.values[r * classes + c]! > o.values[r * classes + best]!) best = c;
-      if (best === lab[r]) correct++;
-    }
+    const predicted = top1(o.values, rows);
+    for (let r = 0; r < rows; r++) if (predicted[r] === lab[r]) correct++;
     total += rows;
   });
   return total ? correct / total : 0;

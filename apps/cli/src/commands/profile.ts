@@ -115,7 +115,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
   if (o.data !== undefined && !existsSync(String(o.data)))
     throw new CliError(`--data directory ${shownPath(String(o.data))} does not exist`);
   const c = calibrateOnnxModel(modelPath, o, io);
-  const fixed = c.fixed!;
+  const fixed = c.fixed;
   setFakeQuantize(c.prepared, 'VALIDATION');
   const batch = Number(o.batch);
   const samples = Number(o.samples);

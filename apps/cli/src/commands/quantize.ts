@@ -77,7 +77,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const pre = c.preprocess;
   const nBatches = c.batches;
   const batch = Number(o.batch);
-  const fixed = c.fixed!;
+  const fixed = c.fixed;
 
   // Agreement of the fixed-point model with the calibrated fake-quant model on the first samples: a check that
   // conversion kept the outputs (and that they are finite), for which a few samples do; on a 224×224 ResNet-18,

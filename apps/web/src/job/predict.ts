@@ -1,21 +1,7 @@
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import { noGrad, Tensor } from '@qtk/tensor';
-
-/** Consecutive batches of `batch` samples (the last one shorter), as views of `x`'s data. */
-export function* batchesOf(x: Tensor, batch: number): Generator<Tensor> {
-  const n = x.shape[0]!;
-  const per = x.size / n;
-  const data = x.values() as Float32Array;
-  for (let i = 0; i < n; i += batch) {
-    const k = Math.min(batch, n - i);
-    yield new Tensor({
-      data: data.subarray(i * per, (i + k) * per),
-      shape: [k, ...x.shape.slice(1)],
-      dtype: 'float32',
-    });
-  }
-}
+import { batchesOf, top1 } from '@qtk/nn';
+import { noGrad, type Tensor } from '@qtk/tensor';
 
 /** The model's first output as float values (a fixed-point output is dequantized). */
 function floatValues(y: unknown): { values: ArrayLike<number>; shape: readonly number[] } {
@@ -40,12 +26,7 @@ export function predict(
     for (const x of batchesOf(images, batch)) {
       const { values, shape } = floatValues(model.call(x));
       const k = shape[0]!;
-      const classes = values.length / k;
-      for (let i = 0; i < k; i++) {
-        let best = 0;
-        for (let c = 1; c < classes; c++) if (values[i * classes + c]! > values[i * classes + best]!) best = c;
-        out[at + i] = best;
-      }
+      out.set(top1(values, k), at);
       at += k;
       onBatch(++done);
     }

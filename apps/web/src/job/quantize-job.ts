@@ -2,16 +2,16 @@
 // (the end-to-end test runs it in Node to check the page's figures): import the float ONNX model,
 // evaluate it, prepare it for a march, calibrate, convert, evaluate the fixed-point model, compare the
 // two node by node, and write the fixed-point model file and its ONNX export.
-import { calibrate, ConversionError, convertFx, modelToBytes, prepareQatFx } from '@qtk/core';
-import { getDefaultQconfig } from '@qtk/fake-quant';
+import { ConversionError, modelToBytes, quantizePostTraining } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
 import { checkDeployDevice } from '@qtk/hybrid';
+import { accuracy, agreement as top1Agreement, batchesOf } from '@qtk/nn';
 import { exportOnnxBytes, importOnnx, type OnnxGraphModule } from '@qtk/onnx';
 import { featuremapSimilarity } from '@qtk/profiler';
 import { Tensor } from '@qtk/tensor';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { batchesOf, predict } from './predict.js';
+import { predict } from './predict.js';
 import type { JobStage } from './stages.js';
 
 export interface LabelledSamples {
@@ -93,18 +93,6 @@ export class JobError extends Error {
   override readonly name = 'JobError';
 }
 
-function argmaxAgreement(a: Int32Array, b: Int32Array): number {
-  let same = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) same++;
-  return same / a.length;
-}
-
-function accuracy(pred: Int32Array, labels: Int32Array): number {
-  let ok = 0;
-  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) ok++;
-  return ok / pred.length;
-}
-
 /** The first `n` samples of `x`. */
 function head(x: Tensor, n: number): Tensor {
   const per = x.size / x.shape[0]!;
@@ -160,34 +148,26 @@ export function runQuantizeJob(job: QuantizeJob, onProgress: (p: JobProgress) =>
     : null;
 
   const tq = performance.now();
-  const prepared = prepareQatFx(
-    float,
-    { global: getDefaultQconfig('fake_quant', 'fake_quant', job.observer, 'min_max') },
-    {
-      march: job.march,
-      inputQuantStubs: { scale: job.inputScale },
-      outputDeQuantStubs: false, // as qtk quantize: the model file and its ONNX export keep integer outputs
-      onWarning,
-      ...(job.hybrid ? { hybrid: true } : {}),
-    },
-  );
   const calibBatches = Math.ceil(job.calibration.shape[0]! / job.batch);
-  calibrate(prepared, batchesOf(job.calibration, job.batch), {
+  const { calibrated: prepared, fixed } = quantizePostTraining(float, {
+    march: job.march,
+    observer: job.observer,
+    calibration: batchesOf(job.calibration, job.batch),
+    inputQuantStubs: { scale: job.inputScale },
+    outputDeQuantStubs: false, // as qtk quantize: the model file and its ONNX export keep integer outputs
+    ...(job.hybrid ? { hybrid: true } : {}),
     onWarning,
     onBatch: (i) => onProgress({ stage: 'calibrate', done: i + 1, total: calibBatches }),
+    onStage: (stage) => {
+      if (stage === 'convert') onProgress({ stage: 'convert', done: 0, total: 1 });
+    },
+    explainError: (e, { stage }) =>
+      stage === 'convert' && ConversionError.isInstance(e)
+        ? new JobError(
+            `cannot convert ${job.modelName} for '${job.march}': ${e.message}${job.hybrid ? '' : '\nTick "hybrid" to run these operators on the CPU (a heterogeneous model).'}`,
+          )
+        : e,
   });
-  onProgress({ stage: 'convert', done: 0, total: 1 });
-  let fixed: GraphModule;
-  try {
-    fixed = convertFx(prepared, { march: job.march, onWarning });
-  } catch (e) {
-    if (ConversionError.isInstance(e)) {
-      throw new JobError(
-        `cannot convert ${job.modelName} for '${job.march}': ${e.message}${job.hybrid ? '' : '\nTick "hybrid" to run these operators on the CPU (a heterogeneous model).'}`,
-      );
-    }
-    throw e;
-  }
   const quantizeSeconds = (performance.now() - tq) / 1000;
   onProgress({ stage: 'convert', done: 1, total: 1 });
 
@@ -202,7 +182,7 @@ export function runQuantizeJob(job: QuantizeJob, onProgress: (p: JobProgress) =>
       fixedPoint: accuracy(fixedPred, test.labels),
       samples: test.labels.length,
     };
-    agreement = argmaxAgreement(floatPred, fixedPred);
+    agreement = top1Agreement(floatPred, fixedPred);
   }
 
   onProgress({ stage: 'profile', done: 0, total: 1 });

@@ -1,0 +1,194 @@
+// Post-training quantization in one call: the flow horizon_plugin_pytorch's calibration guide walks through by
+// hand (a calibration qconfig, prepare_qat_fx, the CALIBRATION state and forward passes, convert_fx), with the
+// hooks the CLI, the web app and the demo need to report it in their own words.
+import { getDefaultQconfig } from '@qtk/fake-quant';
+import type { GraphModule } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
+import { QConfigError, type MarchBackendV1 } from '@qtk/spec';
+import { type CalibrateOptions, type CalibrationBatch, calibrate, calibrateAsync } from '../calibration.js';
+import { convertFx } from '../convert-fx.js';
+import type { HybridDict } from '../deploy-device.js';
+import { type PrepareQatFxOptions, prepareQatFx } from '../prepare-qat-fx.js';
+import type { QConfigDict } from '../qconfig-dict.js';
+
+/** The stages of post-training quantization, in order. */
+export type PostTrainingStage = 'prepare' | 'calibrate' | 'convert';
+
+/** The activation observer of the default calibration qconfig when neither `qconfig` nor `observer` is given. */
+export const DEFAULT_PTQ_OBSERVER = 'min_max';
+
+export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
+  /** The target march: a registered id or a backend. */
+  march: string | MarchBackendV1;
+  /** The qconfig dict to prepare with; default: `{ global }` of `observer`'s calibration qconfig. */
+  qconfig?: QConfigDict;
+  /**
+   * The activation observer of the default qconfig (weights: per-channel min_max), by registered name;
+   * default 'min_max'. Not together with `qconfig`.
+   */
+  observer?: string;
+  /** The calibration inputs: each batch is the model's input, or one tensor per input. */
+  calibration: Batches;
+  /** Called after each calibration batch with its index (progress). */
+  onBatch?: (index: number) => void;
+  /** Called as each stage starts (progress lines). */
+  onStage?: (stage: PostTrainingStage) => void;
+  /**
+   * Receives every warning with the stage that gave it; default: console.warn. The warnings are also
+   * in the result.
+   */
+  onWarning?: (message: string, stage: PostTrainingStage) => void;
+  /** Called between calibration and conversion, with the calibrated model and the number of batches it saw. */
+  afterCalibrate?: (calibrated: GraphModule, batches: number) => void;
+  /**
+   * Turns an error of a stage into the one to throw (a caller's own wording: command-line flags, a button to
+   * tick); `calibrated` is the prepared model once prepare succeeded. Default: the error as it is; a
+   * conversion that fails on operators the march cannot run is a `ConversionError` that says to prepare
+   * with `hybrid: true`.
+   */
+  explainError?: (error: unknown, at: { stage: PostTrainingStage; calibrated: GraphModule | null }) => unknown;
+  /** prepareQatFx's `inputQuantStubs`: a QuantStub after every graph input, with a fixed scale or calibrated. */
+  inputQuantStubs?: PrepareQatFxOptions['inputQuantStubs'];
+  /** prepareQatFx's `outputDeQuantStubs`. */
+  outputDeQuantStubs?: boolean;
+  /** prepareQatFx's `fuse` (false: the model is fused already). */
+  fuse?: boolean;
+  /** A heterogeneous model: what the march cannot run stays float on the CPU (prepareQatFx's `hybrid`). */
+  hybrid?: boolean;
+  /** With `hybrid`: modules to keep on the CPU. */
+  hybridDict?: HybridDict;
+  /** prepareQatFx's `passes`. */
+  passes?: PrepareQatFxOptions['passes'];
+}
+
+export interface CalibratedResult {
+  /** The prepared model after calibration, its fake-quants in VALIDATION state. */
+  readonly calibrated: GraphModule;
+  /** How many calibration batches ran. */
+  readonly batches: number;
+  /** Every warning of the run, in order. */
+  readonly warnings: readonly string[];
+}
+
+export interface PostTrainingResult extends CalibratedResult {
+  /** The march's fixed-point model converted from `calibrated`. */
+  readonly fixed: GraphModule;
+}
+
+/**
+ * Post-training quantization: prepares `model` for the march with the calibration qconfig, calibrates it on
+ * `calibration` and converts it to the march's fixed point. Errors pass through `explainError`.
+ */
+export function quantizePostTraining(model: Module, options: PostTrainingOptions): PostTrainingResult {
+  const run = new PtqRun(options);
+  const { calibrated, batches } = prepareAndCalibrate(run, model, options);
+  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
+}
+
+/** quantizePostTraining for calibration batches that arrive asynchronously. */
+export async function quantizePostTrainingAsync(
+  model: Module,
+  options: PostTrainingOptions<AsyncIterable<CalibrationBatch> | Iterable<CalibrationBatch>>,
+): Promise<PostTrainingResult> {
+  const run = new PtqRun(options);
+  const calibrated = run.prepare(model);
+  options.onStage?.('calibrate');
+  let batches: number;
+  try {
+    batches = await calibrateAsync(calibrated, options.calibration, run.calibrateOptions());
+  } catch (e) {
+    throw run.explain(e, 'calibrate');
+  }
+  options.afterCalibrate?.(calibrated, batches);
+  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
+}
+
+/**
+ * The first half of quantizePostTraining: prepare and calibrate, no conversion (to start QAT from the
+ * calibrated scales, or to convert later).
+ */
+export function calibratePostTraining(model: Module, options: PostTrainingOptions): CalibratedResult {
+  const run = new PtqRun(options);
+  return { ...prepareAndCalibrate(run, model, options), warnings: run.warnings };
+}
+
+function prepareAndCalibrate(
+  run: PtqRun,
+  model: Module,
+  options: PostTrainingOptions,
+): { calibrated: GraphModule; batches: number } {
+  const calibrated = run.prepare(model);
+  const batches = run.stage('calibrate', () => calibrate(calibrated, options.calibration, run.calibrateOptions()));
+  options.afterCalibrate?.(calibrated, batches);
+  return { calibrated, batches };
+}
+
+/** The calibration qconfig dict of the options: `qconfig`, or the default one of `observer`. */
+export function calibrationQconfigDict(options: Pick<PostTrainingOptions, 'qconfig' | 'observer'>): QConfigDict {
+  if (options.qconfig && options.observer !== undefined) {
+    throw new QConfigError(
+      `quantizePostTraining: got both a qconfig and observer '${options.observer}'; ` +
+        'pass one: the observer only chooses the default qconfig, so set it in your qconfig instead',
+    );
+  }
+  return (
+    options.qconfig ?? {
+      global: getDefaultQconfig('fake_quant', 'fake_quant', options.observer ?? DEFAULT_PTQ_OBSERVER, 'min_max'),
+    }
+  );
+}
+
+/** One run's stages, warnings and error translation. */
+class PtqRun {
+  readonly warnings: string[] = [];
+  private calibrated: GraphModule | null = null;
+
+  constructor(private readonly options: PostTrainingOptions<unknown>) {}
+
+  prepare(model: Module): GraphModule {
+    const o = this.options;
+    this.calibrated = this.stage('prepare', () =>
+      prepareQatFx(model, calibrationQconfigDict(o), {
+        march: o.march,
+        onWarning: this.warn('prepare'),
+        ...(o.inputQuantStubs !== undefined ? { inputQuantStubs: o.inputQuantStubs } : {}),
+        ...(o.outputDeQuantStubs !== undefined ? { outputDeQuantStubs: o.outputDeQuantStubs } : {}),
+        ...(o.fuse !== undefined ? { fuse: o.fuse } : {}),
+        ...(o.passes !== undefined ? { passes: o.passes } : {}),
+        ...(o.hybrid ? { hybrid: true, ...(o.hybridDict ? { hybridDict: o.hybridDict } : {}) } : {}),
+      }),
+    );
+    return this.calibrated;
+  }
+
+  calibrateOptions(): CalibrateOptions {
+    return { onWarning: this.warn('calibrate'), ...(this.options.onBatch ? { onBatch: this.options.onBatch } : {}) };
+  }
+
+  convert(calibrated: GraphModule): GraphModule {
+    return this.stage('convert', () =>
+      convertFx(calibrated, { march: this.options.march, onWarning: this.warn('convert') }),
+    );
+  }
+
+  stage<T>(stage: PostTrainingStage, f: () => T): T {
+    this.options.onStage?.(stage);
+    try {
+      return f();
+    } catch (e) {
+      throw this.explain(e, stage);
+    }
+  }
+
+  explain(e: unknown, stage: PostTrainingStage): unknown {
+    return this.options.explainError ? this.options.explainError(e, { stage, calibrated: this.calibrated }) : e;
+  }
+
+  private warn(stage: PostTrainingStage): (message: string) => void {
+    const sink = this.options.onWarning ?? ((m: string) => console.warn(`[qtk] ${m}`));
+    return (message) => {
+      this.warnings.push(message);
+      sink(message, stage);
+    };
+  }
+}
