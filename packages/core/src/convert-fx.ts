@@ -21,6 +21,7 @@ import { convertNodeContext } from './node-context.js';
 import { HYBRID_MODEL, modelInfoOf, recordModelInfo } from './model-info.js';
 import { setDeployDevice } from './deploy-device.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
+import { moduleOf as qatModuleOf } from './qconfig-of.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { isWrappedMethodCall } from './fx-wrapped-modules.js';
 import { addWrappedMethodModules, placeWrappedMethodOwners } from './convert-wrapped.js';
@@ -105,18 +106,9 @@ function resolveMarch(m: ConvertFxOptions['march'], qatModel: GraphModule): Marc
   return current;
 }
 
-function moduleAt(gm: GraphModule, node: Node): Module | null {
-  if (node.op !== 'call_module') return null;
-  try {
-    return gm.getSubmodule(node.target);
-  } catch {
-    return null;
-  }
-}
-
 /** An inserted activation fake-quant: a bare FakeQuantize called on one value. */
 function isActivationFakeQuant(gm: GraphModule, node: Node): boolean {
-  return node.op === 'call_module' && node.method === undefined && moduleAt(gm, node) instanceof FakeQuantize;
+  return node.op === 'call_module' && node.method === undefined && qatModuleOf(gm, node) instanceof FakeQuantize;
 }
 
 function opLabel(node: Node, module: Module | null): string {
@@ -163,16 +155,8 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
   });
   out.training = false;
   march.hooks.prepareConvert?.(out);
-  const source = (node: Node): Module | null => {
-    if (node.op !== 'call_module') return null;
-    try {
-      return qatModel.getSubmodule(node.target);
-    } catch {
-      return null;
-    }
-  };
   // call_module nodes still point at the QAT model's modules until rewritten
-  const moduleOf = (node: Node) => source(node);
+  const moduleOf = (node: Node): Module | null => qatModuleOf(qatModel, node);
 
   const qparams = new Map<Node, QParams>();
   const failures: UnsupportedOpError[] = [];
