@@ -4,7 +4,7 @@ import type { GraphModule } from '@qtk/ir';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { nodeOp, type NodeOp } from './op-names.js';
-import { checkDeployDevice, type DeployDeviceReport, nodeVerdict } from '@qtk/hybrid';
+import { checkDeployDevice, type DeployDeviceReport, hybridPartitioner, nodeVerdict } from '@qtk/hybrid';
 
 /** How one node of the float graph fares on a march. */
 export interface NodeSupport {
@@ -101,7 +101,7 @@ export function checkHybrid(
   const prepared = prepareQatFx(
     gm,
     { global: defaultQatQconfig },
-    { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true },
+    { march, inputQuantStubs: { scale: 1 / 128 }, onWarning, hybrid: true, partitioner: hybridPartitioner },
   );
   calibrate(prepared, [[...examples]], { onWarning });
   const model = convertFx(prepared, { march, onWarning });

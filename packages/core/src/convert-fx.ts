@@ -70,7 +70,7 @@ export class ConversionError extends QtkError {
 function unsupportedMessage(march: string, failures: readonly UnsupportedOpError[]): string {
   return (
     `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
-    "run them on the CPU in a heterogeneous model (import '@qtk/hybrid'; prepareQatFx(model, qconfigDict, { march, hybrid: true }); qtk quantize --hybrid), " +
+    "run them on the CPU in a heterogeneous model (prepareQatFx(model, qconfigDict, { march, hybrid: true, partitioner: hybridPartitioner }) with hybridPartitioner from '@qtk/hybrid'; qtk quantize --hybrid), " +
     'keep them float with a null qconfig (qconfigDict moduleName: { name: null }) or as QAT modules with setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.'
   );
 }

@@ -43,7 +43,6 @@ export {
   type DeployReason,
   type HybridDict,
 } from './deploy-device.js';
-export { setHybridPartitioner, hybridPartitioner } from './hybrid-partitioner.js';
 export { qconfigOf, moduleOf, pathOf, type NodeQconfig } from './qconfig-of.js';
 export { SoftmaxQat, LayerNormQat, type StepFakeQuant } from '@qtk/fixed-point';
 export {

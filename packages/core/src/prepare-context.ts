@@ -22,7 +22,7 @@ export interface PrepareContext {
    * `setModuleCopyOnWrite(ctx.gm, path, module, ctx.owned)` so the input model's containers stay unchanged.
    */
   readonly owned: Set<Module>;
-  /** Set when prepareQatFx was called with `hybrid: true`: the user's CPU lists. */
+  /** Set when prepareQatFx was called with `hybrid: true` (and its partitioner): the user's CPU lists. */
   readonly hybrid: { readonly dict: HybridDict } | null;
   /**
    * Per-node qconfigs set by qconfig setters (prepareQatFx's `qconfigSetter` form); they win over

@@ -5,7 +5,7 @@
 import { calibrate, ConversionError, convertFx, modelToBytes, prepareQatFx } from '@qtk/core';
 import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { exportOnnxBytes, importOnnx, type OnnxGraphModule } from '@qtk/onnx';
 import { featuremapSimilarity } from '@qtk/profiler';
 import { Tensor } from '@qtk/tensor';
@@ -168,7 +168,7 @@ export function runQuantizeJob(job: QuantizeJob, onProgress: (p: JobProgress) =>
       inputQuantStubs: { scale: job.inputScale },
       outputDeQuantStubs: false, // as qtk quantize: the model file and its ONNX export keep integer outputs
       onWarning,
-      ...(job.hybrid ? { hybrid: true } : {}),
+      ...(job.hybrid ? { hybrid: true, partitioner: hybridPartitioner } : {}),
     },
   );
   const calibBatches = Math.ceil(job.calibration.shape[0]! / job.batch);
