@@ -2,7 +2,12 @@ export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js
 export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
 export { UnknownModuleNameError, checkModuleNames, coversPath, moduleNamesOf } from './module-names.js';
 export { QatModule, weightedLayer } from './qat-module.js';
-export type { PrepareContext, PreparePass } from './prepare-context.js';
+export {
+  createPrepareContext,
+  type PrepareContext,
+  type PrepareContextInputs,
+  type PreparePass,
+} from './prepare-context.js';
 export {
   swapQatModulesPass,
   swapWrappedModulesPass,

@@ -7,7 +7,7 @@ import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 import { HYBRID_MODEL, recordModelInfo } from './model-info.js';
-import type { PrepareContext, PreparePass } from './prepare-context.js';
+import { createPrepareContext, type PreparePass } from './prepare-context.js';
 import {
   checkQuantStubPass,
   insertActivationFakeQuantPass,
@@ -15,7 +15,7 @@ import {
   swapWrappedModulesPass,
 } from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
-import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
+import type { QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { constantOperandsPass } from './constant-operands-pass.js';
@@ -257,17 +257,16 @@ function prepareModel(
     insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
   }
   if (options.outputDeQuantStubs ?? Boolean(options.inputQuantStubs)) insertOutputDeQuantStubs(gm);
-  const ctx: PrepareContext = {
+  const ctx = createPrepareContext({
     gm,
     input: model,
     source: traced,
-    resolver: new QconfigResolver(gm, qconfigDict),
+    qconfigDict,
     march,
-    quantized: new Set(),
     owned,
     warn,
     hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
-  };
+  });
   for (const pass of passes) pass.run(ctx);
   checkModuleNames('qconfigDict.moduleName', Object.keys(qconfigDict.moduleName ?? {}), [traced, gm]);
   gm.recompile();
