@@ -154,7 +154,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     rootObject: qatModel.rootObject,
   });
   out.training = false;
-  march.hooks.prepareConvert?.(out);
+  march.hooks.prepareConvert?.(out, qatModel);
   // call_module nodes still point at the QAT model's modules until rewritten
   const moduleOf = (node: Node): Module | null => qatModuleOf(qatModel, node);
 
