@@ -23,6 +23,7 @@ export default defineConfig({
     // but a project with isolate: false did not take effect here.)
     poolMatchGlobs: [
       ['**/apps/cli/src/registry-names.test.ts', 'forks'],
+      ['**/packages/fake-quant/src/observer-factory.test.ts', 'forks'],
       ['**/packages/onnx/src/integer/export-coverage.test.ts', 'forks'],
       ['**/packages/tensor/src/op-catalog/op-catalog.test.ts', 'forks'],
     ],

@@ -11,7 +11,7 @@ import { calibrate, convertFx, type HybridDict, prepareQatFx, QatModule, type QC
 import { defaultQatOutQconfig, getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import type { Module } from '@qtk/nn';
 import { loadStateDictFileSync } from '@qtk/nn/node';
 import { autoQconfig, type SensitivityMode, sensitivity } from '@qtk/profiler';
@@ -87,7 +87,7 @@ if (march !== 'bayes' && march !== 'bernoulli2') {
   process.exit(2);
 }
 const hybrid = march === 'bernoulli2';
-const prepare = hybrid ? { hybrid: true } : {};
+const prepare = hybrid ? { hybrid: true, partitioner: hybridPartitioner } : {};
 const raised = hybrid ? 'CPU' : 'int16';
 const calibCount = Number(values.calib);
 const selectCount = Number(values.select);

@@ -1,7 +1,7 @@
 // The CI-sized version of `pnpm integer-onnx`: the reference network (the demo's weights) and a
 // seeded MobileHybridNet, both marches, exported as integer ONNX and run in onnxruntime-node on
 // subset images: every output and every intermediate of the first batch must be bit-identical.
-import '@qtk/hybrid';
+import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { loadStateDictFileSync } from '@qtk/nn/node';
@@ -65,7 +65,7 @@ describe('integer ONNX in onnxruntime-node equals QTK bit for bit', () => {
       march: 'bernoulli2',
       calibration,
       observer: 'min_max',
-      prepare: { hybrid: true },
+      prepare: { hybrid: true, partitioner: hybridPartitioner },
     });
     const kinds = new Set(
       fixedPoint.graph.nodes

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import '@qtk/hybrid';
+import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import type { Module } from '@qtk/nn';
@@ -87,7 +87,12 @@ if (models.includes('mobile')) {
     return m;
   };
   cases.push({ model: 'MobileHybridNet', march: 'bayes', make, ptq: { dtypes: MOBILE_INT16 } });
-  cases.push({ model: 'MobileHybridNet', march: 'bernoulli2 (hybrid)', make, ptq: { prepare: { hybrid: true } } });
+  cases.push({
+    model: 'MobileHybridNet',
+    march: 'bernoulli2 (hybrid)',
+    make,
+    ptq: { prepare: { hybrid: true, partitioner: hybridPartitioner } },
+  });
 }
 
 const results: (IntegerOnnxCheck & { model: string; march: string })[] = [];

@@ -5,7 +5,7 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { modelFromBytes, modelToBytes } from '@qtk/core';
 import { fuseFx } from '@qtk/fusion';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { symbolicTrace } from '@qtk/ir';
 import { agreement } from '@qtk/nn';
 import { BAYES_CAPABILITIES } from '@qtk/march-bayes';
@@ -114,7 +114,7 @@ describe('MobileHybridNet', () => {
       const { calibrated, fixedPoint } = postTrainingQuantize(net, {
         march: 'bernoulli2',
         calibration: firstBatches(train, 256),
-        prepare: { hybrid: true },
+        prepare: { hybrid: true, partitioner: hybridPartitioner },
       });
       const report = checkDeployDevice(fixedPoint);
       expect(report.nodes.filter((n) => n.device === 'CPU').map((n) => n.name)).toEqual(BERNOULLI2_CPU);

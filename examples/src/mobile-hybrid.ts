@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkDeployDevice, formatDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, formatDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { agreement } from '@qtk/nn';
@@ -116,7 +116,11 @@ console.log(
 );
 
 t0 = performance.now();
-const hybrid = postTrainingQuantize(float, { ...ptq, march: 'bernoulli2', prepare: { hybrid: true } });
+const hybrid = postTrainingQuantize(float, {
+  ...ptq,
+  march: 'bernoulli2',
+  prepare: { hybrid: true, partitioner: hybridPartitioner },
+});
 const devices = checkDeployDevice(hybrid.fixedPoint);
 console.log(formatDeployDevice(devices));
 const cpuNodes = devices.nodes.filter((n) => n.device === 'CPU').map((n) => n.name);

@@ -3,7 +3,7 @@
 // within the measured bound of docs/onnx-export.md and every input gets the same class.
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import '@qtk/hybrid';
+import { hybridPartitioner } from '@qtk/hybrid';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { defaultCalibOutQconfig, getDefaultCalibQconfig } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
@@ -88,7 +88,11 @@ describe('a heterogeneous QAT model (bernoulli2, hybrid)', () => {
     });
     net.eval();
     const calibration = [0, 1].map(() => randn([8, 1, 28, 28], { generator: g }).clamp(-1, 1));
-    const { calibrated } = postTrainingQuantize(net, { march: 'bernoulli2', calibration, prepare: { hybrid: true } });
+    const { calibrated } = postTrainingQuantize(net, {
+      march: 'bernoulli2',
+      calibration,
+      prepare: { hybrid: true, partitioner: hybridPartitioner },
+    });
     const x = randn([32, 1, 28, 28], { generator: g }).clamp(-1, 1);
     const bytes = exportOnnxBytes(calibrated, x);
     const session = await ort.InferenceSession.create(bytes, {

@@ -7,7 +7,7 @@ import { type GraphModule, runSegments, splitModel, symbolicTrace } from '@qtk/i
 import { exportOnnxBytes } from '@qtk/onnx';
 import { expectOnnxCheckerPasses } from '../../packages/onnx/src/testing/onnx-checker.js';
 import * as ort from 'onnxruntime-node';
-import '@qtk/hybrid';
+import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { QuantStub } from '@qtk/nn';
@@ -113,7 +113,7 @@ describe('segmented deployment of a heterogeneous model', () => {
     const { fixedPoint } = postTrainingQuantize(new MobileHybridNet({ generator: new Generator(5) }), {
       march: 'bernoulli2',
       calibration,
-      prepare: { hybrid: true },
+      prepare: { hybrid: true, partitioner: hybridPartitioner },
     });
     // inside the backbone (the stem's output crosses to the cat), where the BPU part hands a
     // dequantized float to the CPU hardswish of block 2's depthwise conv, and after it

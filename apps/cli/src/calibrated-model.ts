@@ -9,7 +9,7 @@ import { parseNumber, type CommandSpec } from './args.js';
 import { inputBatches } from './batches.js';
 import { loadInputSamples } from './data/input-samples.js';
 import type { Preprocess } from './data/samples.js';
-import { HybridDictError } from '@qtk/hybrid';
+import { HybridDictError, hybridPartitioner } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { conversionAdvice } from './conversion-advice.js';
 import { CliError, type CliIo } from './io.js';
@@ -237,7 +237,7 @@ export function calibrateOnnxModel(
     calibration: inputBatches(samples, batch),
     inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
     outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
-    ...(hybrid ? { hybrid, ...(hybridDict ? { hybridDict } : {}) } : {}),
+    ...(hybrid ? { hybrid, partitioner: hybridPartitioner, ...(hybridDict ? { hybridDict } : {}) } : {}),
     onWarning,
     afterCalibrate: (calibrated, n) => {
       if (n > 1 && firstBatch < SMALL_FIRST_BATCH)

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { calibrate, convertFx, deployDeviceOf, prepareQatFx } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
-import '@qtk/hybrid';
+import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bernoulli2';
 import '@qtk/march-bayes';
 import { Conv2d, FloatFunctional, Hardsigmoid, Module } from '@qtk/nn';
@@ -47,7 +47,14 @@ describe('hybrid: a CPU value re-entering generated FloatFunctionals', () => {
     const prepared = prepareQatFx(
       float,
       { global: getDefaultQatQconfig() },
-      { march: 'bernoulli2', hybrid: true, inputQuantStubs: true, outputDeQuantStubs: true, onWarning: () => {} },
+      {
+        march: 'bernoulli2',
+        hybrid: true,
+        partitioner: hybridPartitioner,
+        inputQuantStubs: true,
+        outputDeQuantStubs: true,
+        onWarning: () => {},
+      },
     );
     const device = (name: string) => deployDeviceOf(prepared.graph.nodes.find((n) => n.name === name)!);
     expect([device('hs'), device('_generated_mul_0'), device('_generated_add_0')]).toEqual(['CPU', 'BPU', 'BPU']);

@@ -1,7 +1,5 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-// installs the partition prepareQatFx runs for --hybrid
-import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
 import { closeNames, didYouMean } from '@qtk/tensor';
 import { type CommandSpec, formatHelp, parseArgs } from './args.js';

@@ -4,7 +4,7 @@ import type { GraphModule } from '@qtk/ir';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { nodeOp, type NodeOp } from './op-names.js';
-import { checkDeployDevice, type DeployDeviceReport, nodeVerdict } from '@qtk/hybrid';
+import { checkDeployDevice, type DeployDeviceReport, hybridPartitioner, nodeVerdict } from '@qtk/hybrid';
 
 /** How one node of the float graph fares on a march. */
 export interface NodeSupport {
@@ -95,7 +95,7 @@ export function checkHybrid(
 ): { report: DeployDeviceReport; warnings: string[]; model: GraphModule } {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
-  const { fixed: model } = quantizePostTraining(gm, trialOptions(march, examples, warnings, { hybrid: true }));
+  const { fixed: model } = quantizePostTraining(gm, trialOptions(march, examples, warnings, { hybrid: true, partitioner: hybridPartitioner }));
   return { report: checkDeployDevice(model), warnings, model };
 }
 

@@ -1,4 +1,4 @@
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type GraphModule, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { opOfNode } from '@qtk/spec';
 
@@ -12,11 +12,7 @@ export interface NodeOp {
 }
 
 function moduleAt(gm: GraphModule, node: Node): Module | null {
-  try {
-    return gm.getSubmodule(node.target);
-  } catch {
-    return null;
-  }
+  return findSubmodule(gm, node.target);
 }
 
 function capitalise(s: string): string {

@@ -1,4 +1,5 @@
 // --march and --observer: a registered name, or a usage error listing the registered ones and the close ones.
+import { registerBuiltinObservers } from '@qtk/observers';
 import { marches, observers } from '@qtk/spec';
 import { didYouMean } from '@qtk/tensor';
 import { CliError } from './io.js';
@@ -22,6 +23,7 @@ export function requireMarch(id: string): string {
 
 /** The registered observer `name` stands for (names ignore case: 'MSE' is 'mse'), or a usage error. */
 export function requireObserver(name: string): string {
+  registerBuiltinObservers(); // --observer names the built-ins next to plugins' observers
   const key = observers.resolve(name);
   if (key === undefined) throw unknownName('observer', name, observers);
   return key;

@@ -3,7 +3,7 @@
 // responsive while a job runs here.
 import { marches, observers } from '@qtk/spec';
 import { initWasmBackend } from '@qtk/tensor';
-import '@qtk/observers';
+import '@qtk/observers/register'; // the observer menu lists the registered names
 import { fetchDemoFiles } from './demo-assets.js';
 import { JOB_BATCH, PROFILE_SAMPLES } from './job/defaults.js';
 import { demoInputs, DEMO_MODEL_NAME } from './job/demo-inputs.js';

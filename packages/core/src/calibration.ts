@@ -1,5 +1,5 @@
 import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
-import { GraphModule } from '@qtk/ir';
+import { findSubmodule, GraphModule } from '@qtk/ir';
 import type { Module, StateDict } from '@qtk/nn';
 import { noGrad, type Tensor } from '@qtk/tensor';
 
@@ -134,12 +134,8 @@ function recordInputShapes(model: Module): { stop(): void } {
   const handles: { remove(): void }[] = [];
   for (const node of model.graph.nodes) {
     if (node.op !== 'call_module' || node.method !== undefined) continue;
-    let m: Module;
-    try {
-      m = model.getSubmodule(node.target);
-    } catch {
-      continue;
-    }
+    const m = findSubmodule(model, node.target);
+    if (!m) continue;
     handles.push(
       m.registerForwardPreHook((_m, args) => {
         const x = args[0] as { shape?: unknown } | undefined;

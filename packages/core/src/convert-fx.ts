@@ -20,6 +20,7 @@ import { convertNodeContext } from './node-context.js';
 import { HYBRID_MODEL, modelInfoOf, recordModelInfo } from './model-info.js';
 import { setDeployDevice } from './deploy-device.js';
 import { isPreservedAt } from './preserve-qat-mode.js';
+import { moduleOf as qatModuleOf } from './qconfig-of.js';
 import { FLOAT_BOUNDARY, FLOAT_STEP } from './stepwise-float-pass.js';
 import { isWrappedMethodCall } from './fx-wrapped-modules.js';
 import { addWrappedMethodModules, placeWrappedMethodOwners } from './convert-wrapped.js';
@@ -68,7 +69,7 @@ export class ConversionError extends QtkError {
 function unsupportedMessage(march: string, failures: readonly UnsupportedOpError[]): string {
   return (
     `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
-    "run them on the CPU in a heterogeneous model (import '@qtk/hybrid'; prepareQatFx(model, qconfigDict, { march, hybrid: true }); qtk quantize --hybrid), " +
+    "run them on the CPU in a heterogeneous model (prepareQatFx(model, qconfigDict, { march, hybrid: true, partitioner: hybridPartitioner }) with hybridPartitioner from '@qtk/hybrid'; qtk quantize --hybrid), " +
     'keep them float with a null qconfig (qconfigDict moduleName: { name: null }) or as QAT modules with setPreserveQatMode, replace the ops, or choose a march whose capability table lists them.'
   );
 }
@@ -104,18 +105,9 @@ function resolveMarch(m: ConvertFxOptions['march'], qatModel: GraphModule): Marc
   return current;
 }
 
-function moduleAt(gm: GraphModule, node: Node): Module | null {
-  if (node.op !== 'call_module') return null;
-  try {
-    return gm.getSubmodule(node.target);
-  } catch {
-    return null;
-  }
-}
-
 /** An inserted activation fake-quant: a bare FakeQuantize called on one value. */
 function isActivationFakeQuant(gm: GraphModule, node: Node): boolean {
-  return node.op === 'call_module' && node.method === undefined && moduleAt(gm, node) instanceof FakeQuantize;
+  return node.op === 'call_module' && node.method === undefined && qatModuleOf(gm, node) instanceof FakeQuantize;
 }
 
 function opLabel(node: Node, module: Module | null): string {
@@ -161,17 +153,9 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     rootObject: qatModel.rootObject,
   });
   out.training = false;
-  march.hooks.prepareConvert?.(out);
-  const source = (node: Node): Module | null => {
-    if (node.op !== 'call_module') return null;
-    try {
-      return qatModel.getSubmodule(node.target);
-    } catch {
-      return null;
-    }
-  };
+  march.hooks.prepareConvert?.(out, qatModel);
   // call_module nodes still point at the QAT model's modules until rewritten
-  const moduleOf = (node: Node) => source(node);
+  const moduleOf = (node: Node): Module | null => qatModuleOf(qatModel, node);
 
   const qparams = new Map<Node, QParams>();
   const failures: UnsupportedOpError[] = [];

@@ -1,7 +1,7 @@
 // convertFx's handling of fxWrap-ed methods: the modules they call get fixed-point stand-ins converted
 // on first call, and a non-root owner of a wrapped method is placed with its methods and converted children.
 import { shallowCloneModule } from '@qtk/fusion';
-import type { GraphModule } from '@qtk/ir';
+import { findSubmodule, type GraphModule } from '@qtk/ir';
 import { DeQuantStub, type Module } from '@qtk/nn';
 import { isWrappedMethodCall, modulesOnlyInWrappedMethods } from './fx-wrapped-modules.js';
 import { QatModule } from './qat-module.js';
@@ -50,12 +50,7 @@ export function placeWrappedMethodOwners(qatModel: GraphModule, out: GraphModule
   for (const owner of owners) {
     if (owner === '') continue; // the root: the GraphModule's root object, with its children
     const clone = shallowCloneModule(qatModel.getSubmodule(owner));
-    let placed: Module | null = null;
-    try {
-      placed = out.getSubmodule(owner);
-    } catch {
-      placed = null;
-    }
+    const placed = findSubmodule(out, owner);
     for (const [name] of clone.namedChildren()) clone.setChild(name, null);
     if (placed) for (const [name, child] of placed.namedChildren()) clone.setChild(name, child);
     clone.training = false;

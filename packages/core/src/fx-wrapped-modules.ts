@@ -2,7 +2,7 @@
 // call_module node, so these modules have no node of their own. Prepare and convert still give them
 // their qconfig, QAT form and fixed-point form, as horizon_plugin_pytorch documents for RetinaNet's
 // post-processing: the wrapped code runs for real and calls whatever module sits at the path.
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type GraphModule, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 
 /** Whether `node` calls an fxWrap-ed method (recorded opaque, never traced inside). */
@@ -27,12 +27,8 @@ export function modulesOnlyInWrappedMethods(gm: GraphModule): [string, Module][]
     !refs.some((r) => r === path || r.startsWith(`${path}.`) || path.startsWith(`${r}.`));
   const out = new Map<string, Module>();
   for (const owner of owners) {
-    let ownerModule: Module;
-    try {
-      ownerModule = owner === '' ? gm : gm.getSubmodule(owner);
-    } catch {
-      continue;
-    }
+    const ownerModule = findSubmodule(gm, owner);
+    if (!ownerModule) continue;
     for (const [name, m] of ownerModule.namedModules()) {
       const path = join(owner, name);
       if (name !== '' && unreferenced(path) && !out.has(path)) out.set(path, m);

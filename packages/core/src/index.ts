@@ -2,7 +2,12 @@ export { setMarch, getMarch, resetMarch, checkQconfigForMarch } from './march.js
 export { QconfigResolver, checkQconfigDict, type QConfigDict } from './qconfig-dict.js';
 export { UnknownModuleNameError, checkModuleNames, coversPath, moduleNamesOf } from './module-names.js';
 export { QatModule, weightedLayer } from './qat-module.js';
-export type { PrepareContext, PreparePass } from './prepare-context.js';
+export {
+  createPrepareContext,
+  type PrepareContext,
+  type PrepareContextInputs,
+  type PreparePass,
+} from './prepare-context.js';
 export {
   swapQatModulesPass,
   swapWrappedModulesPass,
@@ -56,7 +61,6 @@ export {
   type DeployReason,
   type HybridDict,
 } from './deploy-device.js';
-export { setHybridPartitioner, hybridPartitioner } from './hybrid-partitioner.js';
 export { qconfigOf, moduleOf, pathOf, type NodeQconfig } from './qconfig-of.js';
 export { SoftmaxQat, LayerNormQat, type StepFakeQuant } from '@qtk/fixed-point';
 export {

@@ -3,7 +3,7 @@ import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { MarchBackendV1 } from '@qtk/spec';
 import type { HybridDict } from './deploy-device.js';
-import type { QconfigResolver } from './qconfig-dict.js';
+import { type QConfigDict, QconfigResolver } from './qconfig-dict.js';
 
 /** What every prepare pass sees. Passes edit `gm` in place. */
 export interface PrepareContext {
@@ -22,7 +22,7 @@ export interface PrepareContext {
    * `setModuleCopyOnWrite(ctx.gm, path, module, ctx.owned)` so the input model's containers stay unchanged.
    */
   readonly owned: Set<Module>;
-  /** Set when prepareQatFx was called with `hybrid: true`: the user's CPU lists. */
+  /** Set when prepareQatFx was called with `hybrid: true` (and its partitioner): the user's CPU lists. */
   readonly hybrid: { readonly dict: HybridDict } | null;
   /**
    * Per-node qconfigs set by qconfig setters (prepareQatFx's `qconfigSetter` form); they win over
@@ -36,4 +36,40 @@ export interface PrepareContext {
 export interface PreparePass {
   readonly name: string;
   run(ctx: PrepareContext): void;
+}
+
+/** What a prepare context is made from: the graph being prepared, where it came from, and the user's choices. */
+export interface PrepareContextInputs {
+  /** The (fused) graph the passes edit. */
+  readonly gm: GraphModule;
+  /** The model given to prepareQatFx. */
+  readonly input: Module;
+  /** The traced model before fusion. */
+  readonly source: GraphModule;
+  readonly qconfigDict: QConfigDict;
+  readonly march: MarchBackendV1;
+  /** Hybrid mode's CPU lists; null outside hybrid mode. */
+  readonly hybrid: { readonly dict: HybridDict } | null;
+  readonly warn: (message: string) => void;
+  /** Containers already cloned for `gm` (by prepare's own functional-op modules); default none. */
+  readonly owned?: Set<Module>;
+}
+
+/**
+ * The context prepareQatFx's passes run with, resolving qconfigs from `qconfigDict` on `gm`. Tools that
+ * reason about a model as prepare will see it (the profiler's checks) build theirs here too.
+ */
+export function createPrepareContext(inputs: PrepareContextInputs): PrepareContext {
+  const { gm, input, source, qconfigDict, march, hybrid, warn } = inputs;
+  return {
+    gm,
+    input,
+    source,
+    resolver: new QconfigResolver(gm, qconfigDict),
+    march,
+    quantized: new Set(),
+    owned: inputs.owned ?? new Set(),
+    warn,
+    hybrid,
+  };
 }

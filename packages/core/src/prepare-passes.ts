@@ -2,7 +2,7 @@ import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { setModuleCopyOnWrite } from '@qtk/fusion';
 import type { Node } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, type Module, QuantStub } from '@qtk/nn';
-import { opOfModule, opOfNode, QConfigError } from '@qtk/spec';
+import { opOfModule, opOfNode, QConfigError, setFakeQuantRole } from '@qtk/spec';
 import { compositeQatForm } from '@qtk/fixed-point';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
@@ -117,6 +117,7 @@ export function insertActivationFakeQuantPass(ctx: PrepareContext): void {
     });
     const name = gm.addGeneratedSubmodule(`${node.name}_activation_post_process`.replace(/[^A-Za-z0-9_]/g, '_'), fq);
     const fqNode = graph.insertingAfter(node, () => graph.callModule(name, [node]));
+    setFakeQuantRole(fqNode, 'activation');
     node.replaceAllUsesWith(fqNode, { filter: (u) => u !== fqNode });
     ctx.quantized.add(fqNode);
   }

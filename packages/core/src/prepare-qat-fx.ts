@@ -7,7 +7,7 @@ import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 import { HYBRID_MODEL, recordModelInfo } from './model-info.js';
-import type { PrepareContext, PreparePass } from './prepare-context.js';
+import { createPrepareContext, type PreparePass } from './prepare-context.js';
 import {
   checkQuantStubPass,
   insertActivationFakeQuantPass,
@@ -15,14 +15,13 @@ import {
   swapWrappedModulesPass,
 } from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
-import { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
+import type { QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { constantOperandsPass } from './constant-operands-pass.js';
 import { checkModuleNames } from './module-names.js';
 import { carryPreserveQatModePass } from './preserve-qat-mode-pass.js';
 import type { HybridDict } from './deploy-device.js';
-import { hybridPartitioner } from './hybrid-partitioner.js';
 import {
   checkExampleInputs,
   QCONFIG_SETTERS_PASS,
@@ -32,8 +31,8 @@ import {
 } from './qconfig-setter.js';
 
 /**
- * The default passes, in order. With `hybrid: true` the installed hybrid partitioner
- * (setHybridPartitioner, done by `import '@qtk/hybrid'`) runs right after 'march-rewrites'.
+ * The default passes, in order. With `hybrid: true` the `partitioner` option (`hybridPartitioner`
+ * from @qtk/hybrid) runs right after 'march-rewrites'.
  */
 export const DEFAULT_PREPARE_PASSES: readonly PreparePass[] = Object.freeze([
   { name: 'march-rewrites', run: marchRewritesPass },
@@ -74,10 +73,15 @@ export interface PrepareQatFxOptions {
   outputDeQuantStubs?: boolean;
   /**
    * Heterogeneous model: nodes the march cannot run (by its capability table) and those `hybridDict`
-   * names stay float on the CPU, with quantize / dequantize where they meet BPU nodes. Needs
-   * `import '@qtk/hybrid'`.
+   * names stay float on the CPU, with quantize / dequantize where they meet BPU nodes. Needs the
+   * `partitioner` that decides each node's device.
    */
   hybrid?: boolean;
+  /**
+   * With `hybrid`: the pass that decides each node's device, run right after the march's rewrites;
+   * `hybridPartitioner` from @qtk/hybrid: `{ hybrid: true, partitioner: hybridPartitioner }`.
+   */
+  partitioner?: PreparePass;
   /** With `hybrid`: modules to keep on the CPU, by type and by name (generated names such as `_generated_add_0` too). */
   hybridDict?: HybridDict;
 }
@@ -109,10 +113,30 @@ function withSetterPass(passes: readonly PreparePass[], run: QconfigSetterRun): 
 }
 
 /** The pass list with the hybrid partitioner after the march's rewrites (or first). */
-function withHybridPartitioner(passes: readonly PreparePass[]): readonly PreparePass[] {
-  const partition = hybridPartitioner();
+function withHybridPartitioner(passes: readonly PreparePass[], partition: PreparePass): readonly PreparePass[] {
   const i = passes.findIndex((p) => p.name === 'march-rewrites') + 1;
   return [...passes.slice(0, i), partition, ...passes.slice(i)];
+}
+
+/** The partition pass hybrid mode runs (null without `hybrid`); errors for one without the other. */
+function hybridPartitionerOf(options: PrepareQatFxOptions): PreparePass | null {
+  const { hybrid, partitioner } = options;
+  if (!hybrid) {
+    if (partitioner !== undefined)
+      throw new InvalidArgumentError(
+        'prepareQatFx: partitioner is only run in hybrid mode; pass { hybrid: true, partitioner }',
+      );
+    return null;
+  }
+  if (partitioner === undefined)
+    throw new InvalidArgumentError(
+      "prepareQatFx: { hybrid: true } needs the pass that puts each node on the BPU or the CPU: import { hybridPartitioner } from '@qtk/hybrid' and pass { hybrid: true, partitioner: hybridPartitioner }",
+    );
+  if (partitioner === null || typeof partitioner.name !== 'string' || typeof partitioner.run !== 'function')
+    throw new InvalidArgumentError(
+      "prepareQatFx: partitioner must be a prepare pass { name, run(ctx) }, such as hybridPartitioner from '@qtk/hybrid'",
+    );
+  return partitioner;
 }
 
 /** Inserts `_generated_quant_stub_<k>` QuantStub calls after each placeholder; returns their names. */
@@ -212,8 +236,9 @@ function prepareModel(
     throw new InvalidArgumentError(
       'prepareQatFx: hybridDict is only read in hybrid mode; pass { hybrid: true, hybridDict }',
     );
+  const partitioner = hybridPartitionerOf(options);
   const exampleInputs = setters ? checkExampleInputs(setters.exampleInputs, traced) : null;
-  let defaults = options.hybrid ? withHybridPartitioner(DEFAULT_PREPARE_PASSES) : DEFAULT_PREPARE_PASSES;
+  let defaults = partitioner ? withHybridPartitioner(DEFAULT_PREPARE_PASSES, partitioner) : DEFAULT_PREPARE_PASSES;
   if (setters) defaults = withSetterPass(defaults, { ...setters, exampleInputs });
   const passes = typeof options.passes === 'function' ? options.passes(defaults) : (options.passes ?? defaults);
   if (setters && !passes.some((p) => p.name === QCONFIG_SETTERS_PASS))
@@ -232,17 +257,16 @@ function prepareModel(
     insertInputQuantStubs(gm, typeof options.inputQuantStubs === 'object' ? options.inputQuantStubs.scale : undefined);
   }
   if (options.outputDeQuantStubs ?? Boolean(options.inputQuantStubs)) insertOutputDeQuantStubs(gm);
-  const ctx: PrepareContext = {
+  const ctx = createPrepareContext({
     gm,
     input: model,
     source: traced,
-    resolver: new QconfigResolver(gm, qconfigDict),
+    qconfigDict,
     march,
-    quantized: new Set(),
     owned,
     warn,
     hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
-  };
+  });
   for (const pass of passes) pass.run(ctx);
   checkModuleNames('qconfigDict.moduleName', Object.keys(qconfigDict.moduleName ?? {}), [traced, gm]);
   gm.recompile();

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { QatModule } from './qat-module.js';
 import { checkModuleNames, checkModuleTypeNames } from './module-names.js';
 import { modelInfoOf } from './model-info.js';
+import { findSubmodule } from '@qtk/ir';
 
 // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type ModuleClass = abstract new (...a: any[]) => Module;
@@ -122,12 +123,8 @@ export function replayPreserveRequests(model: Module, list: readonly PreserveReq
 export function isPreservedAt(root: Module, path: string): boolean {
   const parts = path === '' ? [] : path.split('.');
   for (let k = parts.length; k >= 1; k--) {
-    let m: Module;
-    try {
-      m = root.getSubmodule(parts.slice(0, k).join('.'));
-    } catch {
-      continue;
-    }
+    const m = findSubmodule(root, parts.slice(0, k).join('.'));
+    if (!m) continue;
     const mark = ownMark(m);
     if (mark !== undefined) return mark;
   }

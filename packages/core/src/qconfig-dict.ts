@@ -1,6 +1,7 @@
 import type { QConfig } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
+import { findSubmodule } from '@qtk/ir';
 
 // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every subclass, whatever its constructor parameters
 type ModuleClass = abstract new (...args: any[]) => Module;
@@ -90,11 +91,6 @@ export class QconfigResolver {
   }
 
   private moduleAt(path: string): Module | null {
-    if (path === '') return this.root;
-    try {
-      return this.root.getSubmodule(path);
-    } catch {
-      return null;
-    }
+    return findSubmodule(this.root, path);
   }
 }

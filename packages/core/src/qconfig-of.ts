@@ -1,18 +1,13 @@
 import type { QConfig } from '@qtk/fake-quant';
 import { FusedConvBase, functionalOriginOf } from '@qtk/fusion';
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type GraphModule, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { deployDeviceOf } from './deploy-device.js';
 import type { PrepareContext } from './prepare-context.js';
 import { weightedLayer } from './qat-module.js';
 
 export function moduleOf(gm: GraphModule, node: Node): Module | null {
-  if (node.op !== 'call_module') return null;
-  try {
-    return gm.getSubmodule(node.target);
-  } catch {
-    return null;
-  }
+  return node.op === 'call_module' ? findSubmodule(gm, node.target) : null;
 }
 
 /** Qualified path used for qconfig lookup: the module of a call_module, else the scope that created the node. */

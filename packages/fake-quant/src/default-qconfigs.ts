@@ -1,4 +1,3 @@
-import '@qtk/observers'; // the constants below check their options against the registered observers
 import { QConfigError, type ObserverDType } from '@qtk/spec';
 import { nestFakeQuantKwargs, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 import { qconfig, withArgsAt, type QConfig } from './qconfig.js';

@@ -1,7 +1,8 @@
-import { observerBaseShape, observers, OptionsError, type ObserverFactoryV1 } from '@qtk/spec';
+import { observerBaseShape, OptionsError } from '@qtk/spec';
 import { closeNames } from '@qtk/tensor';
 import type { z } from 'zod';
 import { fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
+import { observerFactory } from './observer-factory.js';
 
 /**
  * FakeQuantize options in horizon_plugin_pytorch's flat keyword form: the FakeQuantize options
@@ -81,7 +82,7 @@ export function checkFakeQuantOptions(options: FakeQuantizeOptions, where: strin
     );
   }
   const o = r0.data;
-  const factory = observers.get(o.observer) as ObserverFactoryV1;
+  const factory = observerFactory(o.observer);
   const at = `${where} (observer '${o.observer}')`;
   const own = o.observerOptions;
   for (const k of Object.keys(own)) {

@@ -1,6 +1,5 @@
 import { Module, Parameter, type JsonValue } from '@qtk/nn';
 import {
-  createObserver,
   FAKE_QUANT_STATES,
   FLOAT32_EPS,
   observerDTypeSchema,
@@ -16,6 +15,7 @@ import {
 import { InvalidArgumentError, noGrad, Tensor, type RoundingMode } from '@qtk/tensor';
 import { z } from 'zod';
 import { fakeQuantize } from './fake-quant-op.js';
+import { createNamedObserver } from './observer-factory.js';
 import {
   FAKE_QUANTIZE_EXTRA_STATE_VERSION,
   loadObserverState,
@@ -81,7 +81,7 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     const o = parseOptions(fakeQuantizeOptionsSchema, options, 'FakeQuantize');
     this.options = o;
     this.dtype = o.dtype;
-    this.observer = createObserver(o.observer, {
+    this.observer = createNamedObserver(o.observer, {
       ...o.observerOptions,
       dtype: o.dtype,
       chAxis: o.chAxis,

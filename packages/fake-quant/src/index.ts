@@ -1,4 +1,3 @@
-import '@qtk/observers';
 import { registerLeafModule } from '@qtk/ir';
 import { FakeQuantize } from './fake-quantize.js';
 import { registerBuiltinFakeQuants } from './qconfig.js';

@@ -1,7 +1,7 @@
 // Functional arithmetic as generated FloatFunctional modules, so every add/sub/mul/div/cat/matmul has a
 // module name (`_generated_add_0`, ...) that qconfig dicts, preserve-QAT marks and hybrid dicts can
 // address, as horizon_plugin_pytorch's tracer does for `+` and `torch.add`.
-import { sanitizeName, type GraphModule, type Node } from '@qtk/ir';
+import { findSubmodule, sanitizeName, type GraphModule, type Node } from '@qtk/ir';
 import { FloatFunctional, type Module } from '@qtk/nn';
 import { setModuleCopyOnWrite } from './module-tree.js';
 
@@ -24,10 +24,9 @@ export function functionalOriginOf(node: Node): FunctionalOrigin | null {
 
 /** The first free `<scope>._generated_<op>_<k>` path. */
 function freePath(gm: GraphModule, scope: string, op: string): string {
-  let owner: Module = gm;
-  try {
-    if (scope !== '') owner = gm.getSubmodule(scope);
-  } catch {
+  let owner = findSubmodule(gm, scope);
+  if (!owner) {
+    owner = gm;
     scope = ''; // a scope that is not a module path (an imported graph): use the root
   }
   let k = 0;

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice } from './index.js';
+import { checkDeployDevice, hybridPartitioner } from './index.js';
 import { AlternatingNet, call, MiddleOpsNet, prototypeTask, randomInputs } from '@qtk/test-models';
 import { calibrated } from './testing/calibrated.js';
 
@@ -34,7 +34,11 @@ describe('heterogeneous fixed-point model', () => {
     const task = prototypeTask(net);
     const calib = [1, 2, 3, 4].map((s) => task(s, 10).x);
     const qat = calibrated(
-      prepareQatFx(net, { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true, ...quiet }),
+      prepareQatFx(
+        net,
+        { global: defaultQatQconfig },
+        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
+      ),
       calib,
     );
     const fixed = convertFx(qat, quiet);
@@ -58,7 +62,11 @@ describe('heterogeneous fixed-point model', () => {
 
   it('each BPU segment is bit-exact with the non-hybrid conversion of that segment alone, at the same calibrated scales', () => {
     const net = new AlternatingNet();
-    const qat = prepareQatFx(net, { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true, ...quiet });
+    const qat = prepareQatFx(
+      net,
+      { global: defaultQatQconfig },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
+    );
     const convs = ['conv0', 'conv1', 'conv2', 'conv3'] as const;
     const acts = ['act0', 'act1', 'act2'] as const;
     // what enters each BPU segment during calibration: the model input, then each CPU op's float output
@@ -112,7 +120,11 @@ describe('heterogeneous fixed-point model', () => {
 
   it('saveModelFile / loadModelFile: the loaded heterogeneous model gives bit-identical outputs and the same device report', () => {
     const qat = calibrated(
-      prepareQatFx(new MiddleOpsNet(), { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true, ...quiet }),
+      prepareQatFx(
+        new MiddleOpsNet(),
+        { global: defaultQatQconfig },
+        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
+      ),
     );
     const fixed = convertFx(qat, quiet);
     const dir = mkdtempSync(join(tmpdir(), 'qtk-hybrid-'));

@@ -3,7 +3,7 @@
 // module type likewise: the node's module, an absorbed layer, or any module containing them or
 // whose forward made the op.
 import { moduleNamesOf, moduleOf, type HybridDict, type PrepareContext } from '@qtk/core';
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { closeNames } from '@qtk/tensor';
 import { HybridDictError } from './errors.js';
@@ -24,14 +24,6 @@ function classNames(m: object): string[] {
 }
 
 const covers = (entry: string, path: string) => path === entry || path.startsWith(`${entry}.`);
-
-function moduleAt(gm: GraphModule, path: string): Module | null {
-  try {
-    return gm.getSubmodule(path);
-  } catch {
-    return null;
-  }
-}
 
 /** A module path and its parents: 'a.b.c' → ['a.b.c', 'a.b', 'a']. */
 function pathChain(path: string): string[] {
@@ -71,7 +63,7 @@ export class HybridDictMatcher {
     if (own) found.push(own);
     for (const path of this.pathsOf(node)) {
       for (const p of pathChain(path)) {
-        const m = moduleAt(this.ctx.source, p) ?? moduleAt(this.ctx.gm, p);
+        const m = findSubmodule(this.ctx.source, p) ?? findSubmodule(this.ctx.gm, p);
         if (m) found.push(m);
       }
     }

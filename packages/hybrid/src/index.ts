@@ -1,10 +1,4 @@
-import { setHybridPartitioner } from '@qtk/core';
-import { HYBRID_PARTITION_PASS } from './partition-pass.js';
-
-// importing the package turns on prepareQatFx's `hybrid: true` mode
-setHybridPartitioner(HYBRID_PARTITION_PASS);
-
-export { HYBRID_PARTITION_PASS, hybridPartitionPass, deployedOps } from './partition-pass.js';
+export { hybridPartitioner, deployedOps } from './partition-pass.js';
 export { HybridDictMatcher, type HybridDictMatch } from './hybrid-dict.js';
 export { nodeVerdict, opVerdict, type NodeVerdict } from './node-support.js';
 export { HybridDictError } from './errors.js';

@@ -5,7 +5,7 @@
 // fused module, each part), at the dtype its qconfig asks for, with its attributes; the first
 // failing check names the reason ("not in the table" before "dtype" before "attribute constraint").
 import { type DeployReason, QatModule } from '@qtk/core';
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type GraphModule, type Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import {
   checkOpSupport,
@@ -59,12 +59,8 @@ export function opVerdict(table: CapabilityTable, match: OpMatch, dtype: QuantDT
 /** The float (or fused) module a converter rule sees: a QAT module's wrapped module. */
 function moduleAt(gm: GraphModule, node: Node): Module | null {
   if (node.op !== 'call_module') return null;
-  try {
-    const m = gm.getSubmodule(node.target);
-    return m instanceof QatModule ? m.module : m;
-  } catch {
-    return null;
-  }
+  const m = findSubmodule(gm, node.target);
+  return m instanceof QatModule ? m.module : m;
 }
 
 /**

@@ -7,7 +7,7 @@ import '@qtk/march-bernoulli2';
 import { AdaptiveAvgPool2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice } from './index.js';
+import { checkDeployDevice, hybridPartitioner } from './index.js';
 
 class GlobalPoolNet extends Module {
   readonly quant = new QuantStub();
@@ -27,7 +27,7 @@ describe('one predicate for the partition and the converter', () => {
     const qat = prepareQatFx(
       new GlobalPoolNet(),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, onWarning: () => {} },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, onWarning: () => {} },
     );
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason])).toEqual([
@@ -54,7 +54,7 @@ describe('the hybrid guarantee: what conversion refuses after calibration runs o
     const qat = prepareQatFx(
       new GlobalPoolNet(),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, onWarning: () => {} },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, onWarning: () => {} },
     );
     calibrate(qat, [x]);
     const fixed = convertFx(qat, { onWarning: (m) => warnings.push(m) });

@@ -126,10 +126,10 @@ function quantizeFloatInputsOfBpuOps(ctx: PrepareContext): void {
   }
 }
 
-export function hybridPartitionPass(ctx: PrepareContext): void {
+function partitionDevices(ctx: PrepareContext): void {
   assignDevices(ctx, deployedOps(ctx));
   quantizeFloatInputsOfBpuOps(ctx);
 }
 
-/** The pass `import '@qtk/hybrid'` installs into prepareQatFx's `hybrid: true` mode. */
-export const HYBRID_PARTITION_PASS: PreparePass = Object.freeze({ name: 'hybrid-partition', run: hybridPartitionPass });
+/** The partition for prepareQatFx's hybrid mode: `prepareQatFx(model, qconfig, { march, hybrid: true, partitioner: hybridPartitioner })`. */
+export const hybridPartitioner: PreparePass = Object.freeze({ name: 'hybrid-partition', run: partitionDevices });

@@ -1,6 +1,6 @@
 // The hybrid partition: which ops go to the CPU and why (capability table, hybridDict, null
 // qconfig), what prepare builds around them, and the errors of a dict that matches nothing.
-import { ConversionError, convertFx, prepareQatFx, QatModule, setHybridPartitioner } from '@qtk/core';
+import { ConversionError, convertFx, prepareQatFx, QatModule } from '@qtk/core';
 import { defaultQatQconfig, FakeQuantize, getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { BAYES_NUMERICS } from '@qtk/march-bayes';
@@ -10,7 +10,7 @@ import { AvgPool2d, Conv2d, DeQuantStub, Module, QuantStub, ReLU6, SELU } from '
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { defineCapabilities, type MarchBackendV1, marches } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice, formatDeployDevice, HYBRID_PARTITION_PASS, HybridDictError } from './index.js';
+import { checkDeployDevice, formatDeployDevice, HybridDictError, hybridPartitioner } from './index.js';
 import {
   AlternatingNet,
   CpuEndsNet,
@@ -44,7 +44,7 @@ describe('automatic CPU fallback from the capability table', () => {
     const qat = prepareQatFx(
       new ConvRelu6(),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, ...quiet },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason, n.fusedFrom])).toEqual([
@@ -57,7 +57,7 @@ describe('automatic CPU fallback from the capability table', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, ...quiet },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason])).toEqual([
@@ -98,7 +98,7 @@ describe('automatic CPU fallback from the capability table', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(),
       { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, ...quiet },
+      { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     expect(cpuReasons(qat)).toEqual({ selu: 'op not in table' });
     expect(checkDeployDevice(qat).segments.map((s) => s.device)).toEqual(['BPU', 'CPU', 'BPU']);
@@ -108,7 +108,7 @@ describe('automatic CPU fallback from the capability table', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(3, 8),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, ...quiet },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     expect(qat.getSubmodule('pool')).toBeInstanceOf(AvgPool2d);
     const pool = checkDeployDevice(qat).nodes.find((n) => n.name === 'pool')!;
@@ -131,7 +131,7 @@ describe('automatic CPU fallback from the capability table', () => {
     const bayes = prepareQatFx(
       new MiddleOpsNet(3, 8),
       { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, ...quiet },
+      { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     expect(checkDeployDevice(bayes).nodes.find((n) => n.name === 'pool')!.device).toBe('BPU');
   });
@@ -142,7 +142,13 @@ describe('hybridDict', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(),
       { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, hybridDict: { moduleName: ['conv2', 'conv0'] }, ...quiet },
+      {
+        march: 'bayes',
+        hybrid: true,
+        partitioner: hybridPartitioner,
+        hybridDict: { moduleName: ['conv2', 'conv0'] },
+        ...quiet,
+      },
     );
     const report = checkDeployDevice(qat);
     expect(cpuReasons(qat)).toEqual({ relu0: 'hybridDict', conv2: 'hybridDict', selu: 'op not in table' });
@@ -161,7 +167,13 @@ describe('hybridDict', () => {
       const qat = prepareQatFx(
         new MiddleOpsNet(),
         { global: defaultQatQconfig },
-        { march: 'bayes', hybrid: true, hybridDict: { moduleType: [type], moduleName: ['conv3'] }, ...quiet },
+        {
+          march: 'bayes',
+          hybrid: true,
+          partitioner: hybridPartitioner,
+          hybridDict: { moduleType: [type], moduleName: ['conv3'] },
+          ...quiet,
+        },
       );
       const report = checkDeployDevice(qat);
       expect(cpuReasons(qat)).toEqual({
@@ -180,7 +192,13 @@ describe('hybridDict', () => {
     const qat = prepareQatFx(
       new FunctionalSeluNet(),
       { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, hybridDict: { moduleType: [SeluBlock] }, ...quiet },
+      {
+        march: 'bayes',
+        hybrid: true,
+        partitioner: hybridPartitioner,
+        hybridDict: { moduleType: [SeluBlock] },
+        ...quiet,
+      },
     );
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.kind, n.device, n.reason, n.detail])).toEqual([
@@ -197,7 +215,13 @@ describe('hybridDict', () => {
     const qat = prepareQatFx(
       new CpuEndsNet(),
       { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, hybridDict: { moduleName: ['_generated_add_0'] }, ...quiet },
+      {
+        march: 'bayes',
+        hybrid: true,
+        partitioner: hybridPartitioner,
+        hybridDict: { moduleName: ['_generated_add_0'] },
+        ...quiet,
+      },
     );
     expect(cpuReasons(qat)).toMatchObject({ _generated_add_0: 'hybridDict' });
   });
@@ -207,7 +231,7 @@ describe('hybridDict', () => {
       prepareQatFx(
         new MiddleOpsNet(),
         { global: defaultQatQconfig },
-        { march: 'bayes', hybrid: true, hybridDict, ...quiet },
+        { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, hybridDict, ...quiet },
       );
     const byName = (() => {
       try {
@@ -242,7 +266,7 @@ describe('dtype and qconfig', () => {
       prepareQatFx(
         new MiddleOpsNet(),
         { global: defaultQatQconfig, moduleName: { conv2: int16 } },
-        { march: 'bernoulli2', hybrid: true, ...quiet },
+        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
       ),
     ).toThrow(/qconfig of module 'conv2'.*no qint16 activations/);
   });
@@ -268,7 +292,7 @@ describe('dtype and qconfig', () => {
     const qat = prepareQatFx(
       new MiddleOpsNet(),
       { global: defaultQatQconfig, moduleName: { conv2: int16, fc: int16 } },
-      { march, hybrid: true, ...quiet },
+      { march, hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     const nodes = checkDeployDevice(qat).nodes;
     expect(nodes.find((n) => n.name === 'conv2')).toMatchObject({
@@ -285,7 +309,7 @@ describe('dtype and qconfig', () => {
       const qat = prepareQatFx(
         new MiddleOpsNet(),
         { global: defaultQatQconfig, moduleName: { conv1: null } },
-        { march: 'bayes', hybrid, ...quiet },
+        { march: 'bayes', ...(hybrid ? { hybrid, partitioner: hybridPartitioner } : {}), ...quiet },
       );
       expect(cpuReasons(qat)).toEqual(
         hybrid ? { conv1: 'qconfig null', selu: 'op not in table' } : { conv1: 'qconfig null' },
@@ -297,7 +321,11 @@ describe('dtype and qconfig', () => {
 describe('the ends of the model', () => {
   it('a CPU first op needs no QuantStub and a CPU last op no DeQuantStub; the output is float', () => {
     const qat = calibrated(
-      prepareQatFx(new CpuEndsNet(), { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true, ...quiet }),
+      prepareQatFx(
+        new CpuEndsNet(),
+        { global: defaultQatQconfig },
+        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
+      ),
     );
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device])).toEqual([
@@ -331,7 +359,7 @@ describe('many alternating segments', () => {
       prepareQatFx(
         new AlternatingNet(),
         { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, ...quiet },
+        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
       ),
     );
     const report = checkDeployDevice(qat);
@@ -395,23 +423,5 @@ describe('without hybrid', () => {
     expect(e.failures.map((f) => f.node)).toEqual(['hswish', 'hsigmoid', 'selu']);
     expect(e.message).toMatch(/hybrid: true/);
     expect(e.message).toMatch(/--hybrid/);
-  });
-
-  it('{ hybrid: true } without a partitioner installed says to import @qtk/hybrid', () => {
-    setHybridPartitioner(null);
-    try {
-      expect(() =>
-        prepareQatFx(new AlternatingNet(), { global: defaultQatQconfig }, { march: 'bernoulli2', hybrid: true }),
-      ).toThrow(/import '@qtk\/hybrid'/);
-    } finally {
-      setHybridPartitioner(HYBRID_PARTITION_PASS);
-    }
-    expect(() =>
-      prepareQatFx(
-        new AlternatingNet(),
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, ...quiet },
-      ),
-    ).not.toThrow();
   });
 });

@@ -4,7 +4,7 @@ import { activationFakeQuantOf, defaultQconfigSetter, prepareQatFx, type Qconfig
 import { defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import '@qtk/march-bernoulli2';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice } from './index.js';
+import { checkDeployDevice, hybridPartitioner } from './index.js';
 import { MiddleOpsNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
@@ -17,6 +17,7 @@ describe('qconfig setters with hybrid: true', () => {
     const viaSetters = prepareQatFx(new MiddleOpsNet(), {
       march: 'bernoulli2',
       hybrid: true,
+      partitioner: hybridPartitioner,
       qconfigSetter: [
         defaultQconfigSetter(),
         (ctx: QconfigSetterContext) => {
@@ -29,7 +30,7 @@ describe('qconfig setters with hybrid: true', () => {
     const viaDict = prepareQatFx(
       new MiddleOpsNet(),
       { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
-      { march: 'bernoulli2', hybrid: true, ...quiet },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     expect(seen).toEqual([
       ['hswish', 'CPU'],

@@ -4,6 +4,7 @@ import { compileGraph, type CompiledGraph, type ModuleResolver } from './compile
 import { GraphError } from './errors.js';
 import { Graph } from './graph.js';
 import type { JsonValue } from './module-codecs.js';
+import { findSubmodule } from './find-submodule.js';
 
 export interface GraphModuleOptions {
   /** Name of the traced model's class (shown when printing; kept in serialized form). */
@@ -164,12 +165,8 @@ export class GraphModule extends Module {
   /** Removes the module at a dotted path; returns whether there was one. */
   deleteSubmodule(path: string): boolean {
     const dot = path.lastIndexOf('.');
-    let owner: Module;
-    try {
-      owner = dot < 0 ? this : this.getSubmodule(path.slice(0, dot));
-    } catch {
-      return false;
-    }
+    const owner = dot < 0 ? this : findSubmodule(this, path.slice(0, dot));
+    if (!owner) return false;
     const name = path.slice(dot + 1);
     if (!owner.getChild(name)) return false;
     owner.setChild(name, null);

@@ -22,6 +22,7 @@ export {
 export { Tracer, traceGraph, getattr, getitem, type TraceOptions, type TraceResult } from './tracer.js';
 export { fxWrap, fxWrapMethod, type FxWrapOptions } from './fx-wrap.js';
 export { GraphModule, SubmoduleContainer, type GraphModuleOptions } from './graph-module.js';
+export { findSubmodule } from './find-submodule.js';
 export { compileGraph, type CompiledGraph, type ModuleResolver } from './compile.js';
 export { symbolicTrace, registerTraceable } from './symbolic-trace.js';
 export { parseParams, type ParamInfo } from './signature.js';

@@ -5,6 +5,7 @@ import { traceables } from '@qtk/tensor';
 import { PatternError } from './errors.js';
 import type { ModuleClass } from './leaf-modules.js';
 import { Node, type Argument } from './node.js';
+import { findSubmodule } from './find-submodule.js';
 
 /** Matches any argument (a node of any kind, or a constant); FX's MatchAllNode. */
 export const MatchAll: unique symbol = Symbol('MatchAll');
@@ -90,11 +91,7 @@ export function validatePattern(p: Pattern, where = 'pattern'): void {
 }
 
 function moduleOf(node: Node, root: Module): Module | undefined {
-  try {
-    return root.getSubmodule(node.target);
-  } catch {
-    return undefined;
-  }
+  return findSubmodule(root, node.target) ?? undefined;
 }
 
 /** Whether one pattern element matches `node` (MatchAll excluded; it matches at argument level). */

@@ -8,6 +8,7 @@ import { Graph } from './graph.js';
 import { GraphModule, SubmoduleContainer } from './graph-module.js';
 import { moduleCodecs, type JsonValue, type ModuleCodecRegistry } from './module-codecs.js';
 import { Node, OPCODES, type Argument } from './node.js';
+import { findSubmodule } from './find-submodule.js';
 
 export const GRAPH_MODULE_FORMAT = 'qtk.graph-module';
 export const GRAPH_MODULE_VERSION = 1;
@@ -236,11 +237,7 @@ export interface DeserializeOptions {
 }
 
 function getAt(root: Module, path: string): Module | undefined {
-  try {
-    return root.getSubmodule(path);
-  } catch {
-    return undefined;
-  }
+  return findSubmodule(root, path) ?? undefined;
 }
 
 /** Rebuilds a GraphModule from its JSON form (object or string). */

@@ -2,10 +2,9 @@
 // bernoulli2UnifyCat: the producers of a cat adopt the
 // cat's output scale, so the fixed-point cat is a pure copy.
 import type { GraphModule, Node } from '@qtk/ir';
+import { fakeQuantRoleOf, opOfNode } from '@qtk/spec';
 
-/** prepareQatFx names the activation fake-quants it inserts `_generated_<node>_activation_post_process_<k>`. */
-const ACTIVATION_FQ = /^_generated_.*_activation_post_process_\d+$/;
-
+/** An output fake-quant prepare inserted after an op (by the role it recorded, whatever the module's name). */
 function isActivationFq(n: unknown): n is Node {
   const node = n as Node;
   return (
@@ -13,13 +12,8 @@ function isActivationFq(n: unknown): n is Node {
     typeof node === 'object' &&
     node.op === 'call_module' &&
     node.method === undefined &&
-    ACTIVATION_FQ.test(node.target)
+    fakeQuantRoleOf(node) === 'activation'
   );
-}
-
-function isCat(n: Node): boolean {
-  if (n.op === 'call_function' || n.op === 'call_method') return n.target === 'cat' || n.target === 'concat';
-  return n.op === 'call_module' && n.method === 'cat';
 }
 
 /**
@@ -29,12 +23,13 @@ function isCat(n: Node): boolean {
  * Inputs whose scale lives inside a QAT module (a conv's or a QuantStub's own activation) and
  * inputs with other users keep their scale; the cat requantizes them as usual. Works on the graph
  * only (a march's `prepareConvert` hook gets the converted model's graph before any module is
- * placed). Returns the number of inputs unified.
+ * placed); `modules` holds the modules its call_module nodes name (the QAT model; default `gm`).
+ * Returns the number of inputs unified.
  */
-export function unifyCatScale(gm: GraphModule): number {
+export function unifyCatScale(gm: GraphModule, modules: GraphModule = gm): number {
   let unified = 0;
   for (const node of gm.graph.nodes) {
-    if (!isCat(node)) continue;
+    if (opOfNode(modules, node)?.op !== 'Concat') continue;
     const users = [...node.users];
     const catFq = users.length === 1 && isActivationFq(users[0]) ? users[0]! : null;
     const list = node.args[0];

@@ -13,8 +13,8 @@ export const bernoulli2UnifyCat: MarchBackendV1 = Object.freeze({
   description: `${bernoulli2.description ?? 'bernoulli2'}; cat producers adopt the cat's scale (unifyCatScale)`,
   hooks: Object.freeze({
     ...bernoulli2.hooks,
-    prepareConvert: (gm: Parameters<NonNullable<MarchBackendV1['hooks']['prepareConvert']>>[0]) => {
-      unifyCatScale(gm);
+    prepareConvert: (...[gm, qatModel]: Parameters<NonNullable<MarchBackendV1['hooks']['prepareConvert']>>) => {
+      unifyCatScale(gm, qatModel);
     },
   }),
 });

@@ -1,6 +1,7 @@
 import { OptionsError, createObserver, observers } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { builtinObservers, registerBuiltinObservers } from './index.js';
+import './register.js';
 import { batches } from './testing/random-data.js';
 
 const NAMES = [

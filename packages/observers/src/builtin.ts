@@ -30,7 +30,10 @@ function factory<O>(
   });
 }
 
-/** The built-in observer factories, registered in @qtk/spec's `observers` registry on import. */
+/**
+ * The built-in observer factories. Fake-quants find them by name without registration; registerBuiltinObservers
+ * (or `import '@qtk/observers/register'`) puts them in @qtk/spec's `observers` registry.
+ */
 export const builtinObservers = [
   factory(
     'min_max',

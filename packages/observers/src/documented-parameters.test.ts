@@ -1,7 +1,7 @@
 import { createObserver, OptionsError, StateVersionError, syncObservers } from '@qtk/spec';
 import { tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import './index.js';
+import './register.js';
 import { MixObserver } from './mix.js';
 import { MSEObserver } from './mse.js';
 import { PercentileObserver } from './percentile.js';

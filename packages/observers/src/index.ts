@@ -1,5 +1,3 @@
-import { registerBuiltinObservers } from './builtin.js';
-
 export { builtinObservers, registerBuiltinObservers } from './builtin.js';
 export { ObserverBase } from './observer-base.js';
 export {
@@ -45,5 +43,3 @@ export {
 export { findAtoms, ATOM_NEIGHBOURS, ATOM_RATIO } from './atoms.js';
 export { MixObserver, MIX_PERCENTILES, mixOptionsSchema, type MixOptions, type MixCandidate } from './mix.js';
 export { FixedScaleObserver, fixedScaleOptionsSchema, type FixedScaleOptions } from './fixed-scale.js';
-
-registerBuiltinObservers();

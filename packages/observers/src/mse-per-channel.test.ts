@@ -1,6 +1,6 @@
 import { createObserver, quantRange, scaleFromRange } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
-import './index.js';
+import './register.js';
 import { PerChannelMSEObserver } from './mse-per-channel.js';
 import { MSEObserver } from './mse.js';
 import { activations, fakeQuantMse, t } from './testing/random-data.js';

@@ -1,6 +1,6 @@
 import { createObserver, observers, registerPluginModule } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
-import './index.js';
+import './register.js';
 import { activations, t } from './testing/random-data.js';
 
 // The fixture package (packages/spec/fixtures/third-party-observer) depends on @qtk/spec only.

@@ -1,13 +1,12 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import '@qtk/hybrid';
 import { ConversionError, calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import { Conv3d } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice, HybridDictError } from '@qtk/hybrid';
+import { checkDeployDevice, HybridDictError, hybridPartitioner } from '@qtk/hybrid';
 import { applyModelFixes } from './apply-model-fixes.js';
 import { checkModel } from './check-model.js';
 import { checkQconfig } from './check-qconfig.js';
@@ -49,6 +48,7 @@ describe('applyModelFixes', () => {
       march: 'bernoulli2',
       hybridDict: fixed.hybridDict,
       ...fixed.prepareOptions,
+      partitioner: hybridPartitioner,
       ...quiet,
     });
     expect(checkQconfig(qat).int32Outputs).toEqual(['conv1']);
@@ -82,6 +82,7 @@ describe('applyModelFixes', () => {
       march: 'bernoulli2',
       hybridDict: fixed.hybridDict,
       ...fixed.prepareOptions,
+      partitioner: hybridPartitioner,
       ...quiet,
     });
     calibrate(qat, [inputs(1), inputs(2)]);
@@ -121,7 +122,12 @@ describe('applyModelFixes', () => {
     expect(fixed.hybridDict).toEqual({});
     const again = checkModel(model, { ...options, ...fixed.prepareOptions, qconfigDict: fixed.qconfigDict });
     expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern']);
-    const qat = prepareQatFx(model, fixed.qconfigDict, { march: 'bernoulli2', ...fixed.prepareOptions, ...quiet });
+    const qat = prepareQatFx(model, fixed.qconfigDict, {
+      march: 'bernoulli2',
+      ...fixed.prepareOptions,
+      partitioner: hybridPartitioner,
+      ...quiet,
+    });
     const devices = checkDeployDevice(qat).nodes.map((n) => [n.name, n.device]);
     expect(devices).toEqual([
       ['block.relu', 'BPU'],
@@ -144,7 +150,9 @@ describe('applyModelFixes', () => {
       hybrid: true,
       hybridDict: { moduleName: ['sel'] },
     } as const;
-    expect(() => prepareQatFx(model, options.qconfigDict, { ...options, ...quiet })).toThrow(HybridDictError);
+    expect(() =>
+      prepareQatFx(model, options.qconfigDict, { ...options, partitioner: hybridPartitioner, ...quiet }),
+    ).toThrow(HybridDictError);
     const first = checkModel(model, options);
     expect(first.findings.map((f) => [f.code, f.severity, f.node, f.fix])).toEqual([
       ['unsupported-op', 'info', 'selu', { kind: 'hybrid', hybridDict: { moduleName: ['selu'] } }],
@@ -169,6 +177,7 @@ describe('applyModelFixes', () => {
       march: 'bernoulli2',
       hybridDict: fixed.hybridDict,
       ...fixed.prepareOptions,
+      partitioner: hybridPartitioner,
       ...quiet,
     });
     expect(

@@ -20,7 +20,8 @@ export interface AppliedModelFixes {
  * Merges the fixes of `findings` (from checkModel on `floatModel` with the same `options`) into
  * copies of `options.qconfigDict` and `options.hybridDict`. A 'high-precision-output' entry is the
  * module's current qconfig without its activation fake-quant (its weight fake-quant kept).
- * Pass the result to prepareQatFx: `prepareQatFx(model, qconfigDict, { march, hybridDict, ...prepareOptions })`.
+ * Pass the result to prepareQatFx: `prepareQatFx(model, qconfigDict, { march, hybridDict, ...prepareOptions })`,
+ * with `partitioner: hybridPartitioner` (from @qtk/hybrid) when `prepareOptions.hybrid` is set.
  */
 export function applyModelFixes(
   floatModel: Module,

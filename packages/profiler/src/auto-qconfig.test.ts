@@ -2,7 +2,7 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { calibrate, prepareQatFx, type QatModule, setFakeQuantize } from '@qtk/core';
 import { getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { autoQconfig } from './auto-qconfig.js';
@@ -60,7 +60,7 @@ describe('autoQconfig', () => {
 
   it('bernoulli2 hybrid: sends the saturating layer to the CPU through hybridDict within a transition budget', () => {
     const model = new TinyResNet();
-    const prepare = { hybrid: true };
+    const prepare = { hybrid: true, partitioner: hybridPartitioner };
     const r = autoQconfig(model, {
       march: 'bernoulli2',
       calib,
@@ -76,6 +76,7 @@ describe('autoQconfig', () => {
     const prepared = prepareQatFx(model, r.qconfigDict, {
       march: 'bernoulli2',
       hybrid: true,
+      partitioner: hybridPartitioner,
       hybridDict: r.hybridDict!,
       onWarning: () => {},
     });
@@ -90,7 +91,7 @@ describe('autoQconfig', () => {
       march: 'bernoulli2',
       calib,
       eval: evalSet,
-      prepare: { hybrid: true },
+      prepare: { hybrid: true, partitioner: hybridPartitioner },
       budget: { transitions: 0 },
       qconfigDict: brokenDict,
     });

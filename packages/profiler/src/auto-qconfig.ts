@@ -110,7 +110,7 @@ export function autoQconfig(floatModel: Module, options: AutoQconfigOptions): Au
   const mode = options.mode ?? (marchHasInt16(options.march) ? 'int16' : 'cpu');
   if (mode === 'int16' && !marchHasInt16(options.march))
     throw new InvalidArgumentError(
-      `autoQconfig: march '${options.march}' has no int16 activations; use mode 'cpu' (with prepare: { hybrid: true } for a hybrid march) or a march with int16 activations (${int16Marches()})`,
+      `autoQconfig: march '${options.march}' has no int16 activations; use mode 'cpu' (with prepare: { hybrid: true, partitioner: hybridPartitioner } for a hybrid march) or a march with int16 activations (${int16Marches()})`,
     );
   if (mode !== 'int16' && mode !== 'cpu')
     throw new InvalidArgumentError(`autoQconfig: unknown mode '${String(mode)}'; use 'int16' or 'cpu'`);

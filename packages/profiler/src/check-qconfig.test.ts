@@ -1,7 +1,7 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import '@qtk/hybrid';
 import { prepareQatFx } from '@qtk/core';
+import { hybridPartitioner } from '@qtk/hybrid';
 import {
   defaultQat16bitQconfig,
   defaultQatOutQconfig,
@@ -117,7 +117,7 @@ describe('checkQconfig', () => {
     const qat = prepareQatFx(
       new SeluNet(),
       { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, ...quiet },
+      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
     );
     const result = checkQconfig(qat);
     expect(result.nodes.map((n) => [n.name, n.device, n.outputDtype])).toEqual([

@@ -2,11 +2,11 @@
 // named modules and fused for the march, input stubs inserted if asked, with the qconfig resolver
 // and the hybridDict matcher prepare would use.
 import {
+  createPrepareContext,
   type HybridDict,
   insertInputQuantStubs,
   type PrepareContext,
   type QConfigDict,
-  QconfigResolver,
   qconfigOf,
 } from '@qtk/core';
 import { defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
@@ -62,17 +62,15 @@ export function lintContext(model: Module, options: LintOptions, tool: string): 
   if (options.inputQuantStubs) insertInputQuantStubs(gm);
   const qconfigDict = options.qconfigDict ?? DEFAULT_LINT_QCONFIG_DICT;
   const hybridDict = options.hybridDict ?? {};
-  const prepare: PrepareContext = {
+  const prepare = createPrepareContext({
     gm,
     input: model,
     source: traced,
-    resolver: new QconfigResolver(gm, qconfigDict),
+    qconfigDict,
     march,
-    quantized: new Set(),
-    owned: new Set(),
     hybrid: { dict: hybridDict },
     warn: () => {},
-  };
+  });
   const moduleAt = (n: Node): Module | null => (n.op === 'call_module' ? gm.getSubmodule(n.target) : null);
   return {
     model,

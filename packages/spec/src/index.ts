@@ -103,3 +103,4 @@ export { observers, fakeQuants, fusionPatterns, marches, createObserver } from '
 export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-march.js';
 export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
 export { syncObservers } from './sync-observers.js';
+export { FAKE_QUANT_ROLE, fakeQuantRoleOf, setFakeQuantRole, type FakeQuantRole } from './fake-quant-role.js';

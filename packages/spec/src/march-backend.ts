@@ -212,9 +212,12 @@ export interface MarchHooksV1 {
   readonly prepareRewrites?: readonly MarchGraphRewrite[];
   /** Passes prepare runs after inserting the activation fake-quants and before its checks (in order). */
   readonly preparePasses?: readonly MarchPreparePass[];
-  /** Graph passes before conversion (e.g. a cat-scale unification); may edit the graph of the copy it is given. */
+  /**
+   * Graph passes before conversion (e.g. a cat-scale unification); may edit the graph of the copy it is
+   * given. The copy holds no modules yet: its call_module nodes name modules of `qatModel`.
+   */
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook that edits the graph in place may simply end without a return
-  prepareConvert?(gm: GraphModule): GraphModule | void;
+  prepareConvert?(gm: GraphModule, qatModel: GraphModule): GraphModule | void;
   /**
    * The fixed-point replacement of a node whose inputs include a quantized value (or a QuantStub);
    * undefined when the march has no rule for it. Throw UnsupportedOpError for an op the table

@@ -1,4 +1,4 @@
-import type { GraphModule, Node } from '@qtk/ir';
+import { findSubmodule, type GraphModule, type Node } from '@qtk/ir';
 import { opOfFunction, opOfMethod, opOfModule, type OpMatch } from '@qtk/tensor';
 
 /**
@@ -11,13 +11,6 @@ export function opOfNode(gm: GraphModule, node: Node, module?: object | null): O
   if (node.op === 'call_function') return opOfFunction(node.target, { args: node.args, kwargs: node.kwargs });
   if (node.op === 'call_method') return opOfMethod(node.target, { args: node.args, kwargs: node.kwargs });
   if (node.op !== 'call_module') return null;
-  let m = module;
-  if (m === undefined) {
-    try {
-      m = gm.getSubmodule(node.target);
-    } catch {
-      return null;
-    }
-  }
+  const m = module === undefined ? findSubmodule(gm, node.target) : module;
   return m ? opOfModule(m, node.method) : null;
 }

@@ -1,3 +1,4 @@
+import { hybridPartitioner } from '@qtk/hybrid';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { autoQconfig, defaultBaselineDict, SCORE_METRICS, type ScoreMetric, sensitivity } from '@qtk/profiler';
 import type { Tensor } from '@qtk/tensor';
@@ -141,7 +142,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
       inputQuantStubs: { scale: inputScale },
       outputDeQuantStubs: false,
       onWarning: () => {},
-      ...(hybrid ? { hybrid } : {}),
+      ...(hybrid ? { hybrid, partitioner: hybridPartitioner } : {}),
     },
     ...(evalSet ? { eval: evalSet } : {}),
     ...(metric ? { metric } : {}),

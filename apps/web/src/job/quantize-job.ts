@@ -4,7 +4,7 @@
 // two node by node, and write the fixed-point model file and its ONNX export.
 import { ConversionError, modelToBytes, quantizePostTraining } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
-import { checkDeployDevice } from '@qtk/hybrid';
+import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { accuracy, agreement as top1Agreement, batchesOf } from '@qtk/nn';
 import { exportOnnxBytes, importOnnx, type OnnxGraphModule } from '@qtk/onnx';
 import { featuremapSimilarity } from '@qtk/profiler';
@@ -155,7 +155,7 @@ export function runQuantizeJob(job: QuantizeJob, onProgress: (p: JobProgress) =>
     calibration: batchesOf(job.calibration, job.batch),
     inputQuantStubs: { scale: job.inputScale },
     outputDeQuantStubs: false, // as qtk quantize: the model file and its ONNX export keep integer outputs
-    ...(job.hybrid ? { hybrid: true } : {}),
+    ...(job.hybrid ? { hybrid: true, partitioner: hybridPartitioner } : {}),
     onWarning,
     onBatch: (i) => onProgress({ stage: 'calibrate', done: i + 1, total: calibBatches }),
     onStage: (stage) => {

@@ -55,6 +55,8 @@ export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
   fuse?: boolean;
   /** A heterogeneous model: what the march cannot run stays float on the CPU (prepareQatFx's `hybrid`). */
   hybrid?: boolean;
+  /** With `hybrid`: the pass that puts each node on the BPU or the CPU (`hybridPartitioner` from @qtk/hybrid). */
+  partitioner?: PrepareQatFxOptions['partitioner'];
   /** With `hybrid`: modules to keep on the CPU. */
   hybridDict?: HybridDict;
   /** prepareQatFx's `passes`. */
@@ -155,7 +157,9 @@ class PtqRun {
         ...(o.outputDeQuantStubs !== undefined ? { outputDeQuantStubs: o.outputDeQuantStubs } : {}),
         ...(o.fuse !== undefined ? { fuse: o.fuse } : {}),
         ...(o.passes !== undefined ? { passes: o.passes } : {}),
-        ...(o.hybrid ? { hybrid: true, ...(o.hybridDict ? { hybridDict: o.hybridDict } : {}) } : {}),
+        ...(o.hybrid !== undefined ? { hybrid: o.hybrid } : {}),
+        ...(o.partitioner !== undefined ? { partitioner: o.partitioner } : {}),
+        ...(o.hybridDict !== undefined ? { hybridDict: o.hybridDict } : {}),
       }),
     );
     return this.calibrated;

@@ -2,18 +2,14 @@
 // div becomes mul(x, fq(reciprocal(y))), the reciprocal through its own fake-quant (qint16 where the
 // march has it), so calibration observes the intermediate's scale and conversion builds it from the
 // reciprocal-table and mul rules. A div by a number is a mul by its reciprocal.
-import type { Node } from '@qtk/ir';
+import { findSubmodule, type Node } from '@qtk/ir';
 import { FloatFunctional } from '@qtk/nn';
 import type { MarchPrepareContext } from '@qtk/spec';
 
 function isDiv(ctx: MarchPrepareContext, n: Node): boolean {
   if ((n.op === 'call_function' || n.op === 'call_method') && n.target === 'div') return true;
   if (n.op !== 'call_module' || n.method !== 'div') return false;
-  try {
-    return ctx.gm.getSubmodule(n.target) instanceof FloatFunctional;
-  } catch {
-    return false;
-  }
+  return findSubmodule(ctx.gm, n.target) instanceof FloatFunctional;
 }
 
 const isNode = (a: unknown): a is Node => typeof a === 'object' && a !== null && 'users' in a && 'op' in a;
