@@ -18,7 +18,7 @@ export interface PtqOptions {
   /** Activation dtype of named modules (moduleName entries with the same observers), e.g. int16 layers on bayes. */
   dtypes?: Readonly<Record<string, ObserverDType>>;
   /** More prepare options (hybrid mode and its hybridDict, passes, ...). */
-  prepare?: Pick<PostTrainingOptions, 'hybrid' | 'hybridDict' | 'passes' | 'fuse' | 'inputQuantStubs'>;
+  prepare?: Pick<PostTrainingOptions, 'hybrid' | 'partitioner' | 'hybridDict' | 'passes' | 'fuse' | 'inputQuantStubs'>;
   onBatch?: () => void;
 }
 

@@ -95,7 +95,10 @@ export function checkHybrid(
 ): { report: DeployDeviceReport; warnings: string[]; model: GraphModule } {
   const march: MarchBackendV1 = marches.get(marchId);
   const warnings: string[] = [];
-  const { fixed: model } = quantizePostTraining(gm, trialOptions(march, examples, warnings, { hybrid: true, partitioner: hybridPartitioner }));
+  const { fixed: model } = quantizePostTraining(
+    gm,
+    trialOptions(march, examples, warnings, { hybrid: true, partitioner: hybridPartitioner }),
+  );
   return { report: checkDeployDevice(model), warnings, model };
 }
 

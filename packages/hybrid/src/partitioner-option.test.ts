@@ -7,7 +7,7 @@ import '@qtk/march-bernoulli2';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice, hybridPartitioner } from './index.js';
-import { MiddleOpsNet } from './testing/models.js';
+import { MiddleOpsNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 const qconfig = { global: defaultQatQconfig };
