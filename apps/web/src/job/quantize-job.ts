@@ -7,6 +7,8 @@ import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { checkDeployDevice } from '@qtk/hybrid';
 import { exportOnnxBytes, importOnnx, type OnnxGraphModule } from '@qtk/onnx';
+// registers the integer export rules exportOnnxBytes writes the fixed-point model with
+import '@qtk/onnx-deploy';
 import { featuremapSimilarity } from '@qtk/profiler';
 import { Tensor } from '@qtk/tensor';
 import '@qtk/march-bayes';
