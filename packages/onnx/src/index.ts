@@ -51,6 +51,8 @@ export {
 export { NODE_VALUES_KEY } from './export-onnx.js';
 export { registerExportSetup, type ExportSetup } from './export-rules.js';
 export { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION } from './visual-domain.js';
+// The importer's Gather, for probes that build the graph an imported Gather gives (@qtk/testkit).
+export { onnxGather } from './import/functions.js';
 // The float forms and the seams that packages registering export rules (@qtk/onnx-deploy) build on.
 export {
   registerExactFloatExport,
