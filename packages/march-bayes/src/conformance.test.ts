@@ -9,6 +9,6 @@ const NO_FLOAT_OP =
 describeMarchConformance(bayes, {
   skip: {
     TopK: NO_FLOAT_OP,
-    Tile: 'only ONNX imports produce it (onnx.tile, @qtk/onnx): packages/onnx/src/tile-conversion.test.ts converts one',
+    Tile: 'only ONNX imports produce it (onnx.tile, @qtk/onnx): packages/onnx-deploy/src/convert-imported-ops.test.ts converts one',
   },
 });

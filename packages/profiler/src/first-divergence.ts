@@ -27,7 +27,7 @@ export interface FirstDivergenceOptions {
   readonly onnx?: Uint8Array | 'export' | null;
   /**
    * Runs the fixed-point model and its export in an ONNX runtime, node by node: compareWithRuntime of
-   * @qtk/onnx/node (onnxruntime-node), which firstDivergence of @qtk/profiler/node passes. Without one the
+   * @qtk/onnx-deploy/node (onnxruntime-node), which firstDivergence of @qtk/profiler/node passes. Without one the
    * onnxruntime pair is skipped, saying why.
    */
   readonly compareWithRuntime?: RuntimeComparer;

@@ -1,6 +1,6 @@
 // Runtime functions for ONNX's broadcasting and normalization operators that have no exact @qtk/tensor
-// equivalent: Expand (two-way broadcast), Tile, InstanceNormalization, Mod and ScatterND. Registered in the op catalog by onnx-ops.ts.
-// the functions below are registered in the op catalog by onnx-ops.ts
+// equivalent: Expand (two-way broadcast), Tile, InstanceNormalization, Mod and ScatterND. Registered in the op catalog by function-ops.ts.
+// the functions below are registered in the op catalog by function-ops.ts
 import './function-ops.js';
 import { registerTraceable } from '@qtk/ir';
 import {

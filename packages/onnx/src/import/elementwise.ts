@@ -1,4 +1,4 @@
-// ONNX elementwise, comparison, logical and broadcasting operators beyond the arithmetic of ops-tensor.ts:
+// ONNX elementwise, comparison, logical and broadcasting operators beyond the arithmetic of tensor.ts:
 // the ops that PyTorch's exports of GELU, attention masks and class tokens use. All fold when their inputs
 // are constant (shape subgraphs).
 import {

@@ -1,4 +1,4 @@
-// The importer's functions (onnx-functions.ts) in the op catalog (@qtk/tensor), by the names
+// The importer's functions (functions.ts, array-functions.ts) in the op catalog (@qtk/tensor), by the names
 // graphs record them under. onnx.layerNormStats (LayerNormalization's extra outputs) stands for no op.
 import { hasOp, registerFunctionOp, type CallImplementation } from '@qtk/tensor';
 

@@ -1,6 +1,6 @@
 // Runtime functions for ONNX operators that have no exact @qtk/tensor equivalent. Registered as
 // traceables (call_function targets `onnx.*`), so imported graphs serialize and later passes see them.
-// the functions below are registered in the op catalog by onnx-ops.ts
+// the functions below are registered in the op catalog by function-ops.ts
 import './function-ops.js';
 import { registerTraceable } from '@qtk/ir';
 import {

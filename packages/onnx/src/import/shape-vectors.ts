@@ -1,4 +1,4 @@
-// Shape vectors computed from the free batch dim (`sym` on constant values, import-context.ts) through the
+// Shape vectors computed from the free batch dim (`sym` on constant values, context.ts) through the
 // integer arithmetic PyTorch's exports do on them: `bsz * num_heads`, `expand(n, -1, -1)`'s Equal / Where.
 import type { BatchSource, NodeContext, Val } from './context.js';
 
