@@ -5,6 +5,7 @@ import type { Module } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { takeBatch } from './batches.js';
 import type { Dataset } from './train.js';
+import type { ObserverDType } from '@qtk/spec';
 
 export interface PtqOptions {
   /** Registered march id ('bayes', 'bernoulli2', ...). */
@@ -16,7 +17,7 @@ export interface PtqOptions {
   /** Name of the last Linear, kept as a high-precision output (default 'fc'). */
   outputModule?: string;
   /** Activation dtype of named modules (moduleName entries with the same observers), e.g. int16 layers on bayes. */
-  dtypes?: Readonly<Record<string, 'qint8' | 'qint16'>>;
+  dtypes?: Readonly<Record<string, ObserverDType>>;
   /** More prepare options (hybrid mode and its hybridDict, passes, ...). */
   prepare?: Omit<PrepareQatFxOptions, 'march'>;
   onBatch?: () => void;

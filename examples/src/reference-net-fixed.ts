@@ -8,8 +8,9 @@ import { defaultQatOutQconfig, getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { Generator, rand, randn } from '@qtk/tensor';
 import { ReferenceNet } from './reference-net.js';
+import type { ObserverDType } from '@qtk/spec';
 
-export function fixedReferenceNet(march: string, dtype: 'qint8' | 'qint16'): GraphModule {
+export function fixedReferenceNet(march: string, dtype: ObserverDType): GraphModule {
   const model = new ReferenceNet({ generator: new Generator(7) });
   // One training-mode pass gives the BatchNorms non-trivial running statistics.
   model.train();

@@ -1,7 +1,6 @@
-import { closeNames } from '@qtk/tensor';
+import { closeNames, didYouMean } from '@qtk/tensor';
 import { formatColumns, formatProse } from './help-layout.js';
 import { usageError } from './io.js';
-import { didYouMean } from './registry-names.js';
 
 /** One option of a command: `--name value` (string / number) or a `--name` flag (boolean). */
 export interface OptionSpec {

@@ -2,7 +2,7 @@
 // the samples. One shape for a one-input model ('1,3,224,224'), or NAME=SHAPE per input, ';'-separated.
 import { readFileSync } from 'node:fs';
 import { decodeModel, describeDefaulted, type OnnxError } from '@qtk/onnx';
-import { closeNames } from '@qtk/tensor';
+import { closeNames, didYouMean } from '@qtk/tensor';
 import { CliError } from './io.js';
 
 /** A graph input of an ONNX file as it declares itself: null for a free dim, null shape when undeclared. */
@@ -114,7 +114,7 @@ export function namedShapes(
     const close = closeNames(name, [...names]);
     throw new CliError(
       `--input-shape names '${name}', which is not an input of the model` +
-        (close.length ? `; did you mean '${close[0]}'?` : '') +
+        didYouMean(close.slice(0, 1)) +
         ` (its inputs: ${names.join(', ')})`,
       { exitCode: 2 },
     );

@@ -3,7 +3,7 @@ import '@qtk/march-bernoulli2';
 // installs the partition prepareQatFx runs for --hybrid
 import '@qtk/hybrid';
 import { QtkError } from '@qtk/spec';
-import { closeNames } from '@qtk/tensor';
+import { closeNames, didYouMean } from '@qtk/tensor';
 import { type CommandSpec, formatHelp, parseArgs } from './args.js';
 import { formatColumns, formatProse } from './help-layout.js';
 import { checkSpec, runCheck } from './commands/check.js';
@@ -17,7 +17,6 @@ import { runSensitivity, sensitivitySpec } from './commands/sensitivity.js';
 import { quantizeSpec, runQuantize } from './commands/quantize.js';
 import { CliError, usageError, type CliIo } from './io.js';
 import { loadPlugin, takePluginArgs } from './plugins.js';
-import { didYouMean } from './registry-names.js';
 
 interface Command {
   readonly spec: CommandSpec;

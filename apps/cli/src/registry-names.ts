@@ -1,5 +1,6 @@
 // --march and --observer: a registered name, or a usage error listing the registered ones and the close ones.
 import { marches, observers } from '@qtk/spec';
+import { didYouMean } from '@qtk/tensor';
 import { CliError } from './io.js';
 
 function unknownName(
@@ -11,11 +12,6 @@ function unknownName(
   return new CliError(`unknown ${what} '${name}' (registered: ${registry.names().join(', ')})${didYouMean(close)}`, {
     exitCode: 2,
   });
-}
-
-/** "; did you mean 'x'?" for close names, '' for none. */
-export function didYouMean(close: readonly string[]): string {
-  return close.length ? `; did you mean ${close.map((c) => `'${c}'`).join(' or ')}?` : '';
 }
 
 /** The registered march `id`, or a usage error naming the close ones. */

@@ -12,9 +12,8 @@ import {
   type MarchBackendV1,
   type NodeTableOptions,
   type QParams,
-  type RoundingMode,
 } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, type RoundingMode } from '@qtk/tensor';
 import { copyTensorAttributes } from './copy-tensor-attributes.js';
 import { getMarch } from './march.js';
 import { convertNodeContext } from './node-context.js';

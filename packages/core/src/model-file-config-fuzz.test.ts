@@ -9,7 +9,7 @@ import { Generator, QtkError, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { calibrate, convertFx, modelFromBytes, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
-import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
+import { ConvClassifier, LayerNormSoftmax } from '@qtk/test-models';
 
 // QTK_CONFIG_FUZZ=cases[,seed] runs a longer round (bench); the suite runs 300 cases of seed 12.
 const [CASES, SEED] = (process.env.QTK_CONFIG_FUZZ ?? '300,12').split(',').map(Number) as [number, number];

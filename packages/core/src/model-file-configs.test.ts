@@ -22,7 +22,7 @@ import {
 } from './index.js';
 import '@qtk/march-bernoulli2';
 import { calibratedQat, callModel, setBatchNormStats, SingleOpNet } from './testing/convert-harness.js';
-import { ConvClassifier, LayerNormSoftmax } from './testing/model-file-nets.js';
+import { ConvClassifier, LayerNormSoftmax } from '@qtk/test-models';
 
 const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
 

@@ -51,7 +51,7 @@ import {
 } from './index.js';
 import { loadModelFile, loadModelFileSync, readModelFileHeader, saveModelFile, saveModelFileSync } from './node.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
-import { LayerNormSoftmax } from './testing/model-file-nets.js';
+import { LayerNormSoftmax } from '@qtk/test-models';
 
 /** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
 class SmallNet extends Module {

@@ -1,8 +1,8 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
 import type { Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import type { ConvertNodeContext, NodeTableOptions, QParams, RoundingMode } from '@qtk/spec';
-import type { OpMatch } from '@qtk/tensor';
+import type { ConvertNodeContext, NodeTableOptions, QParams } from '@qtk/spec';
+import type { OpMatch, RoundingMode } from '@qtk/tensor';
 import { type QatModule, weightedLayer } from './qat-module.js';
 import { CALIBRATED_INPUT_SHAPE } from './calibration.js';
 

@@ -15,9 +15,9 @@ import {
   type QconfigSetterContext,
   withActivationDtype,
 } from './index.js';
-import { imageBatches, ResidualNet, SharedHeadNet, SharedSigmoidNet } from './testing/template-nets.js';
+import { imageBatches, ResidualSigmoidNet, SharedHeadNet, SharedSigmoidNet } from '@qtk/test-models';
 
-/** Every call node of the fused ResidualNet that gets an output fake-quant under an int8 qconfig. */
+/** Every call node of the fused ResidualSigmoidNet that gets an output fake-quant under an int8 qconfig. */
 const QUANTIZED = ['quant', 'relu0', '_generated_add_0', 'conv2', 'act', 'pool'];
 
 const dtypes = (gm: GraphModule, names: readonly string[]) =>
@@ -28,7 +28,7 @@ const quiet = { onWarning: () => {} };
 describe('prepareQatFx with qconfigSetter', () => {
   it('the default template: int8 everywhere, the fc feeding the DeQuantStub a high-precision output', () => {
     const warnings: string[] = [];
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter()],
       onWarning: (m) => warnings.push(m),
@@ -51,13 +51,13 @@ describe('prepareQatFx with qconfigSetter', () => {
 
   it('the default template computes what the equivalent qconfig dict computes', () => {
     const batches = imageBatches(1, 3);
-    const viaSetter = prepareQatFx(new ResidualNet(), {
+    const viaSetter = prepareQatFx(new ResidualSigmoidNet(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter()],
       ...quiet,
     });
     const viaDict = prepareQatFx(
-      new ResidualNet(),
+      new ResidualSigmoidNet(),
       { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
       { march: 'bayes', ...quiet },
     );
@@ -78,7 +78,7 @@ describe('prepareQatFx with qconfigSetter', () => {
     expect(dtypes(gm, ['conv', 'fc', 'act'])).toEqual({ conv: 'qint8', fc: 'qint8', act: 'qint8' });
     const noInt32 = { ...marches.get('bayes'), id: 'bayes-no-int32' };
     Object.assign(noInt32, { capabilities: { ...noInt32.capabilities, highPrecisionOutputDtypes: [] } });
-    const plain = prepareQatFx(new ResidualNet().eval(), {
+    const plain = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: noInt32,
       qconfigSetter: [defaultQconfigSetter()],
       ...quiet,
@@ -90,7 +90,7 @@ describe('prepareQatFx with qconfigSetter', () => {
     const actInt8 = (ctx: QconfigSetterContext) => {
       ctx.setQconfig('act', withActivationDtype(ctx.qconfigOf('act')!, 'qint8'));
     };
-    const last = prepareQatFx(new ResidualNet().eval(), {
+    const last = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), int16ActivationSetter(), actInt8],
       ...quiet,
@@ -103,7 +103,7 @@ describe('prepareQatFx with qconfigSetter', () => {
       act: 'qint8',
       pool: 'qint16',
     });
-    const first = prepareQatFx(new ResidualNet().eval(), {
+    const first = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), actInt8, int16ActivationSetter()],
       ...quiet,
@@ -112,7 +112,7 @@ describe('prepareQatFx with qconfigSetter', () => {
   });
 
   it('a setter may return node name → qconfig; null leaves a node float', () => {
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [
         defaultQconfigSetter(),
@@ -128,7 +128,7 @@ describe('prepareQatFx with qconfigSetter', () => {
 
   it('the context lists the fused nodes with their ops, paths and weights, and knows the march', () => {
     let seen: QconfigSetterContext | null = null;
-    prepareQatFx(new ResidualNet().eval(), {
+    prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bernoulli2',
       qconfigSetter: [
         (ctx) => {
@@ -162,7 +162,7 @@ describe('prepareQatFx with qconfigSetter', () => {
     const shapes: Record<string, readonly number[] | null> = {};
     let runs = 0;
     const x = imageBatches(2, 1, 5)[0]!;
-    prepareQatFx(new ResidualNet().eval(), {
+    prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       exampleInputs: x,
       qconfigSetter: [
@@ -179,7 +179,7 @@ describe('prepareQatFx with qconfigSetter', () => {
   });
 
   it('bad input gives typed errors that say what to do', () => {
-    const model = new ResidualNet().eval();
+    const model = new ResidualSigmoidNet().eval();
     const setter = (f: (ctx: QconfigSetterContext) => unknown) => [defaultQconfigSetter(), f as () => undefined];
     // an unknown node name, naming the setter and listing the nodes
     expect(() =>
@@ -229,7 +229,7 @@ describe('prepareQatFx with qconfigSetter', () => {
   });
 
   it('an empty setter list prepares with the base qconfigDict, as the dict form does', () => {
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [],
       qconfigDict: { global: defaultQatQconfig, moduleName: { act: null } },

@@ -12,9 +12,8 @@ import {
   type ConvertedNode,
   type MarchBackendV1,
   type QParams,
-  type RoundingMode,
 } from '@qtk/spec';
-import { InvalidArgumentError, opOfModule } from '@qtk/tensor';
+import { InvalidArgumentError, opOfModule, type RoundingMode } from '@qtk/tensor';
 import { convertNodeContext } from './node-context.js';
 import { uncalibratedFakeQuants } from './calibration.js';
 import { QatModule } from './qat-module.js';

@@ -1,5 +1,5 @@
 import '@qtk/observers'; // the constants below check their options against the registered observers
-import { QConfigError } from '@qtk/spec';
+import { QConfigError, type ObserverDType } from '@qtk/spec';
 import { nestFakeQuantKwargs, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 import { qconfig, withArgsAt, type QConfig } from './qconfig.js';
 
@@ -112,9 +112,9 @@ function factory(
 /** getDefaultQatQconfig's arguments (horizon_plugin_pytorch's get_default_qat_qconfig, camelCase). */
 export interface DefaultQatQconfigOptions {
   /** Activation dtype (default qint8). */
-  readonly dtype?: 'qint8' | 'qint16';
+  readonly dtype?: ObserverDType;
   /** Weight dtype (default qint8). */
-  readonly weightDtype?: 'qint8' | 'qint16';
+  readonly weightDtype?: ObserverDType;
   readonly activationFakeQuant?: FakeQuantKind;
   readonly weightFakeQuant?: FakeQuantKind;
   /** Activation FakeQuantize / observer options (flat or nested); a dtype here wins over `dtype`. */
@@ -145,7 +145,7 @@ export function getDefaultQatQconfig(options: DefaultQatQconfigOptions = {}): QC
 }
 
 export interface DefaultQatOutQconfigOptions {
-  readonly weightDtype?: 'qint8' | 'qint16';
+  readonly weightDtype?: ObserverDType;
   readonly weightFakeQuant?: FakeQuantKind;
   readonly weightQkwargs?: FakeQuantKwargs | null;
 }
@@ -167,7 +167,7 @@ export function getDefaultQatOutQconfig(options: DefaultQatOutQconfigOptions = {
 
 export interface DefaultCalibQconfigOptions {
   /** Activation dtype (default qint8). */
-  readonly dtype?: 'qint8' | 'qint16';
+  readonly dtype?: ObserverDType;
   /** Activation FakeQuantize / observer options (flat or nested), e.g. `{ observer: 'mse' }`. */
   readonly calibQkwargs?: FakeQuantKwargs | null;
 }

@@ -1,6 +1,6 @@
-import { Generator, randn, sum, tensor, Tensor, mul } from '@qtk/tensor';
+import { Generator, randn, roundHalfEven, roundHalfUp, sum, tensor, Tensor, mul } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
+import { fakeQuantize, type FakeQuantAttrs } from './fake-quant-op.js';
 
 const A8: FakeQuantAttrs = { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_up' };
 

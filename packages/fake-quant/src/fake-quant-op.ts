@@ -8,13 +8,13 @@ import {
   InvalidArgumentError,
   registerGradient,
   registerKernel,
-  roundHalfEven,
+  roundingFunction,
   run1,
   Tensor,
   type FakeQuantizeSymmetricAttrs,
   type Saved,
+  type RoundingMode,
 } from '@qtk/tensor';
-import type { RoundingMode } from '@qtk/spec';
 
 export const FAKE_QUANT_OP = 'QtkFakeQuantize';
 
@@ -27,13 +27,6 @@ export interface FakeQuantAttrs {
   /** Multiplies the scale's gradient (LSQ: 1 / sqrt(numel · qmax)); 1 when not given. */
   gradScale?: number;
 }
-
-/** Round half up: floor(v + 0.5) (the marches' bpu_round). */
-export function roundHalfUp(v: number): number {
-  return Math.floor(v + 0.5);
-}
-
-export { roundHalfEven };
 
 const symmetricAttrs = (a: FakeQuantAttrs): FakeQuantizeSymmetricAttrs => ({
   quantMin: a.quantMin,
@@ -59,7 +52,7 @@ registerGradient<FakeQuantAttrs>(FAKE_QUANT_OP, ({ inputs: [x, s], attrs }, [g])
   const xv = x!.values();
   const sv = s!.values();
   const { quantMin: lo, quantMax: hi } = attrs;
-  const round = attrs.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
+  const round = roundingFunction(attrs.rounding);
   const [outer, ch, inner] = channelLayout(x!.shape, attrs.chAxis);
   const gx = x!.requiresGrad ? new Float32Array(gv.length) : null;
   const gs = new Float64Array(sv.length);

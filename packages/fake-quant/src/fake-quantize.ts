@@ -11,9 +11,9 @@ import {
   type ObserverV1,
   type QParams,
   type QuantDType,
-  type RoundingMode,
+  roundingModeSchema,
 } from '@qtk/spec';
-import { InvalidArgumentError, noGrad, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, noGrad, Tensor, type RoundingMode } from '@qtk/tensor';
 import { z } from 'zod';
 import { fakeQuantize } from './fake-quant-op.js';
 import {
@@ -40,7 +40,7 @@ export const fakeQuantizeOptionsSchema = z
     quantMin: z.number().int().nullable().default(null),
     quantMax: z.number().int().nullable().default(null),
     /** null: the global default (half_up unless changed with setDefaultRounding). */
-    rounding: z.enum(['half_up', 'half_even']).nullable().default(null),
+    rounding: roundingModeSchema.nullable().default(null),
     /** LSQ: the scale is a Parameter learned with the LSQ gradient, initialised from the observer. */
     learnable: z.boolean().default(false),
     /** Initial state. */

@@ -4,7 +4,7 @@ import { FakeQuantize } from './fake-quantize.js';
 import { registerBuiltinFakeQuants } from './qconfig.js';
 import { registerFakeQuantCodecs } from './codec.js';
 
-export { FAKE_QUANT_OP, fakeQuantize, roundHalfEven, roundHalfUp, type FakeQuantAttrs } from './fake-quant-op.js';
+export { FAKE_QUANT_OP, fakeQuantize, type FakeQuantAttrs } from './fake-quant-op.js';
 export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
 export { getDefaultRounding, setDefaultRounding } from './rounding.js';
 export { countClamped, SATURATION_WARNING_SHARE, type SaturationCount } from './saturation.js';

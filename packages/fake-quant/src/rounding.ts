@@ -1,5 +1,4 @@
-import type { RoundingMode } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, ROUNDING_MODES, type RoundingMode } from '@qtk/tensor';
 
 let defaultRounding: RoundingMode = 'half_up';
 
@@ -10,7 +9,7 @@ export function getDefaultRounding(): RoundingMode {
 
 /** Switches the global rounding of fake quantization (half_up by default, as the marches do). */
 export function setDefaultRounding(mode: RoundingMode): void {
-  if (mode !== 'half_up' && mode !== 'half_even') {
+  if (!ROUNDING_MODES.includes(mode)) {
     throw new InvalidArgumentError(
       `setDefaultRounding: '${String(mode)}' is not a rounding mode; use 'half_up' or 'half_even'`,
     );

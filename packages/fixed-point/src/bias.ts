@@ -1,8 +1,8 @@
 // Bias and fused-add ("sumin") terms of the conv family (march-semantics.md §1): integers added to
 // the int32 accumulator, derived once per output channel.
-import type { RoundingMode } from '@qtk/spec';
 import { fitMul } from './fit-mul.js';
 import { roundReal, sat, shrR, rhu } from './integer-math.js';
+import type { RoundingMode } from '@qtk/tensor';
 
 /** An int32 bias: `b_q = sat(R(b / s_acc[c]), qint32)`. Returns the integer added to each channel's accumulator. */
 export function quantizeBiasInt32(

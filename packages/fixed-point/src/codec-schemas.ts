@@ -2,6 +2,7 @@
 // hand-edited file is refused with the field named instead of failing at first inference. They
 // check the decoded data (typed arrays, plans), ranges and that per-channel lengths agree.
 import { CONFIG_LIMITS, type JsonValue } from '@qtk/ir';
+import { QUANT_DTYPES, quantDTypeSchema, roundingModeSchema } from '@qtk/spec';
 import { traceables } from '@qtk/tensor';
 import { z } from 'zod';
 import { fromJsonData } from './codec-json.js';
@@ -28,9 +29,7 @@ export function decoded<T extends z.ZodTypeAny>(where: string, schema: T) {
 }
 
 const I32 = 2 ** 31;
-export const quantDType = z.enum(['qint8', 'qint16', 'qint32']);
-const qtensorDType = z.enum(['qint8', 'qint16', 'qint32', 'qbool']);
-export const rounding = z.enum(['half_up', 'half_even']);
+const qtensorDType = z.enum([...QUANT_DTYPES, 'qbool'] as const);
 export const requantizeRule = z.enum(['int16_intermediate', 'wide']);
 /** The name a requantize planner is registered under (requantizePlanners). */
 export const plannerName = z.string().refine(
@@ -62,7 +61,7 @@ export const requantizePlan = z
   .object({
     version: z.literal(1),
     rule: requantizeRule,
-    outDtype: quantDType,
+    outDtype: quantDTypeSchema,
     pre: int32Array,
     m: int32Array,
     n: int32Array,
@@ -179,7 +178,7 @@ export function sameOutDtype(keys: string[]) {
   };
 }
 
-export const quantizeSchema = z.object({ scale, dtype: quantDType, rounding }).strict();
+export const quantizeSchema = z.object({ scale, dtype: quantDTypeSchema, rounding: roundingModeSchema }).strict();
 
 const MAX_ELEMENTS = 2 ** 31 - 1;
 const convAttrs = z
@@ -274,14 +273,14 @@ export const fixedAvgPoolSchema = decoded(
           .strict(),
       ]),
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
       rule: plannerName,
     })
     .strict(),
 );
 
 export const fixedReduceSchema = z
-  .object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDType, rule: plannerName })
+  .object({ kind: z.enum(['mean', 'sum']), outScale: scale, outDtype: quantDTypeSchema, rule: plannerName })
   .strict();
 
 /** Names of methods the objects of a file could reach through the prototype chain are not targets. */
@@ -291,7 +290,12 @@ const methodName = z
   .refine((n) => !(n in Object.prototype), { message: 'names a member of every object, not a tensor method' });
 
 const valueOpOutput = z
-  .object({ scale, dtype: quantDType, plan: requantizePlan.nullable(), clamp: z.tuple([int32, int32]).optional() })
+  .object({
+    scale,
+    dtype: quantDTypeSchema,
+    plan: requantizePlan.nullable(),
+    clamp: z.tuple([int32, int32]).optional(),
+  })
   .strict()
   .superRefine((o, ctx) => {
     if (o.plan) planFits(o.plan, 1, ['plan', 'm'], ctx);
@@ -344,11 +348,11 @@ export const fixedResizeSchema = decoded(
         })
         .nullable(),
       output: z
-        .object({ scale, dtype: quantDType, plan: requantizePlan })
+        .object({ scale, dtype: quantDTypeSchema, plan: requantizePlan })
         .strict()
         .superRefine((o, ctx) => planFits(o.plan, 1, ['plan', 'm'], ctx))
         .nullable(),
-      rounding,
+      rounding: roundingModeSchema,
     })
     .strict(),
 );
@@ -358,7 +362,7 @@ export const fixedClampSchema = decoded(
   z
     .object({
       kind: z.enum(['clamp', 'abs']),
-      rounding,
+      rounding: roundingModeSchema,
       requant: requantizePlan.nullable(),
       outScale: scale.nullable(),
     })
@@ -377,7 +381,7 @@ export const fixedAddSchema = decoded(
       plan: addPlan,
       requant: requantizePlan,
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
       scalars,
     })
     .strict()
@@ -386,21 +390,21 @@ export const fixedAddSchema = decoded(
 export const fixedMulSchema = decoded(
   'FixedMul',
   z
-    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDType, scalars })
+    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDTypeSchema, scalars })
     .strict()
     .superRefine(sameOutDtype(['requant'])),
 );
 export const fixedMatMulSchema = decoded(
   'FixedMatMul',
   z
-    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDType })
+    .object({ requant: requantizePlan, outScale: scale, outDtype: quantDTypeSchema })
     .strict()
     .superRefine(sameOutDtype(['requant'])),
 );
 export const fixedCatSchema = decoded(
   'FixedCat',
   z
-    .object({ requants: z.array(requantizePlan).min(1), outScale: scale, outDtype: quantDType })
+    .object({ requants: z.array(requantizePlan).min(1), outScale: scale, outDtype: quantDTypeSchema })
     .strict()
     .superRefine((c, ctx) =>
       c.requants.forEach((p, i) => {
@@ -420,7 +424,7 @@ export const fixedMinMaxSchema = decoded(
       kind: z.enum(['maximum', 'minimum']),
       requants: z.tuple([requantizePlan, requantizePlan]),
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
       scalars,
     })
     .strict(),
@@ -434,10 +438,10 @@ export const fixedTableOpSchema = decoded(
   z
     .object({
       label: z.string(),
-      inDtype: quantDType,
+      inDtype: quantDTypeSchema,
       inScale: scale,
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
       plans: z.array(tablePlan).min(1),
       channelAxis: z.number().int().optional(),
     })
@@ -465,14 +469,14 @@ export const fixedSoftmaxSchema = decoded(
     .object({
       dim: z.number().int(),
       inScale: scale,
-      inDtype: quantDType,
+      inDtype: quantDTypeSchema,
       sub: requantizePlan,
       exp: tablePlan,
       sum: requantizePlan,
       reciprocal: tablePlan,
       mul: requantizePlan,
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
     })
     .strict()
     .superRefine(sameOutDtype(['mul'])),
@@ -483,7 +487,7 @@ export const fixedLayerNormSchema = decoded(
     .object({
       features: posInt,
       inScale: scale,
-      inDtype: quantDType,
+      inDtype: quantDTypeSchema,
       mean: requantizePlan,
       sub: z.object({ mx: int32, mm: int32, sAcc: scale }).strict(),
       subOut: requantizePlan,
@@ -501,7 +505,7 @@ export const fixedLayerNormSchema = decoded(
         .nullable(),
       out: requantizePlan.nullable(),
       outScale: scale,
-      outDtype: quantDType,
+      outDtype: quantDTypeSchema,
     })
     .strict()
     .superRefine((c, ctx) => {
@@ -543,7 +547,7 @@ export const yuvInputQuantizeSchema = decoded(
       std: z.array(z.number().positive().finite()).length(3),
       scale,
       dtype: z.enum(['qint8', 'qint16']),
-      rounding,
+      rounding: roundingModeSchema,
       weight: int32Array.refine((a) => a.length === 9, { message: 'expected 9 weights (3 channels × Y, U, V)' }),
       bias: threeInts(-I32, I32 - 1, 'biases'),
       shift: threeInts(0, 31, 'shifts'),

@@ -30,6 +30,7 @@ import {
   scalarOperandInt8,
 } from './index.js';
 import { nonlinear } from './index.js';
+import type { ObserverDType } from '@qtk/spec';
 
 /** The shift limits bayes gives planAddShiftLarger (23 bits next to a qint8 larger-scale operand, else 15). */
 const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
@@ -55,13 +56,7 @@ function roundTrip<M extends Module>(m: M): M {
   return back as M;
 }
 
-const q = (
-  n: number,
-  seed: number,
-  scale: number,
-  dtype: 'qint8' | 'qint16' = 'qint8',
-  shape = [2, 3, 4, 4],
-): QTensor => {
+const q = (n: number, seed: number, scale: number, dtype: ObserverDType = 'qint8', shape = [2, 3, 4, 4]): QTensor => {
   const hi = dtype === 'qint8' ? 127 : 32767;
   const v = rand([n], { generator: new Generator(seed) }).values();
   return QTensor.fromInts(

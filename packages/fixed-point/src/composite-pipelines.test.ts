@@ -9,6 +9,7 @@ import { buildLookupTable16, FixedTableOp, planTable } from './modules/fixed-tab
 import * as nl from './nonlinear-functions.js';
 import { QTensor } from './qtensor.js';
 import { planRequantizeWide } from './requantize.js';
+import type { ObserverDType } from '@qtk/spec';
 
 describe('FixedTableOp', () => {
   it('per-channel 256-entry tables (PReLU) index by channel along axis 1', () => {
@@ -49,7 +50,7 @@ describe('FixedTableOp', () => {
 describe('composite building blocks', () => {
   it('subPlanOf(planAddShiftLarger(x − m)): the larger scale shifts, the other multiplies by −Q', () => {
     const limit = (d: string) => (d === 'qint8' ? 23 : 15);
-    const planSub = (sx: number, dx: 'qint8' | 'qint16', sm: number, dm: 'qint8' | 'qint16') =>
+    const planSub = (sx: number, dx: ObserverDType, sm: number, dm: ObserverDType) =>
       subPlanOf(planAddShiftLarger({ scale: sx, dtype: dx }, { scale: sm, dtype: dm }, true, limit))!;
     const p = planSub(0.1, 'qint8', 0.02, 'qint16');
     // sh = min(23, floor(log2(32767·5))) = 17; Q = rhu(0.02·2^17/0.1) = 26214 (float32 scales)

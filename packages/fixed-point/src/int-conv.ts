@@ -12,6 +12,8 @@ import {
   type ConvTransposeAttrs,
   type ConvTransposeOptions,
   type TypedArray,
+  samePadding,
+  windowOutSize,
 } from '@qtk/tensor';
 import {
   dtypeMaxAbs,
@@ -353,16 +355,13 @@ function convSetup(fn: string, x: Tensor, w: Tensor, attrs: ConvOptions) {
       throw new InvalidArgumentError(
         `${fn}: padding 'same' needs stride 1, got stride ${shapeStr(stride)}; pad explicitly instead`,
       );
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    pads = samePadding(kernel, dilation);
   } else {
     const p = perDim(fn, 'padding', padding, r, 0, 0);
     pads = [...p, ...p];
   }
   const image = xb.shape.slice(2);
-  const out = image.map(
-    (s, i) => Math.floor((s + pads[i]! + pads[r + i]! - dilation[i]! * (kernel[i]! - 1) - 1) / stride[i]!) + 1,
-  );
+  const out = image.map((s, i) => windowOutSize(s, kernel[i]!, stride[i]!, pads[i]!, pads[r + i]!, dilation[i]!));
   out.forEach((o, i) => {
     if (o < 1) {
       throw new ShapeError(

@@ -1,19 +1,29 @@
 // The integer vocabulary of march-semantics.md §0. Every value is an exact integer held in a
 // float64 `number`; callers keep intermediates below 2^53 (the bounds are stated where they matter).
-import type { QuantDType, RoundingMode } from '@qtk/spec';
-import { InvalidArgumentError, roundHalfEven } from '@qtk/tensor';
+import { QUANT_DTYPES, type QuantDType, quantRange } from '@qtk/spec';
+import {
+  dtypeRange,
+  InvalidArgumentError,
+  roundHalfEven,
+  roundHalfUp,
+  roundingFunction,
+  type RoundingMode,
+} from '@qtk/tensor';
 
 export interface IntRange {
   readonly min: number;
   readonly max: number;
 }
 
-const RANGES: Record<QuantDType | 'qbool', IntRange> = {
-  qint8: { min: -128, max: 127 },
-  qint16: { min: -32768, max: 32767 },
-  qint32: { min: -2147483648, max: 2147483647 },
-  qbool: { min: 0, max: 1 },
-};
+const RANGES = {
+  ...Object.fromEntries(
+    QUANT_DTYPES.map((d) => {
+      const { quantMin, quantMax } = quantRange(d);
+      return [d, { min: quantMin, max: quantMax }];
+    }),
+  ),
+  qbool: dtypeRange('bool'),
+} as Record<QuantDType | 'qbool', IntRange>;
 
 /** The integer range of a quantized dtype. */
 export function intRange(dtype: QuantDType | 'qbool'): IntRange {
@@ -25,17 +35,15 @@ export function intRange(dtype: QuantDType | 'qbool'): IntRange {
   return r;
 }
 
-/** Round half up, `floor(v + 0.5)` (the marches' bpu_round). */
-export function rhu(v: number): number {
-  return Math.floor(v + 0.5);
-}
+/** Round half up, `floor(v + 0.5)` (@qtk/tensor's `roundHalfUp`, under the marches' short name bpu_round). */
+export const rhu: (v: number) => number = roundHalfUp;
 
 /** Round half to even (@qtk/tensor's `roundHalfEven`, under the marches' short name). */
 export const rhe: (v: number) => number = roundHalfEven;
 
 /** Rounds a real number with the march's rounding mode R. */
 export function roundReal(v: number, mode: RoundingMode): number {
-  return mode === 'half_even' ? rhe(v) : rhu(v);
+  return roundingFunction(mode)(v);
 }
 
 /** Arithmetic shift right: `floor(v / 2^n)`, n >= 0. */

@@ -2,6 +2,7 @@
 import { InvalidArgumentError } from '@qtk/tensor';
 import { rhu, sat } from './integer-math.js';
 import type { NonlinearFunction } from './nonlinear-functions.js';
+import type { ObserverDType } from '@qtk/spec';
 
 /** A positive finite scale as float32 (scales are float32; derived integers are computed in float64). */
 export function float32Scale(op: string, what: string, s: number): number {
@@ -15,7 +16,7 @@ export function float32Scale(op: string, what: string, s: number): number {
  * Rounds and saturates a real value on an output grid: `sat(rhu(v), dt)`, with ±Infinity going to
  * the dtype's max/min. NaN means the function is undefined there, which the catalogue never returns.
  */
-export function gridValue(op: string, fname: string, x: number, v: number, dtype: 'qint8' | 'qint16'): number {
+export function gridValue(op: string, fname: string, x: number, v: number, dtype: ObserverDType): number {
   if (Number.isNaN(v))
     throw new InvalidArgumentError(
       `${op}: ${fname}(${x}) is NaN; define the function outside its domain (see nonlinear-functions.ts)`,

@@ -1,14 +1,9 @@
-import type { QuantDType } from '@qtk/spec';
+import { QUANT_STORAGE_DTYPE, type QuantDType } from '@qtk/spec';
 import { InvalidArgumentError, Tensor, type DType } from '@qtk/tensor';
 import { intRange, sat } from './integer-math.js';
 
 /** The storage dtype of each quantized dtype. */
-export const STORAGE_DTYPE: Readonly<Record<QuantDType | 'qbool', DType>> = {
-  qint8: 'int8',
-  qint16: 'int16',
-  qint32: 'int32',
-  qbool: 'bool',
-};
+export const STORAGE_DTYPE: Readonly<Record<QuantDType | 'qbool', DType>> = { ...QUANT_STORAGE_DTYPE, qbool: 'bool' };
 
 export type QTensorDType = QuantDType | 'qbool';
 

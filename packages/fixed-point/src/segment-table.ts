@@ -14,6 +14,7 @@ import { fitMul } from './fit-mul.js';
 import { clampInt, rhu, sat, shrR } from './integer-math.js';
 import { float32Scale, gridValue } from './lookup-table.js';
 import type { NonlinearFunction } from './nonlinear-functions.js';
+import type { ObserverDType } from '@qtk/spec';
 
 export type SegmentDividing = 'even' | 'curvature';
 
@@ -43,7 +44,7 @@ export interface SegmentTableV1 {
   readonly sIn: number;
   readonly sOut: number;
   readonly sO: number;
-  readonly outDtype: 'qint8' | 'qint16';
+  readonly outDtype: ObserverDType;
   /** The strategy that placed B[1..5], or 'explicit' for dividing points given by the user. */
   readonly dividing: SegmentDividing | 'explicit';
   /** The input range the six tables were restricted to, when one was given (input units). */
@@ -68,7 +69,7 @@ export interface SegmentTableV1 {
 export interface SegmentTableOptions {
   sIn: number;
   sOut: number;
-  outDtype: 'qint8' | 'qint16';
+  outDtype: ObserverDType;
   /** 'even' (default), 'curvature', or the seven dividing points d[0..6] in input units, non-decreasing. */
   dividing?: SegmentDividingOption;
   /**

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice } from './index.js';
-import { AlternatingNet, calibrated, call, inputs, MiddleOpsNet, prototypeTask } from './testing/models.js';
+import { AlternatingNet, call, MiddleOpsNet, prototypeTask, randomInputs } from '@qtk/test-models';
+import { calibrated } from './testing/calibrated.js';
 
 const quiet = { onWarning: () => {} };
 const argmaxRows = (t: Tensor): number[] => {
@@ -61,7 +62,7 @@ describe('heterogeneous fixed-point model', () => {
     const convs = ['conv0', 'conv1', 'conv2', 'conv3'] as const;
     const acts = ['act0', 'act1', 'act2'] as const;
     // what enters each BPU segment during calibration: the model input, then each CPU op's float output
-    const batches = [1, 2, 3].map((s) => inputs(s, 8));
+    const batches = [1, 2, 3].map((s) => randomInputs(s, 8));
     const segmentInputs: Tensor[][] = convs.map(() => []);
     const hooks = acts.map((a, k) =>
       qat.getSubmodule(a).registerForwardHook((_m, _args, out) => {
@@ -75,7 +76,7 @@ describe('heterogeneous fixed-point model', () => {
     const fixed = convertFx(qat, quiet);
 
     // what the heterogeneous model feeds each segment, and what each segment gives back (dequantized)
-    const x = inputs(50, 16);
+    const x = randomInputs(50, 16);
     const fedTo: Tensor[] = [x];
     const outputs: Tensor[] = [];
     const handles = acts.map((a) =>
@@ -120,7 +121,7 @@ describe('heterogeneous fixed-point model', () => {
       const loaded = loadModelFileSync(join(dir, 'fixed.qtk'));
       expect(loaded.kind).toBe('fixed-point');
       const model = loaded.model as GraphModule;
-      const x = inputs(60, 16);
+      const x = randomInputs(60, 16);
       expect(call(model, x).values()).toEqual(call(fixed, x).values());
       // the whole report, fused layers' names included, comes back from the file
       expect(checkDeployDevice(model)).toEqual(checkDeployDevice(fixed));

@@ -14,13 +14,13 @@ import { checkDeployDevice, formatDeployDevice, HYBRID_PARTITION_PASS, HybridDic
 import {
   AlternatingNet,
   CpuEndsNet,
-  calibrated,
   call,
   FunctionalSeluNet,
-  inputs,
   MiddleOpsNet,
+  randomInputs,
   SeluBlock,
-} from './testing/models.js';
+} from '@qtk/test-models';
+import { calibrated } from './testing/calibrated.js';
 
 const quiet = { onWarning: () => {} };
 const cpuReasons = (gm: GraphModule) =>
@@ -311,7 +311,7 @@ describe('the ends of the model', () => {
     const stub = qat.graph.nodes.find((n) => n.target === '_generated_quant_stub_0')!;
     expect(stub.inputNodes.map((n) => n.name)).toEqual(['selu']);
     const fixed = convertFx(qat, quiet);
-    const x = inputs(20);
+    const x = randomInputs(20);
     const want = call(qat, x);
     const got = call(fixed, x);
     expect(got.dtype).toBe('float32');

@@ -5,7 +5,7 @@ import { defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import '@qtk/march-bernoulli2';
 import { describe, expect, it } from 'vitest';
 import { checkDeployDevice } from './index.js';
-import { MiddleOpsNet } from './testing/models.js';
+import { MiddleOpsNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 const devices = (gm: Parameters<typeof checkDeployDevice>[0]) =>

@@ -1,6 +1,6 @@
 // Functional ops and tensor methods as ONNX nodes (call_function / call_method).
 import type { Argument } from '@qtk/ir';
-import { Tensor, type ResizeOptions } from '@qtk/tensor';
+import { Tensor, type ResizeOptions, samePadding } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import type { OnnxBuilder } from './export-builder.js';
 import type { ExportStep } from './export-modules.js';
@@ -142,8 +142,7 @@ const CAST_TO: Record<string, number> = { float32: 1, int32: 7, bool: 9 };
 function spatialPads(padding: unknown, r: number, kernel: number[], dilation: number[]): number[] {
   if (padding === 'valid' || padding === undefined) return new Array<number>(2 * r).fill(0);
   if (padding === 'same') {
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    return [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    return samePadding(kernel, dilation);
   }
   const p = typeof padding === 'number' ? new Array<number>(r).fill(padding) : (padding as number[]);
   return [...p, ...p];

@@ -38,7 +38,7 @@ import {
   Upsample,
   type Module,
 } from '@qtk/nn';
-import { Tensor, contiguous, reshape, transpose } from '@qtk/tensor';
+import { Tensor, contiguous, reshape, transpose, samePadding } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
 import { exportCall } from './export-functions.js';
 import type { OnnxBuilder } from './export-builder.js';
@@ -64,8 +64,7 @@ export interface ExportStep {
 export function convPads(padding: number[] | 'same' | 'valid', kernel: number[], dilation: number[]): number[] {
   if (padding === 'valid') return [...kernel.map(() => 0), ...kernel.map(() => 0)];
   if (padding === 'same') {
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    return [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    return samePadding(kernel, dilation);
   }
   return [...padding, ...padding];
 }

@@ -11,8 +11,7 @@ import { checkDeployDevice, HybridDictError } from '@qtk/hybrid';
 import { applyModelFixes } from './apply-model-fixes.js';
 import { checkModel } from './check-model.js';
 import { checkQconfig } from './check-qconfig.js';
-import { NestedSeluNet, NoStubsNet, SeluNet } from './testing/check-models.js';
-import { TinyResNet } from './testing/models.js';
+import { CpuEndsNet, NestedSeluNet, SeluNet, TinyResNet } from '@qtk/test-models';
 
 const inputs = (seed: number) =>
   rand([4, 3, 8, 8], { generator: new Generator(seed) })
@@ -60,7 +59,7 @@ describe('applyModelFixes', () => {
   });
 
   it('adds input QuantStubs and CPU entries for a model without stubs, so it prepares and converts', () => {
-    const model = new NoStubsNet();
+    const model = new CpuEndsNet(29);
     // as it is, prepare stops at the missing QuantStub
     expect(() => prepareQatFx(model, { global: defaultQatQconfig }, { march: 'bernoulli2', ...quiet })).toThrow(
       QConfigError,

@@ -7,7 +7,7 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { autoQconfig } from './auto-qconfig.js';
 import { outputScorer } from './output-score.js';
-import { randomInputs, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
 
 const minMax = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
 const brokenDict = {

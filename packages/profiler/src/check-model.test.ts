@@ -7,15 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { checkModel } from './check-model.js';
 import type { Finding } from './lint-findings.js';
 import {
+  CpuEndsNet,
   NestedSeluNet,
   NoDeQuantNet,
-  NoStubsNet,
   SeluNet,
   SharedConvNet,
   SharedNormNet,
+  TinyResNet,
   UnfusedNet,
-} from './testing/check-models.js';
-import { TinyResNet } from './testing/models.js';
+} from '@qtk/test-models';
 
 const FUSE = { kind: 'fuse', hint: 'nothing to do: prepareQatFx fuses this chain' };
 const brief = (findings: readonly Finding[]) => findings.map((f) => [f.code, f.severity, f.node, f.fix]);
@@ -121,7 +121,7 @@ describe('checkModel', () => {
   });
 
   it('finds a missing QuantStub and the ops at both ends of a model without stubs', () => {
-    const result = checkModel(new NoStubsNet(), { march: 'bernoulli2' });
+    const result = checkModel(new CpuEndsNet(29), { march: 'bernoulli2' });
     expect(brief(result.findings)).toEqual([
       ['missing-quant-stub', 'error', 'x', { kind: 'prepare-option', option: { inputQuantStubs: true } }],
       [

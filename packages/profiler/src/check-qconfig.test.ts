@@ -14,8 +14,7 @@ import { type MarchBackendV1, marches } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { checkQconfig } from './check-qconfig.js';
-import { SeluNet } from './testing/check-models.js';
-import { TinyResNet } from './testing/models.js';
+import { SeluNet, TinyResNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 

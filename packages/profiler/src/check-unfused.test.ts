@@ -7,7 +7,7 @@ import { BatchNorm2d } from '@qtk/nn';
 import { type MarchBackendV1, marches } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { checkUnfusedOperations } from './check-unfused.js';
-import { SharedConvNet, SharedNormNet, UnfusedNet } from './testing/check-models.js';
+import { SharedConvNet, SharedNormNet, UnfusedNet } from '@qtk/test-models';
 
 describe('checkUnfusedOperations', () => {
   it('lists every chain the fusion table fuses in a float model, by node name and pattern', () => {

@@ -5,7 +5,7 @@ import type { GraphModule } from '@qtk/ir';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { compareModelFiles } from './compare-model-files.js';
-import { randomInputs, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
 
 function fixedOf(model: TinyResNet, moduleName: Record<string, QConfig | null> = {}): GraphModule {
   model.eval();

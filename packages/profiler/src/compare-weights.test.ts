@@ -6,7 +6,8 @@ import { type BatchNorm2d, Conv2d, Module } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { compareWeights } from './compare-weights.js';
-import { stagesOf, TinyResNet } from './testing/models.js';
+import { TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 describe('compareWeights', () => {
   const { float, calibrated, fixed } = stagesOf(new TinyResNet(), 'bayes');

@@ -2,13 +2,12 @@
 // computes with (the QAT / calibrated weight through its fake-quant, or a fixed-point layer's integers
 // times their scales), so weight quantization error is seen apart from activation error.
 import { QatModule, weightedLayer } from '@qtk/core';
-import { roundHalfEven, roundHalfUp } from '@qtk/fake-quant';
 import { FixedConv, FixedValueOp, Quantize } from '@qtk/fixed-point';
 import { type AbsorbingLayer, absorbBatchNorm } from '@qtk/fusion';
 import { GraphModule, type Node, subAt, symbolicTrace } from '@qtk/ir';
 import { BatchNorm1d, BatchNorm2d, BatchNorm3d, Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, roundingFunction } from '@qtk/tensor';
 import { aliasesOf } from './align-nodes.js';
 import { similarityOf } from './metrics.js';
 import { nodeTypeOf } from './node-type.js';
@@ -81,7 +80,7 @@ function fakeQuantWeight(m: QatModule): QuantizedWeight | null {
   const w = weightedLayer(m.module);
   if (!fq || !w) return null;
   const q = fq.calculateQparams();
-  const round = fq.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
+  const round = roundingFunction(fq.rounding);
   const shape = w.layer.weight.shape;
   const own = Float32Array.from(w.layer.weight.values());
   return {

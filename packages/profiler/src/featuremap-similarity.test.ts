@@ -5,7 +5,8 @@ import { type FakeQuantize, namedFakeQuants, setFakeQuantize } from '@qtk/fake-q
 import { describe, expect, it } from 'vitest';
 import { alignNodes } from './align-nodes.js';
 import { featuremapSimilarity } from './featuremap-similarity.js';
-import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 const x = randomInputs(11, 4);
 

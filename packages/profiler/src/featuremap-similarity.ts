@@ -1,9 +1,8 @@
 // featuremapSimilarity: how far apart two versions of a model are at every node, and how much of that
 // each node adds itself (the same-input mode feeds the second model's node the first model's inputs).
-import { roundHalfEven, roundHalfUp } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
-import { InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { InvalidArgumentError, Tensor, roundingFunction, type RoundingMode } from '@qtk/tensor';
 import { alignNodes } from './align-nodes.js';
 import {
   HIGHER_IS_BETTER,
@@ -107,9 +106,9 @@ const asJson = (s: Similarity): SimilarityJson => ({ ...s, sqnr: Number.isFinite
  * dtype for a fixed-point input (the quantization the input must have), else the float values unchanged,
  * so a fake-quant node's own computation and output quantization are all that differ.
  */
-function encodeLike(values: NodeValue, like: unknown, rounding: 'half_up' | 'half_even'): unknown {
+function encodeLike(values: NodeValue, like: unknown, rounding: RoundingMode): unknown {
   if (like instanceof QTensor) {
-    const round = rounding === 'half_even' ? roundHalfEven : roundHalfUp;
+    const round = roundingFunction(rounding);
     const step = scaleAt(like, values.shape);
     const ints = new Float64Array(values.values.length);
     for (let i = 0; i < ints.length; i++) ints[i] = round(values.values[i]! / step(i));
@@ -152,7 +151,7 @@ export function featuremapSimilarity(
   if (options.sameInput ?? true) {
     const replaceArgs = (node: Node, values: unknown[]): unknown[] => {
       const module = node.op === 'call_module' ? subAt(model2, node.target) : null;
-      const rounding = (outputFakeQuantOf(module)?.rounding ?? 'half_up') as 'half_up' | 'half_even';
+      const rounding = outputFakeQuantOf(module)?.rounding ?? 'half_up';
       const swap = (arg: unknown, value: unknown): unknown => {
         if (Array.isArray(arg) && Array.isArray(value)) return arg.map((a, i) => swap(a, value[i]));
         if (!arg || typeof arg !== 'object' || (arg as object).constructor?.name !== 'Node') return value;

@@ -5,7 +5,8 @@ import { exportOnnxBytes } from '@qtk/onnx';
 import { describe, expect, it } from 'vitest';
 import { firstDivergence, NO_RUNTIME } from './first-divergence.js';
 import { firstDivergence as firstDivergenceWithOrt } from './node/first-divergence.js';
-import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 const x = randomInputs(11, 4);
 

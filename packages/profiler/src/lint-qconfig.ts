@@ -2,7 +2,7 @@
 // typo silently leaves the default in place), and output layers that are not high precision.
 import { coversPath, weightedLayer } from '@qtk/core';
 import type { Node } from '@qtk/ir';
-import { closeNames } from '@qtk/tensor';
+import { closeNames, didYouMean } from '@qtk/tensor';
 import { displayName, isDeQuantStub, type LintContext } from './lint-context.js';
 import { deployedOps } from './lint-devices.js';
 import type { Finding } from './lint-findings.js';
@@ -13,12 +13,13 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
   const known = [...new Set(modules.map(([path]) => path).filter((p) => p !== ''))];
   for (const key of Object.keys(ctx.qconfigDict.moduleName ?? {})) {
     if (key === '' || known.some((p) => coversPath(key, p))) continue;
-    const close = closeNames(key, known, 1)[0];
+    const closest = closeNames(key, known, 1);
+    const close = closest[0];
     findings.push({
       code: 'unknown-qconfig-name',
       severity: 'error',
       node: key,
-      message: `qconfigDict.moduleName['${key}'] names no module of the model (prepareQatFx refuses it)${close ? `; did you mean '${close}'?` : ''}`,
+      message: `qconfigDict.moduleName['${key}'] names no module of the model (prepareQatFx refuses it)${didYouMean(closest)}`,
       fix: {
         kind: 'qconfig',
         qconfigDict: { moduleName: close ? { [close]: { renamedFrom: key } } : { [key]: 'remove' } },
@@ -27,12 +28,13 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
   }
   for (const entry of ctx.hybridDict.moduleName ?? []) {
     if (known.some((p) => p === entry || p.startsWith(`${entry}.`))) continue;
-    const close = closeNames(entry, known, 1)[0];
+    const closest = closeNames(entry, known, 1);
+    const close = closest[0];
     findings.push({
       code: 'unknown-hybrid-name',
       severity: 'error',
       node: entry,
-      message: `hybridDict.moduleName has '${entry}', which names no module of the model (prepareQatFx refuses it)${close ? `; did you mean '${close}'?` : ''}`,
+      message: `hybridDict.moduleName has '${entry}', which names no module of the model (prepareQatFx refuses it)${didYouMean(closest)}`,
       fix: {
         kind: 'hybrid',
         hybridDict: close ? { moduleName: [close], removeModuleName: [entry] } : { removeModuleName: [entry] },

@@ -3,7 +3,8 @@ import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
 import { NO_RUNTIME } from './first-divergence.js';
 import { runModelProfiler } from './model-profiler.js';
-import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 const x = randomInputs(11, 4);
 

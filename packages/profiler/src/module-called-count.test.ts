@@ -1,7 +1,7 @@
 import { symbolicTrace } from '@qtk/ir';
 import { describe, expect, it } from 'vitest';
 import { getModuleCalledCount } from './module-called-count.js';
-import { SharedConvNet, UnfusedNet } from './testing/check-models.js';
+import { SharedConvNet, UnfusedNet } from '@qtk/test-models';
 
 describe('getModuleCalledCount', () => {
   it('counts each module call and lists the shared module with its calling nodes', () => {

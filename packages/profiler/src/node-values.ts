@@ -2,7 +2,7 @@
 // (scale, dtype, range) that produced it: the common currency of the profiler's tools.
 import { FakeQuantize } from '@qtk/fake-quant';
 import type { FakeQuantState } from '@qtk/spec';
-import { QTensor, Quantize } from '@qtk/fixed-point';
+import { intRange, QTensor, Quantize } from '@qtk/fixed-point';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
 import { callNames } from './node-type.js';
@@ -40,13 +40,6 @@ export interface NodeValue {
 
 export const nodeNameOf = (n: Node): string => (n.op === 'call_module' ? n.target : n.name);
 
-const RANGES: Record<QuantDType | 'qbool', [number, number]> = {
-  qint8: [-128, 127],
-  qint16: [-32768, 32767],
-  qint32: [-2147483648, 2147483647],
-  qbool: [0, 1],
-};
-
 /** The fake-quant that quantizes a module's output, if it has one (a QAT module's activation fake-quant, or the module itself). */
 export function outputFakeQuantOf(module: unknown): FakeQuantize | null {
   if (module instanceof FakeQuantize) return module;
@@ -67,7 +60,7 @@ function quantOfFakeQuant(fq: FakeQuantize): NodeQuant {
 }
 
 function quantOfQTensor(q: QTensor): NodeQuant {
-  const [quantMin, quantMax] = RANGES[q.dtype];
+  const { min: quantMin, max: quantMax } = intRange(q.dtype);
   return { scale: Array.from(q.scale), axis: q.axis, dtype: q.dtype, quantMin, quantMax, source: 'fixed' };
 }
 

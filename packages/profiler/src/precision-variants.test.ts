@@ -10,7 +10,7 @@ import {
   type VariantSetup,
   variantConfig,
 } from './precision-variants.js';
-import { randomInputs, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
 
 const scales = (gm: GraphModule) =>
   Object.fromEntries(

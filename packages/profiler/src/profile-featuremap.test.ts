@@ -5,7 +5,8 @@ import { tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { profileFeaturemap } from './profile-featuremap.js';
 import { getRawFeatures } from './raw-features.js';
-import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 const x = randomInputs(11, 4);
 

@@ -1,5 +1,6 @@
 // The tools' results of one modelProfiler run as the report's parts: summary lines (most important first),
 // the similarity plot, one sortable table per tool and histograms of the worst nodes.
+import { QUANT_DTYPES, type QuantDType, quantRange } from '@qtk/spec';
 import type { ModelProfilerResults } from './model-profiler.js';
 import type { ProfilerMode, ProfilerReport, ReportHistogram, ReportNote, ReportTable } from './report/report-model.js';
 import { similaritySection } from './report/similarity-section.js';
@@ -14,12 +15,6 @@ export interface ReportContext {
   readonly histograms: number;
   readonly extra?: Readonly<Record<string, string>>;
 }
-
-const RANGE: Record<string, [number, number]> = {
-  qint8: [-128, 127],
-  qint16: [-32768, 32767],
-  qint32: [-2147483648, 2147483647],
-};
 
 const STAGE_NAMES: Record<string, string> = {
   float: 'float',
@@ -302,9 +297,11 @@ function histogramsOf(r: ModelProfilerResults, count: number): ReportHistogram[]
   for (const n of worst) {
     const f = features.get(n.name);
     if (!f || f.histogram.counts.length === 0) continue;
-    const range = RANGE[f.dtype];
+    const range = (QUANT_DTYPES as readonly string[]).includes(f.dtype) ? quantRange(f.dtype as QuantDType) : null;
     const clip =
-      range && f.scale && f.scale.length === 1 ? { min: range[0] * f.scale[0]!, max: range[1] * f.scale[0]! } : null;
+      range && f.scale && f.scale.length === 1
+        ? { min: range.quantMin * f.scale[0]!, max: range.quantMax * f.scale[0]! }
+        : null;
     out.push({
       title: `${n.name} (${n.type})`,
       node: n.name,

@@ -6,7 +6,8 @@ import { InvalidArgumentError, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { captureNodeValues } from './node-values.js';
 import { getRawFeatures, outlierOf } from './raw-features.js';
-import { randomInputs, stagesOf, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './testing/stages.js';
 
 const x = randomInputs(11, 4);
 

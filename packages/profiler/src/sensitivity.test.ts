@@ -6,7 +6,7 @@ import { argmax, InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { quantizableNodes } from './precision-variants.js';
 import { sensitivity } from './sensitivity.js';
-import { randomInputs, TinyResNet } from './testing/models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
 
 const minMax = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
 /** conv1 + bn1 + add + relu1 fuse into `_generated_add_0`; a tiny fixed output scale saturates it. */

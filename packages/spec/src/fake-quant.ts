@@ -1,5 +1,5 @@
-import type { Tensor } from '@qtk/tensor';
-import type { z } from 'zod';
+import { ROUNDING_MODES, type Tensor } from '@qtk/tensor';
+import { z } from 'zod';
 import type { ObserverV1, QParams } from './observer.js';
 
 /**
@@ -11,8 +11,8 @@ import type { ObserverV1, QParams } from './observer.js';
 export const FAKE_QUANT_STATES = ['QAT', 'CALIBRATION', 'VALIDATION'] as const;
 export type FakeQuantState = (typeof FAKE_QUANT_STATES)[number];
 
-/** Rounding of `x / s`: half up (floor(v + 0.5), the marches' default) or half to even. */
-export type RoundingMode = 'half_up' | 'half_even';
+/** Schema of a `RoundingMode` (@qtk/tensor): 'half_up' or 'half_even'. */
+export const roundingModeSchema = z.enum(ROUNDING_MODES);
 
 /** Contract of a fake-quant instance (an nn Module in practice; `forward` is its call). */
 export interface FakeQuantV1 {

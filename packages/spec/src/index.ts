@@ -12,6 +12,7 @@ export {
 export { parseOptions } from './options.js';
 export {
   QUANT_DTYPES,
+  QUANT_STORAGE_DTYPE,
   OBSERVER_DTYPES,
   FLOAT32_EPS,
   quantDTypeSchema,
@@ -67,7 +68,7 @@ export {
 export {
   FAKE_QUANT_STATES,
   type FakeQuantState,
-  type RoundingMode,
+  roundingModeSchema,
   type FakeQuantV1,
   type FakeQuantFactoryV1,
 } from './fake-quant.js';

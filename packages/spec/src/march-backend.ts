@@ -1,12 +1,12 @@
 import type { GraphModule, Node } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import type { FusedOp, Tensor } from '@qtk/tensor';
+import type { FusedOp, RoundingMode, Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import { checkTableOps } from './capability-ops.js';
 import { QConfigError } from './errors.js';
 import { parseOptions } from './options.js';
 import type { QParams } from './observer.js';
-import type { RoundingMode } from './fake-quant.js';
+import { roundingModeSchema } from './fake-quant.js';
 import { quantDTypeSchema, type QuantDType } from './quant-dtype.js';
 
 const scalar = z.union([z.number(), z.string(), z.boolean()]);
@@ -52,7 +52,7 @@ export const capabilityTableSchema = z
     highPrecisionOutputDtypes: z.array(quantDTypeSchema).default(['qint32']),
     weightDtypes: z.array(quantDTypeSchema).nonempty(),
     weightPerChannel: z.boolean(),
-    rounding: z.enum(['half_up', 'half_even']).default('half_up'),
+    rounding: roundingModeSchema.default('half_up'),
     ops: z.array(opCapabilitySchema),
   })
   .strict()

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@qtk/tensor';
+import { dtypeRange, InvalidArgumentError } from '@qtk/tensor';
 import { z } from 'zod';
 
 /** Quantized dtypes of march-semantics.md §0 (symmetric, zero point 0). */
@@ -16,11 +16,19 @@ export interface QuantRange {
   readonly quantMax: number;
 }
 
-const RANGES: Record<QuantDType, QuantRange> = {
-  qint8: { quantMin: -128, quantMax: 127 },
-  qint16: { quantMin: -32768, quantMax: 32767 },
-  qint32: { quantMin: -2147483648, quantMax: 2147483647 },
+/** The integer dtype a quant dtype is stored in: its range is that dtype's (`dtypeRange`). */
+export const QUANT_STORAGE_DTYPE: Readonly<Record<QuantDType, 'int8' | 'int16' | 'int32'>> = {
+  qint8: 'int8',
+  qint16: 'int16',
+  qint32: 'int32',
 };
+
+const RANGES = Object.fromEntries(
+  QUANT_DTYPES.map((d) => {
+    const { min, max } = dtypeRange(QUANT_STORAGE_DTYPE[d]);
+    return [d, { quantMin: min, quantMax: max }];
+  }),
+) as Record<QuantDType, QuantRange>;
 
 /** float32 machine epsilon, the floor of every scale. */
 export const FLOAT32_EPS = 1.1920928955078125e-7;

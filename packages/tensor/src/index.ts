@@ -28,7 +28,7 @@ export {
   type ModuleImplementation,
   type OpMatch,
 } from './op-catalog/op-catalog.js';
-export { closeNames } from './op-catalog/close-names.js';
+export { closeNames, didYouMean } from './close-names.js';
 import './op-catalog/tensor-ops.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {
@@ -84,6 +84,7 @@ export {
 } from './wasm/wasm-backend.js';
 export { wasmBuildUrl, type WasmBuild } from './wasm-urls.js';
 export type { ConvOptions, ConvAttrs } from './ops/conv.js';
+export { samePadding, windowOutSize } from './ops/conv-args.js';
 export type { ConvTransposeOptions, ConvTransposeAttrs } from './ops/conv-transpose.js';
 export { erfc, type GeluApproximate } from './ops/activations.js';
 export type { CrossEntropyOptions, Reduction } from './ops/cross-entropy.js';
@@ -148,9 +149,8 @@ export {
   channelLayout,
   fakeQuantizeSymmetric,
   fakeQuantizeSymmetricBackward,
-  roundHalfEven,
   type FakeQuantizeSymmetricAttrs,
-  type FakeQuantRounding,
 } from './ops/fake-quantize-symmetric.js';
+export { ROUNDING_MODES, type RoundingMode, roundHalfEven, roundHalfUp, roundingFunction } from './rounding.js';
 export { channelMinMax, type ChannelMinMaxAttrs } from './ops/channel-min-max.js';
 export { addHistogramCounts, histogramCounts, type HistogramCountsAttrs } from './ops/histogram-counts.js';

@@ -1,5 +1,5 @@
 import { RegistryError } from './errors.js';
-import { closeNames } from './op-catalog/close-names.js';
+import { closeNames } from './close-names.js';
 
 export interface RegistryOptions<T> {
   /** Validates an entry before it is registered (throws on a broken contract). */

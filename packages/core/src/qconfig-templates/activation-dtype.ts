@@ -1,9 +1,9 @@
 import { type QConfig, qconfig } from '@qtk/fake-quant';
-import { QConfigError, type QuantDType } from '@qtk/spec';
+import { QConfigError, type QuantDType, type ObserverDType } from '@qtk/spec';
 import type { QconfigSetterContext } from '../qconfig-setter.js';
 
 /** The qconfig with its activation fake-quants made `dtype` (range reset to the dtype's); weights unchanged. */
-export function withActivationDtype(q: QConfig, dtype: 'qint8' | 'qint16'): QConfig {
+export function withActivationDtype(q: QConfig, dtype: ObserverDType): QConfig {
   if (!q.activation) return q;
   return qconfig(q.activation.withArgs({ dtype, quantMin: null, quantMax: null }), q.weight);
 }
@@ -17,7 +17,7 @@ export function withActivationDtype(q: QConfig, dtype: 'qint8' | 'qint16'): QCon
 export function setActivationDtype(
   ctx: QconfigSetterContext,
   names: readonly string[],
-  dtype: 'qint8' | 'qint16',
+  dtype: ObserverDType,
   template: string,
 ): string[] {
   const table = ctx.capabilities;

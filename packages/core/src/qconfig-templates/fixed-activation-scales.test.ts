@@ -1,7 +1,7 @@
 import { defaultCalibOutQconfig, defaultCalibQconfig, FakeQuantize, namedFakeQuants } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { MSELoss, SGD } from '@qtk/nn';
-import { QConfigError } from '@qtk/spec';
+import { QConfigError, type ObserverDType } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import '@qtk/march-bayes';
@@ -13,7 +13,7 @@ import {
   int16ActivationSetter,
   prepareQatFx,
 } from '../index.js';
-import { CompositeNet, imageBatches, ResidualNet } from '../testing/template-nets.js';
+import { CompositeNet, imageBatches, ResidualSigmoidNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 const QUANTIZED = ['quant', 'relu0', '_generated_add_0', 'conv2', 'act', 'pool'];
@@ -23,10 +23,10 @@ const scales = (gm: GraphModule) => Object.fromEntries(QUANTIZED.map((n) => [n, 
 const run = (gm: GraphModule, x: Tensor): Tensor => (gm as unknown as { call(x: Tensor): Tensor }).call(x);
 
 /** The scales an ordinary calibration (the calibration qconfigs, same batches) gives. */
-function calibratedScales(batches: Tensor[], dtype: 'qint8' | 'qint16' = 'qint8') {
+function calibratedScales(batches: Tensor[], dtype: ObserverDType = 'qint8') {
   const act = defaultCalibQconfig.activation!.withArgs({ dtype });
   const calib = prepareQatFx(
-    new ResidualNet(),
+    new ResidualSigmoidNet(),
     {
       global: { activation: act, weight: defaultCalibQconfig.weight },
       moduleName: { fc: defaultCalibOutQconfig },
@@ -55,7 +55,7 @@ describe('fixedActivationScaleSetter', () => {
   it('fixes every activation scale to its calibrated value; QAT steps move weights, not those scales', () => {
     const batches = imageBatches(3, 4);
     const expected = calibratedScales(batches);
-    const gm = prepareQatFx(new ResidualNet(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), fixedActivationScaleSetter({ batches })],
       ...quiet,
@@ -86,7 +86,11 @@ describe('fixedActivationScaleSetter', () => {
   });
 
   it('the same training moves the scales of an ordinary QAT model (the check above can fail)', () => {
-    const gm = prepareQatFx(new ResidualNet(), { march: 'bayes', qconfigSetter: [defaultQconfigSetter()], ...quiet });
+    const gm = prepareQatFx(new ResidualSigmoidNet(), {
+      march: 'bayes',
+      qconfigSetter: [defaultQconfigSetter()],
+      ...quiet,
+    });
     const x = imageBatches(8, 1)[0]!;
     run(gm, x);
     const before = scales(gm);
@@ -97,7 +101,7 @@ describe('fixedActivationScaleSetter', () => {
 
   it('after int16ActivationSetter the fixed scales are the int16 calibration', () => {
     const batches = imageBatches(4, 2);
-    const gm = prepareQatFx(new ResidualNet(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), int16ActivationSetter(), fixedActivationScaleSetter({ batches })],
       ...quiet,
@@ -111,7 +115,7 @@ describe('fixedActivationScaleSetter', () => {
 
   it('calibrates on exampleInputs when no batches are given, and needs one or the other', () => {
     const x = imageBatches(5, 1)[0]!;
-    const gm = prepareQatFx(new ResidualNet(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet(), {
       march: 'bayes',
       exampleInputs: x,
       qconfigSetter: [defaultQconfigSetter(), fixedActivationScaleSetter()],
@@ -119,7 +123,7 @@ describe('fixedActivationScaleSetter', () => {
     });
     expect(scales(gm)).toEqual(calibratedScales([x]));
     expect(() =>
-      prepareQatFx(new ResidualNet(), {
+      prepareQatFx(new ResidualSigmoidNet(), {
         march: 'bayes',
         qconfigSetter: [defaultQconfigSetter(), fixedActivationScaleSetter()],
         ...quiet,
@@ -128,7 +132,7 @@ describe('fixedActivationScaleSetter', () => {
   });
 
   it('leaves the input model as it was (training mode, no fake-quants)', () => {
-    const model = new ResidualNet();
+    const model = new ResidualSigmoidNet();
     model.train();
     prepareQatFx(model, {
       march: 'bayes',

@@ -7,7 +7,7 @@ import {
   withArgs,
 } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { QConfigError } from '@qtk/spec';
+import { QConfigError, type ObserverDType } from '@qtk/spec';
 import type { Tensor } from '@qtk/tensor';
 import { activationFakeQuantOf } from '../activation-fake-quant-of.js';
 import { calibrate } from '../calibration.js';
@@ -74,7 +74,7 @@ export function fixedActivationScaleSetter(options: FixedActivationScaleOptions 
         const fixed = withArgs({
           observer: 'fixed_scale',
           observerOptions: { scale: fq.scale.values()[0]! },
-          dtype: fq.dtype as 'qint8' | 'qint16',
+          dtype: fq.dtype as ObserverDType,
           quantMin: fq.quantMin,
           quantMax: fq.quantMax,
           rounding: q.activation.options.rounding ?? null,

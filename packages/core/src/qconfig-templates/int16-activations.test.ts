@@ -10,13 +10,13 @@ import {
   prepareQatFx,
   type QatModule,
 } from '../index.js';
-import { ResidualNet } from '../testing/template-nets.js';
+import { ResidualSigmoidNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 
 describe('int16ActivationSetter', () => {
   it('on bayes every activation fake-quant is int16, weights stay int8, the high-precision output stays', () => {
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), int16ActivationSetter()],
       ...quiet,
@@ -41,7 +41,7 @@ describe('int16ActivationSetter', () => {
   });
 
   it('alone (over the base qconfigDict) the fc is int16 too: the template changes dtypes, not which outputs are high precision', () => {
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [int16ActivationSetter()],
       ...quiet,
@@ -52,7 +52,7 @@ describe('int16ActivationSetter', () => {
   it('on bernoulli2 (int8 only) it is a QConfigError naming the template and the march', () => {
     let error: unknown;
     try {
-      prepareQatFx(new ResidualNet().eval(), {
+      prepareQatFx(new ResidualSigmoidNet().eval(), {
         march: 'bernoulli2',
         qconfigSetter: [int16ActivationSetter()],
         ...quiet,
@@ -69,7 +69,7 @@ describe('int16ActivationSetter', () => {
     const ops = bayes.capabilities.ops.map((o) => (o.op === 'Sigmoid' ? { ...o, dtypes: ['qint8'] as ['qint8'] } : o));
     const march = { ...bayes, id: 'bayes-int8-sigmoid', capabilities: { ...bayes.capabilities, ops } };
     const warnings: string[] = [];
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march,
       qconfigSetter: [defaultQconfigSetter(), int16ActivationSetter()],
       onWarning: (m) => warnings.push(m),

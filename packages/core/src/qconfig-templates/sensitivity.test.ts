@@ -12,7 +12,7 @@ import {
   type SensitivityTableV1,
   sensitivitySetter,
 } from '../index.js';
-import { ResidualNet } from '../testing/template-nets.js';
+import { ResidualSigmoidNet } from '@qtk/test-models';
 
 const quiet = { onWarning: () => {} };
 const QUANTIZED = ['quant', 'relu0', '_generated_add_0', 'conv2', 'act', 'pool'];
@@ -36,7 +36,7 @@ const dtypes = (gm: ReturnType<typeof prepareQatFx>) =>
 
 describe('sensitivitySetter', () => {
   it('gives the top-k nodes int16 activations and leaves the others int8', () => {
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(table, { topK: 2 })],
       ...quiet,
@@ -54,7 +54,7 @@ describe('sensitivitySetter', () => {
 
   it('picks by sensitivity value, not table order, and never a node that was not measured', () => {
     const shuffled: SensitivityTableV1 = { version: 1, nodes: [...table.nodes].reverse() };
-    const gm = prepareQatFx(new ResidualNet().eval(), {
+    const gm = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(shuffled, { topK: 5 })],
       ...quiet,
@@ -68,7 +68,7 @@ describe('sensitivitySetter', () => {
       act: 'qint16',
       pool: 'qint16',
     });
-    const none = prepareQatFx(new ResidualNet().eval(), {
+    const none = prepareQatFx(new ResidualSigmoidNet().eval(), {
       march: 'bayes',
       qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(table, { topK: 0 })],
       ...quiet,
@@ -87,7 +87,7 @@ describe('sensitivitySetter', () => {
     };
     let error: unknown;
     try {
-      prepareQatFx(new ResidualNet().eval(), {
+      prepareQatFx(new ResidualSigmoidNet().eval(), {
         march: 'bayes',
         qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(stale, { topK: 1 })],
       });
@@ -129,7 +129,7 @@ describe('sensitivitySetter', () => {
 
   it('asking int16 on bernoulli2 is a QConfigError naming the template', () => {
     expect(() =>
-      prepareQatFx(new ResidualNet().eval(), {
+      prepareQatFx(new ResidualSigmoidNet().eval(), {
         march: 'bernoulli2',
         qconfigSetter: [defaultQconfigSetter(), sensitivitySetter(table, { topK: 2 })],
       }),

@@ -11,12 +11,12 @@ import {
   type NodeSupportReason,
   type QParams,
   type QuantDType,
-  type RoundingMode,
 } from '@qtk/spec';
 import type { RequantizePlan, Warn } from '../requantize.js';
 import type { AddPlanner, ScalarOperandRule } from '../elementwise.js';
 import { checkTableOptionsFit } from './table-options.js';
 import { compositeOps, compositeOpsOf } from '../composites/composite-ops.js';
+import type { RoundingMode } from '@qtk/tensor';
 
 /** The integer rules where marches differ (march-semantics.md §0–§1); each march package supplies one. */
 export interface MarchNumerics {

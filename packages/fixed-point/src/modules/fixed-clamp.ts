@@ -1,6 +1,5 @@
 import { Module } from '@qtk/nn';
-import type { RoundingMode } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError } from '@qtk/tensor';
+import { DTypeError, InvalidArgumentError, type RoundingMode } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { QTensor } from '../qtensor.js';

@@ -1,5 +1,5 @@
 import { Module } from '@qtk/nn';
-import type { QuantDType } from '@qtk/spec';
+import { QUANT_STORAGE_DTYPE, type QuantDType } from '@qtk/spec';
 import {
   DTypeError,
   InvalidArgumentError,
@@ -122,8 +122,11 @@ export class FixedConv extends Module {
           ? new Int16Array(acc.length)
           : new Int32Array(acc.length);
     convEpilogue(cfg, acc, e, inner, channels, out);
-    const storage = dtype === 'qint8' ? 'int8' : dtype === 'qint16' ? 'int16' : 'int32';
-    return new QTensor(new Tensor({ data: out, shape: [...shape], dtype: storage }), cfg.outScale, dtype);
+    return new QTensor(
+      new Tensor({ data: out, shape: [...shape], dtype: QUANT_STORAGE_DTYPE[dtype] }),
+      cfg.outScale,
+      dtype,
+    );
   }
 
   override extraRepr(): string {
@@ -132,11 +135,6 @@ export class FixedConv extends Module {
   }
 }
 
-const STORAGE: Partial<Record<QuantDType, 'int8' | 'int16' | 'int32'>> = {
-  qint8: 'int8',
-  qint16: 'int16',
-  qint32: 'int32',
-};
 const INT_STORAGE = new Set(['int8', 'int16', 'int32']);
 const withinMultiplier = (v: Int32Array): boolean => v.every((x) => Math.abs(x) <= REQUANTIZE_MAX_MULTIPLIER);
 
@@ -149,7 +147,7 @@ function epilogueOptions(
   other: Tensor | null,
 ): Omit<RequantizeInt32Options, 'channels' | 'inner'> | null {
   const plan = cfg.requant;
-  const outDtype = plan ? STORAGE[plan.outDtype] : 'int32';
+  const outDtype = plan ? QUANT_STORAGE_DTYPE[plan.outDtype] : 'int32';
   if (!outDtype || (other && !INT_STORAGE.has(other.dtype))) return null;
   if ((plan && !withinMultiplier(plan.m)) || (cfg.sumin && !withinMultiplier(cfg.sumin.m))) return null;
   const range = plan ? intRange(plan.outDtype) : { min: I32_MIN, max: I32_MAX };

@@ -1,6 +1,13 @@
 import { Module } from '@qtk/nn';
-import type { QuantDType, RoundingMode } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, ShapeError, Tensor, type InterpolateOptions } from '@qtk/tensor';
+import type { QuantDType } from '@qtk/spec';
+import {
+  DTypeError,
+  InvalidArgumentError,
+  ShapeError,
+  Tensor,
+  type InterpolateOptions,
+  type RoundingMode,
+} from '@qtk/tensor';
 import { roundReal, sat, shrR } from '../integer-math.js';
 import { QTensor, STORAGE_DTYPE } from '../qtensor.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';

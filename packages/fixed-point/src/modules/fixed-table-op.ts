@@ -2,7 +2,7 @@
 // int8 inputs index a 256-entry table, int16 inputs a segment table. One table, or one per
 // channel (PReLU's per-channel slope).
 import { Module } from '@qtk/nn';
-import type { QuantDType, TableOptions } from '@qtk/spec';
+import type { QuantDType, TableOptions, ObserverDType } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { float32Scale, gridValue } from '../lookup-table.js';
 import type { NonlinearFunction } from '../nonlinear-functions.js';
@@ -22,7 +22,7 @@ export function buildLookupTable16(
   fn: NonlinearFunction,
   sIn: number,
   sOut: number,
-  outDtype: 'qint8' | 'qint16',
+  outDtype: ObserverDType,
 ): Int8Array | Int16Array {
   const si = float32Scale('buildLookupTable', 'sIn', sIn);
   const so = float32Scale('buildLookupTable', 'sOut', sOut);

@@ -1,6 +1,6 @@
 import { Module } from '@qtk/nn';
-import type { QParams, QuantDType, RoundingMode } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import type { QParams, QuantDType } from '@qtk/spec';
+import { DTypeError, InvalidArgumentError, Tensor, type RoundingMode } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { QTensor } from '../qtensor.js';
 

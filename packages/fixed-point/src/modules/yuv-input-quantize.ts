@@ -6,7 +6,7 @@
 // with R the replaced Quantize's rounding. min/max are the outputs of a black and a white channel,
 // which is the 0..255 clamp of the RGB value carried through the (increasing) normalization.
 import { Module } from '@qtk/nn';
-import type { QuantDType, RoundingMode } from '@qtk/spec';
+import type { QuantDType } from '@qtk/spec';
 import {
   type ColorOrder,
   DTypeError,
@@ -15,6 +15,7 @@ import {
   type Tensor,
   type YuvSwing,
   yuvColorSpace,
+  type RoundingMode,
 } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { QTensor } from '../qtensor.js';

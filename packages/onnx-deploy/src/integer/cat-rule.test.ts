@@ -5,6 +5,7 @@ import { cat, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { MARCH_DTYPES, moduleKinds, onGrid, rangeInts } from '../testing/integer-inputs.js';
+import type { ObserverDType } from '@qtk/spec';
 
 /** Three inputs of different scales joined (each requantized to the common scale), along channels and the last axis. */
 class Cat extends Module {
@@ -47,7 +48,7 @@ describe('integer export: FixedCat', () => {
       expect(moduleKinds(fixed).filter((k) => k === 'FixedCat')).toHaveLength(2);
       expect((fixed.getSubmodule('qy') as Quantize).dtype).toBe(mixed ? other : dtype);
       // every integer of each input's range
-      const ints = (n: number, seed: number, d: 'qint8' | 'qint16' = dtype) => {
+      const ints = (n: number, seed: number, d: ObserverDType = dtype) => {
         const r = rangeInts(d, 256, seed);
         return Int32Array.from({ length: n * 256 }, (_, i) => r[i % 256]!);
       };

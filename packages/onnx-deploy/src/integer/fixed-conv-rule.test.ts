@@ -16,6 +16,7 @@ import { Generator, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { planSum, type SumLayer } from './exact-conv-sum.js';
+import type { ObserverDType } from '@qtk/spec';
 
 const MARCHES = [
   { march: 'bayes', dtype: 'qint8' },
@@ -59,7 +60,7 @@ class ConvModel extends Module {
   }
 }
 
-function sumLayerOf(conv: FixedConv, dtype: 'qint8' | 'qint16'): SumLayer {
+function sumLayerOf(conv: FixedConv, dtype: ObserverDType): SumLayer {
   return {
     kind: conv.config.kind,
     weight: conv.config.weight.values() as Int8Array,

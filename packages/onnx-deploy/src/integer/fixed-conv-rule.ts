@@ -5,6 +5,7 @@ import { FixedConv, intRange, type FixedConvConfig, type QTensor } from '@qtk/fi
 import { OnnxExportError, type AttrValue, registerModuleExport, type ModuleExportStep } from '@qtk/onnx';
 import { emitExactSum, type SumLayer } from './exact-conv-sum.js';
 import { binary, channelConst, clip, floor, requantizeClamped, toDouble, toStorage } from './int-emit.js';
+import { samePadding } from '@qtk/tensor';
 
 const I32_MIN = -2147483648;
 const I32_MAX = 2147483647;
@@ -27,8 +28,7 @@ function onnxAttrs(cfg: FixedConvConfig): Record<string, AttrValue> {
   let pads: number[];
   if (a.padding === 'valid') pads = new Array<number>(2 * r).fill(0);
   else if (a.padding === 'same') {
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    pads = samePadding(kernel, dilation);
   } else {
     const p = perDim(a.padding, r, 0);
     pads = [...p, ...p];

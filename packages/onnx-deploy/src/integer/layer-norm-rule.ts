@@ -7,6 +7,7 @@ import { reduce } from './reduce-emit.js';
 import { checkRequantizeExact } from './exact-bounds.js';
 import { binary, doubleConst, doubleScalar, requantize, toDouble, toStorage } from './int-emit.js';
 import { applyTablePlans } from './table-emit.js';
+import type { ObserverDType } from '@qtk/spec';
 
 registerModuleExport(FixedLayerNorm, ({ b, inputs, name, module }) => {
   const c = (module as FixedLayerNorm).config;
@@ -53,5 +54,5 @@ registerModuleExport(FixedLayerNorm, ({ b, inputs, name, module }) => {
   }
   const shape = b.node('Shape', [inputs[0]!], n('shape'))[0]!;
   const back = b.node('Reshape', [y, shape], n('reshaped'))[0]!;
-  return [toStorage(b, back, c.outDtype as 'qint8' | 'qint16', name)];
+  return [toStorage(b, back, c.outDtype as ObserverDType, name)];
 });

@@ -8,9 +8,10 @@ import { exportOnnxBytes } from '@qtk/onnx';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { onnxCheck } from '@qtk/onnx/testing';
 import { itWithOnnxChecker } from '../../../../scripts/onnx-checker.js';
-import { ResidualNet } from '../testing/residual-net.js';
+import { ResidualNet } from '@qtk/test-models';
+import type { ObserverDType } from '@qtk/spec';
 
-function residualFixed(march: string, dtype: 'qint8' | 'qint16') {
+function residualFixed(march: string, dtype: ObserverDType) {
   return fixedPointOf(new ResidualNet(), {
     march,
     dtype,

@@ -6,6 +6,7 @@ import { reduce } from './reduce-emit.js';
 import { checkRequantizeExact } from './exact-bounds.js';
 import { binary, requantize, toDouble, toStorage } from './int-emit.js';
 import { applyTablePlans } from './table-emit.js';
+import type { ObserverDType } from '@qtk/spec';
 
 registerModuleExport(FixedSoftmax, ({ b, inputs, name, module, args }) => {
   const c = (module as FixedSoftmax).config;
@@ -24,5 +25,5 @@ registerModuleExport(FixedSoftmax, ({ b, inputs, name, module, args }) => {
   const sum = requantize(b, reduce(b, 'ReduceSum', e, [axis], 1, n('sum_e')), c.sum, -1, rank, n('sum'));
   const r = applyTablePlans(b, sum, [c.reciprocal], -1, rank, n('reciprocal'));
   const y = requantize(b, binary(b, 'Mul', e, r, n('e_r')), c.mul, -1, rank, n('y'));
-  return [toStorage(b, y, c.outDtype as 'qint8' | 'qint16', name)];
+  return [toStorage(b, y, c.outDtype as ObserverDType, name)];
 });

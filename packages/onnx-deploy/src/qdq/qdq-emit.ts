@@ -1,9 +1,9 @@
 // QuantizeLinear / DequantizeLinear for QTK's fake-quants: symmetric (zero point 0), int8 or int16,
 // one scale per tensor or one per channel (the `axis` attribute). The zero point's element type
 // (int8 / int16) selects the integer type of the quantized tensor.
-import { type FakeQuantize, roundHalfEven, roundHalfUp } from '@qtk/fake-quant';
+import type { FakeQuantize } from '@qtk/fake-quant';
 import { quantRange } from '@qtk/spec';
-import { Tensor } from '@qtk/tensor';
+import { Tensor, roundingFunction } from '@qtk/tensor';
 import { OnnxExportError, type OnnxBuilder, DataType } from '@qtk/onnx';
 import { intConstOf } from '../integer/int-emit.js';
 
@@ -101,7 +101,7 @@ export function quantizeDequantize(
 export function quantizedWeightValues(w: Tensor, fq: FakeQuantize): Int32Array {
   const v = w.values();
   const s = fq.scale.values();
-  const round = fq.rounding === 'half_even' ? roundHalfEven : roundHalfUp;
+  const round = roundingFunction(fq.rounding);
   const axis = fq.options.chAxis;
   const inner = axis < 0 ? v.length : w.shape.slice(axis + 1).reduce((a, d) => a * d, 1);
   const channels = axis < 0 ? 1 : w.shape[axis]!;

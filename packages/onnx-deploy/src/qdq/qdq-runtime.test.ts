@@ -15,6 +15,7 @@ import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
 import { itWithOnnxChecker } from '../../../../scripts/onnx-checker.js';
 import { compareWithOrt, type OrtOptimization, type RuntimeComparison } from '../testing/qdq-compare.js';
 import { calibratedModel, randomBatches, ResidualNet, SmallConvNet, warmUp } from '../testing/qdq-models.js';
+import type { ObserverDType } from '@qtk/spec';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-qdq-ort-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,7 +43,7 @@ interface Case {
   model: () => Module;
   shape: number[];
   march: string;
-  dtype: 'qint8' | 'qint16';
+  dtype: ObserverDType;
   bounds: Record<OrtOptimization, Bounds>;
 }
 

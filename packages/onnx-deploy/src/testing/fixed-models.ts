@@ -11,11 +11,12 @@ import { Generator, Tensor } from '@qtk/tensor';
 import { formatRuntimeComparison, type RuntimeComparison } from '../compare-runtime.js';
 import { compareWithRuntime } from '../node/compare-with-runtime.js';
 import { exportOnnxBytes, type ExportOnnxOptions } from '@qtk/onnx';
+import type { ObserverDType } from '@qtk/spec';
 
 export interface FixedForTest {
   march: string;
   /** Activation dtype of the global qconfig (default qint8). */
-  dtype?: 'qint8' | 'qint16';
+  dtype?: ObserverDType;
   /** Extra qconfig dict entries (moduleName / moduleType), merged over the global one. */
   qconfig?: Partial<QConfigDict>;
   /** Node or module names kept as high-precision outputs (the "out" qconfig). */

@@ -3,6 +3,7 @@
 import { Quantize } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { Generator, InvalidArgumentError, Tensor } from '@qtk/tensor';
+import { type ObserverDType, quantRange } from '@qtk/spec';
 
 /** The float input that the Quantize module `stub` of `fixed` turns into exactly `ints`. */
 export function onGrid(fixed: GraphModule, stub: string, ints: ArrayLike<number>, shape: number[]): Tensor {
@@ -16,13 +17,13 @@ export function onGrid(fixed: GraphModule, stub: string, ints: ArrayLike<number>
  * `n` integers spanning a dtype's range: for qint8 n = 256 is every value in order; for qint16 the
  * ends, zero, ±1 and evenly spread values with seeded jitter.
  */
-export function rangeInts(dtype: 'qint8' | 'qint16', n: number, seed = 1): Int32Array {
+export function rangeInts(dtype: ObserverDType, n: number, seed = 1): Int32Array {
   const out = new Int32Array(n);
   if (dtype === 'qint8' && n === 256) {
     for (let i = 0; i < n; i++) out[i] = i - 128;
     return out;
   }
-  const [lo, hi] = dtype === 'qint8' ? [-128, 127] : [-32768, 32767];
+  const { quantMin: lo, quantMax: hi } = quantRange(dtype);
   const g = new Generator(seed);
   for (let i = 0; i < n; i++) {
     const base = lo + Math.floor(((hi - lo) * i) / (n - 1));

@@ -15,7 +15,8 @@ import {
   ReLU,
   Sequential,
 } from '@qtk/nn';
-import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
+import { Generator, noGrad, randn, type Tensor, type RoundingMode } from '@qtk/tensor';
+import type { ObserverDType } from '@qtk/spec';
 
 /** conv-bn-relu, conv-bn + skip add + relu (one fused module), pool, linear; QuantStub / DeQuantStub around it. */
 export class SmallConvNet extends Module {
@@ -126,11 +127,11 @@ export function randomBatches(shape: number[], count: number, seed: number): Ten
 export interface CalibratedOptions {
   march: string;
   /** Activation dtype (weights stay qint8). */
-  dtype?: 'qint8' | 'qint16';
+  dtype?: ObserverDType;
   /** A high-precision (no output fake-quant) qconfig for this module path. */
   outModule?: string;
   /** Activation rounding (default: the global default, half_up). */
-  rounding?: 'half_up' | 'half_even';
+  rounding?: RoundingMode;
 }
 
 /** Prepares `model` (fused by prepareQatFx) with min-max calibration qconfigs and calibrates it on `batches`. */

@@ -30,6 +30,7 @@ import {
   sqrt,
   reciprocal,
   avgPool2d,
+  windowOutSize,
 } from '@qtk/tensor';
 
 function norm(axis: number, rank: number): number {
@@ -295,10 +296,7 @@ export const onnxAvgPoolDilated = registerTraceable(
   ): Tensor => {
     const full = [0, 0, pads[0]!, pads[1]!, 0, 0, pads[2]!, pads[3]!];
     const padded = onnxPad(x, full, 'constant', 0);
-    const out = [2, 3].map((a, i) => {
-      const span = dilations[i]! * (kernel[i]! - 1) + 1;
-      return Math.floor((padded.shape[a]! - span) / strides[i]!) + 1;
-    });
+    const out = [2, 3].map((a, i) => windowOutSize(padded.shape[a]!, kernel[i]!, strides[i]!, 0, 0, dilations[i]!));
     if (out.some((n) => n < 1))
       throw new ShapeError(`onnx.avgPoolDilated: the dilated window does not fit input [${x.shape.join(', ')}]`);
     const windowSum = (t: Tensor): Tensor => {

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
-import { randomInputs, stagesOf, TinyResNet } from '../testing/models.js';
 import { modelProfiler } from './model-profiler.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from '../testing/stages.js';
 
 const x = randomInputs(11, 4);
 

@@ -2,9 +2,10 @@ import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
 import { featuremapSimilarity } from '../featuremap-similarity.js';
-import { randomInputs, stagesOf, TinyResNet } from '../testing/models.js';
 import { renderProfilerHtml } from './render-html.js';
 import { similaritySection } from './similarity-section.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from '../testing/stages.js';
 
 describe('similaritySection', () => {
   const { float, calibrated } = stagesOf(new TinyResNet(), 'bayes');

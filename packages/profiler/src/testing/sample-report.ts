@@ -9,7 +9,8 @@ import { featuremapSimilarity } from '../featuremap-similarity.js';
 import type { ProfilerReport, ReportHistogram, ReportRow, ReportTable } from '../report/report-model.js';
 import { similaritySection } from '../report/similarity-section.js';
 import { tableOf } from '../report/table-of.js';
-import { randomInputs, stagesOf, TinyResNet } from './models.js';
+import { randomInputs, TinyResNet } from '@qtk/test-models';
+import { stagesOf } from './stages.js';
 
 /** A node name that is markup: shown as text, it must never become an element or run. */
 export const INJECTED_NAME = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';

@@ -4,7 +4,7 @@
 // its fused modules). Prepare, conversion, the CLI and third-party marches ask it what op a node is.
 import { RegistryError, UnknownOpError } from '../errors.js';
 import { Registry } from '../named-registry.js';
-import { closeNames } from './close-names.js';
+import { closeNames } from '../close-names.js';
 import { OP_DEFINITIONS, type OpDefinition } from './op-definitions.js';
 
 /** The parts of a fused conv module (Conv → add → activation), for a march converting it op by op. */

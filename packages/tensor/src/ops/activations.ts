@@ -4,7 +4,7 @@ import type { TypedArray } from '../dtype.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { registerKernel } from '../registry.js';
 import { Tensor } from '../tensor.js';
-import { roundHalfEven } from './fake-quantize-symmetric.js';
+import { roundHalfEven } from '../rounding.js';
 import { defineUnary } from './unary.js';
 import { f32, make, requireFloat } from './util.js';
 

@@ -33,6 +33,15 @@ export function windowOutSize(
   return Math.floor((size + padBegin + padEnd - dilation * (k - 1) - 1) / stride) + 1;
 }
 
+/**
+ * Padding 'same' for stride 1: the total dilation·(k − 1) per dimension split in two, the odd leftover
+ * after (PyTorch's rule), as [begin..., end...].
+ */
+export function samePadding(kernel: readonly number[], dilation: readonly number[]): number[] {
+  const total = kernel.map((k, i) => dilation[i]! * (k - 1));
+  return [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+}
+
 export function shapeStr(shape: readonly number[]): string {
   return `[${shape.join(', ')}]`;
 }

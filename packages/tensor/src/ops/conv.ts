@@ -5,7 +5,7 @@ import { gemm, gemmArgs } from '../gemm/gemm.js';
 import { kernels, registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
-import { perDim, shapeStr, windowOutSize } from './conv-args.js';
+import { perDim, samePadding, shapeStr, windowOutSize } from './conv-args.js';
 import {
   channelSums,
   col2im,
@@ -245,8 +245,7 @@ export function convSetup(
       );
     }
     // Like PyTorch: the odd leftover of the total padding goes after.
-    const total = kernel.map((k, i) => dilation[i]! * (k - 1));
-    pads = [...total.map((t) => Math.floor(t / 2)), ...total.map((t) => t - Math.floor(t / 2))];
+    pads = samePadding(kernel, dilation);
   } else {
     const p = perDim(padding, r, op, 'padding', 0);
     pads = [...p, ...p];

@@ -1,4 +1,5 @@
 import { kernels, registerKernel, type TensorKernel } from '../registry.js';
+import { type RoundingMode, roundHalfEven } from '../rounding.js';
 import type { Tensor } from '../tensor.js';
 import { make } from './util.js';
 
@@ -9,23 +10,12 @@ import { make } from './util.js';
 // with one scale per tensor or per channel of `chAxis`. The cpu kernels are the reference; the wasm
 // kernels (assembly/_fake-quant.ts) give the same bits.
 
-export type FakeQuantRounding = 'half_up' | 'half_even';
-
 export interface FakeQuantizeSymmetricAttrs {
   quantMin: number;
   quantMax: number;
   /** -1: one scale for the tensor; otherwise the axis of x the scales run along. */
   chAxis: number;
-  rounding: FakeQuantRounding;
-}
-
-/** Round half to even (banker's rounding); a rounded negative zero comes out as +0. */
-export function roundHalfEven(v: number): number {
-  const f = Math.floor(v);
-  const d = v - f;
-  if (d > 0.5) return f + 1;
-  if (d < 0.5) return f;
-  return f % 2 === 0 ? f : f + 1;
+  rounding: RoundingMode;
 }
 
 /** (outer, channels, inner) of a shape around chAxis ((1, 1, size) per tensor). */

@@ -3,12 +3,12 @@ import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
 import { registerKernel, type Saved } from '../registry.js';
 import type { Tensor } from '../tensor.js';
-import { perDim, shapeStr } from './conv-args.js';
+import { perDim, shapeStr, windowOutSize } from './conv-args.js';
 import { f32, make, requireFloat } from './util.js';
 
 /** Output length of a pooling window, PyTorch's rule: ceil mode never starts a window inside the right padding. */
 export function poolOutSize(size: number, k: number, s: number, p: number, d: number, ceilMode: boolean): number {
-  let out = Math.floor((size + 2 * p - d * (k - 1) - 1 + (ceilMode ? s - 1 : 0)) / s) + 1;
+  let out = windowOutSize(size + (ceilMode ? s - 1 : 0), k, s, p, p, d);
   if (ceilMode && (out - 1) * s >= size + p) out--;
   return out;
 }

@@ -1,4 +1,5 @@
 import { run1 } from '../dispatch.js';
+import { dtypeRange } from '../dtype.js';
 import { DTypeError, InvalidArgumentError, ShapeError } from '../errors.js';
 import { registerKernel } from '../registry.js';
 import type { Tensor } from '../tensor.js';
@@ -49,11 +50,7 @@ const I32_MAX = 2147483647;
 /** Largest |multiplier| accepted: keeps every product exact in float64 and in i64. */
 export const REQUANTIZE_MAX_MULTIPLIER = 65536;
 
-export const OUT_RANGE = {
-  int8: [-128, 127],
-  int16: [-32768, 32767],
-  int32: [I32_MIN, I32_MAX],
-} as const;
+const OUT_DTYPES = new Set(['int8', 'int16', 'int32']);
 
 /** One channel's integers (per-tensor vectors broadcast). */
 export function channelParams(a: RequantizeInt32Attrs, c: number) {
@@ -164,9 +161,9 @@ export function requantizeAttrs(
       `${op}: ${size} values do not split into [outer, ${channels}, ${inner}]; channels and inner must be positive integers dividing the size`,
     );
   }
-  if (!(o.outDtype in OUT_RANGE))
+  if (!OUT_DTYPES.has(o.outDtype))
     throw new DTypeError(`${op}: outDtype must be 'int8', 'int16' or 'int32', got '${String(o.outDtype)}'`);
-  const [dmin, dmax] = OUT_RANGE[o.outDtype];
+  const { min: dmin, max: dmax } = dtypeRange(o.outDtype);
   const lo = o.lo ?? dmin;
   const hi = o.hi ?? dmax;
   if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < dmin || hi > dmax || lo > hi) {

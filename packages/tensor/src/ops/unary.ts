@@ -1,6 +1,6 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
-import { allocate, castArray, type DType } from '../dtype.js';
+import { allocate, castArray, type DType, dtypeRange } from '../dtype.js';
 import { kernels, registerKernel } from '../registry.js';
 import type { Tensor } from '../tensor.js';
 import { f32, make } from './util.js';
@@ -107,8 +107,7 @@ registerKernel<(i: Tensor[], a: { dtype: DType }) => Tensor>({
     if (dtype === 'float32' || x!.dtype !== 'float32') return make(castArray(v, dtype), x!.shape, dtype);
     // Float to integer truncates toward zero and saturates, rather than wrapping like a typed array.
     const out = allocate(dtype, v.length);
-    const lo = dtype === 'int8' ? -128 : dtype === 'int16' ? -32768 : dtype === 'int32' ? -2147483648 : 0;
-    const hi = dtype === 'int8' ? 127 : dtype === 'int16' ? 32767 : dtype === 'int32' ? 2147483647 : 1;
+    const { min: lo, max: hi } = dtypeRange(dtype);
     for (let i = 0; i < v.length; i++) {
       const t = dtype === 'bool' ? (v[i] ? 1 : 0) : Math.trunc(v[i]!);
       out[i] = t < lo ? lo : t > hi ? hi : t;

@@ -11,7 +11,22 @@ const bits = (t: Tensor): number[] => Array.from(new Uint32Array((t.values() as 
 
 /** Values on every branch: both zeros, NaN, ±Infinity, the break points ±3, 0, 6 and their neighbours, and random ones. */
 function awkward(n: number, gen: Generator): Tensor {
-  const special = [0, -0, Number.NaN, Infinity, -Infinity, 3, -3, 6, 0.1, -0.1, 2.9999998, -2.9999998, 5.9999995, 6.0000005];
+  const special = [
+    0,
+    -0,
+    Number.NaN,
+    Infinity,
+    -Infinity,
+    3,
+    -3,
+    6,
+    0.1,
+    -0.1,
+    2.9999998,
+    -2.9999998,
+    5.9999995,
+    6.0000005,
+  ];
   const v = Float32Array.from({ length: n }, (_, i) =>
     i % 3 === 0 ? special[(i / 3) % special.length]! : (gen.nextUint32() / 2 ** 32 - 0.5) * 16,
   );

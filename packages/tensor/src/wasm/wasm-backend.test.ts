@@ -12,7 +12,16 @@ const wasmFile = fileURLToPath(new URL('../../wasm/gemm.wasm', import.meta.url))
 
 function smallProblem() {
   // [[1,2,3],[4,5,6]] · [[1,0],[0,1],[1,1]] = [[4,5],[10,11]]
-  return gemmArgs(false, false, 2, 2, 3, new Float32Array([1, 2, 3, 4, 5, 6]), new Float32Array([1, 0, 0, 1, 1, 1]), new Float32Array(4));
+  return gemmArgs(
+    false,
+    false,
+    2,
+    2,
+    3,
+    new Float32Array([1, 2, 3, 4, 5, 6]),
+    new Float32Array([1, 0, 0, 1, 1, 1]),
+    new Float32Array(4),
+  );
 }
 
 afterEach(() => {
@@ -24,7 +33,12 @@ describe('wasm backend registration', () => {
   it('importing the package index registers and loads the wasm backend ahead of cpu', () => {
     expect(qtk.wasmStatus()).toMatchObject({ loaded: true });
     expect(qtk.wasmStatus().source).toMatch(/wasm\/gemm(-shared)?(-relaxed)?\.wasm$/);
-    expect(kernels.listBackends().map((b) => b.name).slice(0, 2)).toEqual(['wasm', 'cpu']);
+    expect(
+      kernels
+        .listBackends()
+        .map((b) => b.name)
+        .slice(0, 2),
+    ).toEqual(['wasm', 'cpu']);
   });
 
   it('picks the relaxed-SIMD (fused multiply-add) build where the runtime compiles it; QTK_WASM_RELAXED=0 keeps the plain one', () => {
@@ -32,7 +46,10 @@ describe('wasm backend registration', () => {
     expect(relaxedSimdSupport({}).ok).toBe(true);
     expect(qtk.wasmStatus()).toMatchObject({ relaxedSimd: true });
     expect(qtk.wasmStatus().source).toMatch(/-relaxed\.wasm$/);
-    expect(relaxedSimdSupport({ QTK_WASM_RELAXED: '0' })).toEqual({ ok: false, reason: 'disabled by QTK_WASM_RELAXED=0' });
+    expect(relaxedSimdSupport({ QTK_WASM_RELAXED: '0' })).toEqual({
+      ok: false,
+      reason: 'disabled by QTK_WASM_RELAXED=0',
+    });
   });
 
   it('gemm() dispatches to the wasm kernel when it is loaded', () => {
@@ -58,8 +75,16 @@ describe('wasm backend registration', () => {
 
   it('matmul forward and backward give the same numbers on wasm and cpu', () => {
     const run = () => {
-      const a = qtk.tensor(Array.from({ length: 3 * 5 * 7 }, (_, i) => Math.sin(i)), [3, 5, 7], { requiresGrad: true });
-      const b = qtk.tensor(Array.from({ length: 7 * 6 }, (_, i) => Math.cos(i)), [7, 6], { requiresGrad: true });
+      const a = qtk.tensor(
+        Array.from({ length: 3 * 5 * 7 }, (_, i) => Math.sin(i)),
+        [3, 5, 7],
+        { requiresGrad: true },
+      );
+      const b = qtk.tensor(
+        Array.from({ length: 7 * 6 }, (_, i) => Math.cos(i)),
+        [7, 6],
+        { requiresGrad: true },
+      );
       const y = qtk.matmul(a, b);
       qtk.sum(qtk.mul(y, y)).backward();
       return [y.values(), a.grad!.values(), b.grad!.values()].map((v) => Array.from(v as Float32Array));

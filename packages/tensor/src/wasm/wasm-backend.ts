@@ -10,12 +10,37 @@ import { relaxedSimdSupport } from './wasm-features.js';
 import type { WasmImports } from './wasm-api.js';
 import { fetchWasm, instantiate, loadWasmSync, type WasmLoadResult } from './wasm-loader.js';
 import { createWasmPointwise, type PointwiseExports, type WasmPointwise } from './wasm-pointwise.js';
-import { createWasmFakeQuant, registerWasmFakeQuantKernels, type FakeQuantExports, type WasmFakeQuant } from './wasm-fake-quant.js';
-import { createWasmActivation, registerWasmActivationKernels, type ActivationExports, type WasmActivation } from './wasm-activation.js';
+import {
+  createWasmFakeQuant,
+  registerWasmFakeQuantKernels,
+  type FakeQuantExports,
+  type WasmFakeQuant,
+} from './wasm-fake-quant.js';
+import {
+  createWasmActivation,
+  registerWasmActivationKernels,
+  type ActivationExports,
+  type WasmActivation,
+} from './wasm-activation.js';
 import { createWasmMinMax, registerWasmMinMaxKernel, type MinMaxExports, type WasmMinMax } from './wasm-min-max.js';
-import { createWasmHistogram, registerWasmHistogramKernel, type HistogramExports, type WasmHistogram } from './wasm-histogram.js';
-import { createWasmMaxPool, registerWasmMaxPoolKernel, type MaxPoolExports, type WasmMaxPool } from './wasm-max-pool.js';
-import { createWasmRequantize, registerWasmRequantizeKernel, type RequantizeExports, type WasmRequantize } from './wasm-requantize.js';
+import {
+  createWasmHistogram,
+  registerWasmHistogramKernel,
+  type HistogramExports,
+  type WasmHistogram,
+} from './wasm-histogram.js';
+import {
+  createWasmMaxPool,
+  registerWasmMaxPoolKernel,
+  type MaxPoolExports,
+  type WasmMaxPool,
+} from './wasm-max-pool.js';
+import {
+  createWasmRequantize,
+  registerWasmRequantizeKernel,
+  type RequantizeExports,
+  type WasmRequantize,
+} from './wasm-requantize.js';
 import { registerWasmPointwiseKernels } from './wasm-pointwise-kernels.js';
 import { createThreadedRunner, type SharedGemmExports, type ThreadedRunner } from './wasm-threads.js';
 import { canBlockOnAtomics, nodeWorkerSpawner, webWorkerSpawner, type WorkerSpawner } from './wasm-workers.js';
@@ -99,9 +124,17 @@ registerKernel<GemmKernel>({
   accepts: (g: GemmArgs) => wasmGemmBytes(g) <= MAX_WASM_BYTES,
 });
 
-registerWasmConvKernels(() => engine?.conv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+registerWasmConvKernels(
+  () => engine?.conv ?? null,
+  () => (engine?.runner ? 2 : 1),
+  noteFallback,
+);
 registerWasmPointwiseKernels(() => engine?.pointwise ?? null, noteFallback);
-registerWasmIntConvKernel(() => engine?.intConv ?? null, () => (engine?.runner ? 2 : 1), noteFallback);
+registerWasmIntConvKernel(
+  () => engine?.intConv ?? null,
+  () => (engine?.runner ? 2 : 1),
+  noteFallback,
+);
 registerWasmRequantizeKernel(() => engine?.requant ?? null, noteFallback);
 registerWasmFakeQuantKernels(() => engine?.fakeQuant ?? null, noteFallback);
 registerWasmMaxPoolKernel(() => engine?.maxPool ?? null, noteFallback);
@@ -109,15 +142,22 @@ registerWasmActivationKernels(() => engine?.activation ?? null, noteFallback);
 registerWasmMinMaxKernel(() => engine?.minMax ?? null, noteFallback);
 registerWasmHistogramKernel(() => engine?.histogram ?? null, noteFallback);
 
-const hasIntConv = (exports: object): boolean => typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
+const hasIntConv = (exports: object): boolean =>
+  typeof (exports as { intConvImage?: unknown }).intConvImage === 'function';
 /** Whether a binary exports `name` (binaries built before a kernel lack it; that kernel then stays on cpu). */
-const exportsFn = (exports: object, name: string): boolean => typeof (exports as Record<string, unknown>)[name] === 'function';
+const exportsFn = (exports: object, name: string): boolean =>
+  typeof (exports as Record<string, unknown>)[name] === 'function';
 
 /** The kernels every build may or may not export, each null when its export is missing. */
-function optionalKernels(exports: object, arena: Arena): Pick<Engine, 'requant' | 'fakeQuant' | 'maxPool' | 'activation' | 'minMax' | 'histogram'> {
+function optionalKernels(
+  exports: object,
+  arena: Arena,
+): Pick<Engine, 'requant' | 'fakeQuant' | 'maxPool' | 'activation' | 'minMax' | 'histogram'> {
   return {
     requant: exportsFn(exports, 'requantizeInt32') ? createWasmRequantize(exports as RequantizeExports, arena) : null,
-    fakeQuant: exportsFn(exports, 'fakeQuantizeSymmetric') ? createWasmFakeQuant(exports as FakeQuantExports, arena) : null,
+    fakeQuant: exportsFn(exports, 'fakeQuantizeSymmetric')
+      ? createWasmFakeQuant(exports as FakeQuantExports, arena)
+      : null,
     maxPool: exportsFn(exports, 'maxPool2d') ? createWasmMaxPool(exports as MaxPoolExports, arena) : null,
     activation: exportsFn(exports, 'activation') ? createWasmActivation(exports as ActivationExports, arena) : null,
     minMax: exportsFn(exports, 'channelMinMax') ? createWasmMinMax(exports as MinMaxExports, arena) : null,
@@ -155,13 +195,27 @@ function sharedMemory(): WasmMemory | { reason: string } {
 function threadedEngine(loaded: WasmLoadResult, memory: WasmMemory, spawn: WorkerSpawner): Engine | { reason: string } {
   if (!loaded.ok) return { reason: loaded.reason };
   const exports = loaded.instance.exports as unknown as SharedGemmExports & ConvExports & PointwiseExports;
-  if (typeof exports.runJob !== 'function' || typeof exports.convRun !== 'function' || typeof exports.jobBytes !== 'function' || typeof exports.bnForward !== 'function') {
+  if (
+    typeof exports.runJob !== 'function' ||
+    typeof exports.convRun !== 'function' ||
+    typeof exports.jobBytes !== 'function' ||
+    typeof exports.bnForward !== 'function'
+  ) {
     return { reason: `${loaded.source} does not export runJob, convRun, bnForward and jobBytes; rebuild it` };
   }
   const job = align64(exports.dataStart());
   const mainWork = align64(job + exports.jobBytes());
   const workerWork = align64(mainWork + exports.workBytes());
-  const runner = createThreadedRunner({ module: loaded.module, memory, exports, job, mainWork, workerWork, spawn, enabled: threadsEnabled });
+  const runner = createThreadedRunner({
+    module: loaded.module,
+    memory,
+    exports,
+    job,
+    mainWork,
+    workerWork,
+    spawn,
+    enabled: threadsEnabled,
+  });
   const arena = createArena(memory, align64(workerWork + exports.workBytes()));
   return {
     gemm: createWasmGemm(arena, runner.run),
@@ -223,7 +277,10 @@ function adopt(result: WasmLoadResult, threadsReason: string): WasmStatus {
     typeof exports.workBytes !== 'function' ||
     !(exports.memory instanceof wasmApi!.Memory)
   ) {
-    status = { loaded: false, reason: `${result.source} does not export gemm, convRun, bnForward, workBytes and memory; rebuild it` };
+    status = {
+      loaded: false,
+      reason: `${result.source} does not export gemm, convRun, bnForward, workBytes and memory; rebuild it`,
+    };
     return status;
   }
   const job = align64(exports.dataStart());
@@ -274,7 +331,11 @@ export interface WasmInitOptions {
 }
 
 /** The build fetched: `<name>-relaxed` where relaxed SIMD compiles, else `<name>`. */
-async function fetchBuild(name: 'gemm' | 'gemm-shared', options: WasmInitOptions, imports: WasmImports): Promise<WasmLoadResult> {
+async function fetchBuild(
+  name: 'gemm' | 'gemm-shared',
+  options: WasmInitOptions,
+  imports: WasmImports,
+): Promise<WasmLoadResult> {
   const url = (build: WasmBuild) => String(options.urls?.[build] ?? wasmBuildUrl(build));
   relaxed ??= relaxedSimdSupport(env);
   relaxedFailure = undefined;

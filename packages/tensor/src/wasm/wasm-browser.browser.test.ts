@@ -53,7 +53,8 @@ window.result = new Promise((resolve) => {
 });`
 }
 </script>`;
-const WORKER = "import { probe } from '/probe.js'; probe().then((r) => postMessage(r), (e) => postMessage({ error: String(e && e.stack || e) }));";
+const WORKER =
+  "import { probe } from '/probe.js'; probe().then((r) => postMessage(r), (e) => postMessage({ error: String(e && e.stack || e) }));";
 
 interface ProbeResult {
   error?: string;
@@ -130,7 +131,12 @@ describeNeeding('chromium', 'wasm backend in headless Chromium', () => {
     const r = await run('worker.html');
     expect(r.before.loaded).toBe(false);
     expect(r.before.reason).toMatch(/initWasmBackend/);
-    expect(r.status).toMatchObject({ loaded: true, source: '/wasm/gemm-shared-relaxed.wasm', relaxedSimd: true, threads: 2 });
+    expect(r.status).toMatchObject({
+      loaded: true,
+      source: '/wasm/gemm-shared-relaxed.wasm',
+      relaxedSimd: true,
+      threads: 2,
+    });
     expect(r.after.workerChunks).toBeGreaterThan(0);
     // within float32 accumulation error of the cpu sums (the cpu GEMM's float64 product rounded once per
     // sum is what a fused multiply-add computes, so here the two agree exactly; conv sums in another order)

@@ -23,7 +23,12 @@ interface Case {
   bias: boolean;
 }
 
-const attrsOf = (c: Case): ConvAttrs => ({ stride: c.stride, pads: [...c.pad, ...c.pad], dilation: c.dil, groups: c.groups });
+const attrsOf = (c: Case): ConvAttrs => ({
+  stride: c.stride,
+  pads: [...c.pad, ...c.pad],
+  dilation: c.dil,
+  groups: c.groups,
+});
 
 /** The cpu kernels with the TypeScript gemm under them, so nothing of the wasm path is shared. */
 function onCpuOnly<T>(fn: () => T): T {
@@ -93,16 +98,42 @@ function randomCases(count: number, seed: number): Case[] {
 }
 
 const special: [string, Case][] = [
-  ['1×1 stride 1 unpadded (input used as its columns)', { x: [5, 6, 7, 9], w: [4, 6, 1, 1], stride: [1, 1], pad: [0, 0], dil: [1, 1], groups: 1, bias: true }],
-  ['1×1 stride 2', { x: [5, 3, 7, 8], w: [5, 3, 1, 1], stride: [2, 2], pad: [0, 0], dil: [1, 1], groups: 1, bias: false }],
-  ['mixed stride, padding and dilation per dim', { x: [2, 3, 9, 11], w: [4, 3, 3, 5], stride: [1, 2], pad: [1, 0], dil: [2, 1], groups: 1, bias: true }],
+  [
+    '1×1 stride 1 unpadded (input used as its columns)',
+    { x: [5, 6, 7, 9], w: [4, 6, 1, 1], stride: [1, 1], pad: [0, 0], dil: [1, 1], groups: 1, bias: true },
+  ],
+  [
+    '1×1 stride 2',
+    { x: [5, 3, 7, 8], w: [5, 3, 1, 1], stride: [2, 2], pad: [0, 0], dil: [1, 1], groups: 1, bias: false },
+  ],
+  [
+    'mixed stride, padding and dilation per dim',
+    { x: [2, 3, 9, 11], w: [4, 3, 3, 5], stride: [1, 2], pad: [1, 0], dil: [2, 1], groups: 1, bias: true },
+  ],
   ['groups 2', { x: [3, 4, 6, 6], w: [6, 2, 3, 3], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 2, bias: true }],
   ['depthwise', { x: [2, 3, 5, 7], w: [3, 1, 3, 3], stride: [2, 2], pad: [1, 1], dil: [1, 1], groups: 3, bias: false }],
   ['1-d', { x: [3, 4, 20], w: [5, 4, 3], stride: [2], pad: [1], dil: [2], groups: 1, bias: true }],
-  ['3-d', { x: [2, 2, 4, 5, 6], w: [3, 2, 2, 3, 3], stride: [1, 2, 1], pad: [1, 0, 1], dil: [1, 1, 2], groups: 1, bias: true }],
-  ['empty batch', { x: [0, 3, 5, 5], w: [2, 3, 3, 3], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }],
+  [
+    '3-d',
+    {
+      x: [2, 2, 4, 5, 6],
+      w: [3, 2, 2, 3, 3],
+      stride: [1, 2, 1],
+      pad: [1, 0, 1],
+      dil: [1, 1, 2],
+      groups: 1,
+      bias: true,
+    },
+  ],
+  [
+    'empty batch',
+    { x: [0, 3, 5, 5], w: [2, 3, 3, 3], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true },
+  ],
   // 8·25 column rows × 64 output columns per row: bands of COLS_BUDGET / 12800 = 10 rows.
-  ['output rows in several column bands', { x: [2, 8, 66, 66], w: [3, 8, 5, 5], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }],
+  [
+    'output rows in several column bands',
+    { x: [2, 8, 66, 66], w: [3, 8, 5, 5], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true },
+  ],
 ];
 
 function checkCase(c: Case, seed: number): void {
@@ -138,14 +169,23 @@ describe('wasm Conv against the cpu kernels', () => {
     const w = randn([3, 2, 3, 3]);
     const a: ConvAttrs = { stride: [1, 1], pads: [1, 1, 1, 1], dilation: [1, 1], groups: 1 };
     expect(kernels.resolve('Conv', [x, w], a).backend).toBe('wasm');
-    expect(kernels.resolve('ConvBackward', [x, w, randn([1, 3, 5, 5])], { ...a, needInput: true, needWeight: true, needBias: false }).backend).toBe('wasm');
+    expect(
+      kernels.resolve('ConvBackward', [x, w, randn([1, 3, 5, 5])], {
+        ...a,
+        needInput: true,
+        needWeight: true,
+        needBias: false,
+      }).backend,
+    ).toBe('wasm');
   });
 
   it('random 2-d shapes: kernels 1/3/5, stride 1/2, padding 0/1, dilation 2, batch 1 and 5, cin 1..8', () => {
     const cases = randomCases(40, 7);
     expect(new Set(cases.map((c) => c.w[2])).size).toBe(3);
     expect(cases.some((c) => c.dil[0] === 2) && cases.some((c) => c.stride[0] === 2)).toBe(true);
-    cases.forEach((c, i) => checkCase(c, 100 + i));
+    cases.forEach((c, i) => {
+      checkCase(c, 100 + i);
+    });
   });
 
   for (const [name, c] of special) {
@@ -172,17 +212,23 @@ describe('wasm Conv against the cpu kernels', () => {
 });
 
 describe('single-thread build', () => {
-  it.each(['gemm.wasm', 'gemm-relaxed.wasm'])('wasm/%s (what browsers load from bytes) runs the same conv kernels', (file) => {
-    const bytes = readFileSync(fileURLToPath(new URL(`../../wasm/${file}`, import.meta.url)));
-    try {
-      expect(loadWasmBackend(bytes)).toMatchObject({ loaded: true, source: 'bytes', threads: 1 });
-      checkCase(special[2]![1], 5);
-      checkCase({ x: [3, 3, 9, 9], w: [4, 3, 3, 3], stride: [2, 2], pad: [1, 1], dil: [1, 1], groups: 1, bias: true }, 6);
-    } finally {
-      loadWasmBackend();
-    }
-    expect(wasmStatus().source).toMatch(/gemm-shared(-relaxed)?\.wasm$/);
-  });
+  it.each(['gemm.wasm', 'gemm-relaxed.wasm'])(
+    'wasm/%s (what browsers load from bytes) runs the same conv kernels',
+    (file) => {
+      const bytes = readFileSync(fileURLToPath(new URL(`../../wasm/${file}`, import.meta.url)));
+      try {
+        expect(loadWasmBackend(bytes)).toMatchObject({ loaded: true, source: 'bytes', threads: 1 });
+        checkCase(special[2]![1], 5);
+        checkCase(
+          { x: [3, 3, 9, 9], w: [4, 3, 3, 3], stride: [2, 2], pad: [1, 1], dil: [1, 1], groups: 1, bias: true },
+          6,
+        );
+      } finally {
+        loadWasmBackend();
+      }
+      expect(wasmStatus().source).toMatch(/gemm-shared(-relaxed)?\.wasm$/);
+    },
+  );
 });
 
 describe('dispatch', () => {
@@ -209,14 +255,25 @@ describe('dispatch', () => {
     const w = { shape: [64, 64, 3, 3], ndim: 4 } as unknown as Tensor;
     expect(onWasm.accepts!([huge, w], a)).toBe(false);
     expect(kernels.resolve('Conv', [huge, w], a).backend).toBe('cpu');
-    expect(kernels.resolve('ConvBackward', [huge, w, huge], { ...a, needInput: true, needWeight: true, needBias: false }).backend).toBe('cpu');
+    expect(
+      kernels.resolve('ConvBackward', [huge, w, huge], { ...a, needInput: true, needWeight: true, needBias: false })
+        .backend,
+    ).toBe('cpu');
   });
 });
 
 describe('two threads', () => {
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   // 16 images of 8×16×16, 3×3 to 16 channels: 2·16·16·256·72 ≈ 9.4 MFLOP, enough to share.
-  const c: Case = { x: [16, 8, 16, 16], w: [16, 8, 3, 3], stride: [1, 1], pad: [1, 1], dil: [1, 1], groups: 1, bias: true };
+  const c: Case = {
+    x: [16, 8, 16, 16],
+    w: [16, 8, 3, 3],
+    stride: [1, 1],
+    pad: [1, 1],
+    dil: [1, 1],
+    groups: 1,
+    bias: true,
+  };
 
   beforeAll(async () => {
     setWasmThreads(true);

@@ -1,6 +1,7 @@
 import type { ConvGeometry } from '../ops/conv-im2col.js';
 import { isPointwise } from '../ops/conv-im2col.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { stageImages } from './wasm-staging.js';
 
 // Host side of assembly/_conv.ts: stages x, w (and gy) in wasm memory once per call, writes the job
 // descriptor, runs it (on one thread or two), and copies the results out. Each thread gets its own
@@ -68,11 +69,52 @@ const DW_PARTIALS_BUDGET = 1 << 20;
 
 /** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
 const F = {
-  next: 0, kind: 1, n: 2, c: 3, id: 4, ih: 5, iw: 6, kd: 7, kh: 8, kw: 9, od: 10, oh: 11, ow: 12,
-  sd: 13, sh: 14, sw: 15, pd: 16, ph: 17, pw: 18, dd: 19, dh: 20, dw: 21, cout: 22, groups: 23,
-  x: 24, w: 25, bias: 26, y: 27, gy: 28, dx: 29, dwp: 30, chunk: 31, chunks: 32, tile: 33,
-  pointwise: 34, colsLen: 35, scratch0: 36, scratch1: 37, padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42,
-  epiAdd: 53, epiAct: 54, wpack: 55,
+  next: 0,
+  kind: 1,
+  n: 2,
+  c: 3,
+  id: 4,
+  ih: 5,
+  iw: 6,
+  kd: 7,
+  kh: 8,
+  kw: 9,
+  od: 10,
+  oh: 11,
+  ow: 12,
+  sd: 13,
+  sh: 14,
+  sw: 15,
+  pd: 16,
+  ph: 17,
+  pw: 18,
+  dd: 19,
+  dh: 20,
+  dw: 21,
+  cout: 22,
+  groups: 23,
+  x: 24,
+  w: 25,
+  bias: 26,
+  y: 27,
+  gy: 28,
+  dx: 29,
+  dwp: 30,
+  chunk: 31,
+  chunks: 32,
+  tile: 33,
+  pointwise: 34,
+  colsLen: 35,
+  scratch0: 36,
+  scratch1: 37,
+  padD: 38,
+  padH: 39,
+  padW: 40,
+  padLen: 41,
+  staged: 42,
+  epiAdd: 53,
+  epiAct: 54,
+  wpack: 55,
 } as const;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
@@ -172,27 +214,10 @@ type Staging = { src: Float32Array; len: number; at: number }[];
 function preparer(heap: Float32Array, d: Int32Array, n: number, inputs: Staging, results: number[]) {
   const arrays: Float32Array[] = [];
   const prepare = (shared: boolean): void => {
-    let staged = 0;
-    const publish = (count: number): void => {
-      Atomics.store(d, F.staged, count);
-      if (shared) Atomics.notify(d, F.staged);
-    };
-    try {
-      if (!shared) {
-        for (const s of inputs) heap.set(s.src.subarray(0, n * s.len), s.at >>> 2);
-        staged = n;
-      } else {
-        for (; staged < n; ) {
-          for (const s of inputs) heap.set(s.src.subarray(staged * s.len, (staged + 1) * s.len), (s.at >>> 2) + staged * s.len);
-          publish(++staged);
-        }
-        for (const len of results) arrays.push(new Float32Array(len).fill(0));
-      }
-    } finally {
-      // Never leave the worker waiting, even if copying threw (the caller then throws too).
-      if (staged < n) staged = n;
-      publish(staged);
-    }
+    stageImages(d, F.staged, n, shared, 1, (from, to) => {
+      for (const s of inputs) heap.set(s.src.subarray(from * s.len, to * s.len), (s.at >>> 2) + from * s.len);
+    });
+    if (shared) for (const len of results) arrays.push(new Float32Array(len).fill(0));
   };
   return { prepare, arrays };
 }
@@ -233,7 +258,32 @@ export function createWasmConv(opts: {
     // Views of a plain (non-shared) memory detach when it grows, so take this one after reserving.
     const d = new Int32Array(arena.memory.buffer, job, 64);
     d.fill(0);
-    d.set([0, kind, g.n, g.c, g.id, g.ih, g.iw, g.kd, g.kh, g.kw, g.od, g.oh, g.ow, g.sd, g.sh, g.sw, g.pd, g.ph, g.pw, g.dd, g.dh, g.dw, pr.cout, pr.groups]);
+    d.set([
+      0,
+      kind,
+      g.n,
+      g.c,
+      g.id,
+      g.ih,
+      g.iw,
+      g.kd,
+      g.kh,
+      g.kw,
+      g.od,
+      g.oh,
+      g.ow,
+      g.sd,
+      g.sh,
+      g.sw,
+      g.pd,
+      g.ph,
+      g.pw,
+      g.dd,
+      g.dh,
+      g.dw,
+      pr.cout,
+      pr.groups,
+    ]);
     d[F.chunk] = chunking.chunk;
     d[F.chunks] = chunking.chunks;
     d[F.tile] = L.tile;
@@ -287,7 +337,10 @@ export function createWasmConv(opts: {
       const L = layout(pr);
       const { n, c } = pr.geom;
       if (n === 0) {
-        return { ...(need.input ? { dx: new Float32Array(0) } : {}), ...(need.weight ? { dw: new Float32Array(L.wsize) } : {}) };
+        return {
+          ...(need.input ? { dx: new Float32Array(0) } : {}),
+          ...(need.weight ? { dw: new Float32Array(L.wsize) } : {}),
+        };
       }
       const ch = chunking(n, true, L.wsize);
       const alloc = allocator();

@@ -7,7 +7,10 @@ import { kernels, type TensorKernel } from '../registry.js';
 import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
 
 type Kernel = TensorKernel<FakeQuantizeSymmetricAttrs>;
-const forward = { wasm: kernels.kernelOn<Kernel>('FakeQuantizeSymmetric', 'wasm')!, cpu: kernels.kernelOn<Kernel>('FakeQuantizeSymmetric', 'cpu')! };
+const forward = {
+  wasm: kernels.kernelOn<Kernel>('FakeQuantizeSymmetric', 'wasm')!,
+  cpu: kernels.kernelOn<Kernel>('FakeQuantizeSymmetric', 'cpu')!,
+};
 const backward = {
   wasm: kernels.kernelOn<Kernel>('FakeQuantizeSymmetricBackward', 'wasm')!,
   cpu: kernels.kernelOn<Kernel>('FakeQuantizeSymmetricBackward', 'cpu')!,
@@ -28,12 +31,23 @@ function awkwardValues(n: number, scales: Float32Array, inner: number, gen: Gene
     const k = (gen.nextUint32() % 300) - 150;
     const kind = gen.nextUint32() % 8;
     out[i] =
-      kind === 0 ? (k + 0.5) * s
-      : kind === 1 ? Math.fround((k + 0.5) * s) * (1 + 2 ** -23)
-      : kind === 2 ? (i % 2 ? -0 : 0)
-      : kind === 3 ? (i % 3 === 0 ? Number.NaN : i % 3 === 1 ? Infinity : -Infinity)
-      : kind === 4 ? (k < 0 ? -128.5 : 127.5) * s
-      : (gen.nextUint32() / 2 ** 32 - 0.5) * 400 * s;
+      kind === 0
+        ? (k + 0.5) * s
+        : kind === 1
+          ? Math.fround((k + 0.5) * s) * (1 + 2 ** -23)
+          : kind === 2
+            ? i % 2
+              ? -0
+              : 0
+            : kind === 3
+              ? i % 3 === 0
+                ? Number.NaN
+                : i % 3 === 1
+                  ? Infinity
+                  : -Infinity
+              : kind === 4
+                ? (k < 0 ? -128.5 : 127.5) * s
+                : (gen.nextUint32() / 2 ** 32 - 0.5) * 400 * s;
   }
   return out;
 }
@@ -44,10 +58,30 @@ afterEach(() => {
 
 describe('wasm FakeQuantizeSymmetric against the cpu reference', () => {
   const cases: [string, number[], number, FakeQuantizeSymmetricAttrs][] = [
-    ['per tensor, int8, half up', [3, 5, 7, 11], -1, { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_up' }],
-    ['per tensor, int8, half even', [3, 5, 7, 11], -1, { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_even' }],
-    ['per channel (axis 1), int16, half up', [3, 6, 9, 7], 1, { quantMin: -32768, quantMax: 32767, chAxis: 1, rounding: 'half_up' }],
-    ['per channel (axis 0), int8, half even', [6, 13, 5, 5], 0, { quantMin: -128, quantMax: 127, chAxis: 0, rounding: 'half_even' }],
+    [
+      'per tensor, int8, half up',
+      [3, 5, 7, 11],
+      -1,
+      { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_up' },
+    ],
+    [
+      'per tensor, int8, half even',
+      [3, 5, 7, 11],
+      -1,
+      { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_even' },
+    ],
+    [
+      'per channel (axis 1), int16, half up',
+      [3, 6, 9, 7],
+      1,
+      { quantMin: -32768, quantMax: 32767, chAxis: 1, rounding: 'half_up' },
+    ],
+    [
+      'per channel (axis 0), int8, half even',
+      [6, 13, 5, 5],
+      0,
+      { quantMin: -128, quantMax: 127, chAxis: 0, rounding: 'half_even' },
+    ],
   ];
   it.each(cases)('%s: the same bits forward and backward', (_name, shape, chAxis, attrs) => {
     const gen = new Generator(11);
@@ -58,7 +92,10 @@ describe('wasm FakeQuantizeSymmetric against the cpu reference', () => {
     expect(size % 4).not.toBe(0);
     const x = f32(awkwardValues(size, scales, inner, gen), shape);
     const s = f32(scales, [channels]);
-    const g = f32(Float32Array.from({ length: size }, (_, i) => (i % 5 === 0 ? -0 : Math.sin(i))), shape);
+    const g = f32(
+      Float32Array.from({ length: size }, (_, i) => (i % 5 === 0 ? -0 : Math.sin(i))),
+      shape,
+    );
     expect(forward.wasm.accepts!([x, s], attrs)).toBe(true);
     const yw = forward.wasm.fn([x, s], attrs, {}) as Tensor;
     const yc = forward.cpu.fn([x, s], attrs, {}) as Tensor;
@@ -73,7 +110,10 @@ describe('wasm FakeQuantizeSymmetric against the cpu reference', () => {
       const sc = scales[Math.floor(i / inner) % channels]!;
       const q = xv[i]! / sc;
       if (!Number.isFinite(q)) continue;
-      const r = attrs.rounding === 'half_up' ? Math.floor(q + 0.5) : Math.round(q) - (Math.abs(q % 1) === 0.5 && Math.round(q) % 2 !== 0 ? 1 : 0);
+      const r =
+        attrs.rounding === 'half_up'
+          ? Math.floor(q + 0.5)
+          : Math.round(q) - (Math.abs(q % 1) === 0.5 && Math.round(q) % 2 !== 0 ? 1 : 0);
       // (by value: the sign of a zero is the kernels' business, checked bit for bit above)
       expect(Math.abs(yv[i]! - Math.fround(Math.min(attrs.quantMax, Math.max(attrs.quantMin, r)) * sc))).toBe(0);
     }
@@ -82,7 +122,13 @@ describe('wasm FakeQuantizeSymmetric against the cpu reference', () => {
   it('NaN stays NaN, ±Infinity saturates, and the gradient passes only inside the range', () => {
     const attrs: FakeQuantizeSymmetricAttrs = { quantMin: -128, quantMax: 127, chAxis: -1, rounding: 'half_up' };
     const s = f32(Float32Array.of(0.5), [1]);
-    const x = f32(Float32Array.from({ length: 1024 }, (_, i) => [Number.NaN, Infinity, -Infinity, 63.5, 63.74, -64.25, 64, -65][i % 8]!), [1024]);
+    const x = f32(
+      Float32Array.from(
+        { length: 1024 },
+        (_, i) => [Number.NaN, Infinity, -Infinity, 63.5, 63.74, -64.25, 64, -65][i % 8]!,
+      ),
+      [1024],
+    );
     const y = fakeQuantizeSymmetric(x, s, attrs).values();
     expect(Array.from(y.slice(0, 8))).toEqual([Number.NaN, 63.5, -64, 63.5, 63.5, -64, 63.5, -64]);
     const g = f32(new Float32Array(1024).fill(2), [1024]);

@@ -12,14 +12,28 @@ import { MAX_WASM_BYTES } from './wasm-gemm.js';
 
 export interface FakeQuantExports {
   fakeQuantizeSymmetric(
-    x: number, g: number, y: number, scales: number, outer: number, channels: number, inner: number,
-    lo: number, hi: number, halfEven: number,
+    x: number,
+    g: number,
+    y: number,
+    scales: number,
+    outer: number,
+    channels: number,
+    inner: number,
+    lo: number,
+    hi: number,
+    halfEven: number,
   ): void;
 }
 
 export interface WasmFakeQuant {
   /** Forward values, or with `g` the straight-through gradient. */
-  run(x: Float32Array, scales: Float32Array, g: Float32Array | null, layout: [number, number, number], a: FakeQuantizeSymmetricAttrs): Float32Array;
+  run(
+    x: Float32Array,
+    scales: Float32Array,
+    g: Float32Array | null,
+    layout: [number, number, number],
+    a: FakeQuantizeSymmetricAttrs,
+  ): Float32Array;
 }
 
 /** Smallest tensor the wasm kernels take (below it the staging costs more than the loop). */
@@ -48,7 +62,18 @@ export function createWasmFakeQuant(exports: FakeQuantExports, arena: Arena): Wa
       heap.set(x, xp >>> 2);
       if (g) heap.set(g, gp >>> 2);
       heap.set(scales.subarray(0, channels), sp >>> 2);
-      exports.fakeQuantizeSymmetric(xp, gp, yp, sp, outer, channels, inner, a.quantMin, a.quantMax, a.rounding === 'half_even' ? 1 : 0);
+      exports.fakeQuantizeSymmetric(
+        xp,
+        gp,
+        yp,
+        sp,
+        outer,
+        channels,
+        inner,
+        a.quantMin,
+        a.quantMax,
+        a.rounding === 'half_even' ? 1 : 0,
+      );
       const out = new Float32Array(len);
       out.set(arena.heap().subarray(yp >>> 2, (yp >>> 2) + len));
       return out;

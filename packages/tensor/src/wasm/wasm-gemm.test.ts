@@ -47,10 +47,20 @@ function build(t: Case, seed: number): { wasm: GemmArgs; cpu: GemmArgs } {
   const b = values(ob + (transB ? n : k) * ldb + 3, seed + 1, integer);
   const c = values(oc + m * ldc + 3, seed + 2, integer);
   const mk = (cArr: Float32Array): GemmArgs => ({
-    transA, transB, m, n, k,
-    a, aOffset: oa, lda,
-    b, bOffset: ob, ldb,
-    c: cArr, cOffset: oc, ldc,
+    transA,
+    transB,
+    m,
+    n,
+    k,
+    a,
+    aOffset: oa,
+    lda,
+    b,
+    bOffset: ob,
+    ldb,
+    c: cArr,
+    cOffset: oc,
+    ldc,
     beta: t.beta ?? 0,
   });
   return { wasm: mk(c.slice()), cpu: mk(c.slice()) };
@@ -116,7 +126,17 @@ describe('wasm gemm against cpuGemm', () => {
   for (const tr of TRANS) {
     const [transA, transB] = tr;
     it(`${label(tr)}: tiny and odd sizes (m, n, k from 1 to 13)`, () => {
-      for (const [m, n, k] of [[1, 1, 1], [1, 9, 1], [5, 1, 3], [2, 3, 4], [4, 8, 4], [3, 7, 5], [5, 9, 13], [13, 6, 11], [8, 16, 9]]) {
+      for (const [m, n, k] of [
+        [1, 1, 1],
+        [1, 9, 1],
+        [5, 1, 3],
+        [2, 3, 4],
+        [4, 8, 4],
+        [3, 7, 5],
+        [5, 9, 13],
+        [13, 6, 11],
+        [8, 16, 9],
+      ]) {
         checkCase({ transA, transB, m: m!, n: n!, k: k! });
       }
     });
@@ -127,7 +147,16 @@ describe('wasm gemm against cpuGemm', () => {
     });
 
     it(`${label(tr)}: offsets and leading dimensions (span copy and row-by-row copy)`, () => {
-      checkCase({ transA, transB, m: 11, n: 21, k: 14, pad: { a: 1, b: 2, c: 1 }, offset: { a: 5, b: 3, c: 7 }, beta: 1 });
+      checkCase({
+        transA,
+        transB,
+        m: 11,
+        n: 21,
+        k: 14,
+        pad: { a: 1, b: 2, c: 1 },
+        offset: { a: 5, b: 3, c: 7 },
+        beta: 1,
+      });
       checkCase({ transA, transB, m: 6, n: 10, k: 9, pad: { a: 40, b: 33, c: 25 }, offset: { a: 2, b: 1, c: 4 } });
       checkCase({ transA, transB, m: 9, n: 12, k: 5, pad: { c: 30 }, offset: { c: 11 }, beta: 1 });
     });

@@ -72,7 +72,9 @@ function staging(rows: number, cols: number, ld: number): Staging {
 function checkOperand(name: string, arr: Float32Array, offset: number, rows: number, cols: number, ld: number): void {
   if (rows === 0 || cols === 0) return;
   if (ld < cols) {
-    throw new InvalidArgumentError(`gemm: ld${name} = ${ld} is less than the ${cols} columns ${name} stores; pass ld${name} >= ${cols}`);
+    throw new InvalidArgumentError(
+      `gemm: ld${name} = ${ld} is less than the ${cols} columns ${name} stores; pass ld${name} >= ${cols}`,
+    );
   }
   const end = offset + (rows - 1) * ld + cols;
   if (offset < 0 || end > arr.length) {
@@ -101,7 +103,15 @@ export function createWasmGemm(arena: Arena, run: StagedRunner): GemmKernel {
     heap = arena.reserve(bytes);
   }
 
-  function copyIn(src: Float32Array, offset: number, rows: number, cols: number, ld: number, s: Staging, ptr: number): void {
+  function copyIn(
+    src: Float32Array,
+    offset: number,
+    rows: number,
+    cols: number,
+    ld: number,
+    s: Staging,
+    ptr: number,
+  ): void {
     const at = ptr >>> 2;
     if (!s.compact) {
       heap.set(src.subarray(offset, offset + s.len), at);
@@ -134,7 +144,9 @@ export function createWasmGemm(arena: Arena, run: StagedRunner): GemmKernel {
     const c0 = cPtr >>> 2;
     if (g.beta === 1) {
       if (cDense) heap.set(g.c.subarray(g.cOffset, g.cOffset + m * n), c0);
-      else for (let i = 0; i < m; i++) heap.set(g.c.subarray(g.cOffset + i * g.ldc, g.cOffset + i * g.ldc + n), c0 + i * n);
+      else
+        for (let i = 0; i < m; i++)
+          heap.set(g.c.subarray(g.cOffset + i * g.ldc, g.cOffset + i * g.ldc + n), c0 + i * n);
     }
 
     run({ transA, transB, m, n, k, a: aPtr, lda: sa.ld, b: bPtr, ldb: sb.ld, c: cPtr, ldc: n, beta: g.beta });

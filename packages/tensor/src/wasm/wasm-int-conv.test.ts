@@ -93,7 +93,13 @@ describe('ConvInteger', () => {
     // 1×1 conv over 3 channels: 3 · 32767 · 32767 = 3221028867 → 3221028867 − 2^32 = −1073938429.
     const x = new Tensor({ data: new Int16Array([32767, 32767, 32767]), shape: [1, 3, 1, 1], dtype: 'int16' });
     const w = new Tensor({ data: new Int16Array([32767, 32767, 32767]), shape: [1, 3, 1, 1], dtype: 'int16' });
-    expect(Array.from(onCpu.fn([x, w], { stride: [1, 1], pads: [0, 0, 0, 0], dilation: [1, 1], groups: 1 }, {}) .values() as Int32Array)).toEqual([-1073938429]);
+    expect(
+      Array.from(
+        onCpu
+          .fn([x, w], { stride: [1, 1], pads: [0, 0, 0, 0], dilation: [1, 1], groups: 1 }, {})
+          .values() as Int32Array,
+      ),
+    ).toEqual([-1073938429]);
     expect(Array.from(convInteger(x, w).values())).toEqual([-1073938429]);
   });
 
@@ -118,10 +124,46 @@ describe('ConvInteger', () => {
     const before = wasmStatus().workerChunks ?? 0;
     const cases: Case[] = [
       { x: [3, 4, 37], w: [5, 4, 3], stride: [2], pads: [1, 2], dil: [2], groups: 1, xDtype: 'int16', wDtype: 'int8' },
-      { x: [2, 4, 5, 6, 7], w: [6, 2, 2, 3, 3], stride: [1, 2, 1], pads: [1, 0, 1, 1, 1, 0], dil: [1, 1, 2], groups: 2, xDtype: 'int8', wDtype: 'int8' },
-      { x: [40, 16, 28, 28], w: [16, 16, 3, 3], stride: [1, 1], pads: [1, 1, 1, 1], dil: [1, 1], groups: 1, xDtype: 'int8', wDtype: 'int8' },
-      { x: [40, 16, 28, 28], w: [32, 16, 3, 3], stride: [2, 2], pads: [1, 1, 1, 1], dil: [1, 1], groups: 1, xDtype: 'int16', wDtype: 'int8' },
-      { x: [40, 32, 14, 14], w: [64, 32, 1, 1], stride: [2, 2], pads: [0, 0, 0, 0], dil: [1, 1], groups: 1, xDtype: 'int8', wDtype: 'int8' },
+      {
+        x: [2, 4, 5, 6, 7],
+        w: [6, 2, 2, 3, 3],
+        stride: [1, 2, 1],
+        pads: [1, 0, 1, 1, 1, 0],
+        dil: [1, 1, 2],
+        groups: 2,
+        xDtype: 'int8',
+        wDtype: 'int8',
+      },
+      {
+        x: [40, 16, 28, 28],
+        w: [16, 16, 3, 3],
+        stride: [1, 1],
+        pads: [1, 1, 1, 1],
+        dil: [1, 1],
+        groups: 1,
+        xDtype: 'int8',
+        wDtype: 'int8',
+      },
+      {
+        x: [40, 16, 28, 28],
+        w: [32, 16, 3, 3],
+        stride: [2, 2],
+        pads: [1, 1, 1, 1],
+        dil: [1, 1],
+        groups: 1,
+        xDtype: 'int16',
+        wDtype: 'int8',
+      },
+      {
+        x: [40, 32, 14, 14],
+        w: [64, 32, 1, 1],
+        stride: [2, 2],
+        pads: [0, 0, 0, 0],
+        dil: [1, 1],
+        groups: 1,
+        xDtype: 'int8',
+        wDtype: 'int8',
+      },
     ];
     for (const c of cases) {
       const [x, w] = operands(c, gen);
@@ -148,7 +190,10 @@ describe('ConvInteger', () => {
   it('dispatches to wasm and validates its arguments', () => {
     const x = new Tensor({ data: new Int8Array(2 * 9), shape: [1, 2, 3, 3], dtype: 'int8' });
     const w = new Tensor({ data: new Int8Array(2 * 2 * 4), shape: [2, 2, 2, 2], dtype: 'int8' });
-    expect(kernels.resolve('ConvInteger', [x, w], { stride: [1, 1], pads: [0, 0, 0, 0], dilation: [1, 1], groups: 1 }).backend).toBe('wasm');
+    expect(
+      kernels.resolve('ConvInteger', [x, w], { stride: [1, 1], pads: [0, 0, 0, 0], dilation: [1, 1], groups: 1 })
+        .backend,
+    ).toBe('wasm');
     expect(convInteger(x, w).shape).toEqual([1, 2, 2, 2]);
     const f = new Tensor({ data: new Float32Array(18), shape: [1, 2, 3, 3], dtype: 'float32' });
     expect(() => convInteger(f, w)).toThrow(/int8 or int16/);

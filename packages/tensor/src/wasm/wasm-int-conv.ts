@@ -5,6 +5,7 @@ import { make } from '../ops/util.js';
 import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { stageImages } from './wasm-staging.js';
 import type { ConvJobRunner, ConvProblem } from './wasm-conv.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { epilogueFlags, packParams } from './wasm-requantize.js';
@@ -37,9 +38,31 @@ const INT_COLS_SLACK = 16;
 
 /** Descriptor slots (i32), as in wasm-conv.ts; PAIRS is the int conv's own. */
 const F = {
-  n: 2, x: 24, w: 25, y: 27, chunk: 31, chunks: 32, tile: 33, colsLen: 35, scratch0: 36, scratch1: 37,
-  padD: 38, padH: 39, padW: 40, padLen: 41, staged: 42, pairs: 43, xInt8: 44,
-  epiOut: 45, epiOutBytes: 46, epiOther: 47, epiOtherBytes: 48, epiParams: 49, epiFlags: 50, epiLo: 51, epiHi: 52,
+  n: 2,
+  x: 24,
+  w: 25,
+  y: 27,
+  chunk: 31,
+  chunks: 32,
+  tile: 33,
+  colsLen: 35,
+  scratch0: 36,
+  scratch1: 37,
+  padD: 38,
+  padH: 39,
+  padW: 40,
+  padLen: 41,
+  staged: 42,
+  pairs: 43,
+  xInt8: 44,
+  epiOut: 45,
+  epiOutBytes: 46,
+  epiOther: 47,
+  epiOtherBytes: 48,
+  epiParams: 49,
+  epiFlags: 50,
+  epiLo: 51,
+  epiHi: 52,
 } as const;
 
 interface IntLayout {
@@ -97,7 +120,12 @@ function layout(pr: ConvProblem, int8: boolean): IntLayout {
 }
 
 /** Bytes of wasm memory (beyond the fixed work areas) one call stages. */
-export function wasmIntConvBytes(pr: ConvProblem, threads: number, int8 = false, epilogue?: { outBytes: number; otherBytes: number }): number {
+export function wasmIntConvBytes(
+  pr: ConvProblem,
+  threads: number,
+  int8 = false,
+  epilogue?: { outBytes: number; otherBytes: number },
+): number {
   const L = layout(pr, int8);
   const { n, c } = pr.geom;
   const yLen = n * pr.cout * L.p;
@@ -158,7 +186,10 @@ export function createWasmIntConv(opts: {
       const pp = epi ? alloc(7 * pr.cout * 4) : 0;
       const buffer = arena.reserve(top - arena.base).buffer;
       if (epi) {
-        if (other) new (other.constructor as new (b: ArrayBufferLike, at: number, n: number) => IntArray)(buffer, ep, yLen).set(other);
+        if (other)
+          new (other.constructor as new (b: ArrayBufferLike, at: number, n: number) => IntArray)(buffer, ep, yLen).set(
+            other,
+          );
         packParams(epi, new Int32Array(buffer), pp >>> 2);
       }
       const h16 = new Int16Array(buffer);
@@ -171,7 +202,32 @@ export function createWasmIntConv(opts: {
       const g = pr.geom;
       const d = new Int32Array(buffer, job, 64);
       d.fill(0);
-      d.set([0, KIND_INT_CONV, g.n, g.c, g.id, g.ih, g.iw, g.kd, g.kh, g.kw, g.od, g.oh, g.ow, g.sd, g.sh, g.sw, g.pd, g.ph, g.pw, g.dd, g.dh, g.dw, pr.cout, pr.groups]);
+      d.set([
+        0,
+        KIND_INT_CONV,
+        g.n,
+        g.c,
+        g.id,
+        g.ih,
+        g.iw,
+        g.kd,
+        g.kh,
+        g.kw,
+        g.od,
+        g.oh,
+        g.ow,
+        g.sd,
+        g.sh,
+        g.sw,
+        g.pd,
+        g.ph,
+        g.pw,
+        g.dd,
+        g.dh,
+        g.dw,
+        pr.cout,
+        pr.groups,
+      ]);
       d[F.x] = xp;
       d[F.w] = wp;
       d[F.y] = yp;
@@ -197,33 +253,15 @@ export function createWasmIntConv(opts: {
         d[F.epiLo] = epi.lo;
         d[F.epiHi] = epi.hi;
       }
-      const fresh = (): IntArray => (outBytes === 1 ? new Int8Array(yLen) : outBytes === 2 ? new Int16Array(yLen) : new Int32Array(yLen));
+      const fresh = (): IntArray =>
+        outBytes === 1 ? new Int8Array(yLen) : outBytes === 2 ? new Int16Array(yLen) : new Int32Array(yLen);
       let out: IntArray | undefined;
       const prepare = (shared: boolean): void => {
-        let staged = 0;
-        const publish = (count: number): void => {
-          Atomics.store(d, F.staged, count);
-          if (shared) Atomics.notify(d, F.staged);
-        };
-        try {
-          if (!shared) {
-            xh.set(x.subarray(0, n * imgLen), xAt);
-            staged = n;
-          } else {
-            // Images in small groups, so the worker can start on the first while the rest are copied.
-            const step = Math.max(1, Math.ceil(n / 16));
-            for (; staged < n; ) {
-              const next = Math.min(n, staged + step);
-              xh.set(x.subarray(staged * imgLen, next * imgLen), xAt + staged * imgLen);
-              staged = next;
-              publish(staged);
-            }
-            out = fresh().fill(0);
-          }
-        } finally {
-          if (staged < n) staged = n;
-          publish(staged);
-        }
+        // Images in small groups, so the worker can start on the first while the rest are copied.
+        stageImages(d, F.staged, n, shared, Math.max(1, Math.ceil(n / 16)), (from, to) => {
+          xh.set(x.subarray(from * imgLen, to * imgLen), xAt + from * imgLen);
+        });
+        if (shared) out = fresh().fill(0);
       };
       opts.run(2 * n * pr.cout * L.p * L.kg, n, prepare);
       const result = out ?? fresh();
@@ -256,15 +294,27 @@ export function registerWasmIntConvKernel(
         problem(inputs[0]!, inputs[1]!, attrs),
         threads(),
         inputs[0]!.dtype === 'int8',
-        attrs.epilogue ? { outBytes: BYTES[attrs.epilogue.outDtype], otherBytes: inputs[2] ? BYTES[inputs[2].dtype as keyof typeof BYTES] : 0 } : undefined,
+        attrs.epilogue
+          ? {
+              outBytes: BYTES[attrs.epilogue.outDtype],
+              otherBytes: inputs[2] ? BYTES[inputs[2].dtype as keyof typeof BYTES] : 0,
+            }
+          : undefined,
       ) <= MAX_WASM_BYTES,
     fn: (inputs, attrs, saved: Saved) => {
       const [x, w, other] = inputs;
       const pr = problem(x!, w!, attrs);
-      const epilogue = attrs.epilogue ? { attrs: attrs.epilogue, other: other ? (other.values() as IntArray) : null } : undefined;
+      const epilogue = attrs.epilogue
+        ? { attrs: attrs.epilogue, other: other ? (other.values() as IntArray) : null }
+        : undefined;
       let y: IntArray;
       try {
-        y = intConv()!.forward(x!.values() as Int8Array | Int16Array, w!.values() as Int8Array | Int16Array, pr, epilogue);
+        y = intConv()!.forward(
+          x!.values() as Int8Array | Int16Array,
+          w!.values() as Int8Array | Int16Array,
+          pr,
+          epilogue,
+        );
       } catch (error) {
         if (!(error instanceof RangeError)) throw error;
         noteFallback(`ConvInteger ${x!.shape.join('×')}`, error);

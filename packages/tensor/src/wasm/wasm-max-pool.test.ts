@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Generator, maxPool2d, noGrad, randn, Tensor } from '../index.js';
+import { Generator, maxPool2d, noGrad, randn, type Tensor } from '../index.js';
 import { poolOutSize, type MaxPoolAttrs } from '../ops/pool.js';
 import { kernels, type Saved } from '../registry.js';
 import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
@@ -40,7 +40,11 @@ describe('wasm MaxPool (forward without argmax) against the cpu kernel', () => {
       const planes = Math.ceil(4096 / (h * w)) + u(5);
       const ceilMode = u(2) === 1;
       const a: MaxPoolAttrs = { kernel: k, stride: s, padding: p, dilation: d, ceilMode };
-      if (poolOutSize(h, k[0]!, s[0]!, p[0]!, d[0]!, ceilMode) < 1 || poolOutSize(w, k[1]!, s[1]!, p[1]!, d[1]!, ceilMode) < 1) continue;
+      if (
+        poolOutSize(h, k[0]!, s[0]!, p[0]!, d[0]!, ceilMode) < 1 ||
+        poolOutSize(w, k[1]!, s[1]!, p[1]!, d[1]!, ceilMode) < 1
+      )
+        continue;
       const x = randn([planes, h, w], { generator: gen });
       const xv = x.values();
       if (t % 5 === 0) xv[u(xv.length)] = Number.NaN;
@@ -57,7 +61,10 @@ describe('wasm MaxPool (forward without argmax) against the cpu kernel', () => {
     const x = randn([2, 64, 112, 112], { generator: new Generator(3) });
     const a: MaxPoolAttrs = { kernel: [3, 3], stride: [2, 2], padding: [1, 1], dilation: [1, 1], ceilMode: false };
     expect(kernels.resolve('MaxPool', [x], a).backend).toBe('wasm');
-    expectSame(noGrad(() => maxPool2d(x, 3, { stride: 2, padding: 1 })), onCpu.fn([x], a, {}));
+    expectSame(
+      noGrad(() => maxPool2d(x, 3, { stride: 2, padding: 1 })),
+      onCpu.fn([x], a, {}),
+    );
     const xg = x.clone();
     xg.requiresGrad = true;
     expect(kernels.resolve('MaxPool', [xg], a).backend).toBe('cpu');

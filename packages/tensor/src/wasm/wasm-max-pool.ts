@@ -13,13 +13,35 @@ import { align64, type Arena } from './wasm-arena.js';
 
 export interface MaxPoolExports {
   maxPool2d(
-    x: number, y: number, scratch: number, planes: number, h: number, w: number, oh: number, ow: number,
-    kh: number, kw: number, sh: number, sw: number, ph: number, pw: number, dh: number, dw: number, hp: number, wp: number,
+    x: number,
+    y: number,
+    scratch: number,
+    planes: number,
+    h: number,
+    w: number,
+    oh: number,
+    ow: number,
+    kh: number,
+    kw: number,
+    sh: number,
+    sw: number,
+    ph: number,
+    pw: number,
+    dh: number,
+    dw: number,
+    hp: number,
+    wp: number,
   ): void;
 }
 
 export interface WasmMaxPool {
-  run(x: Float32Array, planes: number, h: number, w: number, a: MaxPoolAttrs): { y: Float32Array; oh: number; ow: number };
+  run(
+    x: Float32Array,
+    planes: number,
+    h: number,
+    w: number,
+    a: MaxPoolAttrs,
+  ): { y: Float32Array; oh: number; ow: number };
 }
 
 const SLICE_BYTES = 16 << 20;
@@ -86,7 +108,9 @@ export function registerWasmMaxPoolKernel(
       } catch (error) {
         if (!(error instanceof RangeError)) throw error;
         noteFallback(`MaxPool ${x.shape.join('×')}`, error);
-        return kernels.kernelOn<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>('MaxPool', 'cpu')!.fn(inputs, a, saved);
+        return kernels
+          .kernelOn<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>('MaxPool', 'cpu')!
+          .fn(inputs, a, saved);
       }
     },
   });

@@ -51,7 +51,10 @@ export function createWasmMinMax(exports: MinMaxExports, arena: Arena): WasmMinM
 type Kernel = (inputs: Tensor[], a: ChannelMinMaxAttrs) => Tensor;
 
 /** The wasm ChannelMinMax kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmMinMaxKernel(minMax: () => WasmMinMax | null, noteFallback: (what: string, error: Error) => void): void {
+export function registerWasmMinMaxKernel(
+  minMax: () => WasmMinMax | null,
+  noteFallback: (what: string, error: Error) => void,
+): void {
   registerKernel<Kernel>({
     op: 'ChannelMinMax',
     backend: 'wasm',

@@ -1,7 +1,6 @@
 import {
   batchNormDims,
   unpackBatchNorm,
-  type BatchNormAttrs,
   type BatchNormBackwardAttrs,
   type BatchNormBackwardKernel,
   type BatchNormKernel,
@@ -49,31 +48,36 @@ export function registerWasmPointwiseKernels(
   registerKernel<BatchNormKernel>({
     op: 'BatchNormalization',
     backend: 'wasm',
-    accepts: (inputs: Tensor[], attrs: BatchNormAttrs) => {
+    accepts: (inputs: Tensor[]) => {
       const x = inputs[0]!;
       return dense(x) && x.ndim >= 2 && fits(x, BATCH_NORM_MIN_ELEMENTS, x.shape[1]);
     },
     fn: (inputs, attrs, saved) =>
-      orCpu('BatchNormalization', inputs[0]!.shape.join('×'), () => {
-        const { x, w, b, rm, rv } = unpackBatchNorm(inputs, attrs);
-        const d = batchNormDims(x);
-        const mean = attrs.training ? new Float32Array(d.c) : Float32Array.from(f32(rm!));
-        const variance = attrs.training ? new Float32Array(d.c) : Float32Array.from(f32(rv!));
-        const { y, invstd } = pointwise()!.bnForward({
-          ...d,
-          x: f32(x),
-          training: attrs.training,
-          eps: attrs.eps,
-          ...(w ? { weight: f32(w) } : {}),
-          ...(b ? { bias: f32(b) } : {}),
-          mean,
-          variance,
-        });
-        saved.mean = mean;
-        saved.invstd = invstd;
-        const out = make(y, x.shape);
-        return attrs.training ? [out, make(mean, [d.c]), make(variance, [d.c])] : [out];
-      }, () => cpuKernel<BatchNormKernel>('BatchNormalization')(inputs, attrs, saved)),
+      orCpu(
+        'BatchNormalization',
+        inputs[0]!.shape.join('×'),
+        () => {
+          const { x, w, b, rm, rv } = unpackBatchNorm(inputs, attrs);
+          const d = batchNormDims(x);
+          const mean = attrs.training ? new Float32Array(d.c) : Float32Array.from(f32(rm!));
+          const variance = attrs.training ? new Float32Array(d.c) : Float32Array.from(f32(rv!));
+          const { y, invstd } = pointwise()!.bnForward({
+            ...d,
+            x: f32(x),
+            training: attrs.training,
+            eps: attrs.eps,
+            ...(w ? { weight: f32(w) } : {}),
+            ...(b ? { bias: f32(b) } : {}),
+            mean,
+            variance,
+          });
+          saved.mean = mean;
+          saved.invstd = invstd;
+          const out = make(y, x.shape);
+          return attrs.training ? [out, make(mean, [d.c]), make(variance, [d.c])] : [out];
+        },
+        () => cpuKernel<BatchNormKernel>('BatchNormalization')(inputs, attrs, saved),
+      ),
   });
 
   registerKernel<BatchNormBackwardKernel>({
@@ -81,28 +85,35 @@ export function registerWasmPointwiseKernels(
     backend: 'wasm',
     accepts: (inputs: Tensor[]) => {
       const [x, gy] = inputs;
-      return dense(x) && dense(gy) && x!.size === gy!.size && x!.ndim >= 2 && fits(x!, BATCH_NORM_MIN_ELEMENTS, x!.shape[1]);
+      return (
+        dense(x) && dense(gy) && x!.size === gy!.size && x!.ndim >= 2 && fits(x!, BATCH_NORM_MIN_ELEMENTS, x!.shape[1])
+      );
     },
     fn: (inputs, attrs: BatchNormBackwardAttrs, saved: Saved) =>
-      orCpu('BatchNormalizationBackward', inputs[0]!.shape.join('×'), () => {
-        const [x, gy, w] = inputs as [Tensor, Tensor, Tensor | undefined];
-        const d = batchNormDims(x);
-        const r = pointwise()!.bnBackward({
-          ...d,
-          x: f32(x),
-          gy: f32(gy),
-          training: attrs.training,
-          ...(w ? { weight: f32(w) } : {}),
-          mean: saved.mean as Float32Array,
-          invstd: saved.invstd as Float32Array,
-          needInput: attrs.needInput,
-        });
-        return [
-          r.dx ? make(r.dx, x.shape) : null,
-          w && attrs.needWeight ? make(r.dw, w.shape) : null,
-          attrs.needBias ? make(r.db, [d.c]) : null,
-        ];
-      }, () => cpuKernel<BatchNormBackwardKernel>('BatchNormalizationBackward')(inputs, attrs, saved)),
+      orCpu(
+        'BatchNormalizationBackward',
+        inputs[0]!.shape.join('×'),
+        () => {
+          const [x, gy, w] = inputs as [Tensor, Tensor, Tensor | undefined];
+          const d = batchNormDims(x);
+          const r = pointwise()!.bnBackward({
+            ...d,
+            x: f32(x),
+            gy: f32(gy),
+            training: attrs.training,
+            ...(w ? { weight: f32(w) } : {}),
+            mean: saved.mean as Float32Array,
+            invstd: saved.invstd as Float32Array,
+            needInput: attrs.needInput,
+          });
+          return [
+            r.dx ? make(r.dx, x.shape) : null,
+            w && attrs.needWeight ? make(r.dw, w.shape) : null,
+            attrs.needBias ? make(r.db, [d.c]) : null,
+          ];
+        },
+        () => cpuKernel<BatchNormBackwardKernel>('BatchNormalizationBackward')(inputs, attrs, saved),
+      ),
   });
 
   registerKernel<TensorKernel>({
@@ -110,8 +121,12 @@ export function registerWasmPointwiseKernels(
     backend: 'wasm',
     accepts: ([x]: Tensor[]) => dense(x) && fits(x!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
-      orCpu('Relu', inputs[0]!.shape.join('×'), () => make(pointwise()!.relu(f32(inputs[0]!)), inputs[0]!.shape),
-        () => cpuKernel<TensorKernel>('Relu')(inputs, attrs, saved)),
+      orCpu(
+        'Relu',
+        inputs[0]!.shape.join('×'),
+        () => make(pointwise()!.relu(f32(inputs[0]!)), inputs[0]!.shape),
+        () => cpuKernel<TensorKernel>('Relu')(inputs, attrs, saved),
+      ),
   });
 
   registerKernel<ReluBackwardKernel>({
@@ -119,16 +134,25 @@ export function registerWasmPointwiseKernels(
     backend: 'wasm',
     accepts: ([y, g]: Tensor[]) => dense(y) && dense(g) && y!.size === g!.size && fits(y!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs) =>
-      orCpu('ReluBackward', inputs[0]!.shape.join('×'), () => make(pointwise()!.reluBackward(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
-        () => cpuKernel<ReluBackwardKernel>('ReluBackward')(inputs, attrs)),
+      orCpu(
+        'ReluBackward',
+        inputs[0]!.shape.join('×'),
+        () => make(pointwise()!.reluBackward(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
+        () => cpuKernel<ReluBackwardKernel>('ReluBackward')(inputs, attrs),
+      ),
   });
 
   registerKernel<TensorKernel>({
     op: 'Add',
     backend: 'wasm',
-    accepts: ([a, b]: Tensor[]) => dense(a) && dense(b) && shapesEqual(a!.shape, b!.shape) && fits(a!, ELEMENTWISE_MIN_ELEMENTS),
+    accepts: ([a, b]: Tensor[]) =>
+      dense(a) && dense(b) && shapesEqual(a!.shape, b!.shape) && fits(a!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
-      orCpu('Add', inputs[0]!.shape.join('×'), () => make(pointwise()!.add(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
-        () => cpuKernel<TensorKernel>('Add')(inputs, attrs, saved)),
+      orCpu(
+        'Add',
+        inputs[0]!.shape.join('×'),
+        () => make(pointwise()!.add(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
+        () => cpuKernel<TensorKernel>('Add')(inputs, attrs, saved),
+      ),
   });
 }

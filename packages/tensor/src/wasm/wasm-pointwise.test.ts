@@ -2,7 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { add, batchNorm, Generator, randn, relu, sum, tensor, type Tensor } from '../index.js';
-import type { BatchNormAttrs, BatchNormBackwardAttrs, BatchNormBackwardKernel, BatchNormKernel } from '../ops/batch-norm.js';
+import type {
+  BatchNormAttrs,
+  BatchNormBackwardAttrs,
+  BatchNormBackwardKernel,
+  BatchNormKernel,
+} from '../ops/batch-norm.js';
 import type { ReluBackwardKernel } from '../ops/unary.js';
 import { kernels, type Saved, type TensorKernel } from '../registry.js';
 import { loadWasmBackend, wasmStatus } from './wasm-backend.js';
@@ -60,7 +65,10 @@ function bnOperands(c: BnCase, gen: Generator) {
   const w = randn([ch], { generator: gen });
   const b = randn([ch], { generator: gen });
   const rm = randn([ch], { generator: gen, mean: c.offset });
-  const rv = tensor(Array.from({ length: ch }, (_, i) => 0.5 + i), [ch]);
+  const rv = tensor(
+    Array.from({ length: ch }, (_, i) => 0.5 + i),
+    [ch],
+  );
   return { x, w, b, rm, rv };
 }
 
@@ -125,7 +133,11 @@ describe('wasm BatchNormalization', () => {
   it('normalises to the biased batch statistics, checked against direct loops', () => {
     const gen = new Generator(9);
     const x = channelData([32, 4, 6, 6], gen, 2);
-    const [y, mean, variance] = on<BatchNormKernel>('BatchNormalization', 'wasm')([x], { training: true, eps: 1e-5, hasWeight: false, hasBias: false }, {});
+    const [y, mean, variance] = on<BatchNormKernel>('BatchNormalization', 'wasm')(
+      [x],
+      { training: true, eps: 1e-5, hasWeight: false, hasBias: false },
+      {},
+    );
     const xv = vals(x);
     for (let c = 0; c < 4; c++) {
       let s = 0;
@@ -281,7 +293,11 @@ describe('wasm Relu, ReluBackward and Add', () => {
 
   it('same-shape add is bit-identical to the cpu kernel', () => {
     const gen = new Generator(23);
-    for (const shape of [[64, 64, 1], [3, 7, 13, 17], [10, 30001]]) {
+    for (const shape of [
+      [64, 64, 1],
+      [3, 7, 13, 17],
+      [10, 30001],
+    ]) {
       const n = shape.reduce((a, b) => a * b, 1);
       const a = tensor(special(n, gen), shape);
       const b = tensor(special(n, gen).reverse(), shape);
@@ -326,7 +342,10 @@ describe('cpu fallback', () => {
     expect(mid.size).toBe(ELEMENTWISE_MIN_ELEMENTS);
     expect(mid.size).toBeLessThan(BATCH_NORM_MIN_ELEMENTS);
     expect(kernels.resolve('Relu', [mid], {}).backend).toBe('wasm');
-    expect(kernels.resolve('BatchNormalization', [mid], { training: true, eps: 1e-5, hasWeight: false, hasBias: false }).backend).toBe('cpu');
+    expect(
+      kernels.resolve('BatchNormalization', [mid], { training: true, eps: 1e-5, hasWeight: false, hasBias: false })
+        .backend,
+    ).toBe('cpu');
     const big = randn([64, 8, 16], { generator: gen });
     const view = big.transpose(1, 2);
     expect(kernels.resolve('Relu', [small], {}).backend).toBe('cpu');
@@ -344,11 +363,24 @@ describe('cpu fallback', () => {
     expect(kernels.resolve('BatchNormalizationBackward', [big, view], ba).backend).toBe('cpu');
     // Integer relu keeps its dtype on the cpu kernel; −∞ goes to 0 there as in wasm.
     expect(relu(tensor([-2, 3], [2], { dtype: 'int32' })).dtype).toBe('int32');
-    expect(Array.from(vals(relu(tensor([-Infinity, Infinity, NaN, -0, -1, 2], [6]))))).toEqual([0, Infinity, NaN, 0, 0, 2]);
+    expect(Array.from(vals(relu(tensor([-Infinity, Infinity, NaN, -0, -1, 2], [6]))))).toEqual([
+      0,
+      Infinity,
+      NaN,
+      0,
+      0,
+      2,
+    ]);
   });
 
   it('an operand too large for wasm32 memory is turned down from its shape alone', () => {
-    const huge = { shape: [1 << 16, 1 << 15], ndim: 2, size: 2 ** 31, dtype: 'float32', isContiguous: () => true } as unknown as Tensor;
+    const huge = {
+      shape: [1 << 16, 1 << 15],
+      ndim: 2,
+      size: 2 ** 31,
+      dtype: 'float32',
+      isContiguous: () => true,
+    } as unknown as Tensor;
     expect(kernels.kernelOn('Relu', 'wasm')!.accepts!([huge], {})).toBe(false);
     expect(kernels.kernelOn('Add', 'wasm')!.accepts!([huge, huge], {})).toBe(false);
   });
@@ -366,7 +398,11 @@ describe('builds', () => {
     const attrs: BatchNormAttrs = { training: true, eps: 1e-5, hasWeight: true, hasBias: true };
     const saved: Saved = {};
     const [y, m, v] = on<BatchNormKernel>('BatchNormalization', 'wasm')([x, w, b], attrs, saved);
-    const grads = on<BatchNormBackwardKernel>('BatchNormalizationBackward', 'wasm')([x, g, w], { ...attrs, needInput: true, needWeight: true, needBias: true }, saved);
+    const grads = on<BatchNormBackwardKernel>('BatchNormalizationBackward', 'wasm')(
+      [x, g, w],
+      { ...attrs, needInput: true, needWeight: true, needBias: true },
+      saved,
+    );
     const r = on<TensorKernel>('Relu', 'wasm')([x], {}, {}) as Tensor;
     const rb = on<ReluBackwardKernel>('ReluBackward', 'wasm')([r, g], {});
     const s = on<TensorKernel>('Add', 'wasm')([x, g], {}, {}) as Tensor;

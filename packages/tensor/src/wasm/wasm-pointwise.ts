@@ -8,12 +8,36 @@ import { align64, type Arena } from './wasm-arena.js';
 /** What both wasm builds export for the pointwise kernels (byte addresses, element counts). */
 export interface PointwiseExports {
   bnForward(
-    x: number, y: number, n: number, c: number, s: number, c0: number, c1: number, training: number, eps: number,
-    w: number, b: number, mean: number, variance: number, invstd: number,
+    x: number,
+    y: number,
+    n: number,
+    c: number,
+    s: number,
+    c0: number,
+    c1: number,
+    training: number,
+    eps: number,
+    w: number,
+    b: number,
+    mean: number,
+    variance: number,
+    invstd: number,
   ): void;
   bnBackward(
-    x: number, g: number, dx: number, n: number, c: number, s: number, c0: number, c1: number, training: number,
-    w: number, mean: number, invstd: number, dw: number, db: number,
+    x: number,
+    g: number,
+    dx: number,
+    n: number,
+    c: number,
+    s: number,
+    c0: number,
+    c1: number,
+    training: number,
+    w: number,
+    mean: number,
+    invstd: number,
+    dw: number,
+    db: number,
   ): void;
   relu(x: number, y: number, i0: number, i1: number): void;
   reluBackward(y: number, g: number, dx: number, i0: number, i1: number): void;
@@ -106,7 +130,22 @@ export function createWasmPointwise(exports: PointwiseExports, arena: Arena): Wa
         heap.set(a.mean, mp >>> 2);
         heap.set(a.variance, vp >>> 2);
       }
-      exports.bnForward(xp, yp, a.n, a.c, a.s, 0, a.c, a.training ? 1 : 0, a.eps, a.weight ? wp : 0, a.bias ? bp : 0, mp, vp, ip);
+      exports.bnForward(
+        xp,
+        yp,
+        a.n,
+        a.c,
+        a.s,
+        0,
+        a.c,
+        a.training ? 1 : 0,
+        a.eps,
+        a.weight ? wp : 0,
+        a.bias ? bp : 0,
+        mp,
+        vp,
+        ip,
+      );
       if (a.training) {
         a.mean.set(heap.subarray(mp >>> 2, (mp >>> 2) + a.c));
         a.variance.set(heap.subarray(vp >>> 2, (vp >>> 2) + a.c));
@@ -117,13 +156,37 @@ export function createWasmPointwise(exports: PointwiseExports, arena: Arena): Wa
     bnBackward(a) {
       const len = a.x.length;
       const { at, heap } = stage(len, len, a.needInput ? len : 0, a.c, a.c, a.c, a.c, a.c);
-      const [xp, gp, dxp, wp, mp, ip, dwp, dbp] = at as [number, number, number, number, number, number, number, number];
+      const [xp, gp, dxp, wp, mp, ip, dwp, dbp] = at as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       heap.set(a.x, xp >>> 2);
       heap.set(a.gy, gp >>> 2);
       if (a.weight) heap.set(a.weight, wp >>> 2);
       heap.set(a.mean, mp >>> 2);
       heap.set(a.invstd, ip >>> 2);
-      exports.bnBackward(xp, gp, a.needInput ? dxp : 0, a.n, a.c, a.s, 0, a.c, a.training ? 1 : 0, a.weight ? wp : 0, mp, ip, dwp, dbp);
+      exports.bnBackward(
+        xp,
+        gp,
+        a.needInput ? dxp : 0,
+        a.n,
+        a.c,
+        a.s,
+        0,
+        a.c,
+        a.training ? 1 : 0,
+        a.weight ? wp : 0,
+        mp,
+        ip,
+        dwp,
+        dbp,
+      );
       return {
         ...(a.needInput ? { dx: copyOut(heap, dxp, len) } : {}),
         dw: copyOut(heap, dwp, a.c),

@@ -54,17 +54,25 @@ function randomCase(gen: Generator, size: 'small' | 'big'): Case {
   // Accumulators: small, mid-size, and near the int32 limits.
   const accKind = pick(['small', 'mid', 'edge'] as const);
   const acc = vec(len, () =>
-    accKind === 'small' ? u(4001) - 2000 : accKind === 'mid' ? (gen.nextUint32() | 0) >> u(16) : pick([-2147483648, 2147483647, -2147483000, 2147483000]) + u(2001) - 1000,
+    accKind === 'small'
+      ? u(4001) - 2000
+      : accKind === 'mid'
+        ? (gen.nextUint32() | 0) >> u(16)
+        : pick([-2147483648, 2147483647, -2147483000, 2147483000]) + u(2001) - 1000,
   ).map((x) => Math.max(-2147483648, Math.min(2147483647, x)));
-  const bias = pick([true, false]) ? vec(perCh(), () => pick([u(2001) - 1000, (gen.nextUint32() | 0) >> u(8), 2147483647, -2147483648])) : null;
+  const bias = pick([true, false])
+    ? vec(perCh(), () => pick([u(2001) - 1000, (gen.nextUint32() | 0) >> u(8), 2147483647, -2147483648]))
+    : null;
   const otherDtype = pick([null, 'int8', 'int16', 'int32'] as const);
   let other: Tensor | null = null;
   let sumin: RequantizeInt32Attrs['sumin'] = null;
   if (otherDtype) {
     const [lo, hi] = RANGE[otherDtype];
     const span = otherDtype === 'int32' ? 2 ** 32 : hi - lo + 1;
-    const data = otherDtype === 'int8' ? new Int8Array(len) : otherDtype === 'int16' ? new Int16Array(len) : new Int32Array(len);
-    for (let i = 0; i < len; i++) data[i] = otherDtype === 'int32' ? gen.nextUint32() | 0 : lo + (gen.nextUint32() % span);
+    const data =
+      otherDtype === 'int8' ? new Int8Array(len) : otherDtype === 'int16' ? new Int16Array(len) : new Int32Array(len);
+    for (let i = 0; i < len; i++)
+      data[i] = otherDtype === 'int32' ? gen.nextUint32() | 0 : lo + (gen.nextUint32() % span);
     other = new Tensor({ data, shape: [outer, channels, inner], dtype: otherDtype });
     const sc = perCh();
     // Both branches: k < 0 (rounding shift) and k >= 0 (plain multiplier, up to shifts that overflow anything).
@@ -74,7 +82,12 @@ function randomCase(gen: Generator, size: 'small' | 'big'): Case {
   const rule = pick(['wide', 'int16_intermediate'] as const);
   const pc = perCh();
   const plan = pick([true, true, true, false])
-    ? { rule, pre: vec(pc, () => pick([0, 0, 1, 3, 12, 31, 40, 70])), m: vec(pc, () => pick([1, u(32768), 32767, 65536])), n: vec(pc, () => pick([0, 1, 8, 15, 23, 31, 45, 62, 70])) }
+    ? {
+        rule,
+        pre: vec(pc, () => pick([0, 0, 1, 3, 12, 31, 40, 70])),
+        m: vec(pc, () => pick([1, u(32768), 32767, 65536])),
+        n: vec(pc, () => pick([0, 1, 8, 15, 23, 31, 45, 62, 70])),
+      }
     : null;
   const outDtype = plan ? pick(['int8', 'int16', 'int32'] as const) : 'int32';
   const [dlo, dhi] = RANGE[outDtype];
@@ -138,11 +151,18 @@ describe('RequantizeInt32', () => {
   });
 
   it('hand-computed values: saturation order, floor shifts of negatives, the int16 intermediate', () => {
-    const acc = new Tensor({ data: Int32Array.from([2147483000, -7, -5, 100000, -100000, 3]), shape: [1, 1, 6], dtype: 'int32' });
+    const acc = new Tensor({
+      data: Int32Array.from([2147483000, -7, -5, 100000, -100000, 3]),
+      shape: [1, 1, 6],
+      dtype: 'int32',
+    });
     // bias 1000 saturates the first to 2^31 − 1; pre 1: shr(−7 + 1000) ... per value below.
     const y = requantizeInt32(acc, null, {
-      channels: 1, inner: 6, bias: Int32Array.of(1000),
-      plan: { rule: 'int16_intermediate', pre: Int32Array.of(1), m: Int32Array.of(3), n: Int32Array.of(2) }, outDtype: 'int16',
+      channels: 1,
+      inner: 6,
+      bias: Int32Array.of(1000),
+      plan: { rule: 'int16_intermediate', pre: Int32Array.of(1), m: Int32Array.of(3), n: Int32Array.of(2) },
+      outDtype: 'int16',
     });
     // v = sat32(acc + 1000): 2147483647, 993, 995, 101000, -99000, 1003
     // t = sat16(floor(v / 2)): 32767, 496, 497, 32767, -32768, 501
@@ -152,8 +172,12 @@ describe('RequantizeInt32', () => {
     const e = new Tensor({ data: Int8Array.from([-3, 3, -1, 0]), shape: [4], dtype: 'int8' });
     // sumin shrR(e·5, 1) = floor((5e + 1) / 2): -7, 8, -2, 0; then wide, pre 0, m 1, n 1: floor((v + 1) / 2)
     const z = requantizeInt32(neg, e, {
-      channels: 1, inner: 4, sumin: { m: Int32Array.of(5), n: Int32Array.of(1), k: Int32Array.of(-1) },
-      plan: { rule: 'wide', pre: Int32Array.of(0), m: Int32Array.of(1), n: Int32Array.of(1) }, outDtype: 'int8', lo: 0,
+      channels: 1,
+      inner: 4,
+      sumin: { m: Int32Array.of(5), n: Int32Array.of(1), k: Int32Array.of(-1) },
+      plan: { rule: 'wide', pre: Int32Array.of(0), m: Int32Array.of(1), n: Int32Array.of(1) },
+      outDtype: 'int8',
+      lo: 0,
     });
     // v: -12, 2, -9, 5 → floor((v+1)/2): -6, 1, -4, 3 → clamp at 0: 0, 1, 0, 3
     expect(Array.from(z.values())).toEqual([0, 1, 0, 3]);
@@ -163,9 +187,16 @@ describe('RequantizeInt32', () => {
     const acc = new Tensor({ data: new Int32Array(6), shape: [1, 2, 3], dtype: 'int32' });
     expect(() => requantizeInt32(acc, null, { channels: 4, inner: 3, outDtype: 'int8' })).toThrow(/split/);
     expect(() => requantizeInt32(acc, null, { channels: 2, inner: 3, outDtype: 'int8', lo: -200 })).toThrow(/clamp/);
-    expect(() => requantizeInt32(acc, null, { channels: 2, inner: 3, outDtype: 'int8', bias: new Int32Array(3) })).toThrow(/length 1 or 2/);
     expect(() =>
-      requantizeInt32(acc, null, { channels: 2, inner: 3, outDtype: 'int8', plan: { rule: 'wide', pre: Int32Array.of(0), m: Int32Array.of(1 << 20), n: Int32Array.of(0) } }),
+      requantizeInt32(acc, null, { channels: 2, inner: 3, outDtype: 'int8', bias: new Int32Array(3) }),
+    ).toThrow(/length 1 or 2/);
+    expect(() =>
+      requantizeInt32(acc, null, {
+        channels: 2,
+        inner: 3,
+        outDtype: 'int8',
+        plan: { rule: 'wide', pre: Int32Array.of(0), m: Int32Array.of(1 << 20), n: Int32Array.of(0) },
+      }),
     ).toThrow(/plan.m/);
     expect(() => requantizeInt32(acc, acc, { channels: 2, inner: 3, outDtype: 'int8' })).toThrow(/sumin/);
     const f = new Tensor({ data: new Float32Array(6), shape: [6], dtype: 'float32' });
@@ -182,7 +213,9 @@ describe('RequantizeInt32', () => {
       if (threads) {
         // The worker starts on the first job big enough to share; give it time to come up.
         const x = new Tensor({ data: new Int8Array(40 * 16 * 28 * 28), shape: [40, 16, 28, 28], dtype: 'int8' });
-        convInteger(x, new Tensor({ data: new Int8Array(16 * 16 * 9), shape: [16, 16, 3, 3], dtype: 'int8' }), { pads: 1 });
+        convInteger(x, new Tensor({ data: new Int8Array(16 * 16 * 9), shape: [16, 16, 3, 3], dtype: 'int8' }), {
+          pads: 1,
+        });
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       const before = wasmStatus().workerChunks ?? 0;
@@ -195,20 +228,29 @@ describe('RequantizeInt32', () => {
         const h = big ? 28 : 3 + u(12);
         const int8 = u(2) === 0;
         const xLen = n * cin * h * h;
-        const xData = int8 ? Int8Array.from({ length: xLen }, () => u(256) - 128) : Int16Array.from({ length: xLen }, () => u(65536) - 32768);
+        const xData = int8
+          ? Int8Array.from({ length: xLen }, () => u(256) - 128)
+          : Int16Array.from({ length: xLen }, () => u(65536) - 32768);
         const x = new Tensor({ data: xData, shape: [n, cin, h, h], dtype: int8 ? 'int8' : 'int16' });
-        const w = new Tensor({ data: Int8Array.from({ length: cout * cin * 9 }, () => u(256) - 128), shape: [cout, cin, 3, 3], dtype: 'int8' });
+        const w = new Tensor({
+          data: Int8Array.from({ length: cout * cin * 9 }, () => u(256) - 128),
+          shape: [cout, cin, 3, 3],
+          dtype: 'int8',
+        });
         const stride = 1 + u(2);
         const acc = convInteger(x, w, { pads: 1, stride });
         const c = randomCase(gen, 'small');
         const a = { ...c.attrs, channels: cout, inner: acc.size / (n * cout) };
         // Per-tensor vectors stay, per-channel ones are cycled to Cout values.
-        const fit = (v: Int32Array | null) => (v && v.length !== 1 ? Int32Array.from({ length: cout }, (_, i) => v[i % v.length]!) : v);
+        const fit = (v: Int32Array | null) =>
+          v && v.length !== 1 ? Int32Array.from({ length: cout }, (_, i) => v[i % v.length]!) : v;
         const epi = {
           bias: fit(a.bias),
           sumin: a.sumin ? { m: fit(a.sumin.m)!, n: fit(a.sumin.n)!, k: fit(a.sumin.k)! } : null,
           plan: a.plan ? { ...a.plan, pre: fit(a.plan.pre)!, m: fit(a.plan.m)!, n: fit(a.plan.n)! } : null,
-          lo: a.lo, hi: a.hi, outDtype: a.outDtype,
+          lo: a.lo,
+          hi: a.hi,
+          outDtype: a.outDtype,
         };
         let added: Tensor | null = null;
         if (c.other) {
@@ -219,7 +261,13 @@ describe('RequantizeInt32', () => {
           added = new Tensor({ data, shape: [...acc.shape], dtype: c.other.dtype });
         }
         const want = requantizeInt32(acc, added, { ...epi, channels: cout, inner: a.inner });
-        const attrs: ConvIntegerAttrs = { stride: [stride, stride], pads: [1, 1, 1, 1], dilation: [1, 1], groups: 1, epilogue: { ...epi, channels: cout, inner: a.inner } };
+        const attrs: ConvIntegerAttrs = {
+          stride: [stride, stride],
+          pads: [1, 1, 1, 1],
+          dilation: [1, 1],
+          groups: 1,
+          epilogue: { ...epi, channels: cout, inner: a.inner },
+        };
         const inputs = added ? [x, w, added] : [x, w];
         sameBits(convWasm.fn(inputs, attrs, {}) as Tensor, want);
         sameBits(convCpu.fn(inputs, attrs, {}) as Tensor, want);

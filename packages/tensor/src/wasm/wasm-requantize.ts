@@ -11,8 +11,18 @@ import { MAX_WASM_BYTES } from './wasm-gemm.js';
 
 export interface RequantizeExports {
   requantizeInt32(
-    acc: number, other: number, otherBytes: number, out: number, outBytes: number,
-    outer: number, channels: number, inner: number, params: number, flags: number, lo: number, hi: number,
+    acc: number,
+    other: number,
+    otherBytes: number,
+    out: number,
+    outBytes: number,
+    outer: number,
+    channels: number,
+    inner: number,
+    params: number,
+    flags: number,
+    lo: number,
+    hi: number,
   ): void;
 }
 
@@ -48,7 +58,9 @@ export function packParams(a: RequantizeInt32Attrs, dst: Int32Array, at: number)
 }
 
 export function epilogueFlags(a: RequantizeInt32Attrs): number {
-  return (a.sumin ? FLAG_SUMIN : 0) | (a.plan ? FLAG_PLAN : 0) | (a.plan?.rule === 'int16_intermediate' ? FLAG_INT16 : 0);
+  return (
+    (a.sumin ? FLAG_SUMIN : 0) | (a.plan ? FLAG_PLAN : 0) | (a.plan?.rule === 'int16_intermediate' ? FLAG_INT16 : 0)
+  );
 }
 
 export function createWasmRequantize(exports: RequantizeExports, arena: Arena): WasmRequantize {
@@ -74,7 +86,20 @@ export function createWasmRequantize(exports: RequantizeExports, arena: Arena): 
         new View(buffer, eP, len).set(other);
       }
       packParams(a, new Int32Array(buffer), paramsP >>> 2);
-      exports.requantizeInt32(accP, eP, eBytes, outP, oBytes, len / (a.channels * a.inner), a.channels, a.inner, paramsP, epilogueFlags(a), a.lo, a.hi);
+      exports.requantizeInt32(
+        accP,
+        eP,
+        eBytes,
+        outP,
+        oBytes,
+        len / (a.channels * a.inner),
+        a.channels,
+        a.inner,
+        paramsP,
+        epilogueFlags(a),
+        a.lo,
+        a.hi,
+      );
       const heap = arena.heap().buffer;
       if (a.outDtype === 'int8') return new Int8Array(heap, outP, len).slice();
       if (a.outDtype === 'int16') return new Int16Array(heap, outP, len).slice();
@@ -84,13 +109,21 @@ export function createWasmRequantize(exports: RequantizeExports, arena: Arena): 
 }
 
 /** The wasm RequantizeInt32 kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmRequantizeKernel(requant: () => WasmRequantize | null, noteFallback: (what: string, error: Error) => void): void {
+export function registerWasmRequantizeKernel(
+  requant: () => WasmRequantize | null,
+  noteFallback: (what: string, error: Error) => void,
+): void {
   registerKernel<TensorKernel<RequantizeInt32Attrs>>({
     op: 'RequantizeInt32',
     backend: 'wasm',
     accepts: (inputs: Tensor[], a: RequantizeInt32Attrs) =>
       requant() !== null &&
-      wasmRequantizeBytes(inputs[0]!.size, a.channels, inputs[1] ? BYTES[inputs[1].dtype as keyof typeof BYTES] : 1, BYTES[a.outDtype]) <= MAX_WASM_BYTES,
+      wasmRequantizeBytes(
+        inputs[0]!.size,
+        a.channels,
+        inputs[1] ? BYTES[inputs[1].dtype as keyof typeof BYTES] : 1,
+        BYTES[a.outDtype],
+      ) <= MAX_WASM_BYTES,
     fn: (inputs, a, saved) => {
       const [acc, other] = inputs;
       try {

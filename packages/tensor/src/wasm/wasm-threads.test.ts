@@ -22,15 +22,33 @@ function ints(len: number, seed: number): Float32Array {
 }
 
 /** A GEMM on small integers (exact in f32) with padded leading dimensions and offsets. */
-function problem(transA: boolean, transB: boolean, m: number, n: number, k: number, beta: 0 | 1, seed: number): GemmArgs {
+function problem(
+  transA: boolean,
+  transB: boolean,
+  m: number,
+  n: number,
+  k: number,
+  beta: 0 | 1,
+  seed: number,
+): GemmArgs {
   const lda = (transA ? m : k) + 3;
   const ldb = (transB ? k : n) + 5;
   const ldc = n + 2;
   return {
-    transA, transB, m, n, k,
-    a: ints(7 + (transA ? k : m) * lda, seed), aOffset: 7, lda,
-    b: ints(2 + (transB ? n : k) * ldb, seed + 1), bOffset: 2, ldb,
-    c: ints(9 + m * ldc, seed + 2), cOffset: 9, ldc,
+    transA,
+    transB,
+    m,
+    n,
+    k,
+    a: ints(7 + (transA ? k : m) * lda, seed),
+    aOffset: 7,
+    lda,
+    b: ints(2 + (transB ? n : k) * ldb, seed + 1),
+    bOffset: 2,
+    ldb,
+    c: ints(9 + m * ldc, seed + 2),
+    cOffset: 9,
+    ldc,
     beta,
   };
 }
@@ -57,7 +75,15 @@ afterAll(() => {
 
 describe('planChunks', () => {
   it('covers C with whole panels: columns in multiples of 8, rows in multiples of 4', () => {
-    for (const [m, n] of [[16, 50176], [64, 3136], [32, 144], [64, 128], [5000, 40], [1200, 7], [9, 17]]) {
+    for (const [m, n] of [
+      [16, 50176],
+      [64, 3136],
+      [32, 144],
+      [64, 128],
+      [5000, 40],
+      [1200, 7],
+      [9, 17],
+    ]) {
       const p = planChunks(m!, n!);
       const extent = p.splitM ? m! : n!;
       expect(p.chunk % (p.splitM ? 4 : 8)).toBe(0);

@@ -86,7 +86,13 @@ export function createThreadedRunner(opts: {
     spawned = true;
     try {
       opts.spawn(
-        { module: opts.module, memory: opts.memory, ctrl: ctrl.buffer as SharedArrayBuffer, job, work: opts.workerWork },
+        {
+          module: opts.module,
+          memory: opts.memory,
+          ctrl: ctrl.buffer as SharedArrayBuffer,
+          job,
+          work: opts.workerWork,
+        },
         (reason) => {
           broken ??= reason;
         },
@@ -125,11 +131,29 @@ export function createThreadedRunner(opts: {
   }
 
   function run(g: StagedGemm): void {
-    if ((g.m < 8 && g.n < 16) || !canShare(2 * g.m * g.n * g.k)) return single(g);
+    if ((g.m < 8 && g.n < 16) || !canShare(2 * g.m * g.n * g.k)) {
+      single(g);
+      return;
+    }
     const plan = planChunks(g.m, g.n);
     desc.set([
-      0, 0, g.transA ? 1 : 0, g.transB ? 1 : 0, g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, g.beta,
-      plan.splitM ? 1 : 0, plan.chunk, plan.chunks,
+      0,
+      0,
+      g.transA ? 1 : 0,
+      g.transB ? 1 : 0,
+      g.m,
+      g.n,
+      g.k,
+      g.a,
+      g.lda,
+      g.b,
+      g.ldb,
+      g.c,
+      g.ldc,
+      g.beta,
+      plan.splitM ? 1 : 0,
+      plan.chunk,
+      plan.chunks,
     ]);
     share(`gemm ${g.m}×${g.n}×${g.k}`);
   }
@@ -137,7 +161,8 @@ export function createThreadedRunner(opts: {
   function runConv(flops: number, chunks: number, prepare: (shared: boolean) => void): void {
     if (chunks < 2 || !canShare(flops)) {
       prepare(false);
-      return exports.convRun(job, opts.mainWork);
+      exports.convRun(job, opts.mainWork);
+      return;
     }
     // Stage every image before waking the worker. Overlapping the copy with the worker's chunks
     // (the worker waits on the staged count) gave wrong convolution gradients when the machine was
@@ -158,7 +183,14 @@ export function createThreadedRunner(opts: {
     },
     state: () => {
       const ready = enabled && !broken && Atomics.load(ctrl, READY) === 1;
-      const reason = !enabled ? 'disabled (QTK_WASM_THREADS=0 or setWasmThreads(false))' : broken ?? (!spawned ? 'worker not started yet (starts on the first large gemm)' : ready ? undefined : 'worker starting');
+      const reason = !enabled
+        ? 'disabled (QTK_WASM_THREADS=0 or setWasmThreads(false))'
+        : (broken ??
+          (!spawned
+            ? 'worker not started yet (starts on the first large gemm)'
+            : ready
+              ? undefined
+              : 'worker starting'));
       return { ready, ...(reason ? { reason } : {}), workerChunks: Atomics.load(ctrl, CHUNKS) };
     },
   };

@@ -33,3 +33,8 @@ export function closeNames(name: string, known: readonly string[], limit = 5): s
     .slice(0, limit)
     .map(([k]) => k);
 }
+
+/** The hint an error message ends with: "; did you mean 'x'?" (or 'x' or 'y' ...) for close names, '' for none. */
+export function didYouMean(close: readonly string[]): string {
+  return close.length ? `; did you mean ${close.map((c) => `'${c}'`).join(' or ')}?` : '';
+}

@@ -1,5 +1,4 @@
 // Small models the model-file tests (round trips, config validation, config fuzzing) save and load.
-// Not a test file itself and not part of the package build.
 import {
   AdaptiveAvgPool2d,
   BatchNorm2d,

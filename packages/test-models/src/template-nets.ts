@@ -1,60 +1,7 @@
-// Small models for the qconfig template tests. Not a test file itself and not part of the package build.
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Sigmoid,
-  Softmax,
-} from '@qtk/nn';
-import { add, cat, Generator, rand, type Tensor } from '@qtk/tensor';
-
-/**
- * quant → conv-bn-relu → conv-bn + residual add → relu → conv → sigmoid → average pool → flatten →
- * fc → dequant: a conv/linear output feeding the DeQuantStub, a fused add, a table op.
- */
-export class ResidualNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv0: Conv2d;
-  readonly bn0 = new BatchNorm2d(6);
-  readonly relu0 = new ReLU();
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(6);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly act = new Sigmoid();
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten();
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-
-  constructor(seed = 5) {
-    super();
-    const generator = new Generator(seed);
-    this.conv0 = new Conv2d(3, 6, 3, { padding: 1, generator });
-    this.conv1 = new Conv2d(6, 6, 3, { padding: 1, generator });
-    this.conv2 = new Conv2d(6, 8, 1, { generator });
-    this.fc = new Linear(8, 4, { generator });
-  }
-
-  forward(x: Tensor): Tensor {
-    const y = this.relu0.call(this.bn0.call(this.conv0.call(this.quant.call(x))));
-    const z = this.relu1.call(this.bn1.call(this.conv1.call(y)).add(y));
-    const s = this.act.call(this.conv2.call(z));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(s))));
-  }
-}
-
-/** `n` random images in [-1, 1] of shape [batch, 3, 6, 6], one generator per seed. */
-export function imageBatches(seed: number, n: number, batch = 4): Tensor[] {
-  const generator = new Generator(seed);
-  return Array.from({ length: n }, () => rand([batch, 3, 6, 6], { generator }).mul(2).sub(1));
-}
+// Small models for the qconfig templates' tests: an output shared by a model output and an op, a composite op,
+// one module called twice.
+import { AdaptiveAvgPool2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, Sigmoid, Softmax } from '@qtk/nn';
+import { add, cat, Generator, type Tensor } from '@qtk/tensor';
 
 /** quant → conv → pool → flatten → fc, whose output is both a model output and the input of a sigmoid (a second output). */
 export class SharedHeadNet extends Module {

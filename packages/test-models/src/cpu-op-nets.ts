@@ -1,8 +1,5 @@
-// Small models for the hybrid tests: ops bernoulli2 lacks in the middle, at the ends, and in a row
-// of alternating segments. Not a test file itself and not part of the package build.
-import { calibrate } from '@qtk/core';
-import { setFakeQuantize } from '@qtk/fake-quant';
-import type { GraphModule } from '@qtk/ir';
+// Small networks with ops a march lacks: in the middle, at the ends, in a row of alternating segments,
+// and functional ones inside a module's forward (the hybrid partition's and the profiler's tests).
 import {
   AvgPool2d,
   Conv2d,
@@ -17,20 +14,7 @@ import {
   SELU,
 } from '@qtk/nn';
 import { Generator, rand, selu, type Tensor, tensor } from '@qtk/tensor';
-
-export const call = (m: Module, x: Tensor): Tensor => (m as unknown as { call(x: Tensor): Tensor }).call(x);
-
-/** Random inputs in [-1, 1] of shape [n, 3, 8, 8]. */
-export const inputs = (seed: number, n = 4) =>
-  rand([n, 3, 8, 8], { generator: new Generator(seed) })
-    .mul(2)
-    .sub(1);
-
-export function calibrated(qat: GraphModule, batches = [1, 2, 3, 4].map((s) => inputs(s, 8))): GraphModule {
-  calibrate(qat, batches);
-  setFakeQuantize(qat, 'VALIDATION');
-  return qat;
-}
+import { call, randomInputs } from './inputs.js';
 
 /** conv+relu → hardswish → conv → hardsigmoid → conv → SELU → conv → average pool → linear: three ops bernoulli2 lacks, in the middle. */
 export class MiddleOpsNet extends Module {
@@ -67,7 +51,10 @@ export class MiddleOpsNet extends Module {
   }
 }
 
-/** No QuantStub and no DeQuantStub: SELU first, hardswish last, convs and a functional add between. */
+/**
+ * No QuantStub and no DeQuantStub: SELU first, hardswish last, convs and a functional add between (bernoulli2
+ * has neither SELU nor hardswish). The hybrid tests build it with seed 5, the profiler's with seed 29.
+ */
 export class CpuEndsNet extends Module {
   readonly selu = new SELU();
   readonly conv0: Conv2d;
@@ -119,7 +106,7 @@ export class AlternatingNet extends Module {
  * the float model tells noisy copies of the prototypes apart (noise uniform in [-2.5, 2.5]). Returns the labelled batch maker.
  */
 export function prototypeTask(net: MiddleOpsNet): (seed: number, n: number) => { x: Tensor; labels: number[] } {
-  const protos = inputs(200, 10);
+  const protos = randomInputs(200, 10);
   let features: Tensor | null = null;
   const h = net.flatten.registerForwardHook((_m, _a, out) => {
     features = out as Tensor;

@@ -1,9 +1,8 @@
-// Small float models with the mistakes the profiler's checks find. Not a test file itself and not
-// part of the package build.
-import { BatchNorm2d, Conv2d, DeQuantStub, Flatten, Hardswish, Linear, Module, QuantStub, ReLU, SELU } from '@qtk/nn';
+// Small float models with the mistakes the profiler's checks find: unfused chains, shared modules, a
+// quantized output, an op a march lacks, a functional op inside a submodule.
+import { BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, SELU } from '@qtk/nn';
 import { Generator, selu, type Tensor } from '@qtk/tensor';
-
-const call = (m: Module, ...x: Tensor[]): Tensor => (m as unknown as { call(...x: Tensor[]): Tensor }).call(...x);
+import { call } from './inputs.js';
 
 /** quant → conv-bn-relu → conv + conv-bn (a residual add) → relu → flatten → fc → dequant: every chain fusable. */
 export class UnfusedNet extends Module {
@@ -102,27 +101,8 @@ export class SeluNet extends Module {
   }
 }
 
-/** No QuantStub and no DeQuantStub: SELU first, conv-relu, conv + add, hardswish last (bernoulli2 has neither SELU nor hardswish). */
-export class NoStubsNet extends Module {
-  readonly selu = new SELU();
-  readonly conv0: Conv2d;
-  readonly relu = new ReLU();
-  readonly conv1: Conv2d;
-  readonly hswish = new Hardswish();
-  constructor(seed = 29) {
-    super();
-    const generator = new Generator(seed);
-    this.conv0 = new Conv2d(3, 4, 3, { padding: 1, generator });
-    this.conv1 = new Conv2d(4, 4, 1, { generator });
-  }
-  forward(x: Tensor): Tensor {
-    const a = call(this.relu, call(this.conv0, call(this.selu, x)));
-    return call(this.hswish, call(this.conv1, a).add(a));
-  }
-}
-
 /** conv-bn-relu → functional SELU, inside a submodule's forward. */
-export class SeluBlock extends Module {
+export class ConvSeluBlock extends Module {
   readonly conv: Conv2d;
   readonly bn = new BatchNorm2d(4);
   readonly relu = new ReLU();
@@ -135,17 +115,17 @@ export class SeluBlock extends Module {
   }
 }
 
-/** quant → block (conv-bn-relu, functional SELU) → flatten → fc → dequant, on [n, 3, 4, 4] inputs. */
+/** quant → block (ConvSeluBlock: conv-bn-relu, functional SELU) → flatten → fc → dequant, on [n, 3, 4, 4] inputs. */
 export class NestedSeluNet extends Module {
   readonly quant = new QuantStub();
-  readonly block: SeluBlock;
+  readonly block: ConvSeluBlock;
   readonly flatten = new Flatten();
   readonly fc: Linear;
   readonly dequant = new DeQuantStub();
   constructor(seed = 31) {
     super();
     const generator = new Generator(seed);
-    this.block = new SeluBlock(generator);
+    this.block = new ConvSeluBlock(generator);
     this.fc = new Linear(4 * 4 * 4, 3, { generator });
   }
   forward(x: Tensor): Tensor {

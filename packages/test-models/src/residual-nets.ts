@@ -1,0 +1,161 @@
+// Small residual networks: conv-bn-relu blocks with a residual add, pooled into a linear head.
+import {
+  AdaptiveAvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  Linear,
+  Module,
+  QuantStub,
+  ReLU,
+  Sigmoid,
+} from '@qtk/nn';
+import { Generator, type Tensor } from '@qtk/tensor';
+
+/** quant → conv-bn-relu → conv-bn + add (residual) → relu → conv → average pool → linear → dequant. */
+export class TinyResNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv0: Conv2d;
+  readonly bn0 = new BatchNorm2d(8);
+  readonly relu0 = new ReLU();
+  readonly conv1: Conv2d;
+  readonly bn1 = new BatchNorm2d(8);
+  readonly relu1 = new ReLU();
+  readonly conv2: Conv2d;
+  readonly pool = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten();
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+
+  constructor(seed = 7) {
+    super();
+    const generator = new Generator(seed);
+    this.conv0 = new Conv2d(3, 8, 3, { padding: 1, generator });
+    this.conv1 = new Conv2d(8, 8, 3, { padding: 1, generator });
+    this.conv2 = new Conv2d(8, 16, 1, { generator });
+    this.fc = new Linear(16, 4, { generator });
+  }
+
+  forward(x: Tensor): Tensor {
+    const y = this.relu0.call(this.bn0.call(this.conv0.call(this.quant.call(x))));
+    const z = this.relu1.call(this.bn1.call(this.conv1.call(y)).add(y));
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(this.conv2.call(z)))));
+  }
+}
+
+/**
+ * quant → conv-bn-relu → conv-bn + residual add → relu → conv → sigmoid → average pool → flatten →
+ * fc → dequant: a conv/linear output feeding the DeQuantStub, a fused add, a table op.
+ */
+export class ResidualSigmoidNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv0: Conv2d;
+  readonly bn0 = new BatchNorm2d(6);
+  readonly relu0 = new ReLU();
+  readonly conv1: Conv2d;
+  readonly bn1 = new BatchNorm2d(6);
+  readonly relu1 = new ReLU();
+  readonly conv2: Conv2d;
+  readonly act = new Sigmoid();
+  readonly pool = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten();
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+
+  constructor(seed = 5) {
+    super();
+    const generator = new Generator(seed);
+    this.conv0 = new Conv2d(3, 6, 3, { padding: 1, generator });
+    this.conv1 = new Conv2d(6, 6, 3, { padding: 1, generator });
+    this.conv2 = new Conv2d(6, 8, 1, { generator });
+    this.fc = new Linear(8, 4, { generator });
+  }
+
+  forward(x: Tensor): Tensor {
+    const y = this.relu0.call(this.bn0.call(this.conv0.call(this.quant.call(x))));
+    const z = this.relu1.call(this.bn1.call(this.conv1.call(y)).add(y));
+    const s = this.act.call(this.conv2.call(z));
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(s))));
+  }
+}
+
+/** conv 3×3 (no bias) → bn → relu. */
+export class ConvBnRelu extends Module {
+  readonly conv: Conv2d;
+  readonly bn: BatchNorm2d;
+  readonly relu = new ReLU();
+  constructor(cin: number, cout: number, stride: number, g: Generator) {
+    super();
+    this.conv = new Conv2d(cin, cout, 3, { stride, padding: 1, bias: false, generator: g });
+    this.bn = new BatchNorm2d(cout);
+  }
+  forward(x: Tensor): Tensor {
+    return this.relu.call(this.bn.call(this.conv.call(x)));
+  }
+}
+
+/** relu(bn2(conv2(relu(bn1(conv1(x))))) + x). */
+export class ResidualBlock extends Module {
+  readonly first: ConvBnRelu;
+  readonly conv2: Conv2d;
+  readonly bn2: BatchNorm2d;
+  readonly relu = new ReLU();
+  constructor(c: number, g: Generator) {
+    super();
+    this.first = new ConvBnRelu(c, c, 1, g);
+    this.conv2 = new Conv2d(c, c, 3, { padding: 1, bias: false, generator: g });
+    this.bn2 = new BatchNorm2d(c);
+  }
+  forward(x: Tensor): Tensor {
+    return this.relu.call(this.bn2.call(this.conv2.call(this.first.call(x))).add(x));
+  }
+}
+
+/**
+ * A small network in the style of QTK's reference network (the integer export's tests): conv-BN-ReLU blocks with
+ * residual adds (fused into the conv as its sumin), stride-2 convs down to 7×7 (bernoulli2 pools windows of at
+ * most 7×7), global average pool, flatten, and a Linear head (kept as a high-precision int32 output there).
+ */
+export class ResidualNet extends Module {
+  readonly quant = new QuantStub();
+  readonly stem: ConvBnRelu;
+  readonly block1: ResidualBlock;
+  readonly down1: ConvBnRelu;
+  readonly block2: ResidualBlock;
+  readonly down2: ConvBnRelu;
+  readonly block3: ResidualBlock;
+  readonly pool = new AdaptiveAvgPool2d(1);
+  readonly flatten = new Flatten({ startDim: 1 });
+  readonly fc: Linear;
+  readonly dequant = new DeQuantStub();
+  constructor(seed = 1) {
+    super();
+    const g = new Generator(seed);
+    this.stem = new ConvBnRelu(1, 16, 1, g);
+    this.block1 = new ResidualBlock(16, g);
+    this.down1 = new ConvBnRelu(16, 32, 2, g);
+    this.block2 = new ResidualBlock(32, g);
+    this.down2 = new ConvBnRelu(32, 64, 2, g);
+    this.block3 = new ResidualBlock(64, g);
+    this.fc = new Linear(64, 10, { generator: g });
+    // non-trivial BN statistics, so that folding them changes the weights and biases
+    const bns = [this.stem, this.block1.first, this.down1, this.block2.first, this.down2, this.block3.first]
+      .map((b) => b.bn)
+      .concat([this.block1.bn2, this.block2.bn2, this.block3.bn2]);
+    bns.forEach((bn, i) => {
+      const c = bn.runningMean!.size;
+      const gi = new Generator(seed * 100 + i);
+      for (let k = 0; k < c; k++) {
+        bn.runningMean!.values()[k] = 0.2 * gi.uniform() - 0.1;
+        bn.runningVar!.values()[k] = 0.5 + 0.5 * gi.uniform();
+      }
+    });
+  }
+  forward(x: Tensor): Tensor {
+    let y = this.block1.call(this.stem.call(this.quant.call(x)));
+    y = this.block2.call(this.down1.call(y));
+    y = this.block3.call(this.down2.call(y));
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
+  }
+}

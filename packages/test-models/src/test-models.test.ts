@@ -1,0 +1,89 @@
+import { Conv2d, Linear } from '@qtk/nn';
+import { Generator, rand } from '@qtk/tensor';
+import { describe, expect, it } from 'vitest';
+import {
+  call,
+  CpuEndsNet,
+  imageBatches,
+  MiddleOpsNet,
+  NestedSeluNet,
+  randomInputs,
+  ResidualNet,
+  ResidualSigmoidNet,
+  TinyResNet,
+} from './index.js';
+
+const values = (t: { values(): ArrayLike<number> }) => Array.from(t.values());
+
+describe('@qtk/test-models', () => {
+  it("draws a network's layers from its seed in the order they are built", () => {
+    const net = new CpuEndsNet(29);
+    const g = new Generator(29);
+    const conv0 = new Conv2d(3, 4, 3, { padding: 1, generator: g });
+    const conv1 = new Conv2d(4, 4, 1, { generator: g });
+    expect(values(net.conv0.weight)).toEqual(values(conv0.weight));
+    expect(values(net.conv1.bias!)).toEqual(values(conv1.bias!));
+    // the hybrid tests' seed gives other weights
+    expect(values(new CpuEndsNet(5).conv0.weight)).not.toEqual(values(conv0.weight));
+  });
+
+  it('builds TinyResNet conv0, conv1, conv2, then fc from one generator', () => {
+    const net = new TinyResNet(7);
+    const g = new Generator(7);
+    new Conv2d(3, 8, 3, { padding: 1, generator: g });
+    new Conv2d(8, 8, 3, { padding: 1, generator: g });
+    new Conv2d(8, 16, 1, { generator: g });
+    const fc = new Linear(16, 4, { generator: g });
+    expect(values(net.fc.weight)).toEqual(values(fc.weight));
+    expect(Object.keys(net.stateDict().tensors).filter((k) => k.endsWith('.weight'))).toEqual([
+      'conv0.weight',
+      'bn0.weight',
+      'conv1.weight',
+      'bn1.weight',
+      'conv2.weight',
+      'fc.weight',
+    ]);
+  });
+
+  it('gives seeded inputs in [-1, 1]', () => {
+    const x = randomInputs(3, 2);
+    expect(x.shape).toEqual([2, 3, 8, 8]);
+    expect(values(x)).toEqual(
+      values(
+        rand([2, 3, 8, 8], { generator: new Generator(3) })
+          .mul(2)
+          .sub(1),
+      ),
+    );
+    expect(Math.max(...values(x).map(Math.abs))).toBeLessThanOrEqual(1);
+    const batches = imageBatches(4, 2, 3);
+    expect(batches.map((b) => b.shape)).toEqual([
+      [3, 3, 6, 6],
+      [3, 3, 6, 6],
+    ]);
+    // one generator for all batches: the second batch continues the first's stream
+    expect(values(batches[1]!)).not.toEqual(values(batches[0]!));
+  });
+
+  it('runs each network on the inputs it is made for', () => {
+    expect(call(new TinyResNet().eval(), randomInputs(1, 2)).shape).toEqual([2, 4]);
+    expect(call(new MiddleOpsNet().eval(), randomInputs(1, 2)).shape).toEqual([2, 10]);
+    expect(call(new MiddleOpsNet(3, 1).eval(), randomInputs(1, 2)).shape).toEqual([2, 10]);
+    expect(call(new CpuEndsNet().eval(), randomInputs(1, 2)).shape).toEqual([2, 4, 8, 8]);
+    expect(call(new NestedSeluNet().eval(), rand([2, 3, 4, 4])).shape).toEqual([2, 3]);
+    expect(call(new ResidualSigmoidNet().eval(), imageBatches(1, 1)[0]!).shape).toEqual([4, 4]);
+    expect(call(new ResidualNet().eval(), rand([1, 1, 28, 28])).shape).toEqual([1, 10]);
+  });
+
+  it("gives ResidualNet's batch norms statistics from seed·100 + i, so folding them changes the weights", () => {
+    const net = new ResidualNet(1);
+    const g = new Generator(100);
+    const c = net.stem.bn.runningMean!.size;
+    const mean = Array.from({ length: c }, () => {
+      const m = Math.fround(0.2 * g.uniform() - 0.1);
+      g.uniform();
+      return m;
+    });
+    expect(values(net.stem.bn.runningMean!)).toEqual(mean);
+  });
+});
