@@ -24,7 +24,8 @@ export default defineConfig({
     poolMatchGlobs: [
       ['**/apps/cli/src/registry-names.test.ts', 'forks'],
       ['**/packages/fake-quant/src/observer-factory.test.ts', 'forks'],
-      ['**/packages/onnx/src/integer/export-coverage.test.ts', 'forks'],
+      ['**/packages/onnx-deploy/src/integer/export-coverage.test.ts', 'forks'],
+      ['**/packages/onnx/src/export-seams.test.ts', 'forks'],
       ['**/packages/tensor/src/op-catalog/op-catalog.test.ts', 'forks'],
     ],
     // every skip and every check left out is listed at the end with its reason (scripts/skip-reporter.ts)

@@ -3,8 +3,9 @@
 // and a node-by-node comparison of every intermediate on the first batch.
 import type { GraphModule } from '@qtk/ir';
 import { ProgressBar } from '@qtk/nn';
-import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { formatRuntimeComparison } from '@qtk/onnx-deploy';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import { argmax, noGrad, Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { takeBatch } from './batches.js';

@@ -1,6 +1,7 @@
 import { FixedAvgPool2d, FixedConv } from '@qtk/fixed-point';
-import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { formatRuntimeComparison } from '@qtk/onnx-deploy';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { fixedReferenceNet } from './reference-net-fixed.js';

@@ -10,7 +10,7 @@ import { exportOnnxBytes } from '@qtk/onnx';
 import { importOnnx } from '@qtk/onnx/node';
 import { exportOnnx } from '@qtk/onnx/node';
 import { onnxCheck } from '@qtk/onnx/testing';
-import { itWithOnnxChecker } from '../../packages/onnx/src/testing/onnx-checker.js';
+import { itWithOnnxChecker } from '../../scripts/onnx-checker.js';
 import { ReferenceNet } from './reference-net.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-'));

@@ -5,7 +5,8 @@ import { modelFromBytes, modelToBytes } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, runSegments, splitModel, symbolicTrace } from '@qtk/ir';
 import { exportOnnxBytes } from '@qtk/onnx';
-import { expectOnnxCheckerPasses } from '../../packages/onnx/src/testing/onnx-checker.js';
+import '@qtk/onnx-deploy'; // the integer export rules of the fixed-point segments
+import { expectOnnxCheckerPasses } from '../../scripts/onnx-checker.js';
 import * as ort from 'onnxruntime-node';
 import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';

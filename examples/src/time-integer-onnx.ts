@@ -1,8 +1,9 @@
 // Times the reference network's integer ONNX export in onnxruntime-node against QTK's own fixed-point
 // forward on a batch of 64 28×28 images, per march (and checks that every node's integers agree).
 // node --conditions=qtk-source --import tsx examples/src/time-integer-onnx.ts
-import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { formatRuntimeComparison } from '@qtk/onnx-deploy';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { fixedReferenceNet } from './reference-net-fixed.js';

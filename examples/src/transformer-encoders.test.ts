@@ -2,8 +2,9 @@
 // activation × activation MatMuls) converts to fixed point, the SQNR against float beats PyTorch FX's
 // int8 PTQ on the same weights and samples, and the integer ONNX export is bit-exact in onnxruntime.
 import { modelFromBytes, modelToBytes } from '@qtk/core';
-import { exportOnnxBytes, formatRuntimeComparison } from '@qtk/onnx';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { exportOnnxBytes } from '@qtk/onnx';
+import { formatRuntimeComparison } from '@qtk/onnx-deploy';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { encoderCases, quantizeCase, sqnr } from './transformer-sqnr.js';

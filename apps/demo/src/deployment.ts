@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { checkIntegerOnnx, type IntegerOnnxCheck } from '@qtk/examples';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { exportOnnxBytes } from '@qtk/onnx';
+// registers the integer export rules exportOnnxBytes writes the fixed-point model with
+import '@qtk/onnx-deploy';
 import { Tensor } from '@qtk/tensor';
 import type { DemoResult } from './pipeline.js';
 

@@ -9,8 +9,6 @@ const NO_FLOAT_OP =
 describeMarchConformance(bayes, {
   skip: {
     TopK: NO_FLOAT_OP,
-    Gather:
-      'only ONNX imports produce it (onnx.gather, @qtk/onnx); a probe would make @qtk/testkit depend on @qtk/onnx',
-    Tile: 'only ONNX imports produce it (onnx.tile, @qtk/onnx): packages/onnx/src/tile-conversion.test.ts converts one',
+    Tile: 'only ONNX imports produce it (onnx.tile, @qtk/onnx): packages/onnx-deploy/src/convert-imported-ops.test.ts converts one',
   },
 });

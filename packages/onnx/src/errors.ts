@@ -1,5 +1,5 @@
 import { QtkError } from '@qtk/tensor';
-import type { DefaultedDim } from './import-input-shapes.js';
+import type { DefaultedDim } from './import/input-shapes.js';
 
 /** Any failure reading, importing, running or exporting an ONNX model. */
 export class OnnxError extends QtkError {

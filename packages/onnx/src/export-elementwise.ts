@@ -1,4 +1,4 @@
-// The elementwise, comparison, mask and broadcasting ops the importer brings in (ops-elementwise.ts) as ONNX
+// The elementwise, comparison, mask and broadcasting ops the importer brings in (import/elementwise.ts) as ONNX
 // nodes again, so that an imported model with them exports.
 import { Tensor } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';

@@ -42,6 +42,7 @@ import { Tensor, contiguous, reshape, transpose, samePadding } from '@qtk/tensor
 import { OnnxExportError } from './errors.js';
 import { exportCall } from './export-functions.js';
 import type { OnnxBuilder } from './export-builder.js';
+import { isModelKindExported } from './export-rules.js';
 import type { Argument } from '@qtk/ir';
 
 export interface ExportStep {
@@ -302,7 +303,11 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
         : { mode: 'linear', coordinate_transformation_mode: m.alignCorners ? 'align_corners' : 'half_pixel' };
     return b.node('Resize', [x, '', b.floatConst(scales, `${name}_scales`)], name, attrs);
   }
-  throw new OnnxExportError(`exportOnnx: module '${path}' (${m.constructor.name}) has no ONNX form yet`);
+  // without @qtk/onnx-deploy, a fused, QAT or fixed-point module lands here: say where its form is
+  const hint = isModelKindExported('qat')
+    ? ''
+    : ' (fused, QAT and fixed-point modules export through @qtk/onnx-deploy: import it before exporting)';
+  throw new OnnxExportError(`exportOnnx: module '${path}' (${m.constructor.name}) has no ONNX form yet${hint}`);
 }
 
 /**

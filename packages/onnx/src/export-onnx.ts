@@ -1,4 +1,3 @@
-import { QTensor } from '@qtk/fixed-point';
 import { GraphModule, type Argument, type Node, symbolicTrace } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
@@ -6,14 +5,10 @@ import { OnnxExportError } from './errors.js';
 import { OnnxBuilder } from './export-builder.js';
 import { exportCall } from './export-functions.js';
 import { exportModule, type ExportStep } from './export-modules.js';
-import { exactFloatRuleOf, moduleExportRuleOf, runExportSetups } from './export-rules.js';
-import { runNodes, subAt } from './graph-run.js';
-// The integer rules of fixed-point modules register themselves; every export walk sees them.
-import './integer/index.js';
-import { DataType, encodeModel, type ValueInfoMsg } from './onnx-schema.js';
-
-/** A model input: a float tensor, or a quantized tensor for a segment that starts inside the quantized region. */
-export type ExampleInput = Tensor | QTensor;
+import { exactFloatRuleOf, isModelKindExported, moduleExportRuleOf, runExportSetups } from './export-rules.js';
+import { type ExampleInput, type ExportValue, exportValueOf } from './export-values.js';
+import { runNodes, subAt } from '@qtk/ir';
+import { encodeModel, type ValueInfoMsg } from './onnx-schema.js';
 
 export interface ExportOnnxOptions {
   /** ai.onnx opset, 11 to 21 (default 13). */
@@ -80,16 +75,9 @@ function tensorInputs(
 /** Metadata key of the exported model: JSON pairs [QTK node name, ONNX value name] in execution order. */
 export const NODE_VALUES_KEY = 'qtk.node_values';
 
-const QUANTIZED_ELEM: Record<string, number> = {
-  int8: DataType.INT8,
-  int16: DataType.INT16,
-  int32: DataType.INT32,
-  bool: DataType.BOOL,
-};
-
-/** A float Tensor, or a fixed-point QTensor (its integers are the ONNX value, in their storage type). */
-function isTensorValue(v: unknown): v is Tensor | QTensor {
-  return v instanceof Tensor || v instanceof QTensor;
+/** A float Tensor, or a value of a registered kind (a fixed-point QTensor: its integers, in their storage type). */
+function isTensorValue(v: unknown): boolean {
+  return exportValueOf(v) !== undefined;
 }
 
 /**
@@ -97,16 +85,9 @@ function isTensorValue(v: unknown): v is Tensor | QTensor {
  * on any axis there (a sequence-first attention's [L, N, E], a reshape's [N·heads, L, d]), and a static dim
  * declared where the batch is makes onnxruntime fold the shapes at the export's batch.
  */
-function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean, inner = false): ValueInfoMsg {
-  const t = value instanceof QTensor ? value.data : value;
-  const elem =
-    value instanceof QTensor
-      ? QUANTIZED_ELEM[t.dtype]!
-      : t.dtype === 'float32'
-        ? DataType.FLOAT
-        : t.dtype === 'bool'
-          ? DataType.BOOL
-          : DataType.INT64;
+function valueInfo(name: string, value: ExportValue, dynamicBatch: boolean, inner = false): ValueInfoMsg {
+  const t = value.data;
+  const elem = value.elemType;
   return {
     name,
     type: {
@@ -120,6 +101,18 @@ function valueInfo(name: string, value: Tensor | QTensor, dynamicBatch: boolean,
       },
     },
   };
+}
+
+/**
+ * Refuses a QAT or fixed-point model (its recorded kind) when no package registered the rules that export its
+ * kind: without @qtk/onnx-deploy a QAT Conv would be written as its float Conv, a wrong model without an error.
+ */
+function refuseUnregisteredKind(gm: GraphModule): void {
+  const kind = gm.meta?.kind;
+  if (typeof kind !== 'string' || kind === 'float' || isModelKindExported(kind)) return;
+  throw new OnnxExportError(
+    `exportOnnx: '${gm.className}' is a ${kind} model, and no export rules for ${kind} models are registered: import '@qtk/onnx-deploy' (its QDQ and integer export rules) before exporting it`,
+  );
 }
 
 /**
@@ -139,7 +132,16 @@ export function exportOnnxBytes(
   if (!IR_VERSION[opset]) throw new OnnxExportError(`exportOnnx: opset must be 11 to 21, got ${opset}`);
   const dynamicBatch = options.dynamicBatch ?? true;
   const exactFloat = (options.floatForm ?? (gm.meta?.kind === 'fixed-point' ? 'exact' : 'standard')) === 'exact';
-  const inputs = isTensorValue(exampleInputs) ? [exampleInputs] : [...exampleInputs];
+  refuseUnregisteredKind(gm);
+  const inputs: ExampleInput[] = Array.isArray(exampleInputs) ? [...exampleInputs] : [exampleInputs as ExampleInput];
+  const inputValues = inputs.map((x, i) => {
+    const v = exportValueOf(x);
+    if (!v)
+      throw new OnnxExportError(
+        `exportOnnx: example input ${i} is neither a Tensor nor a registered value (a fixed-point QTensor needs @qtk/onnx-deploy imported)`,
+      );
+    return v;
+  });
   const b = new OnnxBuilder(opset);
   const names = new Map<Node, string[]>();
   const graph = gm.graph;
@@ -189,7 +191,7 @@ export function exportOnnxBytes(
         case 'placeholder': {
           const i = placeholders.indexOf(node);
           names.set(node, [inputNames[i]!]);
-          graphInputs.push(valueInfo(inputNames[i]!, inputs[i]!, dynamicBatch));
+          graphInputs.push(valueInfo(inputNames[i]!, inputValues[i]!, dynamicBatch));
           return;
         }
         case 'get_attr':
@@ -239,17 +241,17 @@ export function exportOnnxBytes(
           const outNodes = Array.isArray(node.args[0]) ? (node.args[0] as Node[]) : [node.args[0] as Node];
           outputsMsg = outNodes.map((n, i) => {
             const src = names.get(n)?.[0];
-            const t = outs[i];
-            if (!src || !isTensorValue(t))
-              throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
+            const t = exportValueOf(outs[i]);
+            if (!src || !t) throw new OnnxExportError(`exportOnnx: output ${i} is not a tensor computed by the graph`);
             b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
             return valueInfo(outNames[i]!, t, dynamicBatch);
           });
           for (const [n, v] of env) {
             const onnxNames = names.get(n);
-            if (n.op === 'placeholder' || n.op === 'get_attr' || onnxNames?.length !== 1 || !isTensorValue(v)) continue;
+            const value = exportValueOf(v);
+            if (n.op === 'placeholder' || n.op === 'get_attr' || onnxNames?.length !== 1 || !value) continue;
             nodeValues.push([n.name, onnxNames[0]!]);
-            valueInfos.push(valueInfo(onnxNames[0]!, v, dynamicBatch, true));
+            valueInfos.push(valueInfo(onnxNames[0]!, value, dynamicBatch, true));
           }
         }
       }

@@ -31,7 +31,7 @@ import * as ort from 'onnxruntime-node';
 import { OnnxExportError, exportOnnxBytes } from './index.js';
 import { exportOnnx, importOnnx } from './node.js';
 import { onnxCheck } from './testing/python-onnx.js';
-import { expectOnnxCheckerPasses, itWithOnnxChecker } from './testing/onnx-checker.js';
+import { expectOnnxCheckerPasses, itWithOnnxChecker } from '../../../scripts/onnx-checker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-ops-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

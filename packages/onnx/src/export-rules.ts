@@ -89,3 +89,18 @@ export function runExportSetups(gm: GraphModule): () => void {
   }
   return undoAll;
 }
+
+const exportedKinds = new Set<string>();
+
+/**
+ * Declares that the registered rules export models of a recorded kind (`gm.meta.kind`: 'qat', 'fixed-point').
+ * The walk refuses a model of any other kind but float: its modules would fall back to their float forms.
+ */
+export function registerModelKindExport(kind: string): void {
+  exportedKinds.add(kind);
+}
+
+/** Whether a package registered the export of models of this kind. */
+export function isModelKindExported(kind: string): boolean {
+  return exportedKinds.has(kind);
+}

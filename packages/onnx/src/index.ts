@@ -9,9 +9,9 @@ export {
   OnnxAttributeError,
   type UnsupportedNode,
 } from './errors.js';
-export { OVERFLOW_MAGNITUDE } from './value-checks.js';
-export { type DefaultedDim, describeDefaulted } from './import-input-shapes.js';
-export { pytorchModulePath } from './pytorch-names.js';
+export { OVERFLOW_MAGNITUDE } from './import/value-checks.js';
+export { type DefaultedDim, describeDefaulted } from './import/input-shapes.js';
+export { pytorchModulePath } from './import/pytorch-names.js';
 export {
   importOnnx,
   OnnxGraphModule,
@@ -21,10 +21,11 @@ export {
   DEFAULT_MAX_ELEMENTS,
   type ImportOnnxOptions,
   type OnnxInputSpec,
-} from './import-onnx.js';
+} from './import/import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
-export { exportOnnxBytes, type ExportOnnxOptions, type ExampleInput } from './export-onnx.js';
+export { exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';
+export type { ExampleInput, RegisteredValue } from './export-values.js';
 export {
   registerModuleExport,
   moduleExportRuleOf,
@@ -34,42 +35,13 @@ export {
 } from './export-rules.js';
 export { OnnxBuilder, type AttrValue } from './export-builder.js';
 export type { ExportStep } from './export-modules.js';
-export {
-  formatRuntimeComparison,
-  type RuntimeComparison,
-  type NodeComparison,
-  type CompareOptions,
-  type FloatTolerance,
-  type RuntimeComparer,
-} from './compare-runtime.js';
-export {
-  STORAGE_ELEM,
-  doubleConst,
-  doubleScalar,
-  intConstOf,
-  cast,
-  toDouble,
-  toStorage,
-  binary,
-  floor,
-  clip,
-  saturate,
-  channelShape,
-  channelConst,
-  shiftRight,
-  requantize,
-} from './integer/int-emit.js';
-export {
-  exportQuantizedOnnxBytes,
-  QTK_VISUAL_DOMAIN,
-  QTK_VISUAL_DOMAIN_VERSION,
-  type ExportQuantizedOnnxOptions,
-} from './visualize/export-quantized-onnx.js';
 // Reading and editing ONNX files without importing them (the CLI inspects exported files; tests alter them).
 export {
   decodeModel,
   encodeModel,
   DataType,
+  AttrType,
+  type AttributeMsg,
   type ModelMsg,
   type GraphMsg,
   type NodeMsg,
@@ -78,17 +50,17 @@ export {
 } from './onnx-schema.js';
 export { NODE_VALUES_KEY } from './export-onnx.js';
 export { registerExportSetup, type ExportSetup } from './export-rules.js';
-export { registerQdqExport } from './qdq/qdq-rules.js';
-export { INT16_QDQ_OPSET, PER_CHANNEL_QDQ_OPSET } from './qdq/qdq-emit.js';
+export { QTK_VISUAL_DOMAIN, QTK_VISUAL_DOMAIN_VERSION } from './visual-domain.js';
+// The importer's Gather, for probes that build the graph an imported Gather gives (@qtk/testkit).
+export { onnxGather } from './import/functions.js';
+// The float forms and the seams that packages registering export rules (@qtk/onnx-deploy) build on.
 export {
-  qdqScales,
-  qdqScalesPath,
-  QDQ_SCALES_FORMAT,
-  QDQ_SCALES_VERSION,
-  type QdqScales,
-  type QdqTensorScale,
-} from './qdq/qdq-scales.js';
-
-import { registerQdqExport } from './qdq/qdq-rules.js';
-// fused, fake-quant and QAT modules export as Conv / QuantizeLinear / DequantizeLinear (docs/onnx-export.md)
-registerQdqExport();
+  registerExactFloatExport,
+  registerModelKindExport,
+  isModelKindExported,
+} from './export-rules.js';
+export { registerExportValue, exportValueOf, type ExportValue, type ExportValueReader } from './export-values.js';
+export { exportModule, convPads } from './export-modules.js';
+export { exportCall } from './export-functions.js';
+export { reduceNode, type ReduceOp } from './export-reduce.js';
+export { int64Proto } from './tensor-proto.js';

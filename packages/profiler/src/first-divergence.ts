@@ -2,7 +2,10 @@
 // first node where each adjacent pair of stages parts, and why.
 import { modelInfoOf } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
-import { exportOnnxBytes, type RuntimeComparer, type RuntimeComparison } from '@qtk/onnx';
+import { exportOnnxBytes } from '@qtk/onnx';
+// registers the integer export rules exportOnnxBytes writes a fixed-point model with
+import '@qtk/onnx-deploy';
+import type { RuntimeComparer, RuntimeComparison } from '@qtk/onnx-deploy';
 import { marches } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { type Diagnosis, diagnose } from './divergence-cause.js';
@@ -24,7 +27,7 @@ export interface FirstDivergenceOptions {
   readonly onnx?: Uint8Array | 'export' | null;
   /**
    * Runs the fixed-point model and its export in an ONNX runtime, node by node: compareWithRuntime of
-   * @qtk/onnx/node (onnxruntime-node), which firstDivergence of @qtk/profiler/node passes. Without one the
+   * @qtk/onnx-deploy/node (onnxruntime-node), which firstDivergence of @qtk/profiler/node passes. Without one the
    * onnxruntime pair is skipped, saying why.
    */
   readonly compareWithRuntime?: RuntimeComparer;

@@ -4,7 +4,7 @@ import { modelInfoOf, type ModelKind } from '@qtk/core';
 import { checkDeployDevice, type DeployDeviceReport } from '@qtk/hybrid';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import type { RuntimeComparer } from '@qtk/onnx';
+import type { RuntimeComparer } from '@qtk/onnx-deploy';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { checkQconfig, type CheckQconfigResult } from './check-qconfig.js';
 import { checkUnfusedOperations, type UnfusedOperationsResult } from './check-unfused.js';

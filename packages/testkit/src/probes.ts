@@ -25,6 +25,7 @@ import {
   Softplus,
   Tanh,
 } from '@qtk/nn';
+import { onnxGather } from '@qtk/onnx';
 import type { OpCapability, QuantDType } from '@qtk/spec';
 import * as T from '@qtk/tensor';
 import { type Generator, rand, randn, type Tensor } from '@qtk/tensor';
@@ -151,6 +152,8 @@ const fn = (f: (x: Tensor) => Tensor) => () => ({ body: (_: unknown, x: Tensor) 
 const mod = (m: () => Module) => () => ({ parts: { op: m() }, body: (p: Parts, x: Tensor) => callModule(p.op!, x) });
 
 const IMG = [2, 3, 8, 8];
+/** Channels picked by the Gather probe: reordered, one twice (a negative index counts from the end). */
+const GATHER_INDICES = new T.Tensor({ data: Int32Array.of(2, 0, -3, 1), shape: [4], dtype: 'int32' });
 
 /**
  * The probe model of every op @qtk/testkit knows, keyed by capability-table op name. Shapes, ranges and
@@ -341,5 +344,11 @@ export const OP_PROBES: Readonly<Record<string, OpProbe>> = {
     'slice(x, axis 3, 1:7:2)',
     IMG,
     fn((x) => T.slice(x, { axis: 3, start: 1, end: 7, step: 2 })),
+  ),
+  // only an ONNX import produces it: the importer's function, called as an imported graph calls it
+  Gather: normal(
+    'Gather(x, indices [2, 0, -3, 1], axis 1), as the ONNX importer writes it',
+    IMG,
+    fn((x) => onnxGather(x, GATHER_INDICES, 1)),
   ),
 };

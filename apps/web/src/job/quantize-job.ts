@@ -7,6 +7,8 @@ import type { GraphModule } from '@qtk/ir';
 import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { accuracy, agreement as top1Agreement, batchesOf } from '@qtk/nn';
 import { exportOnnxBytes, importOnnx, type OnnxGraphModule } from '@qtk/onnx';
+// registers the integer export rules exportOnnxBytes writes the fixed-point model with
+import '@qtk/onnx-deploy';
 import { featuremapSimilarity } from '@qtk/profiler';
 import { Tensor } from '@qtk/tensor';
 import '@qtk/march-bayes';

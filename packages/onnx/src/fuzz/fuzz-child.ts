@@ -7,7 +7,7 @@ import { BatchNorm2d, Conv2d, FloatFunctional, Flatten, Linear, MaxPool2d, Modul
 import { Generator, QtkError, randn, type Tensor } from '@qtk/tensor';
 import { symbolicTrace } from '@qtk/ir';
 import { exportOnnxBytes } from '../export-onnx.js';
-import { importOnnx } from '../import-onnx.js';
+import { importOnnx } from '../import/import-onnx.js';
 import { mutate, seededRandom } from './mutate.js';
 import { corpusFileNames } from './run-fuzz.js';
 

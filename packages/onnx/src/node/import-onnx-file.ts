@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { OnnxError } from '../errors.js';
-import { type ImportOnnxOptions, importOnnx as importOnnxBytes, type OnnxGraphModule } from '../import-onnx.js';
+import { type ImportOnnxOptions, importOnnx as importOnnxBytes, type OnnxGraphModule } from '../import/import-onnx.js';
 
 /**
  * importOnnx of @qtk/onnx that also takes a file path: the file is read, and errors about its contents

@@ -1,5 +1,5 @@
 // Builds small ONNX models by hand (node lists, value infos) for the importer's tests and the fuzz
-// corpus. Not exported by the package.
+// corpus; exported by @qtk/onnx/testing for the tests of @qtk/onnx-deploy.
 import { DataType, encodeModel, type ModelMsg, type NodeMsg, type ValueInfoMsg } from '../onnx-schema.js';
 
 /** A tensor value info: float32 unless `elem` says otherwise; string dims are dynamic (dim_param). */

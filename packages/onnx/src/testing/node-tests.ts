@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tensor } from '@qtk/tensor';
 import { ONNX_NODE_TESTS } from '../../../../scripts/system-requirements.js';
-import { importOnnx } from '../import-onnx.js';
+import { importOnnx } from '../import/import-onnx.js';
 import { decodeModel, decodeTensor } from '../onnx-schema.js';
 import { constToTensor, readTensorProto } from '../tensor-proto.js';
 

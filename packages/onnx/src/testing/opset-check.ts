@@ -1,7 +1,7 @@
 // Imports a hand-built model, runs it in QTK and in onnxruntime-node on the same inputs, and returns both,
 // for the importer's opset tests. Not exported by the package.
 import type { Tensor } from '@qtk/tensor';
-import { importOnnx, type OnnxGraphModule } from '../import-onnx.js';
+import { importOnnx, type OnnxGraphModule } from '../import/import-onnx.js';
 import { type ModelSpec, opsetModel, runtimeOutputs } from './opset-models.js';
 
 export interface Agreement {

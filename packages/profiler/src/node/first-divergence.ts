@@ -1,5 +1,5 @@
 import type { GraphModule } from '@qtk/ir';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import {
   type FirstDivergenceOptions,
   type FirstDivergenceResult,

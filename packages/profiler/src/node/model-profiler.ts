@@ -1,7 +1,7 @@
 // modelProfiler: runModelProfiler with onnxruntime-node in the first divergence, and the report written to
 // disk: profiler.html and one JSON per tool.
 import type { GraphModule } from '@qtk/ir';
-import { compareWithRuntime } from '@qtk/onnx/node';
+import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import type { ModelInputs } from '../model-inputs.js';
 import { type ModelProfilerRun, type RunModelProfilerOptions, runModelProfiler } from '../model-profiler.js';
 import { type WrittenReport, writeProfilerReport } from './write-report.js';
