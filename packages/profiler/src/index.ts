@@ -8,10 +8,10 @@ export {
   type NodeValue,
   type NodeQuant,
   type CaptureOptions,
-} from './node-values.js';
-export { alignNodes, aliasesOf, type AlignedPair } from './align-nodes.js';
-export { nodeTypeOf, callNames } from './node-type.js';
-export { argsOf, type ModelInputs } from './model-inputs.js';
+} from './values/node-values.js';
+export { alignNodes, aliasesOf, type AlignedPair } from './compare/align-nodes.js';
+export { nodeTypeOf, callNames } from './values/node-type.js';
+export { argsOf, type ModelInputs } from './values/model-inputs.js';
 export {
   similarityOf,
   klDivergence,
@@ -19,7 +19,7 @@ export {
   HIGHER_IS_BETTER,
   type Similarity,
   type SimilarityMetric,
-} from './metrics.js';
+} from './compare/metrics.js';
 export {
   featuremapSimilarity,
   isWorse,
@@ -27,7 +27,7 @@ export {
   type FeaturemapSimilarityResult,
   type NodeSimilarity,
   type SimilarityJson,
-} from './featuremap-similarity.js';
+} from './compare/featuremap-similarity.js';
 export {
   diagnose,
   causeEvidence,
@@ -35,7 +35,7 @@ export {
   type DivergenceCause,
   type Diagnosis,
   type CauseEvidence,
-} from './divergence-cause.js';
+} from './compare/divergence-cause.js';
 export {
   firstDivergence,
   STAGES,
@@ -44,7 +44,7 @@ export {
   type DivergentNode,
   type FirstDivergenceOptions,
   type FirstDivergenceResult,
-} from './first-divergence.js';
+} from './compare/first-divergence.js';
 export {
   getRawFeatures,
   featuresOf,
@@ -59,20 +59,20 @@ export {
   type Histogram,
   type ChannelFeatures,
   type Outlier,
-} from './raw-features.js';
+} from './values/raw-features.js';
 export {
   profileFeaturemap,
   summarizeFeatures,
   type FeaturemapProfile,
   type FeaturemapSummary,
-} from './profile-featuremap.js';
-export { compareWeights, type CompareWeightsResult, type LayerWeightComparison } from './compare-weights.js';
+} from './values/profile-featuremap.js';
+export { compareWeights, type CompareWeightsResult, type LayerWeightComparison } from './compare/compare-weights.js';
 export {
   memoryProfile,
   type MemoryProfileOptions,
   type MemoryProfileResult,
   type NodeMemory,
-} from './memory-profile.js';
+} from './checks/memory-profile.js';
 export type {
   ProfilerReport,
   ProfilerMode,
@@ -98,8 +98,8 @@ export {
   type FusableChain,
   type BlockedChain,
   type FusionBlock,
-} from './check-unfused.js';
-export { getModuleCalledCount, type ModuleCalledCountResult, type ModuleCalls } from './module-called-count.js';
+} from './checks/check-unfused.js';
+export { getModuleCalledCount, type ModuleCalledCountResult, type ModuleCalls } from './checks/module-called-count.js';
 export {
   checkQconfig,
   type CheckQconfigOptions,
@@ -109,7 +109,7 @@ export {
   type FlowDtype,
   type QconfigWarning,
   type QconfigWarningCode,
-} from './check-qconfig.js';
+} from './checks/check-qconfig.js';
 export {
   compareModelFiles,
   type ModelVersion,
@@ -117,7 +117,7 @@ export {
   type OpComparison,
   type StructureChange,
   type ParameterChange,
-} from './compare-model-files.js';
+} from './compare/compare-model-files.js';
 export {
   checkDeployDevice,
   formatDeployDevice,
@@ -127,9 +127,9 @@ export {
   type DeploySegment,
   type DeployMismatch,
 } from '@qtk/hybrid';
-export { checkModel, type CheckModelOptions, type CheckModelResult } from './check-model.js';
-export { applyModelFixes, type AppliedModelFixes } from './apply-model-fixes.js';
-export { DEFAULT_LINT_QCONFIG_DICT, type LintOptions } from './lint-context.js';
+export { checkModel, type CheckModelOptions, type CheckModelResult } from './lint/check-model.js';
+export { applyModelFixes, type AppliedModelFixes } from './lint/apply-model-fixes.js';
+export { DEFAULT_LINT_QCONFIG_DICT, type LintOptions } from './lint/lint-context.js';
 export type {
   Finding,
   FindingCode,
@@ -140,21 +140,21 @@ export type {
   QconfigPreset,
   HybridDelta,
   PrepareOptionFix,
-} from './lint-findings.js';
+} from './lint/lint-findings.js';
 export {
   runModelProfiler,
   type RunModelProfilerOptions,
   type ModelProfilerRun,
   type ModelProfilerResults,
-} from './model-profiler.js';
-export { profilerReportOf, type ReportContext } from './profiler-report.js';
+} from './report/model-profiler.js';
+export { profilerReportOf, type ReportContext } from './report/profiler-report.js';
 export {
   outputScorer,
   outputsOf,
   SCORE_METRICS,
   type EvalSet,
   type ScoreMetric,
-} from './output-score.js';
+} from './precision/output-score.js';
 export {
   buildVariant,
   calibratedFakeQuants,
@@ -167,7 +167,7 @@ export {
   type PrecisionChange,
   type QuantizableNode,
   type VariantSetup,
-} from './precision-variants.js';
+} from './precision/precision-variants.js';
 export {
   sensitivity,
   SENSITIVITY_MODES,
@@ -175,11 +175,11 @@ export {
   type SensitivityMode,
   type SensitivityOptions,
   type SensitivityResult,
-} from './sensitivity.js';
+} from './precision/sensitivity.js';
 export {
   autoQconfig,
   type AutoQconfigBudget,
   type AutoQconfigChoice,
   type AutoQconfigOptions,
   type AutoQconfigResult,
-} from './auto-qconfig.js';
+} from './precision/auto-qconfig.js';
