@@ -13,7 +13,13 @@ import {
   similarityOf,
 } from './metrics.js';
 import { argsOf, type ModelInputs } from '../values/model-inputs.js';
-import { captureNodeValues, type NodeQuant, type NodeValue, outputFakeQuantOf, scaleAt } from '../values/node-values.js';
+import {
+  captureNodeValues,
+  type NodeQuant,
+  type NodeValue,
+  outputFakeQuantOf,
+  scaleAt,
+} from '../values/node-values.js';
 import { nodeTypeOf } from '../values/node-type.js';
 import { subAt } from '@qtk/ir';
 
