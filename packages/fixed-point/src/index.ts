@@ -22,6 +22,10 @@ export { FixedConv, type FixedConvConfig, type FixedConvKind } from './modules/f
 export { FixedAvgPool2d, avgPoolWindowList } from './modules/fixed-avg-pool.js';
 export { FixedValueOp, type ValueOpOutput } from './modules/fixed-value-op.js';
 export { FixedResize, bilinearTaps, resizePlan, RESIZE_WEIGHT_BITS } from './modules/fixed-resize.js';
+/**
+ * Extension point: a march builds its `convertNode` with `createMarchConverter(env, rules)` from its
+ * `MarchNumerics` (composed from the planners and integer primitives exported here) and `DEFAULT_CONVERT_RULES`.
+ */
 export {
   type MarchNumerics,
   type MarchEnv,
@@ -79,5 +83,6 @@ export { fromJsonData } from './codec-json.js';
 export type { SoftmaxQatForm, LayerNormQatForm } from './composite-forms.js';
 export { FixedSoftmax } from './modules/fixed-softmax.js';
 export { FixedLayerNorm, subPlanOf, type SubPlan } from './modules/fixed-layer-norm.js';
+/** Extension point: an op a march's table gives `impl: 'composite'` takes its forms from `compositeOps`. */
 export { type CompositeOp, compositeOps, compositeOpsOf, compositeQatForm } from './composites/composite-ops.js';
 export { SoftmaxQat, LayerNormQat, type QatStep, type StepFakeQuant } from './composites/qat-forms.js';
