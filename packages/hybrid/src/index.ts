@@ -5,8 +5,8 @@ import { HYBRID_PARTITION_PASS } from './partition-pass.js';
 setHybridPartitioner(HYBRID_PARTITION_PASS);
 
 export { HYBRID_PARTITION_PASS, hybridPartitionPass, deployedOps } from './partition-pass.js';
-export { HybridDictMatcher, type HybridDictMatch } from './hybrid-dict.js';
-export { nodeVerdict, opVerdict, type NodeVerdict } from './node-support.js';
+export { HybridDictMatcher } from './hybrid-dict.js';
+export { nodeVerdict, opVerdict } from './node-support.js';
 export { HybridDictError } from './errors.js';
 export {
   checkDeployDevice,
