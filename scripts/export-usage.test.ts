@@ -19,7 +19,10 @@ write(
   'packages/a/package.json',
   JSON.stringify({ name: '@qtk/a', exports: { '.': entry('./src/index.ts'), './testing': entry('./src/testing.ts') } }),
 );
-write('packages/a/src/index.ts', "export const A = 1;\nexport function B() {}\nexport * from './c.js';\n");
+write(
+  'packages/a/src/index.ts',
+  "export const A = 1;\nexport function B() {}\nexport const D = 3;\nexport * from './c.js';\n",
+);
 write('packages/a/src/c.ts', 'export interface C { x: number }\n');
 write('packages/a/src/testing.ts', 'export const helper = 2;\n');
 // Its own test imports B: inside the package, so B stays unused outside.
@@ -27,6 +30,8 @@ write('packages/a/src/a.test.ts', "import { B } from '@qtk/a';\nB();\n");
 // A fixture package inside packages/a is a package of its own: its import of C counts.
 write('packages/a/fixtures/plugin/package.json', JSON.stringify({ name: 'plugin' }));
 write('packages/a/fixtures/plugin/index.ts', "import type { C } from '@qtk/a';\nexport const c: C = { x: 1 };\n");
+// A bench script imports D from the entry's source by its path.
+write('bench/run.ts', "import { D } from '../packages/a/src/index.js';\nconsole.log(D);\n");
 // @qtk/b uses A by name and helper through a namespace of the testing subpath.
 write('packages/b/package.json', JSON.stringify({ name: '@qtk/b', exports: { '.': entry('./src/index.ts') } }));
 write(
@@ -39,18 +44,18 @@ describe('exportUsage', () => {
   const a = usage.find((u) => u.name === '@qtk/a')!;
 
   it('collects every entry of the exports map, re-exports included', () => {
-    expect(a.exported).toEqual(['A', 'B', 'C', 'helper']);
+    expect(a.exported).toEqual(['A', 'B', 'C', 'D', 'helper']);
   });
 
-  it('counts imports from other packages (any subpath, renamed, namespace members), not from the package itself', () => {
-    expect(a.usedOutside).toEqual(['A', 'C', 'helper']);
+  it('counts imports from other packages (any subpath, renamed, namespace members, an entry by path), not from the package itself', () => {
+    expect(a.usedOutside).toEqual(['A', 'C', 'D', 'helper']);
     expect(a.unusedOutside).toEqual(['B']);
     expect(usage.find((u) => u.name === '@qtk/b')!).toMatchObject({ exported: ['b'], unusedOutside: ['b'] });
   });
 
   it('prints one row per package and the total unused', () => {
     const table = formatTable(usage).split('\n');
-    expect(table[1]).toMatch(/^@qtk\/a\s+4\s+3\s+1$/);
+    expect(table[1]).toMatch(/^@qtk\/a\s+5\s+4\s+1$/);
     expect(table[3]).toBe('2 exported names are used nowhere outside their package');
   });
 });

@@ -141,7 +141,11 @@ interface FileImports {
 }
 
 /** The names a file imports from `@qtk/*` packages: named imports, re-exports, namespace members. */
-export function importsOf(fileName: string, text: string): FileImports {
+export function importsOf(
+  fileName: string,
+  text: string,
+  packageOfPath: (specifier: string) => string | undefined = () => undefined,
+): FileImports {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const names = new Map<string, Set<string>>();
   const wholeNamespace = new Set<string>();
@@ -152,7 +156,9 @@ export function importsOf(fileName: string, text: string): FileImports {
     set.add(name);
   };
   const targetOf = (specifier: ts.Node | undefined) =>
-    specifier && ts.isStringLiteral(specifier) ? QTK_SPECIFIER.exec(specifier.text)?.[1] : undefined;
+    specifier && ts.isStringLiteral(specifier)
+      ? (QTK_SPECIFIER.exec(specifier.text)?.[1] ?? packageOfPath(specifier.text))
+      : undefined;
 
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
@@ -216,11 +222,18 @@ export function exportUsage(root: string): PackageUsage[] {
   const used = new Map<string, Set<string>>(ws.packages.map((p) => [p.name, new Set<string>()]));
   const whole = new Map<string, Set<string>>(ws.packages.map((p) => [p.name, new Set<string>()]));
   const owners = new Map<string, string>();
+  // bench/ and a few scripts import an entry by its path ('../packages/tensor/src/index.js'): that is a use too
+  const entryPackage = new Map<string, string>();
+  for (const p of ws.packages) for (const e of p.entries) entryPackage.set(e.replace(/\.[mc]?ts$/, ''), p.name);
   for (const file of sourceFiles(root)) {
     const text = readFileSync(file, 'utf8');
-    if (!text.includes('@qtk/')) continue;
+    if (!text.includes('@qtk/') && !text.includes('/src/')) continue;
     const owner = owningPackage(file, root, owners);
-    const imports = importsOf(file, text);
+    const packageOfPath = (specifier: string) =>
+      specifier.startsWith('.')
+        ? entryPackage.get(resolve(dirname(file), specifier).replace(/\.(?:[mc]?js|[mc]?ts)$/, ''))
+        : undefined;
+    const imports = importsOf(file, text, packageOfPath);
     for (const [pkg, names] of imports.names) {
       if (pkg === owner) continue;
       for (const n of names) used.get(pkg)?.add(n);

@@ -1,3 +1,6 @@
+// registers softmax, layer norm and div in `compositeOps` when the package is imported
+import './composites/builtin-composites.js';
+
 export { type IntRange, intRange, rhu, rhe, roundReal, shr, shrR, sat } from './integer-math.js';
 export { type FixedMultiplier, fitMul } from './fit-mul.js';
 export { QTensor, type QTensorDType } from './qtensor.js';

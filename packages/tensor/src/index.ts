@@ -68,7 +68,7 @@ export { runOp, run1 } from './dispatch.js';
 export { Generator, defaultGenerator, manualSeed } from './random.js';
 export type { CreateOptions, RandomOptions } from './creation.js';
 export { cpuBackend } from './backends.js';
-export { gemm, gemmArgs, cpuGemm, type GemmArgs } from './gemm/gemm.js';
+export { gemm, gemmArgs, cpuGemm, type GemmArgs, type GemmKernel } from './gemm/gemm.js';
 export { broadcastBinary } from './ops/binary.js';
 export { defineUnary, type UnaryDefinition } from './ops/unary.js';
 export { reducedShape } from './ops/reduce.js';
@@ -97,7 +97,14 @@ export {
 } from './ops/pool.js';
 export type { InterpolateOptions, InterpolateMode } from './ops/interpolate.js';
 export type { PadMode } from './ops/pad.js';
-export type { BatchNormOptions } from './ops/batch-norm.js';
+export type {
+  BatchNormOptions,
+  BatchNormAttrs,
+  BatchNormBackwardAttrs,
+  BatchNormBackwardKernel,
+  BatchNormKernel,
+} from './ops/batch-norm.js';
+export type { ReluBackwardKernel } from './ops/unary.js';
 export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
 export { setWasmThreads } from './wasm/wasm-backend.js';
 // Public functional ops, wrapped so symbolic tracing (@qtk/ir) records them; see trace-hook.ts.
@@ -113,7 +120,7 @@ export {
   TraceableRegistry,
   type TraceHook,
 } from './trace-hook.js';
-export { convPlan } from './ops/conv.js';
+export { convPlan, type ConvBackwardKernel } from './ops/conv.js';
 export { convWithEpilogue, type ConvActivation, type ConvEpilogue } from './ops/conv-epilogue.js';
 export type { ResizeOptions, ResizeMode, ResizeCoordinateMode, ResizeNearestMode } from './ops/resize.js';
 export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';
