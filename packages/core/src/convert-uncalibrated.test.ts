@@ -12,8 +12,8 @@ import {
   modelToBytes,
   prepareQatFx,
   startQat,
-  uncalibratedFakeQuants,
 } from './index.js';
+import { uncalibratedFakeQuants } from './calibration.js';
 import { callModel, thrownBy } from './testing/convert-harness.js';
 
 class Net extends Module {

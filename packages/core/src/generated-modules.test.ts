@@ -6,7 +6,8 @@ import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, FloatFunctional, Module, QuantStub, ReLU } from '@qtk/nn';
 import { add, cat, Generator, mul, randn, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { convertFx, FLOAT_BOUNDARY, prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
+import { convertFx, prepareQatFx, QatModule, resetMarch, setMarch } from './index.js';
+import { FLOAT_BOUNDARY } from './stepwise-float-pass.js';
 import { callModel, calibratedQat, maxSteps } from './testing/convert-harness.js';
 
 const g = new Generator(5);

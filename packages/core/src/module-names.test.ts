@@ -4,7 +4,8 @@ import '@qtk/march-bayes';
 import { BatchNorm2d, Conv2d, DeQuantStub, Module, QuantStub, ReLU } from '@qtk/nn';
 import { Generator, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { isPreserveQatMode, prepareQatFx, setPreserveQatMode, UnknownModuleNameError } from './index.js';
+import { prepareQatFx, setPreserveQatMode, UnknownModuleNameError } from './index.js';
+import { isPreserveQatMode } from './preserve-qat-mode.js';
 import { thrownBy } from './testing/convert-harness.js';
 
 class Net extends Module {

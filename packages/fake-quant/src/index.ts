@@ -3,19 +3,11 @@ import { FakeQuantize } from './fake-quantize.js';
 import { registerBuiltinFakeQuants } from './qconfig.js';
 import { registerFakeQuantCodecs } from './codec.js';
 
-export { FAKE_QUANT_OP, fakeQuantize, type FakeQuantAttrs } from './fake-quant-op.js';
-export { FakeQuantize, fakeQuantizeOptionsSchema, type FakeQuantizeOptions } from './fake-quantize.js';
+export { fakeQuantize } from './fake-quant-op.js';
+export { FakeQuantize, type FakeQuantizeOptions } from './fake-quantize.js';
 export { getDefaultRounding, setDefaultRounding } from './rounding.js';
-export { countClamped, SATURATION_WARNING_SHARE, type SaturationCount } from './saturation.js';
-export {
-  withArgs,
-  qconfig,
-  fakeQuantizeFactory,
-  lsqFactory,
-  registerBuiltinFakeQuants,
-  type QConfig,
-  type FakeQuantFactory,
-} from './qconfig.js';
+export { countClamped } from './saturation.js';
+export { withArgs, qconfig, type QConfig, type FakeQuantFactory } from './qconfig.js';
 export { checkFakeQuantOptions, type FakeQuantKwargs } from './fake-quant-kwargs.js';
 export {
   getDefaultQconfig,
@@ -40,5 +32,4 @@ registerBuiltinFakeQuants();
 // an observer cannot run on trace proxies: fake-quants stay call_module nodes when a prepared model is retraced
 registerLeafModule(FakeQuantize);
 // FakeQuantize serializes (options, state, observer statistics) in saved QAT models
-export { registerFakeQuantCodecs } from './codec.js';
 registerFakeQuantCodecs();

@@ -1,6 +1,7 @@
 import { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { countClamped, FakeQuantize, SATURATION_WARNING_SHARE } from './index.js';
+import { countClamped, FakeQuantize } from './index.js';
+import { SATURATION_WARNING_SHARE } from './saturation.js';
 
 const tensor = (values: number[], shape = [values.length]) =>
   new Tensor({ data: Float32Array.from(values), shape, dtype: 'float32' });

@@ -18,8 +18,6 @@ import {
   FixedValueOp,
   planAddShiftLarger,
   planAddConvSumin,
-  planSingleOperand,
-  type EwOperand,
   planRequantizeInt16,
   planRequantizeWide,
   planTable,
@@ -29,6 +27,7 @@ import {
   type RequantizePlanner,
   scalarOperandInt8,
 } from './index.js';
+import { planSingleOperand, type EwOperand } from './elementwise.js';
 import { nonlinear } from './index.js';
 import type { ObserverDType } from '@qtk/spec';
 

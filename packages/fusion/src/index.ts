@@ -1,26 +1,13 @@
-export {
-  fuseFx,
-  applyFusion,
-  fusionRule,
-  fusionRuleTable,
-  registerDefaultFusions,
-  isFusedModule,
-  type FuseFxOptions,
-} from './fuse-fx.js';
+export { fuseFx, registerDefaultFusions, type FuseFxOptions } from './fuse-fx.js';
 export {
   FUSION_FAMILIES,
   FUSION_ADDS,
   FUSION_RELUS,
   FUSION_SHAPES,
   convFusionPatterns,
-  defaultFusionPatterns,
   partsOf,
-  shapeName,
   referencedElsewhere,
-  type FusionFamily,
-  type FusionShape,
   type ConvFusionPattern,
-  type ConvFusionParts,
 } from './fusion-patterns.js';
 export {
   FusedConvBase,
@@ -29,22 +16,8 @@ export {
   ConvAddReLU3d,
   LinearAddReLU,
   registerFusedModules,
-  type FusedActivation,
-  type FusedOptions,
 } from './fused-modules.js';
-export { registerFusedOps } from './fused-ops.js';
-export {
-  absorbBatchNorm,
-  bnAbsorptionProblem,
-  fuseLayerWithBatchNorm,
-  outChannelsOf,
-  type AbsorbingLayer,
-} from './bn-absorption.js';
+export { absorbBatchNorm, bnAbsorptionProblem, type AbsorbingLayer } from './bn-absorption.js';
 export { shallowCloneModule, setModuleCopyOnWrite } from './module-tree.js';
-export {
-  moduleizeFunctionalOps,
-  functionalOriginOf,
-  MODULEIZED_FUNCTIONS,
-  type FunctionalOrigin,
-} from './functional-modules.js';
-export { ALWAYS_FUSABLE, fusionRefusal, forMarch } from './march-fusions.js';
+export { moduleizeFunctionalOps, functionalOriginOf } from './functional-modules.js';
+export { fusionRefusal } from './march-fusions.js';

@@ -1,6 +1,6 @@
 export { hybridPartitioner, deployedOps } from './partition-pass.js';
-export { HybridDictMatcher, type HybridDictMatch } from './hybrid-dict.js';
-export { nodeVerdict, opVerdict, type NodeVerdict } from './node-support.js';
+export { HybridDictMatcher } from './hybrid-dict.js';
+export { nodeVerdict, opVerdict } from './node-support.js';
 export { HybridDictError } from './errors.js';
 export {
   checkDeployDevice,

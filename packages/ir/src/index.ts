@@ -5,36 +5,23 @@ export {
   SerializationError,
   ModuleConfigError,
   PatternError,
-  type TraceErrorContext,
 } from './errors.js';
-export { Node, mapArg, forEachNode, OPCODES, type Opcode, type Argument } from './node.js';
+export { Node, mapArg, type Opcode, type Argument } from './node.js';
 export { IMPORTED_NAMES, importedNamesOf } from './imported-names.js';
-export { Graph, sanitizeName, type CreateNodeOptions } from './graph.js';
-export { formatArgument, formatArgs, formatTarget, formatTable, tabulateNodes } from './format.js';
-export {
-  leafModules,
-  registerLeafModule,
-  registerTracedMethods,
-  tracedMethodsOf,
-  LeafModuleRegistry,
-  type ModuleClass,
-} from './leaf-modules.js';
-export { Tracer, traceGraph, getattr, getitem, type TraceOptions, type TraceResult } from './tracer.js';
+export { Graph, sanitizeName } from './graph.js';
+export { formatArgument, formatArgs, formatTarget } from './format.js';
+/** Extension point: a module class that tracing keeps opaque (a leaf) is registered here. */
+export { leafModules, registerLeafModule } from './leaf-modules.js';
+export { Tracer, getattr, getitem, type TraceOptions } from './tracer.js';
 export { fxWrap, fxWrapMethod, type FxWrapOptions } from './fx-wrap.js';
-export { GraphModule, SubmoduleContainer, type GraphModuleOptions } from './graph-module.js';
+export { GraphModule, SubmoduleContainer } from './graph-module.js';
 export { findSubmodule } from './find-submodule.js';
-export { compileGraph, type CompiledGraph, type ModuleResolver } from './compile.js';
+/** Extension point: `registerTraceable` makes a function a node of the traced graph rather than traced through. */
 export { symbolicTrace, registerTraceable } from './symbolic-trace.js';
-export { parseParams, type ParamInfo } from './signature.js';
 export {
   MatchAll,
-  AnyOf,
-  SubclassOf,
   anyOf,
   subclassOf,
-  matchPattern,
-  elementMatches,
-  patternSize,
   validatePattern,
   type Pattern,
   type PatternElement,
@@ -49,32 +36,8 @@ export {
   type AppliedRewrite,
   type ApplyRulesOptions,
 } from './rewrite.js';
-export {
-  moduleCodecs,
-  ModuleCodecRegistry,
-  CONFIG_LIMITS,
-  type ModuleCodec,
-  type BuildPlace,
-  type CodecTensor,
-  type JsonValue,
-} from './module-codecs.js';
-export {
-  serializeGraphModule,
-  deserializeGraphModule,
-  graphModuleToJson,
-  GRAPH_MODULE_FORMAT,
-  GRAPH_MODULE_VERSION,
-  type SerializedGraphModule,
-  type SerializedModule,
-  type SerializedNode,
-  type SerializedTensor,
-  type DeserializeOptions,
-} from './serialize.js';
-export {
-  splitModel,
-  runSegments,
-  SplitModelError,
-  type SplitModelOptions,
-  type SegmentInfo,
-} from './split-model.js';
-export { runNodes, mapValues, subAt, attrAt, type RunNodesOptions } from './run-nodes.js';
+/** Extension point: a module class registers its codec in `moduleCodecs` so model files can save and load it. */
+export { moduleCodecs, CONFIG_LIMITS, type ModuleCodec, type JsonValue } from './module-codecs.js';
+export { serializeGraphModule, deserializeGraphModule, graphModuleToJson } from './serialize.js';
+export { splitModel, runSegments, SplitModelError, type SplitModelOptions } from './split-model.js';
+export { runNodes, mapValues, subAt, attrAt } from './run-nodes.js';

@@ -1,2 +1,2 @@
 export { BAYES_CAPABILITIES } from './capabilities.js';
-export { bayes, BAYES_NUMERICS, bayesAddShiftLimit, registerBayes } from './march.js';
+export { bayes, BAYES_NUMERICS, bayesAddShiftLimit } from './march.js';

@@ -104,10 +104,8 @@ export {
   Optimizer,
   optimizerStateToStateDict,
   optimizerStateFromStateDict,
-  type BaseHyper,
   type ParamGroup,
   type ParamGroupInput,
-  type ParamState,
   type OptimizerStateDict,
 } from './optim/optimizer.js';
 export { SGD, type SGDOptions } from './optim/sgd.js';

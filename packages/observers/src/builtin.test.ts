@@ -1,6 +1,6 @@
 import { OptionsError, createObserver, observers } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
-import { builtinObservers, registerBuiltinObservers } from './index.js';
+import { builtinObservers, registerBuiltinObservers } from './builtin.js';
 import './register.js';
 import { batches } from './testing/random-data.js';
 

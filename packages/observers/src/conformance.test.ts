@@ -1,6 +1,6 @@
 // Every built-in observer runs @qtk/testkit's observer conformance suite, as a third-party one would.
 import { type ObserverConformanceOptions, describeObserverConformance } from '@qtk/testkit';
-import { builtinObservers } from './index.js';
+import { builtinObservers } from './builtin.js';
 
 const OPTIONS: Record<string, ObserverConformanceOptions> = {
   min_max: { perChannel: true, nan: 'ignored' },

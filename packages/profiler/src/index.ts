@@ -1,78 +1,25 @@
-export {
-  captureNodeValues,
-  validatingFakeQuants,
-  scaleAt,
-  outputFakeQuantOf,
-  realValues,
-  nodeNameOf,
-  type NodeValue,
-  type NodeQuant,
-  type CaptureOptions,
-} from './node-values.js';
-export { alignNodes, aliasesOf, type AlignedPair } from './align-nodes.js';
-export { nodeTypeOf, callNames } from './node-type.js';
-export { argsOf, type ModelInputs } from './model-inputs.js';
-export {
-  similarityOf,
-  klDivergence,
-  SIMILARITY_METRICS,
-  HIGHER_IS_BETTER,
-  type Similarity,
-  type SimilarityMetric,
-} from './metrics.js';
+export type { SimilarityMetric } from './compare/metrics.js';
 export {
   featuremapSimilarity,
-  isWorse,
   type FeaturemapSimilarityOptions,
   type FeaturemapSimilarityResult,
-  type NodeSimilarity,
-  type SimilarityJson,
-} from './featuremap-similarity.js';
-export {
-  diagnose,
-  causeEvidence,
-  DIVERGENCE_CAUSES,
-  type DivergenceCause,
-  type Diagnosis,
-  type CauseEvidence,
-} from './divergence-cause.js';
+} from './compare/featuremap-similarity.js';
+export type { DivergenceCause } from './compare/divergence-cause.js';
 export {
   firstDivergence,
-  STAGES,
   type Stage,
-  type StagePair,
-  type DivergentNode,
   type FirstDivergenceOptions,
   type FirstDivergenceResult,
-} from './first-divergence.js';
-export {
-  getRawFeatures,
-  featuresOf,
-  saturationOf,
-  outlierOf,
-  DEFAULT_BINS,
-  DEFAULT_OUTLIER_RATIO,
-  OUTLIER_MIN_VALUES,
-  type RawFeatures,
-  type RawFeaturesOptions,
-  type NodeFeatures,
-  type Histogram,
-  type ChannelFeatures,
-  type Outlier,
-} from './raw-features.js';
-export {
-  profileFeaturemap,
-  summarizeFeatures,
-  type FeaturemapProfile,
-  type FeaturemapSummary,
-} from './profile-featuremap.js';
-export { compareWeights, type CompareWeightsResult, type LayerWeightComparison } from './compare-weights.js';
-export {
-  memoryProfile,
-  type MemoryProfileOptions,
-  type MemoryProfileResult,
-  type NodeMemory,
-} from './memory-profile.js';
+} from './compare/first-divergence.js';
+export { getRawFeatures, type RawFeatures, type RawFeaturesOptions } from './values/raw-features.js';
+export { profileFeaturemap, type FeaturemapProfile } from './values/profile-featuremap.js';
+export { compareWeights, type CompareWeightsResult } from './compare/compare-weights.js';
+export { memoryProfile, type MemoryProfileOptions, type MemoryProfileResult } from './checks/memory-profile.js';
+/**
+ * Extension point: a script may build its own `ProfilerReport` (sections from `tableOf` and
+ * `similaritySection`) and render it with `renderProfilerHtml` or write it with `writeProfilerReport`
+ * (`@qtk/profiler/node`).
+ */
 export type {
   ProfilerReport,
   ProfilerMode,
@@ -95,91 +42,31 @@ export {
   checkUnfusedOperations,
   type CheckUnfusedOptions,
   type UnfusedOperationsResult,
-  type FusableChain,
-  type BlockedChain,
-  type FusionBlock,
-} from './check-unfused.js';
-export { getModuleCalledCount, type ModuleCalledCountResult, type ModuleCalls } from './module-called-count.js';
-export {
-  checkQconfig,
-  type CheckQconfigOptions,
-  type CheckQconfigResult,
-  type NodeQconfigInfo,
-  type FakeQuantSummary,
-  type FlowDtype,
-  type QconfigWarning,
-  type QconfigWarningCode,
-} from './check-qconfig.js';
-export {
-  compareModelFiles,
-  type ModelVersion,
-  type ModelFilesComparison,
-  type OpComparison,
-  type StructureChange,
-  type ParameterChange,
-} from './compare-model-files.js';
+} from './checks/check-unfused.js';
+export { getModuleCalledCount, type ModuleCalledCountResult } from './checks/module-called-count.js';
+export { checkQconfig, type CheckQconfigOptions, type CheckQconfigResult } from './checks/check-qconfig.js';
+export { compareModelFiles, type ModelFilesComparison } from './compare/compare-model-files.js';
 export {
   checkDeployDevice,
   formatDeployDevice,
   type CheckDeployDeviceOptions,
   type DeployDeviceReport,
-  type DeployedNode,
-  type DeploySegment,
-  type DeployMismatch,
 } from '@qtk/hybrid';
-export { checkModel, type CheckModelOptions, type CheckModelResult } from './check-model.js';
-export { applyModelFixes, type AppliedModelFixes } from './apply-model-fixes.js';
-export { DEFAULT_LINT_QCONFIG_DICT, type LintOptions } from './lint-context.js';
-export type {
-  Finding,
-  FindingCode,
-  FindingSeverity,
-  ModelFix,
-  QconfigDelta,
-  QconfigEdit,
-  QconfigPreset,
-  HybridDelta,
-  PrepareOptionFix,
-} from './lint-findings.js';
-export {
-  runModelProfiler,
-  type RunModelProfilerOptions,
-  type ModelProfilerRun,
-  type ModelProfilerResults,
-} from './model-profiler.js';
-export { profilerReportOf, type ReportContext } from './profiler-report.js';
-export {
-  outputScorer,
-  outputsOf,
-  SCORE_METRICS,
-  type EvalSet,
-  type ScoreMetric,
-} from './output-score.js';
-export {
-  buildVariant,
-  calibratedFakeQuants,
-  defaultBaselineDict,
-  marchHasInt16,
-  precisionSignature,
-  quantizableNodes,
-  variantConfig,
-  type CalibratedFakeQuants,
-  type PrecisionChange,
-  type QuantizableNode,
-  type VariantSetup,
-} from './precision-variants.js';
+export { checkModel, type CheckModelOptions, type CheckModelResult } from './lint/check-model.js';
+export { applyModelFixes, type AppliedModelFixes } from './lint/apply-model-fixes.js';
+export type { Finding, FindingCode, FindingSeverity, ModelFix } from './lint/lint-findings.js';
+export { runModelProfiler, type RunModelProfilerOptions, type ModelProfilerRun } from './report/model-profiler.js';
+export { outputScorer, SCORE_METRICS, type ScoreMetric } from './precision/output-score.js';
+export { defaultBaselineDict, quantizableNodes } from './precision/precision-variants.js';
 export {
   sensitivity,
-  SENSITIVITY_MODES,
-  type NodeSensitivity,
   type SensitivityMode,
   type SensitivityOptions,
   type SensitivityResult,
-} from './sensitivity.js';
+} from './precision/sensitivity.js';
 export {
   autoQconfig,
   type AutoQconfigBudget,
-  type AutoQconfigChoice,
   type AutoQconfigOptions,
   type AutoQconfigResult,
-} from './auto-qconfig.js';
+} from './precision/auto-qconfig.js';

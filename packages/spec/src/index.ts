@@ -11,11 +11,9 @@ export {
 } from './errors.js';
 export { parseOptions } from './options.js';
 export {
-  QUANT_DTYPES,
   QUANT_STORAGE_DTYPE,
   OBSERVER_DTYPES,
   FLOAT32_EPS,
-  quantDTypeSchema,
   observerDTypeSchema,
   quantRange,
   resolveQuantRange,
@@ -25,16 +23,14 @@ export {
   type ObserverDType,
   type QuantRange,
 } from './quant-dtype.js';
-export { Registry, type RegistryOptions } from '@qtk/tensor';
+export { Registry } from '@qtk/tensor';
 // the op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules
 export {
   defineOp,
   getOp,
   hasOp,
-  implementationsOf,
   listOps,
   opOfFunction,
-  opOfMethod,
   opOfModule,
   registerFunctionOp,
   registerMethodOp,
@@ -48,12 +44,13 @@ export {
   type OpMatch,
 } from '@qtk/tensor';
 export { opOfNode } from './op-of-node.js';
-export { checkTableOps } from './capability-ops.js';
+/**
+ * Extension point: a third-party observer implements `ObserverV1` and registers an `ObserverFactoryV1` (writing-
+ * an-observer.md).
+ */
 export {
-  QSCHEMES,
   observerBaseShape,
   observerOptionsSchema,
-  observerBaseOptionsSchema,
   observerStateSchema,
   checkQscheme,
   withQscheme,
@@ -63,8 +60,8 @@ export {
   type ObserverState,
   type ObserverV1,
   type ObserverFactoryV1,
-  type JsonValue,
 } from './observer.js';
+/** Extension point: a fake-quant implements `FakeQuantV1` and registers its factory in `fakeQuants`. */
 export {
   FAKE_QUANT_STATES,
   type FakeQuantState,
@@ -72,11 +69,14 @@ export {
   type FakeQuantV1,
   type FakeQuantFactoryV1,
 } from './fake-quant.js';
+/** Extension point: a fusion pattern table, registered in `fusionPatterns`. */
 export type { FusionPatternV1, FusedOps } from './fusion-pattern.js';
+/**
+ * Extension point: a march implements `MarchBackendV1` (capability table, hooks) and registers in `marches`
+ * (writing-a-march.md).
+ */
 export {
   OP_IMPLS,
-  constraintSchema,
-  opCapabilitySchema,
   capabilityTableSchema,
   checkOpSupport,
   assertActivationDtype,
@@ -101,6 +101,10 @@ export {
 } from './march-backend.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
 export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-march.js';
+/**
+ * Extension point: a plugin package registers its observers, fake-quants, patterns and marches by object or module
+ * name.
+ */
 export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
 export { syncObservers } from './sync-observers.js';
 export { FAKE_QUANT_ROLE, fakeQuantRoleOf, setFakeQuantRole, type FakeQuantRole } from './fake-quant-role.js';

@@ -3,7 +3,6 @@ import {
   add,
   arange,
   div,
-  gradcheck,
   linear,
   matmul,
   mul,
@@ -20,6 +19,7 @@ import {
   permute,
   expand,
 } from './index.js';
+import { gradcheck } from './testing/gradcheck.js';
 
 const gen = () => new Generator(7);
 

@@ -9,7 +9,7 @@ export {
   UnknownOpError,
 } from './errors.js';
 export { Registry, type RegistryOptions } from './named-registry.js';
-export { OP_DEFINITIONS, type FusionRole, type OpDefinition } from './op-catalog/op-definitions.js';
+export type { FusionRole, OpDefinition } from './op-catalog/op-definitions.js';
 export {
   defineOp,
   getOp,
@@ -41,6 +41,7 @@ export {
   normalizeAxes,
 } from './shape.js';
 export { Tensor, type TensorInit } from './tensor.js';
+/** Extension point: a backend registers kernels for catalog ops (`registerBackend`, `registerKernel`). */
 export {
   kernels,
   registerBackend,
@@ -49,8 +50,8 @@ export {
   type KernelSpec,
   type TensorKernel,
   type Saved,
-  type KernelRegistry,
 } from './registry.js';
+/** Extension point: a new op registers its gradient (`registerGradient`); `backward` / `noGrad` drive autograd. */
 export {
   registerGradient,
   getGradient,
@@ -72,7 +73,6 @@ export { broadcastBinary } from './ops/binary.js';
 export { defineUnary, type UnaryDefinition } from './ops/unary.js';
 export { reducedShape } from './ops/reduce.js';
 import './tensor-methods.js';
-export { gradcheck, type GradcheckOptions, type GradcheckMismatch } from './testing/gradcheck.js';
 import './wasm/wasm-backend.js';
 export {
   wasmBackend,
@@ -98,7 +98,14 @@ export {
 } from './ops/pool.js';
 export type { InterpolateOptions, InterpolateMode } from './ops/interpolate.js';
 export type { PadMode } from './ops/pad.js';
-export type { BatchNormOptions } from './ops/batch-norm.js';
+export type {
+  BatchNormOptions,
+  BatchNormAttrs,
+  BatchNormBackwardAttrs,
+  BatchNormBackwardKernel,
+  BatchNormKernel,
+} from './ops/batch-norm.js';
+export type { ReluBackwardKernel } from './ops/unary.js';
 export { profileOps, formatTimings, type OpTiming } from './op-profiler.js';
 export { setWasmThreads } from './wasm/wasm-backend.js';
 // Public functional ops, wrapped so symbolic tracing (@qtk/ir) records them; see trace-hook.ts.
@@ -113,35 +120,15 @@ export {
   traceables,
   TraceableRegistry,
   type TraceHook,
-  type TraceableEntry,
 } from './trace-hook.js';
-export { convPlan, type ConvBackwardAttrs, type ConvBackwardKernel } from './ops/conv.js';
-export {
-  convWithEpilogue,
-  type ConvActivation,
-  type ConvEpilogue,
-  type ConvEpilogueAttrs,
-} from './ops/conv-epilogue.js';
-export type {
-  BatchNormAttrs,
-  BatchNormBackwardAttrs,
-  BatchNormBackwardKernel,
-  BatchNormKernel,
-} from './ops/batch-norm.js';
-export type { ReluBackwardKernel } from './ops/unary.js';
+export { convPlan, type ConvBackwardKernel } from './ops/conv.js';
+export { convWithEpilogue, type ConvActivation, type ConvEpilogue } from './ops/conv-epilogue.js';
 export type { ResizeOptions, ResizeMode, ResizeCoordinateMode, ResizeNearestMode } from './ops/resize.js';
 export { convInteger, type ConvIntegerOptions } from './ops/conv-integer.js';
-export {
-  yuvColorSpace,
-  type YuvSwing,
-  type ColorOrder,
-  type YuvColorSpace,
-  type ColorMatrixAttrs,
-} from './ops/color-space.js';
+export { yuvColorSpace, type YuvSwing, type ColorOrder, type YuvColorSpace } from './ops/color-space.js';
 export {
   requantizeInt32,
   REQUANTIZE_MAX_MULTIPLIER,
-  type RequantizeInt32Attrs,
   type RequantizeInt32Options,
   type RequantizeInt32Rule,
 } from './ops/requantize-int32.js';
@@ -152,5 +139,5 @@ export {
   type FakeQuantizeSymmetricAttrs,
 } from './ops/fake-quantize-symmetric.js';
 export { ROUNDING_MODES, type RoundingMode, roundHalfEven, roundHalfUp, roundingFunction } from './rounding.js';
-export { channelMinMax, type ChannelMinMaxAttrs } from './ops/channel-min-max.js';
-export { addHistogramCounts, histogramCounts, type HistogramCountsAttrs } from './ops/histogram-counts.js';
+export { channelMinMax } from './ops/channel-min-max.js';
+export { addHistogramCounts, histogramCounts } from './ops/histogram-counts.js';

@@ -4,8 +4,8 @@ import {
   type FirstDivergenceOptions,
   type FirstDivergenceResult,
   firstDivergence as firstDivergenceWith,
-} from '../first-divergence.js';
-import type { ModelInputs } from '../model-inputs.js';
+} from '../compare/first-divergence.js';
+import type { ModelInputs } from '../values/model-inputs.js';
 
 /**
  * firstDivergence of @qtk/profiler with onnxruntime-node as the runtime of the last pair (fixed point →

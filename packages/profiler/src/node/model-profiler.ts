@@ -2,8 +2,8 @@
 // disk: profiler.html and one JSON per tool.
 import type { GraphModule } from '@qtk/ir';
 import { compareWithRuntime } from '@qtk/onnx-deploy/node';
-import type { ModelInputs } from '../model-inputs.js';
-import { type ModelProfilerRun, type RunModelProfilerOptions, runModelProfiler } from '../model-profiler.js';
+import type { ModelInputs } from '../values/model-inputs.js';
+import { type ModelProfilerRun, type RunModelProfilerOptions, runModelProfiler } from '../report/model-profiler.js';
 import { type WrittenReport, writeProfilerReport } from './write-report.js';
 
 export interface ModelProfilerOptions extends RunModelProfilerOptions {

@@ -1,7 +1,7 @@
 import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
-import { featuremapSimilarity } from '../featuremap-similarity.js';
+import { featuremapSimilarity } from '../compare/featuremap-similarity.js';
 import { renderProfilerHtml } from './render-html.js';
 import { similaritySection } from './similarity-section.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';

@@ -1,5 +1,5 @@
 // featuremapSimilarity's result as report parts: the per-node plot and the similarity table.
-import type { FeaturemapSimilarityResult } from '../featuremap-similarity.js';
+import type { FeaturemapSimilarityResult } from '../compare/featuremap-similarity.js';
 import type { ReportTable, SimilarityPlot } from './report-model.js';
 
 export interface SimilaritySectionOptions {

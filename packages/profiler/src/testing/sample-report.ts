@@ -4,8 +4,8 @@
 // a node with an HTML injection attempt, which the page must show as text. Not part of the package build.
 import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
-import { captureNodeValues, type NodeValue } from '../node-values.js';
-import { featuremapSimilarity } from '../featuremap-similarity.js';
+import { captureNodeValues, type NodeValue } from '../values/node-values.js';
+import { featuremapSimilarity } from '../compare/featuremap-similarity.js';
 import type { ProfilerReport, ReportHistogram, ReportRow, ReportTable } from '../report/report-model.js';
 import { similaritySection } from '../report/similarity-section.js';
 import { tableOf } from '../report/table-of.js';

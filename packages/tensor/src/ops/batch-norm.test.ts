@@ -4,7 +4,6 @@ import {
   InvalidArgumentError,
   ShapeError,
   batchNorm,
-  gradcheck,
   ones,
   rand,
   randn,
@@ -12,6 +11,7 @@ import {
   zeros,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 /** Per-channel mean and biased variance by direct loops over [N, C, S]. */
 function stats(x: Tensor): { mean: number[]; variance: number[] } {

@@ -3,7 +3,6 @@ import {
   bgr2CenteredYuv,
   centeredYuv2Bgr,
   centeredYuv2Rgb,
-  gradcheck,
   rand,
   rgb2CenteredYuv,
   sum,
@@ -13,6 +12,7 @@ import {
   yuvColorSpace,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 const pixel = (r: number, g: number, b: number): Tensor => tensor([r, g, b], [1, 3, 1, 1]);
 const vals = (t: Tensor): number[] => Array.from(t.values());

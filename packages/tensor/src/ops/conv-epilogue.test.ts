@@ -6,7 +6,6 @@ import {
   conv3d,
   convWithEpilogue,
   Generator,
-  gradcheck,
   kernels,
   randn,
   relu,
@@ -16,6 +15,7 @@ import {
   type ConvActivation,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 // convWithEpilogue must give exactly what conv, add and the activation give one after the other, on the
 // wasm kernels and on the cpu ones, forward and backward.

@@ -5,10 +5,10 @@ import {
   ShapeError,
   convTranspose1d,
   convTranspose2d,
-  gradcheck,
   randn,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 const gen = () => new Generator(5);
 

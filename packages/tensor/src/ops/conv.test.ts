@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Generator,
-  InvalidArgumentError,
-  ShapeError,
-  conv1d,
-  conv2d,
-  conv3d,
-  gradcheck,
-  randn,
-  type Tensor,
-} from '../index.js';
+import { Generator, InvalidArgumentError, ShapeError, conv1d, conv2d, conv3d, randn, type Tensor } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 const gen = () => new Generator(11);
 

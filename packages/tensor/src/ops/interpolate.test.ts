@@ -4,12 +4,12 @@ import {
   InvalidArgumentError,
   ShapeError,
   arange,
-  gradcheck,
   interpolate,
   randn,
   tensor,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 function expectNear(a: number[], b: number[], tol = 1e-5): void {
   expect(a.length).toBe(b.length);

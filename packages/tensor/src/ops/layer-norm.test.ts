@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Generator,
-  InvalidArgumentError,
-  ShapeError,
-  gradcheck,
-  layerNorm,
-  randn,
-  tensor,
-  type Tensor,
-} from '../index.js';
+import { Generator, InvalidArgumentError, ShapeError, layerNorm, randn, tensor, type Tensor } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: number): number[] {
   const v = x.toArray();

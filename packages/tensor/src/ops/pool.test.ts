@@ -6,12 +6,12 @@ import {
   adaptiveAvgPool2d,
   arange,
   avgPool2d,
-  gradcheck,
   maxPool2d,
   randn,
   tensor,
   type Tensor,
 } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 /** Values spaced ≥ 0.1 apart in random order, so a finite-difference step never changes an argmax. */
 function distinct(shape: number[], seed = 3): Tensor {

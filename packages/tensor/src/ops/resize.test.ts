@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Generator,
-  InvalidArgumentError,
-  ShapeError,
-  gradcheck,
-  randn,
-  resize,
-  tensor,
-  type Tensor,
-} from '../index.js';
+import { Generator, InvalidArgumentError, ShapeError, randn, resize, tensor, type Tensor } from '../index.js';
+import { gradcheck } from '../testing/gradcheck.js';
 
 const close = (t: Tensor, want: number[]) => {
   const v = Array.from(t.values() as Float32Array);

@@ -5,9 +5,9 @@ import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { InvalidArgumentError, Tensor, type TypedArray, zeros } from '@qtk/tensor';
-import { argsOf, type ModelInputs } from './model-inputs.js';
-import { validatingFakeQuants } from './node-values.js';
-import { callNames, nodeTypeOf } from './node-type.js';
+import { argsOf, type ModelInputs } from '../values/model-inputs.js';
+import { validatingFakeQuants } from '../values/node-values.js';
+import { callNames, nodeTypeOf } from '../values/node-type.js';
 
 export interface MemoryProfileOptions {
   /** Run on these inputs instead of zeros of `inputShape` (the bytes do not depend on the values). */

@@ -24,8 +24,8 @@ import {
 } from '@qtk/ir';
 import type { BatchNormNd, Module } from '@qtk/nn';
 import { type FusionPatternV1, fusionPatterns, type MarchBackendV1, resolveMarchOption } from '@qtk/spec';
-import { callNames, nodeTypeOf } from './node-type.js';
-import { tracedGraphOf } from './traced.js';
+import { callNames, nodeTypeOf } from '../values/node-type.js';
+import { tracedGraphOf } from '../values/traced.js';
 
 /** A chain fusion would turn into one module. */
 export interface FusableChain {

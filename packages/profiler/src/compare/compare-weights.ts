@@ -10,7 +10,7 @@ import type { QuantDType } from '@qtk/spec';
 import { InvalidArgumentError, roundingFunction } from '@qtk/tensor';
 import { aliasesOf } from './align-nodes.js';
 import { similarityOf } from './metrics.js';
-import { nodeTypeOf } from './node-type.js';
+import { nodeTypeOf } from '../values/node-type.js';
 
 export interface LayerWeightComparison {
   /** The quantized model's module path (a fused module is named after the last node it absorbed). */

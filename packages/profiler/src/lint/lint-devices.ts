@@ -5,7 +5,7 @@ import type { Node } from '@qtk/ir';
 import type { QuantDType } from '@qtk/spec';
 import { displayName, type LintContext } from './lint-context.js';
 import type { Finding } from './lint-findings.js';
-import { nodeTypeOf } from './node-type.js';
+import { nodeTypeOf } from '../values/node-type.js';
 
 /** The ops that are deployed: neither float pre-processing before the QuantStubs nor post-processing after the DeQuantStubs (the hybrid partitioner's own choice). */
 export function deployedOps(ctx: LintContext): Node[] {

@@ -2,7 +2,7 @@
 // get_module_called_count): a module called more than once shares its scales across its calls.
 import type { Module } from '@qtk/nn';
 import { subAt } from '@qtk/ir';
-import { tracedGraphOf } from './traced.js';
+import { tracedGraphOf } from '../values/traced.js';
 
 export interface ModuleCalls {
   /** The module path. */

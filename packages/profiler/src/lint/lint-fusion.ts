@@ -1,10 +1,10 @@
 // Linter rules from the fusion check and the call counts: chains prepare will fuse, chains a shared
 // module keeps unfused, and modules whose calls would share one scale.
 import { FloatFunctional } from '@qtk/nn';
-import { checkUnfusedOperations } from './check-unfused.js';
+import { checkUnfusedOperations } from '../checks/check-unfused.js';
 import type { LintContext } from './lint-context.js';
 import type { Finding } from './lint-findings.js';
-import { getModuleCalledCount } from './module-called-count.js';
+import { getModuleCalledCount } from '../checks/module-called-count.js';
 
 export function fusionFindings(ctx: LintContext): Finding[] {
   const result = checkUnfusedOperations(ctx.traced, { march: ctx.march });

@@ -10,10 +10,10 @@ import { marches } from '@qtk/spec';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
 import { type Diagnosis, diagnose } from './divergence-cause.js';
 import { type FeaturemapSimilarityResult, featuremapSimilarity, type NodeSimilarity } from './featuremap-similarity.js';
-import { argsOf, type ModelInputs } from './model-inputs.js';
+import { argsOf, type ModelInputs } from '../values/model-inputs.js';
 import { alignNodes } from './align-nodes.js';
-import { captureNodeValues } from './node-values.js';
-import { callNames } from './node-type.js';
+import { captureNodeValues } from '../values/node-values.js';
+import { callNames } from '../values/node-type.js';
 
 export const STAGES = ['float', 'fakeQuant', 'fixed', 'onnxruntime'] as const;
 export type Stage = (typeof STAGES)[number];

@@ -4,9 +4,9 @@ import type { QatModule } from '@qtk/core';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { describe, expect, it } from 'vitest';
 import { firstDivergence, NO_RUNTIME } from './first-divergence.js';
-import { firstDivergence as firstDivergenceWithOrt } from './node/first-divergence.js';
+import { firstDivergence as firstDivergenceWithOrt } from '../node/first-divergence.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 const x = randomInputs(11, 4);
 

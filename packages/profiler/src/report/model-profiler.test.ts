@@ -1,10 +1,10 @@
 import '@qtk/march-bayes';
 import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
-import { NO_RUNTIME } from './first-divergence.js';
+import { NO_RUNTIME } from '../compare/first-divergence.js';
 import { runModelProfiler } from './model-profiler.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 const x = randomInputs(11, 4);
 

@@ -8,7 +8,7 @@ import { GraphModule, type Node, subAt } from '@qtk/ir';
 import { DeQuantStub, type Module } from '@qtk/nn';
 import { type FakeQuantState, type MarchBackendV1, marches, opOfNode, type QuantDType } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
-import { callNames, nodeTypeOf } from './node-type.js';
+import { callNames, nodeTypeOf } from '../values/node-type.js';
 
 /** A value's type as it flows between nodes: a quantized dtype, or float. */
 export type FlowDtype = QuantDType | 'float';

@@ -5,9 +5,9 @@
 import { modelFromBytes } from '@qtk/core';
 import { GraphModule, Node, runNodes } from '@qtk/ir';
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
-import { type ModelInputs, argsOf } from './model-inputs.js';
-import { callNames, nodeTypeOf } from './node-type.js';
-import { captureNodeValues, type NodeQuant, type NodeValue } from './node-values.js';
+import { type ModelInputs, argsOf } from '../values/model-inputs.js';
+import { callNames, nodeTypeOf } from '../values/node-type.js';
+import { captureNodeValues, type NodeQuant, type NodeValue } from '../values/node-values.js';
 
 /** A fixed-point model, or the bytes of a model file (modelToBytes / saveModelFile). */
 export type ModelVersion = GraphModule | Uint8Array;

@@ -11,9 +11,15 @@ import {
   SIMILARITY_METRICS,
   similarityOf,
 } from './metrics.js';
-import { argsOf, type ModelInputs } from './model-inputs.js';
-import { captureNodeValues, type NodeQuant, type NodeValue, outputFakeQuantOf, scaleAt } from './node-values.js';
-import { nodeTypeOf } from './node-type.js';
+import { argsOf, type ModelInputs } from '../values/model-inputs.js';
+import {
+  captureNodeValues,
+  type NodeQuant,
+  type NodeValue,
+  outputFakeQuantOf,
+  scaleAt,
+} from '../values/node-values.js';
+import { nodeTypeOf } from '../values/node-type.js';
 import { subAt } from '@qtk/ir';
 
 export interface FeaturemapSimilarityOptions {

@@ -6,17 +6,17 @@ import { GraphModule, symbolicTrace } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import type { RuntimeComparer } from '@qtk/onnx-deploy';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
-import { checkQconfig, type CheckQconfigResult } from './check-qconfig.js';
-import { checkUnfusedOperations, type UnfusedOperationsResult } from './check-unfused.js';
-import { compareWeights, type CompareWeightsResult } from './compare-weights.js';
-import { featuremapSimilarity, type FeaturemapSimilarityOptions } from './featuremap-similarity.js';
-import { firstDivergence, type FirstDivergenceResult } from './first-divergence.js';
-import { memoryProfile, type MemoryProfileResult } from './memory-profile.js';
-import { argsOf, type ModelInputs } from './model-inputs.js';
-import { getModuleCalledCount, type ModuleCalledCountResult } from './module-called-count.js';
-import { getRawFeatures, type RawFeaturesOptions } from './raw-features.js';
+import { checkQconfig, type CheckQconfigResult } from '../checks/check-qconfig.js';
+import { checkUnfusedOperations, type UnfusedOperationsResult } from '../checks/check-unfused.js';
+import { compareWeights, type CompareWeightsResult } from '../compare/compare-weights.js';
+import { featuremapSimilarity, type FeaturemapSimilarityOptions } from '../compare/featuremap-similarity.js';
+import { firstDivergence, type FirstDivergenceResult } from '../compare/first-divergence.js';
+import { memoryProfile, type MemoryProfileResult } from '../checks/memory-profile.js';
+import { argsOf, type ModelInputs } from '../values/model-inputs.js';
+import { getModuleCalledCount, type ModuleCalledCountResult } from '../checks/module-called-count.js';
+import { getRawFeatures, type RawFeaturesOptions } from '../values/raw-features.js';
 import { profilerReportOf } from './profiler-report.js';
-import type { ProfilerMode, ProfilerReport } from './report/report-model.js';
+import type { ProfilerMode, ProfilerReport } from './report-model.js';
 
 export interface RunModelProfilerOptions {
   /** Which stages are compared: float vs calibrated / QAT ('FvsQ'), calibrated vs QAT ('CvsQ'), QAT vs fixed point ('QvsQ'). */

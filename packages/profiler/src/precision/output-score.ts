@@ -2,8 +2,8 @@
 // all outputs together, or top-1 accuracy when labels are given.
 import { type Module, top1 } from '@qtk/nn';
 import { InvalidArgumentError, noGrad, type Tensor } from '@qtk/tensor';
-import { similarityOf } from './metrics.js';
-import { realValues } from './node-values.js';
+import { similarityOf } from '../compare/metrics.js';
+import { realValues } from '../values/node-values.js';
 
 export const SCORE_METRICS = ['cosine', 'sqnr', 'accuracy'] as const;
 /** cosine and sqnr compare with the float model's output; accuracy compares the top-1 class with labels. */

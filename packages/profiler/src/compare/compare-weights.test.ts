@@ -7,7 +7,7 @@ import type { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { compareWeights } from './compare-weights.js';
 import { TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 describe('compareWeights', () => {
   const { float, calibrated, fixed } = stagesOf(new TinyResNet(), 'bayes');

@@ -16,7 +16,7 @@ import type { GraphModule, Node } from '@qtk/ir';
 import { DeQuantStub, type Module, QuantStub } from '@qtk/nn';
 import { type MarchBackendV1, marches } from '@qtk/spec';
 import { Tensor } from '@qtk/tensor';
-import { tracedGraphOf } from './traced.js';
+import { tracedGraphOf } from '../values/traced.js';
 
 export interface LintOptions {
   /** The target march (a registered id or a backend). */

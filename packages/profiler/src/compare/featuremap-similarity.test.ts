@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { alignNodes } from './align-nodes.js';
 import { featuremapSimilarity } from './featuremap-similarity.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 const x = randomInputs(11, 4);
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { checkDeployDevice, HybridDictError, hybridPartitioner } from '@qtk/hybrid';
 import { applyModelFixes } from './apply-model-fixes.js';
 import { checkModel } from './check-model.js';
-import { checkQconfig } from './check-qconfig.js';
+import { checkQconfig } from '../checks/check-qconfig.js';
 import { CpuEndsNet, NestedSeluNet, SeluNet, TinyResNet } from '@qtk/test-models';
 
 const inputs = (seed: number) =>

@@ -3,7 +3,7 @@
 // stands for the last node of the float chain it absorbed) and moduleized functions (an add that
 // became `layer1._generated_add_0` still knows it was `add`).
 import type { GraphModule, Node } from '@qtk/ir';
-import { nodeNameOf } from './node-values.js';
+import { nodeNameOf } from '../values/node-values.js';
 
 export interface AlignedPair {
   /** The name shown for the pair: the second model's node name (module path for a module call). */

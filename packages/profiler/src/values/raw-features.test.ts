@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { captureNodeValues } from './node-values.js';
 import { getRawFeatures, outlierOf } from './raw-features.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 const x = randomInputs(11, 4);
 

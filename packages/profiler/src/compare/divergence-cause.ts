@@ -1,6 +1,6 @@
 // Why a node's quantized output departs from its reference: read from the reference values and the
 // quantization the node applies. The rules are ordered from the most specific evidence to the least.
-import type { NodeQuant } from './node-values.js';
+import type { NodeQuant } from '../values/node-values.js';
 
 export const DIVERGENCE_CAUSES = ['saturation', 'scale-too-coarse', 'int16-needed', 'table-error', 'rounding'] as const;
 export type DivergenceCause = (typeof DIVERGENCE_CAUSES)[number];

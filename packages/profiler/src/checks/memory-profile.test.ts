@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { memoryProfile } from './memory-profile.js';
 import { randomInputs, TinyResNet } from '@qtk/test-models';
-import { stagesOf } from './testing/stages.js';
+import { stagesOf } from '../testing/stages.js';
 
 // TinyResNet on [1, 3, 8, 8]: 8-channel maps hold 512 values, conv2's 16-channel map 1024.
 const shape = [1, 3, 8, 8];

@@ -2,9 +2,9 @@
 // the similarity plot, one sortable table per tool and histograms of the worst nodes.
 import { QUANT_DTYPES, type QuantDType, quantRange } from '@qtk/spec';
 import type { ModelProfilerResults } from './model-profiler.js';
-import type { ProfilerMode, ProfilerReport, ReportHistogram, ReportNote, ReportTable } from './report/report-model.js';
-import { similaritySection } from './report/similarity-section.js';
-import { tableOf } from './report/table-of.js';
+import type { ProfilerMode, ProfilerReport, ReportHistogram, ReportNote, ReportTable } from './report-model.js';
+import { similaritySection } from './similarity-section.js';
+import { tableOf } from './table-of.js';
 
 export interface ReportContext {
   readonly mode: ProfilerMode;
