@@ -11,9 +11,11 @@ export {
 } from './errors.js';
 export { parseOptions } from './options.js';
 export {
+  QUANT_DTYPES,
   QUANT_STORAGE_DTYPE,
   OBSERVER_DTYPES,
   FLOAT32_EPS,
+  quantDTypeSchema,
   observerDTypeSchema,
   quantRange,
   resolveQuantRange,

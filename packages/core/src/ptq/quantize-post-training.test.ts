@@ -234,7 +234,9 @@ describe('quantizePostTraining errors', () => {
     const ce = err as ConversionError;
     expect(ce.failures.map((f) => f.node)).toEqual(['conv3d', 'softmax']);
     expect(ce.message).toMatch(/march 'bernoulli2' cannot convert 2 node\(s\)/);
-    expect(ce.message).toContain('prepareQatFx(model, qconfigDict, { march, hybrid: true, partitioner: hybridPartitioner })');
+    expect(ce.message).toContain(
+      'prepareQatFx(model, qconfigDict, { march, hybrid: true, partitioner: hybridPartitioner })',
+    );
   });
 
   it("throws what explainError makes of a stage's error, with the calibrated model once prepared", () => {

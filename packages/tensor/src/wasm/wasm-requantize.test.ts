@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { convInteger, Generator, requantizeInt32, Tensor } from '../index.js';
-import { type RequantizeInt32Attrs } from '../ops/requantize-int32.js';
+import type { RequantizeInt32Attrs } from '../ops/requantize-int32.js';
 import type { ConvIntegerAttrs } from '../ops/conv-integer.js';
 import { kernels, type TensorKernel } from '../registry.js';
 import { loadWasmBackend, setWasmThreads, wasmStatus } from './wasm-backend.js';
