@@ -9,6 +9,24 @@ function lift3(a: readonly number[], fill: number): [number, number, number] {
   return [p[0]!, p[1]!, p[2]!];
 }
 
+/** A 1-, 2- or 3-d convolution's sizes as 3-d ones (leading unit sizes, zero padding; the begin pads only). */
+export function geometry3(
+  image: readonly number[],
+  kernel: readonly number[],
+  out: readonly number[],
+  stride: readonly number[],
+  pads: readonly number[],
+  dilation: readonly number[],
+) {
+  const [id, ih, iw] = lift3(image, 1);
+  const [kd, kh, kw] = lift3(kernel, 1);
+  const [od, oh, ow] = lift3(out, 1);
+  const [sd, sh, sw] = lift3(stride, 1);
+  const [pd, ph, pw] = lift3(pads.slice(0, image.length), 0);
+  const [dd, dh, dw] = lift3(dilation, 1);
+  return { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw };
+}
+
 /** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
 export function convF64(
   xv: TypedArray,
@@ -24,13 +42,14 @@ export function convF64(
   pads: number[],
   dilation: number[],
 ): Int32Array {
-  const r = image.length;
-  const [id, ih, iw] = lift3(image, 1);
-  const [kd, kh, kw] = lift3(kernel, 1);
-  const [od, oh, ow] = lift3(out, 1);
-  const [sd, sh, sw] = lift3(stride, 1);
-  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
-  const [dd, dh, dw] = lift3(dilation, 1);
+  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(
+    image,
+    kernel,
+    out,
+    stride,
+    pads,
+    dilation,
+  );
   const cinG = cin / groups;
   const coutG = cout / groups;
   const acc = new Float64Array(n * cout * od * oh * ow);
@@ -81,13 +100,14 @@ export function convTransposeF64(
   pads: number[],
   dilation: number[],
 ): Int32Array {
-  const r = image.length;
-  const [id, ih, iw] = lift3(image, 1);
-  const [kd, kh, kw] = lift3(kernel, 1);
-  const [od, oh, ow] = lift3(out, 1);
-  const [sd, sh, sw] = lift3(stride, 1);
-  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
-  const [dd, dh, dw] = lift3(dilation, 1);
+  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(
+    image,
+    kernel,
+    out,
+    stride,
+    pads,
+    dilation,
+  );
   const cinG = cin / groups;
   const cout = coutG * groups;
   const acc = new Float64Array(n * cout * od * oh * ow);
