@@ -99,8 +99,8 @@ export const MAX_DW_CHUNKS = 32;
 /** ...holding at most this many floats together (summing them is serial), but at least 4 chunks. */
 const DW_PARTIALS_BUDGET = 1 << 20;
 
-/** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
-const F = {
+/** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets); wasm-int-conv.ts adds its own. */
+export const CONV_SLOTS = {
   next: 0,
   kind: 1,
   n: 2,
@@ -148,6 +148,7 @@ const F = {
   epiAct: 54,
   wpack: 55,
 } as const;
+const F = CONV_SLOTS;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
 const COLS_SLACK = 16;

@@ -6,7 +6,7 @@ import { kernels, registerKernel, type Saved, type TensorKernel } from '../regis
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { stageImages } from './wasm-staging.js';
-import { type ConvJobRunner, type ConvProblem, writeConvHeader } from './wasm-conv.js';
+import { CONV_SLOTS, type ConvJobRunner, type ConvProblem, writeConvHeader } from './wasm-conv.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { epilogueFlags, packParams } from './wasm-requantize.js';
 
@@ -36,23 +36,9 @@ const KIND_INT_CONV = 3;
 export const INT_COLS_BUDGET = 1 << 16;
 const INT_COLS_SLACK = 16;
 
-/** Descriptor slots (i32), as in wasm-conv.ts; PAIRS is the int conv's own. */
+/** Descriptor slots (i32): wasm-conv.ts's, and the int conv's own (pairs, int8 input, the integer epilogue). */
 const F = {
-  n: 2,
-  x: 24,
-  w: 25,
-  y: 27,
-  chunk: 31,
-  chunks: 32,
-  tile: 33,
-  colsLen: 35,
-  scratch0: 36,
-  scratch1: 37,
-  padD: 38,
-  padH: 39,
-  padW: 40,
-  padLen: 41,
-  staged: 42,
+  ...CONV_SLOTS,
   pairs: 43,
   xInt8: 44,
   epiOut: 45,
