@@ -248,6 +248,21 @@ function convTensors(weight: number[], out: number, bias: boolean): CodecTensor[
   ];
 }
 
+/** A conv or transposed conv layer's stored config (outputPadding for the transposed ones, after padding). */
+function convConfig(m: nn.Conv1d | nn.Conv2d | nn.Conv3d | nn.ConvTranspose1d | nn.ConvTranspose2d): JsonValue {
+  return json({
+    inChannels: m.inChannels,
+    outChannels: m.outChannels,
+    kernelSize: m.kernelSize,
+    stride: m.stride,
+    padding: m.padding,
+    outputPadding: 'outputPadding' in m ? m.outputPadding : undefined,
+    dilation: m.dilation,
+    groups: m.groups,
+    bias: m.bias !== null,
+  });
+}
+
 function convSchema(rank: number) {
   return z
     .object({
@@ -273,25 +288,9 @@ for (const [cls, rank] of [
   moduleCodecs.register<Conv, z.infer<ReturnType<typeof convSchema>>>({
     cls,
     schema: convSchema(rank),
-    config: (m) =>
-      json({
-        inChannels: m.inChannels,
-        outChannels: m.outChannels,
-        kernelSize: m.kernelSize,
-        stride: m.stride,
-        padding: m.padding,
-        dilation: m.dilation,
-        groups: m.groups,
-        bias: m.bias !== null,
-      }),
-    create: (c) =>
-      new cls(c.inChannels, c.outChannels, c.kernelSize, {
-        stride: c.stride,
-        padding: c.padding,
-        dilation: c.dilation,
-        groups: c.groups,
-        bias: c.bias,
-      }),
+    config: (m) => convConfig(m),
+    create: ({ inChannels, outChannels, kernelSize, ...options }) =>
+      new cls(inChannels, outChannels, kernelSize, options),
     tensors: (c) => convTensors([c.outChannels, c.inChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
@@ -321,27 +320,9 @@ for (const [cls, rank] of [
   moduleCodecs.register<ConvT, z.infer<ReturnType<typeof convTransposeSchema>>>({
     cls,
     schema: convTransposeSchema(rank),
-    config: (m) =>
-      json({
-        inChannels: m.inChannels,
-        outChannels: m.outChannels,
-        kernelSize: m.kernelSize,
-        stride: m.stride,
-        padding: m.padding,
-        outputPadding: m.outputPadding,
-        dilation: m.dilation,
-        groups: m.groups,
-        bias: m.bias !== null,
-      }),
-    create: (c) =>
-      new cls(c.inChannels, c.outChannels, c.kernelSize, {
-        stride: c.stride,
-        padding: c.padding,
-        outputPadding: c.outputPadding,
-        dilation: c.dilation,
-        groups: c.groups,
-        bias: c.bias,
-      }),
+    config: (m) => convConfig(m),
+    create: ({ inChannels, outChannels, kernelSize, ...options }) =>
+      new cls(inChannels, outChannels, kernelSize, options),
     tensors: (c) => convTensors([c.inChannels, c.outChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
   });
 }
