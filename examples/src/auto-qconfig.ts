@@ -165,7 +165,8 @@ const select = selectionSet(train, calibCount, selectCount);
 const t0 = performance.now();
 const modes = (values.modes ?? (hybrid ? 'float' : 'int16')).split(',') as SensitivityMode[];
 const reuseCalibration = !values['no-reuse'];
-const table = sensitivity(float, {
+// The sensitivity table and the search must see the same model, data, metric and preparation.
+const searchOptions = {
   march,
   calib,
   eval: select,
@@ -173,20 +174,13 @@ const table = sensitivity(float, {
   qconfigDict: baseline,
   stage: 'fixed',
   prepare,
-  modes,
   reuseCalibration,
-});
+} as const;
+const table = sensitivity(float, { ...searchOptions, modes });
 const nodeCount = table.nodes.length;
 const budget = Math.floor(Number(values.share) * nodeCount);
 const auto = autoQconfig(float, {
-  march,
-  calib,
-  eval: select,
-  metric,
-  qconfigDict: baseline,
-  stage: 'fixed',
-  prepare,
-  reuseCalibration,
+  ...searchOptions,
   budget: hybrid ? { nodes: budget, transitions: Number(values.transitions) } : budget,
   sensitivity: table,
 });

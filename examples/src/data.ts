@@ -16,6 +16,21 @@ export function resolveFullData(flag?: string): string | null {
   return existsSync(join(DEBIAN_FASHION_MNIST, 'train-images-idx3-ubyte.gz')) ? DEBIAN_FASHION_MNIST : null;
 }
 
+/**
+ * The folder a script's `--data` names: `debian` for Debian's full set (exits with status 2 and the install hint
+ * when it is missing), another folder as given, or the committed subset when absent. `full` is null for the subset.
+ */
+export function dataDirOf(flag: string | undefined): { dir: string; full: string | null } {
+  const full = flag === 'debian' ? resolveFullData() : (flag ?? null);
+  if (flag === 'debian' && !full) {
+    console.error(
+      `error: --data debian: ${DEBIAN_FASHION_MNIST} not found; apt-get install dataset-fashion-mnist or pass --data DIR`,
+    );
+    process.exit(2);
+  }
+  return { dir: full ?? SUBSET_DIR, full };
+}
+
 export function loadDataset(dir: string, split: 'train' | 'test', limit?: number): Dataset {
   const { images, labels } = loadFashionMnist(dir, { split, limit });
   return { images, labels };

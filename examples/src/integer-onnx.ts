@@ -10,7 +10,7 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import type { Module } from '@qtk/nn';
 import { loadStateDictFileSync } from '@qtk/nn/node';
-import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
+import { dataDirOf, loadDataset } from './data.js';
 import { checkIntegerOnnx, type IntegerOnnxCheck } from './integer-onnx-check.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize, type PtqOptions } from './ptq.js';
@@ -42,8 +42,7 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
-const full = values.data === 'debian' ? resolveFullData() : values.data;
-const dir = full ?? SUBSET_DIR;
+const { dir } = dataDirOf(values.data);
 const train = loadDataset(dir, 'train', 1024);
 const test = loadDataset(dir, 'test', values.limit ? Number(values.limit) : undefined);
 const calibration = firstBatches(train, 1024);

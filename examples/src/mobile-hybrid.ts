@@ -11,7 +11,7 @@ import '@qtk/march-bernoulli2';
 import { agreement } from '@qtk/nn';
 import { loadStateDictFileSync, saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
-import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
+import { dataDirOf, loadDataset } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
 import { accuracyOf, predict, trainFloat } from './train.js';
@@ -55,14 +55,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const full = values.data === 'debian' ? resolveFullData() : values.data;
-if (values.data === 'debian' && !full) {
-  console.error(
-    'error: --data debian: /usr/share/datasets/fashion-mnist not found; apt-get install dataset-fashion-mnist or pass --data DIR',
-  );
-  process.exit(2);
-}
-const dir = full ?? SUBSET_DIR;
+const { dir, full } = dataDirOf(values.data);
 const seed = Number(values.seed);
 const weights = values.weights ?? `out/mobile-hybrid-net-float-${full ? 'full' : 'subset'}.qtk`;
 const train = loadDataset(dir, 'train', values.limit ? Number(values.limit) : undefined);

@@ -8,7 +8,7 @@ import { loadStateDictFileSync } from '@qtk/nn/node';
 import { Generator } from '@qtk/tensor';
 import { takeBatch } from './batches.js';
 import { BROKEN_NODE, profileBrokenLayer } from './broken-layer.js';
-import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
+import { dataDirOf, loadDataset } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 
 const HELP = `Usage: pnpm profile-broken-layer [--data DIR|debian] [--weights FILE] [--march ID] [--scale S] [--out DIR]
@@ -37,7 +37,7 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
-const dir = (values.data === 'debian' ? resolveFullData() : values.data) ?? SUBSET_DIR;
+const { dir } = dataDirOf(values.data);
 const model = new MobileHybridNet({ generator: new Generator(3) });
 const weights = values.weights ?? 'out/mobile-hybrid-net-float-full.qtk';
 if (existsSync(weights)) {

@@ -7,7 +7,7 @@ import { saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
 import { ReferenceNet } from './reference-net.js';
 import { evaluate, trainFloat } from './train.js';
-import { SUBSET_DIR, loadDataset, resolveFullData } from './data.js';
+import { dataDirOf, loadDataset } from './data.js';
 
 const HELP = `Usage: pnpm train-float [--data DIR] [--epochs N] [--lr X] [--batch N] [--limit N] [--seed N] [--out FILE]
 
@@ -39,14 +39,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const full = values.data === 'debian' ? resolveFullData() : values.data;
-if (values.data === 'debian' && !full) {
-  console.error(
-    'error: --data debian: /usr/share/datasets/fashion-mnist not found; apt-get install dataset-fashion-mnist or pass --data DIR',
-  );
-  process.exit(2);
-}
-const dir = full ?? SUBSET_DIR;
+const { dir, full } = dataDirOf(values.data);
 const epochs = Number(values.epochs ?? (full ? 8 : 2));
 const seed = Number(values.seed);
 const train = loadDataset(dir, 'train', values.limit ? Number(values.limit) : undefined);

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { saveModelFileSync } from '@qtk/core/node';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
-import { QTensor } from '@qtk/fixed-point';
 import { type GraphModule, symbolicTrace } from '@qtk/ir';
 import { Flatten, Module, Softplus } from '@qtk/nn';
 import { decodeModel, encodeModel, exportOnnxBytes, NODE_VALUES_KEY } from '@qtk/onnx';
@@ -14,7 +13,17 @@ import { importOnnx } from '@qtk/onnx/node';
 import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSamples } from './data/samples.js';
-import { npyBytes, pngBytes, PoolScores, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import {
+  correctCount,
+  npyBytes,
+  pngBytes,
+  PoolScores,
+  run,
+  runProcess,
+  tempDir,
+  TinyNet,
+  writeOnnx,
+} from './testing/fixtures.js';
 
 const N = 20;
 /** Samples 0..ZEROS-1 are negative everywhere: ReLU makes their scores all zero. */
@@ -26,14 +35,6 @@ let labels: number[];
 let fixed: GraphModule;
 let fixedPath: string;
 let qatPath: string;
-
-function correct(model: GraphModule, x: Tensor): number {
-  const y = noGrad(() => model.call(x)) as Tensor | QTensor;
-  const pred = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
-  let c = 0;
-  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
-  return c;
-}
 
 beforeAll(() => {
   dir = tempDir();
@@ -93,7 +94,7 @@ describe('qtk export', () => {
     ]);
 
     // eval runs the integer file in onnxruntime by default, with the fixed-point model's accuracy
-    const want = correct(fixed, inputs);
+    const want = correctCount(fixed, inputs, labels);
     const e = await run('eval', out, '--data', data, '--batch', '7');
     expect(e.stderr).toBe('');
     expect(e.code).toBe(0);
@@ -122,7 +123,7 @@ describe('qtk export', () => {
     const x = rand([N, 1, 28, 28], { low: -1, high: 1, generator: g });
     writeFileSync(join(evalDir, 'x.npy'), npyBytes([N, 1, 28, 28], x.values() as Float32Array));
     writeFileSync(join(evalDir, 'labels.txt'), `${labels.join('\n')}\n`);
-    const want = correct(importOnnx(tiny), x);
+    const want = correctCount(importOnnx(tiny), x, labels);
 
     const again = join(dir, 'tiny-11.onnx');
     const r = await run('export', tiny, '--out', again, '--opset', '11');

@@ -4,14 +4,22 @@ import { join } from 'node:path';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatQconfig } from '@qtk/fake-quant';
-import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { parseNpy } from '@qtk/nn';
 import { loadFashionMnist } from '@qtk/nn/node';
 import { importOnnx } from '@qtk/onnx/node';
-import { argmax, Generator, noGrad, rand, Tensor } from '@qtk/tensor';
+import { Generator, rand, Tensor } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BadForBernoulli2, npyBytes, pngBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import {
+  BadForBernoulli2,
+  correctCount,
+  npyBytes,
+  pngBytes,
+  run,
+  tempDir,
+  TinyNet,
+  writeOnnx,
+} from './testing/fixtures.js';
 
 const SUBSET = join(__dirname, '../../../data/fashion-mnist-subset');
 let dir: string;
@@ -19,15 +27,6 @@ let tiny: string;
 let bad: string;
 let calib: string;
 let evalDir: string;
-
-/** The number of samples (of `n` in order) a model classifies as `labels` says, computed directly. */
-function correct(model: GraphModule, x: Tensor, labels: ArrayLike<number>): number {
-  const y = noGrad(() => model.call(x)) as Tensor | QTensor;
-  const pred = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
-  let c = 0;
-  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
-  return c;
-}
 
 beforeAll(() => {
   dir = tempDir();
@@ -131,7 +130,7 @@ describe('qtk quantize and qtk eval', () => {
 
     // eval on .npy files with labels = evaluating the loaded model directly
     const { x, labels } = evalInputs();
-    const want = correct(loaded.model, x, labels);
+    const want = correctCount(loaded.model, x, labels);
     const e = await run('eval', out, '--data', evalDir, '--batch', '7');
     expect(e.stderr).toBe('');
     expect(e.code).toBe(0);
@@ -140,7 +139,7 @@ describe('qtk quantize and qtk eval', () => {
 
     // and the float ONNX model, likewise
     const float = importOnnx(tiny);
-    const wantFloat = correct(float, x, labels);
+    const wantFloat = correctCount(float, x, labels);
     const f = await run('eval', tiny, '--data', evalDir);
     expect(f.code).toBe(0);
     expect(f.stdout).toContain(`(${wantFloat} / 20)`);
@@ -164,7 +163,7 @@ describe('qtk quantize and qtk eval', () => {
     expect(q.stdout).toMatch(/^march:\s+bernoulli2$/m);
     const d = loadFashionMnist(SUBSET, { split: 'test', limit: 300 });
     const labels = d.labels.values();
-    const want = correct(loadModelFileSync(out).model, d.images, labels);
+    const want = correctCount(loadModelFileSync(out).model, d.images, labels);
     const e = await run('eval', out, '--data', SUBSET, '--limit', '300');
     expect(e.code).toBe(0);
     expect(e.stdout).toContain('IDX test split');
@@ -187,7 +186,7 @@ describe('qtk quantize and qtk eval', () => {
     ] as const) {
       const path = join(dir, `tiny-${kind}.qtk`);
       saveModelFileSync(model, path, { kind, meta: { inputShape: [null, 1, 28, 28] } });
-      const want = correct(loadModelFileSync(path).model, x, labels);
+      const want = correctCount(loadModelFileSync(path).model, x, labels);
       const e = await run('eval', path, '--data', evalDir);
       expect(e.stderr).toBe('');
       expect(e.stdout).toContain(`(${label})`);

@@ -151,6 +151,28 @@ async function calibratedFile(name: string, q: QConfig = calibQconfig()): Promis
   return { path, calib };
 }
 
+/**
+ * Trains four steps from the file at `path` (or `first`, already loaded from it) with averaging constant 0, which
+ * keeps every calibrated scale, then 0.01, which moves each from it as a moving average started at ±s·127.5.
+ */
+async function expectResumesFromScales(before: Map<string, number>, path: string, first?: StateDict): Promise<Trained> {
+  const fixed = trainFourSteps(
+    prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }),
+    first ?? (await loadStateDictFile(path)),
+  );
+  for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
+  const moving = trainFourSteps(
+    prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
+    await loadStateDictFile(path),
+  );
+  for (const [name, s] of before) {
+    // the symmetric range ±s·(qmax − qmin)/2 gives back exactly s
+    const a = s * 127.5;
+    expect(moving.scales.get(name), name).toEqual(movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01));
+  }
+  return moving;
+}
+
 function calibratedScales(calib: Module): Map<string, number> {
   return new Map(activationFakeQuants(calib).map(([n, fq]) => [n, scaleOf(fq)]));
 }
@@ -199,23 +221,8 @@ describe('calibration -> QAT hand-off', () => {
       const { path, calib } = await calibratedFile(`other-${observer}`, calibQconfig(observer, {}));
       const before = calibratedScales(calib);
       for (const [, fq] of activationFakeQuants(calib)) expect(fq.observer.name).toBe(observer);
-      const fixed = trainFourSteps(
-        prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }),
-        await loadStateDictFile(path),
-      );
-      for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
-      const moving = trainFourSteps(
-        prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
-        await loadStateDictFile(path),
-      );
-      for (const [name, s] of before) {
-        // the symmetric range ±s·(qmax − qmin)/2 gives back exactly s
-        const a = s * 127.5;
-        expect(moving.scales.get(name), name).toEqual(
-          movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01),
-        );
-        expect(moving.scales.get(name)![3], name).not.toBe(s);
-      }
+      const moving = await expectResumesFromScales(before, path);
+      for (const [name, s] of before) expect(moving.scales.get(name)![3], name).not.toBe(s);
     });
   }
 
@@ -237,16 +244,7 @@ describe('calibration -> QAT hand-off', () => {
     writeFileSync(path, bytes);
     const loaded = await loadStateDictFile(path);
     expect(loaded.extra).toBeUndefined();
-    const fixed = trainFourSteps(prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }), loaded);
-    for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
-    const moving = trainFourSteps(
-      prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
-      await loadStateDictFile(path),
-    );
-    for (const [name, s] of before) {
-      const a = s * 127.5;
-      expect(moving.scales.get(name), name).toEqual(movingAverageScales([-a, a], moving.batchRanges.get(name)!, 0.01));
-    }
+    await expectResumesFromScales(before, path, loaded);
   });
 
   it('a state dict file restores every observer state exactly', async () => {

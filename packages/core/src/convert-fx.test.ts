@@ -29,7 +29,7 @@ import {
   setMarch,
   setPreserveQatMode,
 } from './index.js';
-import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, Conv3dSoftmaxNet, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 /** A compact version of the reference network: conv-bn-relu stem, one residual block (add fused into ConvAddReLU), pool, flatten, high-precision Linear. */
 class TinyResNet extends Module {
@@ -228,18 +228,7 @@ describe.each(['bayes', 'bernoulli2'])('convertFx on a small residual network (%
 
 describe('convertFx errors', () => {
   it('(f) reports every node bernoulli2 cannot convert at once, with node, op and march', () => {
-    class Unsupported extends Module {
-      readonly quant = new QuantStub({ scale: 1 / 128 });
-      readonly conv3d = new Conv3d(1, 1, 3, { padding: 1, generator: new Generator(1) });
-      readonly softmax = new Softmax({ dim: 1 });
-      readonly dq1 = new DeQuantStub();
-      readonly dq2 = new DeQuantStub();
-      forward(x: Tensor): Tensor {
-        const q = this.quant.call(x);
-        return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
-      }
-    }
-    const gm = prepareQatFx(new Unsupported().eval(), { global: defaultQatQconfig }, { march: 'bernoulli2' });
+    const gm = prepareQatFx(new Conv3dSoftmaxNet().eval(), { global: defaultQatQconfig }, { march: 'bernoulli2' });
     const g = new Generator(3);
     calibrate(gm, [rand([2, 1, 2, 4, 4], { generator: g })]);
     const err = thrownBy(() => convertFx(gm, { march: 'bernoulli2', onWarning: () => {} }));

@@ -1,4 +1,4 @@
-import { type GraphModule, SubmoduleContainer } from '@qtk/ir';
+import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { Tensor } from '@qtk/tensor';
 
@@ -14,16 +14,7 @@ export function copyTensorAttributes(qatModel: GraphModule, out: GraphModule): v
     const parts = node.target.split('.');
     const value = attributeAt(qatModel, parts);
     if (!(value instanceof Tensor) || attributeAt(out, parts) !== undefined) continue;
-    let owner: Module = out;
-    for (const p of parts.slice(0, -1)) {
-      let next = owner.getChild(p);
-      if (!next) {
-        next = new SubmoduleContainer();
-        owner.registerModule(p, next);
-      }
-      owner = next;
-    }
-    owner.registerBuffer(parts[parts.length - 1]!, value.clone());
+    out.addBuffer(node.target, value.clone());
   }
 }
 

@@ -4,9 +4,9 @@
 import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import { type GraphModule, symbolicTrace } from '@qtk/ir';
-import { crc32 } from '@qtk/nn';
 import { Generator, QtkError, rand, randn, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
+import { editModelFileGraph } from './testing/model-file-bytes.js';
 import { calibrate, convertFx, modelFromBytes, modelToBytes, prepareQatFx, resetMarch, setMarch } from './index.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
 import { ConvClassifier, LayerNormSoftmax } from '@qtk/test-models';
@@ -55,32 +55,19 @@ function slots(v: Json, out: [Record<string, Json> | Json[], string | number][] 
 }
 
 function mutate(bytes: Uint8Array, r: () => number): Uint8Array {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const h = dv.getUint32(12, true);
-  const g = dv.getUint32(16, true);
-  const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as {
-    modules: { config?: Json }[];
-  };
-  const withConfig = graph.modules.filter((m) => m.config !== undefined && slots(m.config).length > 0);
-  const entry = withConfig[Math.floor(r() * withConfig.length)]!;
-  const all = slots(entry.config!);
-  const [parent, key] = all[Math.floor(r() * all.length)]!;
-  const p = parent as Record<string | number, Json>;
-  const op = r();
-  if (op < 0.15 && !Array.isArray(parent)) delete p[key];
-  else if (op < 0.3 && Array.isArray(p[key])) (p[key] as Json[]).pop();
-  else if (op < 0.4 && Array.isArray(p[key])) (p[key] as Json[]).push(((p[key] as Json[])[0] ?? 1) as Json);
-  else if (op < 0.55 && typeof p[key] === 'number') p[key] = -(p[key] as number) - 1;
-  else p[key] = REPLACEMENTS[Math.floor(r() * REPLACEMENTS.length)]!;
-  const text = new TextEncoder().encode(JSON.stringify(graph));
-  const out = new Uint8Array(bytes.byteLength - g + text.byteLength);
-  out.set(bytes.subarray(0, 32 + h));
-  out.set(text, 32 + h);
-  out.set(bytes.subarray(32 + h + g), 32 + h + text.byteLength);
-  const odv = new DataView(out.buffer);
-  odv.setUint32(16, text.byteLength, true);
-  odv.setUint32(20, crc32(out.subarray(32)), true);
-  return out;
+  return editModelFileGraph<{ modules: { config?: Json }[] }>(bytes, (graph) => {
+    const withConfig = graph.modules.filter((m) => m.config !== undefined && slots(m.config).length > 0);
+    const entry = withConfig[Math.floor(r() * withConfig.length)]!;
+    const all = slots(entry.config!);
+    const [parent, key] = all[Math.floor(r() * all.length)]!;
+    const p = parent as Record<string | number, Json>;
+    const op = r();
+    if (op < 0.15 && !Array.isArray(parent)) delete p[key];
+    else if (op < 0.3 && Array.isArray(p[key])) (p[key] as Json[]).pop();
+    else if (op < 0.4 && Array.isArray(p[key])) (p[key] as Json[]).push(((p[key] as Json[])[0] ?? 1) as Json);
+    else if (op < 0.55 && typeof p[key] === 'number') p[key] = -(p[key] as number) - 1;
+    else p[key] = REPLACEMENTS[Math.floor(r() * REPLACEMENTS.length)]!;
+  });
 }
 
 function models(): [string, Uint8Array, Tensor][] {

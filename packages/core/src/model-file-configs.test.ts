@@ -6,9 +6,10 @@ import '@qtk/march-bayes';
 import { defaultQat16bitQconfig, defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import '@qtk/fusion';
 import { ModuleConfigError, moduleCodecs, symbolicTrace, type GraphModule } from '@qtk/ir';
-import { Conv2d, crc32, Module } from '@qtk/nn';
+import { Conv2d, Module } from '@qtk/nn';
 import { add, Generator, rand, randn, relu, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { editModelFileGraph } from './testing/model-file-bytes.js';
 import { z } from 'zod';
 import {
   calibrate,
@@ -42,28 +43,17 @@ function corrupt(
   where: { path?: string; type?: string },
   edit: (config: any, entry: Entry) => unknown,
 ): Uint8Array {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const h = dv.getUint32(12, true);
-  const g = dv.getUint32(16, true);
-  const graph = JSON.parse(new TextDecoder().decode(bytes.subarray(32 + h, 32 + h + g))) as { modules: Entry[] };
-  const entry = graph.modules.find(
-    (e) => (where.path === undefined || e.path === where.path) && (where.type === undefined || e.type === where.type),
-  );
-  if (!entry)
-    throw new Error(
-      `no module ${JSON.stringify(where)} in ${graph.modules.map((e) => `${e.path}:${e.type}`).join(', ')}`,
+  return editModelFileGraph<{ modules: Entry[] }>(bytes, (graph) => {
+    const entry = graph.modules.find(
+      (e) => (where.path === undefined || e.path === where.path) && (where.type === undefined || e.type === where.type),
     );
-  const replaced = edit(entry.config, entry);
-  if (replaced !== undefined) entry.config = replaced;
-  const text = new TextEncoder().encode(JSON.stringify(graph));
-  const out = new Uint8Array(bytes.byteLength - g + text.byteLength);
-  out.set(bytes.subarray(0, 32 + h));
-  out.set(text, 32 + h);
-  out.set(bytes.subarray(32 + h + g), 32 + h + text.byteLength);
-  const odv = new DataView(out.buffer);
-  odv.setUint32(16, text.byteLength, true);
-  odv.setUint32(20, crc32(out.subarray(32)), true);
-  return out;
+    if (!entry)
+      throw new Error(
+        `no module ${JSON.stringify(where)} in ${graph.modules.map((e) => `${e.path}:${e.type}`).join(', ')}`,
+      );
+    const replaced = edit(entry.config, entry);
+    if (replaced !== undefined) entry.config = replaced;
+  });
 }
 
 /** Loading fails with a ModelFileError naming the file, the module, its codec and the field. */

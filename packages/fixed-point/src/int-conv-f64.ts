@@ -9,28 +9,34 @@ function lift3(a: readonly number[], fill: number): [number, number, number] {
   return [p[0]!, p[1]!, p[2]!];
 }
 
-/** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
-export function convF64(
-  xv: TypedArray,
-  wv: TypedArray,
-  n: number,
-  cin: number,
-  image: number[],
-  cout: number,
-  groups: number,
-  kernel: number[],
-  out: number[],
-  stride: number[],
-  pads: number[],
-  dilation: number[],
-): Int32Array {
-  const r = image.length;
+/** A 1-, 2- or 3-d convolution's operands and geometry, as intConv and intConvTranspose resolved them. */
+export interface DirectConvShape {
+  readonly n: number;
+  readonly cin: number;
+  readonly groups: number;
+  readonly image: readonly number[];
+  readonly kernel: readonly number[];
+  readonly out: readonly number[];
+  readonly stride: readonly number[];
+  readonly pads: readonly number[];
+  readonly dilation: readonly number[];
+}
+
+/** A convolution's sizes as 3-d ones (leading unit sizes, zero padding; the begin pads only). */
+export function geometry3({ image, kernel, out, stride, pads, dilation }: DirectConvShape) {
   const [id, ih, iw] = lift3(image, 1);
   const [kd, kh, kw] = lift3(kernel, 1);
   const [od, oh, ow] = lift3(out, 1);
   const [sd, sh, sw] = lift3(stride, 1);
-  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
+  const [pd, ph, pw] = lift3(pads.slice(0, image.length), 0);
   const [dd, dh, dw] = lift3(dilation, 1);
+  return { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw };
+}
+
+/** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
+export function convF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, cout: number): Int32Array {
+  const { n, cin, groups } = shape;
+  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(shape);
   const cinG = cin / groups;
   const coutG = cout / groups;
   const acc = new Float64Array(n * cout * od * oh * ow);
@@ -67,27 +73,9 @@ export function convF64(
 }
 
 /** Direct float64 transposed convolution (scatter form), the fallback of intConvTranspose. */
-export function convTransposeF64(
-  xv: TypedArray,
-  wv: TypedArray,
-  n: number,
-  cin: number,
-  image: number[],
-  coutG: number,
-  groups: number,
-  kernel: number[],
-  out: number[],
-  stride: number[],
-  pads: number[],
-  dilation: number[],
-): Int32Array {
-  const r = image.length;
-  const [id, ih, iw] = lift3(image, 1);
-  const [kd, kh, kw] = lift3(kernel, 1);
-  const [od, oh, ow] = lift3(out, 1);
-  const [sd, sh, sw] = lift3(stride, 1);
-  const [pd, ph, pw] = lift3(pads.slice(0, r), 0);
-  const [dd, dh, dw] = lift3(dilation, 1);
+export function convTransposeF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, coutG: number): Int32Array {
+  const { n, cin, groups } = shape;
+  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(shape);
   const cinG = cin / groups;
   const cout = coutG * groups;
   const acc = new Float64Array(n * cout * od * oh * ow);

@@ -128,19 +128,26 @@ interface ChannelPlan {
 }
 
 /**
+ * What bounds a convolution's sums per input channel: the input values (`pin` per image and channel) and
+ * their dtype, and `l1[o]`, one row per output channel of Σ|w| over each group-local input channel.
+ */
+interface ChannelBoundInput {
+  readonly xv: TypedArray;
+  readonly dtype: string;
+  readonly n: number;
+  readonly cin: number;
+  readonly pin: number;
+  readonly groups: number;
+  readonly l1: Float64Array[];
+}
+
+/**
  * Picks the byte split and the channel chunks. `l1[o]` (one row per output channel, over the
  * group-local input channels) bounds Σ|w| that output o sees from each input channel; outputs of
  * group g read input channels g·cinG + c. Returns null when no plan keeps one channel within 2^24.
  */
-function planChannels(
-  xv: TypedArray,
-  dtype: string,
-  n: number,
-  cin: number,
-  pin: number,
-  groups: number,
-  l1: Float64Array[],
-): ChannelPlan | null {
+function planChannels(input: ChannelBoundInput): ChannelPlan | null {
+  const { xv, dtype, n, cin, pin, groups, l1 } = input;
   const cinG = cin / groups;
   const perGroup = l1.length / groups;
   let worst = 0;
@@ -286,7 +293,7 @@ function exactConv(c: Common, w: Tensor, cout: number, out: number[], kind: Conv
   if (n * cout * pout === 0 || cinG * kvol === 0) return finish(c, new Int32Array(n * cout * pout), outShape);
   const xv = xb.values();
   const wv = w.values();
-  const plan = planChannels(xv, xb.dtype, n, cin, pin, groups, kind.l1(wv, cinG, kvol));
+  const plan = planChannels({ xv, dtype: xb.dtype, n, cin, pin, groups, l1: kind.l1(wv, cinG, kvol) });
   if (!plan) return finish(c, kind.f64(xv, wv), outShape);
   const parts = plan.split ? 2 : 1;
   const data = runChannels(plan, xv, n, cin, pin, groups, n * cout * pout, (c0, c1, xc) =>
@@ -307,7 +314,7 @@ export function intConv(x: Tensor, w: Tensor, attrs: ConvOptions = {}): Tensor {
   if (direct) return direct;
   return exactConv(c, w, cout, out, {
     l1: (wv, cinG, kvol) => kernelL1(wv, cout, cinG, kvol, false),
-    f64: (xv, wv) => convF64(xv, wv, n, cin, image, cout, groups, kernel, out, stride, pads, dilation),
+    f64: (xv, wv) => convF64(xv, wv, { n, cin, groups, image, kernel, out, stride, pads, dilation }, cout),
     run: (xt, wv, c0, c1, cinG, kvol) => {
       const wc = weightChannels(wv, cout, cinG, kvol, c0, c1);
       return run1<ConvAttrs>(
@@ -386,15 +393,8 @@ function hasIntegerKernel(x: Tensor, w: Tensor, attrs: ConvAttrs): boolean {
  * Whether Σ|x·w| of every output stays within int32 (so int32 sums, in any order, are exact):
  * by the dtype's largest |x| first, else by each input channel's largest |x| in this batch.
  */
-function fitsInt32(
-  xv: TypedArray,
-  dtype: string,
-  n: number,
-  cin: number,
-  pin: number,
-  groups: number,
-  l1: Float64Array[],
-): boolean {
+function fitsInt32(input: ChannelBoundInput): boolean {
+  const { xv, dtype, n, cin, pin, groups, l1 } = input;
   const cinG = cin / groups;
   let worst = 0;
   for (const row of l1) {
@@ -427,15 +427,15 @@ function integerConv(
   const kvol = volume(kernel);
   if (n * cout * volume(out) === 0 || (cin / groups) * kvol === 0 || !hasIntegerKernel(xb, w, attrs)) return null;
   if (
-    !fitsInt32(
-      xb.values(),
-      xb.dtype,
+    !fitsInt32({
+      xv: xb.values(),
+      dtype: xb.dtype,
       n,
       cin,
-      volume(xb.shape.slice(2)),
+      pin: volume(xb.shape.slice(2)),
       groups,
-      kernelL1(w.values(), cout, cin / groups, kvol, false),
-    )
+      l1: kernelL1(w.values(), cout, cin / groups, kvol, false),
+    })
   )
     return null;
   if (epilogue) {
@@ -496,7 +496,7 @@ export function intConvTranspose(x: Tensor, w: Tensor, attrs: ConvTransposeOptio
   const tAttrs: ConvTransposeAttrs = { stride, pads, dilation, outputPadding, groups };
   return exactConv(c, w, cout, out, {
     l1: (wv, _cinG, kvol) => convTL1(wv, cin, coutG, kvol, groups),
-    f64: (xv, wv) => convTransposeF64(xv, wv, n, cin, image, coutG, groups, kernel, out, stride, pads, dilation),
+    f64: (xv, wv) => convTransposeF64(xv, wv, { n, cin, groups, image, kernel, out, stride, pads, dilation }, coutG),
     run: (xt, wv, c0, c1, cinG, kvol) => {
       const wc = weightChannels(wv, groups, cinG, coutG * kvol, c0, c1);
       return run1<ConvTransposeAttrs>(

@@ -51,6 +51,17 @@ describe('GraphModule', () => {
     expect(() => gm.getSubmodule('extra.deep.relu')).toThrow(/has no child 'relu'/);
   });
 
+  it('adds buffers at new dotted paths beside existing children, making the missing owners', () => {
+    const gm = symbolicTrace(new Small());
+    gm.addBuffer('consts.table', tensor([1, 2, 3]));
+    gm.addBuffer('act.offset', tensor([7]));
+    expect(gm.getSubmodule('consts')).toBeInstanceOf(SubmoduleContainer);
+    expect(vals((gm.getSubmodule('consts') as unknown as Record<string, unknown>).table)).toEqual([1, 2, 3]);
+    expect(gm.getSubmodule('act')).toBeInstanceOf(ReLU);
+    expect(vals((gm.getSubmodule('act') as unknown as Record<string, unknown>).offset)).toEqual([7]);
+    expect(Object.keys(gm.stateDict().tensors).sort()).toEqual(['act.offset', 'consts.table']);
+  });
+
   it('names the failing node when a step throws, and rejects a wrong number of inputs', () => {
     const gm = symbolicTrace(new Small());
     gm.setSubmodule('act', new Identity());

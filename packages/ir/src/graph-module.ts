@@ -150,6 +150,17 @@ export class GraphModule extends Module {
    */
   addSubmodule(path: string, module: Module): void {
     const parts = path.split('.');
+    this.ownerAt(parts).registerModule(parts[parts.length - 1]!, module);
+  }
+
+  /** Registers `tensor` as a buffer at a dotted path, creating missing intermediate modules as addSubmodule does. */
+  addBuffer(path: string, tensor: Tensor): void {
+    const parts = path.split('.');
+    this.ownerAt(parts).registerBuffer(parts[parts.length - 1]!, tensor);
+  }
+
+  /** The module that holds the last of `parts`, made with SubmoduleContainers where missing. */
+  private ownerAt(parts: readonly string[]): Module {
     let owner: Module = this;
     for (const p of parts.slice(0, -1)) {
       let next = owner.getChild(p);
@@ -159,7 +170,7 @@ export class GraphModule extends Module {
       }
       owner = next;
     }
-    owner.registerModule(parts[parts.length - 1]!, module);
+    return owner;
   }
 
   /** Removes the module at a dotted path; returns whether there was one. */

@@ -248,6 +248,21 @@ function convTensors(weight: number[], out: number, bias: boolean): CodecTensor[
   ];
 }
 
+/** A conv or transposed conv layer's stored config (outputPadding for the transposed ones, after padding). */
+function convConfig(m: ConvLayer): JsonValue {
+  return json({
+    inChannels: m.inChannels,
+    outChannels: m.outChannels,
+    kernelSize: m.kernelSize,
+    stride: m.stride,
+    padding: m.padding,
+    outputPadding: 'outputPadding' in m ? m.outputPadding : undefined,
+    dilation: m.dilation,
+    groups: m.groups,
+    bias: m.bias !== null,
+  });
+}
+
 function convSchema(rank: number) {
   return z
     .object({
@@ -262,38 +277,6 @@ function convSchema(rank: number) {
     })
     .strict()
     .superRefine(groupsDivide);
-}
-
-type Conv = nn.Conv1d | nn.Conv2d | nn.Conv3d;
-for (const [cls, rank] of [
-  [nn.Conv1d, 1],
-  [nn.Conv2d, 2],
-  [nn.Conv3d, 3],
-] as [new (i: number, o: number, k: number[], opt: object) => Conv, number][]) {
-  moduleCodecs.register<Conv, z.infer<ReturnType<typeof convSchema>>>({
-    cls,
-    schema: convSchema(rank),
-    config: (m) =>
-      json({
-        inChannels: m.inChannels,
-        outChannels: m.outChannels,
-        kernelSize: m.kernelSize,
-        stride: m.stride,
-        padding: m.padding,
-        dilation: m.dilation,
-        groups: m.groups,
-        bias: m.bias !== null,
-      }),
-    create: (c) =>
-      new cls(c.inChannels, c.outChannels, c.kernelSize, {
-        stride: c.stride,
-        padding: c.padding,
-        dilation: c.dilation,
-        groups: c.groups,
-        bias: c.bias,
-      }),
-    tensors: (c) => convTensors([c.outChannels, c.inChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
-  });
 }
 
 function convTransposeSchema(rank: number) {
@@ -313,36 +296,30 @@ function convTransposeSchema(rank: number) {
     .superRefine(groupsDivide);
 }
 
-type ConvT = nn.ConvTranspose1d | nn.ConvTranspose2d;
-for (const [cls, rank] of [
-  [nn.ConvTranspose1d, 1],
-  [nn.ConvTranspose2d, 2],
-] as [new (i: number, o: number, k: number[], opt: object) => ConvT, number][]) {
-  moduleCodecs.register<ConvT, z.infer<ReturnType<typeof convTransposeSchema>>>({
+type ConvLayer = nn.Conv1d | nn.Conv2d | nn.Conv3d | nn.ConvTranspose1d | nn.ConvTranspose2d;
+type ConvLayerConfig = z.infer<ReturnType<typeof convSchema>> | z.infer<ReturnType<typeof convTransposeSchema>>;
+for (const [cls, rank, transposed] of [
+  [nn.Conv1d, 1, false],
+  [nn.Conv2d, 2, false],
+  [nn.Conv3d, 3, false],
+  [nn.ConvTranspose1d, 1, true],
+  [nn.ConvTranspose2d, 2, true],
+] as [new (i: number, o: number, k: number[], opt: object) => ConvLayer, number, boolean][]) {
+  moduleCodecs.register<ConvLayer, ConvLayerConfig>({
     cls,
-    schema: convTransposeSchema(rank),
-    config: (m) =>
-      json({
-        inChannels: m.inChannels,
-        outChannels: m.outChannels,
-        kernelSize: m.kernelSize,
-        stride: m.stride,
-        padding: m.padding,
-        outputPadding: m.outputPadding,
-        dilation: m.dilation,
-        groups: m.groups,
-        bias: m.bias !== null,
-      }),
-    create: (c) =>
-      new cls(c.inChannels, c.outChannels, c.kernelSize, {
-        stride: c.stride,
-        padding: c.padding,
-        outputPadding: c.outputPadding,
-        dilation: c.dilation,
-        groups: c.groups,
-        bias: c.bias,
-      }),
-    tensors: (c) => convTensors([c.inChannels, c.outChannels / c.groups, ...c.kernelSize], c.outChannels, c.bias),
+    schema: transposed ? convTransposeSchema(rank) : convSchema(rank),
+    config: (m) => convConfig(m),
+    create: ({ inChannels, outChannels, kernelSize, ...options }) =>
+      new cls(inChannels, outChannels, kernelSize, options),
+    // a conv's weight is [out, in/groups, ...kernel], a transposed conv's [in, out/groups, ...kernel]
+    tensors: (c) =>
+      convTensors(
+        transposed
+          ? [c.inChannels, c.outChannels / c.groups, ...c.kernelSize]
+          : [c.outChannels, c.inChannels / c.groups, ...c.kernelSize],
+        c.outChannels,
+        c.bias,
+      ),
   });
 }
 

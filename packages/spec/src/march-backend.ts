@@ -85,8 +85,8 @@ export interface NodeTableOptions extends TableOptions {
   readonly rsqrt?: TableOptions;
 }
 
-/** What convert hands a march for one node. */
-export interface ConvertNodeContext {
+/** A node as the march sees it, before and at conversion: its catalog op and, for a call_module node, its module. */
+export interface NodeOpContext {
   readonly march: string;
   readonly node: Node;
   /**
@@ -109,6 +109,10 @@ export interface ConvertNodeContext {
    * into `weight` and the layer's bias.
    */
   readonly fused: FusedOp | null;
+}
+
+/** What convert hands a march for one node. */
+export interface ConvertNodeContext extends NodeOpContext {
   /**
    * The QAT module's weight (BN already folded) and its fake-quant's qparams, with the layer's float
    * bias (BN folded too; null when the layer has none); null when there is no weight fake-quant.
@@ -177,14 +181,7 @@ export interface MarchGraphRewrite {
  * What is known of a node before calibration, when a heterogeneous partition (or a check) asks
  * whether the march converts it: the node and its catalog op, without qparams.
  */
-export interface NodeSupportContext {
-  readonly march: string;
-  readonly node: Node;
-  /** As ConvertNodeContext.module: the float (or fused) module, null for functions and methods. */
-  readonly module: Module | null;
-  readonly op: string | null;
-  readonly attrs: Readonly<Record<string, unknown>>;
-  readonly fused: FusedOp | null;
+export interface NodeSupportContext extends NodeOpContext {
   /** The activation dtype the node's qconfig asks for; null for a high-precision output or none. */
   readonly dtype: QuantDType | null;
 }

@@ -95,36 +95,30 @@ export function jobBytes(): usize {
  * Padded coordinates turn every tap into an in-bounds read, so rows copy without bounds checks.
  */
 function padImage(job: usize, xn: usize, pad: usize): void {
-  const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
-  const dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
-  const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
+  const c = field(job, C), dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
   memory.fill(pad, 0, <usize>c * <usize>(dp * hp * wp) << 2);
-  let src = xn;
-  for (let ch = 0; ch < c; ch++) {
-    for (let z = 0; z < id; z++) {
-      let dst = pad + (<usize>(((ch * dp + z + pd) * hp + ph) * wp + pw) << 2);
-      for (let y = 0; y < ih; y++) {
-        copyRun(dst, src, iw);
-        src += <usize>iw << 2;
-        dst += <usize>wp << 2;
-      }
-    }
-  }
+  copyInterior(job, xn, pad, true);
 }
 
 /** Copies the interior of a padded image back to an image (the input gradient). */
 function cropImage(job: usize, pad: usize, dxn: usize): void {
+  copyInterior(job, dxn, pad, false);
+}
+
+/** The rows of an image and the interior of its padded copy, copied one way (`toPadded`) or the other. */
+@inline function copyInterior(job: usize, image: usize, pad: usize, toPadded: bool): void {
   const c = field(job, C), id = field(job, ID), ih = field(job, IH), iw = field(job, IW);
   const dp = field(job, PAD_D), hp = field(job, PAD_H), wp = field(job, PAD_W);
   const pd = field(job, PD), ph = field(job, PH), pw = field(job, PW);
-  let dst = dxn;
+  let row = image;
   for (let ch = 0; ch < c; ch++) {
     for (let z = 0; z < id; z++) {
-      let src = pad + (<usize>(((ch * dp + z + pd) * hp + ph) * wp + pw) << 2);
+      let padded = pad + (<usize>(((ch * dp + z + pd) * hp + ph) * wp + pw) << 2);
       for (let y = 0; y < ih; y++) {
-        copyRun(dst, src, iw);
-        src += <usize>wp << 2;
-        dst += <usize>iw << 2;
+        if (toPadded) copyRun(padded, row, iw);
+        else copyRun(row, padded, iw);
+        row += <usize>iw << 2;
+        padded += <usize>wp << 2;
       }
     }
   }

@@ -12,6 +12,7 @@ import { parseArgs, parseNumber, type CommandSpec } from '../args.js';
 import { inputBatches } from '../batches.js';
 import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
+import { INPUT_DATA_OPTION } from '../data/sample-options.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import type { InputShapeOption } from '../input-shape-option.js';
@@ -31,12 +32,7 @@ export const compareSpec: CommandSpec = {
     { name: 'ONNX', description: "the ONNX file 'qtk export MODEL' wrote" },
   ],
   options: {
-    data: {
-      type: 'string',
-      value: 'DIR',
-      description:
-        'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed); one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
-    },
+    ...INPUT_DATA_OPTION,
     split: { type: 'string', value: 'test|train', description: 'which IDX split to use', default: 'test' },
     'input-shape': {
       type: 'string',

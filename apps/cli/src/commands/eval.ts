@@ -4,16 +4,17 @@ import { parseArgs, type CommandSpec } from '../args.js';
 import { inputBatches } from '../batches.js';
 import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
+import { sampleRunOptions } from '../data/sample-options.js';
 import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo, usageError } from '../io.js';
-import { INPUT_SHAPE_OPTION, inputShapeOption, MAX_ELEMENTS_OPTION, requireFile } from '../model-input.js';
+import { inputShapeOption, requireFile } from '../model-input.js';
 import { isOnnxPath, loadModelSource } from '../model-source.js';
-import { notImportable, RUNNABLE_MODEL, RUNTIME_OPTION } from '../model-runner.js';
+import { notImportable, RUNNABLE_MODEL } from '../model-runner.js';
 import { FORM_LABEL, readOnnxFile } from '../onnx-file.js';
 import { fileInputs, modelInputs, type SampleInput } from '../sample-inputs.js';
 import { savedPreprocess } from '../onnx-metadata.js';
 import { OrtModel } from '../ort-session.js';
-import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { preprocessFrom } from '../preprocess-options.js';
 import { runEvalReference } from './eval-reference.js';
 import { floatOf } from './quantize.js';
 
@@ -47,13 +48,7 @@ export const evalSpec: CommandSpec = {
         "with --reference: run the float model in onnxruntime-node (ort, the default) or import it into QTK (qtk: for files onnxruntime has no kernels for, such as old opsets' ops)",
     },
     json: { type: 'boolean', description: 'with --reference: print the figures as JSON instead of a table' },
-    split: { type: 'string', value: 'test|train', description: 'which IDX split to evaluate', default: 'test' },
-    ...INPUT_SHAPE_OPTION,
-    batch: { type: 'number', value: 'N', description: 'batch size', default: 100, integer: true, min: 1 },
-    limit: { type: 'number', value: 'N', description: 'evaluate only the first N samples', integer: true, min: 1 },
-    ...RUNTIME_OPTION,
-    ...PREPROCESS_OPTIONS,
-    ...MAX_ELEMENTS_OPTION,
+    ...sampleRunOptions('evaluate', 100),
   },
   details: `IDX data (t10k-/train-images-idx3-ubyte and -labels-idx1-ubyte, plain or .gz) is normalised to [-1, 1]
 as (pixel/255 - 0.5)/0.5. Files are read in sorted file-name order (code points), and the labels file has one

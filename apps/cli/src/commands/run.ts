@@ -6,12 +6,13 @@ import { parseArgs, type CommandSpec } from '../args.js';
 import { inputBatches } from '../batches.js';
 import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
+import { INPUT_DATA_OPTION, sampleRunOptions } from '../data/sample-options.js';
 import { shownPath } from '../display-path.js';
 import { CliError, type CliIo, usageError } from '../io.js';
-import { INPUT_SHAPE_OPTION, MAX_ELEMENTS_OPTION, inputShapeOption } from '../model-input.js';
-import { type NamedOutput, openModel, RUNNABLE_MODEL, RUNTIME_OPTION } from '../model-runner.js';
+import { inputShapeOption } from '../model-input.js';
+import { type NamedOutput, openModel, RUNNABLE_MODEL } from '../model-runner.js';
 import { checkOutDir } from '../out-path.js';
-import { PREPROCESS_OPTIONS, preprocessFrom } from '../preprocess-options.js';
+import { preprocessFrom } from '../preprocess-options.js';
 import { stepProgress } from '../progress.js';
 
 export const runSpec: CommandSpec = {
@@ -20,24 +21,13 @@ export const runSpec: CommandSpec = {
     "Runs a model on every sample of a folder and writes each of its outputs as a .npy file, whatever the model's task.",
   positionals: [RUNNABLE_MODEL],
   options: {
-    data: {
-      type: 'string',
-      value: 'DIR',
-      description:
-        'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed); one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
-    },
+    ...INPUT_DATA_OPTION,
     out: { type: 'string', value: 'DIR', description: 'the folder the outputs are written to (required)' },
     force: {
       type: 'boolean',
       description: 'write into an existing non-empty --out folder (files of the same names are replaced)',
     },
-    split: { type: 'string', value: 'test|train', description: 'which IDX split to run', default: 'test' },
-    ...INPUT_SHAPE_OPTION,
-    batch: { type: 'number', value: 'N', description: 'batch size', default: 16, integer: true, min: 1 },
-    limit: { type: 'number', value: 'N', description: 'run only the first N samples', integer: true, min: 1 },
-    ...RUNTIME_OPTION,
-    ...PREPROCESS_OPTIONS,
-    ...MAX_ELEMENTS_OPTION,
+    ...sampleRunOptions('run', 16),
   },
   details: `Layout of --out: one file per sample and output, OUT/<sample>.<output>.npy, float32 of the output's shape
 without the batch axis. <sample> is the sample's file name without its extension ('cat.png' -> 'cat'); a .npy

@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { symbolicTrace } from '@qtk/ir';
+import { QTensor } from '@qtk/fixed-point';
+import { type GraphModule, symbolicTrace } from '@qtk/ir';
 import {
   AvgPool2d,
   Conv2d,
@@ -18,10 +19,19 @@ import {
   Softmax,
 } from '@qtk/nn';
 import { exportOnnxBytes } from '@qtk/onnx';
-import { Generator, rand, type Tensor } from '@qtk/tensor';
+import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { PNG } from 'pngjs';
 import { bufferIo } from '../io.js';
 import { main } from '../main.js';
+
+/** How many samples a model classifies as `labels` says (argmax of its scores, dequantized when fixed-point). */
+export function correctCount(model: GraphModule, x: Tensor, labels: ArrayLike<number>): number {
+  const y = noGrad(() => model.call(x)) as Tensor | QTensor;
+  const pred = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
+  let c = 0;
+  for (let i = 0; i < pred.length; i++) if (pred[i] === labels[i]) c++;
+  return c;
+}
 
 /** conv(1→4, 3×3) → ReLU → avg pool 2 → flatten → linear(→10): every op on both marches. */
 export class TinyNet extends Module {

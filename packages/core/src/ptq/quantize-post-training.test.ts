@@ -3,10 +3,11 @@ import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { Conv2d, Conv3d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU, Softmax } from '@qtk/nn';
+import { Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
+import { Conv3dSoftmaxNet } from '../testing/convert-harness.js';
 import {
   calibrate,
   calibrateAsync,
@@ -208,23 +209,11 @@ describe('quantizePostTrainingAsync and calibrateAsync', () => {
 });
 
 describe('quantizePostTraining errors', () => {
-  /** Conv3d and Softmax: bernoulli2 converts neither. */
-  class Unsupported extends Module {
-    readonly quant = new QuantStub({ scale: 1 / 128 });
-    readonly conv3d = new Conv3d(1, 1, 3, { padding: 1, generator: new Generator(1) });
-    readonly softmax = new Softmax({ dim: 1 });
-    readonly dq1 = new DeQuantStub();
-    readonly dq2 = new DeQuantStub();
-    forward(x: Tensor): Tensor {
-      const q = this.quant.call(x);
-      return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
-    }
-  }
   const volume = () => [rand([2, 1, 2, 4, 4], { generator: new Generator(3) })];
 
   it('refuses operators the march cannot run with a ConversionError that says to prepare with hybrid: true', () => {
     const err = thrownBy(() =>
-      quantizePostTraining(new Unsupported().eval(), {
+      quantizePostTraining(new Conv3dSoftmaxNet().eval(), {
         march: 'bernoulli2',
         calibration: volume(),
         onWarning: () => {},
@@ -242,7 +231,7 @@ describe('quantizePostTraining errors', () => {
   it("throws what explainError makes of a stage's error, with the calibrated model once prepared", () => {
     const calls: { stage: PostTrainingStage; calibrated: GraphModule | null }[] = [];
     const err = thrownBy(() =>
-      quantizePostTraining(new Unsupported().eval(), {
+      quantizePostTraining(new Conv3dSoftmaxNet().eval(), {
         march: 'bernoulli2',
         calibration: volume(),
         onWarning: () => {},

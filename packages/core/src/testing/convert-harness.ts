@@ -3,7 +3,7 @@
 // steps. Not a test file itself (vitest includes *.test.ts only) and not part of the package build.
 import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule, Node } from '@qtk/ir';
-import { DeQuantStub, Module, QuantStub, type BatchNorm2d } from '@qtk/nn';
+import { Conv3d, DeQuantStub, Module, QuantStub, Softmax, type BatchNorm2d } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { calibrate, getMarch, prepareQatFx, QatModule, type PrepareQatFxOptions, type QConfigDict } from '../index.js';
 import '@qtk/march-bayes';
@@ -94,5 +94,18 @@ export class SingleOpNet extends Module {
     const q = this.quant.call(x);
     const y = this.op ? callModel(this.op, q) : this.fn!(q);
     return this.dequant.call(y);
+  }
+}
+
+/** quant → Conv3d and Softmax side by side → dequant, added: two nodes bernoulli2 converts neither of. */
+export class Conv3dSoftmaxNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly conv3d = new Conv3d(1, 1, 3, { padding: 1, generator: new Generator(1) });
+  readonly softmax = new Softmax({ dim: 1 });
+  readonly dq1 = new DeQuantStub();
+  readonly dq2 = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    const q = this.quant.call(x);
+    return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
   }
 }

@@ -91,18 +91,52 @@ function convTransposeSchema(rank: number) {
     .superRefine(groupsDivide);
 }
 
-/** Shared body of Conv1d/2d/3d: weight [out, in/groups, ...kernel], bias [out]. */
-abstract class ConvNd extends Module {
+/**
+ * What conv and transposed conv layers share: channels, kernel, stride, dilation, groups, and a weight and bias
+ * with PyTorch's initialisation. The weight is [out, in/groups, ...kernel], transposed [in, out/groups, ...kernel].
+ */
+abstract class ConvLayerBase extends Module {
   readonly inChannels: number;
   readonly outChannels: number;
   readonly kernelSize: number[];
   readonly stride: number[];
-  readonly padding: number[] | 'same' | 'valid';
   readonly dilation: number[];
   readonly groups: number;
-  readonly paddingMode = 'zeros' as const;
   weight: Parameter;
   bias: Parameter | null;
+
+  protected constructor(
+    o: {
+      inChannels: number;
+      outChannels: number;
+      kernelSize: IntOrTuple;
+      stride: IntOrTuple;
+      dilation: IntOrTuple;
+      groups: number;
+      bias: boolean;
+      generator?: Generator | undefined;
+    },
+    rank: number,
+    transposed: boolean,
+  ) {
+    super();
+    this.inChannels = o.inChannels;
+    this.outChannels = o.outChannels;
+    this.kernelSize = expand(o.kernelSize, rank);
+    this.stride = expand(o.stride, rank);
+    this.dilation = expand(o.dilation, rank);
+    this.groups = o.groups;
+    const [lead, grouped] = transposed ? [o.inChannels, o.outChannels] : [o.outChannels, o.inChannels];
+    this.weight = new Parameter(zeros([lead, grouped / o.groups, ...this.kernelSize]));
+    this.bias = o.bias ? new Parameter(zeros([o.outChannels])) : null;
+    resetLinearLike(this.weight, this.bias, o.generator);
+  }
+}
+
+/** Shared body of Conv1d/2d/3d: weight [out, in/groups, ...kernel], bias [out]. */
+abstract class ConvNd extends ConvLayerBase {
+  readonly padding: number[] | 'same' | 'valid';
+  readonly paddingMode = 'zeros' as const;
 
   constructor(
     name: string,
@@ -112,18 +146,9 @@ abstract class ConvNd extends Module {
     kernelSize: IntOrTuple,
     options: ConvLayerOptions,
   ) {
-    super();
     const o = parseOptions(name, convSchema(rank), { inChannels, outChannels, kernelSize, ...options });
-    this.inChannels = o.inChannels;
-    this.outChannels = o.outChannels;
-    this.kernelSize = expand(o.kernelSize, rank);
-    this.stride = expand(o.stride, rank);
+    super(o, rank, false);
     this.padding = typeof o.padding === 'string' ? o.padding : expand(o.padding, rank);
-    this.dilation = expand(o.dilation, rank);
-    this.groups = o.groups;
-    this.weight = new Parameter(zeros([o.outChannels, o.inChannels / o.groups, ...this.kernelSize]));
-    this.bias = o.bias ? new Parameter(zeros([o.outChannels])) : null;
-    resetLinearLike(this.weight, this.bias, o.generator);
   }
 
   protected convOptions() {
@@ -194,17 +219,9 @@ const STOCK_CONV_FORWARDS = new Set<unknown>([
 ]);
 
 /** Transposed convolution: weight [in, out/groups, ...kernel] (PyTorch's layout and initialisation). */
-abstract class ConvTransposeNd extends Module {
-  readonly inChannels: number;
-  readonly outChannels: number;
-  readonly kernelSize: number[];
-  readonly stride: number[];
+abstract class ConvTransposeNd extends ConvLayerBase {
   readonly padding: number[];
   readonly outputPadding: number[];
-  readonly dilation: number[];
-  readonly groups: number;
-  weight: Parameter;
-  bias: Parameter | null;
 
   constructor(
     name: string,
@@ -214,19 +231,10 @@ abstract class ConvTransposeNd extends Module {
     kernelSize: IntOrTuple,
     options: ConvTransposeLayerOptions,
   ) {
-    super();
     const o = parseOptions(name, convTransposeSchema(rank), { inChannels, outChannels, kernelSize, ...options });
-    this.inChannels = o.inChannels;
-    this.outChannels = o.outChannels;
-    this.kernelSize = expand(o.kernelSize, rank);
-    this.stride = expand(o.stride, rank);
+    super(o, rank, true);
     this.padding = expand(o.padding, rank);
     this.outputPadding = expand(o.outputPadding, rank);
-    this.dilation = expand(o.dilation, rank);
-    this.groups = o.groups;
-    this.weight = new Parameter(zeros([o.inChannels, o.outChannels / o.groups, ...this.kernelSize]));
-    this.bias = o.bias ? new Parameter(zeros([o.outChannels])) : null;
-    resetLinearLike(this.weight, this.bias, o.generator);
   }
 
   protected convOptions() {

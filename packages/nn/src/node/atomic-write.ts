@@ -170,6 +170,19 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? new TextEncoder().encode(data) : data;
 }
 
+/** What both writers do before writing: check the target, clear stale temporary files, pick and track the new one. */
+function startAtomicWrite(
+  path: string,
+  data: Uint8Array | string,
+): { bytes: Uint8Array; target: string; mode: number | undefined; tmp: string } {
+  const bytes = bytesOf(data);
+  const { target, mode } = checkWriteTarget(path);
+  removeStaleTempFiles(target);
+  const tmp = tempPath(target);
+  track(tmp);
+  return { bytes, target, mode, tmp };
+}
+
 /**
  * Writes `data` to `path` atomically: a temporary file in the same directory, flushed, then renamed
  * over `path`. On any failure the temporary file is removed and `path` is left as it was.
@@ -182,11 +195,7 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
  * The check and the rename are not one atomic step: a target swapped in between is not detected.
  */
 export function writeFileAtomicSync(path: string, data: Uint8Array | string): void {
-  const bytes = bytesOf(data);
-  const { target, mode } = checkWriteTarget(path);
-  removeStaleTempFiles(target);
-  const tmp = tempPath(target);
-  track(tmp);
+  const { bytes, target, mode, tmp } = startAtomicWrite(path, data);
   try {
     const fd = openSync(tmp, 'wx');
     try {
@@ -212,11 +221,7 @@ export function writeFileAtomicSync(path: string, data: Uint8Array | string): vo
 
 /** The asynchronous writeFileAtomicSync (same policy on targets, links and signals). */
 export async function writeFileAtomic(path: string, data: Uint8Array | string): Promise<void> {
-  const bytes = bytesOf(data);
-  const { target, mode } = checkWriteTarget(path);
-  removeStaleTempFiles(target);
-  const tmp = tempPath(target);
-  track(tmp);
+  const { bytes, target, mode, tmp } = startAtomicWrite(path, data);
   try {
     const fh = await open(tmp, 'wx');
     try {

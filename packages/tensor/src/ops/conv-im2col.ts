@@ -90,46 +90,19 @@ function validRange(size: number, outSize: number, s: number, p: number, off: nu
  * Only in-range positions are written, so padding stays zero.
  */
 export function im2col(x: Float32Array, g: ConvGeometry, cols: Float32Array): void {
-  const { n: N, c: C, id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = g;
-  const P = od * oh * ow;
-  const NP = N * P;
-  const plane = id * ih * iw;
-  let row = 0;
-  for (let c = 0; c < C; c++) {
-    for (let a = 0; a < kd; a++) {
-      for (let b = 0; b < kh; b++) {
-        for (let e = 0; e < kw; e++, row++) {
-          const [xlo, xhi] = validRange(iw, ow, sw, pw, e * dw);
-          if (xlo === xhi) continue;
-          const xshift = e * dw - pw;
-          const rowBase = row * NP;
-          for (let n = 0; n < N; n++) {
-            const xBase = (n * C + c) * plane;
-            const colBase = rowBase + n * P;
-            for (let z = 0; z < od; z++) {
-              const iz = z * sd - pd + a * dd;
-              if (iz < 0 || iz >= id) continue;
-              for (let y = 0; y < oh; y++) {
-                const iy = y * sh - ph + b * dh;
-                if (iy < 0 || iy >= ih) continue;
-                const src = xBase + (iz * ih + iy) * iw + xshift;
-                const dst = colBase + (z * oh + y) * ow;
-                if (sw === 1) {
-                  for (let ox = xlo; ox < xhi; ox++) cols[dst + ox] = x[src + ox]!;
-                } else {
-                  for (let ox = xlo; ox < xhi; ox++) cols[dst + ox] = x[src + ox * sw]!;
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  moveColumns(x, g, cols, true);
 }
 
 /** Adds the column matrix back onto an image: dx [N, C, ID, IH, IW] += col2im(cols). The adjoint of im2col. */
 export function col2im(cols: Float32Array, g: ConvGeometry, dx: Float32Array): void {
+  moveColumns(dx, g, cols, false);
+}
+
+/**
+ * The one index walk of im2col and its adjoint: `toCols` copies image values into the columns, otherwise the
+ * columns are added back onto the image. The direction is chosen per output row, outside the innermost loops.
+ */
+function moveColumns(image: Float32Array, g: ConvGeometry, cols: Float32Array, toCols: boolean): void {
   const { n: N, c: C, id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = g;
   const P = od * oh * ow;
   const NP = N * P;
@@ -144,7 +117,7 @@ export function col2im(cols: Float32Array, g: ConvGeometry, dx: Float32Array): v
           const xshift = e * dw - pw;
           const rowBase = row * NP;
           for (let n = 0; n < N; n++) {
-            const xBase = (n * C + c) * plane;
+            const imageBase = (n * C + c) * plane;
             const colBase = rowBase + n * P;
             for (let z = 0; z < od; z++) {
               const iz = z * sd - pd + a * dd;
@@ -152,12 +125,18 @@ export function col2im(cols: Float32Array, g: ConvGeometry, dx: Float32Array): v
               for (let y = 0; y < oh; y++) {
                 const iy = y * sh - ph + b * dh;
                 if (iy < 0 || iy >= ih) continue;
-                const dst = xBase + (iz * ih + iy) * iw + xshift;
-                const src = colBase + (z * oh + y) * ow;
-                if (sw === 1) {
-                  for (let ox = xlo; ox < xhi; ox++) dx[dst + ox]! += cols[src + ox]!;
+                const img = imageBase + (iz * ih + iy) * iw + xshift;
+                const col = colBase + (z * oh + y) * ow;
+                if (toCols) {
+                  if (sw === 1) {
+                    for (let ox = xlo; ox < xhi; ox++) cols[col + ox] = image[img + ox]!;
+                  } else {
+                    for (let ox = xlo; ox < xhi; ox++) cols[col + ox] = image[img + ox * sw]!;
+                  }
+                } else if (sw === 1) {
+                  for (let ox = xlo; ox < xhi; ox++) image[img + ox]! += cols[col + ox]!;
                 } else {
-                  for (let ox = xlo; ox < xhi; ox++) dx[dst + ox * sw]! += cols[src + ox]!;
+                  for (let ox = xlo; ox < xhi; ox++) image[img + ox * sw]! += cols[col + ox]!;
                 }
               }
             }

@@ -64,40 +64,26 @@ registerKernel<(i: Tensor[], a: ResizeAttrs) => Tensor>({
   op: 'Resize',
   backend: 'cpu',
   fn: ([x], attrs) => {
-    const { H, W, planes, th, tw } = planTaps(x!, attrs);
     const [OH, OW] = attrs.size;
-    const xv = f32(x!);
-    const out = new Float32Array(planes * OH * OW);
-    let o = 0;
-    for (let p = 0; p < planes; p++) {
-      const base = p * H * W;
-      for (let oy = 0; oy < OH; oy++) {
-        const r0 = base + th.i0[oy]! * W;
-        const r1 = base + th.i1[oy]! * W;
-        if (attrs.mode === 'nearest') {
-          for (let ox = 0; ox < OW; ox++) out[o++] = xv[r0 + tw.i0[ox]!]!;
-          continue;
-        }
-        const lh = th.lambda[oy]!;
-        for (let ox = 0; ox < OW; ox++) {
-          const c0 = tw.i0[ox]!;
-          const c1 = tw.i1[ox]!;
-          const lw = tw.lambda[ox]!;
-          const top = (1 - lw) * xv[r0 + c0]! + lw * xv[r0 + c1]!;
-          const bottom = (1 - lw) * xv[r1 + c0]! + lw * xv[r1 + c1]!;
-          out[o++] = (1 - lh) * top + lh * bottom;
-        }
-      }
-    }
+    const out = new Float32Array(x!.shape[0]! * x!.shape[1]! * OH * OW);
+    resizeTaps(x!, attrs, f32(x!), out, true);
     return make(out, [x!.shape[0]!, x!.shape[1]!, OH, OW]);
   },
 });
 
 registerGradient<ResizeAttrs>('Resize', ({ inputs: [x], attrs }, [g]) => {
-  const { H, W, planes, th, tw } = planTaps(x!, attrs);
-  const [OH, OW] = attrs.size;
-  const gv = f32(g!);
   const dx = new Float32Array(x!.size);
+  resizeTaps(x!, attrs, dx, f32(g!), false);
+  return [make(dx, x!.shape)];
+});
+
+/**
+ * The one walk of Resize over its taps: `forward` interpolates `image` (x's planes) into `resized` (row-major
+ * [planes, OH, OW]); otherwise it is the adjoint, adding each resized value's gradient back onto its taps in `image`.
+ */
+function resizeTaps(x: Tensor, attrs: ResizeAttrs, image: Float32Array, resized: Float32Array, forward: boolean): void {
+  const { H, W, planes, th, tw } = planTaps(x, attrs);
+  const [OH, OW] = attrs.size;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
@@ -105,7 +91,8 @@ registerGradient<ResizeAttrs>('Resize', ({ inputs: [x], attrs }, [g]) => {
       const r0 = base + th.i0[oy]! * W;
       const r1 = base + th.i1[oy]! * W;
       if (attrs.mode === 'nearest') {
-        for (let ox = 0; ox < OW; ox++) dx[r0 + tw.i0[ox]!]! += gv[o++]!;
+        if (forward) for (let ox = 0; ox < OW; ox++) resized[o++] = image[r0 + tw.i0[ox]!]!;
+        else for (let ox = 0; ox < OW; ox++) image[r0 + tw.i0[ox]!]! += resized[o++]!;
         continue;
       }
       const lh = th.lambda[oy]!;
@@ -113,18 +100,23 @@ registerGradient<ResizeAttrs>('Resize', ({ inputs: [x], attrs }, [g]) => {
         const c0 = tw.i0[ox]!;
         const c1 = tw.i1[ox]!;
         const lw = tw.lambda[ox]!;
-        const v = gv[o++]!;
-        const top = (1 - lh) * v;
-        const bottom = lh * v;
-        dx[r0 + c0]! += (1 - lw) * top;
-        dx[r0 + c1]! += lw * top;
-        dx[r1 + c0]! += (1 - lw) * bottom;
-        dx[r1 + c1]! += lw * bottom;
+        if (forward) {
+          const top = (1 - lw) * image[r0 + c0]! + lw * image[r0 + c1]!;
+          const bottom = (1 - lw) * image[r1 + c0]! + lw * image[r1 + c1]!;
+          resized[o++] = (1 - lh) * top + lh * bottom;
+        } else {
+          const v = resized[o++]!;
+          const top = (1 - lh) * v;
+          const bottom = lh * v;
+          image[r0 + c0]! += (1 - lw) * top;
+          image[r0 + c1]! += lw * top;
+          image[r1 + c0]! += (1 - lw) * bottom;
+          image[r1 + c1]! += lw * bottom;
+        }
       }
     }
   }
-  return [make(dx, x!.shape)];
-});
+}
 
 export interface InterpolateOptions {
   /** Output [H, W] (or one number for both); give this or scaleFactor. */

@@ -58,6 +58,38 @@ export interface WasmConv {
   ): { dx?: Float32Array; dw?: Float32Array };
 }
 
+/** Clears a job descriptor and writes its head: the kind, the geometry, cout and groups (slots 0 to 23 of F). */
+export function writeConvHeader(d: Int32Array, kind: number, pr: ConvProblem): void {
+  const g = pr.geom;
+  d.fill(0);
+  d.set([
+    0,
+    kind,
+    g.n,
+    g.c,
+    g.id,
+    g.ih,
+    g.iw,
+    g.kd,
+    g.kh,
+    g.kw,
+    g.od,
+    g.oh,
+    g.ow,
+    g.sd,
+    g.sh,
+    g.sw,
+    g.pd,
+    g.ph,
+    g.pw,
+    g.dd,
+    g.dh,
+    g.dw,
+    pr.cout,
+    pr.groups,
+  ]);
+}
+
 const KIND_FORWARD = 1;
 const KIND_BACKWARD = 2;
 /** Floats of one column buffer: a band of output rows sized to stay in L2 with its gemm packing. */
@@ -67,8 +99,8 @@ export const MAX_DW_CHUNKS = 32;
 /** ...holding at most this many floats together (summing them is serial), but at least 4 chunks. */
 const DW_PARTIALS_BUDGET = 1 << 20;
 
-/** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets). */
-const F = {
+/** Descriptor field indices (i32 slots; assembly/_conv.ts has the byte offsets); wasm-int-conv.ts adds its own. */
+export const CONV_SLOTS = {
   next: 0,
   kind: 1,
   n: 2,
@@ -116,6 +148,7 @@ const F = {
   epiAct: 54,
   wpack: 55,
 } as const;
+const F = CONV_SLOTS;
 
 /** Floats past a column buffer that row copies may spill into (assembly/_conv.ts COLS_SLACK). */
 const COLS_SLACK = 16;
@@ -254,36 +287,9 @@ export function createWasmConv(opts: {
   }
 
   function describe(pr: ConvProblem, L: Layout, kind: number, chunking: { chunk: number; chunks: number }): Int32Array {
-    const g = pr.geom;
     // Views of a plain (non-shared) memory detach when it grows, so take this one after reserving.
     const d = new Int32Array(arena.memory.buffer, job, 64);
-    d.fill(0);
-    d.set([
-      0,
-      kind,
-      g.n,
-      g.c,
-      g.id,
-      g.ih,
-      g.iw,
-      g.kd,
-      g.kh,
-      g.kw,
-      g.od,
-      g.oh,
-      g.ow,
-      g.sd,
-      g.sh,
-      g.sw,
-      g.pd,
-      g.ph,
-      g.pw,
-      g.dd,
-      g.dh,
-      g.dw,
-      pr.cout,
-      pr.groups,
-    ]);
+    writeConvHeader(d, kind, pr);
     d[F.chunk] = chunking.chunk;
     d[F.chunks] = chunking.chunks;
     d[F.tile] = L.tile;

@@ -6,7 +6,7 @@ import { kernels, registerKernel, type Saved, type TensorKernel } from '../regis
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { stageImages } from './wasm-staging.js';
-import type { ConvJobRunner, ConvProblem } from './wasm-conv.js';
+import { CONV_SLOTS, type ConvJobRunner, type ConvProblem, writeConvHeader } from './wasm-conv.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { epilogueFlags, packParams } from './wasm-requantize.js';
 
@@ -36,23 +36,9 @@ const KIND_INT_CONV = 3;
 export const INT_COLS_BUDGET = 1 << 16;
 const INT_COLS_SLACK = 16;
 
-/** Descriptor slots (i32), as in wasm-conv.ts; PAIRS is the int conv's own. */
+/** Descriptor slots (i32): wasm-conv.ts's, and the int conv's own (pairs, int8 input, the integer epilogue). */
 const F = {
-  n: 2,
-  x: 24,
-  w: 25,
-  y: 27,
-  chunk: 31,
-  chunks: 32,
-  tile: 33,
-  colsLen: 35,
-  scratch0: 36,
-  scratch1: 37,
-  padD: 38,
-  padH: 39,
-  padW: 40,
-  padLen: 41,
-  staged: 42,
+  ...CONV_SLOTS,
   pairs: 43,
   xInt8: 44,
   epiOut: 45,
@@ -199,35 +185,8 @@ export function createWasmIntConv(opts: {
       const xAt = xp / xBytes;
       // The slack after the images is read (never used) by whole-vector row loads: keep it defined.
       xh.fill(0, xAt + n * imgLen, xAt + n * imgLen + L.readSlack);
-      const g = pr.geom;
       const d = new Int32Array(buffer, job, 64);
-      d.fill(0);
-      d.set([
-        0,
-        KIND_INT_CONV,
-        g.n,
-        g.c,
-        g.id,
-        g.ih,
-        g.iw,
-        g.kd,
-        g.kh,
-        g.kw,
-        g.od,
-        g.oh,
-        g.ow,
-        g.sd,
-        g.sh,
-        g.sw,
-        g.pd,
-        g.ph,
-        g.pw,
-        g.dd,
-        g.dh,
-        g.dw,
-        pr.cout,
-        pr.groups,
-      ]);
+      writeConvHeader(d, KIND_INT_CONV, pr);
       d[F.x] = xp;
       d[F.w] = wp;
       d[F.y] = yp;
