@@ -2,14 +2,6 @@
 import {
   AdaptiveAvgPool2d,
   AvgPool2d,
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  Conv1d,
-  Conv2d,
-  Conv3d,
-  ConvTranspose1d,
-  ConvTranspose2d,
   DeQuantStub,
   Dropout,
   ELU,
@@ -40,6 +32,7 @@ import {
 } from '@qtk/nn';
 import { Tensor, contiguous, reshape, transpose, samePadding } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
+import { BATCH_NORM_CLASSES, CONV_CLASSES, CONV_TRANSPOSE_CLASSES, isInstanceOfAny } from './layer-classes.js';
 import { exportCall } from './export-functions.js';
 import type { OnnxBuilder } from './export-builder.js';
 import { isModelKindExported } from './export-rules.js';
@@ -123,7 +116,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
       }
     }
   }
-  if (m instanceof Conv1d || m instanceof Conv2d || m instanceof Conv3d) {
+  if (isInstanceOfAny(m, CONV_CLASSES)) {
     const ins = [x, b.tensor(m.weight, p('weight'))];
     if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
     return b.node('Conv', ins, name, {
@@ -134,7 +127,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
       group: m.groups,
     });
   }
-  if (m instanceof ConvTranspose1d || m instanceof ConvTranspose2d) {
+  if (isInstanceOfAny(m, CONV_TRANSPOSE_CLASSES)) {
     const ins = [x, b.tensor(m.weight, p('weight'))];
     if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
     return b.node('ConvTranspose', ins, name, {
@@ -156,7 +149,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     const mm = b.node('MatMul', [x, b.tensor(wT, p('weight_t'))], m.bias ? `${name}_matmul` : name);
     return m.bias ? b.node('Add', [mm[0]!, b.tensor(m.bias, p('bias'))], name) : mm;
   }
-  if (m instanceof BatchNorm1d || m instanceof BatchNorm2d || m instanceof BatchNorm3d) {
+  if (isInstanceOfAny(m, BATCH_NORM_CLASSES)) {
     if (!m.runningMean || !m.runningVar)
       throw new OnnxExportError(
         `exportOnnx: BatchNorm '${path}' tracks no running statistics; ONNX BatchNormalization needs them`,
