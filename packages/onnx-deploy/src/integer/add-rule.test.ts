@@ -1,5 +1,5 @@
 import { FixedAdd, type Quantize } from '@qtk/fixed-point';
-import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub, FloatFunctional } from '@qtk/nn';
 import { add, cat, sub, type Tensor } from '@qtk/tensor';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,23 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { expectOnnxCheckerPasses } from '../../../../scripts/onnx-checker.js';
+import { ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
 
 /** add / sub of two tensors both ways, with scalars on either side, x ± 0, and broadcasting. */
-class AddSub extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class AddSub extends ThreeInputNet {
   readonly add = new FloatFunctional();
   readonly sub = new FloatFunctional();
   readonly rsub = new FloatFunctional();
   readonly addScalar = new FloatFunctional();
   readonly dequant = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z); // [1, 1, 1, W]: broadcasts over the rows
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor {
+    // c is [1, 1, 1, W]: it broadcasts over the rows
     const outs = [
       this.add.add(a, b),
       this.sub.sub(a, b),

@@ -1,21 +1,16 @@
-import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub, FloatFunctional } from '@qtk/nn';
 import { cat, mul, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
+import { ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
 
 /** mul of two tensors, with a scalar on either side, and broadcasting. */
-class Mul extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class Mul extends ThreeInputNet {
   readonly mul = new FloatFunctional();
   readonly mulScalar = new FloatFunctional();
   readonly dequant = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z);
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor {
     const outs = [this.mul.mul(a, b), this.mulScalar.mulScalar(a, -0.3), mul(2.5, b), mul(c, a)];
     return this.dequant.call(cat(outs, 1));
   }
