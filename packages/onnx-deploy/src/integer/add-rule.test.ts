@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { expectOnnxCheckerPasses } from '../../../../scripts/onnx-checker.js';
-import { ThreeInputNet } from '../testing/three-input-net.js';
+import { everyPairInputs, pairGridInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
+import { MARCH_DTYPES, moduleKinds, rangeInts } from '../testing/integer-inputs.js';
 
 /** add / sub of two tensors both ways, with scalars on either side, x ± 0, and broadcasting. */
 class AddSub extends ThreeInputNet {
@@ -62,11 +62,8 @@ describe('integer export: FixedAdd', () => {
       // the march's accumulator: bayes shifts the larger-scale operand, bernoulli2 saturates an int32 conv sum
       expect(adds.some((m) => m.config.plan.saturate32)).toBe(march === 'bernoulli2');
       // every int8 pair, or 256 × 256 int16 values spanning the range (ends included)
-      const { rows, cols } = pairGrid(rangeInts(dtype, 256, 5), rangeInts(dtype, 256, 6));
-      const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-      const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-      const z = onGrid(fixed, 'qz', rangeInts(dtype, 256, 7), [1, 1, 1, 256]);
-      const { summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+      const inputs = everyPairInputs(fixed, dtype);
+      const { summary, comparison } = await exportAndCompare(fixed, inputs);
       expect(comparison.nodes.filter((n) => n.op === 'FixedAdd')).toHaveLength(9);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });
@@ -84,11 +81,8 @@ describe('integer export: FixedAdd', () => {
     expect(adds).toHaveLength(9);
     expect((fixed.getSubmodule('qy') as Quantize).dtype).toBe('qint16');
     expect((fixed.getSubmodule('qx') as Quantize).dtype).toBe('qint8');
-    const { rows, cols } = pairGrid(rangeInts('qint8', 256), rangeInts('qint16', 256, 6));
-    const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-    const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-    const z = onGrid(fixed, 'qz', rangeInts('qint8', 256), [1, 1, 1, 256]);
-    const { bytes, summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+    const inputs = pairGridInputs(fixed, rangeInts('qint8', 256), rangeInts('qint16', 256, 6), rangeInts('qint8', 256));
+    const { bytes, summary, comparison } = await exportAndCompare(fixed, inputs);
     expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     const path = join(dir, 'add.onnx');
     writeFileSync(path, bytes);
