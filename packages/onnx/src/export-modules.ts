@@ -62,6 +62,13 @@ export function convPads(padding: number[] | 'same' | 'valid', kernel: number[],
   return [...padding, ...padding];
 }
 
+/** The initializers of a layer's weight and, when it has one, its bias, named after the module path. */
+function weightAndBias(b: OnnxBuilder, m: { weight: Tensor; bias: Tensor | null }, path: string): string[] {
+  const names = [b.tensor(m.weight, `${path}.weight`)];
+  if (m.bias) names.push(b.tensor(m.bias, `${path}.bias`));
+  return names;
+}
+
 function rankOf(x: unknown): number {
   return x instanceof Tensor ? x.ndim : 0;
 }
@@ -117,9 +124,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     }
   }
   if (isInstanceOfAny(m, CONV_CLASSES)) {
-    const ins = [x, b.tensor(m.weight, p('weight'))];
-    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-    return b.node('Conv', ins, name, {
+    return b.node('Conv', [x, ...weightAndBias(b, m, path)], name, {
       kernel_shape: m.kernelSize,
       strides: m.stride,
       pads: convPads(m.padding, m.kernelSize, m.dilation),
@@ -128,9 +133,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     });
   }
   if (isInstanceOfAny(m, CONV_TRANSPOSE_CLASSES)) {
-    const ins = [x, b.tensor(m.weight, p('weight'))];
-    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-    return b.node('ConvTranspose', ins, name, {
+    return b.node('ConvTranspose', [x, ...weightAndBias(b, m, path)], name, {
       kernel_shape: m.kernelSize,
       strides: m.stride,
       pads: [...m.padding, ...m.padding],
@@ -140,11 +143,7 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     });
   }
   if (m instanceof Linear) {
-    if (rankOf(s.args[0]) === 2) {
-      const ins = [x, b.tensor(m.weight, p('weight'))];
-      if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-      return b.node('Gemm', ins, name, { transB: 1 });
-    }
+    if (rankOf(s.args[0]) === 2) return b.node('Gemm', [x, ...weightAndBias(b, m, path)], name, { transB: 1 });
     const wT = contiguous(transpose(m.weight, 0, 1));
     const mm = b.node('MatMul', [x, b.tensor(wT, p('weight_t'))], m.bias ? `${name}_matmul` : name);
     return m.bias ? b.node('Add', [mm[0]!, b.tensor(m.bias, p('bias'))], name) : mm;

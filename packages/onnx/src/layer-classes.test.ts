@@ -1,14 +1,4 @@
-import {
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  Conv1d,
-  Conv2d,
-  Conv3d,
-  ConvTranspose1d,
-  ConvTranspose2d,
-  Linear,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import {
@@ -20,17 +10,17 @@ import {
 } from './layer-classes.js';
 
 describe('the layer classes of one ONNX op', () => {
-  it('classForSpatialDims picks the class for a number of spatial dims (BatchNorm1d also for none)', () => {
-    expect([1, 2, 3].map((r) => classForSpatialDims(CONV_CLASSES, r))).toEqual([Conv1d, Conv2d, Conv3d]);
+  it('classForSpatialDims picks the class for a number of spatial dims (nn.BatchNorm1d also for none)', () => {
+    expect([1, 2, 3].map((r) => classForSpatialDims(CONV_CLASSES, r))).toEqual([nn.Conv1d, nn.Conv2d, nn.Conv3d]);
     expect([1, 2].map((r) => classForSpatialDims(CONV_TRANSPOSE_CLASSES, r))).toEqual([
-      ConvTranspose1d,
-      ConvTranspose2d,
+      nn.ConvTranspose1d,
+      nn.ConvTranspose2d,
     ]);
     expect([0, 1, 2, 3].map((r) => classForSpatialDims(BATCH_NORM_CLASSES, r))).toEqual([
-      BatchNorm1d,
-      BatchNorm1d,
-      BatchNorm2d,
-      BatchNorm3d,
+      nn.BatchNorm1d,
+      nn.BatchNorm1d,
+      nn.BatchNorm2d,
+      nn.BatchNorm3d,
     ]);
   });
 
@@ -40,10 +30,10 @@ describe('the layer classes of one ONNX op', () => {
   });
 
   it('isInstanceOfAny recognises every class of the op and nothing else', () => {
-    expect(isInstanceOfAny(new Conv1d(1, 1, 1), CONV_CLASSES)).toBe(true);
-    expect(isInstanceOfAny(new Conv3d(1, 1, 1), CONV_CLASSES)).toBe(true);
-    expect(isInstanceOfAny(new ConvTranspose2d(1, 1, 1), CONV_CLASSES)).toBe(false);
-    expect(isInstanceOfAny(new BatchNorm3d(2), BATCH_NORM_CLASSES)).toBe(true);
-    expect(isInstanceOfAny(new Linear(1, 1), BATCH_NORM_CLASSES)).toBe(false);
+    expect(isInstanceOfAny(new nn.Conv1d(1, 1, 1), CONV_CLASSES)).toBe(true);
+    expect(isInstanceOfAny(new nn.Conv3d(1, 1, 1), CONV_CLASSES)).toBe(true);
+    expect(isInstanceOfAny(new nn.ConvTranspose2d(1, 1, 1), CONV_CLASSES)).toBe(false);
+    expect(isInstanceOfAny(new nn.BatchNorm3d(2), BATCH_NORM_CLASSES)).toBe(true);
+    expect(isInstanceOfAny(new nn.Linear(1, 1), BATCH_NORM_CLASSES)).toBe(false);
   });
 });
