@@ -3,7 +3,7 @@ import { eq, ge, gt, le, lt, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { everyPairInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { moduleKinds, rangeInts } from '../testing/integer-inputs.js';
+import { moduleKinds } from '../testing/integer-inputs.js';
 
 /** Every comparison: two tensors (same and different scales), a scalar, zero and broadcasting. */
 class Compare extends ThreeInputNet {

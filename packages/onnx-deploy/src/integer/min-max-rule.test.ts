@@ -3,7 +3,7 @@ import { cat, maximum, minimum, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { everyPairInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { moduleKinds, rangeInts } from '../testing/integer-inputs.js';
+import { moduleKinds } from '../testing/integer-inputs.js';
 
 /** maximum / minimum of two tensors, with a scalar on either side, and broadcasting. */
 class MinMax extends ThreeInputNet {

@@ -3,7 +3,7 @@ import { cat, mul, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { everyPairInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { MARCH_DTYPES, moduleKinds, rangeInts } from '../testing/integer-inputs.js';
+import { MARCH_DTYPES, moduleKinds } from '../testing/integer-inputs.js';
 
 /** mul of two tensors, with a scalar on either side, and broadcasting. */
 class Mul extends ThreeInputNet {
