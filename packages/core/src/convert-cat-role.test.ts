@@ -2,14 +2,13 @@
 // records in node meta and the cats by their catalog op, not by generated names.
 import { bernoulli2UnifyCat, unifyCatScale } from '@qtk/march-bernoulli2';
 import { defaultQatQconfig } from '@qtk/fake-quant';
-import { FixedAdd, FixedCat, FixedMul } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
 import { FAKE_QUANT_ROLE, fakeQuantRoleOf } from '@qtk/spec';
 import { add, cat, Generator, mul, randn, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { convertFx } from './index.js';
-import { calibratedQat } from './testing/convert-harness.js';
+import { calibratedQat, catAndProducers, catInputRequants } from './testing/convert-harness.js';
 
 /** Two stubs, a cat of add, mul and the first input (functionally or through a FloatFunctional), a DeQuantStub. */
 class CatNet extends Module {
@@ -53,8 +52,6 @@ function renameCalledModules(gm: GraphModule): void {
   gm.recompile();
 }
 
-const copies = (c: FixedCat) => c.config.requants.map((r) => [r.m[0], r.n[0], r.pre[0]]);
-
 describe('unifyCatScale by fake-quant role and catalog op', () => {
   it('prepare records the activation role on the fake-quants it puts after add, mul and cat', () => {
     const qat = calibrated(false);
@@ -73,13 +70,10 @@ describe('unifyCatScale by fake-quant role and catalog op', () => {
       renameCalledModules(qat);
       expect(qat.graph.nodes.filter((n) => n.target.startsWith('_generated_'))).toEqual([]);
       const fixed = convertFx(qat, { march: bernoulli2UnifyCat, onWarning: () => {} });
-      const mods = [...fixed.modules()];
-      const c = mods.find((m) => m instanceof FixedCat) as FixedCat;
-      const addM = mods.find((m) => m instanceof FixedAdd) as FixedAdd;
-      const mulM = mods.find((m) => m instanceof FixedMul) as FixedMul;
+      const { cat: c, add: addM, mul: mulM } = catAndProducers(fixed);
       expect(addM.config.outScale).toBe(c.config.outScale);
       expect(mulM.config.outScale).toBe(c.config.outScale);
-      const [first, second, third] = copies(c);
+      const [first, second, third] = catInputRequants(c);
       expect([first, second]).toEqual([
         [1, 0, 0],
         [1, 0, 0],

@@ -1,7 +1,7 @@
 import '@qtk/march-bayes';
 import { bernoulli2UnifyCat } from '@qtk/march-bernoulli2';
 import { defaultQat16bitQconfig, defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
-import { FixedAdd, FixedCat, FixedMul, QTensor } from '@qtk/fixed-point';
+import { FixedAdd, FixedCat, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
@@ -27,7 +27,14 @@ import {
 } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { ConversionError, convertFx } from './index.js';
-import { calibratedQat, maxSteps, outputStep, thrownBy } from './testing/convert-harness.js';
+import {
+  calibratedQat,
+  catAndProducers,
+  catInputRequants,
+  maxSteps,
+  outputStep,
+  thrownBy,
+} from './testing/convert-harness.js';
 
 type March = 'bayes' | 'bernoulli2' | typeof bernoulli2UnifyCat;
 type Body = (n: Pair, a: Tensor, b: Tensor) => Tensor;
@@ -213,16 +220,13 @@ describe('unifyCatScale (bernoulli2, optional)', () => {
     const targets = qat.graph.nodes.map((n) => n.target).join();
     const fixed = convertFx(qat, { march: bernoulli2UnifyCat, onWarning: () => {} });
     expect(qat.graph.nodes.map((n) => n.target).join()).toBe(targets); // the QAT model is not modified
-    const mods = [...fixed.modules()];
-    const c = mods.find((m) => m instanceof FixedCat) as FixedCat;
-    const addM = mods.find((m) => m instanceof FixedAdd) as FixedAdd;
-    const mulM = mods.find((m) => m instanceof FixedMul) as FixedMul;
+    const { cat: c, add: addM, mul: mulM } = catAndProducers(fixed);
     expect(addM.config.outScale).toBe(c.config.outScale);
     expect(mulM.config.outScale).toBe(c.config.outScale);
-    const copy = (k: number) => [c.config.requants[k]!.m[0], c.config.requants[k]!.n[0], c.config.requants[k]!.pre[0]];
-    expect(copy(0)).toEqual([1, 0, 0]);
-    expect(copy(1)).toEqual([1, 0, 0]);
-    expect(copy(2)).not.toEqual([1, 0, 0]); // a: the QuantStub's own scale, requantized by the cat
+    const copy = catInputRequants(c);
+    expect(copy[0]).toEqual([1, 0, 0]);
+    expect(copy[1]).toEqual([1, 0, 0]);
+    expect(copy[2]).not.toEqual([1, 0, 0]); // a: the QuantStub's own scale, requantized by the cat
     // without the pass every input is requantized
     const plain = [...convertFx(qat, { march: 'bernoulli2', onWarning: () => {} }).modules()].find(
       (m) => m instanceof FixedCat,

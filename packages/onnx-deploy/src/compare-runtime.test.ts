@@ -1,24 +1,12 @@
 import './index.js'; // the QDQ and integer export rules
-import { DeQuantStub, Flatten, MaxPool2d, Module, QuantStub, ReLU } from '@qtk/nn';
-import type { Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { formatRuntimeComparison } from './compare-runtime.js';
 import { compareWithRuntime } from './node/compare-with-runtime.js';
 import { exportOnnxBytes, decodeModel, encodeModel } from '@qtk/onnx';
 import { fixedPointOf, uniformInput } from './testing/fixed-models.js';
+import { PoolReluNet } from './testing/pool-relu-net.js';
 
-class Small extends Module {
-  readonly quant = new QuantStub();
-  readonly pool = new MaxPool2d(2);
-  readonly relu = new ReLU();
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.flatten.call(this.relu.call(this.pool.call(this.quant.call(x)))));
-  }
-}
-
-const fixed = fixedPointOf(new Small(), { march: 'bayes', calibration: [uniformInput([4, 2, 6, 6], 1, -2, 2)] });
+const fixed = fixedPointOf(new PoolReluNet(), { march: 'bayes', calibration: [uniformInput([4, 2, 6, 6], 1, -2, 2)] });
 const x = uniformInput([3, 2, 6, 6], 2, -2, 2);
 const bytes = exportOnnxBytes(fixed, [x]);
 

@@ -1,18 +1,12 @@
 // Moved from @qtk/onnx's import-hostile.test.ts: ONNX names that would shadow module members import, run and
 // prepare for QAT (the preparation needs @qtk/core, which @qtk/onnx's tests do not load).
-import { DataType, importOnnx, type TensorMsg } from '@qtk/onnx';
-import { handMadeModel, valueInfo } from '@qtk/onnx/testing';
+import { importOnnx } from '@qtk/onnx';
+import { floatInitializer, handMadeModel, valueInfo } from '@qtk/onnx/testing';
 import { type Tensor, randn } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 
 const f32 = (name: string, dims: (number | string)[]) => valueInfo(name, dims);
 const model = handMadeModel;
-
-const floats = (name: string, dims: number[], values?: number[]): TensorMsg => {
-  const n = dims.reduce((a, b) => a * b, 1);
-  const data = Float32Array.from(values ?? Array.from({ length: n }, (_, i) => (i % 7) / 7 - 0.5));
-  return { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer) };
-};
 
 describe('ONNX names never shadow module members (issue 12.3)', () => {
   for (const name of ['eval', 'train', 'registerModule', '__proto__', 'inputSpecs']) {
@@ -26,7 +20,10 @@ describe('ONNX names never shadow module members (issue 12.3)', () => {
         {
           input: [f32(name, [1, 2, 6, 6])],
           output: [f32('y', [1, 3, 4, 4])],
-          initializer: [floats('w', [3, 2, 3, 3]), floats(name === '__proto__' ? 'b' : `${name}_b`, [1, 3, 1, 1])],
+          initializer: [
+            floatInitializer('w', [3, 2, 3, 3]),
+            floatInitializer(name === '__proto__' ? 'b' : `${name}_b`, [1, 3, 1, 1]),
+          ],
         },
       );
       const gm = importOnnx(bytes);

@@ -2,14 +2,6 @@
 import {
   AdaptiveAvgPool2d,
   AvgPool2d,
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  Conv1d,
-  Conv2d,
-  Conv3d,
-  ConvTranspose1d,
-  ConvTranspose2d,
   DeQuantStub,
   Dropout,
   ELU,
@@ -40,6 +32,7 @@ import {
 } from '@qtk/nn';
 import { Tensor, contiguous, reshape, transpose, samePadding } from '@qtk/tensor';
 import { OnnxExportError } from './errors.js';
+import { BATCH_NORM_CLASSES, CONV_CLASSES, CONV_TRANSPOSE_CLASSES, isInstanceOfAny } from './layer-classes.js';
 import { exportCall } from './export-functions.js';
 import type { OnnxBuilder } from './export-builder.js';
 import { isModelKindExported } from './export-rules.js';
@@ -67,6 +60,13 @@ export function convPads(padding: number[] | 'same' | 'valid', kernel: number[],
     return samePadding(kernel, dilation);
   }
   return [...padding, ...padding];
+}
+
+/** The initializers of a layer's weight and, when it has one, its bias, named after the module path. */
+function weightAndBias(b: OnnxBuilder, m: { weight: Tensor; bias: Tensor | null }, path: string): string[] {
+  const names = [b.tensor(m.weight, `${path}.weight`)];
+  if (m.bias) names.push(b.tensor(m.bias, `${path}.bias`));
+  return names;
 }
 
 function rankOf(x: unknown): number {
@@ -123,10 +123,8 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
       }
     }
   }
-  if (m instanceof Conv1d || m instanceof Conv2d || m instanceof Conv3d) {
-    const ins = [x, b.tensor(m.weight, p('weight'))];
-    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-    return b.node('Conv', ins, name, {
+  if (isInstanceOfAny(m, CONV_CLASSES)) {
+    return b.node('Conv', [x, ...weightAndBias(b, m, path)], name, {
       kernel_shape: m.kernelSize,
       strides: m.stride,
       pads: convPads(m.padding, m.kernelSize, m.dilation),
@@ -134,10 +132,8 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
       group: m.groups,
     });
   }
-  if (m instanceof ConvTranspose1d || m instanceof ConvTranspose2d) {
-    const ins = [x, b.tensor(m.weight, p('weight'))];
-    if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-    return b.node('ConvTranspose', ins, name, {
+  if (isInstanceOfAny(m, CONV_TRANSPOSE_CLASSES)) {
+    return b.node('ConvTranspose', [x, ...weightAndBias(b, m, path)], name, {
       kernel_shape: m.kernelSize,
       strides: m.stride,
       pads: [...m.padding, ...m.padding],
@@ -147,16 +143,12 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
     });
   }
   if (m instanceof Linear) {
-    if (rankOf(s.args[0]) === 2) {
-      const ins = [x, b.tensor(m.weight, p('weight'))];
-      if (m.bias) ins.push(b.tensor(m.bias, p('bias')));
-      return b.node('Gemm', ins, name, { transB: 1 });
-    }
+    if (rankOf(s.args[0]) === 2) return b.node('Gemm', [x, ...weightAndBias(b, m, path)], name, { transB: 1 });
     const wT = contiguous(transpose(m.weight, 0, 1));
     const mm = b.node('MatMul', [x, b.tensor(wT, p('weight_t'))], m.bias ? `${name}_matmul` : name);
     return m.bias ? b.node('Add', [mm[0]!, b.tensor(m.bias, p('bias'))], name) : mm;
   }
-  if (m instanceof BatchNorm1d || m instanceof BatchNorm2d || m instanceof BatchNorm3d) {
+  if (isInstanceOfAny(m, BATCH_NORM_CLASSES)) {
     if (!m.runningMean || !m.runningVar)
       throw new OnnxExportError(
         `exportOnnx: BatchNorm '${path}' tracks no running statistics; ONNX BatchNormalization needs them`,

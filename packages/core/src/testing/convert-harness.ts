@@ -2,6 +2,7 @@
 // QAT model, call models, find the output step and measure fixed-point vs fake-quant in output
 // steps. Not a test file itself (vitest includes *.test.ts only) and not part of the package build.
 import { FakeQuantize, setFakeQuantize } from '@qtk/fake-quant';
+import { FixedAdd, FixedCat, FixedMul } from '@qtk/fixed-point';
 import type { GraphModule, Node } from '@qtk/ir';
 import { Conv3d, DeQuantStub, Module, QuantStub, Softmax, type BatchNorm2d } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
@@ -109,3 +110,17 @@ export class Conv3dSoftmaxNet extends Module {
     return this.dq1.call(this.conv3d.call(q)).add(this.dq2.call(this.softmax.call(q)));
   }
 }
+
+/** The FixedCat of a converted `cat([add(a, b), mul(a, b), ...])` and the FixedAdd / FixedMul that feed it. */
+export function catAndProducers(fixed: GraphModule): { cat: FixedCat; add: FixedAdd; mul: FixedMul } {
+  const mods = [...fixed.modules()];
+  return {
+    cat: mods.find((m) => m instanceof FixedCat) as FixedCat,
+    add: mods.find((m) => m instanceof FixedAdd) as FixedAdd,
+    mul: mods.find((m) => m instanceof FixedMul) as FixedMul,
+  };
+}
+
+/** [m, n, pre] of the requantization of each input of a FixedCat: [1, 0, 0] where the input is copied. */
+export const catInputRequants = (c: FixedCat): number[][] =>
+  c.config.requants.map((r) => [r.m[0]!, r.n[0]!, r.pre[0]!]);

@@ -1,5 +1,5 @@
 import { FixedAdd, type Quantize } from '@qtk/fixed-point';
-import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub, FloatFunctional } from '@qtk/nn';
 import { add, cat, sub, type Tensor } from '@qtk/tensor';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,23 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { expectOnnxCheckerPasses } from '../../../../scripts/onnx-checker.js';
+import { everyPairInputs, pairGridInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
+import { MARCH_DTYPES, moduleKinds, rangeInts } from '../testing/integer-inputs.js';
 
 /** add / sub of two tensors both ways, with scalars on either side, x ± 0, and broadcasting. */
-class AddSub extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class AddSub extends ThreeInputNet {
   readonly add = new FloatFunctional();
   readonly sub = new FloatFunctional();
   readonly rsub = new FloatFunctional();
   readonly addScalar = new FloatFunctional();
   readonly dequant = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z); // [1, 1, 1, W]: broadcasts over the rows
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor {
+    // c is [1, 1, 1, W]: it broadcasts over the rows
     const outs = [
       this.add.add(a, b),
       this.sub.sub(a, b),
@@ -66,11 +62,8 @@ describe('integer export: FixedAdd', () => {
       // the march's accumulator: bayes shifts the larger-scale operand, bernoulli2 saturates an int32 conv sum
       expect(adds.some((m) => m.config.plan.saturate32)).toBe(march === 'bernoulli2');
       // every int8 pair, or 256 × 256 int16 values spanning the range (ends included)
-      const { rows, cols } = pairGrid(rangeInts(dtype, 256, 5), rangeInts(dtype, 256, 6));
-      const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-      const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-      const z = onGrid(fixed, 'qz', rangeInts(dtype, 256, 7), [1, 1, 1, 256]);
-      const { summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+      const inputs = everyPairInputs(fixed, dtype);
+      const { summary, comparison } = await exportAndCompare(fixed, inputs);
       expect(comparison.nodes.filter((n) => n.op === 'FixedAdd')).toHaveLength(9);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });
@@ -88,11 +81,8 @@ describe('integer export: FixedAdd', () => {
     expect(adds).toHaveLength(9);
     expect((fixed.getSubmodule('qy') as Quantize).dtype).toBe('qint16');
     expect((fixed.getSubmodule('qx') as Quantize).dtype).toBe('qint8');
-    const { rows, cols } = pairGrid(rangeInts('qint8', 256), rangeInts('qint16', 256, 6));
-    const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-    const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-    const z = onGrid(fixed, 'qz', rangeInts('qint8', 256), [1, 1, 1, 256]);
-    const { bytes, summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+    const inputs = pairGridInputs(fixed, rangeInts('qint8', 256), rangeInts('qint16', 256, 6), rangeInts('qint8', 256));
+    const { bytes, summary, comparison } = await exportAndCompare(fixed, inputs);
     expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     const path = join(dir, 'add.onnx');
     writeFileSync(path, bytes);

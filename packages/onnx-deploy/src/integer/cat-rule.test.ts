@@ -1,24 +1,19 @@
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { Quantize } from '@qtk/fixed-point';
-import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub, FloatFunctional } from '@qtk/nn';
 import { cat, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
+import { ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { MARCH_DTYPES, moduleKinds, onGrid, rangeInts } from '../testing/integer-inputs.js';
 import type { ObserverDType } from '@qtk/spec';
 
 /** Three inputs of different scales joined (each requantized to the common scale), along channels and the last axis. */
-class Cat extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class Cat extends ThreeInputNet {
   readonly cat = new FloatFunctional();
   readonly dequant = new DeQuantStub();
   readonly dequant2 = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor[] {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z);
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor[] {
     return [this.dequant.call(this.cat.cat([a, b, c], 1)), this.dequant2.call(cat([b, a], -1))];
   }
 }

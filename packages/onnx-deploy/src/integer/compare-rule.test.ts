@@ -1,14 +1,12 @@
-import { DeQuantStub, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub } from '@qtk/nn';
 import { eq, ge, gt, le, lt, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
+import { everyPairInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
+import { moduleKinds } from '../testing/integer-inputs.js';
 
 /** Every comparison: two tensors (same and different scales), a scalar, zero and broadcasting. */
-class Compare extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class Compare extends ThreeInputNet {
   readonly d0 = new DeQuantStub();
   readonly d1 = new DeQuantStub();
   readonly d2 = new DeQuantStub();
@@ -16,10 +14,7 @@ class Compare extends Module {
   readonly d4 = new DeQuantStub();
   readonly d5 = new DeQuantStub();
   readonly d6 = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor[] {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z);
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor[] {
     return [
       this.d0.call(gt(a, b)),
       this.d1.call(lt(a, b)),
@@ -44,11 +39,8 @@ describe('integer export: FixedCompare', () => {
         ];
         const fixed = fixedPointOf(new Compare(), { march: 'bayes', dtype, calibration: [calib as never] });
         expect(moduleKinds(fixed).filter((k) => k === 'FixedCompare')).toHaveLength(7);
-        const { rows, cols } = pairGrid(rangeInts(dtype, 256, 5), rangeInts(dtype, 256, 6));
-        const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-        const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-        const z = onGrid(fixed, 'qz', rangeInts(dtype, 256, 7), [1, 1, 1, 256]);
-        const { summary, comparison } = await exportAndCompare(fixed, [x, y, z], { opset });
+        const inputs = everyPairInputs(fixed, dtype);
+        const { summary, comparison } = await exportAndCompare(fixed, inputs, { opset });
         const compared = comparison.nodes.filter((n) => n.op === 'FixedCompare');
         expect(compared.map((n) => n.dtype)).toEqual(new Array(7).fill('qbool'));
         expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);

@@ -1,21 +1,16 @@
-import { DeQuantStub, FloatFunctional, Module, QuantStub } from '@qtk/nn';
+import { DeQuantStub, FloatFunctional } from '@qtk/nn';
 import { cat, mul, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
+import { everyPairInputs, ThreeInputNet } from '../testing/three-input-net.js';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
-import { MARCH_DTYPES, moduleKinds, onGrid, pairGrid, rangeInts } from '../testing/integer-inputs.js';
+import { MARCH_DTYPES, moduleKinds } from '../testing/integer-inputs.js';
 
 /** mul of two tensors, with a scalar on either side, and broadcasting. */
-class Mul extends Module {
-  readonly qx = new QuantStub();
-  readonly qy = new QuantStub();
-  readonly qz = new QuantStub();
+class Mul extends ThreeInputNet {
   readonly mul = new FloatFunctional();
   readonly mulScalar = new FloatFunctional();
   readonly dequant = new DeQuantStub();
-  forward(x: Tensor, y: Tensor, z: Tensor): Tensor {
-    const a = this.qx.call(x);
-    const b = this.qy.call(y);
-    const c = this.qz.call(z);
+  protected compute(a: Tensor, b: Tensor, c: Tensor): Tensor {
     const outs = [this.mul.mul(a, b), this.mulScalar.mulScalar(a, -0.3), mul(2.5, b), mul(c, a)];
     return this.dequant.call(cat(outs, 1));
   }
@@ -33,11 +28,8 @@ describe('integer export: FixedMul', () => {
       const cz = uniformInput([1, 1, 1, 16], 3, -1, 1);
       const fixed = fixedPointOf(new Mul(), { march, dtype, calibration: [[cx, cy, cz] as never] });
       expect(moduleKinds(fixed).filter((k) => k === 'FixedMul')).toHaveLength(4);
-      const { rows, cols } = pairGrid(rangeInts(dtype, 256, 5), rangeInts(dtype, 256, 6));
-      const x = onGrid(fixed, 'qx', rows, [1, 1, 256, 256]);
-      const y = onGrid(fixed, 'qy', cols, [1, 1, 256, 256]);
-      const z = onGrid(fixed, 'qz', rangeInts(dtype, 256, 7), [1, 1, 1, 256]);
-      const { summary, comparison } = await exportAndCompare(fixed, [x, y, z]);
+      const inputs = everyPairInputs(fixed, dtype);
+      const { summary, comparison } = await exportAndCompare(fixed, inputs);
       expect(comparison.nodes.filter((n) => n.op === 'FixedMul')).toHaveLength(4);
       expect(summary).toBe(`all ${comparison.nodes.length} compared values identical`);
     });

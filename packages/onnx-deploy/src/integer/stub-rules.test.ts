@@ -1,21 +1,8 @@
 import { Dequantize, type Quantize } from '@qtk/fixed-point';
-import { MaxPool2d, Module, ReLU } from '@qtk/nn';
 import { describe, expect, test } from 'vitest';
 import { fixedPointOf, exportAndCompare, uniformInput } from '../testing/fixed-models.js';
-import { QuantStub, DeQuantStub, Flatten } from '@qtk/nn';
-import type { Tensor } from '@qtk/tensor';
+import { PoolReluNet } from '../testing/pool-relu-net.js';
 import { decodeModel } from '@qtk/onnx';
-
-class MoveOnly extends Module {
-  readonly quant = new QuantStub();
-  readonly pool = new MaxPool2d(2);
-  readonly relu = new ReLU();
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly dequant = new DeQuantStub();
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.flatten.call(this.relu.call(this.pool.call(this.quant.call(x)))));
-  }
-}
 
 describe('integer export: quantize, value ops, dequantize', () => {
   for (const march of ['bayes', 'bernoulli2'])
@@ -23,7 +10,7 @@ describe('integer export: quantize, value ops, dequantize', () => {
       if (march === 'bernoulli2' && dtype === 'qint16') continue; // bernoulli2 has no int16 activations
       test(`${march} ${dtype}: every node's integers equal QTK's in onnxruntime`, async () => {
         const calib = [uniformInput([8, 3, 8, 8], 1, -3, 3)];
-        const fixed = fixedPointOf(new MoveOnly(), { march, dtype, calibration: calib });
+        const fixed = fixedPointOf(new PoolReluNet(), { march, dtype, calibration: calib });
         const kinds = fixed.graph.nodes
           .filter((n) => n.op === 'call_module')
           .map((n) => fixed.getSubmodule(n.target).constructor.name);

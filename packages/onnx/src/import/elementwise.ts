@@ -29,19 +29,8 @@ import { Unsupported, type Val } from './context.js';
 import { broadcastShape } from './limits.js';
 import { onnxExpand, onnxInstanceNorm, onnxMod, onnxScatterND, onnxTile } from './array-functions.js';
 import type { Handler } from './layers.js';
+import { binary, unary } from './call-handlers.js';
 import { checkComparison, fixedBatch, marked, type Comparison } from './shape-vectors.js';
-
-const unary =
-  (fn: (a: Tensor) => Tensor): Handler =>
-  (ctx) => [ctx.fn(fn, [ctx.input(0)])];
-
-const binary =
-  (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
-  (ctx) => {
-    const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
-    if (out) ctx.limit(out);
-    return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
-  };
 
 /** A comparison, static on shape vectors where the batch cannot change its answer (shape-vectors.ts). */
 const comparison =

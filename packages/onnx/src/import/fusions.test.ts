@@ -7,16 +7,8 @@ import { Conv2d, ConvTranspose2d, Linear } from '@qtk/nn';
 import { Generator, noGrad, rand, Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { importOnnx } from '../index.js';
-import { DataType, type TensorMsg } from '../onnx-schema.js';
-import { handMadeModel, valueInfo } from '../testing/hand-made-model.js';
+import { floatInitializer, handMadeModel, valueInfo } from '../testing/hand-made-model.js';
 import { relativeError, runtimeOutput } from '../testing/pattern-models.js';
-
-const floats = (name: string, dims: number[], values: number[]): TensorMsg => ({
-  name,
-  dims,
-  data_type: DataType.FLOAT,
-  raw_data: new Uint8Array(Float32Array.from(values).buffer),
-});
 
 const W = [1, 2, 0, -1, 0.5, 0, 0, 3, -2, 1, 1, 0, 0, 0, 2, 1]; // [4, 4], x·W
 const B = [0.5, -1, 2, 0.25];
@@ -30,7 +22,7 @@ describe('importOnnx: MatMul + Add as Linear', () => {
         { op_type: 'MatMul', input: ['x', 'w1'], output: ['mm'], name: 'fc/MatMul' },
         { op_type: 'Add', input: ['b1', 'mm'], output: ['y'], name: 'fc/Add' },
       ],
-      { initializer: [floats('w0', [4, 4], W), floats('b0', [4], B)] },
+      { initializer: [floatInitializer('w0', [4, 4], W), floatInitializer('b0', [4], B)] },
     );
     const gm = importOnnx(bytes);
     const calls = gm.graph.nodes.filter((n) => n.op !== 'placeholder' && n.op !== 'output');
@@ -50,7 +42,7 @@ const constantNode = (output: string, dims: number[], values: number[]) => ({
   op_type: 'Constant',
   input: [],
   output: [output],
-  attribute: [{ name: 'value', type: 4, t: floats('', dims, values) }],
+  attribute: [{ name: 'value', type: 4, t: floatInitializer('', dims, values) }],
 });
 
 const seq = (n: number, scale: number) => Array.from({ length: n }, (_, i) => Math.sin(i * 1.7 + 0.3) * scale);

@@ -6,19 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { Tensor, randn } from '@qtk/tensor';
 import { OnnxFormatError, OnnxLimitError, importOnnx } from '../index.js';
 import { importOnnx as importOnnxFile } from '../node.js';
-import { DataType, type NodeMsg, type TensorMsg } from '../onnx-schema.js';
-import { handMadeModel, valueInfo } from '../testing/hand-made-model.js';
+import { DataType, type NodeMsg } from '../onnx-schema.js';
+import { floatInitializer, handMadeModel, valueInfo } from '../testing/hand-made-model.js';
 import { int64Proto } from '../tensor-proto.js';
 import { checkGraph } from './graph-checks.js';
 
 const f32 = (name: string, dims: (number | string)[]) => valueInfo(name, dims);
 const model = handMadeModel;
-
-const floats = (name: string, dims: number[], values?: number[]): TensorMsg => {
-  const n = dims.reduce((a, b) => a * b, 1);
-  const data = Float32Array.from(values ?? Array.from({ length: n }, (_, i) => (i % 7) / 7 - 0.5));
-  return { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer) };
-};
 
 /** The error thrown by f. Refusing before the work is shown by the node the message names, not by a clock. */
 function failure(f: () => unknown): { err: unknown } {
@@ -39,7 +33,7 @@ describe('import cost is bounded (issue 12.1)', () => {
     const bytes = model([{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'] }], {
       input: [f32('x', [1, 1, 20000, 20000])],
       output: [f32('y', [1, 1, 19998, 19998])],
-      initializer: [floats('w', [1, 1, 3, 3])],
+      initializer: [floatInitializer('w', [1, 1, 3, 3])],
     });
     expect(bytes.length).toBeLessThan(1000);
     const rss = rssMb();
@@ -75,7 +69,7 @@ describe('import cost is bounded (issue 12.1)', () => {
         },
         { op_type: 'Add', name: 'add', input: ['x', 's'], output: ['y'] },
       ],
-      { initializer: [floats('a', [30000, 1]), floats('b', [1, 30000])] },
+      { initializer: [floatInitializer('a', [30000, 1]), floatInitializer('b', [1, 30000])] },
     );
     const { err } = failure(() => importOnnx(bytes));
     expect(err).toBeInstanceOf(OnnxLimitError);
@@ -96,7 +90,7 @@ describe('import cost is bounded (issue 12.1)', () => {
       {
         input: [f32('x', [1, 1, 8, 8])],
         output: [f32('y', [1, 1, 80000, 80000])],
-        initializer: [floats('sc', [4], [1, 1, 10000, 10000])],
+        initializer: [floatInitializer('sc', [4], [1, 1, 10000, 10000])],
       },
     );
     const r = failure(() => importOnnx(resize));
@@ -123,7 +117,7 @@ describe('import cost is bounded (issue 12.1)', () => {
     const bytes = model(nodes, {
       input: [f32('x', [1, 16, 100, 100])],
       output: [f32('y', [1, 16, 100, 100])],
-      initializer: [floats('w', [16, 16, 3, 3])],
+      initializer: [floatInitializer('w', [16, 16, 3, 3])],
     });
     const { err } = failure(() => importOnnx(bytes, { maxElements: 1_500_000 }));
     expect(err).toBeInstanceOf(OnnxLimitError);
@@ -145,7 +139,7 @@ describe('import cost is bounded (issue 12.1)', () => {
       {
         input: [f32('x', [1, 64, 400, 400])],
         output: [f32('y', [1, 1, 400, 400])],
-        initializer: [floats('w', [1, 64, 11, 11])],
+        initializer: [floatInitializer('w', [1, 64, 11, 11])],
       },
     );
     const { err } = failure(() => importOnnx(bytes));
@@ -184,7 +178,7 @@ describe('import cost is bounded (issue 12.1)', () => {
       {
         input: [f32('x', [1, 3, 512, 512])],
         output: [f32('y', [1, 16, 512, 512])],
-        initializer: [floats('w', [16, 3, 3, 3])],
+        initializer: [floatInitializer('w', [16, 3, 3, 3])],
       },
     );
     const gm = importOnnx(bytes);
@@ -254,14 +248,16 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
 
   it('an initializer or graph input declared twice, or overwritten by a node', () => {
     const add: NodeMsg = { op_type: 'Add', name: 'add', input: ['x', 'w'], output: ['y'] };
-    const twice = model([add], { initializer: [floats('w', [4]), floats('w', [4])] });
+    const twice = model([add], { initializer: [floatInitializer('w', [4]), floatInitializer('w', [4])] });
     expect(() => importOnnx(twice)).toThrow(OnnxFormatError);
     expect(() => importOnnx(twice)).toThrow(/initializer 'w' is declared twice/);
     expect(() =>
-      importOnnx(model([add], { input: [f32('x', ['N', 4]), f32('x', ['N', 4])], initializer: [floats('w', [4])] })),
+      importOnnx(
+        model([add], { input: [f32('x', ['N', 4]), f32('x', ['N', 4])], initializer: [floatInitializer('w', [4])] }),
+      ),
     ).toThrow(/graph input 'x' is declared twice/);
     const overwrite = model([{ op_type: 'Relu', name: 'r', input: ['x'], output: ['w'] }, add], {
-      initializer: [floats('w', [4])],
+      initializer: [floatInitializer('w', [4])],
     });
     expect(() => importOnnx(overwrite)).toThrow(/node 'r' writes 'w', which is already declared as an initializer/);
   });
@@ -282,7 +278,11 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
           attribute: [{ name: 'pads', ints: [-1, 0, 0, 0], type: 7 }],
         },
       ],
-      { input: [f32('x', [1, 1, 6, 6])], output: [f32('y', [1, 1, 3, 4])], initializer: [floats('w', [1, 1, 3, 3])] },
+      {
+        input: [f32('x', [1, 1, 6, 6])],
+        output: [f32('y', [1, 1, 3, 4])],
+        initializer: [floatInitializer('w', [1, 1, 3, 3])],
+      },
     );
     expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
     expect(() => importOnnx(bytes)).toThrow(/Conv 'conv'.*pads.*-1/);
@@ -299,7 +299,11 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
           attribute: [{ name: 'kernel_shape', ints: [5, 5], type: 7 }],
         },
       ],
-      { input: [f32('x', [1, 1, 6, 6])], output: [f32('y', [1, 1, 4, 4])], initializer: [floats('w', [1, 1, 3, 3])] },
+      {
+        input: [f32('x', [1, 1, 6, 6])],
+        output: [f32('y', [1, 1, 4, 4])],
+        initializer: [floatInitializer('w', [1, 1, 3, 3])],
+      },
     );
     expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
     expect(() => importOnnx(bytes)).toThrow(/Conv 'conv'.*kernel_shape \[5, 5\].*weight.*\[1, 1, 3, 3\]/);
@@ -310,7 +314,7 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
       const bytes = model([{ op_type: 'Conv', name: 'conv', input: ['x', 'w'], output: ['y'] }], {
         input: [f32('x', [1, 1, 6, 6])],
         output: [f32('y', [1, 1, 4, 4])],
-        initializer: [floats('w', [1, 1, 3, 3], [0, 1, 2, 3, bad, 5, 6, 7, 8])],
+        initializer: [floatInitializer('w', [1, 1, 3, 3], [0, 1, 2, 3, bad, 5, 6, 7, 8])],
       });
       expect(() => importOnnx(bytes)).toThrow(OnnxFormatError);
       expect(() => importOnnx(bytes)).toThrow(/node 'conv'.*weight.*non-finite value (NaN|Infinity) at index 4/);

@@ -3,14 +3,6 @@
 import {
   AdaptiveAvgPool2d,
   AvgPool2d,
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  Conv1d,
-  Conv2d,
-  Conv3d,
-  ConvTranspose1d,
-  ConvTranspose2d,
   ELU,
   Flatten,
   GELU,
@@ -52,6 +44,7 @@ import {
   reshape,
 } from '@qtk/tensor';
 import { OnnxFormatError } from '../errors.js';
+import { BATCH_NORM_CLASSES, CONV_CLASSES, CONV_TRANSPOSE_CLASSES, classForSpatialDims } from '../layer-classes.js';
 import { ImportLimits } from './limits.js';
 import { Unsupported, type NodeContext, type Val } from './context.js';
 import { resize } from './resize.js';
@@ -206,7 +199,7 @@ const conv: Handler = (ctx) => {
   const opts = { stride: strides, padding: pp.pads, dilation: dilations, groups };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
     const cin = w.shape[1]! * groups;
-    const Cls = r === 1 ? Conv1d : r === 2 ? Conv2d : Conv3d;
+    const Cls = classForSpatialDims(CONV_CLASSES, r);
     const bias = ctx.has(2) ? ctx.ex(2) : fused;
     const m = init.skipInit(() => new Cls(cin, w.shape[0]!, kernel, { ...opts, bias: bias !== undefined }));
     param(m, 'weight', w);
@@ -274,7 +267,7 @@ const convTranspose: Handler = (ctx) => {
     return ctx.fn(onnxSlice, [y, axes.map(() => 0), axes.map((a) => -crop[a - 2]!), axes, axes.map(() => 1)], '_crop');
   };
   if (ctx.isConst(1) && (!ctx.has(2) || ctx.isConst(2))) {
-    const Cls = r === 1 ? ConvTranspose1d : ConvTranspose2d;
+    const Cls = classForSpatialDims(CONV_TRANSPOSE_CLASSES, r);
     const bias = ctx.has(2) ? ctx.ex(2) : fused;
     const m = init.skipInit(
       () => new Cls(w.shape[0]!, w.shape[1]! * groups, kernel, { ...opts, bias: bias !== undefined }),
@@ -331,7 +324,7 @@ const batchNormalization: Handler = (ctx) => {
     throw new Unsupported('training mode (running statistics as outputs) is not supported');
   const c = x.shape[1]!;
   if ([1, 2, 3, 4].every((i) => ctx.isConst(i)) && x.ndim >= 2 && x.ndim <= 5) {
-    const Cls = x.ndim <= 3 ? BatchNorm1d : x.ndim === 4 ? BatchNorm2d : BatchNorm3d;
+    const Cls = classForSpatialDims(BATCH_NORM_CLASSES, x.ndim - 2);
     const m = new Cls(c, { eps, momentum: 1 - momentum });
     param(m, 'weight', ctx.ex(1));
     param(m, 'bias', ctx.ex(2));

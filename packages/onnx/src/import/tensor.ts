@@ -22,6 +22,7 @@ import {
 import { Unsupported, qtkDType, type NodeContext, type Val } from './context.js';
 import { COMPUTED_TYPES, onnxTypeName } from '../onnx-schema.js';
 import type { Handler } from './layers.js';
+import { binary, unary } from './call-handlers.js';
 import {
   onnxCast,
   onnxOnesMask,
@@ -46,13 +47,6 @@ function intConst(values: number[], shape: number[] = [values.length], sym?: (nu
   return sym ? { kind: 'const', t, sym } : { kind: 'const', t };
 }
 
-const binary =
-  (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
-  (ctx) => {
-    const out = broadcastShape(ctx.ex(0).shape, ctx.ex(1).shape);
-    if (out) ctx.limit(out);
-    return [ctx.fn(fn, [ctx.input(0), ctx.input(1)])];
-  };
 /** Add / Sub / Mul / Div, which keep a shape vector's batch entries symbolic (`bsz * num_heads`). */
 const arithmetic =
   (fn: (a: Tensor, b: Tensor) => Tensor): Handler =>
@@ -60,9 +54,6 @@ const arithmetic =
     const [out] = binary(fn)(ctx) as [Val];
     return [markArithmetic(ctx.input(0), ctx.input(1), out)];
   };
-const unary =
-  (fn: (a: Tensor) => Tensor): Handler =>
-  (ctx) => [ctx.fn(fn, [ctx.input(0)])];
 
 /** Axes from the attribute (older opsets) or the second input (newer). */
 export function axesOf(ctx: NodeContext, inputFrom: number): number[] | null {

@@ -1,13 +1,9 @@
 import { Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { importOnnx, OnnxAttributeError, OnnxError } from '../index.js';
-import { AttrType, DataType, type TensorMsg } from '../onnx-schema.js';
-import { handMadeModel } from '../testing/hand-made-model.js';
+import { AttrType } from '../onnx-schema.js';
+import { floatInitializer, handMadeModel } from '../testing/hand-made-model.js';
 
-const floats = (name: string, dims: number[], values: number[]): TensorMsg => {
-  const data = Float32Array.from(values);
-  return { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer) };
-};
 const identity4 = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
 
 /** x [N, 4] → Gemm(x, w [4, 4], b [4]) → y, with the given alpha and weights. */
@@ -22,7 +18,7 @@ function gemmModel(alpha: number, w = identity4, b = [0, 0, 0, 0]): Uint8Array {
         attribute: [{ name: 'alpha', type: AttrType.FLOAT, f: alpha }],
       },
     ],
-    { initializer: [floats('w', [4, 4], w), floats('b', [4], b)] },
+    { initializer: [floatInitializer('w', [4, 4], w), floatInitializer('b', [4], b)] },
   );
 }
 
@@ -82,7 +78,7 @@ describe('initializers that make the float forward pass NaN give a warning at im
   it('NaN and ±Infinity in a constant initializer: a warning counting them; ordinary weights: none', () => {
     const warnings: string[] = [];
     const bytes = handMadeModel([{ op_type: 'Add', name: 'add', input: ['x', 'c'], output: ['y'] }], {
-      initializer: [floats('c', [4], [Number.NaN, 0, Number.POSITIVE_INFINITY, 0])],
+      initializer: [floatInitializer('c', [4], [Number.NaN, 0, Number.POSITIVE_INFINITY, 0])],
     });
     importOnnx(bytes, { onWarning: (m) => warnings.push(m) });
     expect(warnings).toEqual([

@@ -4,7 +4,7 @@
 import type { Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { DataType, encodeModel, type AttributeMsg, type NodeMsg, type TensorMsg } from '../onnx-schema.js';
-import { valueInfo } from './hand-made-model.js';
+import { floatInitializer, valueInfo } from './hand-made-model.js';
 
 /** An attribute value: a number is an int unless `float()` wraps it; a string, int list or float list. */
 export type AttrValue = number | string | number[] | { float: number } | { floats: number[] };
@@ -38,8 +38,7 @@ export function int64s(name: string, values: number[], dims: number[] = [values.
 
 /** A float32 initializer. */
 export function float32s(name: string, values: number[], dims: number[] = [values.length]): TensorMsg {
-  const data = Float32Array.from(values);
-  return { name, dims, data_type: DataType.FLOAT, raw_data: new Uint8Array(data.buffer) };
+  return floatInitializer(name, dims, values);
 }
 
 export interface ModelSpec {
