@@ -6,21 +6,13 @@ import {
   Flatten,
   FloatFunctional,
   Linear,
-  Module,
-  QuantStub,
   ReLU,
   Sequential,
   Tanh,
   Upsample,
 } from '@qtk/nn';
-import type { Generator, Tensor } from '@qtk/tensor';
-import { InvertedBlock, mobileStem } from './mobile-se-net.js';
-
-export interface MobileHybridNetOptions {
-  generator?: Generator;
-  /** Fixed scale of the input QuantStub; inputs in [-1, 1] suit 1/128. */
-  inputScale?: number;
-}
+import type { Tensor } from '@qtk/tensor';
+import { MobileBackbone, type MobileNetOptions } from './mobile-se-net.js';
 
 /**
  * A MobileNetV3-style Fashion-MNIST classifier with a small feature-pyramid merge, made of the ops
@@ -35,11 +27,7 @@ export interface MobileHybridNetOptions {
  *           → merge: depthwise 3×3 s2 + ReLU, 1×1 to 64 + tanh (7×7)
  *           → global average pool → fc (10) → dequant
  */
-export class MobileHybridNet extends Module {
-  readonly quant: QuantStub;
-  readonly stem: Sequential;
-  readonly block1: InvertedBlock;
-  readonly block2: InvertedBlock;
+export class MobileHybridNet extends MobileBackbone {
   readonly up = new Upsample({ scaleFactor: 2, mode: 'nearest' });
   readonly cat = new FloatFunctional();
   readonly mergeDepthwise: Sequential;
@@ -49,13 +37,9 @@ export class MobileHybridNet extends Module {
   readonly fc: Linear;
   readonly dequant = new DeQuantStub();
 
-  constructor(options: MobileHybridNetOptions = {}) {
-    super();
+  constructor(options: MobileNetOptions = {}) {
+    super(options);
     const g = options.generator;
-    this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = mobileStem(g);
-    this.block1 = new InvertedBlock(16, 32, 24, 2, g);
-    this.block2 = new InvertedBlock(24, 64, 32, 1, g);
     this.mergeDepthwise = new Sequential(
       new Conv2d(48, 48, 3, { stride: 2, padding: 1, groups: 48, bias: false, generator: g }),
       new BatchNorm2d(48),
