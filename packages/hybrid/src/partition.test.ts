@@ -120,17 +120,7 @@ describe('automatic CPU fallback from the capability table', () => {
 
 describe('hybridDict', () => {
   it('a conv forced to the CPU by name, and a fused conv by the name of the layer it absorbed', () => {
-    const qat = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleName: ['conv2', 'conv0'] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(), 'bayes', { hybridDict: { moduleName: ['conv2', 'conv0'] } });
     const report = checkDeployDevice(qat);
     expect(cpuReasons(qat)).toEqual({ relu0: 'hybridDict', conv2: 'hybridDict', selu: 'op not in table' });
     expect(report.nodes.find((n) => n.name === 'conv2')!.detail).toBe("moduleName 'conv2'");
@@ -145,17 +135,9 @@ describe('hybridDict', () => {
 
   it('a conv forced to the CPU by type (class or class name); moduleName entries are reported first', () => {
     for (const type of [Conv2d, 'Conv2d']) {
-      const qat = prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig },
-        {
-          march: 'bayes',
-          hybrid: true,
-          partitioner: hybridPartitioner,
-          hybridDict: { moduleType: [type], moduleName: ['conv3'] },
-          ...quiet,
-        },
-      );
+      const qat = prepareHybrid(new MiddleOpsNet(), 'bayes', {
+        hybridDict: { moduleType: [type], moduleName: ['conv3'] },
+      });
       const report = checkDeployDevice(qat);
       expect(cpuReasons(qat)).toEqual({
         relu0: 'hybridDict',
@@ -170,17 +152,7 @@ describe('hybridDict', () => {
   });
 
   it('a module type covers the functional ops its forward makes (a traced-through SeluBlock)', () => {
-    const qat = prepareQatFx(
-      new FunctionalSeluNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleType: [SeluBlock] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new FunctionalSeluNet(), 'bayes', { hybridDict: { moduleType: [SeluBlock] } });
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.kind, n.device, n.reason, n.detail])).toEqual([
       ['conv0', 'module', 'BPU', 'supported', null],
@@ -193,27 +165,12 @@ describe('hybridDict', () => {
   });
 
   it('a functional add is addressed by its generated module name', () => {
-    const qat = prepareQatFx(
-      new CpuEndsNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleName: ['_generated_add_0'] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new CpuEndsNet(), 'bayes', { hybridDict: { moduleName: ['_generated_add_0'] } });
     expect(cpuReasons(qat)).toMatchObject({ _generated_add_0: 'hybridDict' });
   });
 
   it('a name or type that matches nothing is a HybridDictError listing the closest names', () => {
-    const prep = (hybridDict: object) => () =>
-      prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig },
-        { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, hybridDict, ...quiet },
-      );
+    const prep = (hybridDict: object) => () => prepareHybrid(new MiddleOpsNet(), 'bayes', { hybridDict });
     const byName = (() => {
       try {
         prep({ moduleName: ['conv_1'] })();
@@ -244,7 +201,9 @@ describe('dtype and qconfig', () => {
   it('int16 asked on bernoulli2 stays a QConfigError naming the module', () => {
     const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
     expect(() =>
-      prepareHybrid(new MiddleOpsNet(), 'bernoulli2', { global: defaultQatQconfig, moduleName: { conv2: int16 } }),
+      prepareHybrid(new MiddleOpsNet(), 'bernoulli2', {
+        qconfigDict: { global: defaultQatQconfig, moduleName: { conv2: int16 } },
+      }),
     ).toThrow(/qconfig of module 'conv2'.*no qint16 activations/);
   });
 
@@ -267,8 +226,7 @@ describe('dtype and qconfig', () => {
     };
     const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
     const qat = prepareHybrid(new MiddleOpsNet(), march, {
-      global: defaultQatQconfig,
-      moduleName: { conv2: int16, fc: int16 },
+      qconfigDict: { global: defaultQatQconfig, moduleName: { conv2: int16, fc: int16 } },
     });
     const nodes = checkDeployDevice(qat).nodes;
     expect(nodes.find((n) => n.name === 'conv2')).toMatchObject({

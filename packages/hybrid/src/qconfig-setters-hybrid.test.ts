@@ -29,8 +29,7 @@ describe('qconfig setters with hybrid: true', () => {
       ...quiet,
     });
     const viaDict = prepareHybrid(new MiddleOpsNet(), 'bernoulli2', {
-      global: defaultQatQconfig,
-      moduleName: { fc: defaultQatOutQconfig },
+      qconfigDict: { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
     });
     expect(seen).toEqual([
       ['hswish', 'CPU'],
