@@ -1,16 +1,4 @@
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  FloatFunctional,
-  Linear,
-  ReLU,
-  Sequential,
-  Tanh,
-  Upsample,
-} from '@qtk/nn';
+import { BatchNorm2d, Conv2d, FloatFunctional, ReLU, Sequential, Tanh, Upsample } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
 import { MobileBackbone, type MobileNetOptions } from './mobile-se-net.js';
 
@@ -32,10 +20,6 @@ export class MobileHybridNet extends MobileBackbone {
   readonly cat = new FloatFunctional();
   readonly mergeDepthwise: Sequential;
   readonly mergePointwise: Sequential;
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
 
   constructor(options: MobileNetOptions = {}) {
     super(options);
@@ -50,7 +34,7 @@ export class MobileHybridNet extends MobileBackbone {
       new BatchNorm2d(64),
       new Tanh(),
     );
-    this.fc = new Linear(64, 10, { generator: g });
+    this.addClassifier(g);
   }
 
   forward(x: Tensor): Tensor {
@@ -58,6 +42,6 @@ export class MobileHybridNet extends MobileBackbone {
     const coarse = this.block2.call(this.block1.call(fine));
     const merged = this.cat.cat([this.up.call(coarse), fine], 1);
     const y = this.mergePointwise.call(this.mergeDepthwise.call(merged));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
+    return this.classify(y);
   }
 }

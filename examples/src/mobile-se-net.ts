@@ -85,6 +85,12 @@ export abstract class MobileBackbone extends Module {
   readonly stem: Sequential;
   readonly block1: InvertedBlock;
   readonly block2: InvertedBlock;
+  // The classifier is declared, not defined, here: `addClassifier` sets it after the subclass's own layers, so it
+  // comes last among the children and draws its weights last, as before the backbone was shared.
+  declare readonly pool: AdaptiveAvgPool2d;
+  declare readonly flatten: Flatten;
+  declare readonly fc: Linear;
+  declare readonly dequant: DeQuantStub;
 
   constructor(options: MobileNetOptions) {
     super();
@@ -98,6 +104,20 @@ export abstract class MobileBackbone extends Module {
     this.block1 = new InvertedBlock(16, 32, 24, 2, generator);
     this.block2 = new InvertedBlock(24, 64, 32, 1, generator);
   }
+
+  /** Adds the classifier on 64 feature channels: global average pool, flatten, fc (10), dequant. */
+  protected addClassifier(generator?: Generator): void {
+    const self = this as { -readonly [K in 'pool' | 'flatten' | 'fc' | 'dequant']: MobileBackbone[K] };
+    self.pool = new AdaptiveAvgPool2d(1);
+    self.flatten = new Flatten({ startDim: 1 });
+    self.fc = new Linear(64, 10, { generator });
+    self.dequant = new DeQuantStub();
+  }
+
+  /** The class scores of [N, 64, H, W] features. */
+  protected classify(features: Tensor): Tensor {
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(features))));
+  }
 }
 
 /**
@@ -107,22 +127,19 @@ export abstract class MobileBackbone extends Module {
  */
 export class MobileSeNet extends MobileBackbone {
   readonly head: Sequential;
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
 
   constructor(options: MobileNetOptions = {}) {
     super(options);
-    const g = options.generator;
-    this.head = new Sequential(new Conv2d(32, 64, 1, { bias: false, generator: g }), new BatchNorm2d(64), new Tanh());
-    this.fc = new Linear(64, 10, { generator: g });
+    this.head = new Sequential(
+      new Conv2d(32, 64, 1, { bias: false, generator: options.generator }),
+      new BatchNorm2d(64),
+      new Tanh(),
+    );
+    this.addClassifier(options.generator);
   }
 
   forward(x: Tensor): Tensor {
-    let y = this.stem.call(this.quant.call(x));
-    y = this.block2.call(this.block1.call(y));
-    y = this.flatten.call(this.pool.call(this.head.call(y)));
-    return this.dequant.call(this.fc.call(y));
+    const y = this.block2.call(this.block1.call(this.stem.call(this.quant.call(x))));
+    return this.classify(this.head.call(y));
   }
 }
