@@ -1,19 +1,15 @@
 // docs/hybrid-guide.md's code block (hybrid prepare with a hybridDict, calibrate, device table, convert,
 // save) runs as written on a small model with a SELU, a `head.conv` and a functional add, so the guide
 // cannot drift from the API.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { resetMarch } from '@qtk/core';
+import { join } from 'node:path';
 import { loadModelFile } from '@qtk/core/node';
 import { checkDeployDevice } from '@qtk/hybrid';
 import type { GraphModule } from '@qtk/ir';
 import { noGrad, type Tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { blockDir, firstTsBlock } from './testing/doc-blocks.js';
+import { describe, expect, it, vi } from 'vitest';
+import { blockSuite, firstTsBlock, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const guide = readFileSync(join(here, '..', '..', 'docs', 'hybrid-guide.md'), 'utf8');
+const guide = readRepoFile('docs/hybrid-guide.md');
 
 /** What the block expects to exist: a float model (with a SELU, a `head.conv` and an add) and calibration batches. */
 const PRELUDE = `
@@ -42,21 +38,18 @@ const floatModel = new Net().eval();
 const calibrationBatches = Array.from({ length: 3 }, () => randn([4, 1, 6, 6], { generator: g }).clamp(-1, 1));
 `;
 
-const { dir, remove } = blockDir(here, '.hybrid-guide-');
-afterAll(() => {
-  remove();
-  resetMarch();
-});
+const { dir, importBlock } = blockSuite('.hybrid-guide-');
 
 describe('docs/hybrid-guide.md', () => {
   it('the hybrid flow runs: SELU, head.conv and the add on the CPU, the rest on the BPU, and the saved model loads', async () => {
     const modelPath = join(dir, 'model.qtk');
     const block = firstTsBlock(guide, 'docs/hybrid-guide.md').replaceAll("'model.qtk'", JSON.stringify(modelPath));
     expect(block).toContain(JSON.stringify(modelPath)); // the block still saves the model
-    const file = join(dir, 'flow.ts');
-    writeFileSync(file, `${PRELUDE}\n${block}\nexport { qat, fixed, calibrationBatches };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const flow = (await import(file)) as { qat: GraphModule; fixed: GraphModule; calibrationBatches: Tensor[] };
+    const flow = await importBlock<{ qat: GraphModule; fixed: GraphModule; calibrationBatches: Tensor[] }>(
+      'flow.ts',
+      `${PRELUDE}\n${block}\nexport { qat, fixed, calibrationBatches };\n`,
+    );
     expect(String(log.mock.calls[0]?.[0])).toMatch(/CPU/); // the block prints the device table
     log.mockRestore();
 

@@ -1,26 +1,6 @@
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  FloatFunctional,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Sequential,
-  Tanh,
-  Upsample,
-} from '@qtk/nn';
-import type { Generator, Tensor } from '@qtk/tensor';
-import { InvertedBlock, mobileStem } from './mobile-se-net.js';
-
-export interface MobileHybridNetOptions {
-  generator?: Generator;
-  /** Fixed scale of the input QuantStub; inputs in [-1, 1] suit 1/128. */
-  inputScale?: number;
-}
+import { BatchNorm2d, Conv2d, FloatFunctional, ReLU, Sequential, Tanh, Upsample } from '@qtk/nn';
+import type { Tensor } from '@qtk/tensor';
+import { MobileBackbone, type MobileNetOptions } from './mobile-se-net.js';
 
 /**
  * A MobileNetV3-style Fashion-MNIST classifier with a small feature-pyramid merge, made of the ops
@@ -35,27 +15,15 @@ export interface MobileHybridNetOptions {
  *           → merge: depthwise 3×3 s2 + ReLU, 1×1 to 64 + tanh (7×7)
  *           → global average pool → fc (10) → dequant
  */
-export class MobileHybridNet extends Module {
-  readonly quant: QuantStub;
-  readonly stem: Sequential;
-  readonly block1: InvertedBlock;
-  readonly block2: InvertedBlock;
+export class MobileHybridNet extends MobileBackbone {
   readonly up = new Upsample({ scaleFactor: 2, mode: 'nearest' });
   readonly cat = new FloatFunctional();
   readonly mergeDepthwise: Sequential;
   readonly mergePointwise: Sequential;
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
 
-  constructor(options: MobileHybridNetOptions = {}) {
-    super();
+  constructor(options: MobileNetOptions = {}) {
+    super(options);
     const g = options.generator;
-    this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = mobileStem(g);
-    this.block1 = new InvertedBlock(16, 32, 24, 2, g);
-    this.block2 = new InvertedBlock(24, 64, 32, 1, g);
     this.mergeDepthwise = new Sequential(
       new Conv2d(48, 48, 3, { stride: 2, padding: 1, groups: 48, bias: false, generator: g }),
       new BatchNorm2d(48),
@@ -66,7 +34,7 @@ export class MobileHybridNet extends Module {
       new BatchNorm2d(64),
       new Tanh(),
     );
-    this.fc = new Linear(64, 10, { generator: g });
+    this.addClassifier(g);
   }
 
   forward(x: Tensor): Tensor {
@@ -74,6 +42,6 @@ export class MobileHybridNet extends Module {
     const coarse = this.block2.call(this.block1.call(fine));
     const merged = this.cat.cat([this.up.call(coarse), fine], 1);
     const y = this.mergePointwise.call(this.mergeDepthwise.call(merged));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
+    return this.classify(y);
   }
 }

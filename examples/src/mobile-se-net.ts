@@ -68,19 +68,56 @@ export class InvertedBlock extends Module {
   }
 }
 
-export interface MobileSeNetOptions {
+export interface MobileNetOptions {
   generator?: Generator;
   /** Fixed scale of the input QuantStub; inputs in [-1, 1] suit 1/128. */
   inputScale?: number;
 }
 
-/** The stride-2 stem of the mobile examples: 3×3 conv (1 → 16 channels), BN, hardswish. */
-export function mobileStem(generator?: Generator): Sequential {
-  return new Sequential(
-    new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator }),
-    new BatchNorm2d(16),
-    new Hardswish(),
-  );
+/**
+ * The start both mobile examples share: the input QuantStub (fixed scale), a stride-2 stem (3×3 conv,
+ * 1 → 16 channels, BN, hardswish) and two inverted blocks (16→32→24 stride 2, 24→64→32). Subclasses add
+ * their layers after these, so the generator draws the weights in the same order and the state-dict paths
+ * (`quant`, `stem.*`, `block1.*`, `block2.*`) stay those of the models' weights files.
+ */
+export abstract class MobileBackbone extends Module {
+  readonly quant: QuantStub;
+  readonly stem: Sequential;
+  readonly block1: InvertedBlock;
+  readonly block2: InvertedBlock;
+  // The classifier is declared, not defined, here: `addClassifier` sets it after the subclass's own layers, so it
+  // comes last among the children and draws its weights last, as before the backbone was shared.
+  declare readonly pool: AdaptiveAvgPool2d;
+  declare readonly flatten: Flatten;
+  declare readonly fc: Linear;
+  declare readonly dequant: DeQuantStub;
+
+  constructor(options: MobileNetOptions) {
+    super();
+    const generator = options.generator;
+    this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
+    this.stem = new Sequential(
+      new Conv2d(1, 16, 3, { stride: 2, padding: 1, bias: false, generator }),
+      new BatchNorm2d(16),
+      new Hardswish(),
+    );
+    this.block1 = new InvertedBlock(16, 32, 24, 2, generator);
+    this.block2 = new InvertedBlock(24, 64, 32, 1, generator);
+  }
+
+  /** Adds the classifier on 64 feature channels: global average pool, flatten, fc (10), dequant. */
+  protected addClassifier(generator?: Generator): void {
+    const self = this as { -readonly [K in 'pool' | 'flatten' | 'fc' | 'dequant']: MobileBackbone[K] };
+    self.pool = new AdaptiveAvgPool2d(1);
+    self.flatten = new Flatten({ startDim: 1 });
+    self.fc = new Linear(64, 10, { generator });
+    self.dequant = new DeQuantStub();
+  }
+
+  /** The class scores of [N, 64, H, W] features. */
+  protected classify(features: Tensor): Tensor {
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(features))));
+  }
 }
 
 /**
@@ -88,32 +125,21 @@ export function mobileStem(generator?: Generator): Sequential {
  * one-sided distributions that stress histogram calibration: hardswish everywhere, sigmoid-gated
  * squeeze-excite in each block, and a tanh on the head features before the classifier.
  */
-export class MobileSeNet extends Module {
-  readonly quant: QuantStub;
-  readonly stem: Sequential;
-  readonly block1: InvertedBlock;
-  readonly block2: InvertedBlock;
+export class MobileSeNet extends MobileBackbone {
   readonly head: Sequential;
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
 
-  constructor(options: MobileSeNetOptions = {}) {
-    super();
-    const g = options.generator;
-    this.quant = new QuantStub({ scale: options.inputScale ?? 1 / 128 });
-    this.stem = mobileStem(g);
-    this.block1 = new InvertedBlock(16, 32, 24, 2, g);
-    this.block2 = new InvertedBlock(24, 64, 32, 1, g);
-    this.head = new Sequential(new Conv2d(32, 64, 1, { bias: false, generator: g }), new BatchNorm2d(64), new Tanh());
-    this.fc = new Linear(64, 10, { generator: g });
+  constructor(options: MobileNetOptions = {}) {
+    super(options);
+    this.head = new Sequential(
+      new Conv2d(32, 64, 1, { bias: false, generator: options.generator }),
+      new BatchNorm2d(64),
+      new Tanh(),
+    );
+    this.addClassifier(options.generator);
   }
 
   forward(x: Tensor): Tensor {
-    let y = this.stem.call(this.quant.call(x));
-    y = this.block2.call(this.block1.call(y));
-    y = this.flatten.call(this.pool.call(this.head.call(y)));
-    return this.dequant.call(this.fc.call(y));
+    const y = this.block2.call(this.block1.call(this.stem.call(this.quant.call(x))));
+    return this.classify(this.head.call(y));
   }
 }

@@ -1,17 +1,13 @@
 // docs/qat-guide.md's first code block (calibrate, save, load, QAT, convert) runs as written, on a
 // small model and random data, so the guide cannot drift from the API.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { resetMarch } from '@qtk/core';
+import { join } from 'node:path';
 import { namedFakeQuants } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
 import { noGrad, type Tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
-import { blockDir, firstTsBlock, maxAbsAndDiff } from './testing/doc-blocks.js';
+import { describe, expect, it } from 'vitest';
+import { blockSuite, firstTsBlock, maxAbsAndDiff, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const guide = readFileSync(join(here, '..', '..', 'docs', 'qat-guide.md'), 'utf8');
+const guide = readRepoFile('docs/qat-guide.md');
 
 const flowBlock = () => firstTsBlock(guide, 'docs/qat-guide.md');
 
@@ -39,20 +35,17 @@ const trainBatches: [Tensor, Tensor][] = Array.from({ length: 4 }, () => [randn(
 const totalSteps = trainBatches.length;
 `;
 
-const { dir, remove } = blockDir(here, '.qat-guide-');
-afterAll(() => {
-  remove();
-  resetMarch();
-});
+const { dir, importBlock } = blockSuite('.qat-guide-');
 
 describe('docs/qat-guide.md', () => {
   it('the calibrate -> save -> load -> QAT -> convert flow runs; with averagingConstant 0 QAT keeps the calibrated activation scales', async () => {
     const statePath = join(dir, 'calib.qtk-state');
     const block = flowBlock().replaceAll("'calib.qtk-state'", JSON.stringify(statePath));
     expect(block).toContain(JSON.stringify(statePath)); // the block still saves and loads a state file
-    const file = join(dir, 'flow.ts');
-    writeFileSync(file, `${PRELUDE}\n${block}\nexport { calib, qat, fixed, calibrationBatches };\n`);
-    const flow = (await import(file)) as { calib: Module; qat: Module; fixed: Module; calibrationBatches: Tensor[] };
+    const flow = await importBlock<{ calib: Module; qat: Module; fixed: Module; calibrationBatches: Tensor[] }>(
+      'flow.ts',
+      `${PRELUDE}\n${block}\nexport { calib, qat, fixed, calibrationBatches };\n`,
+    );
     const scales = (m: Module) =>
       new Map(
         namedFakeQuants(m)

@@ -1,34 +1,23 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { resetMarch } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
 import { noGrad, type Tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { blockDir, firstTsBlock, maxAbsAndDiff } from './testing/doc-blocks.js';
+import { describe, expect, it, vi } from 'vitest';
+import { blockSuite, firstTsBlock, maxAbsAndDiff, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const readme = readFileSync(join(here, '..', '..', 'README.md'), 'utf8');
+const readme = readRepoFile('README.md');
 
 const tourBlock = () => firstTsBlock(readme, 'README.md', '## API tour');
 const onnxBlock = () => firstTsBlock(readme, 'README.md', '## Your own ONNX model');
-const { dir, remove } = blockDir(here, '.readme-tour-');
-afterAll(() => {
-  remove();
-  resetMarch();
-});
+const { importBlock } = blockSuite('.readme-tour-');
 
 describe('the README API tour', () => {
   it('runs, and its fixed-point model agrees with the fake-quant model it came from', async () => {
-    const file = join(dir, 'tour.ts');
-    writeFileSync(file, `${tourBlock()}\nexport { qat, fixed, batches, logits };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const tour = (await import(file)) as {
+    const tour = await importBlock<{
       qat: { call(x: Tensor): unknown };
       fixed: { call(x: Tensor): unknown };
       batches: Tensor[];
       logits: Tensor;
-    };
+    }>('tour.ts', `${tourBlock()}\nexport { qat, fixed, batches, logits };\n`);
     const printed = log.mock.calls.map((c) => String(c[0]));
     log.mockRestore();
     // it printed the traced graph and the converted graph
@@ -62,11 +51,12 @@ describe('the README API tour', () => {
 
 describe("the README's own-ONNX-model block", () => {
   it('imports, prepares with input QuantStubs, calibrates and converts; the outputs are float, as the float model', async () => {
-    const file = join(dir, 'onnx-flow.ts');
-    writeFileSync(file, `${onnxBlock()}\nexport { float, qat, fixed, batches, probs };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     type Model = { call(x: Tensor): unknown };
-    const flow = (await import(file)) as { float: Model; qat: Model; fixed: Model; batches: Tensor[]; probs: Tensor };
+    const flow = await importBlock<{ float: Model; qat: Model; fixed: Model; batches: Tensor[]; probs: Tensor }>(
+      'onnx-flow.ts',
+      `${onnxBlock()}\nexport { float, qat, fixed, batches, probs };\n`,
+    );
     const printed = log.mock.calls.map((c) => c.map(String).join(' '));
     log.mockRestore();
     expect(printed).toHaveLength(2);

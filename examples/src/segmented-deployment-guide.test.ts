@@ -1,17 +1,14 @@
 // docs/segmented-deployment.md's code block (a model with a second-stage QuantStub, prepare, calibrate,
 // convert, split, run, save) runs as written, so the guide cannot drift from the API.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { noGrad, type Tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { blockDir, firstTsBlock } from './testing/doc-blocks.js';
+import { describe, expect, it, vi } from 'vitest';
+import { blockSuite, firstTsBlock, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const guide = readFileSync(join(here, '..', '..', 'docs', 'segmented-deployment.md'), 'utf8');
+const guide = readRepoFile('docs/segmented-deployment.md');
 
 /** What the block expects to exist: calibration batches and an input `x`. */
 const PRELUDE = `
@@ -21,8 +18,7 @@ const calibrationBatches = Array.from({ length: 3 }, () => r([4, 1, 8, 8], { gen
 const x = r([2, 1, 8, 8], { generator: gen }).mul(2).sub(1);
 `;
 
-const { dir, remove } = blockDir(here, '.segmented-guide-');
-afterAll(remove);
+const { dir, importBlock } = blockSuite('.segmented-guide-');
 
 describe('docs/segmented-deployment.md', () => {
   it('the recipe runs: the stages chain to the fixed-point model bit for bit, and the saved stage loads', async () => {
@@ -32,17 +28,15 @@ describe('docs/segmented-deployment.md', () => {
       JSON.stringify(modelPath),
     );
     expect(block).toContain(JSON.stringify(modelPath)); // the block still saves the stage
-    const file = join(dir, 'flow.ts');
-    writeFileSync(file, `${PRELUDE}\n${block}\nexport { fixed, stage1, stage2, handed, y, same, x };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
-    const flow = (await import(file)) as {
+    const flow = await importBlock<{
       fixed: GraphModule;
       stage2: GraphModule;
       handed: unknown[];
       y: Tensor;
       same: Tensor;
       x: Tensor;
-    };
+    }>('flow.ts', `${PRELUDE}\n${block}\nexport { fixed, stage1, stage2, handed, y, same, x };\n`);
     expect(String(log.mock.calls[0]?.[0])).toMatch(/stage2/); // the block prints the graph
     log.mockRestore();
     const want = Array.from((noGrad(() => flow.fixed.call(flow.x)) as Tensor).values());

@@ -1,17 +1,13 @@
 // docs/sensitivity.md's code block (sensitivity table, autoQconfig from it, prepare with the result)
 // runs as written on a small model whose second conv has a too-small fixed activation scale, so the
 // guide cannot drift from the API.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { QatModule } from '@qtk/core';
 import type { GraphModule } from '@qtk/ir';
 import type { AutoQconfigResult, SensitivityResult } from '@qtk/profiler';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { blockDir, firstTsBlock } from './testing/doc-blocks.js';
+import { describe, expect, it, vi } from 'vitest';
+import { blockSuite, firstTsBlock, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const guide = readFileSync(join(here, '..', '..', 'docs', 'sensitivity.md'), 'utf8');
+const guide = readRepoFile('docs/sensitivity.md');
 
 /** What the block expects: a float model, calibration and labelled eval batches, an all-int8 qconfig dict. */
 const PRELUDE = `
@@ -46,17 +42,17 @@ const qconfigDict = {
 };
 `;
 
-const { dir, remove } = blockDir(here, '.sensitivity-guide-');
-afterAll(remove);
+const { importBlock } = blockSuite('.sensitivity-guide-');
 
 describe('docs/sensitivity.md', () => {
   it('the block runs: the broken layer tops the table, autoQconfig raises it to int16, and prepare takes the result', async () => {
     const block = firstTsBlock(guide, 'docs/sensitivity.md', '## Usage');
-    const file = join(dir, 'flow.ts');
-    writeFileSync(file, `${PRELUDE}\n${block}\nexport { table, auto, qat };\n`);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const flow = (await import(file)) as { table: SensitivityResult; auto: AutoQconfigResult; qat: GraphModule };
+    const flow = await importBlock<{ table: SensitivityResult; auto: AutoQconfigResult; qat: GraphModule }>(
+      'flow.ts',
+      `${PRELUDE}\n${block}\nexport { table, auto, qat };\n`,
+    );
     expect(log.mock.calls[0]?.[0]).toBe('relu2'); // the block prints the most sensitive node first
     log.mockRestore();
     warn.mockRestore();

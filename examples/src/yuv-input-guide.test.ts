@@ -1,17 +1,12 @@
 // docs/yuv-input.md's code block (convert, insertYuvInput, run on centered YUV bytes) runs as written on a
 // small calibrated RGB model, so the guide cannot drift from the API.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { resetMarch } from '@qtk/core';
 import { Quantize, YuvInputQuantize } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import { centeredYuv2Rgb, noGrad, rgb2CenteredYuv, type Tensor, tensor } from '@qtk/tensor';
-import { afterAll, describe, expect, it } from 'vitest';
-import { blockDir, firstTsBlock } from './testing/doc-blocks.js';
+import { describe, expect, it } from 'vitest';
+import { blockSuite, firstTsBlock, readRepoFile } from './testing/doc-blocks.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const guide = readFileSync(join(here, '..', '..', 'docs', 'yuv-input.md'), 'utf8');
+const guide = readRepoFile('docs/yuv-input.md');
 
 /** What the block expects to exist: a calibrated QAT model trained on normalized RGB, and RGB images. */
 const PRELUDE = `
@@ -40,23 +35,17 @@ const calibrated = prepareQatFx(new Net().eval(), { global: defaultQatQconfig, m
 calibrate(calibrated, [normalize(rand([16, 3, 6, 6], { low: 0, high: 256, generator: g }).floor())]);
 `;
 
-const { dir, remove } = blockDir(here, '.yuv-input-guide-');
-afterAll(() => {
-  remove();
-  resetMarch();
-});
+const { importBlock } = blockSuite('.yuv-input-guide-');
 
 describe('docs/yuv-input.md', () => {
   it('the insertYuvInput block runs, and its YUV model gives the RGB model fed the same pixels', async () => {
     const block = firstTsBlock(guide, 'docs/yuv-input.md', '## insertYuvInput');
-    const file = join(dir, 'flow.ts');
-    writeFileSync(file, `${PRELUDE}\n${block}\nexport { fixed, deployed, logits, rgbImages };\n`);
-    const flow = (await import(file)) as {
+    const flow = await importBlock<{
       fixed: GraphModule;
       deployed: GraphModule;
       logits: Tensor;
       rgbImages: Tensor;
-    };
+    }>('flow.ts', `${PRELUDE}\n${block}\nexport { fixed, deployed, logits, rgbImages };\n`);
     expect(flow.deployed.getSubmodule('quant')).toBeInstanceOf(YuvInputQuantize);
     expect(flow.fixed.getSubmodule('quant')).toBeInstanceOf(Quantize);
     expect(flow.logits.shape).toEqual([16, 10]);

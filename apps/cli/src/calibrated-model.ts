@@ -12,7 +12,7 @@ import type { Preprocess } from './data/samples.js';
 import { HybridDictError, hybridPartitioner } from '@qtk/hybrid';
 import { hybridDictFrom, splitNames } from './hybrid-options.js';
 import { conversionAdvice } from './conversion-advice.js';
-import { CliError, type CliIo } from './io.js';
+import { CliError, type CliIo, usageError } from './io.js';
 import { INPUT_SHAPE_OPTION, inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from './model-input.js';
 import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
@@ -157,10 +157,7 @@ const SMALL_FIRST_BATCH = 8;
 
 /** Reads --march / --observer / --batch / --input-scale, failing with exit code 2 on a bad value. */
 export function checkCalibrateOptions(o: Options, command: string): void {
-  if (o.calib === undefined)
-    throw new CliError(`missing --calib DIR (the calibration samples)\nrun 'qtk ${command} --help' for the options`, {
-      exitCode: 2,
-    });
+  if (o.calib === undefined) throw usageError(command, 'missing --calib DIR (the calibration samples)');
   requireMarch(String(o.march));
   requireObserver(String(o.observer));
   const batch = Number(o.batch);

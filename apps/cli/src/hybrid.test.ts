@@ -1,6 +1,5 @@
 // qtk inspect / quantize / eval with --hybrid, through the real process: an ONNX model with
 // HardSwish, which bernoulli2 cannot run.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
@@ -9,19 +8,7 @@ import { Conv2d, Flatten, Hardswish, Linear, Module, ReLU, AvgPool2d } from '@qt
 import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { QTensor } from '@qtk/fixed-point';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, tempDir, writeOnnx } from './testing/fixtures.js';
-
-const CLI_DIR = join(__dirname, '..');
-const BIN = join(CLI_DIR, 'src/bin.ts');
-
-function qtk(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--conditions=qtk-source', '--import', 'tsx', BIN, ...argv], {
-    cwd: CLI_DIR,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { npyBytes, runProcess, tempDir, writeCalibBatch, writeOnnx } from './testing/fixtures.js';
 
 /** conv → HardSwish → conv + ReLU → avg pool → flatten → linear. */
 class HardSwishNet extends Module {
@@ -55,12 +42,7 @@ beforeAll(() => {
   dir = tempDir();
   const g = new Generator(11);
   model = writeOnnx(join(dir, 'hswish.onnx'), new HardSwishNet(g));
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  writeFileSync(
-    join(calib, 'batch.npy'),
-    npyBytes([8, 1, 28, 28], rand([8, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
-  );
+  calib = writeCalibBatch(dir, [8, 1, 28, 28], g);
   data = join(dir, 'data');
   mkdirSync(data);
   x = rand([30, 1, 28, 28], { low: -1, high: 1, generator: g });
@@ -74,7 +56,7 @@ const HSWISH = 'hswish_hardsigmoid'; // the importer's name for the HardSwish no
 
 describe('qtk --hybrid (real process)', () => {
   it('inspect --march bernoulli2 --hybrid prints the device table and the segment count', () => {
-    const r = qtk('inspect', model, '--march', 'bernoulli2', '--hybrid');
+    const r = runProcess('inspect', model, '--march', 'bernoulli2', '--hybrid');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("deploy devices on march 'bernoulli2' (hybrid):");
@@ -86,23 +68,23 @@ describe('qtk --hybrid (real process)', () => {
     expect(r.stdout).toContain('6 ops: 5 BPU, 1 CPU; 2 CPU<->BPU transition(s); 3 segment(s)');
     expect(r.stdout).toMatch(/^segments: 3$/m);
     // on bayes everything runs on the BPU
-    const b = qtk('inspect', model, '--march', 'bayes', '--hybrid');
+    const b = runProcess('inspect', model, '--march', 'bayes', '--hybrid');
     expect(b.code).toBe(0);
     expect(b.stdout).toMatch(/^segments: 1$/m);
     // --hybrid needs a march
-    const u = qtk('inspect', model, '--hybrid');
+    const u = runProcess('inspect', model, '--hybrid');
     expect(u.code).toBe(2);
     expect(u.stderr).toContain('--hybrid needs --march ID');
   });
 
   it('quantize without --hybrid stops and points at --hybrid; with it writes the heterogeneous model and prints its devices; eval runs it', () => {
-    const no = qtk('quantize', model, '--calib', calib, '--march', 'bernoulli2', '--out', join(dir, 'no.qtk'));
+    const no = runProcess('quantize', model, '--calib', calib, '--march', 'bernoulli2', '--out', join(dir, 'no.qtk'));
     expect(no.code).toBe(1);
     expect(no.stderr).toContain(`- ${HSWISH}: Hardswish (HardSwish) (op 'HardSwish' is not in the capability table)`);
     expect(no.stderr).toContain('rerun with --hybrid to run these nodes on the CPU');
 
     const out = join(dir, 'hybrid.qtk');
-    const r = qtk('quantize', model, '--calib', calib, '--march', 'bernoulli2', '--hybrid', '--out', out);
+    const r = runProcess('quantize', model, '--calib', calib, '--march', 'bernoulli2', '--hybrid', '--out', out);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^devices: +5 BPU, 1 CPU; 2 CPU<->BPU transition\(s\); 3 segment\(s\)$/m);
@@ -119,7 +101,7 @@ describe('qtk --hybrid (real process)', () => {
     const y = noGrad(() => loaded.model.call(x)) as Tensor | QTensor;
     const pred = argmax(y instanceof QTensor ? y.dequantize() : y, 1).values();
     const want = labels.filter((l, i) => pred[i] === l).length;
-    const e = qtk('eval', out, '--data', data);
+    const e = runProcess('eval', out, '--data', data);
     expect(e.stderr).toBe('');
     expect(e.code).toBe(0);
     expect(e.stdout).toContain('(fixed-point, march bernoulli2)');
@@ -130,7 +112,7 @@ describe('qtk --hybrid (real process)', () => {
     const out = join(dir, 'cpu.qtk');
     /** `qtk quantize` of the test model for bernoulli2 into `out`, with these extra options. */
     const quantize = (...options: string[]) =>
-      qtk('quantize', model, '--calib', calib, '--march', 'bernoulli2', ...options, '--out', out);
+      runProcess('quantize', model, '--calib', calib, '--march', 'bernoulli2', ...options, '--out', out);
     const r = quantize('--hybrid', '--cpu-ops', 'Gemm', '--cpu-nodes', 'conv0');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -6,9 +6,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
 import { checkDeployDevice } from '@qtk/hybrid';
-import { Generator, rand } from '@qtk/tensor';
+import { Generator } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir } from './testing/fixtures.js';
+import { randomNpy, run, tempDir } from './testing/fixtures.js';
 import { pytorchNamedModel } from './testing/pytorch-named-model.js';
 
 let dir: string;
@@ -22,11 +22,7 @@ beforeAll(() => {
   calib = join(dir, 'calib');
   mkdirSync(calib);
   const g = new Generator(2);
-  for (let i = 0; i < 3; i++)
-    writeFileSync(
-      join(calib, `s${i}.npy`),
-      npyBytes([3, 8, 8], rand([3, 8, 8], { low: -1, high: 1, generator: g }).values() as Float32Array),
-    );
+  for (let i = 0; i < 3; i++) writeFileSync(join(calib, `s${i}.npy`), randomNpy([3, 8, 8], g));
 });
 
 const quantize = (...options: string[]) =>

@@ -12,9 +12,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
-import { Generator, rand } from '@qtk/tensor';
+import { Generator } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { run, tempDir, TinyNet, writeCalibBatch, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let model: string;
@@ -26,12 +26,7 @@ beforeAll(() => {
   const g = new Generator(5);
   model = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
   modelBytes = readFileSync(model);
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  writeFileSync(
-    join(calib, 'batch.npy'),
-    npyBytes([4, 1, 28, 28], rand([4, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
-  );
+  calib = writeCalibBatch(dir, [4, 1, 28, 28], g);
 });
 
 const quantize = (out: string) => run('quantize', model, '--calib', calib, '--out', out);

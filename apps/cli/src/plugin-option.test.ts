@@ -1,23 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { takePluginArgs } from './plugins.js';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
-
-const CLI_DIR = join(__dirname, '..');
-const BIN = join(__dirname, 'bin.ts');
-
-/** Runs the real qtk process (sources through tsx), from apps/cli so its node_modules resolve plugins. */
-function qtk(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--conditions=qtk-source', '--import', 'tsx', BIN, ...argv], {
-    cwd: CLI_DIR,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { npyBytes, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -28,7 +14,7 @@ beforeAll(() => {
 
 describe('qtk --plugin MODULE (real process)', () => {
   it('loads the toy march package, so --march toy checks the model against its table', () => {
-    const r = qtk('inspect', tiny, '--plugin', 'qtk-march-toy', '--march', 'toy');
+    const r = runProcess('inspect', tiny, '--plugin', 'qtk-march-toy', '--march', 'toy');
     expect(r.stderr).not.toContain('error');
     // The toy table has Conv, Gemm and Relu but no pooling: the march was found and its table consulted.
     expect(r.stdout).toContain("support on march 'toy'");
@@ -40,13 +26,13 @@ describe('qtk --plugin MODULE (real process)', () => {
   });
 
   it('without --plugin the toy march is unknown (exit 2, naming the registered marches)', () => {
-    const r = qtk('inspect', tiny, '--march', 'toy');
+    const r = runProcess('inspect', tiny, '--march', 'toy');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("unknown march 'toy' (registered: bayes, bernoulli2)");
   });
 
   it('a module that is not installed is a usage error naming it (exit 2)', () => {
-    const r = qtk('inspect', tiny, '--plugin=qtk-no-such-plugin', '--march', 'bayes');
+    const r = runProcess('inspect', tiny, '--plugin=qtk-no-such-plugin', '--march', 'bayes');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('qtk: error: --plugin qtk-no-such-plugin: cannot import the module');
     expect(r.stderr).toContain('is it installed?');

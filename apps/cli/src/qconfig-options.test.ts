@@ -1,14 +1,14 @@
 // qtk quantize's qconfig: high-precision outputs by default, --qconfig FILE.json (a qtk check fix's qconfig
 // dict), --sensitivity FILE --budget N (int16 nodes): checked in the converted model the command writes.
 import '@qtk/march-bayes';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
 import { QTensor } from '@qtk/fixed-point';
 import { runNodes } from '@qtk/ir';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { run, tempDir, TinyNet, writeCalibBatch, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -19,12 +19,7 @@ beforeAll(() => {
   dir = tempDir();
   const g = new Generator(5);
   tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  writeFileSync(
-    join(calib, 'batch.npy'),
-    npyBytes([6, 1, 28, 28], rand([6, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
-  );
+  calib = writeCalibBatch(dir, [6, 1, 28, 28], g);
 });
 
 /** Writes `value` as JSON to a fresh file and returns its path. */

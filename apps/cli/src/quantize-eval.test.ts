@@ -15,6 +15,7 @@ import {
   correctCount,
   npyBytes,
   pngBytes,
+  randomNpy,
   run,
   tempDir,
   TinyNet,
@@ -35,15 +36,8 @@ beforeAll(() => {
   bad = writeOnnx(join(dir, 'bad.onnx'), new BadForBernoulli2(g));
   calib = join(dir, 'calib');
   mkdirSync(calib);
-  for (let i = 0; i < 3; i++)
-    writeFileSync(
-      join(calib, `s${i}.npy`),
-      npyBytes([1, 28, 28], rand([1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
-    );
-  writeFileSync(
-    join(calib, 'batch.npy'),
-    npyBytes([5, 1, 28, 28], rand([5, 1, 28, 28], { low: -1, high: 1, generator: g }).values() as Float32Array),
-  );
+  for (let i = 0; i < 3; i++) writeFileSync(join(calib, `s${i}.npy`), randomNpy([1, 28, 28], g));
+  writeFileSync(join(calib, 'batch.npy'), randomNpy([5, 1, 28, 28], g));
   // a greyscale 28×28 gradient and an RGB 32×32 image (resized)
   const grey = new Uint8Array(28 * 28 * 4);
   for (let i = 0; i < 28 * 28; i++) {

@@ -12,9 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice, hybridPartitioner } from './index.js';
+import { checkDeployDevice } from './index.js';
 import { AlternatingNet, call, MiddleOpsNet, prototypeTask, randomInputs } from '@qtk/test-models';
 import { calibrated } from './testing/calibrated.js';
+import { prepareHybrid } from './testing/prepare-hybrid.js';
 
 const quiet = { onWarning: () => {} };
 const argmaxRows = (t: Tensor): number[] => {
@@ -33,14 +34,7 @@ describe('heterogeneous fixed-point model', () => {
     const net = new MiddleOpsNet(3, 1);
     const task = prototypeTask(net);
     const calib = [1, 2, 3, 4].map((s) => task(s, 10).x);
-    const qat = calibrated(
-      prepareQatFx(
-        net,
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-      ),
-      calib,
-    );
+    const qat = calibrated(prepareHybrid(net, 'bernoulli2'), calib);
     const fixed = convertFx(qat, quiet);
     expect(checkDeployDevice(fixed).segments).toHaveLength(7);
     let agree = 0;
@@ -62,11 +56,7 @@ describe('heterogeneous fixed-point model', () => {
 
   it('each BPU segment is bit-exact with the non-hybrid conversion of that segment alone, at the same calibrated scales', () => {
     const net = new AlternatingNet();
-    const qat = prepareQatFx(
-      net,
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(net, 'bernoulli2');
     const convs = ['conv0', 'conv1', 'conv2', 'conv3'] as const;
     const acts = ['act0', 'act1', 'act2'] as const;
     // what enters each BPU segment during calibration: the model input, then each CPU op's float output
@@ -119,13 +109,7 @@ describe('heterogeneous fixed-point model', () => {
   });
 
   it('saveModelFile / loadModelFile: the loaded heterogeneous model gives bit-identical outputs and the same device report', () => {
-    const qat = calibrated(
-      prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-      ),
-    );
+    const qat = calibrated(prepareHybrid(new MiddleOpsNet(), 'bernoulli2'));
     const fixed = convertFx(qat, quiet);
     const dir = mkdtempSync(join(tmpdir(), 'qtk-hybrid-'));
     try {

@@ -7,7 +7,8 @@ import '@qtk/march-bernoulli2';
 import { AdaptiveAvgPool2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub } from '@qtk/nn';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { checkDeployDevice, hybridPartitioner } from './index.js';
+import { prepareHybrid } from './testing/prepare-hybrid.js';
+import { checkDeployDevice } from './index.js';
 
 class GlobalPoolNet extends Module {
   readonly quant = new QuantStub();
@@ -24,11 +25,7 @@ class GlobalPoolNet extends Module {
 describe('one predicate for the partition and the converter', () => {
   it('bernoulli2: an adaptive average pool stays on the BPU in hybrid mode, as plain conversion runs it (as an AveragePool)', () => {
     const x = rand([2, 3, 6, 6], { low: -1, high: 1, generator: new Generator(3) });
-    const qat = prepareQatFx(
-      new GlobalPoolNet(),
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, onWarning: () => {} },
-    );
+    const qat = prepareHybrid(new GlobalPoolNet(), 'bernoulli2');
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason])).toEqual([
       ['conv', 'BPU', 'supported'],
@@ -51,11 +48,7 @@ describe('the hybrid guarantee: what conversion refuses after calibration runs o
 
   it('bernoulli2: a 9×9 adaptive pool (a window over the AveragePool limit of 7) goes to the CPU, with the reason, and the model converts', () => {
     const warnings: string[] = [];
-    const qat = prepareQatFx(
-      new GlobalPoolNet(),
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, onWarning: () => {} },
-    );
+    const qat = prepareHybrid(new GlobalPoolNet(), 'bernoulli2');
     calibrate(qat, [x]);
     const fixed = convertFx(qat, { onWarning: (m) => warnings.push(m) });
     const pool = checkDeployDevice(fixed).nodes.find((n) => n.name === 'pool')!;

@@ -21,6 +21,7 @@ import {
   SeluBlock,
 } from '@qtk/test-models';
 import { calibrated } from './testing/calibrated.js';
+import { prepareHybrid } from './testing/prepare-hybrid.js';
 
 const quiet = { onWarning: () => {} };
 const cpuReasons = (gm: GraphModule) =>
@@ -41,11 +42,7 @@ describe('automatic CPU fallback from the capability table', () => {
         return this.dequant.call(this.act.call(this.conv.call(this.quant.call(x))));
       }
     }
-    const qat = prepareQatFx(
-      new ConvRelu6(),
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(new ConvRelu6(), 'bernoulli2');
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason, n.fusedFrom])).toEqual([
       ['act', 'BPU', 'supported', ['act', 'conv']],
@@ -54,11 +51,7 @@ describe('automatic CPU fallback from the capability table', () => {
   });
 
   it('bernoulli2: hardswish, hardsigmoid and SELU in the middle go to the CPU (not in the table); every other op is BPU', () => {
-    const qat = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(), 'bernoulli2');
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device, n.reason])).toEqual([
       ['relu0', 'BPU', 'supported'], // conv0 + relu0, fused at the relu
@@ -95,21 +88,13 @@ describe('automatic CPU fallback from the capability table', () => {
   });
 
   it('bayes runs hardswish and hardsigmoid on the BPU; only SELU falls back', () => {
-    const qat = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(), 'bayes');
     expect(cpuReasons(qat)).toEqual({ selu: 'op not in table' });
     expect(checkDeployDevice(qat).segments.map((s) => s.device)).toEqual(['BPU', 'CPU', 'BPU']);
   });
 
   it('an attribute constraint sends the op to the CPU: bernoulli2 average pooling with an 8x8 kernel (max 7), not on bayes', () => {
-    const qat = prepareQatFx(
-      new MiddleOpsNet(3, 8),
-      { global: defaultQatQconfig },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(3, 8), 'bernoulli2');
     expect(qat.getSubmodule('pool')).toBeInstanceOf(AvgPool2d);
     const pool = checkDeployDevice(qat).nodes.find((n) => n.name === 'pool')!;
     expect([pool.device, pool.reason, pool.detail]).toEqual([
@@ -128,28 +113,14 @@ describe('automatic CPU fallback from the capability table', () => {
       'pool',
       'flatten,fc',
     ]);
-    const bayes = prepareQatFx(
-      new MiddleOpsNet(3, 8),
-      { global: defaultQatQconfig },
-      { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const bayes = prepareHybrid(new MiddleOpsNet(3, 8), 'bayes');
     expect(checkDeployDevice(bayes).nodes.find((n) => n.name === 'pool')!.device).toBe('BPU');
   });
 });
 
 describe('hybridDict', () => {
   it('a conv forced to the CPU by name, and a fused conv by the name of the layer it absorbed', () => {
-    const qat = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleName: ['conv2', 'conv0'] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(), 'bayes', { hybridDict: { moduleName: ['conv2', 'conv0'] } });
     const report = checkDeployDevice(qat);
     expect(cpuReasons(qat)).toEqual({ relu0: 'hybridDict', conv2: 'hybridDict', selu: 'op not in table' });
     expect(report.nodes.find((n) => n.name === 'conv2')!.detail).toBe("moduleName 'conv2'");
@@ -164,17 +135,9 @@ describe('hybridDict', () => {
 
   it('a conv forced to the CPU by type (class or class name); moduleName entries are reported first', () => {
     for (const type of [Conv2d, 'Conv2d']) {
-      const qat = prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig },
-        {
-          march: 'bayes',
-          hybrid: true,
-          partitioner: hybridPartitioner,
-          hybridDict: { moduleType: [type], moduleName: ['conv3'] },
-          ...quiet,
-        },
-      );
+      const qat = prepareHybrid(new MiddleOpsNet(), 'bayes', {
+        hybridDict: { moduleType: [type], moduleName: ['conv3'] },
+      });
       const report = checkDeployDevice(qat);
       expect(cpuReasons(qat)).toEqual({
         relu0: 'hybridDict',
@@ -189,17 +152,7 @@ describe('hybridDict', () => {
   });
 
   it('a module type covers the functional ops its forward makes (a traced-through SeluBlock)', () => {
-    const qat = prepareQatFx(
-      new FunctionalSeluNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleType: [SeluBlock] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new FunctionalSeluNet(), 'bayes', { hybridDict: { moduleType: [SeluBlock] } });
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.kind, n.device, n.reason, n.detail])).toEqual([
       ['conv0', 'module', 'BPU', 'supported', null],
@@ -212,27 +165,12 @@ describe('hybridDict', () => {
   });
 
   it('a functional add is addressed by its generated module name', () => {
-    const qat = prepareQatFx(
-      new CpuEndsNet(),
-      { global: defaultQatQconfig },
-      {
-        march: 'bayes',
-        hybrid: true,
-        partitioner: hybridPartitioner,
-        hybridDict: { moduleName: ['_generated_add_0'] },
-        ...quiet,
-      },
-    );
+    const qat = prepareHybrid(new CpuEndsNet(), 'bayes', { hybridDict: { moduleName: ['_generated_add_0'] } });
     expect(cpuReasons(qat)).toMatchObject({ _generated_add_0: 'hybridDict' });
   });
 
   it('a name or type that matches nothing is a HybridDictError listing the closest names', () => {
-    const prep = (hybridDict: object) => () =>
-      prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig },
-        { march: 'bayes', hybrid: true, partitioner: hybridPartitioner, hybridDict, ...quiet },
-      );
+    const prep = (hybridDict: object) => () => prepareHybrid(new MiddleOpsNet(), 'bayes', { hybridDict });
     const byName = (() => {
       try {
         prep({ moduleName: ['conv_1'] })();
@@ -263,11 +201,9 @@ describe('dtype and qconfig', () => {
   it('int16 asked on bernoulli2 stays a QConfigError naming the module', () => {
     const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
     expect(() =>
-      prepareQatFx(
-        new MiddleOpsNet(),
-        { global: defaultQatQconfig, moduleName: { conv2: int16 } },
-        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-      ),
+      prepareHybrid(new MiddleOpsNet(), 'bernoulli2', {
+        qconfigDict: { global: defaultQatQconfig, moduleName: { conv2: int16 } },
+      }),
     ).toThrow(/qconfig of module 'conv2'.*no qint16 activations/);
   });
 
@@ -289,11 +225,9 @@ describe('dtype and qconfig', () => {
       },
     };
     const int16 = getDefaultQatQconfig({ dtype: 'qint16' });
-    const qat = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig, moduleName: { conv2: int16, fc: int16 } },
-      { march, hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const qat = prepareHybrid(new MiddleOpsNet(), march, {
+      qconfigDict: { global: defaultQatQconfig, moduleName: { conv2: int16, fc: int16 } },
+    });
     const nodes = checkDeployDevice(qat).nodes;
     expect(nodes.find((n) => n.name === 'conv2')).toMatchObject({
       device: 'CPU',
@@ -320,13 +254,7 @@ describe('dtype and qconfig', () => {
 
 describe('the ends of the model', () => {
   it('a CPU first op needs no QuantStub and a CPU last op no DeQuantStub; the output is float', () => {
-    const qat = calibrated(
-      prepareQatFx(
-        new CpuEndsNet(),
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-      ),
-    );
+    const qat = calibrated(prepareHybrid(new CpuEndsNet(), 'bernoulli2'));
     const report = checkDeployDevice(qat);
     expect(report.nodes.map((n) => [n.name, n.device])).toEqual([
       ['selu', 'CPU'],
@@ -355,13 +283,7 @@ describe('the ends of the model', () => {
 
 describe('many alternating segments', () => {
   it('conv / hardswish / conv / ... on bernoulli2: seven segments, six transitions, one dequantize and one quantize per CPU op', () => {
-    const qat = calibrated(
-      prepareQatFx(
-        new AlternatingNet(),
-        { global: defaultQatQconfig },
-        { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-      ),
-    );
+    const qat = calibrated(prepareHybrid(new AlternatingNet(), 'bernoulli2'));
     const report = checkDeployDevice(qat);
     expect(report.segments.map((s) => `${s.device}:${s.nodes.join(',')}`)).toEqual([
       'BPU:conv0',

@@ -4,6 +4,7 @@ import { activationFakeQuantOf, defaultQconfigSetter, prepareQatFx, type Qconfig
 import { defaultQatOutQconfig, defaultQatQconfig } from '@qtk/fake-quant';
 import '@qtk/march-bernoulli2';
 import { describe, expect, it } from 'vitest';
+import { prepareHybrid } from './testing/prepare-hybrid.js';
 import { checkDeployDevice, hybridPartitioner } from './index.js';
 import { MiddleOpsNet } from '@qtk/test-models';
 
@@ -27,11 +28,9 @@ describe('qconfig setters with hybrid: true', () => {
       ],
       ...quiet,
     });
-    const viaDict = prepareQatFx(
-      new MiddleOpsNet(),
-      { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
-      { march: 'bernoulli2', hybrid: true, partitioner: hybridPartitioner, ...quiet },
-    );
+    const viaDict = prepareHybrid(new MiddleOpsNet(), 'bernoulli2', {
+      qconfigDict: { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } },
+    });
     expect(seen).toEqual([
       ['hswish', 'CPU'],
       ['hsigmoid', 'CPU'],

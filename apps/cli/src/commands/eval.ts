@@ -72,8 +72,7 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   const args = parseArgs(evalSpec, argv);
   const o = args.options;
   const path = args.positionals[0]!;
-  if (o.data === undefined)
-    throw new CliError("missing --data DIR (the dataset)\nrun 'qtk eval --help' for the options", { exitCode: 2 });
+  if (o.data === undefined) throw usageError('eval', 'missing --data DIR (the dataset)');
   const split = String(o.split);
   if (split !== 'test' && split !== 'train')
     throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });

@@ -7,7 +7,7 @@ import { inputBatches } from '../batches.js';
 import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
 import { loadInputSamples, SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
-import { CliError, type CliIo } from '../io.js';
+import { CliError, type CliIo, usageError } from '../io.js';
 import { requireMarch } from '../registry-names.js';
 import { inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from '../model-input.js';
 import { modelInputs } from '../sample-inputs.js';
@@ -90,10 +90,7 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(sensitivitySpec, argv);
   const o = args.options;
   const modelPath = args.positionals[0]!;
-  if (o.calib === undefined)
-    throw new CliError("missing --calib DIR (the calibration samples)\nrun 'qtk sensitivity --help' for the options", {
-      exitCode: 2,
-    });
+  if (o.calib === undefined) throw usageError('sensitivity', 'missing --calib DIR (the calibration samples)');
   const march = String(o.march);
   requireMarch(march);
   const metric = o.metric === undefined ? undefined : (String(o.metric) as ScoreMetric);

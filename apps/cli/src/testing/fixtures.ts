@@ -1,6 +1,6 @@
 // Test fixtures: tiny ONNX models, .npy and PNG files in a temporary directory.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QTensor } from '@qtk/fixed-point';
@@ -33,17 +33,27 @@ export function correctCount(model: GraphModule, x: Tensor, labels: ArrayLike<nu
   return c;
 }
 
-/** conv(1→4, 3×3) → ReLU → avg pool 2 → flatten → linear(→10): every op on both marches. */
-export class TinyNet extends Module {
+/**
+ * The layers TinyNet and TwoOutputs share: conv(1→4, 3×3, padding 1), ReLU, avg pool 2, flatten and a linear(→10)
+ * over the pooled [4, side/2, side/2] features of a [N, 1, side, side] input, drawn from `g` in that order.
+ */
+abstract class ConvPoolLinear extends Module {
   readonly conv: Conv2d;
   readonly relu = new ReLU();
   readonly pool = new AvgPool2d(2);
   readonly flat = new Flatten();
   readonly fc: Linear;
-  constructor(g: Generator) {
+  constructor(g: Generator, side: number) {
     super();
     this.conv = new Conv2d(1, 4, 3, { padding: 1, generator: g });
-    this.fc = new Linear(4 * 14 * 14, 10, { generator: g });
+    this.fc = new Linear(4 * (side / 2) ** 2, 10, { generator: g });
+  }
+}
+
+/** conv(1→4, 3×3) → ReLU → avg pool 2 → flatten → linear(→10): every op on both marches. */
+export class TinyNet extends ConvPoolLinear {
+  constructor(g: Generator) {
+    super(g, 28);
   }
   forward(x: Tensor): Tensor {
     return this.fc.call(this.flat.call(this.pool.call(this.relu.call(this.conv.call(x)))));
@@ -86,16 +96,9 @@ export class PoolScores extends Module {
  * Two outputs of ranks 4 and 2, as a detection or segmentation model has: the feature map conv(1→4, 3×3) → ReLU
  * [N, 4, 8, 8], and scores avg pool 2 → flatten → linear(→10) [N, 10], on [N, 1, 8, 8].
  */
-export class TwoOutputs extends Module {
-  readonly conv: Conv2d;
-  readonly relu = new ReLU();
-  readonly pool = new AvgPool2d(2);
-  readonly flat = new Flatten();
-  readonly fc: Linear;
+export class TwoOutputs extends ConvPoolLinear {
   constructor(g: Generator) {
-    super();
-    this.conv = new Conv2d(1, 4, 3, { padding: 1, generator: g });
-    this.fc = new Linear(4 * 4 * 4, 10, { generator: g });
+    super(g, 8);
   }
   forward(x: Tensor): Tensor[] {
     const features = this.relu.call(this.conv.call(x));
@@ -130,6 +133,19 @@ export function tempDir(): string {
 export function writeOnnx(path: string, model: Module): string {
   writeFileSync(path, exportOnnxBytes(symbolicTrace(model), [rand([2, 1, 28, 28], { generator: new Generator(1) })]));
   return path;
+}
+
+/** A .npy file of `shape`'s uniform samples in [-1, 1) drawn from `g`. */
+export function randomNpy(shape: readonly number[], g: Generator): Uint8Array {
+  return npyBytes(shape, rand(shape, { low: -1, high: 1, generator: g }).values() as Float32Array);
+}
+
+/** Makes `dir`/calib holding one batch.npy of `shape`'s uniform samples in [-1, 1) from `g`; returns the folder. */
+export function writeCalibBatch(dir: string, shape: readonly number[], g: Generator): string {
+  const calib = join(dir, 'calib');
+  mkdirSync(calib);
+  writeFileSync(join(calib, 'batch.npy'), randomNpy(shape, g));
+  return calib;
 }
 
 /** A little-endian float32 .npy file. */

@@ -2,7 +2,8 @@ import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { ConversionError, calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
-import { Conv3d } from '@qtk/nn';
+import type { GraphModule } from '@qtk/ir';
+import { Conv3d, type Module } from '@qtk/nn';
 import { QConfigError } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,24 @@ const inputs = (seed: number) =>
     .mul(2)
     .sub(1);
 const quiet = { onWarning: () => {} };
+
+/** Prepares `model` on bernoulli2 with what applyModelFixes returned, hybrid partition included. */
+function prepareFixed(model: Module, fixed: ReturnType<typeof applyModelFixes>): GraphModule {
+  return prepareQatFx(model, fixed.qconfigDict, {
+    march: 'bernoulli2',
+    hybridDict: fixed.hybridDict,
+    ...fixed.prepareOptions,
+    partitioner: hybridPartitioner,
+    ...quiet,
+  });
+}
+
+/** Calibrates `qat` on two batches, converts it for bernoulli2 and runs it on a third: the output's shape. */
+function convertedOutputShape(qat: GraphModule): readonly number[] {
+  calibrate(qat, [inputs(1), inputs(2)]);
+  setFakeQuantize(qat, 'VALIDATION');
+  return (convertFx(qat, { march: 'bernoulli2', ...quiet }).call(inputs(3)) as { shape: readonly number[] }).shape;
+}
 
 describe('applyModelFixes', () => {
   it('turns the SELU and output-layer findings into a hybridDict, an int32 output qconfig and hybrid mode', () => {
@@ -44,18 +63,9 @@ describe('applyModelFixes', () => {
     const again = checkModel(model, { ...options, ...fixed.prepareOptions, ...fixed });
     expect(again.findings).toEqual([]);
 
-    const qat = prepareQatFx(model, fixed.qconfigDict, {
-      march: 'bernoulli2',
-      hybridDict: fixed.hybridDict,
-      ...fixed.prepareOptions,
-      partitioner: hybridPartitioner,
-      ...quiet,
-    });
+    const qat = prepareFixed(model, fixed);
     expect(checkQconfig(qat).int32Outputs).toEqual(['conv1']);
-    calibrate(qat, [inputs(1), inputs(2)]);
-    setFakeQuantize(qat, 'VALIDATION');
-    const out = convertFx(qat, { march: 'bernoulli2', ...quiet }).call(inputs(3)) as { shape: readonly number[] };
-    expect(out.shape).toEqual([4, 4, 8, 8]);
+    expect(convertedOutputShape(qat)).toEqual([4, 4, 8, 8]);
   });
 
   it('adds input QuantStubs and CPU entries for a model without stubs, so it prepares and converts', () => {
@@ -78,17 +88,8 @@ describe('applyModelFixes', () => {
     });
     // the CPU hardswish returns float values: no DeQuantStub needed any more
     expect(again.findings.map((f) => f.code)).toEqual(['unfused-pattern', 'unfused-pattern']);
-    const qat = prepareQatFx(model, fixed.qconfigDict, {
-      march: 'bernoulli2',
-      hybridDict: fixed.hybridDict,
-      ...fixed.prepareOptions,
-      partitioner: hybridPartitioner,
-      ...quiet,
-    });
-    calibrate(qat, [inputs(1), inputs(2)]);
-    setFakeQuantize(qat, 'VALIDATION');
-    const out = convertFx(qat, { march: 'bernoulli2', ...quiet }).call(inputs(3)) as { shape: readonly number[] };
-    expect(out.shape).toEqual([4, 4, 8, 8]);
+    const qat = prepareFixed(model, fixed);
+    expect(convertedOutputShape(qat)).toEqual([4, 4, 8, 8]);
   });
 
   it('renames a misspelt qconfig name to the module it meant and drops an unused type', () => {
@@ -173,13 +174,7 @@ describe('applyModelFixes', () => {
     expect(fixed.hybridDict).toEqual({ moduleName: ['selu'] });
     expect(options.hybridDict.moduleName).toEqual(['sel']);
     expect(checkModel(model, { ...options, ...fixed }).findings).toEqual([]);
-    const qat = prepareQatFx(model, fixed.qconfigDict, {
-      march: 'bernoulli2',
-      hybridDict: fixed.hybridDict,
-      ...fixed.prepareOptions,
-      partitioner: hybridPartitioner,
-      ...quiet,
-    });
+    const qat = prepareFixed(model, fixed);
     expect(
       checkDeployDevice(qat)
         .nodes.filter((n) => n.device === 'CPU')

@@ -19,17 +19,19 @@ import {
 
 const FUSE = { kind: 'fuse', hint: 'nothing to do: prepareQatFx fuses this chain' };
 const brief = (findings: readonly Finding[]) => findings.map((f) => [f.code, f.severity, f.node, f.fix]);
+/** The brief of the finding that the output layer `node` is not high precision, and its qconfig fix. */
+const outputNotHighPrecision = (node: string) => [
+  'output-not-high-precision',
+  'warning',
+  node,
+  { kind: 'qconfig', qconfigDict: { moduleName: { [node]: 'high-precision-output' } } },
+];
 
 describe('checkModel', () => {
   it('finds the chains prepare fuses and the output layer that is not high precision', () => {
     const result = checkModel(new UnfusedNet(), { march: 'bayes' });
     expect(brief(result.findings)).toEqual([
-      [
-        'output-not-high-precision',
-        'warning',
-        'fc',
-        { kind: 'qconfig', qconfigDict: { moduleName: { fc: 'high-precision-output' } } },
-      ],
+      outputNotHighPrecision('fc'),
       ['unfused-pattern', 'info', 'relu0', FUSE],
       ['unfused-pattern', 'info', '_generated_add_0', FUSE],
     ]);
@@ -77,12 +79,7 @@ describe('checkModel', () => {
         'conv1',
         { kind: 'code', hint: 'add a DeQuantStub to the model and return dequant(conv1(...))' },
       ],
-      [
-        'output-not-high-precision',
-        'warning',
-        'conv1',
-        { kind: 'qconfig', qconfigDict: { moduleName: { conv1: 'high-precision-output' } } },
-      ],
+      outputNotHighPrecision('conv1'),
       ['unfused-pattern', 'info', 'relu', FUSE],
     ]);
   });
@@ -155,12 +152,7 @@ describe('checkModel', () => {
       ],
       ['unused-qconfig-type', 'info', 'Conv3d', { kind: 'qconfig', qconfigDict: { moduleType: { Conv3d: 'remove' } } }],
       // the typo left fc with the global qconfig
-      [
-        'output-not-high-precision',
-        'warning',
-        'fc',
-        { kind: 'qconfig', qconfigDict: { moduleName: { fc: 'high-precision-output' } } },
-      ],
+      outputNotHighPrecision('fc'),
     ]);
     expect(result.findings[0]!.message).toContain("did you mean 'fc'?");
     const far = checkModel(new TinyResNet(), { march: 'bayes', qconfigDict: { moduleName: { backbone: null } } });
@@ -175,12 +167,7 @@ describe('checkModel', () => {
     const result = checkModel(new NestedSeluNet(), options);
     expect(brief(result.findings)).toEqual([
       ['unsupported-op', 'error', 'selu', { kind: 'prepare-option', option: { hybrid: true } }],
-      [
-        'output-not-high-precision',
-        'warning',
-        'fc',
-        { kind: 'qconfig', qconfigDict: { moduleName: { fc: 'high-precision-output' } } },
-      ],
+      outputNotHighPrecision('fc'),
       ['unfused-pattern', 'info', 'block.relu', FUSE],
     ]);
     expect(result.findings[0]!.message).toBe(

@@ -1,28 +1,18 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { calibrate, prepareQatFx, type QatModule, setFakeQuantize } from '@qtk/core';
-import { getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
 import { checkDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { autoQconfig } from './auto-qconfig.js';
 import { outputScorer } from './output-score.js';
-import { randomInputs, TinyResNet } from '@qtk/test-models';
-
-const minMax = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
-const brokenDict = {
-  global: minMax,
-  moduleName: {
-    _generated_add_0: qconfig(withArgs({ observer: 'fixed_scale', scale: 0.001, dtype: 'qint8' }), minMax.weight),
-  },
-};
-const calib = [1, 2].map((s) => randomInputs(s, 8));
-const evalSet = { inputs: [randomInputs(5, 64)] };
+import { TinyResNet } from '@qtk/test-models';
+import { calib, evalSet, saturatedAddDict } from '../testing/saturated-add.js';
 
 describe('autoQconfig', () => {
   it('bayes: one int16 node (the saturating layer) recovers most of the loss; the returned dict reproduces the score', () => {
     const model = new TinyResNet();
-    const r = autoQconfig(model, { march: 'bayes', calib, eval: evalSet, budget: 1, qconfigDict: brokenDict });
+    const r = autoQconfig(model, { march: 'bayes', calib, eval: evalSet, budget: 1, qconfigDict: saturatedAddDict });
     expect(r.mode).toBe('int16');
     expect(r.chosen.map((c) => c.name)).toEqual(['_generated_add_0']);
     expect(r.budget).toEqual({ nodes: 1, transitions: null });
@@ -49,7 +39,7 @@ describe('autoQconfig', () => {
       calib,
       eval: evalSet,
       budget: 3,
-      qconfigDict: brokenDict,
+      qconfigDict: saturatedAddDict,
     });
     expect(r.chosen.length).toBeLessThanOrEqual(3);
     expect(r.chosen[0]!.name).toBe('_generated_add_0');
@@ -67,7 +57,7 @@ describe('autoQconfig', () => {
       eval: evalSet,
       prepare,
       budget: { nodes: 2, transitions: 2 },
-      qconfigDict: brokenDict,
+      qconfigDict: saturatedAddDict,
     });
     expect(r.mode).toBe('cpu');
     expect(r.chosen[0]!.name).toBe('_generated_add_0');
@@ -93,7 +83,7 @@ describe('autoQconfig', () => {
       eval: evalSet,
       prepare: { hybrid: true, partitioner: hybridPartitioner },
       budget: { transitions: 0 },
-      qconfigDict: brokenDict,
+      qconfigDict: saturatedAddDict,
     });
     expect(r.transitions.final).toBeLessThanOrEqual(r.transitions.int8!);
     expect(r.rejected.some((x) => /added transitions > budget 0/.test(x.reason))).toBe(true);

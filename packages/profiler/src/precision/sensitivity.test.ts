@@ -1,31 +1,20 @@
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { prepareQatFx } from '@qtk/core';
-import { getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
 import { argmax, InvalidArgumentError } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { quantizableNodes } from './precision-variants.js';
 import { sensitivity } from './sensitivity.js';
-import { randomInputs, TinyResNet } from '@qtk/test-models';
-
-const minMax = getDefaultQconfig('fake_quant', 'fake_quant', 'min_max', 'min_max');
-/** conv1 + bn1 + add + relu1 fuse into `_generated_add_0`; a tiny fixed output scale saturates it. */
-const brokenDict = {
-  global: minMax,
-  moduleName: {
-    _generated_add_0: qconfig(withArgs({ observer: 'fixed_scale', scale: 0.001, dtype: 'qint8' }), minMax.weight),
-  },
-};
-const calib = [1, 2].map((s) => randomInputs(s, 8));
-const evalSet = { inputs: [randomInputs(5, 64)] };
+import { TinyResNet } from '@qtk/test-models';
+import { calib, evalSet, saturatedAddDict } from '../testing/saturated-add.js';
 
 describe('sensitivity', () => {
   it('names the layer with a tiny fixed scale first, and int16 recovers most of what the all-int8 model lost', () => {
-    const r = sensitivity(new TinyResNet(), { march: 'bayes', calib, eval: evalSet, qconfigDict: brokenDict });
+    const r = sensitivity(new TinyResNet(), { march: 'bayes', calib, eval: evalSet, qconfigDict: saturatedAddDict });
     expect(r.version).toBe(1);
     expect(r.metric).toBe('cosine');
     const names = quantizableNodes(
-      prepareQatFx(new TinyResNet().eval(), brokenDict, { march: 'bayes', onWarning: () => {} }),
+      prepareQatFx(new TinyResNet().eval(), saturatedAddDict, { march: 'bayes', onWarning: () => {} }),
     ).map((n) => n.name);
     expect(names).toEqual(['quant', 'relu0', '_generated_add_0', 'conv2', 'pool', 'fc']);
     expect(r.nodes.map((n) => n.name).sort()).toEqual([...names].sort());
@@ -51,7 +40,7 @@ describe('sensitivity', () => {
       march: 'bayes',
       calib,
       eval: { inputs: evalSet.inputs, labels },
-      qconfigDict: brokenDict,
+      qconfigDict: saturatedAddDict,
       modes: ['int16'],
     });
     expect(r.metric).toBe('accuracy');
@@ -70,7 +59,7 @@ describe('sensitivity', () => {
       march: 'bayes',
       calib,
       eval: evalSet,
-      qconfigDict: brokenDict,
+      qconfigDict: saturatedAddDict,
       metric: 'sqnr',
       modes: ['quantizedAlone'],
     });
