@@ -101,6 +101,7 @@ export {
   type MarchBackendV1,
   type OpSupport,
 } from './march-backend.js';
+export { opsWithImpl, spatialDimsIn, type OpCapabilityInput } from './capability-rows.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
 export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-march.js';
 /**
