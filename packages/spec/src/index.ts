@@ -26,22 +26,17 @@ export {
   type QuantRange,
 } from './quant-dtype.js';
 export { Registry } from '@qtk/tensor';
-// the op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules
+// The op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules. A march or
+// plugin reads it and adds its own ops from here; registering implementations stays with the packages that
+// implement ops, which import @qtk/tensor.
 export {
   defineOp,
   getOp,
   hasOp,
   listOps,
-  opOfFunction,
   opOfModule,
-  registerFunctionOp,
-  registerMethodOp,
-  registerModuleOp,
-  type CallImplementation,
-  type CallSite,
   type FusedOp,
   type FusionRole,
-  type ModuleImplementation,
   type OpDefinition,
   type OpMatch,
 } from '@qtk/tensor';
