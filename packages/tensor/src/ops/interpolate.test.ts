@@ -10,11 +10,9 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
 
-function expectNear(a: number[], b: number[], tol = 1e-5): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-5) => expectAllNear(a, b, tol);
 
 /** PyTorch's source coordinate for one output index, written out directly (double precision). */
 function source(o: number, inSize: number, outSize: number, scale: number, mode: string, align: boolean): number {

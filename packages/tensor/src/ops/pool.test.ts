@@ -12,6 +12,7 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
 
 /** Values spaced ≥ 0.1 apart in random order, so a finite-difference step never changes an argmax. */
 function distinct(shape: number[], seed = 3): Tensor {
@@ -81,10 +82,7 @@ function naiveAvg(x: Tensor, k: number[], s: number[], p: number[], ceil: boolea
   return out;
 }
 
-function expectNear(a: number[], b: number[], tol = 1e-5): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-5) => expectAllNear(a, b, tol);
 
 describe('maxPool2d', () => {
   it('matches the hand-computed ceil-mode result', () => {
