@@ -35,6 +35,18 @@ import type { ObserverDType } from '@qtk/spec';
 const planAddBayes = (a: EwOperand, b: EwOperand, sub: boolean) =>
   planAddShiftLarger(a, b, sub, (d) => (d === 'qint8' ? 23 : 15));
 
+/** A FixedAdd (or subtraction) of qint8 operands at scales 0.02 and 0.03 to a qint8 output at `outScale`. */
+function fixedAddOf(
+  sub: boolean,
+  planAdd: typeof planAddBayes,
+  requantize: typeof planRequantizeWide,
+  outScale: number,
+): FixedAdd {
+  const plan = planAdd({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, sub);
+  const requant = requantize(plan.sAcc, outScale, 'qint8');
+  return new FixedAdd({ sub, plan, requant, outScale, outDtype: 'qint8', scalars: [null, null] });
+}
+
 /**
  * Every fixed-point Module subclass @qtk/fixed-point exports. The composites' QAT forms (SoftmaxQat,
  * LayerNormQat) are QAT modules: their codecs, which build FakeQuantize steps, are @qtk/core's.
@@ -88,36 +100,8 @@ describe('fixed-point module codecs', () => {
     const a = q(96, 1, 0.02);
     const b = q(96, 2, 0.03);
     const modules: [Module, unknown[]][] = [
-      [
-        new FixedAdd({
-          sub: false,
-          plan: planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false),
-          requant: planRequantizeWide(
-            planAddBayes({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, false).sAcc,
-            0.04,
-            'qint8',
-          ),
-          outScale: 0.04,
-          outDtype: 'qint8',
-          scalars: [null, null],
-        }),
-        [a, b],
-      ],
-      [
-        new FixedAdd({
-          sub: true,
-          plan: planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true),
-          requant: planRequantizeInt16(
-            planAddConvSumin({ scale: 0.02, dtype: 'qint8' }, { scale: 0.03, dtype: 'qint8' }, true).sAcc,
-            0.05,
-            'qint8',
-          ),
-          outScale: 0.05,
-          outDtype: 'qint8',
-          scalars: [null, null],
-        }),
-        [a, b],
-      ],
+      [fixedAddOf(false, planAddBayes, planRequantizeWide, 0.04), [a, b]],
+      [fixedAddOf(true, planAddConvSumin, planRequantizeInt16, 0.05), [a, b]],
       [
         new FixedMul({
           requant: planRequantizeWide(0.02 * 0.5, 0.03, 'qint8'),
@@ -172,17 +156,7 @@ describe('fixed-point module codecs', () => {
       { scale: 0.03, dtype: 'qint8' as const },
     ] as const;
     const cases: [Module, string][] = [
-      [
-        new FixedAdd({
-          sub: true,
-          plan: planAddConvSumin(ops[0], ops[1], true),
-          requant: planRequantizeInt16(planAddConvSumin(ops[0], ops[1], true).sAcc, 0.05, 'qint8'),
-          outScale: 0.05,
-          outDtype: 'qint8',
-          scalars: [null, null],
-        }),
-        'bernoulli2',
-      ],
+      [fixedAddOf(true, planAddConvSumin, planRequantizeInt16, 0.05), 'bernoulli2'],
       [new FixedCompare({ kind: 'lt', plan: planAddBayes(ops[0], ops[1], true), scalars: [null, null] }), 'bayes'],
       [new FixedCompare({ kind: 'gt', plan: planSingleOperand(1, -1, 0.03), scalars: [null, null] }), 'single'],
     ];

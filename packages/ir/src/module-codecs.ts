@@ -263,38 +263,28 @@ function convConfig(m: ConvLayer): JsonValue {
   });
 }
 
-function convSchema(rank: number) {
+/** A conv layer's config; `paddings` are its kind's padding fields, stored after the stride. */
+function convLayerSchema<P extends z.ZodRawShape>(rank: number, paddings: P) {
   return z
     .object({
       inChannels: posInt,
       outChannels: posInt,
       kernelSize: ints(rank, posInt),
       stride: ints(rank, posInt),
-      padding: z.union([ints(rank, padInt), z.enum(['same', 'valid'])]),
+      ...paddings,
       dilation: ints(rank, posInt),
       groups: posInt,
       bias: z.boolean(),
     })
-    .strict()
-    .superRefine(groupsDivide);
+    .strict();
 }
 
-function convTransposeSchema(rank: number) {
-  return z
-    .object({
-      inChannels: posInt,
-      outChannels: posInt,
-      kernelSize: ints(rank, posInt),
-      stride: ints(rank, posInt),
-      padding: ints(rank, padInt),
-      outputPadding: ints(rank, padInt),
-      dilation: ints(rank, posInt),
-      groups: posInt,
-      bias: z.boolean(),
-    })
-    .strict()
-    .superRefine(groupsDivide);
-}
+const convSchema = (rank: number) =>
+  convLayerSchema(rank, { padding: z.union([ints(rank, padInt), z.enum(['same', 'valid'])]) }).superRefine(
+    groupsDivide,
+  );
+const convTransposeSchema = (rank: number) =>
+  convLayerSchema(rank, { padding: ints(rank, padInt), outputPadding: ints(rank, padInt) }).superRefine(groupsDivide);
 
 type ConvLayer = nn.Conv1d | nn.Conv2d | nn.Conv3d | nn.ConvTranspose1d | nn.ConvTranspose2d;
 type ConvLayerConfig = z.infer<ReturnType<typeof convSchema>> | z.infer<ReturnType<typeof convTransposeSchema>>;

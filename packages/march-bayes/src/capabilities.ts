@@ -1,9 +1,7 @@
-import { defineCapabilities, type CapabilityTableInput } from '@qtk/spec';
+import { defineCapabilities, opsWithImpl, spatialDimsIn } from '@qtk/spec';
 
 // a fused ReLU6 is the catalog's Clip (Clip(0, 6))
 const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Clip'];
-type Op = CapabilityTableInput['ops'][number];
-const table = (impl: Op['impl'], ...names: string[]): Op[] => names.map((op) => ({ op, impl }));
 
 /** bayes (RDK Ultra), march-semantics.md §2: int8 and int16 activations, int32 high-precision outputs. */
 export const BAYES_CAPABILITIES = defineCapabilities({
@@ -14,24 +12,14 @@ export const BAYES_CAPABILITIES = defineCapabilities({
   weightPerChannel: true,
   rounding: 'half_up',
   ops: [
-    {
-      op: 'Conv',
-      impl: 'integer',
-      fusable: CONV_FUSABLE,
-      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2, 3] }],
-    },
-    {
-      op: 'ConvTranspose',
-      impl: 'integer',
-      fusable: CONV_FUSABLE,
-      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }],
-    },
+    { op: 'Conv', impl: 'integer', fusable: CONV_FUSABLE, constraints: [spatialDimsIn(2, 3)] },
+    { op: 'ConvTranspose', impl: 'integer', fusable: CONV_FUSABLE, constraints: [spatialDimsIn(2)] },
     { op: 'Gemm', impl: 'integer', fusable: CONV_FUSABLE },
     { op: 'MatMul', impl: 'integer' },
-    ...table('integer', 'Add', 'Sub', 'Mul', 'Concat', 'ReduceMean', 'ReduceSum', 'Max', 'Min', 'Clip', 'Abs'),
-    ...table('integer', 'Equal', 'Greater', 'Less', 'GreaterOrEqual', 'LessOrEqual'),
+    ...opsWithImpl('integer', 'Add', 'Sub', 'Mul', 'Concat', 'ReduceMean', 'ReduceSum', 'Max', 'Min', 'Clip', 'Abs'),
+    ...opsWithImpl('integer', 'Equal', 'Greater', 'Less', 'GreaterOrEqual', 'LessOrEqual'),
     { op: 'Split', impl: 'passthrough' },
-    ...table(
+    ...opsWithImpl(
       'segment_table',
       'Exp',
       'Sigmoid',
@@ -55,13 +43,13 @@ export const BAYES_CAPABILITIES = defineCapabilities({
     // [choice] cos is even, not odd: a segment table fits both halves of its range and stays 9 int16 steps off
     // over a few periods; an int8 table is exact to the step. docs/march-numerics.md, "Tables in conversion".
     { op: 'Cos', impl: 'table', dtypes: ['qint8'] },
-    ...table('composite', 'Softmax', 'LayerNormalization', 'Div'),
+    ...opsWithImpl('composite', 'Softmax', 'LayerNormalization', 'Div'),
     { op: 'AveragePool', impl: 'integer' },
     { op: 'AdaptiveAveragePool', impl: 'integer' },
     { op: 'MaxPool', impl: 'passthrough' },
     { op: 'Resize', impl: 'integer', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['nearest', 'bilinear'] }] },
     { op: 'Pad', impl: 'passthrough', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['constant'] }] },
-    ...table(
+    ...opsWithImpl(
       'passthrough',
       'DepthToSpace',
       'ChannelShuffle',

@@ -1,4 +1,4 @@
-import { defineCapabilities } from '@qtk/spec';
+import { defineCapabilities, opsWithImpl, spatialDimsIn } from '@qtk/spec';
 
 // a fused ReLU6 is the catalog's Clip (Clip(0, 6))
 const CONV_FUSABLE = ['BatchNormalization', 'Add', 'Relu', 'Clip'];
@@ -12,18 +12,8 @@ export const BERNOULLI2_CAPABILITIES = defineCapabilities({
   weightPerChannel: true,
   rounding: 'half_up',
   ops: [
-    {
-      op: 'Conv',
-      impl: 'integer',
-      fusable: CONV_FUSABLE,
-      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }],
-    },
-    {
-      op: 'ConvTranspose',
-      impl: 'integer',
-      fusable: CONV_FUSABLE,
-      constraints: [{ kind: 'oneOf', attr: 'spatialDims', values: [2] }],
-    },
+    { op: 'Conv', impl: 'integer', fusable: CONV_FUSABLE, constraints: [spatialDimsIn(2)] },
+    { op: 'ConvTranspose', impl: 'integer', fusable: CONV_FUSABLE, constraints: [spatialDimsIn(2)] },
     {
       op: 'Gemm',
       impl: 'integer',
@@ -32,26 +22,17 @@ export const BERNOULLI2_CAPABILITIES = defineCapabilities({
         { kind: 'note', text: 'computed as a 1×1 Conv2d over [N, K, 1, 1]: the same integers as a Conv2d' },
       ],
     },
-    { op: 'Add', impl: 'integer' },
-    { op: 'Sub', impl: 'integer' },
-    { op: 'Mul', impl: 'integer' },
-    { op: 'Concat', impl: 'integer' },
+    ...opsWithImpl('integer', 'Add', 'Sub', 'Mul', 'Concat'),
     { op: 'Split', impl: 'passthrough' },
     { op: 'ReduceMean', impl: 'integer', constraints: [{ kind: 'note', text: 'over the channel axis' }] },
     { op: 'ReduceSum', impl: 'integer' },
-    { op: 'Exp', impl: 'table' },
-    { op: 'Sigmoid', impl: 'table' },
-    { op: 'Tanh', impl: 'table' },
-    { op: 'Silu', impl: 'table' },
-    { op: 'Gelu', impl: 'table' },
+    ...opsWithImpl('table', 'Exp', 'Sigmoid', 'Tanh', 'Silu', 'Gelu'),
     { op: 'AveragePool', impl: 'integer', constraints: [{ kind: 'max', attr: 'kernelSize', value: 7 }] },
     { op: 'MaxPool', impl: 'passthrough' },
     { op: 'Resize', impl: 'integer', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['nearest', 'bilinear'] }] },
     { op: 'Pad', impl: 'passthrough', constraints: [{ kind: 'oneOf', attr: 'mode', values: ['constant'] }] },
-    { op: 'DepthToSpace', impl: 'passthrough' },
-    { op: 'ChannelShuffle', impl: 'passthrough' },
+    ...opsWithImpl('passthrough', 'DepthToSpace', 'ChannelShuffle'),
     { op: 'Reshape', impl: 'passthrough', constraints: [{ kind: 'note', text: 'only where free (no data movement)' }] },
-    { op: 'Flatten', impl: 'passthrough' },
-    { op: 'Relu', impl: 'passthrough' },
+    ...opsWithImpl('passthrough', 'Flatten', 'Relu'),
   ],
 });

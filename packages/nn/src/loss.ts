@@ -55,22 +55,28 @@ export interface ReductionOptions {
 
 const reductionSchema = z.object({ reduction }).strict();
 
-export class MSELoss extends Module {
+/** An elementwise loss whose one option is its reduction; `name` names it in option errors. */
+abstract class ReducedLoss extends Module {
   readonly reduction: Reduction;
-  constructor(options: ReductionOptions = {}) {
+  constructor(name: string, options: ReductionOptions) {
     super();
-    this.reduction = parseOptions('MSELoss', reductionSchema, options).reduction;
+    this.reduction = parseOptions(name, reductionSchema, options).reduction;
+  }
+  abstract override forward(input: Tensor, target: Tensor): Tensor;
+}
+
+export class MSELoss extends ReducedLoss {
+  constructor(options: ReductionOptions = {}) {
+    super('MSELoss', options);
   }
   forward(input: Tensor, target: Tensor): Tensor {
     return mseLoss(input, target, this.reduction);
   }
 }
 
-export class L1Loss extends Module {
-  readonly reduction: Reduction;
+export class L1Loss extends ReducedLoss {
   constructor(options: ReductionOptions = {}) {
-    super();
-    this.reduction = parseOptions('L1Loss', reductionSchema, options).reduction;
+    super('L1Loss', options);
   }
   forward(input: Tensor, target: Tensor): Tensor {
     return l1Loss(input, target, this.reduction);

@@ -235,18 +235,7 @@ export abstract class Module {
 
   /** Parameters in field order, own first then each child's, without duplicates. */
   namedParameters(options: { prefix?: string; recurse?: boolean } = {}): [string, Parameter][] {
-    const { prefix = '', recurse = true } = options;
-    const mods: [string, Module][] = recurse ? this.namedModules(prefix) : [[prefix, this]];
-    const seen = new Set<Parameter>();
-    const out: [string, Parameter][] = [];
-    for (const [mp, m] of mods) {
-      for (const [name, p] of m.ownParameters()) {
-        if (seen.has(p)) continue;
-        seen.add(p);
-        out.push([mp ? `${mp}.${name}` : name, p]);
-      }
-    }
-    return out;
+    return this.namedOnce(options, (m) => m.ownParameters());
   }
 
   parameters(recurse = true): Parameter[] {
@@ -254,15 +243,23 @@ export abstract class Module {
   }
 
   namedBuffers(options: { prefix?: string; recurse?: boolean } = {}): [string, Tensor][] {
+    return this.namedOnce(options, (m) => m.ownBuffers());
+  }
+
+  /** What `own` lists for this module (and its children when recursing), each value once, by dotted path. */
+  private namedOnce<T>(
+    options: { prefix?: string; recurse?: boolean },
+    own: (m: Module) => readonly (readonly [string, T, ...unknown[]])[],
+  ): [string, T][] {
     const { prefix = '', recurse = true } = options;
     const mods: [string, Module][] = recurse ? this.namedModules(prefix) : [[prefix, this]];
-    const seen = new Set<Tensor>();
-    const out: [string, Tensor][] = [];
+    const seen = new Set<T>();
+    const out: [string, T][] = [];
     for (const [mp, m] of mods) {
-      for (const [name, b] of m.ownBuffers()) {
-        if (seen.has(b)) continue;
-        seen.add(b);
-        out.push([mp ? `${mp}.${name}` : name, b]);
+      for (const [name, value] of own(m)) {
+        if (seen.has(value)) continue;
+        seen.add(value);
+        out.push([mp ? `${mp}.${name}` : name, value]);
       }
     }
     return out;

@@ -12,70 +12,24 @@ import { batches } from './testing/random-data.js';
  * Documentation"; fixed_scale from the guide's qconfig example), camelCased, with a value other than
  * the default. kl is covered by its own tests.
  */
+// the values the min-max family documents alike, and its two ways of choosing a qscheme
+const SHARED = {
+  averagingConstant: 0.5,
+  dtype: 'qint16',
+  quantMin: -100,
+  quantMax: 100,
+  isSyncQuantize: false,
+  factoryKwargs: null,
+};
+const PER_CHANNEL = { chAxis: 1, qscheme: 'per_channel_symmetric' };
+const PER_TENSOR = { chAxis: -1, qscheme: 'per_tensor_symmetric' };
 const DOCUMENTED: Record<string, Record<string, unknown>> = {
-  min_max: {
-    averagingConstant: 0.5,
-    chAxis: 1,
-    dtype: 'qint16',
-    qscheme: 'per_channel_symmetric',
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
-  moving_average_min_max: {
-    averagingConstant: 0.5,
-    dtype: 'qint16',
-    qscheme: 'per_tensor_symmetric',
-    reduceRange: true,
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
-  moving_average_per_channel_min_max: {
-    averagingConstant: 0.5,
-    chAxis: 1,
-    dtype: 'qint16',
-    qscheme: 'per_channel_symmetric',
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
-  percentile: {
-    percentile: 99.9,
-    bins: 4096,
-    averagingConstant: 0.5,
-    chAxis: -1,
-    dtype: 'qint16',
-    qscheme: 'per_tensor_symmetric',
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
-  mse: {
-    stride: 5,
-    averagingConstant: 0.5,
-    chAxis: 1,
-    dtype: 'qint16',
-    qscheme: 'per_channel_symmetric',
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
-  mix: {
-    averagingConstant: 0.5,
-    chAxis: -1,
-    dtype: 'qint16',
-    qscheme: 'per_tensor_symmetric',
-    quantMin: -100,
-    quantMax: 100,
-    isSyncQuantize: false,
-    factoryKwargs: null,
-  },
+  min_max: { ...SHARED, ...PER_CHANNEL },
+  moving_average_min_max: { ...SHARED, qscheme: 'per_tensor_symmetric', reduceRange: true },
+  moving_average_per_channel_min_max: { ...SHARED, ...PER_CHANNEL },
+  percentile: { percentile: 99.9, bins: 4096, ...SHARED, ...PER_TENSOR },
+  mse: { stride: 5, ...SHARED, ...PER_CHANNEL },
+  mix: { ...SHARED, ...PER_TENSOR },
   fixed_scale: { scale: 1 / 2 ** 15, dtype: 'qint16' },
 };
 

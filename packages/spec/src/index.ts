@@ -26,22 +26,17 @@ export {
   type QuantRange,
 } from './quant-dtype.js';
 export { Registry } from '@qtk/tensor';
-// the op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules
+// The op catalog lives in @qtk/tensor (the bottom package) so @qtk/nn can register its modules. A march or
+// plugin reads it and adds its own ops from here; registering implementations stays with the packages that
+// implement ops, which import @qtk/tensor.
 export {
   defineOp,
   getOp,
   hasOp,
   listOps,
-  opOfFunction,
   opOfModule,
-  registerFunctionOp,
-  registerMethodOp,
-  registerModuleOp,
-  type CallImplementation,
-  type CallSite,
   type FusedOp,
   type FusionRole,
-  type ModuleImplementation,
   type OpDefinition,
   type OpMatch,
 } from '@qtk/tensor';
@@ -101,6 +96,7 @@ export {
   type MarchBackendV1,
   type OpSupport,
 } from './march-backend.js';
+export { opsWithImpl, spatialDimsIn, type OpCapabilityInput } from './capability-rows.js';
 export { observers, fakeQuants, fusionPatterns, marches, createObserver } from './registries.js';
 export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-march.js';
 /**

@@ -10,7 +10,7 @@ import { FixedLayerNorm, subPlanOf } from '../modules/fixed-layer-norm.js';
 import { FixedSoftmax } from '../modules/fixed-softmax.js';
 import * as nl from '../nonlinear-functions.js';
 import { isCall, isModule, opNameOf, quantizedArgs, type ConvertRule, type MarchEnv } from './march-converter.js';
-import { planTunedTable } from './table-options.js';
+import { planTunedTable, type ScaleAndDtype } from './table-options.js';
 
 type Env = MarchEnv & { readonly op: string | null };
 
@@ -45,7 +45,7 @@ function common(ctx: ConvertNodeContext, env: Env, kind: 'softmax' | 'layer_norm
 const s0 = (q: QParams): number => Math.fround(q.scale[0]!);
 
 /** A float32 scale as a float64-exact product, as requantize expects. */
-function observed(step: { calculateQparams(): QParams }): { s: number; dt: QParams['dtype'] } {
+function observed(step: { calculateQparams(): QParams }): ScaleAndDtype {
   const q = step.calculateQparams();
   return { s: s0(q), dt: q.dtype };
 }
@@ -69,9 +69,9 @@ export const softmaxRule: ConvertRule = {
       inScale: s0(inQ),
       inDtype: inQ.dtype,
       sub: rq(s0(inQ), d.s, d.dt, ctx.warn),
-      exp: planTunedTable(ctx, 'exp', nl.exp, d.s, d.dt, e.s, e.dt, 'even'),
+      exp: planTunedTable(ctx, 'exp', nl.exp, d, e, 'even'),
       sum: rq(e.s, S.s, S.dt, ctx.warn),
-      reciprocal: planTunedTable(ctx, 'reciprocal', nl.reciprocal, S.s, S.dt, r.s, r.dt, 'curvature'),
+      reciprocal: planTunedTable(ctx, 'reciprocal', nl.reciprocal, S, r, 'curvature'),
       mul: rq(e.s * r.s, s0(out), out.dtype, ctx.warn),
       outScale: s0(out),
       outDtype: out.dtype,
@@ -146,7 +146,7 @@ export const layerNormRule: ConvertRule = {
       subOut: rq(sub.sAcc, c.s, c.dt, ctx.warn),
       square: rq(c.s * c.s, q.s, q.dt, ctx.warn),
       variance: rq(q.s / D, v.s, v.dt, ctx.warn),
-      rsqrt: planTunedTable(ctx, 'rsqrt', rsqrtPlusEps(form.eps), v.s, v.dt, r.s, r.dt, 'curvature'),
+      rsqrt: planTunedTable(ctx, 'rsqrt', rsqrtPlusEps(form.eps), v, r, 'curvature'),
       normalized: rq(c.s * r.s, n.s, n.dt, ctx.warn),
       affine,
       out: affine ? null : rq(n.s, sOut, out.dtype, ctx.warn),

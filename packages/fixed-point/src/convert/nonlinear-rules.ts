@@ -133,9 +133,9 @@ function tableRule(spec: TableOpSpec): ConvertRule {
         throw fail(`a qint8 table gives a qint8 output on this march, got ${out.dtype}`);
       const fns = spec.fn(ctx)!;
       const list = Array.isArray(fns) ? fns : [fns];
-      const plans = list.map((f) =>
-        planTunedTable(ctx, null, f, inQ.scale[0]!, inQ.dtype, out.scale[0]!, out.dtype, defaultDividing(f)),
-      );
+      const inSide = { s: inQ.scale[0]!, dt: inQ.dtype };
+      const outSide = { s: out.scale[0]!, dt: out.dtype };
+      const plans = list.map((f) => planTunedTable(ctx, null, f, inSide, outSide, defaultDividing(f)));
       for (const p of plans)
         if (p.kind === 'segment' && p.table.flags.multiplierSaturated)
           ctx.warn(

@@ -143,6 +143,12 @@ export function checkTableOptionsFit(
   }
 }
 
+/** One side of a table: its float32 scale and its dtype. */
+export interface ScaleAndDtype {
+  readonly s: number;
+  readonly dt: QuantDType;
+}
+
 /**
  * planTable with the node's options for one of its tables (`part` null: the node's own table):
  * they override the rule's dividing strategy and restrict the table to an input range. A qint8
@@ -153,12 +159,11 @@ export function planTunedTable(
   ctx: ConvertNodeContext,
   part: 'exp' | 'reciprocal' | 'rsqrt' | null,
   fn: NonlinearFunction,
-  sIn: number,
-  inDtype: QuantDType,
-  sOut: number,
-  outDtype: QuantDType,
+  input: ScaleAndDtype,
+  output: ScaleAndDtype,
   dividing: SegmentDividing,
 ): TablePlan {
+  const { s: sIn, dt: inDtype } = input;
   const opts: TableOptions | undefined = part === null ? (ctx.tableOptions ?? undefined) : ctx.tableOptions?.[part];
   const tuning = opts && (opts.inputRange !== undefined || opts.dividing !== undefined) ? opts : undefined;
   const label = part === null ? fn.name : `${part} table`;
@@ -168,7 +173,7 @@ export function planTunedTable(
     );
   }
   try {
-    return planTable(fn, sIn, inDtype, sOut, outDtype, dividing, tuning);
+    return planTable(fn, sIn, inDtype, output.s, output.dt, dividing, tuning);
   } catch (e) {
     if (!tuning || !(e instanceof InvalidArgumentError)) throw e;
     throw new OptionsError(

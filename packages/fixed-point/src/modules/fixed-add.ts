@@ -1,8 +1,8 @@
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
 import type { RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
+import { PlannedModule } from './planned-module.js';
 import { requantizedBinary } from './binary-operands.js';
 
 export interface FixedAddConfig {
@@ -19,14 +19,7 @@ export interface FixedAddConfig {
  * add / sub in fixed point (march-semantics.md §1): the march's two-term accumulator (shift the
  * larger-scale operand and multiply the other, or conv-with-sumin weights), then requantize. Broadcasts.
  */
-export class FixedAdd extends Module {
-  readonly config: FixedAddConfig;
-
-  constructor(config: FixedAddConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedAdd extends PlannedModule<FixedAddConfig> {
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
     return requantizedBinary(c.sub ? 'sub' : 'add', x, y, c, (a, b) => addAccumulate(a, b, c.plan));

@@ -1,9 +1,9 @@
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError, normalizeAxis } from '@qtk/tensor';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { QTensor } from '../qtensor.js';
 import { intStorage, qtensorOf } from './binary-operands.js';
+import { PlannedModule } from './planned-module.js';
 
 export interface FixedCatConfig {
   /** One plan per input, from its scale to the output's (a saturating copy where equal). */
@@ -13,14 +13,7 @@ export interface FixedCatConfig {
 }
 
 /** cat in fixed point (march-semantics.md §1): every input requantized to the output scale and dtype, then joined. */
-export class FixedCat extends Module {
-  readonly config: FixedCatConfig;
-
-  constructor(config: FixedCatConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedCat extends PlannedModule<FixedCatConfig> {
   forward(tensors: readonly QTensor[], axis = 0): QTensor {
     const c = this.config;
     if (!Array.isArray(tensors) || tensors.length !== c.requants.length) {

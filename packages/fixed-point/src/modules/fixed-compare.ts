@@ -1,6 +1,6 @@
-import { Module } from '@qtk/nn';
 import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
 import type { QTensor } from '../qtensor.js';
+import { PlannedModule } from './planned-module.js';
 import { mapBinary } from './binary-operands.js';
 
 export type CompareKind = 'eq' | 'ne' | 'gt' | 'lt' | 'ge' | 'le';
@@ -25,14 +25,7 @@ const TESTS: Record<CompareKind, (d: number) => boolean> = {
  * Comparisons: the accumulator of the march's `a - b` plan (march-semantics.md §1; with
  * planAddShiftLarger both operands on the finer grid `s_x / 2^sh`) compared with 0; the output is a 'qbool' QTensor (bool data, scale 1).
  */
-export class FixedCompare extends Module {
-  readonly config: FixedCompareConfig;
-
-  constructor(config: FixedCompareConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedCompare extends PlannedModule<FixedCompareConfig> {
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
     const test = TESTS[c.kind];

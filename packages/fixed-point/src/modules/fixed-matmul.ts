@@ -1,10 +1,10 @@
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import { DTypeError, InvalidArgumentError } from '@qtk/tensor';
 import { intMatmul } from '../int-matmul.js';
 import { QTensor } from '../qtensor.js';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { intStorage, qtensorOf } from './binary-operands.js';
+import { PlannedModule } from './planned-module.js';
 
 export interface FixedMatMulConfig {
   /** Requantize from s_acc = s_a·s_b. */
@@ -27,14 +27,7 @@ function operand(v: unknown, which: string): QTensor {
  * Matrix product of two quantized activations (march-semantics.md §1, "Conv / ... / MatMul"):
  * `acc = Σ a·b` exactly in int32 (saturating), requantized from `s_a·s_b`. Batch dims broadcast.
  */
-export class FixedMatMul extends Module {
-  readonly config: FixedMatMulConfig;
-
-  constructor(config: FixedMatMulConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedMatMul extends PlannedModule<FixedMatMulConfig> {
   forward(x: unknown, y: unknown): QTensor {
     const acc = intMatmul(operand(x, 'first').data, operand(y, 'second').data);
     const out = intStorage(this.config.outDtype, acc.size) as Int8Array | Int16Array | Int32Array;

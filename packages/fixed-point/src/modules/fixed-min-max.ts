@@ -1,8 +1,8 @@
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import type { ScalarOperand } from '../elementwise.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
+import { PlannedModule } from './planned-module.js';
 import { mapBinary } from './binary-operands.js';
 
 export interface FixedMinMaxConfig {
@@ -19,14 +19,7 @@ export interface FixedMinMaxConfig {
  * maximum / minimum [choice]: both operands requantized to the output scale and dtype, then
  * the integer max / min (value preserving on the common grid). Broadcasts.
  */
-export class FixedMinMax extends Module {
-  readonly config: FixedMinMaxConfig;
-
-  constructor(config: FixedMinMaxConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedMinMax extends PlannedModule<FixedMinMaxConfig> {
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     const c = this.config;
     const [pa, pb] = c.requants;

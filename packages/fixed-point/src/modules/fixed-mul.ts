@@ -1,8 +1,8 @@
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import type { ScalarOperand } from '../elementwise.js';
 import type { RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
+import { PlannedModule } from './planned-module.js';
 import { requantizedBinary } from './binary-operands.js';
 
 export interface FixedMulConfig {
@@ -14,14 +14,7 @@ export interface FixedMulConfig {
 }
 
 /** mul in fixed point (march-semantics.md §1): `acc = x·y` exactly, requantized from `s_x·s_y`. Broadcasts. */
-export class FixedMul extends Module {
-  readonly config: FixedMulConfig;
-
-  constructor(config: FixedMulConfig) {
-    super();
-    this.config = config;
-  }
-
+export class FixedMul extends PlannedModule<FixedMulConfig> {
   forward(x: QTensor | number, y: QTensor | number): QTensor {
     return requantizedBinary('mul', x, y, this.config, (a, b) => a * b);
   }

@@ -5,7 +5,6 @@
 //   q   = clamp(R(acc · 2^-shift[c]), min[c], max[c])
 // with R the replaced Quantize's rounding. min/max are the outputs of a black and a white channel,
 // which is the 0..255 clamp of the RGB value carried through the (increasing) normalization.
-import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
 import {
   type ColorOrder,
@@ -19,6 +18,7 @@ import {
 } from '@qtk/tensor';
 import { intRange, roundReal } from '../integer-math.js';
 import { QTensor } from '../qtensor.js';
+import { PlannedModule } from './planned-module.js';
 
 export interface YuvInputQuantizeConfig {
   /** What the plan was built from (kept to describe the module; the integers below are what runs). */
@@ -136,14 +136,7 @@ export function planYuvInput(options: YuvInputPlanOptions): YuvInputQuantizeConf
 }
 
 /** Centered YUV444 int8 in (YUV byte − 128, NCHW, as a qint8 QTensor of scale 1), the model's quantized RGB input out. */
-export class YuvInputQuantize extends Module {
-  readonly config: YuvInputQuantizeConfig;
-
-  constructor(config: YuvInputQuantizeConfig) {
-    super();
-    this.config = config;
-  }
-
+export class YuvInputQuantize extends PlannedModule<YuvInputQuantizeConfig> {
   get scale(): number {
     return this.config.scale;
   }

@@ -40,6 +40,15 @@ export interface ConvTransposeLayerOptions {
   generator?: Generator;
 }
 
+/** What every conv layer's constructor takes after its name and rank: `new Conv2d(3, 8, 3, { padding: 1 })`. */
+type ConvLayerArgs = [inChannels: number, outChannels: number, kernelSize: IntOrTuple, options?: ConvLayerOptions];
+type ConvTransposeLayerArgs = [
+  inChannels: number,
+  outChannels: number,
+  kernelSize: IntOrTuple,
+  options?: ConvTransposeLayerOptions,
+];
+
 function baseShape(rank: number) {
   return {
     inChannels: positiveInt,
@@ -138,14 +147,7 @@ abstract class ConvNd extends ConvLayerBase {
   readonly padding: number[] | 'same' | 'valid';
   readonly paddingMode = 'zeros' as const;
 
-  constructor(
-    name: string,
-    rank: number,
-    inChannels: number,
-    outChannels: number,
-    kernelSize: IntOrTuple,
-    options: ConvLayerOptions,
-  ) {
+  constructor(name: string, rank: number, ...[inChannels, outChannels, kernelSize, options = {}]: ConvLayerArgs) {
     const o = parseOptions(name, convSchema(rank), { inChannels, outChannels, kernelSize, ...options });
     super(o, rank, false);
     this.padding = typeof o.padding === 'string' ? o.padding : expand(o.padding, rank);
@@ -182,8 +184,8 @@ abstract class ConvNd extends ConvLayerBase {
 }
 
 export class Conv1d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
-    super('Conv1d', 1, inChannels, outChannels, kernelSize, options);
+  constructor(...args: ConvLayerArgs) {
+    super('Conv1d', 1, ...args);
   }
 
   forward(x: Tensor): Tensor {
@@ -192,8 +194,8 @@ export class Conv1d extends ConvNd {
 }
 
 export class Conv2d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
-    super('Conv2d', 2, inChannels, outChannels, kernelSize, options);
+  constructor(...args: ConvLayerArgs) {
+    super('Conv2d', 2, ...args);
   }
 
   forward(x: Tensor): Tensor {
@@ -202,8 +204,8 @@ export class Conv2d extends ConvNd {
 }
 
 export class Conv3d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: IntOrTuple, options: ConvLayerOptions = {}) {
-    super('Conv3d', 3, inChannels, outChannels, kernelSize, options);
+  constructor(...args: ConvLayerArgs) {
+    super('Conv3d', 3, ...args);
   }
 
   forward(x: Tensor): Tensor {
@@ -226,10 +228,7 @@ abstract class ConvTransposeNd extends ConvLayerBase {
   constructor(
     name: string,
     rank: number,
-    inChannels: number,
-    outChannels: number,
-    kernelSize: IntOrTuple,
-    options: ConvTransposeLayerOptions,
+    ...[inChannels, outChannels, kernelSize, options = {}]: ConvTransposeLayerArgs
   ) {
     const o = parseOptions(name, convTransposeSchema(rank), { inChannels, outChannels, kernelSize, ...options });
     super(o, rank, true);
@@ -260,13 +259,8 @@ abstract class ConvTransposeNd extends ConvLayerBase {
 }
 
 export class ConvTranspose1d extends ConvTransposeNd {
-  constructor(
-    inChannels: number,
-    outChannels: number,
-    kernelSize: IntOrTuple,
-    options: ConvTransposeLayerOptions = {},
-  ) {
-    super('ConvTranspose1d', 1, inChannels, outChannels, kernelSize, options);
+  constructor(...args: ConvTransposeLayerArgs) {
+    super('ConvTranspose1d', 1, ...args);
   }
 
   forward(x: Tensor): Tensor {
@@ -275,13 +269,8 @@ export class ConvTranspose1d extends ConvTransposeNd {
 }
 
 export class ConvTranspose2d extends ConvTransposeNd {
-  constructor(
-    inChannels: number,
-    outChannels: number,
-    kernelSize: IntOrTuple,
-    options: ConvTransposeLayerOptions = {},
-  ) {
-    super('ConvTranspose2d', 2, inChannels, outChannels, kernelSize, options);
+  constructor(...args: ConvTransposeLayerArgs) {
+    super('ConvTranspose2d', 2, ...args);
   }
 
   forward(x: Tensor): Tensor {

@@ -13,6 +13,13 @@ export interface MaxPool2dLayerOptions {
   ceilMode?: boolean;
 }
 
+/** The window options both pooling layers take; the stride defaults to the kernel size. */
+const poolWindowFields = {
+  kernelSize: intOrTuple(2, 1),
+  stride: intOrTuple(2, 1).optional(),
+  padding: intOrTuple(2, 0).default(0),
+};
+
 export class MaxPool2d extends Module {
   readonly kernelSize: number[];
   readonly stride: number[];
@@ -26,9 +33,7 @@ export class MaxPool2d extends Module {
       'MaxPool2d',
       z
         .object({
-          kernelSize: intOrTuple(2, 1),
-          stride: intOrTuple(2, 1).optional(),
-          padding: intOrTuple(2, 0).default(0),
+          ...poolWindowFields,
           dilation: intOrTuple(2, 1).default(1),
           ceilMode: z.boolean().default(false),
         })
@@ -83,9 +88,7 @@ export class AvgPool2d extends Module {
       'AvgPool2d',
       z
         .object({
-          kernelSize: intOrTuple(2, 1),
-          stride: intOrTuple(2, 1).optional(),
-          padding: intOrTuple(2, 0).default(0),
+          ...poolWindowFields,
           ceilMode: z.boolean().default(false),
           countIncludePad: z.boolean().default(true),
           divisorOverride: positiveInt.optional(),

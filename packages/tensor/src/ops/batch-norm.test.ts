@@ -12,6 +12,7 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
 
 /** Per-channel mean and biased variance by direct loops over [N, C, S]. */
 function stats(x: Tensor): { mean: number[]; variance: number[] } {
@@ -51,10 +52,7 @@ function naive(
   return out;
 }
 
-function expectNear(a: number[], b: number[], tol = 1e-4): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-4) => expectAllNear(a, b, tol);
 
 describe('batchNorm forward', () => {
   it('hand-computed [N=2, C=1] training step and running-stat update', () => {

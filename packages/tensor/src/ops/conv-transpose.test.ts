@@ -9,6 +9,7 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectTensorNear } from '../testing/expect-near.js';
 
 const gen = () => new Generator(5);
 
@@ -55,13 +56,8 @@ function naive(x: Tensor, w: Tensor, b: Tensor | null, o: Opts): { data: number[
   return { data: out, shape: [N, CO, OH, OW] };
 }
 
-function expectClose(actual: Tensor, expected: { data: number[]; shape: number[] }): void {
-  expect(actual.shape).toEqual(expected.shape);
-  const a = actual.toArray();
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - expected.data[i]!));
-  expect(worst).toBeLessThan(1e-4);
-}
+const expectClose = (actual: Tensor, expected: { data: number[]; shape: number[] }) =>
+  expectTensorNear(actual, expected, 1e-4);
 
 const base: Opts = { stride: [1, 1], pad: [0, 0], outPad: [0, 0], dil: [1, 1], groups: 1 };
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Generator, InvalidArgumentError, ShapeError, conv1d, conv2d, conv3d, randn, type Tensor } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectTensorNear } from '../testing/expect-near.js';
 
 const gen = () => new Generator(11);
 
@@ -78,13 +79,8 @@ function reference(x: Tensor, w: Tensor, b: Tensor | null, o: Opts): { data: num
   return { data: res.data, shape: [res.shape[0]!, res.shape[1]!, ...res.shape.slice(2 + 3 - r)] };
 }
 
-function expectClose(actual: Tensor, expected: { data: number[]; shape: number[] }, tol = 1e-4): void {
-  expect(actual.shape).toEqual(expected.shape);
-  const a = actual.toArray();
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - expected.data[i]!));
-  expect(worst).toBeLessThan(tol);
-}
+const expectClose = (actual: Tensor, expected: { data: number[]; shape: number[] }, tol = 1e-4) =>
+  expectTensorNear(actual, expected, tol);
 
 describe('conv2d forward', () => {
   const cases: [string, number[], number[], Opts, boolean][] = [

@@ -261,30 +261,24 @@ export function convSetup(
   return { xb, unbatched, attrs: { stride, pads, dilation, groups } };
 }
 
-function convNd(
-  op: string,
-  r: number,
-  x: Tensor,
-  weight: Tensor,
-  bias: Tensor | null | undefined,
-  o: ConvOptions,
-): Tensor {
-  const { xb, unbatched, attrs } = convSetup(op, r, x, weight, bias, o);
+/** The rank-`r` convolution `conv${r}d`. */
+function convNd(r: number, x: Tensor, weight: Tensor, bias: Tensor | null | undefined, o: ConvOptions): Tensor {
+  const { xb, unbatched, attrs } = convSetup(`conv${r}d`, r, x, weight, bias, o);
   const y = run1<ConvAttrs>('Conv', bias ? [xb, weight, bias] : [xb, weight], attrs);
   return unbatched ? reshape(y, y.shape.slice(1)) : y;
 }
 
 /** 1-d convolution: x [N, Cin, L], weight [Cout, Cin/groups, K], bias [Cout]. */
 export function conv1d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
-  return convNd('conv1d', 1, x, weight, bias, options);
+  return convNd(1, x, weight, bias, options);
 }
 
 /** 2-d convolution (cross-correlation, as PyTorch): x [N, Cin, H, W], weight [Cout, Cin/groups, KH, KW], bias [Cout]. */
 export function conv2d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
-  return convNd('conv2d', 2, x, weight, bias, options);
+  return convNd(2, x, weight, bias, options);
 }
 
 /** 3-d convolution: x [N, Cin, D, H, W], weight [Cout, Cin/groups, KD, KH, KW], bias [Cout]. */
 export function conv3d(x: Tensor, weight: Tensor, bias?: Tensor | null, options: ConvOptions = {}): Tensor {
-  return convNd('conv3d', 3, x, weight, bias, options);
+  return convNd(3, x, weight, bias, options);
 }

@@ -10,11 +10,10 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
+import { naiveNchw } from '../testing/naive-nchw.js';
 
-function expectNear(a: number[], b: number[], tol = 1e-5): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-5) => expectAllNear(a, b, tol);
 
 /** PyTorch's source coordinate for one output index, written out directly (double precision). */
 function source(o: number, inSize: number, outSize: number, scale: number, mode: string, align: boolean): number {
@@ -24,30 +23,21 @@ function source(o: number, inSize: number, outSize: number, scale: number, mode:
 }
 
 function naive(x: Tensor, oh: number, ow: number, scales: [number, number], mode: string, align: boolean): number[] {
-  const [N, C, H, W] = x.shape as number[];
-  const out: number[] = [];
-  for (let n = 0; n < N!; n++)
-    for (let c = 0; c < C!; c++)
-      for (let i = 0; i < oh; i++)
-        for (let j = 0; j < ow; j++) {
-          const sy = source(i, H!, oh, scales[0], mode, align);
-          const sx = source(j, W!, ow, scales[1], mode, align);
-          if (mode === 'nearest') {
-            out.push(x.at(n, c, sy, sx));
-            continue;
-          }
-          const y0 = Math.floor(sy);
-          const x0 = Math.floor(sx);
-          const y1 = Math.min(y0 + 1, H! - 1);
-          const x1 = Math.min(x0 + 1, W! - 1);
-          const ly = sy - y0;
-          const lx = sx - x0;
-          out.push(
-            (1 - ly) * ((1 - lx) * x.at(n, c, y0, x0) + lx * x.at(n, c, y0, x1)) +
-              ly * ((1 - lx) * x.at(n, c, y1, x0) + lx * x.at(n, c, y1, x1)),
-          );
-        }
-  return out;
+  return naiveNchw(x, oh, ow, (n, c, i, j, H, W) => {
+    const sy = source(i, H, oh, scales[0], mode, align);
+    const sx = source(j, W, ow, scales[1], mode, align);
+    if (mode === 'nearest') return x.at(n, c, sy, sx);
+    const y0 = Math.floor(sy);
+    const x0 = Math.floor(sx);
+    const y1 = Math.min(y0 + 1, H - 1);
+    const x1 = Math.min(x0 + 1, W - 1);
+    const ly = sy - y0;
+    const lx = sx - x0;
+    return (
+      (1 - ly) * ((1 - lx) * x.at(n, c, y0, x0) + lx * x.at(n, c, y0, x1)) +
+      ly * ((1 - lx) * x.at(n, c, y1, x0) + lx * x.at(n, c, y1, x1))
+    );
+  });
 }
 
 describe('interpolate: hand-computed PyTorch results', () => {

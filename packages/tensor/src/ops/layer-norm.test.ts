@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Generator, InvalidArgumentError, ShapeError, layerNorm, randn, tensor, type Tensor } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
 
 function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: number): number[] {
   const v = x.toArray();
@@ -16,10 +17,7 @@ function naive(x: Tensor, d: number, w: Tensor | null, b: Tensor | null, eps: nu
   return out;
 }
 
-function expectNear(a: number[], b: number[], tol = 1e-4): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-4) => expectAllNear(a, b, tol);
 
 describe('layerNorm', () => {
   it('hand-computed row', () => {

@@ -12,6 +12,8 @@ import {
   type Tensor,
 } from '../index.js';
 import { gradcheck } from '../testing/gradcheck.js';
+import { expectAllNear } from '../testing/expect-near.js';
+import { naiveNchw } from '../testing/naive-nchw.js';
 
 /** Values spaced ≥ 0.1 apart in random order, so a finite-difference step never changes an argmax. */
 function distinct(shape: number[], seed = 3): Tensor {
@@ -81,10 +83,7 @@ function naiveAvg(x: Tensor, k: number[], s: number[], p: number[], ceil: boolea
   return out;
 }
 
-function expectNear(a: number[], b: number[], tol = 1e-5): void {
-  expect(a.length).toBe(b.length);
-  for (let i = 0; i < a.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThan(tol);
-}
+const expectNear = (a: number[], b: number[], tol = 1e-5) => expectAllNear(a, b, tol);
 
 describe('maxPool2d', () => {
   it('matches the hand-computed ceil-mode result', () => {
@@ -164,21 +163,15 @@ describe('avgPool2d', () => {
 
 describe('adaptiveAvgPool2d', () => {
   function naiveAdaptive(x: Tensor, oh: number, ow: number): number[] {
-    const [N, C, H, W] = x.shape as number[];
-    const out: number[] = [];
-    for (let n = 0; n < N!; n++)
-      for (let c = 0; c < C!; c++)
-        for (let i = 0; i < oh; i++)
-          for (let j = 0; j < ow; j++) {
-            const y0 = Math.floor((i * H!) / oh);
-            const y1 = Math.ceil(((i + 1) * H!) / oh);
-            const x0 = Math.floor((j * W!) / ow);
-            const x1 = Math.ceil(((j + 1) * W!) / ow);
-            let s = 0;
-            for (let y = y0; y < y1; y++) for (let xx = x0; xx < x1; xx++) s += x.at(n, c, y, xx);
-            out.push(s / ((y1 - y0) * (x1 - x0)));
-          }
-    return out;
+    return naiveNchw(x, oh, ow, (n, c, i, j, H, W) => {
+      const y0 = Math.floor((i * H) / oh);
+      const y1 = Math.ceil(((i + 1) * H) / oh);
+      const x0 = Math.floor((j * W) / ow);
+      const x1 = Math.ceil(((j + 1) * W) / ow);
+      let s = 0;
+      for (let y = y0; y < y1; y++) for (let xx = x0; xx < x1; xx++) s += x.at(n, c, y, xx);
+      return s / ((y1 - y0) * (x1 - x0));
+    });
   }
   it('hand-computed 5 → 3 over a ramp (overlapping windows)', () => {
     const x = arange(5).reshape([1, 1, 1, 5]);

@@ -285,6 +285,20 @@ function checkWindows(
   }
 }
 
+/** Checks a 2-d pool's input and resolves its kernel, stride (default: the kernel), padding and ceil mode. */
+function poolWindows(
+  op: string,
+  x: Tensor,
+  kernelSize: number | readonly number[],
+  options: { stride?: number | readonly number[]; padding?: number | readonly number[]; ceilMode?: boolean },
+): { kernel: number[]; stride: number[]; padding: number[]; ceilMode: boolean } {
+  checkInput(op, x);
+  const kernel = perDim(kernelSize, 2, op, 'kernelSize', 1);
+  const stride = perDim(options.stride ?? kernel, 2, op, 'stride', 1);
+  const padding = perDim(options.padding ?? 0, 2, op, 'padding', 0);
+  return { kernel, stride, padding, ceilMode: options.ceilMode ?? false };
+}
+
 export interface MaxPool2dOptions {
   /** Defaults to the kernel size. */
   stride?: number | readonly number[];
@@ -296,12 +310,8 @@ export interface MaxPool2dOptions {
 /** 2-d max pooling over [N, C, H, W] (or [C, H, W]); pads with −∞. */
 export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], options: MaxPool2dOptions = {}): Tensor {
   const op = 'maxPool2d';
-  checkInput(op, x);
-  const kernel = perDim(kernelSize, 2, op, 'kernelSize', 1);
-  const stride = perDim(options.stride ?? kernel, 2, op, 'stride', 1);
-  const padding = perDim(options.padding ?? 0, 2, op, 'padding', 0);
+  const { kernel, stride, padding, ceilMode } = poolWindows(op, x, kernelSize, options);
   const dilation = perDim(options.dilation ?? 1, 2, op, 'dilation', 1);
-  const ceilMode = options.ceilMode ?? false;
   checkWindows(op, x, kernel, stride, padding, dilation, ceilMode);
   return run1<MaxPoolAttrs>('MaxPool', [x], { kernel, stride, padding, dilation, ceilMode });
 }
@@ -320,11 +330,7 @@ export interface AvgPool2dOptions {
 /** 2-d average pooling over [N, C, H, W] (or [C, H, W]). */
 export function avgPool2d(x: Tensor, kernelSize: number | readonly number[], options: AvgPool2dOptions = {}): Tensor {
   const op = 'avgPool2d';
-  checkInput(op, x);
-  const kernel = perDim(kernelSize, 2, op, 'kernelSize', 1);
-  const stride = perDim(options.stride ?? kernel, 2, op, 'stride', 1);
-  const padding = perDim(options.padding ?? 0, 2, op, 'padding', 0);
-  const ceilMode = options.ceilMode ?? false;
+  const { kernel, stride, padding, ceilMode } = poolWindows(op, x, kernelSize, options);
   checkWindows(op, x, kernel, stride, padding, [1, 1], ceilMode);
   const d = options.divisorOverride;
   if (d !== undefined && !(Number.isFinite(d) && d !== 0)) {

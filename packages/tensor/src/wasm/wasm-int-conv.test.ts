@@ -28,6 +28,18 @@ interface Case {
   wDtype: DType;
 }
 
+/** A 2-d int8-weight case with the same stride and padding in both dims, no dilation, one group. */
+const square2d = (x: number[], w: number[], stride: number, pad: number, xDtype: Case['xDtype']): Case => ({
+  x,
+  w,
+  stride: [stride, stride],
+  pads: [pad, pad, pad, pad],
+  dil: [1, 1],
+  groups: 1,
+  xDtype,
+  wDtype: 'int8',
+});
+
 const attrsOf = (c: Case): ConvAttrs => ({ stride: c.stride, pads: c.pads, dilation: c.dil, groups: c.groups });
 
 function operands(c: Case, gen: Generator): [Tensor, Tensor] {
@@ -134,36 +146,9 @@ describe('ConvInteger', () => {
         xDtype: 'int8',
         wDtype: 'int8',
       },
-      {
-        x: [40, 16, 28, 28],
-        w: [16, 16, 3, 3],
-        stride: [1, 1],
-        pads: [1, 1, 1, 1],
-        dil: [1, 1],
-        groups: 1,
-        xDtype: 'int8',
-        wDtype: 'int8',
-      },
-      {
-        x: [40, 16, 28, 28],
-        w: [32, 16, 3, 3],
-        stride: [2, 2],
-        pads: [1, 1, 1, 1],
-        dil: [1, 1],
-        groups: 1,
-        xDtype: 'int16',
-        wDtype: 'int8',
-      },
-      {
-        x: [40, 32, 14, 14],
-        w: [64, 32, 1, 1],
-        stride: [2, 2],
-        pads: [0, 0, 0, 0],
-        dil: [1, 1],
-        groups: 1,
-        xDtype: 'int8',
-        wDtype: 'int8',
-      },
+      square2d([40, 16, 28, 28], [16, 16, 3, 3], 1, 1, 'int8'),
+      square2d([40, 16, 28, 28], [32, 16, 3, 3], 2, 1, 'int16'),
+      square2d([40, 32, 14, 14], [64, 32, 1, 1], 2, 0, 'int8'),
     ];
     for (const c of cases) {
       const [x, w] = operands(c, gen);

@@ -80,6 +80,17 @@ function bnInputs(c: BnCase, o: ReturnType<typeof bnOperands>, training: boolean
   return [inputs, { training, eps: 1e-5, hasWeight: c.weight, hasBias: c.bias }];
 }
 
+/** A backward call's operands: the forward run on `forwardOn` fills `saved`, then the output gradient is drawn. */
+function bnBackwardOperands(c: BnCase, seed: number, training: boolean, forwardOn: 'cpu' | 'wasm') {
+  const gen = new Generator(seed);
+  const o = bnOperands(c, gen);
+  const [inputs, attrs] = bnInputs(c, o, training);
+  const saved: Saved = {};
+  on<BatchNormKernel>('BatchNormalization', forwardOn)(inputs, attrs, saved);
+  const gy = randn(c.shape, { generator: gen });
+  return { o, attrs, saved, gy };
+}
+
 /**
  * The wasm kernel computes y = (x − μ)·k + b in f32 where the cpu kernel rounds an f64 result once:
  * allow three roundings of the terms' magnitudes.
@@ -157,12 +168,7 @@ describe('wasm BatchNormalization', () => {
   for (const c of BN_CASES) {
     for (const training of [true, false]) {
       it(`backward ${training ? 'training' : 'eval'} ${c.shape.join('×')} matches the cpu kernel`, () => {
-        const gen = new Generator(11);
-        const o = bnOperands(c, gen);
-        const [inputs, attrs] = bnInputs(c, o, training);
-        const saved: Saved = {};
-        on<BatchNormKernel>('BatchNormalization', 'cpu')(inputs, attrs, saved);
-        const gy = randn(c.shape, { generator: gen });
+        const { o, attrs, saved, gy } = bnBackwardOperands(c, 11, training, 'cpu');
         const args = c.weight ? [o.x, gy, o.w] : [o.x, gy];
         const ba: BatchNormBackwardAttrs = { ...attrs, needInput: true, needWeight: c.weight, needBias: c.bias };
         expect(kernels.resolve('BatchNormalizationBackward', args, ba).backend).toBe('wasm');
@@ -200,12 +206,7 @@ describe('wasm BatchNormalization', () => {
 
   it('backward skips the input gradient when it is not needed', () => {
     const c = BN_CASES[0]!;
-    const gen = new Generator(12);
-    const o = bnOperands(c, gen);
-    const [inputs, attrs] = bnInputs(c, o, true);
-    const saved: Saved = {};
-    on<BatchNormKernel>('BatchNormalization', 'wasm')(inputs, attrs, saved);
-    const gy = randn(c.shape, { generator: gen });
+    const { o, attrs, saved, gy } = bnBackwardOperands(c, 12, true, 'wasm');
     const ba: BatchNormBackwardAttrs = { ...attrs, needInput: false, needWeight: true, needBias: true };
     const [dx, dw, db] = on<BatchNormBackwardKernel>('BatchNormalizationBackward', 'wasm')([o.x, gy, o.w], ba, saved);
     const [, ew, eb] = on<BatchNormBackwardKernel>('BatchNormalizationBackward', 'cpu')([o.x, gy, o.w], ba, saved);

@@ -5,39 +5,36 @@ import { align64, type Arena } from './wasm-arena.js';
 // memory-bound ops with the worker measured slower in the training step, since the main thread's
 // copies in and out (which only it can do) slow down while the worker runs.
 
+/** The batch-norm kernels' [N, C, S] layout, the channels [c0, c1) a call covers, and training (1) or not (0). */
+type BnChannelSpan = [n: number, c: number, s: number, c0: number, c1: number, training: number];
+
 /** What both wasm builds export for the pointwise kernels (byte addresses, element counts). */
 export interface PointwiseExports {
   bnForward(
-    x: number,
-    y: number,
-    n: number,
-    c: number,
-    s: number,
-    c0: number,
-    c1: number,
-    training: number,
-    eps: number,
-    w: number,
-    b: number,
-    mean: number,
-    variance: number,
-    invstd: number,
+    ...args: [
+      x: number,
+      y: number,
+      ...BnChannelSpan,
+      eps: number,
+      w: number,
+      b: number,
+      mean: number,
+      variance: number,
+      invstd: number,
+    ]
   ): void;
   bnBackward(
-    x: number,
-    g: number,
-    dx: number,
-    n: number,
-    c: number,
-    s: number,
-    c0: number,
-    c1: number,
-    training: number,
-    w: number,
-    mean: number,
-    invstd: number,
-    dw: number,
-    db: number,
+    ...args: [
+      x: number,
+      g: number,
+      dx: number,
+      ...BnChannelSpan,
+      w: number,
+      mean: number,
+      invstd: number,
+      dw: number,
+      db: number,
+    ]
   ): void;
   relu(x: number, y: number, i0: number, i1: number): void;
   reluBackward(y: number, g: number, dx: number, i0: number, i1: number): void;
