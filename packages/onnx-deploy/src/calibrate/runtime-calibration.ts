@@ -8,26 +8,16 @@ import { QatModule, type CalibrationBatchRunner, weightedLayer } from '@qtk/core
 import { FakeQuantize } from '@qtk/fake-quant';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
-import { NODE_VALUES_KEY, decodeModel, encodeModel, exportOnnxBytes } from '@qtk/onnx';
+import {
+  NODE_VALUES_KEY,
+  type OnnxRuntimeApi,
+  RuntimeModel,
+  RuntimeRunError,
+  decodeModel,
+  encodeModel,
+  exportOnnxBytes,
+} from '@qtk/onnx';
 import { noGrad, Tensor } from '@qtk/tensor';
-
-/** The part of onnxruntime's API calibration uses; onnxruntime-node and onnxruntime-web both have it. */
-export interface OnnxRuntimeApi {
-  readonly InferenceSession: { create(model: Uint8Array): Promise<RuntimeSession> };
-  readonly Tensor: new (
-    type: 'float32' | 'int32' | 'bool',
-    data: ArrayLike<number>,
-    dims: readonly number[],
-  ) => unknown;
-}
-
-/** An onnxruntime session, as calibration uses it. */
-export interface RuntimeSession {
-  run(
-    feeds: Record<string, unknown>,
-  ): Promise<Record<string, { readonly data: unknown; readonly dims: readonly number[] }>>;
-  release?(): Promise<void>;
-}
 
 export interface RuntimeCalibrationOptions {
   /** Called once when the run goes to QTK's own forward instead, with the reason. */
@@ -91,19 +81,15 @@ export function runtimeCalibration(
 
 /** Why a model is calibrated in QTK instead (a message for the user). */
 class RuntimeCalibrationUnsupported extends Error {}
-/** onnxruntime failed on a batch after the check passed: the rest of the run goes to QTK. */
-class RuntimeRunError extends Error {}
 
 class RuntimeEngine {
-  private constructor(
-    private readonly ort: OnnxRuntimeApi,
-    private readonly session: RuntimeSession,
-    private readonly inputNames: readonly string[],
-    private readonly observations: readonly Observation[],
-  ) {}
-
   /** Each observed value's shape on the example, its batch dim (0) as -1 where it carries the batch. */
   private readonly shapes = new Map<string, readonly number[]>();
+
+  private constructor(
+    private readonly runtime: RuntimeModel,
+    private readonly observations: readonly Observation[],
+  ) {}
 
   get valueCount(): number {
     return new Set(this.observations.flatMap((o) => (o.kind === 'value' ? [o.value] : []))).size;
@@ -116,14 +102,14 @@ class RuntimeEngine {
     tolerance: number,
   ): Promise<RuntimeEngine> {
     const example = first.map((x) => leadingRows(x, CHECK_SAMPLES));
-    const { bytes, inputNames, observations } = withoutObserving(gm, () => exportObserved(gm, example));
-    let session: RuntimeSession;
+    const { bytes, observations } = withoutObserving(gm, () => exportObserved(gm, example));
+    let runtime: RuntimeModel;
     try {
-      session = await ort.InferenceSession.create(bytes);
+      runtime = await RuntimeModel.create(ort, bytes);
     } catch (e) {
-      throw new RuntimeCalibrationUnsupported(`onnxruntime cannot load the exported model: ${(e as Error).message}`);
+      throw new RuntimeCalibrationUnsupported((e as Error).message);
     }
-    const engine = new RuntimeEngine(ort, session, inputNames, observations);
+    const engine = new RuntimeEngine(runtime, observations);
     try {
       await engine.check(gm, example, tolerance);
     } catch (e) {
@@ -151,34 +137,14 @@ class RuntimeEngine {
   }
 
   async release(): Promise<void> {
-    await this.session.release?.();
+    await this.runtime.release();
   }
 
+  /** The runtime's outputs of a batch and the inputs themselves (a fake-quant may observe a graph input). */
   private async run(xs: readonly Tensor[]): Promise<Map<string, Tensor>> {
-    const feeds: Record<string, unknown> = {};
-    const values = new Map<string, Tensor>();
-    xs.forEach((x, i) => {
-      feeds[this.inputNames[i]!] = this.ortTensor(x);
-      values.set(this.inputNames[i]!, x);
-    });
-    let results: Awaited<ReturnType<RuntimeSession['run']>>;
-    try {
-      results = await this.session.run(feeds);
-    } catch (e) {
-      throw new RuntimeRunError(`onnxruntime failed on a calibration batch: ${(e as Error).message}`);
-    }
-    for (const [name, t] of Object.entries(results)) {
-      if (!(t.data instanceof Float32Array))
-        throw new RuntimeRunError(`onnxruntime gave value '${name}' as ${String(t.data)}, not float32`);
-      values.set(name, new Tensor({ data: t.data, shape: [...t.dims], dtype: 'float32' }));
-    }
+    const values = await this.runtime.run(xs);
+    xs.forEach((x, i) => values.set(this.runtime.inputNames[i]!, x));
     return values;
-  }
-
-  private ortTensor(x: Tensor): unknown {
-    if (x.dtype === 'float32' || x.dtype === 'int32') return new this.ort.Tensor(x.dtype, x.values(), x.shape);
-    if (x.dtype === 'bool') return new this.ort.Tensor('bool', Uint8Array.from(x.values()), x.shape);
-    throw new RuntimeRunError(`a ${x.dtype} model input has no onnxruntime form here`);
   }
 
   /** The runtime's values on the example against QTK's own forward on it; throws when one differs. */
@@ -263,7 +229,7 @@ function withoutObserving<T>(gm: GraphModule, f: () => T): T {
 function exportObserved(
   gm: GraphModule,
   example: readonly Tensor[],
-): { bytes: Uint8Array; inputNames: string[]; observations: Observation[] } {
+): { bytes: Uint8Array; observations: Observation[] } {
   let bytes: Uint8Array;
   try {
     bytes = exportOnnxBytes(gm, example);
@@ -311,5 +277,5 @@ function exportObserved(
     .filter((v) => !outputs.has(v) && !inputNames.includes(v))
     .map((v) => infos.get(v) ?? { name: v });
   const graph = { ...model.graph, output: [...(model.graph?.output ?? []), ...extra] };
-  return { bytes: encodeModel({ ...model, graph }), inputNames, observations };
+  return { bytes: encodeModel({ ...model, graph }), observations };
 }
