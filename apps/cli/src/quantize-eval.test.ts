@@ -17,6 +17,7 @@ import {
   pngBytes,
   randomNpy,
   run,
+  runQuantize,
   tempDir,
   TinyNet,
   writeOnnx,
@@ -71,24 +72,13 @@ function evalInputs(): { x: Tensor; labels: number[] } {
 describe('qtk quantize and qtk eval', () => {
   it('quantizes from .npy and PNG files, writes a fixed-point model file and summarises it', async () => {
     const out = join(dir, 'tiny-bayes.qtk');
-    const r = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--march',
-      'bayes',
-      '--observer',
-      'mse',
-      '--out',
-      out,
-      '--mean',
-      '0.5',
-      '--std',
-      '0.5',
-      '--batch',
-      '4',
-    );
+    const r = await runQuantize(tiny, calib, out, {
+      march: 'bayes',
+      observer: 'mse',
+      mean: '0.5',
+      std: '0.5',
+      batch: '4',
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // 3 single samples + a batch of 5 + 2 images
@@ -141,18 +131,7 @@ describe('qtk quantize and qtk eval', () => {
 
   it('evaluates on IDX files (the repository subset) like a direct evaluation', async () => {
     const out = join(dir, 'tiny-b2.qtk');
-    const q = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--out',
-      out,
-      '--input-scale',
-      'auto',
-    );
+    const q = await runQuantize(tiny, calib, out, { march: 'bernoulli2', 'input-scale': 'auto' });
     expect(q.code).toBe(0);
     expect(q.stdout).toMatch(/^march:\s+bernoulli2$/m);
     const d = loadFashionMnist(SUBSET, { split: 'test', limit: 300 });
@@ -218,30 +197,13 @@ describe('qtk quantize and qtk eval', () => {
     expect(pool.inputNodes.map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Dequantize']);
     expect([...pool.users].map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Quantize']);
     // the same ops bernoulli2 cannot convert, kept float by name: only the functional abs is left
-    const bad2 = await run(
-      'quantize',
-      bad,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--out',
-      join(dir, 'bad2.qtk'),
-      '--keep-float',
-      'lrelu,sm',
-    );
+    const bad2 = await runQuantize(bad, calib, join(dir, 'bad2.qtk'), {
+      march: 'bernoulli2',
+      'keep-float': 'lrelu,sm',
+    });
     expect(bad2.code).toBe(1);
     expect(bad2.stderr).toContain("march 'bernoulli2' cannot convert 1 node(s):\n  - abs: abs");
-    const typo = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--out',
-      join(dir, 'typo.qtk'),
-      '--keep-float',
-      'pool,conv9',
-    );
+    const typo = await runQuantize(tiny, calib, join(dir, 'typo.qtk'), { 'keep-float': 'pool,conv9' });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("--keep-float: no module named 'conv9' in the model; its modules are: ");
     expect(typo.stderr).toContain('pool');
