@@ -6,7 +6,16 @@ import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Conv2d, Module, Sigmoid } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
-import { npyBytes, quantizeForSetup, run, runQuantize, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import {
+  npyBytes,
+  quantizeForSetup,
+  run,
+  runQuantize,
+  tempDir,
+  TinyNet,
+  writeCalibBatch,
+  writeOnnx,
+} from './testing/fixtures.js';
 
 /** Sigmoid, then a 1×1 conv: the sigmoid's float output is quantized for the conv. */
 class SigmoidConv extends Module {
@@ -36,10 +45,7 @@ async function exported(model: string, out: string): Promise<string> {
 beforeAll(() => {
   dir = tempDir();
   tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  const x = rand([48, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
-  writeFileSync(join(calib, 'x.npy'), npyBytes([48, 1, 28, 28], x.values() as Float32Array));
+  calib = writeCalibBatch(dir, [48, 1, 28, 28], new Generator(5));
 });
 
 describe('qtk compare, hybrid', () => {
