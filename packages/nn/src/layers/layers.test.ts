@@ -11,6 +11,7 @@ import { Dropout } from './dropout.js';
 import { Linear } from './linear.js';
 import { BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm } from './normalization.js';
 import { AdaptiveAvgPool2d, AvgPool2d, MaxPool2d } from './pooling.js';
+import { SyncBatchNorm } from './sync-batch-norm.js';
 import { Upsample } from './upsample.js';
 
 const g = () => new Generator(123);
@@ -160,15 +161,21 @@ describe('BatchNorm', () => {
     same(free.call(x), T.batchNorm(x, null, null, null, null, { training: true }));
   });
 
-  it('state dict includes running stats and numBatchesTracked; input checks name the layer', () => {
-    const bn = new BatchNorm2d(4);
-    expect(Object.keys(bn.stateDict().tensors)).toEqual([
+  it.each([
+    ['BatchNorm2d', () => new BatchNorm2d(4)],
+    ['SyncBatchNorm', () => new SyncBatchNorm(3)],
+  ])('%s: the state dict includes running stats and numBatchesTracked', (_, make) => {
+    expect(Object.keys(make().stateDict().tensors)).toEqual([
       'weight',
       'bias',
       'runningMean',
       'runningVar',
       'numBatchesTracked',
     ]);
+  });
+
+  it('input checks name the layer', () => {
+    const bn = new BatchNorm2d(4);
     expect(() => bn.call(randn([2, 4]))).toThrow(/BatchNorm2d: expected 4-d input/);
     expect(() => bn.call(randn([2, 3, 2, 2]))).toThrow(/BatchNorm2d: input has 3 channels/);
   });
