@@ -210,19 +210,19 @@ describe('qtk quantize and qtk eval', () => {
   });
 
   it('warns when a small first batch decides the scales (the observers average 1 % per later batch)', async () => {
-    const small = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b2.qtk'), '--batch', '2');
+    const small = await runQuantize(tiny, calib, join(dir, 'b2.qtk'), { batch: '2' });
     expect(small.code).toBe(0);
     expect(small.stdout).toContain(
       "  - calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), so with batches of 2 sample(s) the first samples decide most of every scale; calibrate with a larger --batch",
     );
     // the 10 samples in one batch of 32: nothing to warn about
-    const one = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b32.qtk'));
+    const one = await runQuantize(tiny, calib, join(dir, 'b32.qtk'));
     expect(one.stdout).not.toContain('the first samples decide');
   });
 
   it('--std must be positive: 0, -1 and 0,-2 exit 2 naming the option', async () => {
     for (const std of ['0', '-1', '0.5,-2']) {
-      const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'std.qtk'), '--std', std);
+      const r = await runQuantize(tiny, calib, join(dir, 'std.qtk'), { std });
       expect([std, r.code]).toEqual([std, 2]);
       expect(r.stderr).toContain('--std must be positive');
     }
@@ -233,7 +233,7 @@ describe('qtk quantize and qtk eval', () => {
     mkdirSync(wrong);
     writeFileSync(join(wrong, 'x.npy'), npyBytes([1, 32, 32], new Float32Array(32 * 32)));
     const out = join(dir, 'never.qtk');
-    const shape = await run('quantize', tiny, '--calib', wrong, '--out', out);
+    const shape = await runQuantize(tiny, wrong, out);
     expect(shape.code).toBe(1);
     expect(shape.stderr).toContain(
       `wrong input shape: ${join(wrong, 'x.npy')} has shape [1, 32, 32], but the model takes samples of shape [1, 28, 28]`,
@@ -245,7 +245,7 @@ describe('qtk quantize and qtk eval', () => {
       "wrong input shape: --input-shape [1, 3, 28, 28] does not match the model's input [?, 1, 28, 28]",
     );
 
-    const size = await run('quantize', tiny, '--calib', calib, '--out', out, '--size', '32x32');
+    const size = await runQuantize(tiny, calib, out, { size: '32x32' });
     expect(size.code).toBe(1);
     expect(size.stderr).toContain('wrong input shape: --size 32x32');
 
@@ -253,11 +253,11 @@ describe('qtk quantize and qtk eval', () => {
     expect(noCalib.code).toBe(2);
     expect(noCalib.stderr).toContain('missing --calib DIR');
 
-    const noDir = await run('quantize', tiny, '--calib', join(dir, 'nope'), '--out', out);
+    const noDir = await runQuantize(tiny, join(dir, 'nope'), out);
     expect(noDir.code).toBe(1);
     expect(noDir.stderr).toBe(`qtk: error: calibration directory '${join(dir, 'nope')}' does not exist\n`);
 
-    const observer = await run('quantize', tiny, '--calib', calib, '--out', out, '--observer', 'msee');
+    const observer = await runQuantize(tiny, calib, out, { observer: 'msee' });
     expect(observer.code).toBe(2);
     expect(observer.stderr).toContain("unknown observer 'msee' (registered: ");
 
