@@ -3,6 +3,7 @@ the zoo, exported by torch.onnx (PyTorch 1.13) as a few-KB ONNX file beside this
 them without torch. Regenerate with: /usr/bin/python3 zoo/slice/make_slice.py (the files are deterministic)."""
 
 import os
+from functools import partial
 
 import torch
 from torch import nn
@@ -91,16 +92,16 @@ class InvertedResidual(nn.Module):  # mobilenet_v2 / mnasnet: expand, depthwise 
         return x + s.p(s.d(s.e(x)))
 
 
-class MobileV3Block(nn.Module):  # mobilenet_v3: hardswish, squeeze-excite with hardsigmoid
-    def __init__(s):
+class SqueezeExciteBlock(nn.Module):  # a conv block, then squeeze-excite: x * gate(se2(squeeze_act(se1(pool(x)))))
+    def __init__(s, act, squeeze_act, gate):
         super().__init__()
-        s.c = cbr(3, 8, act=nn.Hardswish())
+        s.c = cbr(3, 8, act=act())
         s.se1, s.se2 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
+        s.squeeze_act, s.gate = squeeze_act, gate
 
     def forward(s, x):
         x = s.c(x)
-        w = F.hardsigmoid(s.se2(F.relu(s.se1(F.adaptive_avg_pool2d(x, 1)))))
-        return x * w
+        return x * s.gate(s.se2(s.squeeze_act(s.se1(F.adaptive_avg_pool2d(x, 1)))))
 
 
 class ShuffleBlock(nn.Module):  # shufflenet_v2 / mnasnet: chunk, channel shuffle, x.mean([2, 3]) as the global pool
@@ -116,17 +117,6 @@ class ShuffleBlock(nn.Module):  # shufflenet_v2 / mnasnet: chunk, channel shuffl
         n, c, h, w = x.shape
         x = x.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
         return s.fc(x.mean([2, 3]))
-
-
-class EfficientBlock(nn.Module):  # efficientnet: SiLU, squeeze-excite with sigmoid
-    def __init__(s):
-        super().__init__()
-        s.c = cbr(3, 8, act=nn.SiLU())
-        s.se1, s.se2 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
-
-    def forward(s, x):
-        x = s.c(x)
-        return x * torch.sigmoid(s.se2(F.silu(s.se1(F.adaptive_avg_pool2d(x, 1)))))
 
 
 class ConvNextBlock(nn.Module):  # convnext: depthwise 7x7, permute, LayerNorm, linear, GELU, layer scale
@@ -228,9 +218,11 @@ SLICE = {
     "densenet": (DenseBlock, IMG, (17,)),
     "inception": (Inception, IMG, (17,)),
     "mobilenet_v2": (InvertedResidual, [1, 4, 8, 8], (17,)),
-    "mobilenet_v3": (MobileV3Block, IMG, (11, 17)),
+    # mobilenet_v3: hardswish, squeeze-excite with hardsigmoid
+    "mobilenet_v3": (partial(SqueezeExciteBlock, nn.Hardswish, F.relu, F.hardsigmoid), IMG, (11, 17)),
     "shufflenet": (ShuffleBlock, [1, 8, 8, 8], (17,)),
-    "efficientnet": (EfficientBlock, IMG, (17,)),
+    # efficientnet: SiLU, squeeze-excite with sigmoid
+    "efficientnet": (partial(SqueezeExciteBlock, nn.SiLU, F.silu, torch.sigmoid), IMG, (17,)),
     "convnext": (ConvNextBlock, [1, 8, 8, 8], (13, 17)),
     "segmentation": (SegHead, IMG, (17,)),
     "fpn": (FpnNeck, IMG, (17,)),

@@ -15,6 +15,13 @@ export interface OptionSpec {
   readonly min?: number;
   /** A number option: the largest accepted value. */
   readonly max?: number;
+  /** A string option: the only values it accepts (a usage error names them otherwise). */
+  readonly choices?: readonly string[];
+  /**
+   * The option must be given; this says what it is, for the usage error when it is not:
+   * `required: 'the dataset'` gives "missing --data DIR (the dataset)". Not checked with --help.
+   */
+  readonly required?: string;
   /** A deprecated spelling: its value goes to this option, with a warning (see deprecationWarnings). */
   readonly replacedBy?: string;
 }
@@ -123,7 +130,10 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
       if (!Number.isFinite(v)) throw usageError(spec.name, `option '--${name}' must be a number, got '${value}'`);
       checkRange(spec.name, name, o, v, value);
       options[o.replacedBy ?? name] = v;
-    } else options[o.replacedBy ?? name] = value;
+    } else {
+      checkChoice(spec.name, name, o, value);
+      options[o.replacedBy ?? name] = value;
+    }
   }
   if (!help) {
     if (positionals.length < spec.positionals.length) {
@@ -136,6 +146,9 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
         `unexpected argument '${positionals[spec.positionals.length]}' (takes ${spec.positionals.map((p) => p.name).join(' ') || 'no positional arguments'})`,
       );
     }
+    for (const [k, o] of Object.entries(spec.options))
+      if (o.required !== undefined && options[k] === undefined)
+        throw usageError(spec.name, `missing --${k}${o.value ? ` ${o.value}` : ''} (${o.required})`);
   }
   return { positionals, options, help, verbose, deprecated };
 }
@@ -153,6 +166,16 @@ function checkRange(command: string, name: string, o: OptionSpec, v: number, tex
   const bad =
     (o.integer && !Number.isInteger(v)) || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max);
   if (bad) throw usageError(command, `option '--${name}' must be ${rangeText(o)}, got '${text}'`);
+}
+
+/** The accepted values of a string option with choices, in words: 'ort or qtk', 'one of a, b, c'. */
+export function choicesText(choices: readonly string[]): string {
+  return choices.length === 2 ? `${choices[0]} or ${choices[1]}` : `one of ${choices.join(', ')}`;
+}
+
+function checkChoice(command: string, name: string, o: OptionSpec, value: string): void {
+  if (o.choices !== undefined && !o.choices.includes(value))
+    throw usageError(command, `--${name} must be ${choicesText(o.choices)}, got '${value}'`);
 }
 
 /** The option column's width in --help: longer options get their description on the next line. */

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { npyBytes, run, runQuantize, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 let root: string;
 let tiny: string;
@@ -84,7 +84,7 @@ describe('bad calibration files: an error naming the file (exit 1), nothing writ
   it.each(cases)('%s', async (_what, add, message) => {
     const dir = folder(add);
     const out = join(dir, 'out.qtk');
-    const r = await run('quantize', tiny, '--calib', dir, '--out', out);
+    const r = await runQuantize(tiny, dir, out);
     expect(r.stderr).toContain(message(dir));
     expect(r.stderr).not.toContain('unexpected error');
     expect(r.code).toBe(1);
@@ -93,7 +93,7 @@ describe('bad calibration files: an error naming the file (exit 1), nothing writ
 
   it('--skip-nonfinite with nothing else left: an error, not an empty calibration', async () => {
     const dir = folder((d) => writeFileSync(join(d, 'nan.npy'), npyBytes([4, 1, 28, 28], filled(4, NaN))), false);
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'), '--skip-nonfinite');
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'), { 'skip-nonfinite': true });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       'qtk: error: no sample is left: all 4 sample(s) read hold non-finite values (NaN or ±Infinity)\n',
@@ -175,7 +175,7 @@ describe('calibration data that says little is never silent', () => {
     const dir = folder((d) =>
       writeFileSync(join(d, 'n.npy'), npyBytes([3, 1, 28, 28], withValue(3, 784 + 5, -Infinity))),
     );
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'), '--skip-nonfinite');
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'), { 'skip-nonfinite': true });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
@@ -185,7 +185,7 @@ describe('calibration data that says little is never silent', () => {
 
   it('all-zero data with --input-scale auto: warnings naming the constant data and the fake-quants that saw only zeros', async () => {
     const dir = folder((d) => writeFileSync(join(d, 'zero.npy'), npyBytes([4, 1, 28, 28], filled(4, 0))), false);
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'), '--input-scale', 'auto');
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'), { 'input-scale': 'auto' });
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBeGreaterThanOrEqual(2);
     expect(r.stdout).toContain('  - the calibration data is constant (every value is 0)');
@@ -196,7 +196,7 @@ describe('calibration data that says little is never silent', () => {
 
   it('constant nonzero data: a warning', async () => {
     const dir = folder((d) => writeFileSync(join(d, 'c.npy'), npyBytes([4, 1, 28, 28], filled(4, 0.5))), false);
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'));
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBeGreaterThanOrEqual(1);
     expect(r.stdout).toContain('  - the calibration data is constant (every value is 0.5)');
@@ -205,7 +205,7 @@ describe('calibration data that says little is never silent', () => {
   it('unnormalised 0..255 samples against the default --input-scale 1/128: a warning naming the share and what to do', async () => {
     const pixels = Float32Array.from({ length: 4 * 784 }, (_, i) => (i * 7) % 256);
     const dir = folder((d) => writeFileSync(join(d, 'raw.npy'), npyBytes([4, 1, 28, 28], pixels)), false);
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'));
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBe(1);
     // only the values 0 fit in [-1, 0.9921875]: 13 of 3136
@@ -220,14 +220,14 @@ describe('calibration data that says little is never silent', () => {
   it('samples in [-1, 1], a third of them exactly -1: no warning', async () => {
     const values = Float32Array.from({ length: 4 * 784 }, (_, i) => (i % 3 === 0 ? -1 : ((i % 255) / 255) * 2 - 1));
     const dir = folder((d) => writeFileSync(join(d, 'unit.npy'), npyBytes([4, 1, 28, 28], values)), false);
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'));
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBe(0);
   });
 
   it('representative data: no warning', async () => {
     const dir = folder(() => {});
-    const r = await run('quantize', tiny, '--calib', dir, '--out', join(dir, 'out.qtk'));
+    const r = await runQuantize(tiny, dir, join(dir, 'out.qtk'));
     expect(r.code).toBe(0);
     expect(warningsOf(r.stdout)).toBe(0);
   });

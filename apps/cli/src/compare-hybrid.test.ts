@@ -6,7 +6,16 @@ import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Conv2d, Module, Sigmoid } from '@qtk/nn';
 import type { Tensor } from '@qtk/tensor';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import {
+  npyBytes,
+  quantizeForSetup,
+  run,
+  runQuantize,
+  tempDir,
+  TinyNet,
+  writeCalibBatch,
+  writeOnnx,
+} from './testing/fixtures.js';
 
 /** Sigmoid, then a 1×1 conv: the sigmoid's float output is quantized for the conv. */
 class SigmoidConv extends Module {
@@ -25,11 +34,7 @@ let dir: string;
 let calib: string;
 let tiny: string;
 
-async function quantize(out: string, ...extra: string[]): Promise<string> {
-  const r = await run('quantize', tiny, '--calib', calib, '--out', out, ...extra);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return out;
-}
+const quantize = (out: string, options: Record<string, string | true>) => quantizeForSetup(tiny, calib, out, options);
 
 async function exported(model: string, out: string): Promise<string> {
   const r = await run('export', model, '--out', out);
@@ -40,16 +45,13 @@ async function exported(model: string, out: string): Promise<string> {
 beforeAll(() => {
   dir = tempDir();
   tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  const x = rand([48, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
-  writeFileSync(join(calib, 'x.npy'), npyBytes([48, 1, 28, 28], x.values() as Float32Array));
+  calib = writeCalibBatch(dir, [48, 1, 28, 28], new Generator(5));
 });
 
 describe('qtk compare, hybrid', () => {
   it('a CPU float tail that onnxruntime rounds differently passes; integers are still compared bit for bit', async () => {
     // the last Linear on the CPU: onnxruntime's float Gemm sums in another order than QTK
-    const model = await quantize(join(dir, 'hybrid.qtk'), '--march', 'bernoulli2', '--hybrid', '--cpu-nodes', 'fc');
+    const model = await quantize(join(dir, 'hybrid.qtk'), { march: 'bernoulli2', hybrid: true, 'cpu-nodes': 'fc' });
     const onnx = await exported(model, join(dir, 'hybrid.onnx'));
     const r = await run('compare', model, onnx, '--data', calib);
     expect(r.stderr).toBe('');
@@ -86,21 +88,12 @@ describe('qtk compare, hybrid', () => {
     const x = rand([16, 1, 28, 28], { low: -18, high: -14, generator: new Generator(6) });
     writeFileSync(join(data, 'x.npy'), npyBytes([16, 1, 28, 28], x.values() as Float32Array));
     const hybrid = join(dir, 'sig-hybrid.qtk');
-    const h = await run(
-      'quantize',
-      file,
-      '--calib',
-      data,
-      '--out',
-      hybrid,
-      '--march',
-      'bernoulli2',
-      '--hybrid',
-      '--cpu-nodes',
-      'sigmoid',
-      '--input-scale',
-      'auto',
-    );
+    const h = await runQuantize(file, data, hybrid, {
+      march: 'bernoulli2',
+      hybrid: true,
+      'cpu-nodes': 'sigmoid',
+      'input-scale': 'auto',
+    });
     expect(h.code, h.stderr).toBe(0);
     const onnx = await exported(hybrid, join(dir, 'sig-hybrid.onnx'));
     const r = await run('compare', hybrid, onnx, '--data', data);
@@ -117,8 +110,8 @@ describe('qtk compare, hybrid', () => {
   });
 
   it('refuses a file exported for another march, naming both, and one exported from another model file', async () => {
-    const bernoulli2 = await quantize(join(dir, 'b2.qtk'), '--march', 'bernoulli2');
-    const bayes = await quantize(join(dir, 'bayes.qtk'), '--march', 'bayes');
+    const bernoulli2 = await quantize(join(dir, 'b2.qtk'), { march: 'bernoulli2' });
+    const bayes = await quantize(join(dir, 'bayes.qtk'), { march: 'bayes' });
     const bayesOnnx = await exported(bayes, join(dir, 'bayes.onnx'));
     const r = await run('compare', bernoulli2, bayesOnnx, '--data', calib);
     expect(r.code).toBe(1);
@@ -129,7 +122,7 @@ describe('qtk compare, hybrid', () => {
     );
 
     // the same march and node names, another calibration: another model file
-    const other = await quantize(join(dir, 'bayes-8.qtk'), '--march', 'bayes', '--limit', '8');
+    const other = await quantize(join(dir, 'bayes-8.qtk'), { march: 'bayes', limit: '8' });
     const o = await run('compare', other, bayesOnnx, '--data', calib);
     expect(o.code).toBe(1);
     expect(o.stderr).toMatch(

@@ -2,7 +2,7 @@
 // in its metadata how to read the integer outputs (scale, dtype), the march and which model file it came from.
 import '@qtk/march-bayes';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
 import { QTensor } from '@qtk/fixed-point';
@@ -10,7 +10,7 @@ import { decodeModel } from '@qtk/onnx';
 import { Generator, rand } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir } from './testing/fixtures.js';
+import { quantizeForSetup, run, tempDir, writeCalibBatch } from './testing/fixtures.js';
 
 const TORCH_SMALL = join(__dirname, '../../../packages/onnx/fixtures/torch-small.onnx');
 let dir: string;
@@ -19,13 +19,8 @@ let modelPath: string;
 
 beforeAll(async () => {
   dir = tempDir();
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  const x = rand([16, 3, 16, 16], { low: -1, high: 1, generator: new Generator(2) });
-  writeFileSync(join(calib, 'x.npy'), npyBytes([16, 3, 16, 16], x.values() as Float32Array));
-  modelPath = join(dir, 'small.qtk');
-  const q = await run('quantize', TORCH_SMALL, '--calib', calib, '--march', 'bayes', '--out', modelPath);
-  if (q.code !== 0) throw new Error(q.stderr);
+  calib = writeCalibBatch(dir, [16, 3, 16, 16], new Generator(2));
+  modelPath = await quantizeForSetup(TORCH_SMALL, calib, join(dir, 'small.qtk'), { march: 'bayes' });
 });
 
 describe('qtk export of a quantized ONNX model', () => {

@@ -7,7 +7,7 @@ import { Generator, rand } from '@qtk/tensor';
 import { expect, it } from 'vitest';
 import { describeNeeding } from '../../../scripts/needs-system.js';
 import { ONNX_NODE_TESTS as ONNX_TESTDATA } from '../../../scripts/system-requirements.js';
-import { npyBytes, run, tempDir } from './testing/fixtures.js';
+import { npyBytes, run, runQuantize, tempDir } from './testing/fixtures.js';
 
 const PIXEL_SHUFFLE = join(ONNX_TESTDATA, '..', 'pytorch-converted', 'test_PixelShuffle', 'model.onnx');
 
@@ -19,13 +19,13 @@ describeNeeding('onnx-testdata', "the ONNX test data's test_PixelShuffle (input 
     const x = rand([8, 9, 4, 4], { low: -1, high: 1, generator: new Generator(2) });
     writeFileSync(join(calib, 'x.npy'), npyBytes([8, 9, 4, 4], x.values() as Float32Array));
     const out = join(dir, 'ps.qtk');
-    const r = await run('quantize', PIXEL_SHUFFLE, '--calib', calib, '--out', out, '--batch', '4');
+    const r = await runQuantize(PIXEL_SHUFFLE, calib, out, { batch: '4' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('qtk: error: calibration failed at batch 4: reshape: a tensor of 576 elements');
     expect(r.stderr).toContain(
       "the model declares a batch of 1 (input '0'), and may compute its shapes for it: pass --batch 1",
     );
-    const ok = await run('quantize', PIXEL_SHUFFLE, '--calib', calib, '--out', out, '--batch', '1');
+    const ok = await runQuantize(PIXEL_SHUFFLE, calib, out, { batch: '1' });
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     // the export traces at batch 1 when the model cannot run its batch-2 example; the file agrees bit for bit

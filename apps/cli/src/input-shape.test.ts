@@ -95,30 +95,34 @@ describe('--input-shape in every command that imports', () => {
     }
   });
 
-  it('a shape that contradicts a fixed dim is an error naming the input and the dim', async () => {
-    const r = await run('inspect', pool, '--input-shape', '1,4,7,7');
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(
+  // qtk inspect MODEL --input-shape SHAPE refused: the exit code and what the message says
+  it.each([
+    [
+      'a shape that contradicts a fixed dim names the input and the dim',
+      'pool',
+      '1,4,7,7',
+      1,
       "wrong input shape: --input-shape [1, 4, 7, 7] does not match the model's input [?, 3, ?, ?] ('?' = any size): dim 1 of input 'input' is fixed at 3",
-    );
-    const rank = await run('inspect', pool, '--input-shape', '1,3,7');
-    expect(rank.code).toBe(1);
-    expect(rank.stderr).toContain('it has 4 dims, not 3');
-  });
-
-  it('a misspelt input name gets a did-you-mean; a bare shape for two inputs asks for NAME=SHAPE', async () => {
-    const r = await run('inspect', pool, '--input-shape', 'inptu=1,3,7,7');
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
+    ],
+    ['a shape of the wrong rank says so', 'pool', '1,3,7', 1, 'it has 4 dims, not 3'],
+    [
+      'a misspelt input name gets a did-you-mean',
+      'pool',
+      'inptu=1,3,7,7',
+      2,
       "--input-shape names 'inptu', which is not an input of the model; did you mean 'input'? (its inputs: input)",
-    );
-    const bare = await run('inspect', two, '--input-shape', '1,1,4,4');
-    expect(bare.code).toBe(2);
-    expect(bare.stderr).toContain(
+    ],
+    [
+      'a bare shape for two inputs asks for NAME=SHAPE',
+      'two',
+      '1,1,4,4',
+      2,
       "--input-shape 1,1,4,4 names no input, but the model has 2 (a, b); give each its shape: --input-shape 'a=...;b=...'",
-    );
-    const malformed = await run('inspect', two, '--input-shape', 'a=1,1,4,4;=1');
-    expect(malformed.code).toBe(2);
-    expect(malformed.stderr).toContain("--input-shape: '=1' is not NAME=SHAPE");
+    ],
+    ['an entry without a name is not NAME=SHAPE', 'two', 'a=1,1,4,4;=1', 2, "--input-shape: '=1' is not NAME=SHAPE"],
+  ] as const)('%s', async (_, model, shape, code, message) => {
+    const r = await run('inspect', model === 'pool' ? pool : two, '--input-shape', shape);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toContain(message);
   });
 });

@@ -1,6 +1,6 @@
 // qtk inspect MODEL.qtk: the model file's kind, march, meta, graph and scales.
 import '@qtk/march-bayes';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { calibrate, prepareQatFx } from '@qtk/core';
 import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
@@ -8,7 +8,7 @@ import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, PoolScores, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { PoolScores, quantizeForSetup, run, tempDir, TinyNet, writeCalibBatch, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let fixedPath: string;
@@ -16,13 +16,8 @@ let fixedPath: string;
 beforeAll(async () => {
   dir = tempDir();
   const tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
-  const calib = join(dir, 'calib');
-  mkdirSync(calib);
-  const x = rand([16, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
-  writeFileSync(join(calib, 'x.npy'), npyBytes([16, 1, 28, 28], x.values() as Float32Array));
-  fixedPath = join(dir, 'tiny.qtk');
-  const q = await run('quantize', tiny, '--calib', calib, '--march', 'bayes', '--out', fixedPath);
-  if (q.code !== 0) throw new Error(q.stderr);
+  const calib = writeCalibBatch(dir, [16, 1, 28, 28], new Generator(5));
+  fixedPath = await quantizeForSetup(tiny, calib, join(dir, 'tiny.qtk'), { march: 'bayes' });
 });
 
 describe('qtk inspect MODEL.qtk', () => {

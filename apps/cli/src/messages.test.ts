@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { npyBytes, run, runQuantize, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -27,13 +27,13 @@ beforeAll(() => {
 
 describe('--calib-limit, and --limit kept as its deprecated spelling where it counted calibration samples', () => {
   it('--calib-limit N calibrates on N samples', async () => {
-    const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'l.qtk'), '--calib-limit', '2');
+    const r = await runQuantize(tiny, calib, join(dir, 'l.qtk'), { 'calib-limit': '2' });
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('calibration: 2 samples of shape [1, 28, 28]');
   });
 
   it('--limit N still works, with a warning naming --calib-limit', async () => {
-    const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'l.qtk'), '--limit', '3');
+    const r = await runQuantize(tiny, calib, join(dir, 'l.qtk'), { limit: '3' });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(
       "qtk: warning: --limit is deprecated for 'qtk quantize': use --calib-limit N (calibrate on at most N samples)\n",
@@ -52,7 +52,7 @@ describe('--calib-limit, and --limit kept as its deprecated spelling where it co
 describe('paths in errors', () => {
   it('a relative path is shown resolved too', async () => {
     const rel = relative(process.cwd(), join(dir, 'no-such-dir'));
-    const r = await run('quantize', tiny, '--calib', rel, '--out', join(dir, 'x.qtk'));
+    const r = await runQuantize(tiny, rel, join(dir, 'x.qtk'));
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`qtk: error: calibration directory '${rel}' (${resolve(rel)}) does not exist\n`);
     const m = await run('inspect', 'no-such-model.onnx');
@@ -75,7 +75,7 @@ describe('a .npy in another layout says how to fix it', () => {
     const d = join(dir, `layout-${shape.join('x')}`);
     mkdirSync(d);
     writeFileSync(join(d, 's.npy'), sample(shape, 2));
-    const r = await run('quantize', tiny, '--calib', d, '--out', join(dir, 'x.qtk'));
+    const r = await runQuantize(tiny, d, join(dir, 'x.qtk'));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`but the model takes samples of shape [1, 28, 28]`);
     expect(r.stderr).toContain(hint);

@@ -8,7 +8,7 @@ import { loadModelFileSync } from '@qtk/core/node';
 import { checkDeployDevice } from '@qtk/hybrid';
 import { Generator } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { randomNpy, run, tempDir } from './testing/fixtures.js';
+import { randomNpy, run, runQuantize, tempDir } from './testing/fixtures.js';
 import { pytorchNamedModel } from './testing/pytorch-named-model.js';
 
 let dir: string;
@@ -25,8 +25,8 @@ beforeAll(() => {
   for (let i = 0; i < 3; i++) writeFileSync(join(calib, `s${i}.npy`), randomNpy([3, 8, 8], g));
 });
 
-const quantize = (...options: string[]) =>
-  run('quantize', model, '--calib', calib, ...options, '--out', join(dir, 'out.qtk'));
+const quantize = (options: Record<string, string | true> = {}) =>
+  runQuantize(model, calib, join(dir, 'out.qtk'), options);
 
 describe('tables show the PyTorch module path beside QTK names (issue 28 §5)', () => {
   it('qtk inspect --march: a source name column in the graph and the support table', async () => {
@@ -60,15 +60,12 @@ describe('tables show the PyTorch module path beside QTK names (issue 28 §5)', 
 
 describe('name options take QTK names, ONNX node names and PyTorch module paths (issue 28 §5)', () => {
   it('--cpu-nodes takes a PyTorch module path prefix, --keep-float an ONNX node name', async () => {
-    const r = await quantize(
-      '--march',
-      'bernoulli2',
-      '--hybrid',
-      '--cpu-nodes',
-      'features.1',
-      '--keep-float',
-      '/classifier/classifier.1/Gemm',
-    );
+    const r = await quantize({
+      march: 'bernoulli2',
+      hybrid: true,
+      'cpu-nodes': 'features.1',
+      'keep-float': '/classifier/classifier.1/Gemm',
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^devices: +2 BPU, 3 CPU; /m);
@@ -109,13 +106,13 @@ describe('name options take QTK names, ONNX node names and PyTorch module paths 
   });
 
   it('a miss names the closest PyTorch paths as well as QTK names', async () => {
-    const keep = await quantize('--keep-float', 'features.9');
+    const keep = await quantize({ 'keep-float': 'features.9' });
     expect(keep.code).toBe(2);
     expect(keep.stderr).toContain("--keep-float: no module named 'features.9' in the model; its modules are: ");
     expect(keep.stderr).toContain(
       "names of the ONNX file work too: did you mean 'features' or 'features.0' or 'features.1'?",
     );
-    const cpu = await quantize('--march', 'bernoulli2', '--hybrid', '--cpu-nodes', 'features.1.convv');
+    const cpu = await quantize({ march: 'bernoulli2', hybrid: true, 'cpu-nodes': 'features.1.convv' });
     expect(cpu.code).toBe(1);
     expect(cpu.stderr).toContain("hybridDict.moduleName entry 'features.1.convv' matches nothing in the model");
     expect(cpu.stderr).toContain("names of the ONNX file work too: did you mean 'features.1.conv'");
@@ -126,7 +123,7 @@ describe('name options take QTK names, ONNX node names and PyTorch module paths 
     expect(plain.stdout).toMatch(/^precision: +int32 \(high-precision\) outputs: classifier_classifier_1$/m);
     const file = join(dir, 'qconfig.json');
     writeFileSync(file, JSON.stringify({ moduleName: { 'classifier.1': 'remove' } }));
-    const r = await quantize('--qconfig', file);
+    const r = await quantize({ qconfig: file });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain('high-precision');

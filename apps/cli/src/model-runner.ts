@@ -50,6 +50,7 @@ export const RUNTIME_OPTION: Readonly<Record<string, OptionSpec>> = {
   runtime: {
     type: 'string',
     value: 'ort|qtk',
+    choices: ['ort', 'qtk'],
     description:
       'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
   },

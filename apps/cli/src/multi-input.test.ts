@@ -14,7 +14,7 @@ import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeNeeding } from '../../../scripts/needs-system.js';
 import { ONNX_NODE_TESTS as ONNX_TESTDATA } from '../../../scripts/system-requirements.js';
-import { npyBytes, run, runProcess, tempDir } from './testing/fixtures.js';
+import { npyBytes, run, runProcess, runQuantize, tempDir } from './testing/fixtures.js';
 import { seededSamples, writeTwoTowerData, writeTwoTowersOnnx } from './testing/two-input-models.js';
 
 let dir: string;
@@ -300,23 +300,13 @@ describeNeeding('onnx-testdata', "the ONNX test data's test_operator_basic (inpu
     for (const march of ['bayes', 'bernoulli2']) {
       const fixed = join(dir, `basic-${march}.qtk`);
       // the inputs fix batch 1; mse calibrates scalar samples one at a time where min_max's moving average cannot
-      const q = await run(
-        'quantize',
-        BASIC,
-        '--calib',
-        basic,
-        '--march',
+      const q = await runQuantize(BASIC, basic, fixed, {
         march,
-        '--hybrid',
-        '--batch',
-        '1',
-        '--observer',
-        'mse',
-        '--input-scale',
-        'auto',
-        '--out',
-        fixed,
-      );
+        hybrid: true,
+        batch: '1',
+        observer: 'mse',
+        'input-scale': 'auto',
+      });
       expect(q.stderr).toBe('');
       expect(q.code).toBe(0);
       expect(q.stdout).toContain("calibration: 64 samples of 2 inputs ('0' [], '1' [])");

@@ -1,15 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { loadModelFileSync } from '@qtk/core/node';
 import { Generator } from '@qtk/tensor';
@@ -25,7 +15,7 @@ beforeAll(() => {
   dir = tempDir();
   const g = new Generator(5);
   model = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
-  modelBytes = readFileSync(model);
+  modelBytes = fs.readFileSync(model);
   calib = writeCalibBatch(dir, [4, 1, 28, 28], g);
 });
 
@@ -37,17 +27,17 @@ async function expectUsageError(out: string, message: RegExp): Promise<void> {
   expect(r.stderr).toContain(`'${out}'`);
   expect(r.stderr).toMatch(message);
   expect(r.stdout).toBe(''); // refused before any work
-  expect(readFileSync(model).equals(modelBytes)).toBe(true);
+  expect(fs.readFileSync(model).equals(modelBytes)).toBe(true);
 }
 
 describe('qtk quantize --out', () => {
   it('refuses the input model itself, and a symbolic or hard link to it', async () => {
     await expectUsageError(model, /is the input model/);
     const sym = join(dir, 'sym.qtk');
-    symlinkSync(model, sym);
+    fs.symlinkSync(model, sym);
     await expectUsageError(sym, /is the input model/);
     const hard = join(dir, 'hard.qtk');
-    linkSync(model, hard);
+    fs.linkSync(model, hard);
     await expectUsageError(hard, /is the input model/);
   });
   it('refuses a FIFO, a symbolic link to /dev/null and a directory, and leaves them as they were', async () => {
@@ -55,32 +45,32 @@ describe('qtk quantize --out', () => {
     const fifo = join(sub, 'pipe.qtk');
     execFileSync('mkfifo', [fifo]);
     await expectUsageError(fifo, /FIFO/);
-    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
     const devnull = join(sub, 'null.qtk');
-    symlinkSync('/dev/null', devnull);
+    fs.symlinkSync('/dev/null', devnull);
     await expectUsageError(devnull, /symbolic link to a character device/);
-    expect(readlinkSync(devnull)).toBe('/dev/null');
+    expect(fs.readlinkSync(devnull)).toBe('/dev/null');
     const folder = join(sub, 'folder.qtk');
-    mkdirSync(folder);
+    fs.mkdirSync(folder);
     await expectUsageError(folder, /a directory/);
-    expect(readdirSync(sub).sort()).toEqual(['folder.qtk', 'null.qtk', 'pipe.qtk']);
+    expect(fs.readdirSync(sub).sort()).toEqual(['folder.qtk', 'null.qtk', 'pipe.qtk']);
   });
   it('writes through a symbolic link to a regular file and removes temporary files a killed run left', async () => {
     const sub = tempDir();
-    mkdirSync(join(sub, 'models'));
+    fs.mkdirSync(join(sub, 'models'));
     const real = join(sub, 'models', 'fixed.qtk');
-    writeFileSync(real, 'an older model');
+    fs.writeFileSync(real, 'an older model');
     const link = join(sub, 'fixed.qtk');
-    symlinkSync(real, link);
+    fs.symlinkSync(real, link);
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     const stale = join(sub, 'models', `.fixed.qtk.qtk-${dead}-k2x9a.tmp`);
-    writeFileSync(stale, 'half a model');
+    fs.writeFileSync(stale, 'half a model');
     const r = await quantize(link);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
     expect(loadModelFileSync(real).kind).toBe('fixed-point');
-    expect(r.stdout).toContain(`written:      ${link} (${statSync(real).size} bytes, fixed-point)`);
-    expect(readdirSync(join(sub, 'models'))).toEqual(['fixed.qtk']);
+    expect(r.stdout).toContain(`written:      ${link} (${fs.statSync(real).size} bytes, fixed-point)`);
+    expect(fs.readdirSync(join(sub, 'models'))).toEqual(['fixed.qtk']);
   });
 });

@@ -1,15 +1,11 @@
 // How closely a model's outputs follow a reference model's on the same samples, output by output, accumulated
 // batch by batch: SQNR, cosine similarity, max abs error, and top-1 agreement for class scores ([N, classes]).
-import { top1 } from '@qtk/nn';
+import { PairSums, top1 } from '@qtk/nn';
 
 /** The totals of one output over the batches seen. */
 export class OutputAgreement {
-  private signal = 0;
-  private noise = 0;
-  private dot = 0;
-  private modelEnergy = 0;
-  private maxAbs = 0;
-  private referenceMaxAbs = 0;
+  /** x: the model's values, y: the reference's, over the pairs where both are finite. */
+  private readonly sums = new PairSums();
   private agreeing = 0;
   private samples = 0;
   private nonFinite = 0;
@@ -34,17 +30,8 @@ export class OutputAgreement {
     for (let i = 0; i < reference.length; i++) {
       const r = reference[i]!;
       const m = model[i]!;
-      const e = m - r;
-      if (!Number.isFinite(e)) {
-        this.nonFinite++;
-        continue;
-      }
-      this.signal += r * r;
-      this.noise += e * e;
-      this.dot += r * m;
-      this.modelEnergy += m * m;
-      this.maxAbs = Math.max(this.maxAbs, Math.abs(e));
-      this.referenceMaxAbs = Math.max(this.referenceMaxAbs, Math.abs(r));
+      if (Number.isFinite(m - r)) this.sums.add(m, r);
+      else this.nonFinite++;
     }
     if (this.isClassScores) {
       const [a, b] = [top1(model, k), top1(reference, k)];
@@ -58,18 +45,18 @@ export class OutputAgreement {
    * vectors, max |model − ref| (all over the values where both are finite), and for class scores the share of samples whose arg-max agrees.
    */
   result(): AgreementResult {
-    const sqnrDb =
-      this.noise === 0 ? (this.signal === 0 ? Number.NaN : Infinity) : 10 * Math.log10(this.signal / this.noise);
-    const norms = Math.sqrt(this.signal * this.modelEnergy);
+    const { dot, xEnergy: modelEnergy, yEnergy: signal, squaredError: noise } = this.sums;
+    const sqnrDb = noise === 0 ? (signal === 0 ? Number.NaN : Infinity) : 10 * Math.log10(signal / noise);
+    const norms = Math.sqrt(signal * modelEnergy);
     return {
       name: this.name,
       referenceName: this.referenceName,
       shape: [...this.sampleDims],
       samples: this.samples,
       sqnrDb,
-      cosine: norms === 0 ? (this.signal === this.modelEnergy ? 1 : 0) : this.dot / norms,
-      maxAbsError: this.maxAbs,
-      referenceMaxAbs: this.referenceMaxAbs,
+      cosine: norms === 0 ? (signal === modelEnergy ? 1 : 0) : dot / norms,
+      maxAbsError: this.sums.maxAbsError,
+      referenceMaxAbs: this.sums.yMaxAbs,
       nonFinite: this.nonFinite,
       ...(this.isClassScores ? { top1Agreement: this.agreeing / this.samples } : {}),
     };

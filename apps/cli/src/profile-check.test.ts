@@ -1,6 +1,6 @@
 // qtk profile and qtk check through the command line: the report folder, the summary, the linter's table,
 // JSON and exit codes.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   activationFakeQuantOf,
@@ -15,7 +15,7 @@ import { getDefaultQatQconfig } from '@qtk/fake-quant';
 import { importOnnx } from '@qtk/onnx';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BadForBernoulli2, npyBytes, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { BadForBernoulli2, run, runProcess, tempDir, TinyNet, writeCalibBatch, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -26,10 +26,7 @@ beforeAll(() => {
   dir = tempDir();
   tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(new Generator(3)));
   bad = writeOnnx(join(dir, 'bad.onnx'), new BadForBernoulli2(new Generator(4)));
-  calib = join(dir, 'calib');
-  mkdirSync(calib);
-  const x = rand([48, 1, 28, 28], { low: -1, high: 1, generator: new Generator(5) });
-  writeFileSync(join(calib, 'x.npy'), npyBytes([48, 1, 28, 28], x.values() as Float32Array));
+  calib = writeCalibBatch(dir, [48, 1, 28, 28], new Generator(5));
 });
 
 describe('qtk profile', () => {

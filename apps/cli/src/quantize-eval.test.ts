@@ -17,6 +17,7 @@ import {
   pngBytes,
   randomNpy,
   run,
+  runQuantize,
   tempDir,
   TinyNet,
   writeOnnx,
@@ -71,24 +72,13 @@ function evalInputs(): { x: Tensor; labels: number[] } {
 describe('qtk quantize and qtk eval', () => {
   it('quantizes from .npy and PNG files, writes a fixed-point model file and summarises it', async () => {
     const out = join(dir, 'tiny-bayes.qtk');
-    const r = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--march',
-      'bayes',
-      '--observer',
-      'mse',
-      '--out',
-      out,
-      '--mean',
-      '0.5',
-      '--std',
-      '0.5',
-      '--batch',
-      '4',
-    );
+    const r = await runQuantize(tiny, calib, out, {
+      march: 'bayes',
+      observer: 'mse',
+      mean: '0.5',
+      std: '0.5',
+      batch: '4',
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // 3 single samples + a batch of 5 + 2 images
@@ -141,18 +131,7 @@ describe('qtk quantize and qtk eval', () => {
 
   it('evaluates on IDX files (the repository subset) like a direct evaluation', async () => {
     const out = join(dir, 'tiny-b2.qtk');
-    const q = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--out',
-      out,
-      '--input-scale',
-      'auto',
-    );
+    const q = await runQuantize(tiny, calib, out, { march: 'bernoulli2', 'input-scale': 'auto' });
     expect(q.code).toBe(0);
     expect(q.stdout).toMatch(/^march:\s+bernoulli2$/m);
     const d = loadFashionMnist(SUBSET, { split: 'test', limit: 300 });
@@ -218,49 +197,32 @@ describe('qtk quantize and qtk eval', () => {
     expect(pool.inputNodes.map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Dequantize']);
     expect([...pool.users].map((n) => fixed.getSubmodule(n.target).constructor.name)).toEqual(['Quantize']);
     // the same ops bernoulli2 cannot convert, kept float by name: only the functional abs is left
-    const bad2 = await run(
-      'quantize',
-      bad,
-      '--calib',
-      calib,
-      '--march',
-      'bernoulli2',
-      '--out',
-      join(dir, 'bad2.qtk'),
-      '--keep-float',
-      'lrelu,sm',
-    );
+    const bad2 = await runQuantize(bad, calib, join(dir, 'bad2.qtk'), {
+      march: 'bernoulli2',
+      'keep-float': 'lrelu,sm',
+    });
     expect(bad2.code).toBe(1);
     expect(bad2.stderr).toContain("march 'bernoulli2' cannot convert 1 node(s):\n  - abs: abs");
-    const typo = await run(
-      'quantize',
-      tiny,
-      '--calib',
-      calib,
-      '--out',
-      join(dir, 'typo.qtk'),
-      '--keep-float',
-      'pool,conv9',
-    );
+    const typo = await runQuantize(tiny, calib, join(dir, 'typo.qtk'), { 'keep-float': 'pool,conv9' });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("--keep-float: no module named 'conv9' in the model; its modules are: ");
     expect(typo.stderr).toContain('pool');
   });
 
   it('warns when a small first batch decides the scales (the observers average 1 % per later batch)', async () => {
-    const small = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b2.qtk'), '--batch', '2');
+    const small = await runQuantize(tiny, calib, join(dir, 'b2.qtk'), { batch: '2' });
     expect(small.code).toBe(0);
     expect(small.stdout).toContain(
       "  - calibration: the observers move their ranges 1 % toward each later batch (averagingConstant 0.01, horizon_plugin_pytorch's default), so with batches of 2 sample(s) the first samples decide most of every scale; calibrate with a larger --batch",
     );
     // the 10 samples in one batch of 32: nothing to warn about
-    const one = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'b32.qtk'));
+    const one = await runQuantize(tiny, calib, join(dir, 'b32.qtk'));
     expect(one.stdout).not.toContain('the first samples decide');
   });
 
   it('--std must be positive: 0, -1 and 0,-2 exit 2 naming the option', async () => {
     for (const std of ['0', '-1', '0.5,-2']) {
-      const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'std.qtk'), '--std', std);
+      const r = await runQuantize(tiny, calib, join(dir, 'std.qtk'), { std });
       expect([std, r.code]).toEqual([std, 2]);
       expect(r.stderr).toContain('--std must be positive');
     }
@@ -271,7 +233,7 @@ describe('qtk quantize and qtk eval', () => {
     mkdirSync(wrong);
     writeFileSync(join(wrong, 'x.npy'), npyBytes([1, 32, 32], new Float32Array(32 * 32)));
     const out = join(dir, 'never.qtk');
-    const shape = await run('quantize', tiny, '--calib', wrong, '--out', out);
+    const shape = await runQuantize(tiny, wrong, out);
     expect(shape.code).toBe(1);
     expect(shape.stderr).toContain(
       `wrong input shape: ${join(wrong, 'x.npy')} has shape [1, 32, 32], but the model takes samples of shape [1, 28, 28]`,
@@ -283,7 +245,7 @@ describe('qtk quantize and qtk eval', () => {
       "wrong input shape: --input-shape [1, 3, 28, 28] does not match the model's input [?, 1, 28, 28]",
     );
 
-    const size = await run('quantize', tiny, '--calib', calib, '--out', out, '--size', '32x32');
+    const size = await runQuantize(tiny, calib, out, { size: '32x32' });
     expect(size.code).toBe(1);
     expect(size.stderr).toContain('wrong input shape: --size 32x32');
 
@@ -291,11 +253,11 @@ describe('qtk quantize and qtk eval', () => {
     expect(noCalib.code).toBe(2);
     expect(noCalib.stderr).toContain('missing --calib DIR');
 
-    const noDir = await run('quantize', tiny, '--calib', join(dir, 'nope'), '--out', out);
+    const noDir = await runQuantize(tiny, join(dir, 'nope'), out);
     expect(noDir.code).toBe(1);
     expect(noDir.stderr).toBe(`qtk: error: calibration directory '${join(dir, 'nope')}' does not exist\n`);
 
-    const observer = await run('quantize', tiny, '--calib', calib, '--out', out, '--observer', 'msee');
+    const observer = await runQuantize(tiny, calib, out, { observer: 'msee' });
     expect(observer.code).toBe(2);
     expect(observer.stderr).toContain("unknown observer 'msee' (registered: ");
 

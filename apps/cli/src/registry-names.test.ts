@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { npyBytes, run, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { npyBytes, run, runQuantize, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -28,10 +28,10 @@ describe('names: did you mean, and observers in any case', () => {
   });
 
   it('a mistyped march or observer names the close one (a swap of two letters is one edit)', async () => {
-    const march = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'm.qtk'), '--march', 'bayse');
+    const march = await runQuantize(tiny, calib, join(dir, 'm.qtk'), { march: 'bayse' });
     expect(march.code).toBe(2);
     expect(march.stderr).toContain("unknown march 'bayse' (registered: bayes, bernoulli2); did you mean 'bayes'?");
-    const obs = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'm.qtk'), '--observer', 'percentil');
+    const obs = await runQuantize(tiny, calib, join(dir, 'm.qtk'), { observer: 'percentil' });
     expect(obs.code).toBe(2);
     expect(obs.stderr).toMatch(/unknown observer 'percentil' \(registered: [^)]*\); did you mean 'percentile'\?/);
     const inspect = await run('inspect', tiny, '--march', 'bernouli2');
@@ -41,7 +41,7 @@ describe('names: did you mean, and observers in any case', () => {
   });
 
   it('--observer MSE is the mse observer', async () => {
-    const r = await run('quantize', tiny, '--calib', calib, '--out', join(dir, 'mse.qtk'), '--observer', 'MSE');
+    const r = await runQuantize(tiny, calib, join(dir, 'mse.qtk'), { observer: 'MSE' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('observer:     mse (activations)');

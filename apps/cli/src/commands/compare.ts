@@ -14,7 +14,7 @@ import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
 import { INPUT_DATA_OPTION } from '../data/sample-options.js';
 import type { Preprocess } from '../data/samples.js';
-import { CliError, type CliIo, usageError } from '../io.js';
+import { CliError, type CliIo } from '../io.js';
 import type { InputShapeOption } from '../input-shape-option.js';
 import { inputShapeFor, inputShapeOption, sampleShapeFrom } from '../model-input.js';
 import { isOnnxPath, loadModelSource, savedShape } from '../model-source.js';
@@ -33,7 +33,13 @@ export const compareSpec: CommandSpec = {
   ],
   options: {
     ...INPUT_DATA_OPTION,
-    split: { type: 'string', value: 'test|train', description: 'which IDX split to use', default: 'test' },
+    split: {
+      type: 'string',
+      value: 'test|train',
+      description: 'which IDX split to use',
+      default: 'test',
+      choices: ['test', 'train'],
+    },
     'input-shape': {
       type: 'string',
       value: 'N,C,H,W',
@@ -86,15 +92,12 @@ export async function runCompare(argv: readonly string[], io: CliIo): Promise<nu
   const args = parseArgs(compareSpec, argv);
   const o = args.options;
   const [modelPath, onnxPath] = args.positionals as [string, string];
-  if (o.data === undefined) throw usageError('compare', 'missing --data DIR (the inputs)');
   if (isOnnxPath(modelPath))
     throw new CliError(
       `MODEL must be a QTK model file (the model QTK runs), got the ONNX file ${modelPath}\nrun 'qtk compare --help' for the options`,
       { exitCode: 2 },
     );
   const split = String(o.split);
-  if (split !== 'test' && split !== 'train')
-    throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const batch = Number(o.batch);
   const tolerance: FloatTolerance = { rtol: parseTolerance(o.rtol, 'rtol'), atol: parseTolerance(o.atol, 'atol') };
 

@@ -29,6 +29,7 @@ export const evalSpec: CommandSpec = {
       value: 'DIR',
       description:
         'the dataset: Fashion-MNIST IDX files, or .npy / PNG / JPEG files with a labels file; one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
+      required: 'the dataset',
     },
     labels: {
       type: 'string',
@@ -44,6 +45,7 @@ export const evalSpec: CommandSpec = {
     'reference-runtime': {
       type: 'string',
       value: 'ort|qtk',
+      choices: ['ort', 'qtk'],
       description:
         "with --reference: run the float model in onnxruntime-node (ort, the default) or import it into QTK (qtk: for files onnxruntime has no kernels for, such as old opsets' ops)",
     },
@@ -72,20 +74,10 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   const args = parseArgs(evalSpec, argv);
   const o = args.options;
   const path = args.positionals[0]!;
-  if (o.data === undefined) throw usageError('eval', 'missing --data DIR (the dataset)');
   const split = String(o.split);
-  if (split !== 'test' && split !== 'train')
-    throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const batch = Number(o.batch);
-  if (!Number.isInteger(batch) || batch < 1)
-    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
   const runtime = o.runtime === undefined ? undefined : String(o.runtime);
-  if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
-    throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
-  const referenceRuntime = o['reference-runtime'];
-  if (referenceRuntime !== undefined && referenceRuntime !== 'ort' && referenceRuntime !== 'qtk')
-    throw new CliError(`--reference-runtime must be ort or qtk, got '${String(referenceRuntime)}'`, { exitCode: 2 });
-  if (referenceRuntime !== undefined && o.reference === undefined)
+  if (o['reference-runtime'] !== undefined && o.reference === undefined)
     throw usageError('eval', '--reference-runtime goes with --reference FLOAT.onnx');
   const shapeOption = inputShapeOption(o);
   if (o.reference !== undefined) return runEvalReference(args, io);

@@ -9,7 +9,7 @@ import { exportQuantizedOnnx, writeQdqScales } from '@qtk/onnx-deploy/node';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
-import { CliError, type CliIo, usageError } from '../io.js';
+import { CliError, type CliIo } from '../io.js';
 import { inputShapeFor, inputShapeOption, MAX_ELEMENTS_OPTION } from '../model-input.js';
 import { describeInputShapes, modelInputs, randomExamples } from '../sample-inputs.js';
 import { exportNames, ioNamesOf, savedIoNames } from '../io-names.js';
@@ -35,7 +35,12 @@ export const exportSpec: CommandSpec = {
     { name: 'MODEL', description: 'a QTK model file (float, QAT or fixed-point) or an .onnx file (float)' },
   ],
   options: {
-    out: { type: 'string', value: 'FILE', description: 'where to write the ONNX file (required)' },
+    out: {
+      type: 'string',
+      value: 'FILE',
+      description: 'where to write the ONNX file (required)',
+      required: 'where to write the ONNX file',
+    },
     opset: {
       type: 'number',
       value: 'N',
@@ -73,7 +78,6 @@ export function runExport(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(exportSpec, argv);
   const o = args.options;
   const path = args.positionals[0]!;
-  if (o.out === undefined) throw usageError('export', 'missing --out FILE (where to write the ONNX file)');
   const out = String(o.out);
   checkOutPath(out, [{ path, what: 'input model' }]);
   const chosenOpset = o.opset === undefined ? undefined : Number(o.opset);

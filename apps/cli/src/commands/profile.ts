@@ -12,7 +12,7 @@ import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions } from '../calibrated-model.js';
 import { checkLabelClasses, type EvalData, hasIdx, loadEvalData, loadInputData } from '../data/eval-data.js';
 import type { Preprocess } from '../data/samples.js';
-import { CliError, type CliIo, usageError } from '../io.js';
+import { CliError, type CliIo } from '../io.js';
 import { isOnnxPath, loadModelSource } from '../model-source.js';
 import { ModelNames } from '../model-names.js';
 import { inputShapeOption } from '../model-input.js';
@@ -38,6 +38,7 @@ export const profileSpec: CommandSpec = {
       type: 'string',
       value: 'DIR',
       description: 'the report folder: profiler.html and one JSON per tool (required)',
+      required: 'the report folder',
     },
     data: {
       type: 'string',
@@ -106,7 +107,6 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
   const modelPath = args.positionals[0]!;
   if (!isOnnxPath(modelPath)) return profileQatFile(modelPath, o, io, t0);
   checkCalibrateOptions(o, 'profile');
-  if (o.out === undefined) throw usageError('profile', 'missing --out DIR (the report folder)');
   const outDir = String(o.out);
   checkReportDir(outDir, modelPath);
   if (o.data !== undefined && !existsSync(String(o.data)))
@@ -200,7 +200,6 @@ function checkReportDir(outDir: string, modelPath: string): void {
 
 /** A QAT model file against its conversion (QvsQ) on --data or --calib samples. */
 async function profileQatFile(modelPath: string, o: Record<string, unknown>, io: CliIo, t0: number): Promise<number> {
-  if (o.out === undefined) throw usageError('profile', 'missing --out DIR (the report folder)');
   const outDir = String(o.out);
   checkReportDir(outDir, modelPath);
   const source = loadModelSource(modelPath, o['max-elements']);

@@ -9,7 +9,7 @@ import { agreement, agreementText } from '../agreement.js';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { firstRows } from '../batches.js';
 import { CALIBRATE_OPTIONS, calibrateOnnxModel, checkCalibrateOptions, stageLabel } from '../calibrated-model.js';
-import { type CliIo, usageError } from '../io.js';
+import type { CliIo } from '../io.js';
 import { ioNamesOf } from '../io-names.js';
 import { saveModel } from '../model-file-io.js';
 import { checkOutPath } from '../out-path.js';
@@ -34,6 +34,7 @@ export const quantizeSpec: CommandSpec = {
       type: 'string',
       value: 'FILE',
       description: 'where to write the fixed-point model (QTK model file) (required)',
+      required: 'where to write the fixed-point model',
     },
     ...CALIBRATE_OPTIONS,
     'keep-float': {
@@ -57,8 +58,6 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(quantizeSpec, argv);
   const o = args.options;
   const modelPath = args.positionals[0]!;
-  if (o.calib === undefined) throw usageError('quantize', 'missing --calib DIR (the calibration samples)');
-  if (o.out === undefined) throw usageError('quantize', 'missing --out FILE (where to write the fixed-point model)');
   checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   checkCalibrateOptions(o, 'quantize');
   const keepFloat = parseNames(o['keep-float']);

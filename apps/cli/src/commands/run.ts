@@ -8,7 +8,7 @@ import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { loadInputData } from '../data/eval-data.js';
 import { INPUT_DATA_OPTION, sampleRunOptions } from '../data/sample-options.js';
 import { shownPath } from '../display-path.js';
-import { CliError, type CliIo, usageError } from '../io.js';
+import { CliError, type CliIo } from '../io.js';
 import { inputShapeOption } from '../model-input.js';
 import { type NamedOutput, openModel, RUNNABLE_MODEL } from '../model-runner.js';
 import { checkOutDir } from '../out-path.js';
@@ -22,7 +22,12 @@ export const runSpec: CommandSpec = {
   positionals: [RUNNABLE_MODEL],
   options: {
     ...INPUT_DATA_OPTION,
-    out: { type: 'string', value: 'DIR', description: 'the folder the outputs are written to (required)' },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: 'the folder the outputs are written to (required)',
+      required: 'the folder for the outputs',
+    },
     force: {
       type: 'boolean',
       description: 'write into an existing non-empty --out folder (files of the same names are replaced)',
@@ -46,14 +51,8 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   const args = parseArgs(runSpec, argv);
   const o = args.options;
   const path = args.positionals[0]!;
-  if (o.data === undefined) throw usageError('run', 'missing --data DIR (the inputs)');
-  if (o.out === undefined) throw usageError('run', 'missing --out DIR (the folder for the outputs)');
   const split = String(o.split);
-  if (split !== 'test' && split !== 'train')
-    throw new CliError(`--split must be test or train, got '${split}'`, { exitCode: 2 });
   const runtime = o.runtime === undefined ? undefined : String(o.runtime);
-  if (runtime !== undefined && runtime !== 'ort' && runtime !== 'qtk')
-    throw new CliError(`--runtime must be ort or qtk, got '${runtime}'`, { exitCode: 2 });
   const out = String(o.out);
   checkOutFolder(out, o.force === true);
   const inputShape = inputShapeOption(o);

@@ -7,7 +7,7 @@ import { inputBatches } from '../batches.js';
 import { CALIBRATE_OPTIONS, parseInputScale } from '../calibrated-model.js';
 import { loadEvalData } from '../data/eval-data.js';
 import { loadInputSamples, SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
-import { CliError, type CliIo, usageError } from '../io.js';
+import { CliError, type CliIo } from '../io.js';
 import { requireMarch } from '../registry-names.js';
 import { inputShapeOption, loadOnnx, MAX_ELEMENTS_OPTION } from '../model-input.js';
 import { modelInputs } from '../sample-inputs.js';
@@ -24,7 +24,7 @@ export const sensitivitySpec: CommandSpec = {
     'Measures each node’s sensitivity to quantization (alone, at int16, in float) and, with --budget, chooses the nodes to raise.',
   positionals: [{ name: 'MODEL', description: 'the float ONNX model (.onnx; float32 inputs, one or several)' }],
   options: {
-    calib: CALIBRATE_OPTIONS.calib!,
+    calib: { ...CALIBRATE_OPTIONS.calib!, required: 'the calibration samples' },
     march: CALIBRATE_OPTIONS.march!,
     data: {
       type: 'string',
@@ -42,6 +42,7 @@ export const sensitivitySpec: CommandSpec = {
     },
     metric: {
       type: 'string',
+      choices: SCORE_METRICS,
       value: 'NAME',
       description: `how to score the output: ${SCORE_METRICS.join(', ')} (default accuracy with --data, else cosine)`,
     },
@@ -90,12 +91,9 @@ export function runSensitivity(argv: readonly string[], io: CliIo): number {
   const args = parseArgs(sensitivitySpec, argv);
   const o = args.options;
   const modelPath = args.positionals[0]!;
-  if (o.calib === undefined) throw usageError('sensitivity', 'missing --calib DIR (the calibration samples)');
   const march = String(o.march);
   requireMarch(march);
   const metric = o.metric === undefined ? undefined : (String(o.metric) as ScoreMetric);
-  if (metric !== undefined && !SCORE_METRICS.includes(metric))
-    throw new CliError(`--metric must be one of ${SCORE_METRICS.join(', ')}, got '${o.metric}'`, { exitCode: 2 });
   const inputScale = parseInputScale(String(o['input-scale']));
   if (inputScale === 'auto')
     throw new CliError("--input-scale 'auto' is not available here; give a scale", { exitCode: 2 });

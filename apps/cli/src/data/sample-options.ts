@@ -10,6 +10,7 @@ export const INPUT_DATA_OPTION: Readonly<Record<string, OptionSpec>> = {
     value: 'DIR',
     description:
       'the inputs: Fashion-MNIST IDX files, or .npy / PNG / JPEG files (no labels needed); one sub-folder DIR/<input>/ or DIR/<input>.npy per input for a model with several (required)',
+    required: 'the inputs',
   },
 };
 
@@ -20,7 +21,13 @@ export const INPUT_DATA_OPTION: Readonly<Record<string, OptionSpec>> = {
  */
 export function sampleRunOptions(verb: string, defaultBatch: number): Readonly<Record<string, OptionSpec>> {
   return {
-    split: { type: 'string', value: 'test|train', description: `which IDX split to ${verb}`, default: 'test' },
+    split: {
+      type: 'string',
+      value: 'test|train',
+      description: `which IDX split to ${verb}`,
+      default: 'test',
+      choices: ['test', 'train'],
+    },
     ...INPUT_SHAPE_OPTION,
     batch: { type: 'number', value: 'N', description: 'batch size', default: defaultBatch, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: `${verb} only the first N samples`, integer: true, min: 1 },

@@ -34,10 +34,10 @@ export function correctCount(model: GraphModule, x: Tensor, labels: ArrayLike<nu
 }
 
 /**
- * The layers TinyNet and TwoOutputs share: conv(1→4, 3×3, padding 1), ReLU, avg pool 2, flatten and a linear(→10)
+ * The layers TinyNet, TwoOutputs and TwoTowers share: conv(1→4, 3×3, padding 1), ReLU, avg pool 2, flatten and a linear(→10)
  * over the pooled [4, side/2, side/2] features of a [N, 1, side, side] input, drawn from `g` in that order.
  */
-abstract class ConvPoolLinear extends Module {
+export abstract class ConvPoolLinear extends Module {
   readonly conv: Conv2d;
   readonly relu = new ReLU();
   readonly pool = new AvgPool2d(2);
@@ -172,6 +172,33 @@ export async function run(...argv: string[]): Promise<{ code: number; stdout: st
   const io = bufferIo();
   const code = await main(argv, io);
   return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+/** Command-line options from a record, in its order: `{ march: 'bayes', hybrid: true }` → `--march bayes --hybrid`. */
+export function cliOptions(options: Readonly<Record<string, string | true>>): string[] {
+  return Object.entries(options).flatMap(([name, value]) => (value === true ? [`--${name}`] : [`--${name}`, value]));
+}
+
+/** Runs `qtk quantize MODEL --calib DIR --out FILE` in-process, with more options. */
+export function runQuantize(
+  model: string,
+  calib: string,
+  out: string,
+  options: Readonly<Record<string, string | true>> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run('quantize', model, '--calib', calib, '--out', out, ...cliOptions(options));
+}
+
+/** Quantizes `model` into `out` as runQuantize does, for a test's set-up: throws qtk's message when it fails. */
+export async function quantizeForSetup(
+  model: string,
+  calib: string,
+  out: string,
+  options: Readonly<Record<string, string | true>> = {},
+): Promise<string> {
+  const q = await runQuantize(model, calib, out, options);
+  if (q.code !== 0) throw new Error(q.stderr);
+  return out;
 }
 
 export const CLI_DIR = join(__dirname, '../..');

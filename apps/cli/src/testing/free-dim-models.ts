@@ -1,11 +1,7 @@
 // Hand-made ONNX models whose inputs leave dims free (dim_param), as PyTorch exports them with
 // dynamic axes: a fixed reshape or a pooling window only works at the real size (issue 28 §1).
 import { DataType, encodeModel, type NodeMsg, type TensorMsg, type ValueInfoMsg } from '@qtk/onnx';
-
-function valueInfo(name: string, dims: readonly (number | string)[]): ValueInfoMsg {
-  const dim = dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d }));
-  return { name, type: { tensor_type: { elem_type: DataType.FLOAT, shape: { dim } } } };
-}
+import { linearGemm, valueInfo } from './onnx-graph-parts.js';
 
 function floats(name: string, dims: number[]): TensorMsg {
   const n = dims.reduce((a, b) => a * b, 1);
@@ -54,13 +50,7 @@ export function freeHeightWidthModel(): Uint8Array {
         attribute: [ints('kernel_shape', [3, 3]), ints('strides', [2, 2])],
       },
       { op_type: 'Reshape', name: '/flatten/Reshape', input: ['p', 'shape'], output: ['flat'] },
-      {
-        op_type: 'Gemm',
-        name: '/classifier/Gemm',
-        input: ['flat', 'fw', 'fb'],
-        output: ['y'],
-        attribute: [{ name: 'transB', i: 1, type: 2 }],
-      },
+      linearGemm('/classifier/Gemm', ['flat', 'fw', 'fb'], 'y'),
     ],
     [valueInfo('input', ['N', 3, 'H', 'W'])],
     [valueInfo('y', ['N', 5])],
@@ -76,13 +66,7 @@ export function tokensModel(): Uint8Array {
       { op_type: 'MatMul', name: '/encoder/proj/MatMul', input: ['input', 'w'], output: ['h'] },
       { op_type: 'Relu', name: '/encoder/act/Relu', input: ['h'], output: ['r'] },
       { op_type: 'Reshape', name: '/head/Reshape', input: ['r', 'shape'], output: ['flat'] },
-      {
-        op_type: 'Gemm',
-        name: '/head/fc/Gemm',
-        input: ['flat', 'fw', 'fb'],
-        output: ['y'],
-        attribute: [{ name: 'transB', i: 1, type: 2 }],
-      },
+      linearGemm('/head/fc/Gemm', ['flat', 'fw', 'fb'], 'y'),
     ],
     [valueInfo('input', ['N', 'T', 4])],
     [valueInfo('y', ['N', 3])],

@@ -1,17 +1,8 @@
 // A small classifier as torch.onnx.export names it: node names are module scopes
 // ('/features/features.1/conv/Conv'), so QTK's names ('features_features_1_conv') differ from the ones a
 // PyTorch user knows (issue 28 §5).
-import { DataType, encodeModel, type TensorMsg, type ValueInfoMsg } from '@qtk/onnx';
-
-const valueInfo = (name: string, dims: readonly (number | string)[]): ValueInfoMsg => ({
-  name,
-  type: {
-    tensor_type: {
-      elem_type: DataType.FLOAT,
-      shape: { dim: dims.map((d) => (typeof d === 'string' ? { dim_param: d } : { dim_value: d })) },
-    },
-  },
-});
+import { DataType, encodeModel, type NodeMsg, type TensorMsg } from '@qtk/onnx';
+import { linearGemm, valueInfo } from './onnx-graph-parts.js';
 
 function floats(name: string, dims: number[]): TensorMsg {
   const n = dims.reduce((a, b) => a * b, 1);
@@ -19,10 +10,14 @@ function floats(name: string, dims: number[]): TensorMsg {
   return { name, dims, data_type: DataType.FLOAT, float_data };
 }
 
-const k3 = [
-  { name: 'kernel_shape', ints: [3, 3], type: 7 },
-  { name: 'pads', ints: [1, 1, 1, 1], type: 7 },
-];
+/** A 3×3 Conv padded by 1, `input` [x, W, b]. */
+function conv3x3(name: string, input: readonly string[], output: string): NodeMsg {
+  const attribute = [
+    { name: 'kernel_shape', ints: [3, 3], type: 7 },
+    { name: 'pads', ints: [1, 1, 1, 1], type: 7 },
+  ];
+  return { op_type: 'Conv', name, input: [...input], output: [output], attribute };
+}
 
 /**
  * input [N, 3, 8, 8] → features.0 (conv 3→4, relu) → features.1 (conv 4→4 as 'conv', relu as 'act') →
@@ -35,31 +30,13 @@ export function pytorchNamedModel(): Uint8Array {
     graph: {
       name: 'torch_jit',
       node: [
-        {
-          op_type: 'Conv',
-          name: '/features/features.0/features.0.0/Conv',
-          input: ['input', 'w0', 'b0'],
-          output: ['c0'],
-          attribute: k3,
-        },
+        conv3x3('/features/features.0/features.0.0/Conv', ['input', 'w0', 'b0'], 'c0'),
         { op_type: 'Relu', name: '/features/features.0/features.0.1/Relu', input: ['c0'], output: ['r0'] },
-        {
-          op_type: 'Conv',
-          name: '/features/features.1/conv/Conv',
-          input: ['r0', 'w1', 'b1'],
-          output: ['c1'],
-          attribute: k3,
-        },
+        conv3x3('/features/features.1/conv/Conv', ['r0', 'w1', 'b1'], 'c1'),
         { op_type: 'Relu', name: '/features/features.1/act/Relu', input: ['c1'], output: ['r1'] },
         { op_type: 'GlobalAveragePool', name: '/avgpool/GlobalAveragePool', input: ['r1'], output: ['p'] },
         { op_type: 'Flatten', name: '/Flatten', input: ['p'], output: ['f'] },
-        {
-          op_type: 'Gemm',
-          name: '/classifier/classifier.1/Gemm',
-          input: ['f', 'fw', 'fb'],
-          output: ['output'],
-          attribute: [{ name: 'transB', i: 1, type: 2 }],
-        },
+        linearGemm('/classifier/classifier.1/Gemm', ['f', 'fw', 'fb'], 'output'),
       ],
       input: [valueInfo('input', ['N', 3, 8, 8])],
       output: [valueInfo('output', ['N', 3])],

@@ -3,30 +3,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { symbolicTrace } from '@qtk/ir';
-import { AvgPool2d, Conv2d, Flatten, Linear, Module, ReLU } from '@qtk/nn';
+import { Linear } from '@qtk/nn';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
-import { npyBytes } from './fixtures.js';
+import { ConvPoolLinear, npyBytes } from './fixtures.js';
 
 /**
  * 'image' [N, 1, 8, 8] → conv(1→4, 3×3) → ReLU → avg pool 2 → flatten → linear(→10), plus 'meta' [N, 6] →
  * linear(→10): the sum of the two towers is the output 'scores' [N, 10]. Every op on both marches.
  */
-export class TwoTowers extends Module {
-  readonly conv: Conv2d;
-  readonly relu = new ReLU();
-  readonly pool = new AvgPool2d(2);
-  readonly flat = new Flatten();
-  readonly imageFc: Linear;
+export class TwoTowers extends ConvPoolLinear {
   readonly metaFc: Linear;
   constructor(g: Generator) {
-    super();
-    this.conv = new Conv2d(1, 4, 3, { padding: 1, generator: g });
-    this.imageFc = new Linear(4 * 4 * 4, 10, { generator: g });
+    super(g, 8);
     this.metaFc = new Linear(6, 10, { generator: g });
   }
   forward(image: Tensor, meta: Tensor): Tensor {
-    const a = this.imageFc.call(this.flat.call(this.pool.call(this.relu.call(this.conv.call(image)))));
+    const a = this.fc.call(this.flat.call(this.pool.call(this.relu.call(this.conv.call(image)))));
     return a.add(this.metaFc.call(meta));
   }
 }

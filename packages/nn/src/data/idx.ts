@@ -77,30 +77,27 @@ export function parseIdx(input: Uint8Array, source?: string): IdxArray {
     case 'int8':
       data = new Int8Array(bytes.slice(o, o + need).buffer);
       break;
-    case 'int16': {
-      const a = new Int16Array(count);
-      for (let i = 0; i < count; i++) a[i] = dv.getInt16(o + 2 * i, false);
-      data = a;
+    case 'int16':
+      data = bigEndian(new Int16Array(count), (i) => dv.getInt16(o + 2 * i, false));
       break;
-    }
-    case 'int32': {
-      const a = new Int32Array(count);
-      for (let i = 0; i < count; i++) a[i] = dv.getInt32(o + 4 * i, false);
-      data = a;
+    case 'int32':
+      data = bigEndian(new Int32Array(count), (i) => dv.getInt32(o + 4 * i, false));
       break;
-    }
-    case 'float32': {
-      const a = new Float32Array(count);
-      for (let i = 0; i < count; i++) a[i] = dv.getFloat32(o + 4 * i, false);
-      data = a;
+    case 'float32':
+      data = bigEndian(new Float32Array(count), (i) => dv.getFloat32(o + 4 * i, false));
       break;
-    }
-    case 'float64': {
-      const a = new Float64Array(count);
-      for (let i = 0; i < count; i++) a[i] = dv.getFloat64(o + 8 * i, false);
-      data = a;
+    case 'float64':
+      data = bigEndian(new Float64Array(count), (i) => dv.getFloat64(o + 8 * i, false));
       break;
-    }
   }
   return { dtype: code.dtype, shape, data };
+}
+
+/** Fills `out` with the file's big-endian values, `read(i)` giving the i-th (IDX stores every dtype big-endian). */
+function bigEndian<A extends Int16Array | Int32Array | Float32Array | Float64Array>(
+  out: A,
+  read: (i: number) => number,
+): A {
+  for (let i = 0; i < out.length; i++) out[i] = read(i);
+  return out;
 }

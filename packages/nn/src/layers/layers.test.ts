@@ -3,24 +3,7 @@ import { Generator, randn, type Tensor, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import * as F from '../functional.js';
 import type { Module } from '../module.js';
-import {
-  ELU,
-  GELU,
-  Hardsigmoid,
-  Hardswish,
-  Hardtanh,
-  LeakyReLU,
-  LogSoftmax,
-  PReLU,
-  ReLU,
-  ReLU6,
-  SELU,
-  Sigmoid,
-  SiLU,
-  Softmax,
-  Softplus,
-  Tanh,
-} from './activation.js';
+import * as act from './activation.js';
 import { Flatten, Identity } from './basic.js';
 import { Sequential } from './container.js';
 import { Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d } from './conv.js';
@@ -28,6 +11,7 @@ import { Dropout } from './dropout.js';
 import { Linear } from './linear.js';
 import { BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm } from './normalization.js';
 import { AdaptiveAvgPool2d, AvgPool2d, MaxPool2d } from './pooling.js';
+import { SyncBatchNorm } from './sync-batch-norm.js';
 import { Upsample } from './upsample.js';
 
 const g = () => new Generator(123);
@@ -67,27 +51,27 @@ describe('layers wrap their tensor op with their own parameters', () => {
   it('activations', () => {
     const x = randn([3, 4, 2], { generator: g() }).mul(3);
     const cases: [Module, Tensor][] = [
-      [new ReLU(), T.relu(x)],
-      [new ReLU6(), T.relu6(x)],
-      [new Hardtanh({ minVal: -2, maxVal: 0.5 }), T.clamp(x, -2, 0.5)],
-      [new LeakyReLU(0.2), T.leakyRelu(x, 0.2)],
-      [new LeakyReLU({ negativeSlope: 0.3 }), T.leakyRelu(x, 0.3)],
-      [new Sigmoid(), T.sigmoid(x)],
-      [new Tanh(), T.tanh(x)],
-      [new SiLU(), T.silu(x)],
-      [new GELU(), T.gelu(x)],
-      [new GELU({ approximate: 'tanh' }), T.gelu(x, { approximate: 'tanh' })],
-      [new Hardsigmoid(), T.hardsigmoid(x)],
-      [new Hardswish(), T.hardswish(x)],
-      [new ELU(0.5), T.elu(x, 0.5)],
-      [new SELU(), T.selu(x)],
-      [new Softplus({ beta: 2, threshold: 5 }), T.softplus(x, 2, 5)],
-      [new Softmax(1), T.softmax(x, 1)],
-      [new Softmax(), T.softmax(x, -1)],
-      [new LogSoftmax({ dim: 0 }), T.logSoftmax(x, 0)],
+      [new act.ReLU(), T.relu(x)],
+      [new act.ReLU6(), T.relu6(x)],
+      [new act.Hardtanh({ minVal: -2, maxVal: 0.5 }), T.clamp(x, -2, 0.5)],
+      [new act.LeakyReLU(0.2), T.leakyRelu(x, 0.2)],
+      [new act.LeakyReLU({ negativeSlope: 0.3 }), T.leakyRelu(x, 0.3)],
+      [new act.Sigmoid(), T.sigmoid(x)],
+      [new act.Tanh(), T.tanh(x)],
+      [new act.SiLU(), T.silu(x)],
+      [new act.GELU(), T.gelu(x)],
+      [new act.GELU({ approximate: 'tanh' }), T.gelu(x, { approximate: 'tanh' })],
+      [new act.Hardsigmoid(), T.hardsigmoid(x)],
+      [new act.Hardswish(), T.hardswish(x)],
+      [new act.ELU(0.5), T.elu(x, 0.5)],
+      [new act.SELU(), T.selu(x)],
+      [new act.Softplus({ beta: 2, threshold: 5 }), T.softplus(x, 2, 5)],
+      [new act.Softmax(1), T.softmax(x, 1)],
+      [new act.Softmax(), T.softmax(x, -1)],
+      [new act.LogSoftmax({ dim: 0 }), T.logSoftmax(x, 0)],
     ];
     for (const [m, expected] of cases) same((m as Module & { call(x: Tensor): Tensor }).call(x), expected);
-    const p = new PReLU({ numParameters: 4, init: 0.1 });
+    const p = new act.PReLU({ numParameters: 4, init: 0.1 });
     expect(p.weight.toArray().map((v) => +v.toFixed(6))).toEqual([0.1, 0.1, 0.1, 0.1]);
     same(p.call(x), T.prelu(x, p.weight));
     expect(p.parameters()).toEqual([p.weight]);
@@ -177,15 +161,21 @@ describe('BatchNorm', () => {
     same(free.call(x), T.batchNorm(x, null, null, null, null, { training: true }));
   });
 
-  it('state dict includes running stats and numBatchesTracked; input checks name the layer', () => {
-    const bn = new BatchNorm2d(4);
-    expect(Object.keys(bn.stateDict().tensors)).toEqual([
+  it.each([
+    ['BatchNorm2d', () => new BatchNorm2d(4)],
+    ['SyncBatchNorm', () => new SyncBatchNorm(3)],
+  ])('%s: the state dict includes running stats and numBatchesTracked', (_, make) => {
+    expect(Object.keys(make().stateDict().tensors)).toEqual([
       'weight',
       'bias',
       'runningMean',
       'runningVar',
       'numBatchesTracked',
     ]);
+  });
+
+  it('input checks name the layer', () => {
+    const bn = new BatchNorm2d(4);
     expect(() => bn.call(randn([2, 4]))).toThrow(/BatchNorm2d: expected 4-d input/);
     expect(() => bn.call(randn([2, 3, 2, 2]))).toThrow(/BatchNorm2d: input has 3 channels/);
   });
@@ -273,7 +263,7 @@ describe('option validation names the layer and the field', () => {
     [() => new Dropout({ p: 1.5 }), /Dropout: invalid options: p/],
     [() => new Upsample({}), /Upsample: invalid options: size: give exactly one of size and scaleFactor/],
     [() => new MaxPool2d(2, { padding: 2 }), /MaxPool2d: invalid options: padding/],
-    [() => new Softplus({ beta: 0 }), /Softplus: invalid options: beta/],
+    [() => new act.Softplus({ beta: 0 }), /Softplus: invalid options: beta/],
   ])('%#', (make, message) => {
     expect(make).toThrow(message);
   });
@@ -281,9 +271,13 @@ describe('option validation names the layer and the field', () => {
 
 describe('Sequential', () => {
   it('chains calls (through hooks) and names children 0..n-1', () => {
-    const seq = new Sequential(new Linear(2, 3, { generator: g() }), new ReLU(), new Linear(3, 1, { generator: g() }));
+    const seq = new Sequential(
+      new Linear(2, 3, { generator: g() }),
+      new act.ReLU(),
+      new Linear(3, 1, { generator: g() }),
+    );
     const x = tensor([[1, -1]]);
-    const manual = (seq.at(2) as Linear).call((seq.at(1) as ReLU).call((seq.at(0) as Linear).call(x)));
+    const manual = (seq.at(2) as Linear).call((seq.at(1) as act.ReLU).call((seq.at(0) as Linear).call(x)));
     same(seq.call(x), manual);
     const seen: string[] = [];
     for (const [name, m] of seq.namedChildren()) m.registerForwardHook(() => void seen.push(name));

@@ -1,4 +1,5 @@
 // Similarity metrics between two feature maps of the same size (float64 accumulation).
+import { PairSums } from '@qtk/nn';
 
 export const SIMILARITY_METRICS = ['cosine', 'mse', 'l1', 'kl', 'sqnr'] as const;
 export type SimilarityMetric = (typeof SIMILARITY_METRICS)[number];
@@ -65,24 +66,9 @@ export function klDivergence(a: Float32Array, b: Float32Array): number {
 export function similarityOf(a: Float32Array, b: Float32Array): Similarity {
   if (a.length !== b.length) throw new RangeError(`similarityOf: ${a.length} vs ${b.length} elements`);
   const n = a.length;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  let se = 0;
-  let ae = 0;
-  let max = 0;
-  for (let i = 0; i < n; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    const d = x - y;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-    se += d * d;
-    const ad = Math.abs(d);
-    ae += ad;
-    if (ad > max || Number.isNaN(ad)) max = ad;
-  }
+  const sums = new PairSums();
+  for (let i = 0; i < n; i++) sums.add(a[i]!, b[i]!);
+  const { dot, xEnergy: na, yEnergy: nb, squaredError: se, absError: ae, maxAbsError: max } = sums;
   const cosine = na === 0 && nb === 0 ? 1 : na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
   const sqnr = se === 0 ? Infinity : na === 0 ? -Infinity : 10 * Math.log10(na / se);
   return {

@@ -1,19 +1,32 @@
 // Linter rules for the qconfig dict and hybridDict: names and types that match no module (a qconfig
 // typo silently leaves the default in place), and output layers that are not high precision.
-import { coversPath, weightedLayer } from '@qtk/core';
+import { coversPath, moduleNamesOf, weightedLayer } from '@qtk/core';
 import type { Node } from '@qtk/ir';
 import { closeNames, didYouMean } from '@qtk/tensor';
 import { displayName, isDeQuantStub, type LintContext } from './lint-context.js';
 import { deployedOps } from './lint-devices.js';
 import type { Finding } from './lint-findings.js';
 
+/** The entries that name no module of `known` (by `covers`), each with the closest known path, if any. */
+function unknownEntries(
+  entries: Iterable<string>,
+  known: readonly string[],
+  covers: (entry: string, path: string) => boolean,
+): { entry: string; closest: string[] }[] {
+  return [...entries]
+    .filter((entry) => !known.some((p) => covers(entry, p)))
+    .map((entry) => ({ entry, closest: closeNames(entry, known, 1) }));
+}
+
 export function qconfigNameFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
   const modules = [...ctx.traced.namedModules(), ...ctx.gm.namedModules()];
-  const known = [...new Set(modules.map(([path]) => path).filter((p) => p !== ''))];
-  for (const key of Object.keys(ctx.qconfigDict.moduleName ?? {})) {
-    if (key === '' || known.some((p) => coversPath(key, p))) continue;
-    const closest = closeNames(key, known, 1);
+  const known = moduleNamesOf([ctx.traced, ctx.gm]);
+  for (const { entry: key, closest } of unknownEntries(
+    Object.keys(ctx.qconfigDict.moduleName ?? {}).filter((k) => k !== ''),
+    known,
+    coversPath,
+  )) {
     const close = closest[0];
     findings.push({
       code: 'unknown-qconfig-name',
@@ -26,9 +39,8 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
       },
     });
   }
-  for (const entry of ctx.hybridDict.moduleName ?? []) {
-    if (known.some((p) => p === entry || p.startsWith(`${entry}.`))) continue;
-    const closest = closeNames(entry, known, 1);
+  const isOrContains = (entry: string, p: string) => p === entry || p.startsWith(`${entry}.`);
+  for (const { entry, closest } of unknownEntries(ctx.hybridDict.moduleName ?? [], known, isOrContains)) {
     const close = closest[0];
     findings.push({
       code: 'unknown-hybrid-name',

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { PairSums } from './pair-sums.js';
+
+describe('PairSums', () => {
+  it('adds the products, energies and errors of each pair', () => {
+    const s = new PairSums();
+    s.add(1, 2);
+    s.add(-3, 0.5);
+    s.add(2, 2);
+    expect({ ...s }).toEqual({
+      dot: 1 * 2 + -3 * 0.5 + 2 * 2,
+      xEnergy: 1 + 9 + 4,
+      yEnergy: 4 + 0.25 + 4,
+      squaredError: 1 + 12.25 + 0,
+      absError: 1 + 3.5 + 0,
+      maxAbsError: 3.5,
+      yMaxAbs: 2,
+    });
+  });
+
+  it('starts at zero, and a NaN stays in the maxima', () => {
+    const s = new PairSums();
+    expect([s.dot, s.squaredError, s.maxAbsError, s.yMaxAbs]).toEqual([0, 0, 0, 0]);
+    s.add(Number.NaN, 1);
+    s.add(5, -7);
+    expect([s.maxAbsError, s.yMaxAbs, s.xEnergy]).toEqual([Number.NaN, 7, Number.NaN]);
+  });
+});
