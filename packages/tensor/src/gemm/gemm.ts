@@ -95,3 +95,31 @@ registerKernel<GemmKernel>({ op: 'Gemm', backend: 'cpu', fn: cpuGemm });
 export function gemm(args: GemmArgs): void {
   kernels.resolve<GemmKernel>('Gemm', args).fn(args);
 }
+
+/** Element strides between consecutive products' A, B and C in gemmBatch. */
+export interface GemmStrides {
+  a: number;
+  b: number;
+  c: number;
+}
+
+/**
+ * `count` independent products of same-shaped operands laid out one after another (a batched matmul,
+ * the groups of a convolution): product i reads A and B and overwrites C at i·stride elements in.
+ */
+export function gemmBatch(
+  count: number,
+  transA: boolean,
+  transB: boolean,
+  m: number,
+  n: number,
+  k: number,
+  a: Float32Array,
+  b: Float32Array,
+  c: Float32Array,
+  stride: GemmStrides,
+): void {
+  for (let i = 0; i < count; i++) {
+    gemm(gemmArgs(transA, transB, m, n, k, a, b, c, 0, { a: i * stride.a, b: i * stride.b, c: i * stride.c }));
+  }
+}

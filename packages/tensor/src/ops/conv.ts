@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
-import { gemm, gemmArgs } from '../gemm/gemm.js';
+import { gemmBatch } from '../gemm/gemm.js';
 import { kernels, registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -85,11 +85,7 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
     const cols = columns(x!, pl);
     const wv = f32(w!);
     const t = new Float32Array(pl.cout * np);
-    for (let g = 0; g < attrs.groups; g++) {
-      gemm(
-        gemmArgs(false, false, coutG, np, k, wv, cols, t, 0, { a: g * coutG * k, b: g * k * np, c: g * coutG * np }),
-      );
-    }
+    gemmBatch(attrs.groups, false, false, coutG, np, k, wv, cols, t, { a: coutG * k, b: k * np, c: coutG * np });
     saved.cols = cols;
     const y = fromChannelMajor(t, pl.geom.n, pl.cout, pl.p, b ? f32(b) : undefined);
     return make(y, [pl.geom.n, pl.cout, ...pl.out]);
@@ -109,21 +105,13 @@ registerKernel<ConvBackwardKernel>({
     if (attrs.needWeight) {
       const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
       const out = new Float32Array(w!.size);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }),
-        );
-      }
+      gemmBatch(attrs.groups, false, true, coutG, k, np, gT, cols, out, { a: coutG * np, b: k * np, c: coutG * k });
       dw = make(out, w!.shape);
     }
     if (attrs.needInput) {
       const wv = f32(w!);
       const dcols = new Float32Array(attrs.groups * k * np);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }),
-        );
-      }
+      gemmBatch(attrs.groups, true, false, k, np, coutG, wv, gT, dcols, { a: coutG * k, b: coutG * np, c: k * np });
       let out: Float32Array;
       if (isPointwise(geom)) {
         out = fromChannelMajor(dcols, geom.n, geom.c, p);
