@@ -229,55 +229,24 @@ export function packAWhole(a: usize, lda: i32, m: i32, k: i32, dst: usize): void
  * `work` is workBytes() of scratch owned by this call (one per thread sharing the memory).
  */
 export function gemm(
-  transA: i32,
-  transB: i32,
-  m: i32,
-  n: i32,
-  k: i32,
-  a: usize,
-  lda: i32,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  transA: i32, transB: i32, m: i32, n: i32, k: i32,
+  a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   gemmBlocked(transA, transB, m, n, k, a, lda, 0, b, ldb, c, ldc, beta, work);
 }
 
 /** gemm with A (not transposed) already packed by packAWhole at aPacked: the same sums, without repacking A. */
 export function gemmPackedA(
-  m: i32,
-  n: i32,
-  k: i32,
-  aPacked: usize,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  m: i32, n: i32, k: i32,
+  aPacked: usize, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   gemmBlocked(0, 0, m, n, k, 0, 0, aPacked, b, ldb, c, ldc, beta, work);
 }
 
 // @ts-ignore: decorator
 @inline function gemmBlocked(
-  transA: i32,
-  transB: i32,
-  m: i32,
-  n: i32,
-  k: i32,
-  a: usize,
-  lda: i32,
-  aPacked: usize,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  transA: i32, transB: i32, m: i32, n: i32, k: i32,
+  a: usize, lda: i32, aPacked: usize, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   if (m <= 0 || n <= 0) return;
   const ldcB = <usize>ldc << 2;

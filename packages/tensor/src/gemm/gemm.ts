@@ -104,22 +104,16 @@ export interface GemmStrides {
 }
 
 /**
- * `count` independent products of same-shaped operands laid out one after another (a batched matmul,
- * the groups of a convolution): product i reads A and B and overwrites C at i·stride elements in.
+ * `count` independent products shaped as `args` laid out one after another (a batched matmul, the
+ * groups of a convolution): product i reads A and B and writes C at i·stride elements past args' offsets.
  */
-export function gemmBatch(
-  count: number,
-  transA: boolean,
-  transB: boolean,
-  m: number,
-  n: number,
-  k: number,
-  a: Float32Array,
-  b: Float32Array,
-  c: Float32Array,
-  stride: GemmStrides,
-): void {
+export function gemmBatch(count: number, args: GemmArgs, stride: GemmStrides): void {
   for (let i = 0; i < count; i++) {
-    gemm(gemmArgs(transA, transB, m, n, k, a, b, c, 0, { a: i * stride.a, b: i * stride.b, c: i * stride.c }));
+    gemm({
+      ...args,
+      aOffset: args.aOffset + i * stride.a,
+      bOffset: args.bOffset + i * stride.b,
+      cOffset: args.cOffset + i * stride.c,
+    });
   }
 }

@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
-import { gemmBatch } from '../gemm/gemm.js';
+import { gemmArgs, gemmBatch } from '../gemm/gemm.js';
 import { registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -15,9 +15,9 @@ import {
   toChannelMajor,
   type ConvGeometry,
 } from './conv-im2col.js';
-import { batched, checkBias, checkGroups } from './conv.js';
+import { checkBias, checkGroups, convOperands } from './conv.js';
 import { reshape } from './view.js';
-import { f32, make, requireFloat } from './util.js';
+import { f32, make } from './util.js';
 
 /** Attributes of ConvTranspose; `pads` lists all begins then all ends (ONNX order). */
 export interface ConvTransposeAttrs {
@@ -71,7 +71,11 @@ registerKernel<(i: Tensor[], a: ConvTransposeAttrs, s: Saved) => Tensor>({
     const xT = toChannelMajor(f32(x!), geom.n, pl.cin, pl.pin);
     const wv = f32(w!);
     const cols = new Float32Array(attrs.groups * kt * npin);
-    gemmBatch(attrs.groups, true, false, kt, npin, cinG, wv, xT, cols, { a: cinG * kt, b: cinG * npin, c: kt * npin });
+    gemmBatch(attrs.groups, gemmArgs(true, false, kt, npin, cinG, wv, xT, cols), {
+      a: cinG * kt,
+      b: cinG * npin,
+      c: kt * npin,
+    });
     const y = new Float32Array(geom.n * pl.cout * sizeOf(pl.out));
     col2im(cols, geom, y);
     if (b) {
@@ -103,7 +107,7 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
     if (x!.requiresGrad) {
       const wv = f32(w!);
       const dxT = new Float32Array(pl.cin * npin);
-      gemmBatch(attrs.groups, false, false, cinG, npin, kt, wv, cols, dxT, {
+      gemmBatch(attrs.groups, gemmArgs(false, false, cinG, npin, kt, wv, cols, dxT), {
         a: cinG * kt,
         b: kt * npin,
         c: cinG * npin,
@@ -113,7 +117,7 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
     if (w!.requiresGrad) {
       const xT = (saved.xT as Float32Array | undefined) ?? toChannelMajor(f32(x!), geom.n, pl.cin, pl.pin);
       const out = new Float32Array(w!.size);
-      gemmBatch(attrs.groups, false, true, cinG, kt, npin, xT, cols, out, {
+      gemmBatch(attrs.groups, gemmArgs(false, true, cinG, kt, npin, xT, cols, out), {
         a: cinG * npin,
         b: kt * npin,
         c: cinG * kt,
@@ -143,13 +147,7 @@ function convTransposeNd(
   bias: Tensor | null | undefined,
   o: ConvTransposeOptions,
 ): Tensor {
-  const { xb, unbatched } = batched(op, x, r);
-  requireFloat(weight, op, 'weight');
-  if (weight.ndim !== r + 2) {
-    throw new ShapeError(
-      `${op}: weight must be ${r + 2}-d [in_channels, out_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`,
-    );
-  }
+  const { xb, unbatched } = convOperands(op, r, x, weight, 'in_channels, out_channels/groups');
   const groups = o.groups ?? 1;
   const cin = xb.shape[1]!;
   if (weight.shape[0] !== cin) {

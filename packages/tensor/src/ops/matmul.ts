@@ -21,7 +21,7 @@ registerKernel<(i: Tensor[]) => Tensor>({
     const bv = f32(expand(b!, [...batch, k, n]));
     const nb = sizeOf(batch);
     const out = new Float32Array(nb * m * n);
-    gemmBatch(nb, false, false, m, n, k, av, bv, out, { a: m * k, b: k * n, c: m * n });
+    gemmBatch(nb, gemmArgs(false, false, m, n, k, av, bv, out), { a: m * k, b: k * n, c: m * n });
     return make(out, [...batch, m, n]);
   },
 });
