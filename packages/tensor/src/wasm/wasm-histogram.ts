@@ -1,6 +1,7 @@
 import type { HistogramCountsAttrs } from '../ops/histogram-counts.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel } from '../registry.js';
+import { registerKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 
@@ -54,10 +55,7 @@ function isFloat32PowerOfTwo(v: number): boolean {
 type Kernel = (inputs: Tensor[], a: HistogramCountsAttrs) => Tensor;
 
 /** The wasm HistogramCounts kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmHistogramKernel(
-  histogram: () => WasmHistogram | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
+export function registerWasmHistogramKernel(histogram: () => WasmHistogram | null, noteFallback: NoteFallback): void {
   registerKernel<Kernel>({
     op: 'HistogramCounts',
     backend: 'wasm',
@@ -66,14 +64,16 @@ export function registerWasmHistogramKernel(
       return histogram() !== null && x.dtype === 'float32' && x.isContiguous() && x.size >= HISTOGRAM_MIN_ELEMENTS;
     },
     fn: (inputs, a) => {
-      try {
-        const counts = histogram()!.run(inputs[0]!.values() as Float32Array, a);
-        return make(counts, [counts.length], 'int32');
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`HistogramCounts ${inputs[0]!.size}`, error);
-        return kernels.kernelOn<Kernel>('HistogramCounts', 'cpu')!.fn(inputs, a);
-      }
+      return orCpu(
+        noteFallback,
+        'HistogramCounts',
+        `${inputs[0]!.size}`,
+        () => {
+          const counts = histogram()!.run(inputs[0]!.values() as Float32Array, a);
+          return make(counts, [counts.length], 'int32');
+        },
+        () => cpuKernel<Kernel>('HistogramCounts')(inputs, a),
+      );
     },
   });
 }

@@ -1,6 +1,7 @@
 import type { ChannelMinMaxAttrs } from '../ops/channel-min-max.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel } from '../registry.js';
+import { registerKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 
@@ -51,10 +52,7 @@ export function createWasmMinMax(exports: MinMaxExports, arena: Arena): WasmMinM
 type Kernel = (inputs: Tensor[], a: ChannelMinMaxAttrs) => Tensor;
 
 /** The wasm ChannelMinMax kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmMinMaxKernel(
-  minMax: () => WasmMinMax | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
+export function registerWasmMinMaxKernel(minMax: () => WasmMinMax | null, noteFallback: NoteFallback): void {
   registerKernel<Kernel>({
     op: 'ChannelMinMax',
     backend: 'wasm',
@@ -63,13 +61,13 @@ export function registerWasmMinMaxKernel(
       return minMax() !== null && x.dtype === 'float32' && x.isContiguous() && x.size >= MIN_MAX_MIN_ELEMENTS;
     },
     fn: (inputs, a) => {
-      try {
-        return make(minMax()!.run(inputs[0]!.values() as Float32Array, a), [a.channels, 2]);
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`ChannelMinMax ${inputs[0]!.size}`, error);
-        return kernels.kernelOn<Kernel>('ChannelMinMax', 'cpu')!.fn(inputs, a);
-      }
+      return orCpu(
+        noteFallback,
+        'ChannelMinMax',
+        `${inputs[0]!.size}`,
+        () => make(minMax()!.run(inputs[0]!.values() as Float32Array, a), [a.channels, 2]),
+        () => cpuKernel<Kernel>('ChannelMinMax')(inputs, a),
+      );
     },
   });
 }
