@@ -19,3 +19,5 @@ export {
 export { ConvBnRelu, ResidualBlock, ResidualNet, ResidualSigmoidNet, TinyResNet } from './residual-nets.js';
 export { CompositeNet, SharedHeadNet, SharedSigmoidNet } from './template-nets.js';
 export { ConvClassifier, LayerNormSoftmax } from './model-file-nets.js';
+export { ConvBnReluNet, type ConvBnReluNetOptions } from './conv-bn-relu-net.js';
+export { ShortcutBlock, ShortcutResNet } from './shortcut-resnet.js';

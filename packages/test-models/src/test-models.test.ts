@@ -3,6 +3,7 @@ import { Generator, rand } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   call,
+  ConvBnReluNet,
   CpuEndsNet,
   imageBatches,
   MiddleOpsNet,
@@ -10,6 +11,7 @@ import {
   randomInputs,
   ResidualNet,
   ResidualSigmoidNet,
+  ShortcutResNet,
   TinyResNet,
 } from './index.js';
 
@@ -85,5 +87,71 @@ describe('@qtk/test-models', () => {
       return m;
     });
     expect(values(net.stem.bn.runningMean!)).toEqual(mean);
+  });
+
+  it('builds ConvBnReluNet block by block, its convs then fc from one generator', () => {
+    const options = { inChannels: 2, channels: 4, classes: 3, convBias: [false, true, false] as const };
+    const net = new ConvBnReluNet({ ...options, generator: new Generator(3), residual: true, inputScale: 0.5 });
+    const g = new Generator(3);
+    const convs = [
+      new Conv2d(2, 4, 3, { padding: 1, bias: false, generator: g }),
+      new Conv2d(4, 4, 3, { padding: 1, generator: g }),
+      new Conv2d(4, 4, 3, { padding: 1, bias: false, generator: g }),
+    ];
+    const fc = new Linear(4, 3, { generator: g });
+    expect(values(net.conv3!.weight)).toEqual(values(convs[2]!.weight));
+    expect(values(net.conv2.bias!)).toEqual(values(convs[1]!.bias!));
+    expect(net.conv1.bias).toBeNull();
+    expect(values(net.fc.weight)).toEqual(values(fc.weight));
+    expect(net.quant.scale).toBe(0.5);
+    expect(net.namedChildren().map(([n]) => n)).toEqual(
+      'quant conv1 bn1 relu1 conv2 bn2 relu2 conv3 bn3 relu3 pool flatten fc dequant'.split(' '),
+    );
+    const two = new ConvBnReluNet({ ...options, convBias: [true, true], generator: new Generator(3), residual: false });
+    expect(two.namedChildren().map(([n]) => n)).toEqual(
+      'quant conv1 bn1 relu1 conv2 bn2 relu2 pool flatten fc dequant'.split(' '),
+    );
+    expect(two.quant.scale).toBeNull();
+  });
+
+  it("adds ConvBnReluNet's first block output before the last ReLU only when residual", () => {
+    const x = rand([1, 2, 4, 4], { generator: new Generator(1) });
+    const net = (residual: boolean) =>
+      new ConvBnReluNet({
+        generator: new Generator(3),
+        inChannels: 2,
+        channels: 4,
+        classes: 3,
+        convBias: [true, true],
+        residual,
+      }).eval();
+    const plain = values(call(net(false), x));
+    const withSkip = values(call(net(true), x));
+    expect(withSkip).toHaveLength(3);
+    expect(withSkip).not.toEqual(plain);
+    // relu(z + a) ≥ relu(z) element-wise for a ≥ 0, and the head is linear: the pooled features grow
+    const pooled = (residual: boolean) => {
+      const m = net(residual);
+      const a = m.relu1.call(m.bn1.call(m.conv1.call(x)));
+      const z = m.bn2.call(m.conv2.call(a));
+      return values(m.pool.call(m.relu2.call(residual ? z.add(a) : z)));
+    };
+    const [grown, base] = [pooled(true), pooled(false)];
+    for (let i = 0; i < grown.length; i++) expect(grown[i]).toBeGreaterThanOrEqual(base[i]!);
+    expect(grown).not.toEqual(base);
+  });
+
+  it('builds ShortcutResNet with 1x1 shortcuts only where a block changes the shape', () => {
+    const net = new ShortcutResNet(2);
+    expect(net.layer1.short).toBeNull();
+    expect(net.layer2.short).not.toBeNull();
+    expect(net.layer3.conv2.weight.shape).toEqual([32, 32, 3, 3]);
+    expect(net.fc.weight.shape).toEqual([10, 32]);
+    expect(net.quant.scale).toBe(1 / 128);
+    const wide = new ShortcutResNet(2, [16, 32, 64]);
+    // the reference network's widths give its 77,754 parameters
+    expect(wide.parameters().reduce((n, p) => n + p.size, 0)).toBe(77754);
+    const out = call(net.eval(), rand([2, 1, 28, 28], { generator: new Generator(4) }));
+    expect(out.shape).toEqual([2, 10]);
   });
 });

@@ -1,0 +1,71 @@
+// A small image classifier of two or three conv-bn-relu blocks, optionally with a residual add, that the
+// conversion and export tests build with their own channels, biases and seeds.
+import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
+import type { Generator, Tensor } from '@qtk/tensor';
+
+export interface ConvBnReluNetOptions {
+  generator: Generator;
+  inChannels: number;
+  /** Output channels of every block. */
+  channels: number;
+  classes: number;
+  /** One entry per conv-bn-relu block (two or three): whether its 3×3 conv has a bias. */
+  convBias: readonly [boolean, boolean] | readonly [boolean, boolean, boolean];
+  /** Add the first block's output to the last block's BN output, before its ReLU (fused into ConvAddReLU). */
+  residual: boolean;
+  /** Fixed scale of the input QuantStub; default: observed. */
+  inputScale?: number;
+}
+
+/**
+ * quant → conv-bn-relu ×2 or ×3 (the last with an optional residual add of the first's output) → global
+ * average pool → flatten → linear → dequant. The fields are set in that order, and the generator draws the
+ * convs' weights in order, then the Linear's: the children and the weights of a hand-written class of the
+ * same layers.
+ */
+export class ConvBnReluNet extends Module {
+  declare readonly quant: QuantStub;
+  declare readonly conv1: Conv2d;
+  declare readonly bn1: BatchNorm2d;
+  declare readonly relu1: ReLU;
+  declare readonly conv2: Conv2d;
+  declare readonly bn2: BatchNorm2d;
+  declare readonly relu2: ReLU;
+  declare readonly conv3?: Conv2d;
+  declare readonly bn3?: BatchNorm2d;
+  declare readonly relu3?: ReLU;
+  declare readonly pool: AdaptiveAvgPool2d;
+  declare readonly flatten: Flatten;
+  declare readonly fc: Linear;
+  declare readonly dequant: DeQuantStub;
+  /** Whether the last block adds the first block's output. */
+  readonly residual: boolean;
+
+  constructor(o: ConvBnReluNetOptions) {
+    super();
+    this.residual = o.residual;
+    this.setChild('quant', new QuantStub({ scale: o.inputScale }));
+    o.convBias.forEach((bias, i) => {
+      const cin = i === 0 ? o.inChannels : o.channels;
+      this.setChild(`conv${i + 1}`, new Conv2d(cin, o.channels, 3, { padding: 1, bias, generator: o.generator }));
+      this.setChild(`bn${i + 1}`, new BatchNorm2d(o.channels));
+      this.setChild(`relu${i + 1}`, new ReLU());
+    });
+    this.setChild('pool', new AdaptiveAvgPool2d(1));
+    this.setChild('flatten', new Flatten({ startDim: 1 }));
+    this.setChild('fc', new Linear(o.channels, o.classes, { generator: o.generator }));
+    this.setChild('dequant', new DeQuantStub());
+  }
+
+  forward(x: Tensor): Tensor {
+    const first = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
+    const rest: [Conv2d, BatchNorm2d, ReLU][] = [[this.conv2, this.bn2, this.relu2]];
+    if (this.conv3 && this.bn3 && this.relu3) rest.push([this.conv3, this.bn3, this.relu3]);
+    let y = first;
+    rest.forEach(([conv, bn, relu], i) => {
+      const z = bn.call(conv.call(y));
+      y = relu.call(this.residual && i === rest.length - 1 ? z.add(first) : z);
+    });
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
+  }
+}
