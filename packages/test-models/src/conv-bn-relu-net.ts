@@ -1,6 +1,18 @@
 // A small image classifier of two or three conv-bn-relu blocks, optionally with a residual add, that the
-// conversion and export tests build with their own channels, biases and seeds.
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
+// conversion, model-file and export tests build with their own channels, biases and seeds.
+import {
+  AdaptiveAvgPool2d,
+  AvgPool2d,
+  BatchNorm2d,
+  Conv2d,
+  DeQuantStub,
+  Flatten,
+  Linear,
+  MaxPool2d,
+  Module,
+  QuantStub,
+  ReLU,
+} from '@qtk/nn';
 import type { Generator, Tensor } from '@qtk/tensor';
 
 export interface ConvBnReluNetOptions {
@@ -15,11 +27,13 @@ export interface ConvBnReluNetOptions {
   residual: boolean;
   /** Fixed scale of the input QuantStub; default: observed. */
   inputScale?: number;
+  /** A 2×2 max pool (stride 1) then a 2×2 average pool (stride 2) after the last block; default false. */
+  downsample?: boolean;
 }
 
 /**
- * quant → conv-bn-relu ×2 or ×3 (the last with an optional residual add of the first's output) → global
- * average pool → flatten → linear → dequant. The fields are set in that order, and the generator draws the
+ * quant → conv-bn-relu ×2 or ×3 (the last with an optional residual add of the first's output) → optional
+ * max and average pools → global average pool → flatten → linear → dequant. The fields are set in that order, and the generator draws the
  * convs' weights in order, then the Linear's: the children and the weights of a hand-written class of the
  * same layers.
  */
@@ -34,6 +48,8 @@ export class ConvBnReluNet extends Module {
   declare readonly conv3?: Conv2d;
   declare readonly bn3?: BatchNorm2d;
   declare readonly relu3?: ReLU;
+  declare readonly maxpool?: MaxPool2d;
+  declare readonly avgpool?: AvgPool2d;
   declare readonly pool: AdaptiveAvgPool2d;
   declare readonly flatten: Flatten;
   declare readonly fc: Linear;
@@ -51,6 +67,10 @@ export class ConvBnReluNet extends Module {
       this.setChild(`bn${i + 1}`, new BatchNorm2d(o.channels));
       this.setChild(`relu${i + 1}`, new ReLU());
     });
+    if (o.downsample) {
+      this.setChild('maxpool', new MaxPool2d(2, { stride: 1 }));
+      this.setChild('avgpool', new AvgPool2d(2, { stride: 2 }));
+    }
     this.setChild('pool', new AdaptiveAvgPool2d(1));
     this.setChild('flatten', new Flatten({ startDim: 1 }));
     this.setChild('fc', new Linear(o.channels, o.classes, { generator: o.generator }));
@@ -66,6 +86,7 @@ export class ConvBnReluNet extends Module {
       const z = bn.call(conv.call(y));
       y = relu.call(this.residual && i === rest.length - 1 ? z.add(first) : z);
     });
+    if (this.maxpool && this.avgpool) y = this.avgpool.call(this.maxpool.call(y));
     return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
   }
 }

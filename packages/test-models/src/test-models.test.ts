@@ -112,6 +112,12 @@ describe('@qtk/test-models', () => {
       'quant conv1 bn1 relu1 conv2 bn2 relu2 pool flatten fc dequant'.split(' '),
     );
     expect(two.quant.scale).toBeNull();
+    const pooled = new ConvBnReluNet({ ...options, generator: new Generator(3), residual: true, downsample: true });
+    expect(pooled.namedChildren().map(([n]) => n)).toEqual(
+      'quant conv1 bn1 relu1 conv2 bn2 relu2 conv3 bn3 relu3 maxpool avgpool pool flatten fc dequant'.split(' '),
+    );
+    // 9×9 → max 2×2 stride 1 → 8×8 → average 2×2 stride 2 → 4×4
+    expect(pooled.avgpool!.call(pooled.maxpool!.call(rand([1, 4, 9, 9]))).shape).toEqual([1, 4, 4, 4]);
   });
 
   it("adds ConvBnReluNet's first block output before the last ReLU only when residual", () => {
