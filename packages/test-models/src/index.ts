@@ -21,3 +21,4 @@ export { CompositeNet, SharedHeadNet, SharedSigmoidNet } from './template-nets.j
 export { ConvClassifier, LayerNormSoftmax } from './model-file-nets.js';
 export { ConvBnReluNet, type ConvBnReluNetOptions } from './conv-bn-relu-net.js';
 export { ShortcutBlock, ShortcutResNet } from './shortcut-resnet.js';
+export { ConvSkipNet, type ConvSkipNetOptions } from './conv-skip-net.js';

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   call,
   ConvBnReluNet,
+  ConvSkipNet,
   CpuEndsNet,
   imageBatches,
   MiddleOpsNet,
@@ -159,5 +160,22 @@ describe('@qtk/test-models', () => {
     expect(wide.parameters().reduce((n, p) => n + p.size, 0)).toBe(77754);
     const out = call(net.eval(), rand([2, 1, 28, 28], { generator: new Generator(4) }));
     expect(out.shape).toEqual([2, 10]);
+  });
+
+  it('builds ConvSkipNet conv1, conv2, then fc from one generator, with the sigmoid only when asked', () => {
+    const net = new ConvSkipNet({ generator: new Generator(11), inChannels: 2, sigmoid: true });
+    const g = new Generator(11);
+    new Conv2d(2, 4, 3, { padding: 1, generator: g });
+    const conv2 = new Conv2d(4, 4, 3, { padding: 1, generator: g });
+    const fc = new Linear(4, 3, { generator: g });
+    expect(values(net.conv2.weight)).toEqual(values(conv2.weight));
+    expect(values(net.fc.bias!)).toEqual(values(fc.bias!));
+    expect(net.namedChildren().map(([n]) => n)).toEqual(
+      'quant conv1 bn1 relu1 conv2 sig pool flatten fc dequant'.split(' '),
+    );
+    const plain = new ConvSkipNet({ generator: new Generator(11), inChannels: 2 });
+    expect(plain.sig).toBeUndefined();
+    const x = rand([1, 2, 5, 5], { generator: new Generator(2) });
+    expect(values(call(plain.eval(), x))).not.toEqual(values(call(net.eval(), x)));
   });
 });
