@@ -16,9 +16,20 @@ export {
   SharedNormNet,
   UnfusedNet,
 } from './check-nets.js';
-export { ConvBnRelu, ResidualBlock, ResidualNet, ResidualSigmoidNet, TinyResNet } from './residual-nets.js';
+export {
+  ConvBnRelu,
+  ResidualBlock,
+  ResidualNet,
+  ResidualSigmoidNet,
+  ShortcutBlock,
+  ShortcutResNet,
+  TinyResNet,
+} from './residual-nets.js';
 export { CompositeNet, SharedHeadNet, SharedSigmoidNet } from './template-nets.js';
 export { ConvClassifier, LayerNormSoftmax } from './model-file-nets.js';
-export { ConvBnReluNet, type ConvBnReluNetOptions } from './conv-bn-relu-net.js';
-export { ShortcutBlock, ShortcutResNet } from './shortcut-resnet.js';
-export { ConvSkipNet, type ConvSkipNetOptions } from './conv-skip-net.js';
+export {
+  ConvBnReluNet,
+  type ConvBnReluNetOptions,
+  ConvSkipNet,
+  type ConvSkipNetOptions,
+} from './conv-classifiers.js';

@@ -1,5 +1,5 @@
-// A small image classifier of two or three conv-bn-relu blocks, optionally with a residual add, that the
-// conversion, model-file and export tests build with their own channels, biases and seeds.
+// Small image classifiers of conv-bn-relu blocks, a skip add, pool and linear, that the conversion, model-file,
+// calibration and export tests build with their own channels, biases, optional layers and seeds.
 import {
   AdaptiveAvgPool2d,
   AvgPool2d,
@@ -12,6 +12,7 @@ import {
   Module,
   QuantStub,
   ReLU,
+  Sigmoid,
 } from '@qtk/nn';
 import type { Generator, Tensor } from '@qtk/tensor';
 
@@ -88,5 +89,48 @@ export class ConvBnReluNet extends Module {
     });
     if (this.maxpool && this.avgpool) y = this.avgpool.call(this.maxpool.call(y));
     return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(y))));
+  }
+}
+
+export interface ConvSkipNetOptions {
+  generator: Generator;
+  inChannels: number;
+  /** A Sigmoid (a table op on bayes) on the second conv's output, before the add; default false. */
+  sigmoid?: boolean;
+}
+
+/**
+ * 4 channels, 3 classes: quant → conv-bn-relu (`a`) → conv → optional sigmoid → add `a` → global average pool →
+ * flatten → linear → dequant. The generator draws conv1, conv2, then fc.
+ */
+export class ConvSkipNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv1: Conv2d;
+  readonly bn1 = new BatchNorm2d(4);
+  readonly relu1 = new ReLU();
+  readonly conv2: Conv2d;
+  declare readonly sig?: Sigmoid;
+  declare readonly pool: AdaptiveAvgPool2d;
+  declare readonly flatten: Flatten;
+  declare readonly fc: Linear;
+  declare readonly dequant: DeQuantStub;
+
+  constructor(o: ConvSkipNetOptions) {
+    super();
+    const generator = o.generator;
+    this.conv1 = new Conv2d(o.inChannels, 4, 3, { padding: 1, generator });
+    this.conv2 = new Conv2d(4, 4, 3, { padding: 1, generator });
+    if (o.sigmoid) this.setChild('sig', new Sigmoid());
+    this.setChild('pool', new AdaptiveAvgPool2d(1));
+    this.setChild('flatten', new Flatten({ startDim: 1 }));
+    this.setChild('fc', new Linear(4, 3, { generator }));
+    this.setChild('dequant', new DeQuantStub());
+  }
+
+  forward(x: Tensor): Tensor {
+    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
+    const conv = this.conv2.call(a);
+    const b = (this.sig ? this.sig.call(conv) : conv).add(a);
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(b))));
   }
 }
