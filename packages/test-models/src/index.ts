@@ -24,6 +24,7 @@ export {
   ShortcutBlock,
   ShortcutResNet,
   TinyResNet,
+  type TinyResNetOptions,
 } from './residual-nets.js';
 export { CompositeNet, SharedHeadNet, SharedSigmoidNet } from './template-nets.js';
 export { ConvClassifier, LayerNormSoftmax } from './model-file-nets.js';

@@ -3,70 +3,71 @@
 import * as nn from '@qtk/nn';
 import { Generator, type Tensor } from '@qtk/tensor';
 
-/** quant → conv-bn-relu → conv-bn + add (residual) → relu → conv → average pool → linear → dequant. */
-export class TinyResNet extends nn.Module {
-  readonly quant = new nn.QuantStub();
-  readonly conv0: nn.Conv2d;
-  readonly bn0 = new nn.BatchNorm2d(8);
-  readonly relu0 = new nn.ReLU();
-  readonly conv1: nn.Conv2d;
-  readonly bn1 = new nn.BatchNorm2d(8);
-  readonly relu1 = new nn.ReLU();
-  readonly conv2: nn.Conv2d;
-  readonly pool = new nn.AdaptiveAvgPool2d(1);
-  readonly flatten = new nn.Flatten();
-  readonly fc: nn.Linear;
-  readonly dequant = new nn.DeQuantStub();
+export interface TinyResNetOptions {
+  /** Channels of the two conv-bn-relu layers; default 8. */
+  channels?: number;
+  /** Output channels of the 1×1 conv before the pool; default 16. */
+  headChannels?: number;
+  /** A Sigmoid (`act`, a table op) after the 1×1 conv; default false. */
+  sigmoid?: boolean;
+}
 
-  constructor(seed = 7) {
+/**
+ * quant → conv-bn-relu → conv-bn + add (residual) → relu → 1×1 conv (→ sigmoid) → average pool → flatten →
+ * linear (4 classes) → dequant, on 3-channel images. The children are set in that order; the generator draws
+ * conv0, conv1, conv2, then fc.
+ */
+export class TinyResNet extends nn.Module {
+  declare readonly quant: nn.QuantStub;
+  declare readonly conv0: nn.Conv2d;
+  declare readonly bn0: nn.BatchNorm2d;
+  declare readonly relu0: nn.ReLU;
+  declare readonly conv1: nn.Conv2d;
+  declare readonly bn1: nn.BatchNorm2d;
+  declare readonly relu1: nn.ReLU;
+  declare readonly conv2: nn.Conv2d;
+  declare readonly act?: nn.Sigmoid;
+  declare readonly pool: nn.AdaptiveAvgPool2d;
+  declare readonly flatten: nn.Flatten;
+  declare readonly fc: nn.Linear;
+  declare readonly dequant: nn.DeQuantStub;
+
+  constructor(seed = 7, { channels = 8, headChannels = 16, sigmoid = false }: TinyResNetOptions = {}) {
     super();
     const generator = new Generator(seed);
-    this.conv0 = new nn.Conv2d(3, 8, 3, { padding: 1, generator });
-    this.conv1 = new nn.Conv2d(8, 8, 3, { padding: 1, generator });
-    this.conv2 = new nn.Conv2d(8, 16, 1, { generator });
-    this.fc = new nn.Linear(16, 4, { generator });
+    this.setChild('quant', new nn.QuantStub());
+    this.setChild('conv0', new nn.Conv2d(3, channels, 3, { padding: 1, generator }));
+    this.setChild('bn0', new nn.BatchNorm2d(channels));
+    this.setChild('relu0', new nn.ReLU());
+    this.setChild('conv1', new nn.Conv2d(channels, channels, 3, { padding: 1, generator }));
+    this.setChild('bn1', new nn.BatchNorm2d(channels));
+    this.setChild('relu1', new nn.ReLU());
+    this.setChild('conv2', new nn.Conv2d(channels, headChannels, 1, { generator }));
+    if (sigmoid) this.setChild('act', new nn.Sigmoid());
+    this.setChild('pool', new nn.AdaptiveAvgPool2d(1));
+    this.setChild('flatten', new nn.Flatten());
+    this.setChild('fc', new nn.Linear(headChannels, 4, { generator }));
+    this.setChild('dequant', new nn.DeQuantStub());
   }
 
   forward(x: Tensor): Tensor {
     const y = this.relu0.call(this.bn0.call(this.conv0.call(this.quant.call(x))));
     const z = this.relu1.call(this.bn1.call(this.conv1.call(y)).add(y));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(this.conv2.call(z)))));
+    const head = this.conv2.call(z);
+    const s = this.act ? this.act.call(head) : head;
+    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(s))));
   }
 }
 
 /**
- * quant → conv-bn-relu → conv-bn + residual add → relu → conv → sigmoid → average pool → flatten →
- * fc → dequant: a conv/linear output feeding the DeQuantStub, a fused add, a table op.
+ * TinyResNet with 6 channels, an 8-channel head and the sigmoid, seed 5: a conv/linear output feeding the
+ * DeQuantStub, a fused add, a table op.
  */
-export class ResidualSigmoidNet extends nn.Module {
-  readonly quant = new nn.QuantStub();
-  readonly conv0: nn.Conv2d;
-  readonly bn0 = new nn.BatchNorm2d(6);
-  readonly relu0 = new nn.ReLU();
-  readonly conv1: nn.Conv2d;
-  readonly bn1 = new nn.BatchNorm2d(6);
-  readonly relu1 = new nn.ReLU();
-  readonly conv2: nn.Conv2d;
-  readonly act = new nn.Sigmoid();
-  readonly pool = new nn.AdaptiveAvgPool2d(1);
-  readonly flatten = new nn.Flatten();
-  readonly fc: nn.Linear;
-  readonly dequant = new nn.DeQuantStub();
+export class ResidualSigmoidNet extends TinyResNet {
+  declare readonly act: nn.Sigmoid;
 
   constructor(seed = 5) {
-    super();
-    const generator = new Generator(seed);
-    this.conv0 = new nn.Conv2d(3, 6, 3, { padding: 1, generator });
-    this.conv1 = new nn.Conv2d(6, 6, 3, { padding: 1, generator });
-    this.conv2 = new nn.Conv2d(6, 8, 1, { generator });
-    this.fc = new nn.Linear(8, 4, { generator });
-  }
-
-  forward(x: Tensor): Tensor {
-    const y = this.relu0.call(this.bn0.call(this.conv0.call(this.quant.call(x))));
-    const z = this.relu1.call(this.bn1.call(this.conv1.call(y)).add(y));
-    const s = this.act.call(this.conv2.call(z));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(s))));
+    super(seed, { channels: 6, headChannels: 8, sigmoid: true });
   }
 }
 

@@ -178,4 +178,22 @@ describe('@qtk/test-models', () => {
     const x = rand([1, 2, 5, 5], { generator: new Generator(2) });
     expect(values(call(plain.eval(), x))).not.toEqual(values(call(net.eval(), x)));
   });
+
+  it('builds ResidualSigmoidNet as a TinyResNet of 6 channels, an 8-channel head and the sigmoid before the pool', () => {
+    const net = new ResidualSigmoidNet();
+    const g = new Generator(5);
+    new Conv2d(3, 6, 3, { padding: 1, generator: g });
+    new Conv2d(6, 6, 3, { padding: 1, generator: g });
+    const conv2 = new Conv2d(6, 8, 1, { generator: g });
+    const fc = new Linear(8, 4, { generator: g });
+    expect(values(net.conv2.weight)).toEqual(values(conv2.weight));
+    expect(values(net.fc.weight)).toEqual(values(fc.weight));
+    expect(net.namedChildren().map(([n]) => n)).toEqual(
+      'quant conv0 bn0 relu0 conv1 bn1 relu1 conv2 act pool flatten fc dequant'.split(' '),
+    );
+    expect(new TinyResNet().act).toBeUndefined();
+    const custom = new TinyResNet(5, { channels: 6, headChannels: 8, sigmoid: true });
+    const x = rand([1, 3, 4, 4], { generator: new Generator(8) });
+    expect(values(call(custom.eval(), x))).toEqual(values(call(net.eval(), x)));
+  });
 });
