@@ -23,7 +23,8 @@ import {
   setMarch,
   SoftmaxQat,
 } from './index.js';
-import { calibratedQat, callModel, maxSteps, SingleOpNet, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
+import { SingleOpNet } from '@qtk/test-models';
 
 const g = new Generator(Number(process.env.QTK_SEED ?? 5));
 

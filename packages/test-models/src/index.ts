@@ -34,3 +34,4 @@ export {
   ConvSkipNet,
   type ConvSkipNetOptions,
 } from './conv-classifiers.js';
+export { SingleOpNet } from './single-op-net.js';

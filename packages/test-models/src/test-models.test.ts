@@ -1,5 +1,5 @@
-import { Conv2d, Linear } from '@qtk/nn';
-import { Generator, rand } from '@qtk/tensor';
+import { Conv2d, Linear, Tanh } from '@qtk/nn';
+import { Generator, rand, tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   call,
@@ -13,6 +13,7 @@ import {
   ResidualNet,
   ResidualSigmoidNet,
   ShortcutResNet,
+  SingleOpNet,
   TinyResNet,
 } from './index.js';
 
@@ -195,5 +196,16 @@ describe('@qtk/test-models', () => {
     const custom = new TinyResNet(5, { channels: 6, headChannels: 8, sigmoid: true });
     const x = rand([1, 3, 4, 4], { generator: new Generator(8) });
     expect(values(call(custom.eval(), x))).toEqual(values(call(net.eval(), x)));
+  });
+
+  it('wraps one module (under the name asked for) or one function in SingleOpNet', () => {
+    const x = tensor([-2, 0, 0.5], [1, 3]);
+    const byModule = new SingleOpNet(new Tanh(), 'act');
+    expect(byModule.namedChildren().map(([n]) => n)).toEqual(['quant', 'dequant', 'act']);
+    expect(values(call(byModule, x))).toEqual(values(x.tanh()));
+    const byFunction = new SingleOpNet((q) => q.mul(3));
+    expect(byFunction.namedChildren().map(([n]) => n)).toEqual(['quant', 'dequant']);
+    expect(values(call(byFunction, x))).toEqual([-6, 0, 1.5]);
+    expect(new SingleOpNet(new Tanh()).getChild('op')).toBeInstanceOf(Tanh);
   });
 });
