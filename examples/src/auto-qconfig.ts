@@ -6,7 +6,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { calibrate, convertFx, type HybridDict, prepareQatFx, QatModule, type QConfigDict } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig, qconfig, withArgs } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
@@ -21,6 +20,7 @@ import { loadDataset, resolveFullData, SUBSET_DIR } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
 import { accuracyOf, type Dataset, predict } from './train.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: pnpm auto-qconfig [--data DIR] [--weights FILE] [--calib N] [--select N] [--observer NAME]
   [--broken NAME] [--broken-factor X] [--share X] [--metric M] [--json FILE]
@@ -48,29 +48,21 @@ MobileHybridNet on bayes, on the Fashion-MNIST test set.
   --json FILE        where to write the figures (default out/auto-qconfig.json)
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    weights: { type: 'string' },
-    calib: { type: 'string', default: '256' },
-    select: { type: 'string', default: '1000' },
-    observer: { type: 'string', default: 'min_max' },
-    broken: { type: 'string', default: 'block2.project.1' },
-    'broken-factor': { type: 'string', default: '4' },
-    share: { type: 'string', default: '0.1' },
-    metric: { type: 'string', default: 'cosine' },
-    modes: { type: 'string' },
-    march: { type: 'string', default: 'bayes' },
-    transitions: { type: 'string', default: '2' },
-    'no-reuse': { type: 'boolean' },
-    json: { type: 'string', default: 'out/auto-qconfig.json' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  weights: { type: 'string' },
+  calib: { type: 'string', default: '256' },
+  select: { type: 'string', default: '1000' },
+  observer: { type: 'string', default: 'min_max' },
+  broken: { type: 'string', default: 'block2.project.1' },
+  'broken-factor': { type: 'string', default: '4' },
+  share: { type: 'string', default: '0.1' },
+  metric: { type: 'string', default: 'cosine' },
+  modes: { type: 'string' },
+  march: { type: 'string', default: 'bayes' },
+  transitions: { type: 'string', default: '2' },
+  'no-reuse': { type: 'boolean' },
+  json: { type: 'string', default: 'out/auto-qconfig.json' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 
 const full = resolveFullData(values.data === 'debian' ? undefined : values.data);
 const dir = full ?? SUBSET_DIR;

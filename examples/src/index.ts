@@ -20,4 +20,4 @@ export {
   SelfAttention,
   type EncoderSize,
 } from './transformer-encoders.js';
-export { encoderCases, quantizeCase, sqnr, type EncoderCase } from './transformer-sqnr.js';
+export { encoderCases, quantizeCase, type EncoderCase } from './transformer-sqnr.js';

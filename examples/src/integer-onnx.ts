@@ -4,7 +4,6 @@
 // MobileHybridNet runs with int16 layers on bayes and in hybrid mode on bernoulli2.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
@@ -15,6 +14,7 @@ import { checkIntegerOnnx, type IntegerOnnxCheck } from './integer-onnx-check.js
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize, type PtqOptions } from './ptq.js';
 import { ReferenceNet } from './reference-net.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: pnpm integer-onnx [--data DIR] [--limit N] [--models ref,mobile] [--mobile-weights FILE] [--json FILE]
 
@@ -28,20 +28,12 @@ hybrid mode) as integer ONNX and compares onnxruntime-node with QTK on the Fashi
   --json FILE           summary (default out/integer-onnx.json)
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    limit: { type: 'string' },
-    models: { type: 'string', default: 'ref,mobile' },
-    'mobile-weights': { type: 'string', default: 'out/mobile-hybrid-net-float-full.qtk' },
-    json: { type: 'string', default: 'out/integer-onnx.json' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  limit: { type: 'string' },
+  models: { type: 'string', default: 'ref,mobile' },
+  'mobile-weights': { type: 'string', default: 'out/mobile-hybrid-net-float-full.qtk' },
+  json: { type: 'string', default: 'out/integer-onnx.json' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 const { dir } = dataDirOf(values.data);
 const train = loadDataset(dir, 'train', 1024);
 const test = loadDataset(dir, 'test', values.limit ? Number(values.limit) : undefined);

@@ -4,7 +4,6 @@
 // Prints the float, bayes and bernoulli2-hybrid test accuracies and the CPU nodes; writes a JSON summary.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { checkDeployDevice, formatDeployDevice, hybridPartitioner } from '@qtk/hybrid';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
@@ -15,6 +14,7 @@ import { dataDirOf, loadDataset } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
 import { firstBatches, postTrainingQuantize } from './ptq.js';
 import { accuracyOf, predict, trainFloat } from './train.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: pnpm mobile-hybrid [--data DIR] [--weights FILE] [--retrain] [--epochs N] [--lr X] [--limit N]
   [--calib N] [--observer NAME] [--seed N] [--json FILE]
@@ -35,25 +35,17 @@ bernoulli2 in hybrid mode (hardswish and the global average pools on the CPU), o
   --json FILE     where to write the summary (default out/mobile-hybrid.json)
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    weights: { type: 'string' },
-    retrain: { type: 'boolean' },
-    epochs: { type: 'string' },
-    lr: { type: 'string', default: '0.05' },
-    limit: { type: 'string' },
-    calib: { type: 'string', default: '1024' },
-    observer: { type: 'string', default: 'mse' },
-    seed: { type: 'string', default: '0' },
-    json: { type: 'string', default: 'out/mobile-hybrid.json' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  weights: { type: 'string' },
+  retrain: { type: 'boolean' },
+  epochs: { type: 'string' },
+  lr: { type: 'string', default: '0.05' },
+  limit: { type: 'string' },
+  calib: { type: 'string', default: '1024' },
+  observer: { type: 'string', default: 'mse' },
+  seed: { type: 'string', default: '0' },
+  json: { type: 'string', default: 'out/mobile-hybrid.json' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 
 const { dir, full } = dataDirOf(values.data);
 const seed = Number(values.seed);

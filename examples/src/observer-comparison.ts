@@ -4,7 +4,6 @@
 //   node --conditions=qtk-source --import tsx examples/src/observer-comparison.ts [--layers] [--swap kl:mix]
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { calibrate, prepareQatFx, setMarch } from '@qtk/core';
 import '@qtk/march-bayes';
 import { defaultQatOutQconfig, getDefaultQconfig, namedFakeQuants, type FakeQuantize } from '@qtk/fake-quant';
@@ -14,6 +13,7 @@ import { Generator } from '@qtk/tensor';
 import { SUBSET_DIR, loadDataset } from './data.js';
 import { MobileSeNet } from './mobile-se-net.js';
 import { evaluate, trainFloat } from './train.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: observer-comparison.ts [--data DIR] [--test-data DIR] [--epochs N] [--lr X] [--seed N] [--weights FILE] [--retrain]
   [--observers a,b,...] [--options JSON] [--calib N] [--layers] [--swap FROM:TO] [--json FILE]
@@ -33,28 +33,20 @@ const HELP = `Usage: observer-comparison.ts [--data DIR] [--test-data DIR] [--ep
   --json FILE     write the figures as JSON
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    'test-data': { type: 'string' },
-    epochs: { type: 'string', default: '20' },
-    lr: { type: 'string', default: '0.05' },
-    seed: { type: 'string', default: '0' },
-    weights: { type: 'string' },
-    retrain: { type: 'boolean' },
-    observers: { type: 'string', default: 'min_max,percentile,mse,mix,kl' },
-    options: { type: 'string', default: '{}' },
-    calib: { type: 'string', default: '1024' },
-    layers: { type: 'boolean' },
-    swap: { type: 'string' },
-    json: { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  'test-data': { type: 'string' },
+  epochs: { type: 'string', default: '20' },
+  lr: { type: 'string', default: '0.05' },
+  seed: { type: 'string', default: '0' },
+  weights: { type: 'string' },
+  retrain: { type: 'boolean' },
+  observers: { type: 'string', default: 'min_max,percentile,mse,mix,kl' },
+  options: { type: 'string', default: '{}' },
+  calib: { type: 'string', default: '1024' },
+  layers: { type: 'boolean' },
+  swap: { type: 'string' },
+  json: { type: 'string' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 
 const dir = values.data ?? SUBSET_DIR;
 const train = loadDataset(dir, 'train');

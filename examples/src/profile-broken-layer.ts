@@ -1,7 +1,6 @@
 // pnpm profile-broken-layer: MobileHybridNet quantized with one layer broken on purpose (a tiny fixed output
 // scale), profiled; prints where the first-divergence walk and the report point, writes profiler.html.
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
 import { loadStateDictFileSync } from '@qtk/nn/node';
@@ -10,6 +9,7 @@ import { takeBatch } from './batches.js';
 import { BROKEN_NODE, profileBrokenLayer } from './broken-layer.js';
 import { dataDirOf, loadDataset } from './data.js';
 import { MobileHybridNet } from './mobile-hybrid-net.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: pnpm profile-broken-layer [--data DIR|debian] [--weights FILE] [--march ID] [--scale S] [--out DIR]
 
@@ -23,20 +23,12 @@ calibrated, and float → fake quant → fixed point → onnxruntime) and writes
   --out DIR       the report folder (default runs/profile-broken-layer)
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    weights: { type: 'string' },
-    march: { type: 'string', default: 'bayes' },
-    scale: { type: 'string', default: '1e-5' },
-    out: { type: 'string', default: 'runs/profile-broken-layer' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  weights: { type: 'string' },
+  march: { type: 'string', default: 'bayes' },
+  scale: { type: 'string', default: '1e-5' },
+  out: { type: 'string', default: 'runs/profile-broken-layer' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 const { dir } = dataDirOf(values.data);
 const model = new MobileHybridNet({ generator: new Generator(3) });
 const weights = values.weights ?? 'out/mobile-hybrid-net-float-full.qtk';

@@ -2,12 +2,12 @@
 // state dict. Without --data it trains briefly on the subset committed with the repository.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
 import { saveStateDictSync } from '@qtk/nn/node';
 import { Generator, wasmStatus } from '@qtk/tensor';
 import { ReferenceNet } from './reference-net.js';
 import { evaluate, trainFloat } from './train.js';
 import { dataDirOf, loadDataset } from './data.js';
+import { scriptArgs } from './script-args.js';
 
 const HELP = `Usage: pnpm train-float [--data DIR] [--epochs N] [--lr X] [--batch N] [--limit N] [--seed N] [--out FILE]
 
@@ -22,22 +22,14 @@ Trains the QTK reference network (ResNet-style, 77,754 parameters) on Fashion-MN
   --out FILE    where to save the trained state dict (default out/reference-net-float.qtk)
 `;
 
-const { values } = parseArgs({
-  options: {
-    data: { type: 'string' },
-    epochs: { type: 'string' },
-    lr: { type: 'string', default: '0.05' },
-    batch: { type: 'string', default: '64' },
-    limit: { type: 'string' },
-    seed: { type: 'string', default: '0' },
-    out: { type: 'string', default: 'out/reference-net-float.qtk' },
-    help: { type: 'boolean', short: 'h' },
-  },
+const values = scriptArgs(HELP, {
+  epochs: { type: 'string' },
+  lr: { type: 'string', default: '0.05' },
+  batch: { type: 'string', default: '64' },
+  limit: { type: 'string' },
+  seed: { type: 'string', default: '0' },
+  out: { type: 'string', default: 'out/reference-net-float.qtk' },
 });
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
 
 const { dir, full } = dataDirOf(values.data);
 const epochs = Number(values.epochs ?? (full ? 8 : 2));

@@ -2,12 +2,13 @@
 // activation × activation MatMuls) converts to fixed point, the SQNR against float beats PyTorch FX's
 // int8 PTQ on the same weights and samples, and the integer ONNX export is bit-exact in onnxruntime.
 import { modelFromBytes, modelToBytes } from '@qtk/core';
+import { sqnrDb } from '@qtk/nn';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { formatRuntimeComparison } from '@qtk/onnx-deploy';
 import { compareWithRuntime } from '@qtk/onnx-deploy/node';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
-import { encoderCases, quantizeCase, sqnr } from './transformer-sqnr.js';
+import { encoderCases, quantizeCase } from './transformer-sqnr.js';
 
 // scripts/transformer-sqnr/fx_sqnr.py on the same weights and samples (PyTorch 1.13, onednn, its
 // default qconfig mapping; min-max observers give 15.90 / 24.60 / 19.59 dB); docs/benchmark.md
@@ -37,11 +38,11 @@ describe('transformer encoders on bayes', () => {
       // nothing left float: every module is a fixed-point one or a boundary
       expect([...kinds.keys()].filter((k) => !/^Fixed|^Quantize$|^Dequantize$/.test(k))).toEqual([]);
 
-      const fixedDb = sqnr(r.float, r.fixedOut);
+      const fixedDb = sqnrDb(r.float.values(), r.fixedOut.values());
       expect(fixedDb).toBeGreaterThan(FX_SQNR_DB[c.name] + 5);
       expect(Math.abs(fixedDb - MEASURED_DB[c.name])).toBeLessThan(0.05);
       // the fixed-point model is as close to float as the fake-quant model it was converted from
-      expect(Math.abs(fixedDb - sqnr(r.float, r.fakeQuant))).toBeLessThan(1.5);
+      expect(Math.abs(fixedDb - sqnrDb(r.float.values(), r.fakeQuant.values()))).toBeLessThan(1.5);
 
       // the model file keeps the constants the graph reads (class token, position embedding, layer scale)
       const loaded = modelFromBytes(modelToBytes(r.fixed)).model as unknown as { call(x: Tensor): Tensor };

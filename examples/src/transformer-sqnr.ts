@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import type { Module } from '@qtk/nn';
+import { type Module, sqnrDb } from '@qtk/nn';
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
 import { TinyBert, TinyConvNext, TinyVit } from './transformer-encoders.js';
 
@@ -31,19 +31,6 @@ export function encoderCases(): EncoderCase[] {
     { name: 'bert', model: new TinyBert(2), ...data([4, 16, 32], 12) },
     { name: 'convnext', model: new TinyConvNext(3), ...data([4, 3, 32, 32], 13) },
   ];
-}
-
-/** 10·log10(Σ ref² / Σ (ref − y)²), in dB. */
-export function sqnr(ref: Tensor, y: Tensor): number {
-  const a = ref.values();
-  const b = y.values();
-  let signal = 0;
-  let noise = 0;
-  for (let i = 0; i < a.length; i++) {
-    signal += a[i]! ** 2;
-    noise += (a[i]! - b[i]!) ** 2;
-  }
-  return 10 * Math.log10(signal / noise);
 }
 
 const run = (m: Module, x: Tensor): Tensor => noGrad(() => (m as unknown as { call(x: Tensor): Tensor }).call(x));
@@ -70,7 +57,7 @@ if (process.argv[1]?.endsWith('transformer-sqnr.ts')) {
   const dir = process.argv[2];
   for (const c of encoderCases()) {
     const r = quantizeCase(c);
-    console.log(`${c.name}: fixed-point SQNR ${sqnr(r.float, r.fixedOut).toFixed(2)} dB`);
+    console.log(`${c.name}: fixed-point SQNR ${sqnrDb(r.float.values(), r.fixedOut.values()).toFixed(2)} dB`);
     if (!dir) continue;
     const weights = Object.fromEntries(Object.entries(c.model.stateDict().tensors).map(([k, t]) => [k, asJson(t)]));
     const file = { weights, calibration: c.calibration.map(asJson), test: asJson(c.test), float: asJson(r.float) };

@@ -4,33 +4,22 @@
 // So the scales of a calibration are the same bits on one wasm thread, on two, and on every repeat.
 import { getDefaultQconfig, defaultQatOutQconfig, namedFakeQuants } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Sigmoid,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { Generator, loadWasmBackend, randn, setWasmThreads, wasmStatus, type Tensor } from '@qtk/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrate, prepareQatFx } from './index.js';
 
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly conv1 = new Conv2d(3, 16, 3, { padding: 1, generator: new Generator(1) });
-  readonly bn1 = new BatchNorm2d(16);
-  readonly relu = new ReLU();
-  readonly conv2 = new Conv2d(16, 32, 3, { padding: 1, generator: new Generator(2) });
-  readonly gate = new Sigmoid();
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten();
-  readonly fc = new Linear(32, 10, { generator: new Generator(3) });
-  readonly dequant = new DeQuantStub();
+class Net extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly conv1 = new nn.Conv2d(3, 16, 3, { padding: 1, generator: new Generator(1) });
+  readonly bn1 = new nn.BatchNorm2d(16);
+  readonly relu = new nn.ReLU();
+  readonly conv2 = new nn.Conv2d(16, 32, 3, { padding: 1, generator: new Generator(2) });
+  readonly gate = new nn.Sigmoid();
+  readonly pool = new nn.AdaptiveAvgPool2d(1);
+  readonly flatten = new nn.Flatten();
+  readonly fc = new nn.Linear(32, 10, { generator: new Generator(3) });
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     const a = this.relu.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
     const b = this.gate.call(this.conv2.call(a)).mul(a.mean([1], true)); // conv2 on [32,16,14,14]: ~58 MFLOP, threaded

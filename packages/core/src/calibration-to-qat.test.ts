@@ -4,54 +4,19 @@
 // calibrated scale) instead of restarting on the first QAT batch.
 import '@qtk/march-bayes';
 import { FakeQuantize, qconfig, withArgs, type QConfig } from '@qtk/fake-quant';
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  CrossEntropyLoss,
-  DeQuantStub,
-  Flatten,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  serializeStateDict,
-  SGD,
-  type StateDict,
-} from '@qtk/nn';
+import { CrossEntropyLoss, type Module, serializeStateDict, SGD, type StateDict } from '@qtk/nn';
 import { loadStateDictFile, saveStateDict } from '@qtk/nn/node';
 import { scaleFromRange } from '@qtk/spec';
-import { add, Generator, randn, tensor, type Tensor } from '@qtk/tensor';
+import { Generator, randn, tensor, type Tensor } from '@qtk/tensor';
+import { ConvSkipNet } from '@qtk/test-models';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calibrate, prepareQatFx, resetMarch, setMarch, startQat } from './index.js';
 
-class SmallNet extends Module {
-  readonly quant: QuantStub;
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(4);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten();
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-  constructor(seed: number) {
-    super();
-    const g = new Generator(seed);
-    this.quant = new QuantStub();
-    this.conv1 = new Conv2d(1, 4, 3, { padding: 1, generator: g });
-    this.conv2 = new Conv2d(4, 4, 3, { padding: 1, generator: g });
-    this.fc = new Linear(4, 3, { generator: g });
-  }
-  forward(x: Tensor): Tensor {
-    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
-    const b = add(this.conv2.call(a), a);
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(b))));
-  }
-}
+/** conv-bn-relu, conv + skip add, pool, linear on 1-channel images, drawn from `new Generator(seed)`. */
+const smallNet = (seed: number) => new ConvSkipNet({ generator: new Generator(seed), inChannels: 1 });
 
 const fakeQuant = (observer: string, options: Record<string, unknown>, state: 'CALIBRATION' | 'QAT') =>
   withArgs({ observer, observerOptions: options, state });
@@ -144,7 +109,7 @@ afterAll(() => dir && rmSync(dir, { recursive: true, force: true }));
 /** Calibrates a prepared SmallNet and writes its state dict to a file; returns the file and the calibrated model. */
 async function calibratedFile(name: string, q: QConfig = calibQconfig()): Promise<{ path: string; calib: Module }> {
   dir ??= mkdtempSync(join(tmpdir(), 'qtk-calib-qat-'));
-  const calib = prepareQatFx(new SmallNet(1), { global: q });
+  const calib = prepareQatFx(smallNet(1), { global: q });
   calibrate(calib, calibBatches(5));
   const path = join(dir, `${name}.qtk`);
   await saveStateDict(calib.stateDict(), path);
@@ -157,14 +122,11 @@ async function calibratedFile(name: string, q: QConfig = calibQconfig()): Promis
  */
 async function expectResumesFromScales(before: Map<string, number>, path: string, first?: StateDict): Promise<Trained> {
   const fixed = trainFourSteps(
-    prepareQatFx(new SmallNet(2), { global: qatQconfig(0) }),
+    prepareQatFx(smallNet(2), { global: qatQconfig(0) }),
     first ?? (await loadStateDictFile(path)),
   );
   for (const [name, s] of before) expect(fixed.scales.get(name), name).toEqual([s, s, s, s]);
-  const moving = trainFourSteps(
-    prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) }),
-    await loadStateDictFile(path),
-  );
+  const moving = trainFourSteps(prepareQatFx(smallNet(2), { global: qatQconfig(0.01) }), await loadStateDictFile(path));
   for (const [name, s] of before) {
     // the symmetric range ±s·(qmax − qmin)/2 gives back exactly s
     const a = s * 127.5;
@@ -182,7 +144,7 @@ describe('calibration -> QAT hand-off', () => {
     const { path, calib } = await calibratedFile('c0');
     const before = calibratedScales(calib);
     expect(before.size).toBeGreaterThanOrEqual(4); // the stub's, conv+bn+relu's, the add's, the pool's, the linear's
-    const qat = prepareQatFx(new SmallNet(2), { global: qatQconfig(0) });
+    const qat = prepareQatFx(smallNet(2), { global: qatQconfig(0) });
     const { scales, batchRanges } = trainFourSteps(qat, await loadStateDictFile(path));
     for (const [name, s] of before) {
       expect(batchRanges.get(name)!.length, name).toBe(4);
@@ -201,7 +163,7 @@ describe('calibration -> QAT hand-off', () => {
         (fq.observer as unknown as { minMax: { min: Float64Array; max: Float64Array } }).minMax,
       ]),
     );
-    const qat = prepareQatFx(new SmallNet(2), { global: qatQconfig(0.01) });
+    const qat = prepareQatFx(smallNet(2), { global: qatQconfig(0.01) });
     const { scales, batchRanges } = trainFourSteps(qat, await loadStateDictFile(path));
     for (const [name, s0] of before) {
       const r = calibRanges.get(name)!;
@@ -249,7 +211,7 @@ describe('calibration -> QAT hand-off', () => {
 
   it('a state dict file restores every observer state exactly', async () => {
     const { path, calib } = await calibratedFile('roundtrip', calibQconfig('min_max', { averagingConstant: 0.3 }));
-    const other = prepareQatFx(new SmallNet(3), { global: calibQconfig('min_max', { averagingConstant: 0.3 }) });
+    const other = prepareQatFx(smallNet(3), { global: calibQconfig('min_max', { averagingConstant: 0.3 }) });
     other.loadStateDict(await loadStateDictFile(path));
     const want = new Map(calib.namedModules().filter(([, m]) => m instanceof FakeQuantize) as [string, FakeQuantize][]);
     const got = other.namedModules().filter(([, m]) => m instanceof FakeQuantize) as [string, FakeQuantize][];

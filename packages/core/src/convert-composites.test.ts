@@ -24,18 +24,7 @@ import {
   SoftmaxQat,
 } from './index.js';
 import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
-
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(readonly op: Module) {
-    super();
-    this.registerModule('op', op);
-  }
-  forward(x: Tensor): Tensor {
-    return this.dequant.call((this.op as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
-  }
-}
+import { SingleOpNet } from '@qtk/test-models';
 
 const g = new Generator(Number(process.env.QTK_SEED ?? 5));
 
@@ -58,7 +47,7 @@ function run(
   // calibrated on the input compared, so no observed range clips it (the comparison measures the
   // composite's arithmetic, not calibration coverage)
   const x = randn(shape, { std, generator: g });
-  const gm = calibratedQat(new Net(op), { global: qconfig }, [x]);
+  const gm = calibratedQat(new SingleOpNet(op), { global: qconfig }, [x]);
   const fx = convertFx(gm, { onWarning: () => {} });
   const fixed = fx.modules().find((m) => m instanceof fixedClass) as FixedSoftmax | FixedLayerNorm | undefined;
   expect(fixed).toBeDefined();
@@ -80,7 +69,7 @@ afterEach(() => resetMarch());
 describe('bayes composites', () => {
   it('prepare gives Softmax and LayerNorm their composite QAT forms on bayes, with qint16 intermediates', () => {
     setMarch('bayes');
-    const gm = prepareQatFx(new Net(new Softmax(-1)), { global: defaultQatQconfig });
+    const gm = prepareQatFx(new SingleOpNet(new Softmax(-1)), { global: defaultQatQconfig });
     const qat = gm.getSubmodule('op') as QatModule;
     expect(qat.module).toBeInstanceOf(SoftmaxQat);
     expect(Object.values((qat.module as SoftmaxQat<FakeQuantize>).steps).map((s) => s.dtype)).toEqual([
@@ -90,7 +79,7 @@ describe('bayes composites', () => {
       'qint16',
     ]);
     expect(qat.activationPostProcess!.dtype).toBe('qint8');
-    const gm2 = prepareQatFx(new Net(new LayerNorm(32)), { global: defaultQatQconfig });
+    const gm2 = prepareQatFx(new SingleOpNet(new LayerNorm(32)), { global: defaultQatQconfig });
     expect((gm2.getSubmodule('op') as QatModule).module).toBeInstanceOf(LayerNormQat);
   });
 
@@ -177,7 +166,7 @@ describe('bayes composites', () => {
 
   it('bernoulli2 rejects Softmax, naming node, op and march', () => {
     setMarch('bernoulli2');
-    const gm = calibratedQat(new Net(new Softmax(-1)), { global: defaultQatQconfig }, [
+    const gm = calibratedQat(new SingleOpNet(new Softmax(-1)), { global: defaultQatQconfig }, [
       randn([4, 10], { generator: g }),
     ]);
     const err = thrownBy(() => convertFx(gm));

@@ -3,20 +3,9 @@ import { FixedConv, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  Conv3d,
-  DeQuantStub,
-  Flatten,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Softmax,
-} from '@qtk/nn';
+import { Conv3d, DeQuantStub, Module, QuantStub, Softmax } from '@qtk/nn';
 import { QConfigError, UnsupportedOpError } from '@qtk/spec';
+import { ConvBnReluNet } from '@qtk/test-models';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -32,35 +21,16 @@ import {
 import { calibratedQat, Conv3dSoftmaxNet, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
 /** A compact version of the reference network: conv-bn-relu stem, one residual block (add fused into ConvAddReLU), pool, flatten, high-precision Linear. */
-class TinyResNet extends Module {
-  readonly quant = new QuantStub({ scale: 1 / 128 });
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(8);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly bn2 = new BatchNorm2d(8);
-  readonly relu2 = new ReLU();
-  readonly conv3: Conv2d;
-  readonly bn3 = new BatchNorm2d(8);
-  readonly relu3 = new ReLU();
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-  constructor(g: Generator) {
-    super();
-    this.conv1 = new Conv2d(1, 8, 3, { padding: 1, bias: false, generator: g });
-    this.conv2 = new Conv2d(8, 8, 3, { padding: 1, bias: false, generator: g });
-    this.conv3 = new Conv2d(8, 8, 3, { padding: 1, bias: false, generator: g });
-    this.fc = new Linear(8, 10, { generator: g });
-  }
-  forward(x: Tensor): Tensor {
-    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
-    const b = this.relu2.call(this.bn2.call(this.conv2.call(a)));
-    const c = this.relu3.call(this.bn3.call(this.conv3.call(b)).add(a));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(c))));
-  }
-}
+const tinyResNet = (generator: Generator) =>
+  new ConvBnReluNet({
+    generator,
+    inChannels: 1,
+    channels: 8,
+    classes: 10,
+    convBias: [false, false, false],
+    residual: true,
+    inputScale: 1 / 128,
+  });
 
 const inputs = (n: number, seed: number): Tensor[] => {
   const g = new Generator(seed);
@@ -69,8 +39,8 @@ const inputs = (n: number, seed: number): Tensor[] => {
 
 /** A calibrated QAT model in VALIDATION state, with non-trivial BN statistics. */
 function preparedModel(seed = 5): GraphModule {
-  const model = new TinyResNet(new Generator(seed));
-  setBatchNormStats([model.bn1, model.bn2, model.bn3], 100);
+  const model = tinyResNet(new Generator(seed));
+  setBatchNormStats([model.bn1, model.bn2, model.bn3!], 100);
   model.eval();
   return calibratedQat(model, { global: defaultQatQconfig, moduleName: { fc: defaultQatOutQconfig } }, inputs(4, 1));
 }
@@ -294,7 +264,7 @@ describe('convertFx errors', () => {
   it('(g) asking bernoulli2 for qint16 fails at prepareQatFx with a QConfigError naming the module', () => {
     setMarch('bernoulli2');
     const err = thrownBy(() =>
-      prepareQatFx(new TinyResNet(new Generator(1)).eval(), {
+      prepareQatFx(tinyResNet(new Generator(1)).eval(), {
         global: defaultQatQconfig,
         moduleName: { conv2: defaultQat16bitQconfig },
       }),
@@ -305,7 +275,7 @@ describe('convertFx errors', () => {
     expect((err as Error).message).toMatch(/bernoulli2/);
     setMarch('bayes');
     expect(() =>
-      prepareQatFx(new TinyResNet(new Generator(1)).eval(), {
+      prepareQatFx(tinyResNet(new Generator(1)).eval(), {
         global: defaultQatQconfig,
         moduleName: { conv2: defaultQat16bitQconfig },
       }),

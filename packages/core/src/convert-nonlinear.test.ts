@@ -21,7 +21,8 @@ import * as T from '@qtk/tensor';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { calibrate, convertFx, prepareQatFx } from './index.js';
-import { calibratedQat, callModel, maxSteps, SingleOpNet, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, callModel, maxSteps, thrownBy } from './testing/convert-harness.js';
+import { SingleOpNet } from '@qtk/test-models';
 
 type OpFn = (x: Tensor) => Tensor;
 
@@ -34,8 +35,8 @@ interface Case {
   b2?: boolean;
 }
 
-const mod = (m: () => Module) => () => new SingleOpNet(m(), null);
-const fun = (f: OpFn) => () => new SingleOpNet(null, f);
+const mod = (m: () => Module) => () => new SingleOpNet(m());
+const fun = (f: OpFn) => () => new SingleOpNet(f);
 
 const CASES: Case[] = [
   { name: 'Sigmoid', make: mod(() => new Sigmoid()), lo: -8, hi: 8, b2: true },

@@ -3,22 +3,7 @@ import '@qtk/march-bernoulli2';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { bilinearTaps, FixedResize, QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import {
-  AdaptiveAvgPool2d,
-  AvgPool2d,
-  ChannelShuffle,
-  DeQuantStub,
-  Flatten,
-  Identity,
-  MaxPool2d,
-  Module,
-  PixelShuffle,
-  PixelUnshuffle,
-  QuantStub,
-  ReLU,
-  ReLU6,
-  Upsample,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { UnsupportedOpError } from '@qtk/spec';
 import {
   expand,
@@ -43,14 +28,14 @@ type March = 'bayes' | 'bernoulli2';
 const MARCHES: March[] = ['bayes', 'bernoulli2'];
 
 /** QuantStub → body → DeQuantStub, `op` a child module the body may call. */
-class Net extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  readonly op: Module;
+class Net extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly dequant = new nn.DeQuantStub();
+  readonly op: nn.Module;
   readonly body: (net: Net, x: Tensor) => Tensor;
-  constructor(op: Module | null, body: (net: Net, x: Tensor) => Tensor) {
+  constructor(op: nn.Module | null, body: (net: Net, x: Tensor) => Tensor) {
     super();
-    this.op = op ?? new Identity();
+    this.op = op ?? new nn.Identity();
     this.body = body;
   }
   forward(x: Tensor): Tensor {
@@ -114,30 +99,34 @@ const TOL = 1e-5;
 const VALUE_OPS: { name: string; make: () => Net; marches: March[]; rejectOp?: RegExp }[] = [
   {
     name: 'MaxPool2d module',
-    make: () => new Net(new MaxPool2d(3, { stride: 2, padding: 1, ceilMode: true }), callOp),
+    make: () => new Net(new nn.MaxPool2d(3, { stride: 2, padding: 1, ceilMode: true }), callOp),
     marches: MARCHES,
   },
   { name: 'maxPool2d function', make: () => new Net(null, (_, x) => maxPool2d(x, 2)), marches: MARCHES },
-  { name: 'ReLU module', make: () => new Net(new ReLU(), callOp), marches: MARCHES },
+  { name: 'ReLU module', make: () => new Net(new nn.ReLU(), callOp), marches: MARCHES },
   { name: 'relu function', make: () => new Net(null, (_, x) => relu(x)), marches: MARCHES },
   { name: 'relu method', make: () => new Net(null, (_, x) => x.relu()), marches: MARCHES },
   { name: 'zero pad', make: () => new Net(null, (_, x) => pad(x, [1, 2, 0, 1])), marches: MARCHES },
   { name: 'reshape', make: () => new Net(null, (_, x) => reshape(x, [2, 3, 64])), marches: MARCHES },
   { name: 'view method', make: () => new Net(null, (_, x) => x.view(2, 192)), marches: MARCHES },
-  { name: 'Flatten module', make: () => new Net(new Flatten(), callOp), marches: MARCHES },
+  { name: 'Flatten module', make: () => new Net(new nn.Flatten(), callOp), marches: MARCHES },
   { name: 'flatten method', make: () => new Net(null, (_, x) => x.flatten(2)), marches: MARCHES },
   { name: 'unsqueeze/squeeze', make: () => new Net(null, (_, x) => x.unsqueeze(1).squeeze(1)), marches: MARCHES },
   { name: 'split + item', make: () => new Net(null, (_, x) => split(x, [1, 2], 1)[1]!), marches: MARCHES },
-  { name: 'nearest Upsample module', make: () => new Net(new Upsample({ scaleFactor: 2 }), callOp), marches: MARCHES },
   {
-    name: 'PixelShuffle',
-    make: () => new Net(new PixelShuffle(2), (n, x) => callOp(n, pad(x, [0, 0, 0, 0, 0, 1]))),
+    name: 'nearest Upsample module',
+    make: () => new Net(new nn.Upsample({ scaleFactor: 2 }), callOp),
     marches: MARCHES,
   },
-  { name: 'ChannelShuffle', make: () => new Net(new ChannelShuffle(3), callOp), marches: MARCHES },
+  {
+    name: 'PixelShuffle',
+    make: () => new Net(new nn.PixelShuffle(2), (n, x) => callOp(n, pad(x, [0, 0, 0, 0, 0, 1]))),
+    marches: MARCHES,
+  },
+  { name: 'ChannelShuffle', make: () => new Net(new nn.ChannelShuffle(3), callOp), marches: MARCHES },
   {
     name: 'PixelUnshuffle',
-    make: () => new Net(new PixelUnshuffle(2), callOp),
+    make: () => new Net(new nn.PixelUnshuffle(2), callOp),
     marches: ['bayes'],
     rejectOp: /PixelUnshuffle.*SpaceToDepth/,
   },
@@ -200,14 +189,14 @@ describe('convertFx: value-preserving ops (scale passes through)', () => {
 describe('convertFx: ReLU6', () => {
   it('clamps at min(127, rhu(6 / s)) on bayes, within 1 step of the fake-quant model', () => {
     for (const make of [
-      () => new Net(new ReLU6(), callOp),
+      () => new Net(new nn.ReLU6(), callOp),
       () => new Net(null, (_, x) => relu6(x)),
       () => new Net(null, (_, x) => x.relu6()),
     ]) {
       expect(compare(make(), IMG, 'bayes', 3, 3).steps).toBeLessThanOrEqual(1 + TOL);
     }
     // inputs of about ±8 (3 × randn): 6 / s is below 127, so the clamp bites
-    const { fixed } = compare(new Net(new ReLU6(), callOp), IMG, 'bayes', 3, 3);
+    const { fixed } = compare(new Net(new nn.ReLU6(), callOp), IMG, 'bayes', 3, 3);
     const op = fixed
       .namedModules()
       .map(([, m]) => m)
@@ -220,7 +209,7 @@ describe('convertFx: ReLU6', () => {
   });
 
   it('standalone ReLU6 is rejected on bernoulli2 (only fused into a conv there)', () => {
-    expectRejected(new Net(new ReLU6(), callOp), IMG, 'bernoulli2', /ReLU6.*Clip/);
+    expectRejected(new Net(new nn.ReLU6(), callOp), IMG, 'bernoulli2', /ReLU6.*Clip/);
   });
 });
 
@@ -242,7 +231,7 @@ describe('convertFx: resize', () => {
         );
         expect(own.steps).toBeLessThanOrEqual(1 + TOL);
         const pass = compare(
-          new Net(new Upsample({ scaleFactor: 2, mode: 'bilinear', alignCorners }), callOp),
+          new Net(new nn.Upsample({ scaleFactor: 2, mode: 'bilinear', alignCorners }), callOp),
           IMG,
           march,
         );
@@ -284,18 +273,18 @@ describe('convertFx: resize', () => {
 });
 
 describe('convertFx: average pooling', () => {
-  const pools: [string, () => AvgPool2d][] = [
-    ['3×3 stride 2 pad 1 (count_include_pad)', () => new AvgPool2d(3, { stride: 2, padding: 1 })],
+  const pools: [string, () => nn.AvgPool2d][] = [
+    ['3×3 stride 2 pad 1 (count_include_pad)', () => new nn.AvgPool2d(3, { stride: 2, padding: 1 })],
     [
       '3×3 stride 2 pad 1 without count_include_pad',
-      () => new AvgPool2d(3, { stride: 2, padding: 1, countIncludePad: false }),
+      () => new nn.AvgPool2d(3, { stride: 2, padding: 1, countIncludePad: false }),
     ],
-    ['3×3 stride 2 ceil_mode', () => new AvgPool2d(3, { stride: 2, ceilMode: true })],
+    ['3×3 stride 2 ceil_mode', () => new nn.AvgPool2d(3, { stride: 2, ceilMode: true })],
     [
       '2×2 ceil_mode pad 1 without count_include_pad',
-      () => new AvgPool2d(2, { stride: 2, padding: 1, ceilMode: true, countIncludePad: false }),
+      () => new nn.AvgPool2d(2, { stride: 2, padding: 1, ceilMode: true, countIncludePad: false }),
     ],
-    ['7×7', () => new AvgPool2d(7, { stride: 1 })],
+    ['7×7', () => new nn.AvgPool2d(7, { stride: 1 })],
   ];
   for (const [name, make] of pools) {
     for (const march of MARCHES) {
@@ -307,24 +296,24 @@ describe('convertFx: average pooling', () => {
   }
 
   it('an 8×8 AvgPool2d is rejected on bernoulli2 (kernel limit 7) and converts on bayes', () => {
-    const make = () => new Net(new AvgPool2d(8, { stride: 1 }), callOp);
+    const make = () => new Net(new nn.AvgPool2d(8, { stride: 1 }), callOp);
     expectRejected(make(), [1, 2, 9, 9], 'bernoulli2', /AvgPool2d.*AveragePool/);
     expect(compare(make(), [1, 2, 9, 9], 'bayes').steps).toBeLessThanOrEqual(1 + TOL);
   });
 
   it('AdaptiveAvgPool2d: an AdaptiveAveragePool on bayes, an AveragePool on bernoulli2 while windows are <= 7', () => {
     for (const march of MARCHES) {
-      expect(compare(new Net(new AdaptiveAvgPool2d(1), callOp), [2, 3, 7, 7], march).steps).toBeLessThanOrEqual(
+      expect(compare(new Net(new nn.AdaptiveAvgPool2d(1), callOp), [2, 3, 7, 7], march).steps).toBeLessThanOrEqual(
         1 + TOL,
       );
-      expect(compare(new Net(new AdaptiveAvgPool2d([2, 3]), callOp), [2, 3, 9, 10], march).steps).toBeLessThanOrEqual(
-        1 + TOL,
-      );
+      expect(
+        compare(new Net(new nn.AdaptiveAvgPool2d([2, 3]), callOp), [2, 3, 9, 10], march).steps,
+      ).toBeLessThanOrEqual(1 + TOL);
     }
-    expect(compare(new Net(new AdaptiveAvgPool2d(1), callOp), [1, 2, 8, 8], 'bayes').steps).toBeLessThanOrEqual(
+    expect(compare(new Net(new nn.AdaptiveAvgPool2d(1), callOp), [1, 2, 8, 8], 'bayes').steps).toBeLessThanOrEqual(
       1 + TOL,
     );
-    const { fixed } = compare(new Net(new AdaptiveAvgPool2d(1), callOp), [1, 2, 7, 7], 'bernoulli2');
+    const { fixed } = compare(new Net(new nn.AdaptiveAvgPool2d(1), callOp), [1, 2, 7, 7], 'bernoulli2');
     // the same converted model meets an 8×8 input: one window is larger than bernoulli2's limit
     expect(() =>
       (fixed as unknown as { call(x: Tensor): Tensor }).call(randn([1, 2, 8, 8], { generator: new Generator(1) })),

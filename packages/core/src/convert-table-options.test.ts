@@ -10,7 +10,8 @@ import * as T from '@qtk/tensor';
 import { noGrad, tensor, type Tensor } from '@qtk/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { convertFx, resetMarch, setMarch } from './index.js';
-import { calibratedQat, callModel, SingleOpNet, thrownBy } from './testing/convert-harness.js';
+import { calibratedQat, callModel, thrownBy } from './testing/convert-harness.js';
+import { SingleOpNet } from '@qtk/test-models';
 
 beforeEach(() => setMarch('bayes'));
 afterEach(() => resetMarch());
@@ -71,7 +72,7 @@ describe('convertFx tableOptions', () => {
   });
 
   it('a function call is tuned by its node name; range and dividing together (rsqrt: 9.3 -> 1 steps)', () => {
-    const make = () => new SingleOpNet(null, (x) => T.rsqrt(x));
+    const make = () => new SingleOpNet((x) => T.rsqrt(x));
     // rsqrt's default is curvature points over the whole calibrated range [0.01, 16], crowded at the pole
     const before = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4]);
     const after = measure(make, nl.rsqrt, [0.01, 16], [0.25, 4], {

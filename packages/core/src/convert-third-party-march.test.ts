@@ -3,18 +3,7 @@
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import { symbolicTrace, type GraphModule } from '@qtk/ir';
 import { fuseFx } from '@qtk/fusion';
-import {
-  BatchNorm1d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  FloatFunctional,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Sigmoid,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { marches, opOfModule } from '@qtk/spec';
 import { Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -27,37 +16,37 @@ import { ConversionError, convertFx, QatModule, resetMarch, setMarch } from './i
 import { loadModelFile, saveModelFile } from './node.js';
 import { calibratedQat, setBatchNormStats, thrownBy } from './testing/convert-harness.js';
 
-class ConvNet extends Module {
-  readonly quant = new QuantStub({ scale: 1 / 128 });
-  readonly conv1 = new Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
-  readonly relu1 = new ReLU();
-  readonly conv2 = new Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
-  readonly dequant = new DeQuantStub();
+class ConvNet extends nn.Module {
+  readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+  readonly conv1 = new nn.Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
+  readonly relu1 = new nn.ReLU();
+  readonly conv2 = new nn.Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     return this.dequant.call(this.conv2.call(this.relu1.call(this.conv1.call(this.quant.call(x)))));
   }
 }
 
-class MlpNet extends Module {
-  readonly quant = new QuantStub({ scale: 1 / 128 });
-  readonly fc1 = new Linear(12, 16, { generator: new Generator(3) });
-  readonly relu = new ReLU();
-  readonly fc2 = new Linear(16, 5, { generator: new Generator(4) });
-  readonly dequant = new DeQuantStub();
+class MlpNet extends nn.Module {
+  readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+  readonly fc1 = new nn.Linear(12, 16, { generator: new Generator(3) });
+  readonly relu = new nn.ReLU();
+  readonly fc2 = new nn.Linear(16, 5, { generator: new Generator(4) });
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     return this.dequant.call(this.fc2.call(this.relu.call(this.fc1.call(this.quant.call(x)))));
   }
 }
 
 /** Conv → BN → ReLU → Conv (stride 2) → BN: fusion makes two fused conv modules (BN folded, one with a ReLU). */
-class FusedConvNet extends Module {
-  readonly quant = new QuantStub({ scale: 1 / 128 });
-  readonly conv1 = new Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
-  readonly bn1 = new BatchNorm2d(6);
-  readonly relu1 = new ReLU();
-  readonly conv2 = new Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
-  readonly bn2 = new BatchNorm2d(4);
-  readonly dequant = new DeQuantStub();
+class FusedConvNet extends nn.Module {
+  readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+  readonly conv1 = new nn.Conv2d(2, 6, 3, { padding: 1, generator: new Generator(1) });
+  readonly bn1 = new nn.BatchNorm2d(6);
+  readonly relu1 = new nn.ReLU();
+  readonly conv2 = new nn.Conv2d(6, 4, 3, { stride: 2, padding: 1, generator: new Generator(2) });
+  readonly bn2 = new nn.BatchNorm2d(4);
+  readonly dequant = new nn.DeQuantStub();
   constructor() {
     super();
     setBatchNormStats([this.bn1, this.bn2], 30);
@@ -69,16 +58,16 @@ class FusedConvNet extends Module {
 }
 
 /** Linear → BN1d → ReLU → Linear: the first layer fuses with its BN and ReLU. */
-class FusedMlpNet extends Module {
-  readonly quant = new QuantStub({ scale: 1 / 128 });
-  readonly fc1 = new Linear(12, 16, { generator: new Generator(3) });
-  readonly bn = new BatchNorm1d(16);
-  readonly relu = new ReLU();
-  readonly fc2 = new Linear(16, 5, { generator: new Generator(4) });
-  readonly dequant = new DeQuantStub();
+class FusedMlpNet extends nn.Module {
+  readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+  readonly fc1 = new nn.Linear(12, 16, { generator: new Generator(3) });
+  readonly bn = new nn.BatchNorm1d(16);
+  readonly relu = new nn.ReLU();
+  readonly fc2 = new nn.Linear(16, 5, { generator: new Generator(4) });
+  readonly dequant = new nn.DeQuantStub();
   constructor() {
     super();
-    setBatchNormStats([this.bn as unknown as BatchNorm2d], 40);
+    setBatchNormStats([this.bn as unknown as nn.BatchNorm2d], 40);
   }
   forward(x: Tensor): Tensor {
     return this.dequant.call(this.fc2.call(this.relu.call(this.bn.call(this.fc1.call(this.quant.call(x))))));
@@ -90,7 +79,7 @@ const uniform = (shape: number[], seed: number): Tensor =>
     .mul(2)
     .sub(1);
 
-function prepared(model: Module, shape: number[]): GraphModule {
+function prepared(model: nn.Module, shape: number[]): GraphModule {
   // unfused: the toy march converts Conv/Linear and ReLU one by one
   return calibratedQat(
     model.eval(),
@@ -108,7 +97,7 @@ function outputStep(gm: GraphModule, layer: string): number {
   return m.activationPostProcess.calculateQparams().scale[0]!;
 }
 
-function fusedPrepared(model: Module, shape: number[]): GraphModule {
+function fusedPrepared(model: nn.Module, shape: number[]): GraphModule {
   return calibratedQat(
     model.eval(),
     { global: defaultQatQconfig },
@@ -172,11 +161,11 @@ describe('a third-party march (qtk-march-toy)', () => {
   );
 
   it('rejects ops and attributes outside its table, naming node, op and march, all at once', () => {
-    class Bad extends Module {
-      readonly quant = new QuantStub({ scale: 1 / 128 });
-      readonly grouped = new Conv2d(2, 2, 3, { padding: 1, groups: 2, generator: new Generator(5) });
-      readonly sigmoid = new Sigmoid();
-      readonly dequant = new DeQuantStub();
+    class Bad extends nn.Module {
+      readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+      readonly grouped = new nn.Conv2d(2, 2, 3, { padding: 1, groups: 2, generator: new Generator(5) });
+      readonly sigmoid = new nn.Sigmoid();
+      readonly dequant = new nn.DeQuantStub();
       forward(x: Tensor): Tensor {
         return this.dequant.call(this.sigmoid.call(this.grouped.call(this.quant.call(x))));
       }
@@ -243,12 +232,12 @@ describe('a third-party march (qtk-march-toy)', () => {
     );
 
     it('rejects a fused add its table does not let a layer absorb, naming the part', () => {
-      class ConvAdd extends Module {
-        readonly quant = new QuantStub({ scale: 1 / 128 });
-        readonly conv = new Conv2d(2, 2, 3, { padding: 1, generator: new Generator(6) });
-        readonly add = new FloatFunctional();
-        readonly relu = new ReLU();
-        readonly dequant = new DeQuantStub();
+      class ConvAdd extends nn.Module {
+        readonly quant = new nn.QuantStub({ scale: 1 / 128 });
+        readonly conv = new nn.Conv2d(2, 2, 3, { padding: 1, generator: new Generator(6) });
+        readonly add = new nn.FloatFunctional();
+        readonly relu = new nn.ReLU();
+        readonly dequant = new nn.DeQuantStub();
         forward(x: Tensor): Tensor {
           const q = this.quant.call(x);
           return this.dequant.call(this.relu.call(this.add.add(this.conv.call(q), q)));

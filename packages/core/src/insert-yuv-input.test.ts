@@ -3,8 +3,9 @@ import { centeredYuvInput, type QTensor, Quantize, YuvInputQuantize } from '@qtk
 import type { GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { AdaptiveAvgPool2d, BatchNorm2d, Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
+import { Conv2d, DeQuantStub, Module, QuantStub } from '@qtk/nn';
 import { OptionsError } from '@qtk/spec';
+import { ConvBnReluNet } from '@qtk/test-models';
 import {
   centeredYuv2Rgb,
   Generator,
@@ -23,30 +24,8 @@ const MEAN = [0.485, 0.456, 0.406];
 const STD = [0.229, 0.224, 0.225];
 
 /** A small image classifier: conv-bn-relu ×2 on an RGB image, pool, high-precision Linear. */
-class SmallConvNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(8);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly bn2 = new BatchNorm2d(8);
-  readonly relu2 = new ReLU();
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-  constructor(g: Generator) {
-    super();
-    this.conv1 = new Conv2d(3, 8, 3, { padding: 1, generator: g });
-    this.conv2 = new Conv2d(8, 8, 3, { padding: 1, generator: g });
-    this.fc = new Linear(8, 10, { generator: g });
-  }
-  forward(x: Tensor): Tensor {
-    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
-    const b = this.relu2.call(this.bn2.call(this.conv2.call(a)));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(b))));
-  }
-}
+const smallConvNet = (generator: Generator) =>
+  new ConvBnReluNet({ generator, inChannels: 3, channels: 8, classes: 10, convBias: [true, true], residual: false });
 
 /** Random RGB images, integer levels 0..255, [n, 3, h, w]. */
 const rgbImages = (n: number, seed: number, size = 7): Tensor =>
@@ -60,7 +39,7 @@ const normalize = (rgb: Tensor): Tensor =>
     .div(tensor(STD, [1, 3, 1, 1]));
 
 function fixedModel(march: string, qconfig: QConfigDict): GraphModule {
-  const model = new SmallConvNet(new Generator(7));
+  const model = smallConvNet(new Generator(7));
   setBatchNormStats([model.bn1, model.bn2], 40);
   model.eval();
   const batches = [0, 1, 2].map((i) => normalize(rgbImages(8, 100 + i)));
@@ -131,7 +110,7 @@ describe('insertYuvInput on a converted conv model', () => {
     expect(() => insertYuvInput(fixed, { swing: 'full', mean: MEAN, std: [0.2, -1, 0.2] })).toThrow(
       /std must be positive/,
     );
-    const qat = calibratedQat(new SmallConvNet(new Generator(1)).eval(), INT8, [normalize(rgbImages(2, 3))]);
+    const qat = calibratedQat(smallConvNet(new Generator(1)).eval(), INT8, [normalize(rgbImages(2, 3))]);
     expect(() => insertYuvInput(qat, { swing: 'full', mean: MEAN, std: STD })).toThrow(
       /is a qat model; convert it first/,
     );

@@ -27,7 +27,8 @@ import {
 import { div, Generator, mul, randn, sigmoid, sub, type Tensor } from '@qtk/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFx, DEFAULT_PREPARE_PASSES, type QatModule } from './index.js';
-import { calibratedQat, callModel, maxSteps, outputStep, SingleOpNet } from './testing/convert-harness.js';
+import { calibratedQat, callModel, maxSteps, outputStep } from './testing/convert-harness.js';
+import { SingleOpNet } from '@qtk/test-models';
 
 /** The int8-only table with `edit` applied to its op list. */
 function tableWith(edit: (ops: CapabilityTable['ops']) => CapabilityTable['ops']): CapabilityTable {
@@ -75,7 +76,7 @@ describe('march prepare hooks', () => {
       ],
       preparePasses: [pass('first'), pass('second')],
     });
-    const gm = calibratedQat(new SingleOpNet(null, (q) => sigmoid(q)), { global: defaultQatQconfig }, [x], {
+    const gm = calibratedQat(new SingleOpNet((q) => sigmoid(q)), { global: defaultQatQconfig }, [x], {
       prepare: { march },
     });
     const targets = gm.graph.nodes.map((n) => n.target);

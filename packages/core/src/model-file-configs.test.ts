@@ -22,8 +22,8 @@ import {
   setMarch,
 } from './index.js';
 import '@qtk/march-bernoulli2';
-import { calibratedQat, callModel, setBatchNormStats, SingleOpNet } from './testing/convert-harness.js';
-import { ConvClassifier, LayerNormSoftmax } from '@qtk/test-models';
+import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
+import { ConvClassifier, LayerNormSoftmax, SingleOpNet } from '@qtk/test-models';
 
 const x = rand([2, 2, 5, 5], { generator: new Generator(3) });
 
@@ -489,7 +489,7 @@ describe('add plans saved before they stopped naming their planner', () => {
     "a %s model file with version-1 add plans ('rule': the march) loads with identical integers",
     (march) => {
       const v = randn([2, 8], { generator: new Generator(11) });
-      const model = new SingleOpNet(null, (q) => add(q, relu(q)));
+      const model = new SingleOpNet((q) => add(q, relu(q)));
       const fixed = convertFx(calibratedQat(model, { global: defaultQatQconfig }, [v]), { march, onWarning: () => {} });
       const bytes = modelToBytes(fixed, { march });
       let before: unknown = null;

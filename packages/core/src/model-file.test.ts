@@ -11,22 +11,7 @@ import {
 } from '@qtk/fake-quant';
 import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
 import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
-import {
-  Parameter,
-  AdaptiveAvgPool2d,
-  AvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  LayerNorm,
-  Linear,
-  MaxPool2d,
-  deepCopy,
-  Module,
-  QuantStub,
-  ReLU,
-} from '@qtk/nn';
+import { deepCopy, LayerNorm, Module, Parameter } from '@qtk/nn';
 import { saveStateDictSync } from '@qtk/nn/node';
 import { StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
@@ -51,50 +36,26 @@ import {
 } from './index.js';
 import { loadModelFile, loadModelFileSync, readModelFileHeader, saveModelFile, saveModelFileSync } from './node.js';
 import { calibratedQat, callModel, setBatchNormStats } from './testing/convert-harness.js';
-import { LayerNormSoftmax } from '@qtk/test-models';
-
-/** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
-class SmallNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(6);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly bn2 = new BatchNorm2d(6);
-  readonly relu2 = new ReLU();
-  readonly conv3: Conv2d;
-  readonly bn3 = new BatchNorm2d(6);
-  readonly relu3 = new ReLU();
-  readonly maxpool = new MaxPool2d(2, { stride: 1 });
-  readonly avgpool = new AvgPool2d(2, { stride: 2 });
-  readonly gap = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-  constructor(g: Generator) {
-    super();
-    this.conv1 = new Conv2d(2, 6, 3, { padding: 1, bias: false, generator: g });
-    this.conv2 = new Conv2d(6, 6, 3, { padding: 1, generator: g });
-    this.conv3 = new Conv2d(6, 6, 3, { padding: 1, bias: false, generator: g });
-    this.fc = new Linear(6, 5, { generator: g });
-  }
-  forward(x: Tensor): Tensor {
-    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
-    const b = this.relu2.call(this.bn2.call(this.conv2.call(a)));
-    const c = this.relu3.call(this.bn3.call(this.conv3.call(b)).add(a));
-    const d = this.avgpool.call(this.maxpool.call(c));
-    return this.dequant.call(this.fc.call(this.flatten.call(this.gap.call(d))));
-  }
-}
+import { ConvBnReluNet, LayerNormSoftmax } from '@qtk/test-models';
 
 const batch = (seed: number): Tensor =>
   rand([3, 2, 9, 9], { generator: new Generator(seed) })
     .mul(2)
     .sub(1);
 
-function floatModel(): SmallNet {
-  const model = new SmallNet(new Generator(7));
-  setBatchNormStats([model.bn1, model.bn2, model.bn3], 50);
+/** conv-bn-relu stem, conv-bn-relu, conv-bn + residual add + relu, max- and avg-pool, global pool, high-precision Linear. */
+function floatModel(): ConvBnReluNet {
+  const generator = new Generator(7);
+  const model = new ConvBnReluNet({
+    generator,
+    inChannels: 2,
+    channels: 6,
+    classes: 5,
+    convBias: [false, true, false],
+    residual: true,
+    downsample: true,
+  });
+  setBatchNormStats([model.bn1, model.bn2, model.bn3!], 50);
   return model.eval();
 }
 

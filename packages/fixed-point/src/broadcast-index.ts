@@ -1,5 +1,5 @@
 // Row-major broadcasting of two integer operands (numpy rules), for the elementwise modules.
-import { broadcastShapes } from '@qtk/tensor';
+import { broadcastShapes, forEachReduced } from '@qtk/tensor';
 
 /** The broadcast output shape and, for each output element, the flat index into each operand. */
 export interface BroadcastIndex {
@@ -9,29 +9,13 @@ export interface BroadcastIndex {
 }
 
 function indexInto(out: readonly number[], shape: readonly number[]): Int32Array {
-  const n = out.reduce((p, d) => p * d, 1);
-  const idx = new Int32Array(n);
-  const rank = out.length;
-  const off = rank - shape.length;
-  // strides of `shape` seen from the output's axes (0 on broadcast axes)
-  const strides = new Array<number>(rank).fill(0);
-  let s = 1;
-  for (let d = shape.length - 1; d >= 0; d--) {
-    strides[d + off] = shape[d] === 1 ? 0 : s;
-    s *= shape[d]!;
-  }
-  const counter = new Array<number>(rank).fill(0);
-  let cur = 0;
-  for (let i = 0; i < n; i++) {
-    idx[i] = cur;
-    for (let d = rank - 1; d >= 0; d--) {
-      counter[d]!++;
-      cur += strides[d]!;
-      if (counter[d]! < out[d]!) break;
-      cur -= strides[d]! * out[d]!;
-      counter[d] = 0;
-    }
-  }
+  const idx = new Int32Array(out.reduce((p, d) => p * d, 1));
+  const off = out.length - shape.length;
+  // an operand is its broadcast output reduced over the axes it lacks or holds at size 1
+  const broadcastAxes = out.map((_, d) => d).filter((d) => d < off || shape[d - off] === 1);
+  forEachReduced(out, broadcastAxes, (i, o) => {
+    idx[i] = o;
+  });
   return idx;
 }
 

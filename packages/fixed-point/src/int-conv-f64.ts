@@ -33,10 +33,39 @@ export function geometry3({ image, kernel, out, stride, pads, dilation }: Direct
   return { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw };
 }
 
+type Geometry3 = ReturnType<typeof geometry3>;
+
+/**
+ * Visits the kernel taps of position (z, y, x) that land inside a [d, h, w] grid, in kernel order: the flat
+ * position they land on and the tap's flat index in the kernel. The gather (conv: input grid) and the scatter
+ * (convT: output grid) walk the same taps.
+ */
+function forEachTap(
+  g: Geometry3,
+  [z, y, x]: readonly [number, number, number],
+  [d, h, w]: readonly [number, number, number],
+  visit: (at: number, tap: number) => void,
+): void {
+  for (let a = 0; a < g.kd; a++) {
+    const zi = z * g.sd - g.pd + a * g.dd;
+    if (zi < 0 || zi >= d) continue;
+    for (let e = 0; e < g.kh; e++) {
+      const yi = y * g.sh - g.ph + e * g.dh;
+      if (yi < 0 || yi >= h) continue;
+      for (let f = 0; f < g.kw; f++) {
+        const xi = x * g.sw - g.pw + f * g.dw;
+        if (xi < 0 || xi >= w) continue;
+        visit((zi * h + yi) * w + xi, (a * g.kh + e) * g.kw + f);
+      }
+    }
+  }
+}
+
 /** Direct float64 convolution, for kernels too large for even one channel to sum exactly in float32. */
 export function convF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, cout: number): Int32Array {
   const { n, cin, groups } = shape;
-  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(shape);
+  const g3 = geometry3(shape);
+  const { id, ih, iw, kd, kh, kw, od, oh, ow } = g3;
   const cinG = cin / groups;
   const coutG = cout / groups;
   const acc = new Float64Array(n * cout * od * oh * ow);
@@ -51,19 +80,9 @@ export function convF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, 
             for (let ci = 0; ci < cinG; ci++) {
               const xBase = (b * cin + g * cinG + ci) * id * ih * iw;
               const wBase = (co * cinG + ci) * kd * kh * kw;
-              for (let a = 0; a < kd; a++) {
-                const zi = z * sd - pd + a * dd;
-                if (zi < 0 || zi >= id) continue;
-                for (let e = 0; e < kh; e++) {
-                  const yi = y * sh - ph + e * dh;
-                  if (yi < 0 || yi >= ih) continue;
-                  for (let f = 0; f < kw; f++) {
-                    const xi = xq * sw - pw + f * dw;
-                    if (xi < 0 || xi >= iw) continue;
-                    s += xv[xBase + (zi * ih + yi) * iw + xi]! * wv[wBase + (a * kh + e) * kw + f]!;
-                  }
-                }
-              }
+              forEachTap(g3, [z, y, xq], [id, ih, iw], (at, tap) => {
+                s += xv[xBase + at]! * wv[wBase + tap]!;
+              });
             }
             acc[j++] = s;
           }
@@ -75,7 +94,8 @@ export function convF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, 
 /** Direct float64 transposed convolution (scatter form), the fallback of intConvTranspose. */
 export function convTransposeF64(xv: TypedArray, wv: TypedArray, shape: DirectConvShape, coutG: number): Int32Array {
   const { n, cin, groups } = shape;
-  const { id, ih, iw, kd, kh, kw, od, oh, ow, sd, sh, sw, pd, ph, pw, dd, dh, dw } = geometry3(shape);
+  const g3 = geometry3(shape);
+  const { id, ih, iw, kd, kh, kw, od, oh, ow } = g3;
   const cinG = cin / groups;
   const cout = coutG * groups;
   const acc = new Float64Array(n * cout * od * oh * ow);
@@ -90,20 +110,10 @@ export function convTransposeF64(xv: TypedArray, wv: TypedArray, shape: DirectCo
             for (let co = 0; co < coutG; co++) {
               const oBase = (b * cout + g * coutG + co) * od * oh * ow;
               const wBase = (ci * coutG + co) * kd * kh * kw;
-              for (let a = 0; a < kd; a++) {
-                const zo = z * sd - pd + a * dd;
-                if (zo < 0 || zo >= od) continue;
-                for (let e = 0; e < kh; e++) {
-                  const yo = y * sh - ph + e * dh;
-                  if (yo < 0 || yo >= oh) continue;
-                  for (let f = 0; f < kw; f++) {
-                    const xo = xq * sw - pw + f * dw;
-                    if (xo < 0 || xo >= ow) continue;
-                    const o = oBase + (zo * oh + yo) * ow + xo;
-                    acc[o] = acc[o]! + xval * wv[wBase + (a * kh + e) * kw + f]!;
-                  }
-                }
-              }
+              forEachTap(g3, [z, y, xq], [od, oh, ow], (at, tap) => {
+                const o = oBase + at;
+                acc[o] = acc[o]! + xval * wv[wBase + tap]!;
+              });
             }
           }
     }

@@ -96,31 +96,19 @@ function planPerChannel(
 }
 
 /** An int16 intermediate after a pre-shift, then a 15-bit multiplier with shift <= 31. */
-export function planRequantizeInt16(
-  sAcc: number | ArrayLike<number>,
-  sOut: number,
-  outDtype: QuantDType,
-  warn?: Warn,
-): RequantizePlan {
-  return planPerChannel('int16_intermediate', sAcc, sOut, outDtype, warn, (sa, so) => {
+export const planRequantizeInt16: RequantizePlanner = (sAcc, sOut, outDtype, warn) =>
+  planPerChannel('int16_intermediate', sAcc, sOut, outDtype, warn, (sa, so) => {
     const pre = Math.max(0, Math.ceil(Math.log2(so / (256 * sa))));
     return { pre, fit: fitMul((sa * 2 ** pre) / so, 15, 31) };
   });
-}
 
 /** A 15-bit multiplier with shift <= 62, split into a truncating pre-shift when above 31. */
-export function planRequantizeWide(
-  sAcc: number | ArrayLike<number>,
-  sOut: number,
-  outDtype: QuantDType,
-  warn?: Warn,
-): RequantizePlan {
-  return planPerChannel('wide', sAcc, sOut, outDtype, warn, (sa, so) => {
+export const planRequantizeWide: RequantizePlanner = (sAcc, sOut, outDtype, warn) =>
+  planPerChannel('wide', sAcc, sOut, outDtype, warn, (sa, so) => {
     const f = fitMul(sa / so, 15, 62);
     const pre = Math.max(0, f.n - 31);
     return { pre, fit: { ...f, n: f.n - pre } };
   });
-}
 
 /** Requantizes one accumulator value with channel `c` of a plan. */
 export function requantizeValue(acc: number, plan: RequantizePlan, c = 0): number {

@@ -136,7 +136,7 @@ export {
 } from './data/fashion-mnist.js';
 export { ProgressBar, formatDuration, type ProgressOptions, type ProgressStream } from './data/progress.js';
 export { top1, accuracy, agreement } from './metrics.js';
-export { PairSums } from './pair-sums.js';
+export { PairSums, sqnrDb } from './pair-sums.js';
 export { SyncBatchNorm } from './layers/sync-batch-norm.js';
 export type { BatchNormNd } from './layers/normalization.js';
 

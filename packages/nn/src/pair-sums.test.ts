@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PairSums } from './pair-sums.js';
+import { PairSums, sqnrDb } from './pair-sums.js';
 
 describe('PairSums', () => {
   it('adds the products, energies and errors of each pair', () => {
@@ -24,5 +24,12 @@ describe('PairSums', () => {
     s.add(Number.NaN, 1);
     s.add(5, -7);
     expect([s.maxAbsError, s.yMaxAbs, s.xEnergy]).toEqual([Number.NaN, 7, Number.NaN]);
+  });
+
+  it('gives the SQNR of a measured signal against its reference in dB', () => {
+    // signal 3² + 4² = 25, noise 0.5² = 0.25: 10·log10(100) = 20 dB
+    expect(sqnrDb([3, 4], [3.5, 4])).toBeCloseTo(20, 12);
+    expect(sqnrDb([1, -2], [1, -2])).toBe(Number.POSITIVE_INFINITY);
+    expect(sqnrDb([0, 0], [0, 0])).toBeNaN();
   });
 });

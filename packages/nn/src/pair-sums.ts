@@ -32,3 +32,13 @@ export class PairSums {
     this.yMaxAbs = Math.max(this.yMaxAbs, Math.abs(y));
   }
 }
+
+/**
+ * The signal-to-quantization-noise ratio of `measured` against `reference`, 10·log10(Σ reference² / Σ (measured −
+ * reference)²) in dB: Infinity when they are equal, NaN when both are zero.
+ */
+export function sqnrDb(reference: ArrayLike<number>, measured: ArrayLike<number>): number {
+  const sums = new PairSums();
+  for (let i = 0; i < reference.length; i++) sums.add(measured[i]!, reference[i]!);
+  return 10 * Math.log10(sums.yEnergy / sums.squaredError);
+}

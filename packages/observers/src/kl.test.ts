@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KLObserver } from './kl.js';
 import { activations, batches, concat, fakeQuantMse, rng, t } from './testing/random-data.js';
+import { observeWholeAndSplit } from './testing/split-observe.js';
 
 /**
  * horizon_plugin_pytorch's entropy calibration written out from its definition: |x| binned in `bins`
@@ -207,15 +208,15 @@ describe('KLObserver', () => {
   });
 
   it('merge equals observing all data; few bins do not clip; all zeros; states of the old layout are refused', () => {
-    const bs = batches(4, [2000], 31);
-    const one = new KLObserver({ updateInterval: null });
-    for (const b of bs) one.observe(b);
-    const a = new KLObserver({ updateInterval: null });
-    const b = new KLObserver({ updateInterval: null });
-    bs.forEach((x, i) => {
-      (i % 2 ? a : b).observe(x);
-    });
-    a.merge(JSON.parse(JSON.stringify(b.state())));
+    // odd batches to the first observer, even ones to the second
+    const { whole: one, merged: a } = observeWholeAndSplit(
+      () => new KLObserver({ updateInterval: null }),
+      batches(4, [2000], 31),
+      [
+        [1, 3],
+        [0, 2],
+      ],
+    );
     expect(a.computeQparams()).toEqual(one.computeQparams());
     const few = new KLObserver({ bins: 128 });
     few.observe(t(Float32Array.from([0.5, -1, 0.25])));

@@ -4,6 +4,7 @@ import { MSEObserver, mseFactors } from './mse.js';
 import { SignedHistogram } from './histogram.js';
 import { histogramQuantError, squaredErrorIntegral } from './quant-error.js';
 import { activations, batches, concat, fakeQuantMse, t } from './testing/random-data.js';
+import { observeWholeAndSplit } from './testing/split-observe.js';
 
 const q8 = quantRange('qint8');
 
@@ -109,15 +110,10 @@ describe('MSEObserver', () => {
 
   it('merge equals observing everything; state round trip; all zeros', () => {
     const bs = batches(4, [500], 4);
-    const one = new MSEObserver();
-    for (const b of bs) one.observe(b);
-    const a = new MSEObserver();
-    const b = new MSEObserver();
-    a.observe(bs[0]!);
-    a.observe(bs[1]!);
-    b.observe(bs[2]!);
-    b.observe(bs[3]!);
-    a.merge(JSON.parse(JSON.stringify(b.state())));
+    const { whole: one, merged: a } = observeWholeAndSplit(() => new MSEObserver(), bs, [
+      [0, 1],
+      [2, 3],
+    ]);
     expect(a.computeQparams()).toEqual(one.computeQparams());
     const c = new MSEObserver();
     c.load(one.state());

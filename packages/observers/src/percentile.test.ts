@@ -2,6 +2,7 @@ import { OptionsError } from '@qtk/spec';
 import { describe, expect, it } from 'vitest';
 import { PercentileObserver, histogramPercentile } from './percentile.js';
 import { batches, concat } from './testing/random-data.js';
+import { observeWholeAndSplit } from './testing/split-observe.js';
 
 /** The p-th percentile of |x| by sorting (nearest rank). */
 function sortedPercentile(v: ArrayLike<number>, p: number): number {
@@ -38,16 +39,10 @@ describe('PercentileObserver', () => {
   });
 
   it('merge equals observing all the data; state round trip', () => {
-    const bs = batches(4, [700], 13);
-    const one = new PercentileObserver();
-    for (const b of bs) one.observe(b);
-    const w1 = new PercentileObserver();
-    const w2 = new PercentileObserver();
-    w1.observe(bs[0]!);
-    w2.observe(bs[3]!);
-    w1.observe(bs[2]!);
-    w2.observe(bs[1]!);
-    w1.merge(JSON.parse(JSON.stringify(w2.state())));
+    const { whole: one, merged: w1 } = observeWholeAndSplit(() => new PercentileObserver(), batches(4, [700], 13), [
+      [0, 2],
+      [3, 1],
+    ]);
     expect(w1.computeQparams()).toEqual(one.computeQparams());
     const loaded = new PercentileObserver();
     loaded.load(JSON.parse(JSON.stringify(one.state())));

@@ -36,52 +36,15 @@ const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 function rawNumbers(dt: number, raw: Uint8Array, count: number, name: string): number[] {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = new Array<number>(count);
-  const w = RAW_WIDTH[dt];
-  if (w === undefined)
+  const element = RAW_ELEMENT[dt];
+  if (element === undefined)
     throw new OnnxError(`tensor '${name}': data type ${onnxTypeName(dt)} is not supported (${COMPUTED_TYPES} are)`);
+  const { width: w, read } = element;
   if (raw.byteLength < w * count)
     throw new OnnxError(
       `tensor '${name}': raw_data holds ${raw.byteLength} bytes, ${w * count} expected; the file is truncated`,
     );
-  for (let i = 0; i < count; i++) {
-    const o = i * w;
-    switch (dt) {
-      case DataType.FLOAT:
-        out[i] = view.getFloat32(o, true);
-        break;
-      case DataType.DOUBLE:
-        out[i] = view.getFloat64(o, true);
-        break;
-      case DataType.FLOAT16:
-        out[i] = half(view.getUint16(o, true));
-        break;
-      case DataType.UINT8:
-      case DataType.BOOL:
-        out[i] = view.getUint8(o);
-        break;
-      case DataType.INT8:
-        out[i] = view.getInt8(o);
-        break;
-      case DataType.UINT16:
-        out[i] = view.getUint16(o, true);
-        break;
-      case DataType.INT16:
-        out[i] = view.getInt16(o, true);
-        break;
-      case DataType.INT32:
-        out[i] = view.getInt32(o, true);
-        break;
-      case DataType.UINT32:
-        out[i] = view.getUint32(o, true);
-        break;
-      case DataType.INT64:
-        out[i] = Number(view.getBigInt64(o, true));
-        break;
-      case DataType.UINT64:
-        out[i] = Number(view.getBigUint64(o, true));
-        break;
-    }
-  }
+  for (let i = 0; i < count; i++) out[i] = read(view, i * w);
   return out;
 }
 
@@ -94,20 +57,20 @@ function half(h: number): number {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
-/** Bytes per element of raw_data, by ONNX data type. */
-const RAW_WIDTH: Record<number, number> = {
-  1: 4,
-  2: 1,
-  3: 1,
-  4: 2,
-  5: 2,
-  6: 4,
-  7: 8,
-  9: 1,
-  10: 2,
-  11: 8,
-  12: 4,
-  13: 8,
+/** How raw_data stores one element of each computed ONNX data type: its bytes, and how to read it (little-endian). */
+const RAW_ELEMENT: Record<number, { width: number; read: (view: DataView, at: number) => number }> = {
+  [DataType.FLOAT]: { width: 4, read: (v, o) => v.getFloat32(o, true) },
+  [DataType.UINT8]: { width: 1, read: (v, o) => v.getUint8(o) },
+  [DataType.INT8]: { width: 1, read: (v, o) => v.getInt8(o) },
+  [DataType.UINT16]: { width: 2, read: (v, o) => v.getUint16(o, true) },
+  [DataType.INT16]: { width: 2, read: (v, o) => v.getInt16(o, true) },
+  [DataType.INT32]: { width: 4, read: (v, o) => v.getInt32(o, true) },
+  [DataType.INT64]: { width: 8, read: (v, o) => Number(v.getBigInt64(o, true)) },
+  [DataType.BOOL]: { width: 1, read: (v, o) => v.getUint8(o) },
+  [DataType.FLOAT16]: { width: 2, read: (v, o) => half(v.getUint16(o, true)) },
+  [DataType.DOUBLE]: { width: 8, read: (v, o) => v.getFloat64(o, true) },
+  [DataType.UINT32]: { width: 4, read: (v, o) => v.getUint32(o, true) },
+  [DataType.UINT64]: { width: 8, read: (v, o) => Number(v.getBigUint64(o, true)) },
 };
 
 /**
@@ -149,7 +112,7 @@ export function readTensorProto(t: TensorMsg, label?: string): OnnxConst {
   const shape = (t.dims ?? []).map(Number);
   let numbers: number[];
   if (t.raw_data && t.raw_data.length > 0) {
-    const w = RAW_WIDTH[dt];
+    const w = RAW_ELEMENT[dt]?.width;
     if (w === undefined)
       throw new OnnxError(`${label}: data type ${onnxTypeName(dt)} is not supported (${COMPUTED_TYPES} are)`);
     const count = checkedCount(

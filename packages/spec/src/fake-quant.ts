@@ -1,6 +1,7 @@
 import { ROUNDING_MODES, type Tensor } from '@qtk/tensor';
 import { z } from 'zod';
 import type { ObserverV1, QParams } from './observer.js';
+import type { FactoryV1 } from './options.js';
 
 /**
  * horizon_plugin_pytorch's fake-quant states:
@@ -29,10 +30,4 @@ export interface FakeQuantV1 {
 }
 
 /** What the fake-quant registry holds. */
-export interface FakeQuantFactoryV1<O = unknown> {
-  readonly apiVersion: 1;
-  readonly name: string;
-  readonly description?: string;
-  readonly optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>;
-  create(options?: unknown): FakeQuantV1;
-}
+export type FakeQuantFactoryV1<O = unknown> = FactoryV1<FakeQuantV1, O>;

@@ -1,5 +1,6 @@
 import type { Tensor } from '@qtk/tensor';
 import { z } from 'zod';
+import type { FactoryV1 } from './options.js';
 import { observerDTypeSchema, quantRange, type QuantDType } from './quant-dtype.js';
 
 /** Quantization parameters an observer (or fake-quant) hands to conversion. Symmetric: zero point 0. */
@@ -153,11 +154,4 @@ export interface ObserverV1 {
 }
 
 /** What the observer registry holds: a named, versioned factory. */
-export interface ObserverFactoryV1<O = unknown> {
-  readonly apiVersion: 1;
-  readonly name: string;
-  readonly description?: string;
-  /** zod schema of the options; `create` parses with it (invalid options fail here, with a path). */
-  readonly optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>;
-  create(options?: unknown): ObserverV1;
-}
+export type ObserverFactoryV1<O = unknown> = FactoryV1<ObserverV1, O>;

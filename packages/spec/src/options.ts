@@ -14,3 +14,16 @@ export function parseOptions<S extends z.ZodTypeAny>(schema: S, value: unknown, 
     { cause: r.error },
   );
 }
+
+/**
+ * What a registry of a V1 extension point holds: a named, versioned factory of `T` whose `create`
+ * parses its options with `optionsSchema` (invalid options fail there, with a path).
+ */
+export interface FactoryV1<T, O = unknown> {
+  readonly apiVersion: 1;
+  readonly name: string;
+  readonly description?: string;
+  /** zod schema of the options. */
+  readonly optionsSchema: z.ZodType<O, z.ZodTypeDef, unknown>;
+  create(options?: unknown): T;
+}

@@ -65,3 +65,27 @@
 @inline export const PAD_W: usize = 160;
 // @ts-ignore: decorator
 @inline export const PAD_LEN: usize = 164; // floats of one padded-image buffer (slack included); 0: the conv does not pad
+
+/** The i32 field at byte `offset` of the job descriptor at `job`. */
+// @ts-ignore: decorator
+@inline export function field(job: usize, offset: usize): i32 {
+  return load<i32>(job + offset);
+}
+
+/** Reduction rows of one group, C/groups · KD·KH·KW: the columns of a group's weight matrix. */
+// @ts-ignore: decorator
+@inline export function groupReduction(job: usize): i32 {
+  return (field(job, C) / field(job, GROUPS)) * field(job, KD) * field(job, KH) * field(job, KW);
+}
+
+/** Values in one channel of an input image, ID·IH·IW. */
+// @ts-ignore: decorator
+@inline export function inputPlane(job: usize): i32 {
+  return field(job, ID) * field(job, IH) * field(job, IW);
+}
+
+/** Output rows, OD·OH flattened (each OW values long). */
+// @ts-ignore: decorator
+@inline export function outputRows(job: usize): i32 {
+  return field(job, OD) * field(job, OH);
+}

@@ -11,7 +11,7 @@
 import { gemm, gemmPackedA, packAWhole, packedABytes } from './_gemm';
 import { intConvImage } from './_int-conv';
 import { ACT_RELU6 as ACTIVATION_RELU6, apply1, apply4, CANONICAL_NAN } from './_activation';
-import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
+import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN, field, groupReduction, inputPlane, outputRows } from './_conv-job';
 
 // @ts-ignore: decorator
 @inline export const JOB_NEXT: usize = 0;
@@ -56,11 +56,6 @@ const JOB_BYTES: usize = 256;
 /** Bytes of one job descriptor. */
 export function jobBytes(): usize {
   return JOB_BYTES;
-}
-
-// @ts-ignore: decorator
-@inline function field(job: usize, offset: usize): i32 {
-  return load<i32>(job + offset);
 }
 
 /** Copies n floats (any alignment), four at a time. */
@@ -205,7 +200,7 @@ export function convPackWeights(job: usize): void {
   const wpack = <usize>field(job, WPACK);
   if (!wpack) return;
   const coutG = field(job, COUT) / field(job, GROUPS);
-  const kg = (field(job, C) / field(job, GROUPS)) * field(job, KD) * field(job, KH) * field(job, KW);
+  const kg = groupReduction(job);
   const w = <usize>field(job, WEIGHT);
   const stride = packedABytes(coutG, kg);
   for (let g = 0; g < field(job, GROUPS); g++) packAWhole(w + (<usize>(g * coutG * kg) << 2), kg, coutG, kg, wpack + <usize>g * stride);
@@ -214,6 +209,12 @@ export function convPackWeights(job: usize): void {
 /** Bytes `convPackWeights` writes. */
 export function convPackedWeightBytes(coutG: i32, kg: i32, groups: i32): usize {
   return <usize>groups * packedABytes(coutG, kg);
+}
+
+/** Byte address of image n in the f32 tensor [N, channels, plane] at base. */
+// @ts-ignore: decorator
+@inline function imageAt(base: usize, n: i32, channels: i32, plane: i32): usize {
+  return base + (<usize>(n * channels) * <usize>plane << 2);
 }
 
 /** One group's weight times B: from the packed weights when the job has them. */
@@ -227,13 +228,10 @@ export function convPackedWeightBytes(coutG: i32, kg: i32, groups: i32): usize {
 /** y_n = W·cols_n (+ bias) for image n, band by band. */
 function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
   const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
-  const ow = field(job, OW), rows = field(job, OD) * field(job, OH);
-  const plane = field(job, ID) * field(job, IH) * field(job, IW);
-  const p = rows * ow;
-  const cg = c / groups, coutG = cout / groups;
-  const kg = cg * field(job, KD) * field(job, KH) * field(job, KW);
-  const xn = <usize>field(job, X) + (<usize>(n * c) * <usize>plane << 2);
-  const yn = <usize>field(job, Y) + (<usize>(n * cout) * <usize>p << 2);
+  const ow = field(job, OW), rows = outputRows(job), p = rows * ow;
+  const cg = c / groups, coutG = cout / groups, kg = groupReduction(job);
+  const xn = imageAt(<usize>field(job, X), n, c, inputPlane(job));
+  const yn = imageAt(<usize>field(job, Y), n, cout, p);
   if (field(job, POINTWISE)) {
     for (let g = 0; g < groups; g++) {
       weightGemm(job, g, coutG, kg, p, cg, xn + (<usize>(g * cg) * <usize>p << 2), p, yn + (<usize>(g * coutG) * <usize>p << 2), p, work);
@@ -256,7 +254,7 @@ function forwardImage(job: usize, n: i32, work: usize, scratch: usize): void {
     }
   }
   const add = <usize>field(job, EPI_ADD);
-  epilogue(yn, cout, p, <usize>field(job, BIAS), add ? add + (<usize>(n * cout) * <usize>p << 2) : 0, field(job, EPI_ACT));
+  epilogue(yn, cout, p, <usize>field(job, BIAS), add ? imageAt(add, n, cout, p) : 0, field(job, EPI_ACT));
 }
 
 // @ts-ignore: decorator
@@ -307,16 +305,14 @@ function epilogue(y: usize, cout: i32, p: i32, bias: usize, add: usize, act: i32
 /** dwp += gy_n·cols_nᵀ (when dwp is set) and dx_n = col2im(Wᵀ·gy_n) (when DX is set) for image n. */
 function backwardImage(job: usize, n: i32, work: usize, scratch: usize, dwp: usize): void {
   const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
-  const ow = field(job, OW), rows = field(job, OD) * field(job, OH);
-  const plane = field(job, ID) * field(job, IH) * field(job, IW);
-  const p = rows * ow;
-  const cg = c / groups, coutG = cout / groups;
-  const kg = cg * field(job, KD) * field(job, KH) * field(job, KW);
+  const ow = field(job, OW), rows = outputRows(job), p = rows * ow;
+  const cg = c / groups, coutG = cout / groups, kg = groupReduction(job);
+  const plane = inputPlane(job);
   const w = <usize>field(job, WEIGHT);
-  const xn = <usize>field(job, X) + (<usize>(n * c) * <usize>plane << 2);
-  const gyn = <usize>field(job, GY) + (<usize>(n * cout) * <usize>p << 2);
+  const xn = imageAt(<usize>field(job, X), n, c, plane);
+  const gyn = imageAt(<usize>field(job, GY), n, cout, p);
   const dx = <usize>field(job, DX);
-  const dxn = dx + (<usize>(n * c) * <usize>plane << 2);
+  const dxn = imageAt(dx, n, c, plane);
   if (field(job, POINTWISE)) {
     for (let g = 0; g < groups; g++) {
       const wg = w + (<usize>(g * coutG * kg) << 2);

@@ -50,43 +50,50 @@ export function workBytes(): usize {
 }
 
 /**
- * Packs rows ic..ic+mc, columns pc..pc+kc of op(A) into MR-row panels laid out p-major:
- * panel r holds op(A)[ic+r·MR+i][pc+p] at (r·kc + p)·MR + i.
+ * Packs kc steps (pc..pc+kc) of `extent` lines (from `first` on) into panels of `width` lines laid out
+ * p-major: panel r holds line first+r·width+i at step pc+p at (r·kc + p)·width + i, zero past the last line.
+ * `alongLines`: step p of line i is at src[p·ld + i], so each step of a panel is one contiguous run;
+ * otherwise it is at src[i·ld + p] and the panel is transposed 4×4 at a time. Called with a constant
+ * width (MR or NR), so asc folds the width tests and the per-width copies stay straight-line.
  */
-function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: i32, dst: usize): void {
-  const ldaB = <usize>lda << 2;
-  for (let ir = 0; ir < mc; ir += MR) {
-    const mr = min(MR, mc - ir);
-    let d = dst + (<usize>(ir * kc) << 2);
-    if (transA) {
-      // op(A)[i][p] = a[p·lda + i]: each p is a contiguous run of MR values.
-      let s = a + ((<usize>pc * lda + <usize>(ic + ir)) << 2);
-      if (mr == MR) {
+// @ts-ignore: decorator
+@inline function packPanels(width: i32, alongLines: bool, src: usize, ld: i32, first: i32, extent: i32, pc: i32, kc: i32, dst: usize): void {
+  const ldB = <usize>ld << 2;
+  const panelB = <usize>width << 2;
+  for (let r = 0; r < extent; r += width) {
+    const w = min(width, extent - r);
+    let d = dst + (<usize>(r * kc) << 2);
+    if (alongLines) {
+      let s = src + ((<usize>pc * ld + <usize>(first + r)) << 2);
+      if (w == width) {
         for (let p = 0; p < kc; p++) {
           v128.store(d, v128.load(s));
-          s += ldaB;
-          d += 16;
+          if (width == 8) v128.store(d, v128.load(s, 16), 16);
+          s += ldB;
+          d += panelB;
         }
       } else {
         for (let p = 0; p < kc; p++) {
-          for (let i = 0; i < MR; i++) store<f32>(d + (<usize>i << 2), i < mr ? load<f32>(s + (<usize>i << 2)) : 0);
-          s += ldaB;
-          d += 16;
+          for (let i = 0; i < width; i++) store<f32>(d + (<usize>i << 2), i < w ? load<f32>(s + (<usize>i << 2)) : 0);
+          s += ldB;
+          d += panelB;
         }
       }
     } else {
-      // op(A)[i][p] = a[i·lda + p]: MR rows read along p, transposed 4×4 at a time.
-      const s = a + ((<usize>(ic + ir) * lda + <usize>pc) << 2);
-      if (mr == MR) {
+      const s = src + ((<usize>(first + r) * ld + <usize>pc) << 2);
+      if (w == width) {
         let p = 0;
-        for (; p + 4 <= kc; p += 4) transpose4(s + (<usize>p << 2), ldaB, d + (<usize>p << 4), 16);
+        for (; p + 4 <= kc; p += 4) {
+          transpose4(s + (<usize>p << 2), ldB, d + <usize>p * panelB, panelB);
+          if (width == 8) transpose4(s + 4 * ldB + (<usize>p << 2), ldB, d + <usize>p * panelB + 16, panelB);
+        }
         for (; p < kc; p++) {
-          for (let i = 0; i < MR; i++) store<f32>(d + (<usize>(p * MR + i) << 2), load<f32>(s + <usize>i * ldaB + (<usize>p << 2)));
+          for (let i = 0; i < width; i++) store<f32>(d + (<usize>(p * width + i) << 2), load<f32>(s + <usize>i * ldB + (<usize>p << 2)));
         }
       } else {
         for (let p = 0; p < kc; p++) {
-          for (let i = 0; i < MR; i++) {
-            store<f32>(d + (<usize>(p * MR + i) << 2), i < mr ? load<f32>(s + <usize>i * ldaB + (<usize>p << 2)) : 0);
+          for (let i = 0; i < width; i++) {
+            store<f32>(d + (<usize>(p * width + i) << 2), i < w ? load<f32>(s + <usize>i * ldB + (<usize>p << 2)) : 0);
           }
         }
       }
@@ -94,53 +101,14 @@ function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: 
   }
 }
 
-/**
- * Packs rows pc..pc+kc, columns jc..jc+nc of op(B) into NR-column panels laid out p-major:
- * panel r holds op(B)[pc+p][jc+r·NR+j] at (r·kc + p)·NR + j.
- */
+/** Packs rows ic..ic+mc, columns pc..pc+kc of op(A) into MR-row panels (op(A)[i][p] = a[p·lda + i] when transA). */
+function packA(transA: bool, a: usize, lda: i32, ic: i32, mc: i32, pc: i32, kc: i32, dst: usize): void {
+  packPanels(MR, transA, a, lda, ic, mc, pc, kc, dst);
+}
+
+/** Packs rows pc..pc+kc, columns jc..jc+nc of op(B) into NR-column panels (op(B)[p][j] = b[j·ldb + p] when transB). */
 function packB(transB: bool, b: usize, ldb: i32, pc: i32, kc: i32, jc: i32, nc: i32, dst: usize): void {
-  const ldbB = <usize>ldb << 2;
-  for (let jr = 0; jr < nc; jr += NR) {
-    const nr = min(NR, nc - jr);
-    let d = dst + (<usize>(jr * kc) << 2);
-    if (!transB) {
-      // op(B)[p][j] = b[p·ldb + j]: each p is a contiguous run of NR values.
-      let s = b + ((<usize>pc * ldb + <usize>(jc + jr)) << 2);
-      if (nr == NR) {
-        for (let p = 0; p < kc; p++) {
-          v128.store(d, v128.load(s));
-          v128.store(d, v128.load(s, 16), 16);
-          s += ldbB;
-          d += 32;
-        }
-      } else {
-        for (let p = 0; p < kc; p++) {
-          for (let j = 0; j < NR; j++) store<f32>(d + (<usize>j << 2), j < nr ? load<f32>(s + (<usize>j << 2)) : 0);
-          s += ldbB;
-          d += 32;
-        }
-      }
-    } else {
-      // op(B)[p][j] = b[j·ldb + p]: NR rows read along p, transposed 4×4 at a time.
-      const s = b + ((<usize>(jc + jr) * ldb + <usize>pc) << 2);
-      if (nr == NR) {
-        let p = 0;
-        for (; p + 4 <= kc; p += 4) {
-          transpose4(s + (<usize>p << 2), ldbB, d + (<usize>p << 5), 32);
-          transpose4(s + 4 * ldbB + (<usize>p << 2), ldbB, d + (<usize>p << 5) + 16, 32);
-        }
-        for (; p < kc; p++) {
-          for (let j = 0; j < NR; j++) store<f32>(d + (<usize>(p * NR + j) << 2), load<f32>(s + <usize>j * ldbB + (<usize>p << 2)));
-        }
-      } else {
-        for (let p = 0; p < kc; p++) {
-          for (let j = 0; j < NR; j++) {
-            store<f32>(d + (<usize>(p * NR + j) << 2), j < nr ? load<f32>(s + <usize>j * ldbB + (<usize>p << 2)) : 0);
-          }
-        }
-      }
-    }
-  }
+  packPanels(NR, !transB, b, ldb, jc, nc, pc, kc, dst);
 }
 
 /**
@@ -261,55 +229,24 @@ export function packAWhole(a: usize, lda: i32, m: i32, k: i32, dst: usize): void
  * `work` is workBytes() of scratch owned by this call (one per thread sharing the memory).
  */
 export function gemm(
-  transA: i32,
-  transB: i32,
-  m: i32,
-  n: i32,
-  k: i32,
-  a: usize,
-  lda: i32,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  transA: i32, transB: i32, m: i32, n: i32, k: i32,
+  a: usize, lda: i32, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   gemmBlocked(transA, transB, m, n, k, a, lda, 0, b, ldb, c, ldc, beta, work);
 }
 
 /** gemm with A (not transposed) already packed by packAWhole at aPacked: the same sums, without repacking A. */
 export function gemmPackedA(
-  m: i32,
-  n: i32,
-  k: i32,
-  aPacked: usize,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  m: i32, n: i32, k: i32,
+  aPacked: usize, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   gemmBlocked(0, 0, m, n, k, 0, 0, aPacked, b, ldb, c, ldc, beta, work);
 }
 
 // @ts-ignore: decorator
 @inline function gemmBlocked(
-  transA: i32,
-  transB: i32,
-  m: i32,
-  n: i32,
-  k: i32,
-  a: usize,
-  lda: i32,
-  aPacked: usize,
-  b: usize,
-  ldb: i32,
-  c: usize,
-  ldc: i32,
-  beta: i32,
-  work: usize,
+  transA: i32, transB: i32, m: i32, n: i32, k: i32,
+  a: usize, lda: i32, aPacked: usize, b: usize, ldb: i32, c: usize, ldc: i32, beta: i32, work: usize,
 ): void {
   if (m <= 0 || n <= 0) return;
   const ldcB = <usize>ldc << 2;

@@ -10,7 +10,7 @@
 // cols[g][q][j] = (x of row 2q, x of row 2q + 1) at output position j, so that i32x4.dot_i16x8_s
 // on 4 positions against a splatted weight pair does 8 multiply-adds at once.
 import { requantizeInt32 } from './_requantize';
-import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN } from './_conv-job';
+import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, DH, DW, COUT, GROUPS, X, WEIGHT, Y, TILE, COLS_LEN, SCRATCH, PAD_D, PAD_H, PAD_W, PAD_LEN, field, groupReduction, inputPlane, outputRows } from './_conv-job';
 
 // @ts-ignore: decorator
 @inline const PAIRS: usize = 172; // pairs of reduction rows per group, ceil(C/groups·KD·KH·KW / 2)
@@ -37,11 +37,6 @@ import { N, C, ID, IH, IW, KD, KH, KW, OD, OH, OW, SD, SH, SW, PD, PH, PW, DD, D
 /** i32 words past a column buffer that the whole-vector row copies may write into. */
 // @ts-ignore: decorator
 @inline const INT_COLS_SLACK: i32 = 16;
-
-// @ts-ignore: decorator
-@inline function field(job: usize, offset: usize): i32 {
-  return load<i32>(job + offset);
-}
 
 /** Image n (int16, or int8 widened to int16), zero-padded into pad [C, DP, HP, WP]. */
 function padImage16(job: usize, xn: usize, pad: usize, int8: bool): void {
@@ -93,7 +88,7 @@ function padImage16(job: usize, xn: usize, pad: usize, int8: bool): void {
  */
 function bandPairs(job: usize, img: usize, g: i32, r0: i32, r1: i32, twp: i32, cols: usize): void {
   const pairs = field(job, PAIRS);
-  const kg = (field(job, C) / field(job, GROUPS)) * field(job, KD) * field(job, KH) * field(job, KW);
+  const kg = groupReduction(job);
   const oh = field(job, OH), ow = field(job, OW);
   const sd = field(job, SD), sh = field(job, SH), sw = field(job, SW);
   const hp = field(job, PAD_H), wp = field(job, PAD_W);
@@ -215,8 +210,8 @@ function pairGemm(w: usize, cols: usize, pairs: i32, twp: i32, tw: i32, coutG: i
 /** y_n = W·cols_n for image n (int32, wrapping), band by band and group by group. */
 export function intConvImage(job: usize, n: i32, scratch: usize): void {
   const c = field(job, C), cout = field(job, COUT), groups = field(job, GROUPS);
-  const ow = field(job, OW), rows = field(job, OD) * field(job, OH);
-  const plane = field(job, ID) * field(job, IH) * field(job, IW);
+  const ow = field(job, OW), rows = outputRows(job);
+  const plane = inputPlane(job);
   const p = rows * ow;
   const coutG = cout / groups;
   const pairs = field(job, PAIRS);

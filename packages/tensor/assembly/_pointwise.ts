@@ -19,31 +19,28 @@
 // Sums read two floats at a time with load64_zero and widen them with one conversion: widening
 // the high half of a whole vector needs a shuffle, which competes with the conversions.
 
-/** Σ x over the N planes of channel c (S floats each, planes strideB bytes apart), in f64. */
-function channelSum(p: usize, n: i32, strideB: usize, s: i32): f64 {
-  let a0 = f64x2.splat(0);
-  let a1 = f64x2.splat(0);
-  let a2 = f64x2.splat(0);
-  let a3 = f64x2.splat(0);
-  let tail: f64 = 0;
-  const s8B = <usize>(s & ~7) << 2;
-  const s2 = s & ~1;
-  for (let k = 0; k < n; k++, p += strideB) {
-    let o: usize = 0;
-    for (; o < s8B; o += 32) {
-      a0 = f64x2.add(a0, promoteLow(v128.load64_zero(p + o)));
-      a1 = f64x2.add(a1, promoteLow(v128.load64_zero(p + o, 8)));
-      a2 = f64x2.add(a2, promoteLow(v128.load64_zero(p + o, 16)));
-      a3 = f64x2.add(a3, promoteLow(v128.load64_zero(p + o, 24)));
-    }
-    for (let i = <i32>(o >> 2); i < s2; i += 2) a0 = f64x2.add(a0, promoteLow(v128.load64_zero(p + (<usize>i << 2))));
-    if (s & 1) tail += <f64>load<f32>(p + (<usize>(s - 1) << 2));
-  }
-  return hsum(f64x2.add(f64x2.add(a0, a1), f64x2.add(a2, a3))) + tail;
+/** What a channel sum adds for two widened floats v: v itself, or (v − m)² when squared. */
+// @ts-ignore: decorator
+@inline function term2(v: v128, m: v128, squared: bool): v128 {
+  if (!squared) return v;
+  const d = f64x2.sub(v, m);
+  return f64x2.mul(d, d);
 }
 
-/** Σ (x − mu)² over channel c's planes, in f64 (mu in f64 too, as the two-pass cpu kernel). */
-function channelSquares(p: usize, n: i32, strideB: usize, s: i32, mu: f64): f64 {
+/** What a channel sum adds for one float x: x itself, or (x − mu)² when squared. */
+// @ts-ignore: decorator
+@inline function term1(x: f64, mu: f64, squared: bool): f64 {
+  if (!squared) return x;
+  const d = x - mu;
+  return d * d;
+}
+
+/**
+ * Σ term(x) over the N planes of a channel (S floats each, planes strideB bytes apart), in f64.
+ * Called with a constant `squared`, so asc folds the term to a plain sum or a squared deviation.
+ */
+// @ts-ignore: decorator
+@inline function channelTermSum(p: usize, n: i32, strideB: usize, s: i32, mu: f64, squared: bool): f64 {
   const m = f64x2.splat(mu);
   let a0 = f64x2.splat(0);
   let a1 = f64x2.splat(0);
@@ -55,25 +52,27 @@ function channelSquares(p: usize, n: i32, strideB: usize, s: i32, mu: f64): f64 
   for (let k = 0; k < n; k++, p += strideB) {
     let o: usize = 0;
     for (; o < s8B; o += 32) {
-      const d0 = f64x2.sub(promoteLow(v128.load64_zero(p + o)), m);
-      const d1 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 8)), m);
-      const d2 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 16)), m);
-      const d3 = f64x2.sub(promoteLow(v128.load64_zero(p + o, 24)), m);
-      a0 = f64x2.add(a0, f64x2.mul(d0, d0));
-      a1 = f64x2.add(a1, f64x2.mul(d1, d1));
-      a2 = f64x2.add(a2, f64x2.mul(d2, d2));
-      a3 = f64x2.add(a3, f64x2.mul(d3, d3));
+      a0 = f64x2.add(a0, term2(promoteLow(v128.load64_zero(p + o)), m, squared));
+      a1 = f64x2.add(a1, term2(promoteLow(v128.load64_zero(p + o, 8)), m, squared));
+      a2 = f64x2.add(a2, term2(promoteLow(v128.load64_zero(p + o, 16)), m, squared));
+      a3 = f64x2.add(a3, term2(promoteLow(v128.load64_zero(p + o, 24)), m, squared));
     }
     for (let i = <i32>(o >> 2); i < s2; i += 2) {
-      const d = f64x2.sub(promoteLow(v128.load64_zero(p + (<usize>i << 2))), m);
-      a0 = f64x2.add(a0, f64x2.mul(d, d));
+      a0 = f64x2.add(a0, term2(promoteLow(v128.load64_zero(p + (<usize>i << 2))), m, squared));
     }
-    if (s & 1) {
-      const d = <f64>load<f32>(p + (<usize>(s - 1) << 2)) - mu;
-      tail += d * d;
-    }
+    if (s & 1) tail += term1(<f64>load<f32>(p + (<usize>(s - 1) << 2)), mu, squared);
   }
   return hsum(f64x2.add(f64x2.add(a0, a1), f64x2.add(a2, a3))) + tail;
+}
+
+/** Σ x over the N planes of channel c (S floats each, planes strideB bytes apart), in f64. */
+function channelSum(p: usize, n: i32, strideB: usize, s: i32): f64 {
+  return channelTermSum(p, n, strideB, s, 0, false);
+}
+
+/** Σ (x − mu)² over channel c's planes, in f64 (mu in f64 too, as the two-pass cpu kernel). */
+function channelSquares(p: usize, n: i32, strideB: usize, s: i32, mu: f64): f64 {
+  return channelTermSum(p, n, strideB, s, mu, true);
 }
 
 /** y = (x − m)·k + b over channel c's planes, in f32. */

@@ -71,7 +71,7 @@ export { cpuBackend } from './backends.js';
 export { gemm, gemmArgs, cpuGemm, type GemmArgs, type GemmKernel } from './gemm/gemm.js';
 export { broadcastBinary } from './ops/binary.js';
 export { defineUnary, type UnaryDefinition } from './ops/unary.js';
-export { reducedShape } from './ops/reduce.js';
+export { forEachReduced, reducedShape } from './ops/reduce.js';
 import './tensor-methods.js';
 import './wasm/wasm-backend.js';
 export {

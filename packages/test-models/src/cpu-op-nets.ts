@@ -1,46 +1,34 @@
 // Small networks with ops a march lacks: in the middle, at the ends, in a row of alternating segments,
 // and functional ones inside a module's forward (the hybrid partition's and the profiler's tests).
-import {
-  AvgPool2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  Hardsigmoid,
-  Hardswish,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  SELU,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { Generator, rand, selu, type Tensor, tensor } from '@qtk/tensor';
 import { call, randomInputs } from './inputs.js';
 
 /** conv+relu → hardswish → conv → hardsigmoid → conv → SELU → conv → average pool → linear: three ops bernoulli2 lacks, in the middle. */
-export class MiddleOpsNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv0: Conv2d;
-  readonly relu0 = new ReLU();
-  readonly hswish = new Hardswish();
-  readonly conv1: Conv2d;
-  readonly hsigmoid = new Hardsigmoid();
-  readonly conv2: Conv2d;
-  readonly selu = new SELU();
-  readonly conv3: Conv2d;
-  readonly pool: AvgPool2d;
-  readonly flatten = new Flatten();
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
+export class MiddleOpsNet extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly conv0: nn.Conv2d;
+  readonly relu0 = new nn.ReLU();
+  readonly hswish = new nn.Hardswish();
+  readonly conv1: nn.Conv2d;
+  readonly hsigmoid = new nn.Hardsigmoid();
+  readonly conv2: nn.Conv2d;
+  readonly selu = new nn.SELU();
+  readonly conv3: nn.Conv2d;
+  readonly pool: nn.AvgPool2d;
+  readonly flatten = new nn.Flatten();
+  readonly fc: nn.Linear;
+  readonly dequant = new nn.DeQuantStub();
   /** `poolKernel` 8 is past bernoulli2's average-pool limit (7); 1 hands every position to the linear layer. */
   constructor(seed = 3, poolKernel = 4) {
     super();
     const g = new Generator(seed);
-    this.pool = new AvgPool2d(poolKernel);
-    this.conv0 = new Conv2d(3, 8, 3, { padding: 1, generator: g });
-    this.conv1 = new Conv2d(8, 8, 3, { padding: 1, generator: g });
-    this.conv2 = new Conv2d(8, 8, 1, { generator: g });
-    this.conv3 = new Conv2d(8, 8, 1, { generator: g });
-    this.fc = new Linear(8 * (8 / poolKernel) ** 2, 10, { generator: g });
+    this.pool = new nn.AvgPool2d(poolKernel);
+    this.conv0 = new nn.Conv2d(3, 8, 3, { padding: 1, generator: g });
+    this.conv1 = new nn.Conv2d(8, 8, 3, { padding: 1, generator: g });
+    this.conv2 = new nn.Conv2d(8, 8, 1, { generator: g });
+    this.conv3 = new nn.Conv2d(8, 8, 1, { generator: g });
+    this.fc = new nn.Linear(8 * (8 / poolKernel) ** 2, 10, { generator: g });
   }
   forward(x: Tensor): Tensor {
     let y = this.relu0.call(this.conv0.call(this.quant.call(x)));
@@ -55,17 +43,17 @@ export class MiddleOpsNet extends Module {
  * No QuantStub and no DeQuantStub: SELU first, hardswish last, convs and a functional add between (bernoulli2
  * has neither SELU nor hardswish). The hybrid tests build it with seed 5, the profiler's with seed 29.
  */
-export class CpuEndsNet extends Module {
-  readonly selu = new SELU();
-  readonly conv0: Conv2d;
-  readonly relu = new ReLU();
-  readonly conv1: Conv2d;
-  readonly hswish = new Hardswish();
+export class CpuEndsNet extends nn.Module {
+  readonly selu = new nn.SELU();
+  readonly conv0: nn.Conv2d;
+  readonly relu = new nn.ReLU();
+  readonly conv1: nn.Conv2d;
+  readonly hswish = new nn.Hardswish();
   constructor(seed = 5) {
     super();
     const g = new Generator(seed);
-    this.conv0 = new Conv2d(3, 4, 3, { padding: 1, generator: g });
-    this.conv1 = new Conv2d(4, 4, 1, { generator: g });
+    this.conv0 = new nn.Conv2d(3, 4, 3, { padding: 1, generator: g });
+    this.conv1 = new nn.Conv2d(4, 4, 1, { generator: g });
   }
   forward(x: Tensor): Tensor {
     const a = this.relu.call(this.conv0.call(this.selu.call(x)));
@@ -74,23 +62,23 @@ export class CpuEndsNet extends Module {
 }
 
 /** quant → (conv → hardswish) × 3 → conv → dequant: seven segments, BPU and CPU in turn. */
-export class AlternatingNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv0: Conv2d;
-  readonly act0 = new Hardswish();
-  readonly conv1: Conv2d;
-  readonly act1 = new Hardswish();
-  readonly conv2: Conv2d;
-  readonly act2 = new Hardswish();
-  readonly conv3: Conv2d;
-  readonly dequant = new DeQuantStub();
+export class AlternatingNet extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly conv0: nn.Conv2d;
+  readonly act0 = new nn.Hardswish();
+  readonly conv1: nn.Conv2d;
+  readonly act1 = new nn.Hardswish();
+  readonly conv2: nn.Conv2d;
+  readonly act2 = new nn.Hardswish();
+  readonly conv3: nn.Conv2d;
+  readonly dequant = new nn.DeQuantStub();
   constructor(seed = 7) {
     super();
     const g = new Generator(seed);
-    this.conv0 = new Conv2d(3, 4, 1, { generator: g });
-    this.conv1 = new Conv2d(4, 4, 1, { generator: g });
-    this.conv2 = new Conv2d(4, 4, 1, { generator: g });
-    this.conv3 = new Conv2d(4, 4, 1, { generator: g });
+    this.conv0 = new nn.Conv2d(3, 4, 1, { generator: g });
+    this.conv1 = new nn.Conv2d(4, 4, 1, { generator: g });
+    this.conv2 = new nn.Conv2d(4, 4, 1, { generator: g });
+    this.conv3 = new nn.Conv2d(4, 4, 1, { generator: g });
   }
   forward(x: Tensor): Tensor {
     let y = this.act0.call(this.conv0.call(this.quant.call(x)));
@@ -145,26 +133,26 @@ export function prototypeTask(net: MiddleOpsNet): (seed: number, n: number) => {
 }
 
 /** A block whose forward calls the functional selu: traced through, its selu is a function node in its scope. */
-export class SeluBlock extends Module {
+export class SeluBlock extends nn.Module {
   forward(x: Tensor): Tensor {
     return selu(x);
   }
 }
 
 /** quant → conv0 → selu (function, in the model's forward) → conv1 → block (SeluBlock) → conv2 → dequant. */
-export class FunctionalSeluNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv0: Conv2d;
-  readonly conv1: Conv2d;
+export class FunctionalSeluNet extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly conv0: nn.Conv2d;
+  readonly conv1: nn.Conv2d;
   readonly block = new SeluBlock();
-  readonly conv2: Conv2d;
-  readonly dequant = new DeQuantStub();
+  readonly conv2: nn.Conv2d;
+  readonly dequant = new nn.DeQuantStub();
   constructor(seed = 9) {
     super();
     const g = new Generator(seed);
-    this.conv0 = new Conv2d(3, 3, 1, { generator: g });
-    this.conv1 = new Conv2d(3, 3, 1, { generator: g });
-    this.conv2 = new Conv2d(3, 3, 1, { generator: g });
+    this.conv0 = new nn.Conv2d(3, 3, 1, { generator: g });
+    this.conv1 = new nn.Conv2d(3, 3, 1, { generator: g });
+    this.conv2 = new nn.Conv2d(3, 3, 1, { generator: g });
   }
   forward(x: Tensor): Tensor {
     const y = this.conv1.call(selu(this.conv0.call(this.quant.call(x))));

@@ -16,6 +16,22 @@ export {
   SharedNormNet,
   UnfusedNet,
 } from './check-nets.js';
-export { ConvBnRelu, ResidualBlock, ResidualNet, ResidualSigmoidNet, TinyResNet } from './residual-nets.js';
+export {
+  ConvBnRelu,
+  ResidualBlock,
+  ResidualNet,
+  ResidualSigmoidNet,
+  ShortcutBlock,
+  ShortcutResNet,
+  TinyResNet,
+  type TinyResNetOptions,
+} from './residual-nets.js';
 export { CompositeNet, SharedHeadNet, SharedSigmoidNet } from './template-nets.js';
 export { ConvClassifier, LayerNormSoftmax } from './model-file-nets.js';
+export {
+  ConvBnReluNet,
+  type ConvBnReluNetOptions,
+  ConvSkipNet,
+  type ConvSkipNetOptions,
+} from './conv-classifiers.js';
+export { SingleOpNet } from './single-op-net.js';

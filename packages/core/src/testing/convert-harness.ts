@@ -80,24 +80,6 @@ export function thrownBy(fn: () => unknown): unknown {
   return undefined;
 }
 
-/** QuantStub → one op (a module, or a function of the quantized input) → DeQuantStub: one op's conversion, alone. */
-export class SingleOpNet extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(
-    readonly op: Module | null,
-    private readonly fn: ((x: Tensor) => Tensor) | null = null,
-  ) {
-    super();
-    if (op) this.registerModule('op', op);
-  }
-  forward(x: Tensor): Tensor {
-    const q = this.quant.call(x);
-    const y = this.op ? callModel(this.op, q) : this.fn!(q);
-    return this.dequant.call(y);
-  }
-}
-
 /** quant → Conv3d and Softmax side by side → dequant, added: two nodes bernoulli2 converts neither of. */
 export class Conv3dSoftmaxNet extends Module {
   readonly quant = new QuantStub({ scale: 1 / 128 });

@@ -13,6 +13,17 @@ export type QatStep = Module & ObservedStep & { forward(x: Tensor): Tensor };
 /** Makes the fake-quant of one intermediate (the module's activation qconfig at the intermediate dtype). */
 export type StepFakeQuant<F extends QatStep = QatStep> = () => F;
 
+/** One fake-quant per named step, made in the order given and registered as `<name>_fake_quant`. */
+function registerSteps<F extends QatStep, K extends string>(
+  owner: Module,
+  names: readonly K[],
+  step: StepFakeQuant<F>,
+): Readonly<Record<K, F>> {
+  const steps = Object.fromEntries(names.map((k) => [k, step()])) as Record<K, F>;
+  for (const k of names) owner.registerModule(`${k}_fake_quant`, steps[k]);
+  return steps;
+}
+
 /** Runs one step's fake-quant on `x`. */
 function observe(fq: QatStep, x: Tensor): Tensor {
   return fq.call(x);
@@ -22,18 +33,12 @@ function observe(fq: QatStep, x: Tensor): Tensor {
 export class SoftmaxQat<F extends QatStep = QatStep> extends Module implements SoftmaxQatForm {
   readonly composite = 'softmax' as const;
   readonly dim: number;
-  readonly steps: {
-    readonly sub: F;
-    readonly exp: F;
-    readonly sum: F;
-    readonly reciprocal: F;
-  };
+  readonly steps: Readonly<Record<'sub' | 'exp' | 'sum' | 'reciprocal', F>>;
 
   constructor(float: Softmax, step: StepFakeQuant<F>) {
     super();
     this.dim = float.dim;
-    this.steps = { sub: step(), exp: step(), sum: step(), reciprocal: step() };
-    for (const [k, m] of Object.entries(this.steps)) this.registerModule(`${k}_fake_quant`, m);
+    this.steps = registerSteps(this, ['sub', 'exp', 'sum', 'reciprocal'], step);
   }
 
   forward(x: Tensor): Tensor {
@@ -54,21 +59,13 @@ export class SoftmaxQat<F extends QatStep = QatStep> extends Module implements S
 export class LayerNormQat<F extends QatStep = QatStep> extends Module implements LayerNormQatForm {
   readonly composite = 'layer_norm' as const;
   readonly float: LayerNorm;
-  readonly steps: {
-    readonly mean: F;
-    readonly sub: F;
-    readonly square: F;
-    readonly variance: F;
-    readonly rsqrt: F;
-    readonly normalized: F;
-  };
+  readonly steps: Readonly<Record<'mean' | 'sub' | 'square' | 'variance' | 'rsqrt' | 'normalized', F>>;
 
   constructor(float: LayerNorm, step: StepFakeQuant<F>) {
     super();
     this.float = float;
     this.registerModule('float', float);
-    this.steps = { mean: step(), sub: step(), square: step(), variance: step(), rsqrt: step(), normalized: step() };
-    for (const [k, m] of Object.entries(this.steps)) this.registerModule(`${k}_fake_quant`, m);
+    this.steps = registerSteps(this, ['mean', 'sub', 'square', 'variance', 'rsqrt', 'normalized'], step);
   }
 
   get normalizedShape(): readonly number[] {

@@ -82,12 +82,17 @@ export function mapBinary(
   return qtensorOf(out, index.shape, scale, dtype);
 }
 
-/** What a binary op that requantizes its accumulator needs: the plan, the output grid and the scalar slots. */
-export interface RequantizedBinaryConfig {
-  readonly requant: RequantizePlan;
+/** The output grid and the scalar slots of a fixed-point binary module's config. */
+export interface BinaryOutputConfig {
   readonly outScale: number;
   readonly outDtype: QuantDType;
+  /** A scalar argument in slot 0 or 1 (add_scalar, sub with a constant), already a quantized operand. */
   readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
+}
+
+/** What a binary op that requantizes its accumulator needs: the plan, the output grid and the scalar slots. */
+export interface RequantizedBinaryConfig extends BinaryOutputConfig {
+  readonly requant: RequantizePlan;
 }
 
 /** Broadcasts the operands, takes `acc = accumulate(a, b)` per element (exact, float64) and requantizes it to the output (add/sub, mul). */

@@ -1,18 +1,11 @@
-import type { QuantDType } from '@qtk/spec';
-import { addAccumulate, type AddPlan, type ScalarOperand } from '../elementwise.js';
-import type { RequantizePlan } from '../requantize.js';
+import { addAccumulate, type AddPlan } from '../elementwise.js';
 import type { QTensor } from '../qtensor.js';
 import { PlannedModule } from './planned-module.js';
-import { requantizedBinary } from './binary-operands.js';
+import { type RequantizedBinaryConfig, requantizedBinary } from './binary-operands.js';
 
-export interface FixedAddConfig {
+export interface FixedAddConfig extends RequantizedBinaryConfig {
   readonly sub: boolean;
   readonly plan: AddPlan;
-  readonly requant: RequantizePlan;
-  readonly outScale: number;
-  readonly outDtype: QuantDType;
-  /** A scalar argument in slot 0 or 1 (add_scalar, sub with a constant), already a quantized operand. */
-  readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
 }
 
 /**

@@ -1,18 +1,13 @@
-import type { QuantDType } from '@qtk/spec';
-import type { ScalarOperand } from '../elementwise.js';
 import { requantizeValue, type RequantizePlan } from '../requantize.js';
 import type { QTensor } from '../qtensor.js';
 import { PlannedModule } from './planned-module.js';
-import { mapBinary } from './binary-operands.js';
+import { type BinaryOutputConfig, mapBinary } from './binary-operands.js';
 
-export interface FixedMinMaxConfig {
+/** A scalar slot holds its value already on the output grid (scale = outScale). */
+export interface FixedMinMaxConfig extends BinaryOutputConfig {
   readonly kind: 'maximum' | 'minimum';
   /** Each operand's requantize to the output scale and dtype (a copy where equal). */
   readonly requants: readonly [RequantizePlan, RequantizePlan];
-  readonly outScale: number;
-  readonly outDtype: QuantDType;
-  /** A scalar slot holds its value already on the output grid (scale = outScale). */
-  readonly scalars: readonly [ScalarOperand | null, ScalarOperand | null];
 }
 
 /**

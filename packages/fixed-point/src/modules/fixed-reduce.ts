@@ -1,6 +1,6 @@
 import { Module } from '@qtk/nn';
 import type { QuantDType } from '@qtk/spec';
-import { DTypeError, InvalidArgumentError, normalizeAxes } from '@qtk/tensor';
+import { DTypeError, forEachReduced, InvalidArgumentError, normalizeAxes, reducedShape } from '@qtk/tensor';
 import { requantizeInto, type RequantizePlan } from '../requantize.js';
 import { QTensor } from '../qtensor.js';
 import type { WindowPlanner } from './fixed-avg-pool.js';
@@ -37,31 +37,14 @@ export class FixedReduce extends Module {
         ? shape.map((_, i) => i)
         : normalizeAxes(typeof axes === 'number' ? [axes] : axes, rank, this.kind);
     const isRed = shape.map((_, i) => reduced.includes(i));
-    // output strides in the input's axis order (0 on reduced axes)
-    const ostr = new Array<number>(rank).fill(0);
-    let s = 1;
-    for (let d = rank - 1; d >= 0; d--) {
-      if (!isRed[d]) {
-        ostr[d] = s;
-        s *= shape[d]!;
-      }
-    }
-    const outSize = s;
+    const outShape = reducedShape(shape, reduced, keepdim);
+    const outSize = outShape.reduce((p, d) => p * d, 1);
     const n = shape.reduce((p, d, i) => (isRed[i] ? p * d : p), 1);
     const v = x.ints();
     const acc = new Float64Array(outSize);
-    const counter = new Array<number>(rank).fill(0);
-    let o = 0;
-    for (let i = 0; i < v.length; i++) {
+    forEachReduced(shape, reduced, (i, o) => {
       acc[o] = acc[o]! + v[i]!;
-      for (let d = rank - 1; d >= 0; d--) {
-        counter[d]!++;
-        o += ostr[d]!;
-        if (counter[d]! < shape[d]!) break;
-        o -= ostr[d]! * shape[d]!;
-        counter[d] = 0;
-      }
-    }
+    });
     for (let i = 0; i < outSize; i++)
       acc[i] = acc[i]! < -2147483648 ? -2147483648 : acc[i]! > 2147483647 ? 2147483647 : acc[i]!;
     const sIn = x.tensorScale;
@@ -74,7 +57,6 @@ export class FixedReduce extends Module {
     }
     const out = intStorage(this.outDtype, outSize) as Int8Array | Int16Array | Int32Array;
     requantizeInto(acc, plan, 1, out);
-    const outShape = keepdim ? shape.map((d, i) => (isRed[i] ? 1 : d)) : shape.filter((_, i) => !isRed[i]);
     return qtensorOf(out, outShape, this.outScale, this.outDtype);
   }
 

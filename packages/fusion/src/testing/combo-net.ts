@@ -1,20 +1,6 @@
 // Small models for fusion tests: one conv family followed by an optional BN, add and activation,
 // written the way user code writes each variant (modules, F.*, tensor methods, FloatFunctional).
-import {
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  Conv2d,
-  Conv3d,
-  ConvTranspose2d,
-  FloatFunctional,
-  Linear,
-  Module,
-  ReLU,
-  ReLU6,
-  SyncBatchNorm,
-  type BatchNormNd,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import { add, type Generator, randn, relu, relu6, type Tensor } from '@qtk/tensor';
 import type { FusionFamily } from '../fusion-patterns.js';
 
@@ -30,15 +16,15 @@ export interface ComboSpec {
   relu: ReluKind | null;
 }
 
-const NORMS: Record<NormKind, new (n: number) => BatchNormNd> = {
-  BatchNorm1d,
-  BatchNorm2d,
-  BatchNorm3d,
-  SyncBatchNorm,
+const NORMS: Record<NormKind, new (n: number) => nn.BatchNormNd> = {
+  BatchNorm1d: nn.BatchNorm1d,
+  BatchNorm2d: nn.BatchNorm2d,
+  BatchNorm3d: nn.BatchNorm3d,
+  SyncBatchNorm: nn.SyncBatchNorm,
 };
 
 /** Gives a BN non-trivial affine parameters and running statistics, so absorbing it matters. */
-export function randomizeBatchNorm(bn: BatchNormNd, g: Generator): void {
+export function randomizeBatchNorm(bn: nn.BatchNormNd, g: Generator): void {
   const n = bn.numFeatures;
   const fill = (t: Tensor | null, v: Float32Array) => t?.values().set(v);
   fill(bn.runningMean, randn([n], { generator: g, std: 0.5 }).values() as Float32Array);
@@ -53,18 +39,18 @@ export function randomizeBatchNorm(bn: BatchNormNd, g: Generator): void {
   fill(bn.bias, randn([n], { generator: g, std: 0.5 }).values() as Float32Array);
 }
 
-export function makeLayer(family: string, g: Generator, options: { bias?: boolean; groups?: number } = {}): Module {
+export function makeLayer(family: string, g: Generator, options: { bias?: boolean; groups?: number } = {}): nn.Module {
   const groups = options.groups ?? 1;
   const bias = options.bias ?? true;
   switch (family) {
     case 'conv2d':
-      return new Conv2d(4, 6, 3, { padding: 1, groups, bias, generator: g });
+      return new nn.Conv2d(4, 6, 3, { padding: 1, groups, bias, generator: g });
     case 'conv_transpose2d':
-      return new ConvTranspose2d(4, 6, 3, { padding: 1, stride: 2, outputPadding: 1, groups, bias, generator: g });
+      return new nn.ConvTranspose2d(4, 6, 3, { padding: 1, stride: 2, outputPadding: 1, groups, bias, generator: g });
     case 'conv3d':
-      return new Conv3d(4, 6, 3, { padding: 1, groups, bias, generator: g });
+      return new nn.Conv3d(4, 6, 3, { padding: 1, groups, bias, generator: g });
     case 'linear':
-      return new Linear(4, 6, { bias, generator: g });
+      return new nn.Linear(4, 6, { bias, generator: g });
     default:
       throw new Error(`unknown family ${family}`);
   }
@@ -84,11 +70,11 @@ export function shapesFor(family: string): { x: number[]; out: number[] } {
   }
 }
 
-export class ComboNet extends Module {
-  readonly layer: Module;
-  readonly bn: BatchNormNd | null;
-  readonly ff: FloatFunctional | null;
-  readonly act: Module | null;
+export class ComboNet extends nn.Module {
+  readonly layer: nn.Module;
+  readonly bn: nn.BatchNormNd | null;
+  readonly ff: nn.FloatFunctional | null;
+  readonly act: nn.Module | null;
 
   constructor(
     readonly spec: ComboSpec,
@@ -98,8 +84,8 @@ export class ComboNet extends Module {
     this.layer = makeLayer(spec.family, g);
     this.bn = spec.norm ? new NORMS[spec.norm](6) : null;
     if (this.bn) randomizeBatchNorm(this.bn, g);
-    this.ff = spec.add === 'float_functional' ? new FloatFunctional() : null;
-    this.act = spec.relu === 'ReLU' ? new ReLU() : spec.relu === 'ReLU6' ? new ReLU6() : null;
+    this.ff = spec.add === 'float_functional' ? new nn.FloatFunctional() : null;
+    this.act = spec.relu === 'ReLU' ? new nn.ReLU() : spec.relu === 'ReLU6' ? new nn.ReLU6() : null;
   }
 
   private addOp(a: Tensor, b: Tensor): Tensor {

@@ -1,8 +1,8 @@
 // FixedClamp (clamp / abs): on the input's grid, bounds `R(min / s)` and `R(max / s)` (constants of
 // the call), saturation to the input dtype, then the output requantize when the op has one.
-import { FixedClamp, QTensor, roundReal } from '@qtk/fixed-point';
-import { OnnxExportError, registerModuleExport } from '@qtk/onnx';
-import { clip, doubleScalar, requantize, saturate, toDouble, toStorage } from './int-emit.js';
+import { FixedClamp, roundReal } from '@qtk/fixed-point';
+import { registerModuleExport } from '@qtk/onnx';
+import { clip, quantizedInput, doubleScalar, requantize, saturate, toDouble, toStorage } from './int-emit.js';
 
 function boundOf(v: unknown): number | null {
   return typeof v === 'number' ? v : null;
@@ -10,9 +10,7 @@ function boundOf(v: unknown): number | null {
 
 registerModuleExport(FixedClamp, (s) => {
   const m = s.module as FixedClamp;
-  const x = s.args[0];
-  if (!(x instanceof QTensor))
-    throw new OnnxExportError(`exportOnnx: ${m.kind} node '${s.name}' has no quantized input`);
+  const x = quantizedInput(s, m.kind);
   const { b, name } = s;
   const sc = x.tensorScale;
   let v = toDouble(b, s.inputs[0]!, name);

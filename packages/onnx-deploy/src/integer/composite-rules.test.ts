@@ -1,6 +1,6 @@
 import '../index.js'; // the QDQ and integer export rules
 import type { FixedLayerNorm, FixedSoftmax } from '@qtk/fixed-point';
-import { DeQuantStub, LayerNorm, type Module as ModuleT, Module, QuantStub, Softmax, Tanh, Upsample } from '@qtk/nn';
+import { DeQuantStub, LayerNorm, Module, QuantStub, Softmax, Tanh, Upsample } from '@qtk/nn';
 import { randn, Generator, type Tensor } from '@qtk/tensor';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,18 +12,7 @@ import { compareWithRuntime } from '../node/compare-with-runtime.js';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { exportAndCompare, fixedPointOf } from '../testing/fixed-models.js';
 import { inputQuantize } from '../testing/integer-grid.js';
-
-class OpNet extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(readonly op: ModuleT) {
-    super();
-    this.registerModule('op', op);
-  }
-  forward(x: Tensor): Tensor {
-    return this.dequant.call((this.op as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
-  }
-}
+import { SingleOpNet } from '@qtk/test-models';
 
 function kindsOf(fixed: ReturnType<typeof fixedPointOf>): string[] {
   return fixed.graph.nodes
@@ -69,7 +58,7 @@ describe('integer export: composites', () => {
     for (const n of [10, 64]) {
       test(`bayes softmax over ${n}, ${dtype}: every intermediate's operations in ONNX, identical`, async () => {
         const calib = [randn([32, n], { std: 3, generator: g })];
-        const fixed = fixedPointOf(new OpNet(new Softmax(-1)), { march: 'bayes', dtype, calibration: calib });
+        const fixed = fixedPointOf(new SingleOpNet(new Softmax(-1)), { march: 'bayes', dtype, calibration: calib });
         expect(kindsOf(fixed)).toEqual(['Quantize', 'FixedSoftmax', 'Dequantize']);
         const sm = fixed.getSubmodule('op') as FixedSoftmax;
         expect([sm.config.exp.kind, sm.config.reciprocal.kind]).toEqual(['segment', 'segment']);
@@ -82,7 +71,7 @@ describe('integer export: composites', () => {
 
   test('bayes softmax over dim 1 of [N, C, L], qint8', async () => {
     const calib = [randn([8, 12, 5], { std: 2, generator: g })];
-    const fixed = fixedPointOf(new OpNet(new Softmax(1)), { march: 'bayes', calibration: calib });
+    const fixed = fixedPointOf(new SingleOpNet(new Softmax(1)), { march: 'bayes', calibration: calib });
     expect(kindsOf(fixed)).toEqual(['Quantize', 'FixedSoftmax', 'Dequantize']);
     const { summary } = await exportAndCompare(fixed, randn([8, 12, 5], { std: 4, generator: g }));
     expect(summary).toBe('all 3 compared values identical');
@@ -95,7 +84,7 @@ describe('integer export: composites', () => {
         if (ln.weight) ln.weight.data.set(randn([4, 16], { std: 0.5, mean: 1, generator: g }).values());
         if (ln.bias) ln.bias.data.set(randn([4, 16], { std: 0.3, generator: g }).values());
         const calib = [randn([6, 3, 4, 16], { std: 2, generator: g })];
-        const fixed = fixedPointOf(new OpNet(ln), { march: 'bayes', dtype, calibration: calib });
+        const fixed = fixedPointOf(new SingleOpNet(ln), { march: 'bayes', dtype, calibration: calib });
         expect(kindsOf(fixed)).toEqual(['Quantize', 'FixedLayerNorm', 'Dequantize']);
         const fl = fixed.getSubmodule('op') as FixedLayerNorm;
         expect(fl.config.features).toBe(64);

@@ -3,8 +3,8 @@
 // float64 (DOUBLE), where every intermediate the rules produce is an integer below 2^53 in magnitude,
 // or such an integer times a power of two, so every Add, Sub, Mul and Floor is exact and the result
 // does not depend on the order, fusion or vectorization the runtime chooses.
-import { intRange, type QTensorDType, type RequantizePlan } from '@qtk/fixed-point';
-import { type OnnxBuilder, DataType } from '@qtk/onnx';
+import { intRange, QTensor, type QTensorDType, type RequantizePlan } from '@qtk/fixed-point';
+import { type ModuleExportStep, type OnnxBuilder, DataType, OnnxExportError } from '@qtk/onnx';
 
 /** The ONNX element type that stores a quantized dtype. */
 export const STORAGE_ELEM: Readonly<Record<QTensorDType, number>> = {
@@ -13,6 +13,13 @@ export const STORAGE_ELEM: Readonly<Record<QTensorDType, number>> = {
   qint32: DataType.INT32,
   qbool: DataType.BOOL,
 };
+
+/** The step's first argument, which a one-input integer op (`kind`: clamp, sum, ...) needs quantized. */
+export function quantizedInput(s: ModuleExportStep, kind: string): QTensor {
+  const x = s.args[0];
+  if (!(x instanceof QTensor)) throw new OnnxExportError(`exportOnnx: ${kind} node '${s.name}' has no quantized input`);
+  return x;
+}
 
 /** A float64 initializer. */
 export function doubleConst(b: OnnxBuilder, values: ArrayLike<number>, name: string, shape?: number[]): string {

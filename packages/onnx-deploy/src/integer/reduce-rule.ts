@@ -1,8 +1,8 @@
 // FixedReduce (sum / mean): the exact sum of the reduced integers in float64 (at most 2^31 int16
 // values, below 2^53), saturated to int32, then the plan from s_acc = s_in / N (mean) or s_in (sum).
-import { FixedReduce, QTensor } from '@qtk/fixed-point';
-import { OnnxExportError, registerModuleExport } from '@qtk/onnx';
-import { clip, requantize, toDouble, toStorage } from './int-emit.js';
+import { FixedReduce, type QTensor } from '@qtk/fixed-point';
+import { registerModuleExport } from '@qtk/onnx';
+import { clip, quantizedInput, requantize, toDouble, toStorage } from './int-emit.js';
 
 function reducedAxes(axes: unknown, rank: number): number[] {
   if (axes === undefined || axes === null) return Array.from({ length: rank }, (_, i) => i);
@@ -12,9 +12,7 @@ function reducedAxes(axes: unknown, rank: number): number[] {
 
 registerModuleExport(FixedReduce, (s) => {
   const m = s.module as FixedReduce;
-  const x = s.args[0];
-  if (!(x instanceof QTensor))
-    throw new OnnxExportError(`exportOnnx: ${m.kind} node '${s.name}' has no quantized input`);
+  const x = quantizedInput(s, m.kind);
   const { b, name } = s;
   const axes = reducedAxes(s.args[1], x.shape.length);
   const keepdims = s.args[2] ? 1 : 0;

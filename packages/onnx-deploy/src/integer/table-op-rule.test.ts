@@ -1,47 +1,16 @@
 import type { ConvertTableOptions, FixedTableOp } from '@qtk/fixed-point';
 import { calibrate, convertFx, prepareQatFx } from '@qtk/core';
 import { getDefaultQatQconfig } from '@qtk/fake-quant';
-import {
-  DeQuantStub,
-  GELU,
-  Hardsigmoid,
-  Hardswish,
-  type Module as ModuleT,
-  Module,
-  PReLU,
-  QuantStub,
-  Sigmoid,
-  SiLU,
-  Tanh,
-} from '@qtk/nn';
+import { GELU, Hardsigmoid, Hardswish, type Module, PReLU, Sigmoid, SiLU, Tanh } from '@qtk/nn';
 import { elu, leakyRelu, softplus, type Tensor } from '@qtk/tensor';
 import { describe, expect, test } from 'vitest';
 import { decodeModel } from '@qtk/onnx';
 import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-models.js';
 import { inputQuantize, integerGridInput } from '../testing/integer-grid.js';
+import { SingleOpNet } from '@qtk/test-models';
 
-class ActNet extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(readonly act: ModuleT) {
-    super();
-    this.registerModule('act', act);
-  }
-  forward(x: Tensor): Tensor {
-    return this.dequant.call((this.act as unknown as { call(x: Tensor): Tensor }).call(this.quant.call(x)));
-  }
-}
-
-class CallNet extends Module {
-  readonly quant = new QuantStub();
-  readonly dequant = new DeQuantStub();
-  constructor(readonly f: (x: Tensor) => Tensor) {
-    super();
-  }
-  forward(x: Tensor): Tensor {
-    return this.dequant.call(this.f(this.quant.call(x)));
-  }
-}
+/** QuantStub → the activation (the child 'act' the qconfigs name) → DeQuantStub. */
+const actNet = (act: Module) => new SingleOpNet(act, 'act');
 
 const COLS = 16;
 
@@ -54,7 +23,7 @@ function tableOpOf(fixed: ReturnType<typeof fixedPointOf>): FixedTableOp {
   return fixed.getSubmodule(node.target) as FixedTableOp;
 }
 
-const ACTS: [string, () => ModuleT][] = [
+const ACTS: [string, () => Module][] = [
   ['sigmoid', () => new Sigmoid()],
   ['tanh', () => new Tanh()],
   ['hardswish', () => new Hardswish()],
@@ -66,7 +35,7 @@ const ACTS: [string, () => ModuleT][] = [
 describe('integer export: FixedTableOp', () => {
   for (const [label, make] of ACTS) {
     test(`bayes ${label}, qint8: the 256-entry table as a Gather, every input integer identical`, async () => {
-      const fixed = fixedPointOf(new ActNet(make()), {
+      const fixed = fixedPointOf(actNet(make()), {
         march: 'bayes',
         calibration: [uniformInput([64, COLS], 1, -4, 4)],
       });
@@ -77,7 +46,7 @@ describe('integer export: FixedTableOp', () => {
     });
 
     test(`bayes ${label}, qint16: the segment table's arithmetic over all 65536 inputs identical`, async () => {
-      const fixed = fixedPointOf(new ActNet(make()), {
+      const fixed = fixedPointOf(actNet(make()), {
         march: 'bayes',
         dtype: 'qint16',
         calibration: [uniformInput([64, COLS], 1, -6, 6)],
@@ -93,7 +62,7 @@ describe('integer export: FixedTableOp', () => {
   }
 
   test('bayes tanh, qint16 in → qint8 out: the segment table with its int8 output conversion', async () => {
-    const fixed = fixedPointOf(new ActNet(new Tanh()), {
+    const fixed = fixedPointOf(actNet(new Tanh()), {
       march: 'bayes',
       dtype: 'qint16',
       qconfig: { moduleName: { act: getDefaultQatQconfig({ dtype: 'qint8' }) } },
@@ -106,7 +75,7 @@ describe('integer export: FixedTableOp', () => {
   });
 
   test('bayes sigmoid, qint8 in → qint16 out: a 256-entry table of int16 entries', async () => {
-    const fixed = fixedPointOf(new ActNet(new Sigmoid()), {
+    const fixed = fixedPointOf(actNet(new Sigmoid()), {
       march: 'bayes',
       qconfig: { moduleName: { act: getDefaultQatQconfig({ dtype: 'qint16' }) } },
       calibration: [uniformInput([64, COLS], 3, -5, 5)],
@@ -121,7 +90,7 @@ describe('integer export: FixedTableOp', () => {
     test(`bayes PReLU, ${dtype}: one table per channel, gathered by channel`, async () => {
       const prelu = new PReLU({ numParameters: COLS });
       prelu.weight.data.set(Array.from({ length: COLS }, (_, c) => (c - 6) / 8));
-      const fixed = fixedPointOf(new ActNet(prelu), {
+      const fixed = fixedPointOf(actNet(prelu), {
         march: 'bayes',
         dtype,
         calibration: [uniformInput([64, COLS], 4, -4, 4)],
@@ -137,7 +106,7 @@ describe('integer export: FixedTableOp', () => {
     test(`bayes PReLU on [N, C, H, W], ${dtype}: per-channel tables broadcast over H, W`, async () => {
       const prelu = new PReLU({ numParameters: 5 });
       prelu.weight.data.set([-0.5, 0, 0.25, 1, 2]);
-      const fixed = fixedPointOf(new ActNet(prelu), {
+      const fixed = fixedPointOf(actNet(prelu), {
         march: 'bayes',
         dtype,
         calibration: [uniformInput([4, 5, 6, 6], 9, -3, 3)],
@@ -152,7 +121,7 @@ describe('integer export: FixedTableOp', () => {
 
   for (const [label, make] of ACTS.filter(([l]) => !l.startsWith('hard')))
     test(`bernoulli2 ${label}: 256-entry table identical`, async () => {
-      const fixed = fixedPointOf(new ActNet(make()), {
+      const fixed = fixedPointOf(actNet(make()), {
         march: 'bernoulli2',
         calibration: [uniformInput([64, COLS], 5, -4, 4)],
       });
@@ -173,7 +142,7 @@ describe('integer export: FixedTableOp', () => {
     ['leaky_relu', (x) => leakyRelu(x, 0.1), [-4, 4]],
   ];
   test('bernoulli2 exp (call): 256-entry table identical', async () => {
-    const fixed = fixedPointOf(new CallNet((x) => x.exp()), {
+    const fixed = fixedPointOf(new SingleOpNet((x) => x.exp()), {
       march: 'bernoulli2',
       calibration: [uniformInput([64, COLS], 11, -4, 2)],
     });
@@ -184,7 +153,7 @@ describe('integer export: FixedTableOp', () => {
 
   for (const [label, f, [lo, hi]] of CALLS)
     test(`bayes ${label} (call), qint16: segment table over all 65536 inputs identical`, async () => {
-      const fixed = fixedPointOf(new CallNet(f), {
+      const fixed = fixedPointOf(new SingleOpNet(f), {
         march: 'bayes',
         dtype: 'qint16',
         calibration: [uniformInput([64, COLS], 6, lo, hi)],
@@ -196,7 +165,7 @@ describe('integer export: FixedTableOp', () => {
 
   // tuned tables: explicit points with equal neighbours (degenerate segments no input selects), and
   // an input range narrow against the calibrated one (long line segments on both sides)
-  const TUNED: [string, () => ModuleT, ConvertTableOptions[string]][] = [
+  const TUNED: [string, () => Module, ConvertTableOptions[string]][] = [
     [
       'sigmoid, explicit points with degenerate segments',
       () => new Sigmoid(),
@@ -208,7 +177,7 @@ describe('integer export: FixedTableOp', () => {
   for (const [label, make, options] of TUNED)
     test(`bayes qint16 ${label}: identical over all 65536 inputs`, async () => {
       const model = prepareQatFx(
-        new ActNet(make()).eval(),
+        actNet(make()).eval(),
         { global: getDefaultQatQconfig({ dtype: 'qint16' }) },
         { march: 'bayes', onWarning: () => {} },
       );

@@ -1,17 +1,6 @@
 import { FixedValueOp, planRequantizeWide, type Quantize } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
-import {
-  ChannelShuffle,
-  DeQuantStub,
-  FloatFunctional,
-  Module,
-  PixelShuffle,
-  PixelUnshuffle,
-  QuantStub,
-  ReLU,
-  ReLU6,
-  Upsample,
-} from '@qtk/nn';
+import * as nn from '@qtk/nn';
 import {
   contiguous,
   expand,
@@ -33,15 +22,15 @@ import { exportAndCompare, fixedPointOf, uniformInput } from '../testing/fixed-m
 import { onGrid, rangeInts } from '../testing/integer-inputs.js';
 
 /** The value ops both marches convert: split and its items, zero pad, pixel / channel shuffle, nearest resizes, max pool, flatten, relu. */
-class Movement extends Module {
-  readonly quant = new QuantStub();
-  readonly shuffle = new PixelShuffle(2);
-  readonly channels = new ChannelShuffle(2);
-  readonly upSize = new Upsample({ size: [9, 7], mode: 'nearest' });
-  readonly upTwice = new Upsample({ scaleFactor: 2, mode: 'nearest' });
-  readonly relu = new ReLU();
-  readonly cat = new FloatFunctional();
-  readonly dequant = new DeQuantStub();
+class Movement extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly shuffle = new nn.PixelShuffle(2);
+  readonly channels = new nn.ChannelShuffle(2);
+  readonly upSize = new nn.Upsample({ size: [9, 7], mode: 'nearest' });
+  readonly upTwice = new nn.Upsample({ scaleFactor: 2, mode: 'nearest' });
+  readonly relu = new nn.ReLU();
+  readonly cat = new nn.FloatFunctional();
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     const q = this.quant.call(x);
     const [a, b] = split(q, [4, 4], 1);
@@ -57,12 +46,12 @@ class Movement extends Module {
 }
 
 /** bayes's further value ops: slices (negative step), permute / transpose, squeeze / unsqueeze, expand, relu6, pixel unshuffle. */
-class MoreMovement extends Module {
-  readonly quant = new QuantStub();
-  readonly unshuffle = new PixelUnshuffle(2);
-  readonly relu6 = new ReLU6();
-  readonly cat = new FloatFunctional();
-  readonly dequant = new DeQuantStub();
+class MoreMovement extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly unshuffle = new nn.PixelUnshuffle(2);
+  readonly relu6 = new nn.ReLU6();
+  readonly cat = new nn.FloatFunctional();
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     const q = this.quant.call(x);
     const a = slice(q, { axis: -1, start: -2, end: 0, step: -2 });
@@ -77,10 +66,10 @@ class MoreMovement extends Module {
 }
 
 /** The Tensor-method forms: permute(...dims), transpose, view(...shape), reshape, split, slice, squeeze / unsqueeze, expand, contiguous. */
-class MethodMovement extends Module {
-  readonly quant = new QuantStub();
-  readonly cat = new FloatFunctional();
-  readonly dequant = new DeQuantStub();
+class MethodMovement extends nn.Module {
+  readonly quant = new nn.QuantStub();
+  readonly cat = new nn.FloatFunctional();
+  readonly dequant = new nn.DeQuantStub();
   forward(x: Tensor): Tensor {
     const q = this.quant.call(x);
     const parts = q.split([1, 2], 1);

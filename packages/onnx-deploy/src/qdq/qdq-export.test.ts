@@ -34,7 +34,8 @@ import { exportOnnx } from '@qtk/onnx/node';
 import { writeQdqScales } from '../node.js';
 import { onnxCheck } from '@qtk/onnx/testing';
 import { expectOnnxCheckerPasses, itWithOnnxChecker } from '../../../../scripts/onnx-checker.js';
-import { calibratedModel, randomBatches, SmallConvNet, warmUp } from '../testing/qdq-models.js';
+import type { ConvBnReluNet } from '@qtk/test-models';
+import { calibratedModel, randomBatches, smallConvNet, warmUp } from '../testing/qdq-models.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-qdq-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,8 +71,8 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 const shape = [4, 3, 8, 8];
 
-function smallNet(): SmallConvNet {
-  const m = new SmallConvNet(1);
+function smallNet(): ConvBnReluNet {
+  const m = smallConvNet(1);
   warmUp(m, shape, 3);
   return m;
 }

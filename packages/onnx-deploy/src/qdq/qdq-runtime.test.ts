@@ -14,7 +14,8 @@ import { exportOnnxBytes } from '@qtk/onnx';
 import { findPythonWithOnnx, onnxCheck } from '@qtk/onnx/testing';
 import { itWithOnnxChecker } from '../../../../scripts/onnx-checker.js';
 import { compareWithOrt, type OrtOptimization, type RuntimeComparison } from '../testing/qdq-compare.js';
-import { calibratedModel, randomBatches, ResidualNet, SmallConvNet, warmUp } from '../testing/qdq-models.js';
+import { ShortcutResNet } from '@qtk/test-models';
+import { calibratedModel, randomBatches, smallConvNet, warmUp } from '../testing/qdq-models.js';
 import type { ObserverDType } from '@qtk/spec';
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-qdq-ort-'));
@@ -60,11 +61,11 @@ const INT16: Record<OrtOptimization, Bounds> = {
   all: { outputSteps: 1, outputShare: 0.3, innerSteps: 128, innerShare: 0.3 },
 };
 
-const residual = () => new ResidualNet(2);
+const residual = () => new ShortcutResNet(2);
 const CASES: Case[] = [
   {
     name: 'small conv net, bayes int8',
-    model: () => new SmallConvNet(1),
+    model: () => smallConvNet(1),
     shape: [4, 3, 8, 8],
     march: 'bayes',
     dtype: 'qint8',
@@ -143,7 +144,7 @@ describe('where the differences come from', () => {
     const previous = getDefaultRounding();
     setDefaultRounding('half_even');
     try {
-      const model = new ResidualNet(2);
+      const model = new ShortcutResNet(2);
       warmUp(model, [8, 1, 28, 28], 3);
       const gm = calibratedModel(model, randomBatches([8, 1, 28, 28], 4, 4), { march: 'bayes', dtype: 'qint16' });
       const x = randomBatches([128, 1, 28, 28], 1, 9)[0]!;

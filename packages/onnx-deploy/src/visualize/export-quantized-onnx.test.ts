@@ -7,18 +7,7 @@ import { defaultQatOutQconfig, defaultQatQconfig, FakeQuantize } from '@qtk/fake
 import type { FixedAdd, FixedConv, FixedTableOp, Quantize } from '@qtk/fixed-point';
 import { Graph, GraphModule } from '@qtk/ir';
 import '@qtk/march-bayes';
-import {
-  AdaptiveAvgPool2d,
-  BatchNorm2d,
-  Conv2d,
-  DeQuantStub,
-  Flatten,
-  Linear,
-  Module,
-  QuantStub,
-  ReLU,
-  Sigmoid,
-} from '@qtk/nn';
+import { ConvSkipNet } from '@qtk/test-models';
 import { Generator, rand, type Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,31 +31,6 @@ import { exportQuantizedOnnxBytes } from './export-quantized-onnx.js';
 const dir = mkdtempSync(join(tmpdir(), 'qtk-onnx-visual-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Quant stub, conv-bn-relu (fused), conv, sigmoid (a table on bayes), add, pool, flatten, high-precision Linear. */
-class SmallNet extends Module {
-  readonly quant = new QuantStub();
-  readonly conv1: Conv2d;
-  readonly bn1 = new BatchNorm2d(4);
-  readonly relu1 = new ReLU();
-  readonly conv2: Conv2d;
-  readonly sig = new Sigmoid();
-  readonly pool = new AdaptiveAvgPool2d(1);
-  readonly flatten = new Flatten({ startDim: 1 });
-  readonly fc: Linear;
-  readonly dequant = new DeQuantStub();
-  constructor(g: Generator) {
-    super();
-    this.conv1 = new Conv2d(2, 4, 3, { padding: 1, generator: g });
-    this.conv2 = new Conv2d(4, 4, 3, { padding: 1, generator: g });
-    this.fc = new Linear(4, 3, { generator: g });
-  }
-  forward(x: Tensor): Tensor {
-    const a = this.relu1.call(this.bn1.call(this.conv1.call(this.quant.call(x))));
-    const b = this.sig.call(this.conv2.call(a)).add(a);
-    return this.dequant.call(this.fc.call(this.flatten.call(this.pool.call(b))));
-  }
-}
-
 const callModules = (gm: GraphModule) => gm.graph.nodes.filter((n) => n.op === 'call_module');
 
 let calibrated: GraphModule;
@@ -74,8 +38,9 @@ let fixed: GraphModule;
 let example: Tensor;
 
 beforeAll(() => {
+  // quant stub, conv-bn-relu (fused), conv, sigmoid (a table on bayes), add, pool, flatten, high-precision Linear
   const g = new Generator(11);
-  const float = new SmallNet(g);
+  const float = new ConvSkipNet({ generator: g, inChannels: 2, sigmoid: true });
   float.eval();
   calibrated = prepareQatFx(
     float,

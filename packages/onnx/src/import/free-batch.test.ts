@@ -19,6 +19,20 @@ function imported(bytes: Uint8Array): { gm: ReturnType<typeof importOnnx>; warni
   return { gm, warnings };
 }
 
+/** onnxruntime-node's first output (dims and values) for input x, on one cpu thread. */
+async function runtimeRun(bytes: Uint8Array, x: Tensor): Promise<{ dims: readonly number[]; values: number[] }> {
+  const session = await ort.InferenceSession.create(bytes, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    logSeverityLevel: 3,
+  });
+  const res = await session.run({
+    [session.inputNames[0]!]: new ort.Tensor('float32', x.values() as Float32Array, x.shape),
+  });
+  const got = res[session.outputNames[0]!]!;
+  return { dims: got.dims, values: Array.from(got.data as Float32Array) };
+}
+
 const ints = (name: string, values: number[], dims: number[] = [values.length]) => int64Proto(name, values, dims);
 const concat = (ins: string[], out: string) => node('Concat', ins, out, { i: { axis: 0 } });
 
@@ -77,15 +91,8 @@ describe('a free batch through shape arithmetic', () => {
     const { gm, warnings } = imported(bytes);
     expect(warnings).toEqual([]);
     // exported at batch 1, the model runs at batch 3 in onnxruntime too
-    const session = await ort.InferenceSession.create(exportOnnxBytes(gm, [ramp([1, 3, 4])]), {
-      executionProviders: ['cpu'],
-      intraOpNumThreads: 1,
-    });
-    const x3 = ramp([3, 3, 4]);
-    const res = await session.run({
-      [session.inputNames[0]!]: new ort.Tensor('float32', x3.values() as Float32Array, x3.shape),
-    });
-    expect(res[session.outputNames[0]!]!.dims).toEqual([3, 12]);
+    const atBatch3 = await runtimeRun(exportOnnxBytes(gm, [ramp([1, 3, 4])]), ramp([3, 3, 4]));
+    expect(atBatch3.dims).toEqual([3, 12]);
     for (const batch of [1, 3]) {
       const x = ramp([batch, 3, 4]);
       const y = gm.call(x) as Tensor;
@@ -164,15 +171,10 @@ describe('a free batch through shape arithmetic', () => {
 
   it('the class token model exports to ONNX that onnxruntime runs at another batch', async () => {
     const { gm } = imported(classTokenModel());
-    const bytes = exportOnnxBytes(gm, [ramp([1, 2, 4])]);
-    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['cpu'], intraOpNumThreads: 1 });
     const x = ramp([3, 2, 4]);
-    const res = await session.run({
-      [session.inputNames[0]!]: new ort.Tensor('float32', x.values() as Float32Array, x.shape),
-    });
-    const got = res[session.outputNames[0]!]!;
+    const got = await runtimeRun(exportOnnxBytes(gm, [ramp([1, 2, 4])]), x);
     expect(got.dims).toEqual([3, 3, 4]);
-    expect(Array.from(got.data as Float32Array)).toEqual(Array.from((gm.call(x) as Tensor).values()));
+    expect(got.values).toEqual(Array.from((gm.call(x) as Tensor).values()));
   });
 
   it('a class token expanded along a batch on axis 1 exports to ONNX that onnxruntime runs at another batch', async () => {
@@ -201,18 +203,10 @@ describe('a free batch through shape arithmetic', () => {
     );
     const { gm, warnings } = imported(bytes);
     expect(warnings).toEqual([]);
-    const session = await ort.InferenceSession.create(exportOnnxBytes(gm, [ramp([1, 2, 4])]), {
-      executionProviders: ['cpu'],
-      intraOpNumThreads: 1,
-      logSeverityLevel: 3,
-    });
     const x = ramp([3, 2, 4]);
-    const res = await session.run({
-      [session.inputNames[0]!]: new ort.Tensor('float32', x.values() as Float32Array, x.shape),
-    });
-    const got = res[session.outputNames[0]!]!;
+    const got = await runtimeRun(exportOnnxBytes(gm, [ramp([1, 2, 4])]), x);
     expect(got.dims).toEqual([3, 3, 4]);
-    expect(Array.from(got.data as Float32Array)).toEqual(Array.from((gm.call(x) as Tensor).values()));
+    expect(got.values).toEqual(Array.from((gm.call(x) as Tensor).values()));
   });
 
   it('Equal of the batch with 1 would change with the batch: the import warns, naming the node', () => {

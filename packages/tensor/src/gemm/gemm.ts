@@ -95,3 +95,25 @@ registerKernel<GemmKernel>({ op: 'Gemm', backend: 'cpu', fn: cpuGemm });
 export function gemm(args: GemmArgs): void {
   kernels.resolve<GemmKernel>('Gemm', args).fn(args);
 }
+
+/** Element strides between consecutive products' A, B and C in gemmBatch. */
+export interface GemmStrides {
+  a: number;
+  b: number;
+  c: number;
+}
+
+/**
+ * `count` independent products shaped as `args` laid out one after another (a batched matmul, the
+ * groups of a convolution): product i reads A and B and writes C at i·stride elements past args' offsets.
+ */
+export function gemmBatch(count: number, args: GemmArgs, stride: GemmStrides): void {
+  for (let i = 0; i < count; i++) {
+    gemm({
+      ...args,
+      aOffset: args.aOffset + i * stride.a,
+      bOffset: args.bOffset + i * stride.b,
+      cOffset: args.cOffset + i * stride.c,
+    });
+  }
+}

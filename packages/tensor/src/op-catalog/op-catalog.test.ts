@@ -1,65 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { RegistryError, UnknownOpError } from '../errors.js';
 import { tensor } from '../index.js';
-import {
-  defineOp,
-  getOp,
-  hasOp,
-  implementationsOf,
-  listOps,
-  opOfFunction,
-  opOfMethod,
-  opOfModule,
-  registerFunctionOp,
-  registerModuleOp,
-} from './op-catalog.js';
+import { defineOp, getOp, hasOp, listOps, opOfModule } from './op-catalog.js';
+import { implementationsOf, opOfFunction, opOfMethod, registerFunctionOp, registerModuleOp } from './op-catalog.js';
 
 /**
  * The traced names (functions and Tensor methods of @qtk/tensor) whose output QTK's prepare has
  * always given its own activation scale; the catalog's `ownOutputScale` must reproduce exactly these.
  */
 const OWN_SCALE_CALLS = [
-  'add',
-  'sub',
-  'mul',
-  'div',
-  'cat',
-  'matmul',
-  'mean',
-  'sum',
-  'sigmoid',
-  'tanh',
-  'softmax',
-  'exp',
-  'log',
-  'sqrt',
-  'rsqrt',
-  'reciprocal',
-  'pow',
-  'avgPool2d',
-  'adaptiveAvgPool2d',
-  'interpolate',
-  'gelu',
-  'silu',
-  'hardsigmoid',
-  'hardswish',
-  'softplus',
-  'elu',
-  'leakyRelu',
-  'prelu',
-  'layerNorm',
-  'linear',
-  'conv1d',
-  'conv2d',
-  'conv3d',
-  'convTranspose1d',
-  'convTranspose2d',
-  'batchNorm',
-  'maximum',
-  'minimum',
-  'erf',
-  'sin',
-  'cos',
+  // arithmetic, joins and reductions
+  ...['add', 'sub', 'mul', 'div', 'cat', 'matmul', 'mean', 'sum'],
+  // elementwise math
+  ...['sigmoid', 'tanh', 'softmax', 'exp', 'log', 'sqrt', 'rsqrt', 'reciprocal', 'pow'],
+  // pooling and resampling
+  ...['avgPool2d', 'adaptiveAvgPool2d', 'interpolate'],
+  // activations
+  ...['gelu', 'silu', 'hardsigmoid', 'hardswish', 'softplus', 'elu', 'leakyRelu', 'prelu'],
+  // layers
+  ...['layerNorm', 'linear', 'conv1d', 'conv2d', 'conv3d', 'convTranspose1d', 'convTranspose2d', 'batchNorm'],
+  // extrema, erf and trigonometry
+  ...['maximum', 'minimum', 'erf', 'sin', 'cos'],
 ];
 
 describe('op catalog', () => {

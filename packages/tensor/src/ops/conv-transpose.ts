@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
-import { gemm, gemmArgs } from '../gemm/gemm.js';
+import { gemmArgs, gemmBatch } from '../gemm/gemm.js';
 import { registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -15,9 +15,9 @@ import {
   toChannelMajor,
   type ConvGeometry,
 } from './conv-im2col.js';
-import { batched, checkBias, checkGroups } from './conv.js';
+import { checkBias, checkGroups, convOperands } from './conv.js';
 import { reshape } from './view.js';
-import { f32, make, requireFloat } from './util.js';
+import { f32, make } from './util.js';
 
 /** Attributes of ConvTranspose; `pads` lists all begins then all ends (ONNX order). */
 export interface ConvTransposeAttrs {
@@ -71,15 +71,11 @@ registerKernel<(i: Tensor[], a: ConvTransposeAttrs, s: Saved) => Tensor>({
     const xT = toChannelMajor(f32(x!), geom.n, pl.cin, pl.pin);
     const wv = f32(w!);
     const cols = new Float32Array(attrs.groups * kt * npin);
-    for (let g = 0; g < attrs.groups; g++) {
-      gemm(
-        gemmArgs(true, false, kt, npin, cinG, wv, xT, cols, 0, {
-          a: g * cinG * kt,
-          b: g * cinG * npin,
-          c: g * kt * npin,
-        }),
-      );
-    }
+    gemmBatch(attrs.groups, gemmArgs(true, false, kt, npin, cinG, wv, xT, cols), {
+      a: cinG * kt,
+      b: cinG * npin,
+      c: kt * npin,
+    });
     const y = new Float32Array(geom.n * pl.cout * sizeOf(pl.out));
     col2im(cols, geom, y);
     if (b) {
@@ -111,29 +107,21 @@ registerGradient<ConvTransposeAttrs>('ConvTranspose', ({ inputs: [x, w, b], attr
     if (x!.requiresGrad) {
       const wv = f32(w!);
       const dxT = new Float32Array(pl.cin * npin);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(false, false, cinG, npin, kt, wv, cols, dxT, 0, {
-            a: g * cinG * kt,
-            b: g * kt * npin,
-            c: g * cinG * npin,
-          }),
-        );
-      }
+      gemmBatch(attrs.groups, gemmArgs(false, false, cinG, npin, kt, wv, cols, dxT), {
+        a: cinG * kt,
+        b: kt * npin,
+        c: cinG * npin,
+      });
       dx = make(fromChannelMajor(dxT, geom.n, pl.cin, pl.pin), x!.shape);
     }
     if (w!.requiresGrad) {
       const xT = (saved.xT as Float32Array | undefined) ?? toChannelMajor(f32(x!), geom.n, pl.cin, pl.pin);
       const out = new Float32Array(w!.size);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(false, true, cinG, kt, npin, xT, cols, out, 0, {
-            a: g * cinG * npin,
-            b: g * kt * npin,
-            c: g * cinG * kt,
-          }),
-        );
-      }
+      gemmBatch(attrs.groups, gemmArgs(false, true, cinG, kt, npin, xT, cols, out), {
+        a: cinG * npin,
+        b: kt * npin,
+        c: cinG * kt,
+      });
       dw = make(out, w!.shape);
     }
   }
@@ -159,13 +147,7 @@ function convTransposeNd(
   bias: Tensor | null | undefined,
   o: ConvTransposeOptions,
 ): Tensor {
-  const { xb, unbatched } = batched(op, x, r);
-  requireFloat(weight, op, 'weight');
-  if (weight.ndim !== r + 2) {
-    throw new ShapeError(
-      `${op}: weight must be ${r + 2}-d [in_channels, out_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`,
-    );
-  }
+  const { xb, unbatched } = convOperands(op, r, x, weight, 'in_channels, out_channels/groups');
   const groups = o.groups ?? 1;
   const cin = xb.shape[1]!;
   if (weight.shape[0] !== cin) {

@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { InvalidArgumentError, ShapeError } from '../errors.js';
-import { gemm, gemmArgs } from '../gemm/gemm.js';
+import { gemmArgs, gemmBatch } from '../gemm/gemm.js';
 import { kernels, registerKernel, type Saved } from '../registry.js';
 import { sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -85,11 +85,11 @@ registerKernel<(i: Tensor[], a: ConvAttrs, s: Saved) => Tensor>({
     const cols = columns(x!, pl);
     const wv = f32(w!);
     const t = new Float32Array(pl.cout * np);
-    for (let g = 0; g < attrs.groups; g++) {
-      gemm(
-        gemmArgs(false, false, coutG, np, k, wv, cols, t, 0, { a: g * coutG * k, b: g * k * np, c: g * coutG * np }),
-      );
-    }
+    gemmBatch(attrs.groups, gemmArgs(false, false, coutG, np, k, wv, cols, t), {
+      a: coutG * k,
+      b: k * np,
+      c: coutG * np,
+    });
     saved.cols = cols;
     const y = fromChannelMajor(t, pl.geom.n, pl.cout, pl.p, b ? f32(b) : undefined);
     return make(y, [pl.geom.n, pl.cout, ...pl.out]);
@@ -109,21 +109,21 @@ registerKernel<ConvBackwardKernel>({
     if (attrs.needWeight) {
       const cols = (saved.cols as Float32Array | undefined) ?? columns(x!, pl);
       const out = new Float32Array(w!.size);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(false, true, coutG, k, np, gT, cols, out, 0, { a: g * coutG * np, b: g * k * np, c: g * coutG * k }),
-        );
-      }
+      gemmBatch(attrs.groups, gemmArgs(false, true, coutG, k, np, gT, cols, out), {
+        a: coutG * np,
+        b: k * np,
+        c: coutG * k,
+      });
       dw = make(out, w!.shape);
     }
     if (attrs.needInput) {
       const wv = f32(w!);
       const dcols = new Float32Array(attrs.groups * k * np);
-      for (let g = 0; g < attrs.groups; g++) {
-        gemm(
-          gemmArgs(true, false, k, np, coutG, wv, gT, dcols, 0, { a: g * coutG * k, b: g * coutG * np, c: g * k * np }),
-        );
-      }
+      gemmBatch(attrs.groups, gemmArgs(true, false, k, np, coutG, wv, gT, dcols), {
+        a: coutG * k,
+        b: coutG * np,
+        c: k * np,
+      });
       let out: Float32Array;
       if (isPointwise(geom)) {
         out = fromChannelMajor(dcols, geom.n, geom.c, p);
@@ -171,6 +171,25 @@ export interface ConvOptions {
   groups?: number;
 }
 
+/**
+ * A rank-`r` (transposed) convolution's input with its batch dim, after checking the weight: float and
+ * r + 2 dims, `layout` naming its first two (the kernel follows).
+ */
+export function convOperands(
+  op: string,
+  r: number,
+  x: Tensor,
+  weight: Tensor,
+  layout: string,
+): { xb: Tensor; unbatched: boolean } {
+  const operand = batched(op, x, r);
+  requireFloat(weight, op, 'weight');
+  if (weight.ndim !== r + 2) {
+    throw new ShapeError(`${op}: weight must be ${r + 2}-d [${layout}, ...kernel], got ${shapeStr(weight.shape)}`);
+  }
+  return operand;
+}
+
 /** Checks groups and channel counts shared by Conv and ConvTranspose. */
 export function checkGroups(op: string, groups: number, cin: number, cout: number, w: Tensor): void {
   if (!Number.isInteger(groups) || groups < 1) {
@@ -184,7 +203,7 @@ export function checkGroups(op: string, groups: number, cin: number, cout: numbe
 }
 
 /** Validates inputs of a rank-`r` op taking [N, C, ...] or unbatched [C, ...] input; returns the batched input. */
-export function batched(op: string, x: Tensor, r: number): { xb: Tensor; unbatched: boolean } {
+function batched(op: string, x: Tensor, r: number): { xb: Tensor; unbatched: boolean } {
   requireFloat(x, op);
   if (x.ndim === r + 2) return { xb: x, unbatched: false };
   if (x.ndim === r + 1) return { xb: reshape(x, [1, ...x.shape]), unbatched: true };
@@ -214,13 +233,7 @@ export function convSetup(
   bias: Tensor | null | undefined,
   o: ConvOptions,
 ): { xb: Tensor; unbatched: boolean; attrs: ConvAttrs } {
-  const { xb, unbatched } = batched(op, x, r);
-  requireFloat(weight, op, 'weight');
-  if (weight.ndim !== r + 2) {
-    throw new ShapeError(
-      `${op}: weight must be ${r + 2}-d [out_channels, in_channels/groups, ...kernel], got ${shapeStr(weight.shape)}`,
-    );
-  }
+  const { xb, unbatched } = convOperands(op, r, x, weight, 'out_channels, in_channels/groups');
   const groups = o.groups ?? 1;
   const cin = xb.shape[1]!;
   const cout = weight.shape[0]!;

@@ -1,7 +1,7 @@
 import { registerGradient } from '../autograd.js';
 import { run1 } from '../dispatch.js';
 import { ShapeError } from '../errors.js';
-import { gemm, gemmArgs } from '../gemm/gemm.js';
+import { gemm, gemmArgs, gemmBatch } from '../gemm/gemm.js';
 import { registerKernel } from '../registry.js';
 import { broadcastShapes, sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -21,9 +21,7 @@ registerKernel<(i: Tensor[]) => Tensor>({
     const bv = f32(expand(b!, [...batch, k, n]));
     const nb = sizeOf(batch);
     const out = new Float32Array(nb * m * n);
-    for (let i = 0; i < nb; i++) {
-      gemm(gemmArgs(false, false, m, n, k, av, bv, out, 0, { a: i * m * k, b: i * k * n, c: i * m * n }));
-    }
+    gemmBatch(nb, gemmArgs(false, false, m, n, k, av, bv, out), { a: m * k, b: k * n, c: m * n });
     return make(out, [...batch, m, n]);
   },
 });

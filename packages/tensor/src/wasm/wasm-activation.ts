@@ -1,5 +1,6 @@
 import { make } from '../ops/util.js';
-import { kernels, registerKernel } from '../registry.js';
+import { registerKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
@@ -43,7 +44,7 @@ type Kernel = (inputs: Tensor[], attrs: { min?: number; max?: number }) => Tenso
 /** The wasm kernels; a failed memory.grow at run time falls back to the cpu kernel. */
 export function registerWasmActivationKernels(
   activation: () => WasmActivation | null,
-  noteFallback: (what: string, error: Error) => void,
+  noteFallback: NoteFallback,
 ): void {
   for (const [op, kind] of Object.entries(ACTIVATION_KINDS)) {
     registerKernel<Kernel>({
@@ -61,14 +62,13 @@ export function registerWasmActivationKernels(
       },
       fn: (inputs, attrs) => {
         const x = inputs[0]!;
-        try {
-          const y = activation()!.run(kind, x.values() as Float32Array, attrs.min ?? 0, attrs.max ?? 0);
-          return make(y, x.shape);
-        } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
-          noteFallback(`${op} ${x.shape.join('×')}`, error);
-          return kernels.kernelOn<Kernel>(op, 'cpu')!.fn(inputs, attrs);
-        }
+        return orCpu(
+          noteFallback,
+          op,
+          x.shape.join('×'),
+          () => make(activation()!.run(kind, x.values() as Float32Array, attrs.min ?? 0, attrs.max ?? 0), x.shape),
+          () => cpuKernel<Kernel>(op)(inputs, attrs),
+        );
       },
     });
   }

@@ -3,6 +3,7 @@ import { registerBackend, registerKernel, type Backend } from '../registry.js';
 import { wasmApi, type WasmBytes, type WasmMemory } from './wasm-api.js';
 import { align64, createArena, type Arena } from './wasm-arena.js';
 import { createWasmConv, type ConvExports, type WasmConv } from './wasm-conv.js';
+import { orCpu } from './cpu-fallback.js';
 import { registerWasmConvKernels } from './wasm-conv-kernels.js';
 import { createWasmIntConv, registerWasmIntConvKernel, type WasmIntConv } from './wasm-int-conv.js';
 import { createWasmGemm, MAX_WASM_BYTES, runOnThisThread, wasmGemmBytes, type GemmExports } from './wasm-gemm.js';
@@ -107,14 +108,13 @@ function noteFallback(what: string, error: Error): void {
 }
 
 function runGemm(g: GemmArgs): void {
-  try {
-    engine!.gemm(g);
-  } catch (error) {
-    // Only a failed memory.grow is recoverable here; argument errors propagate.
-    if (!(error instanceof RangeError)) throw error;
-    noteFallback(`gemm ${g.m}×${g.n}×${g.k}`, error);
-    cpuGemm(g);
-  }
+  orCpu(
+    noteFallback,
+    'gemm',
+    `${g.m}×${g.n}×${g.k}`,
+    () => engine!.gemm(g),
+    () => cpuGemm(g),
+  );
 }
 
 registerKernel<GemmKernel>({

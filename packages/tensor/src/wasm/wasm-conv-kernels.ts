@@ -2,7 +2,8 @@ import { convPlan, type ConvAttrs, type ConvBackwardAttrs, type ConvBackwardKern
 import type { ConvEpilogueAttrs } from '../ops/conv-epilogue.js';
 import { f32, make } from '../ops/util.js';
 import { channelSums } from '../ops/conv-im2col.js';
-import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
 import { wasmConvBytes, type ConvProblem, type WasmConv } from './wasm-conv.js';
@@ -20,7 +21,7 @@ function problem(x: Tensor, w: Tensor, attrs: ConvAttrs): ConvProblem & { out: n
 export function registerWasmConvKernels(
   conv: () => WasmConv | null,
   threads: () => number,
-  noteFallback: (what: string, error: Error) => void,
+  noteFallback: NoteFallback,
 ): void {
   const fits = (backward: boolean) => (inputs: Tensor[], attrs: ConvAttrs) =>
     wasmConvBytes(problem(inputs[0]!, inputs[1]!, attrs), backward, threads()) <= MAX_WASM_BYTES;
@@ -32,15 +33,13 @@ export function registerWasmConvKernels(
     fn: (inputs, attrs, saved: Saved) => {
       const [x, w, b] = inputs;
       const pr = problem(x!, w!, attrs);
-      let y: Float32Array;
-      try {
-        y = conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr);
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`Conv ${x!.shape.join('×')}`, error);
-        return kernels.kernelOn<TensorKernel<ConvAttrs>>('Conv', 'cpu')!.fn(inputs, attrs, saved);
-      }
-      return make(y, [pr.geom.n, pr.cout, ...pr.out]);
+      return orCpu(
+        noteFallback,
+        'Conv',
+        x!.shape.join('×'),
+        () => make(conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr), [pr.geom.n, pr.cout, ...pr.out]),
+        () => cpuKernel<TensorKernel<ConvAttrs>>('Conv')(inputs, attrs, saved),
+      );
     },
   });
 
@@ -54,18 +53,19 @@ export function registerWasmConvKernels(
       const b = attrs.hasBias ? inputs[2] : undefined;
       const other = attrs.withAdd ? inputs[attrs.hasBias ? 3 : 2] : undefined;
       const pr = problem(x!, w!, attrs);
-      let y: Float32Array;
-      try {
-        y = conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr, {
-          add: other ? f32(other) : undefined,
-          activation: attrs.activation,
-        });
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`ConvEpilogue ${x!.shape.join('×')}`, error);
-        return kernels.kernelOn<TensorKernel<ConvEpilogueAttrs>>('ConvEpilogue', 'cpu')!.fn(inputs, attrs, saved);
-      }
-      return make(y, [pr.geom.n, pr.cout, ...pr.out]);
+      const epilogue = { add: other ? f32(other) : undefined, activation: attrs.activation };
+      return orCpu(
+        noteFallback,
+        'ConvEpilogue',
+        x!.shape.join('×'),
+        () =>
+          make(conv()!.forward(f32(x!), f32(w!), b ? f32(b) : undefined, pr, epilogue), [
+            pr.geom.n,
+            pr.cout,
+            ...pr.out,
+          ]),
+        () => cpuKernel<TensorKernel<ConvEpilogueAttrs>>('ConvEpilogue')(inputs, attrs, saved),
+      );
     },
   });
 
@@ -77,22 +77,21 @@ export function registerWasmConvKernels(
       const [x, w, gy] = inputs;
       const pr = problem(x!, w!, attrs);
       const gv = f32(gy!);
-      let grads: { dx?: Float32Array; dw?: Float32Array } = {};
-      if (attrs.needInput || attrs.needWeight) {
-        try {
-          grads = conv()!.backward(f32(x!), f32(w!), gv, pr, { input: attrs.needInput, weight: attrs.needWeight });
-        } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
-          noteFallback(`ConvBackward ${x!.shape.join('×')}`, error);
-          return kernels.kernelOn<ConvBackwardKernel>('ConvBackward', 'cpu')!.fn(inputs, attrs, saved);
-        }
-      }
       const p = gv.length / (pr.geom.n * pr.cout);
-      return [
+      const gradients = (grads: { dx?: Float32Array; dw?: Float32Array }) => [
         grads.dx ? make(grads.dx, x!.shape) : null,
         grads.dw ? make(grads.dw, w!.shape) : null,
         attrs.needBias ? make(channelSums(gv, pr.geom.n, pr.cout, p), [pr.cout]) : null,
       ];
+      if (!attrs.needInput && !attrs.needWeight) return gradients({});
+      return orCpu(
+        noteFallback,
+        'ConvBackward',
+        x!.shape.join('×'),
+        () =>
+          gradients(conv()!.backward(f32(x!), f32(w!), gv, pr, { input: attrs.needInput, weight: attrs.needWeight })),
+        () => cpuKernel<ConvBackwardKernel>('ConvBackward')(inputs, attrs, saved),
+      );
     },
   });
 }

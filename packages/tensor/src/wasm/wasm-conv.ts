@@ -286,10 +286,24 @@ export function createWasmConv(opts: {
     };
   }
 
-  function describe(pr: ConvProblem, L: Layout, kind: number, chunking: { chunk: number; chunks: number }): Int32Array {
+  /** Two threads' scratch areas (one shared area when single-threaded), allocated before the arena is reserved. */
+  function scratchPair(alloc: (floats: number) => number, L: Layout): { scratch0: number; scratch1: number } {
+    const scratch0 = alloc(L.scratchLen);
+    return { scratch0, scratch1: threads === 2 ? alloc(L.scratchLen) : scratch0 };
+  }
+
+  /** Fills the job descriptor: the header, the layout, the chunking and the given slots (byte addresses, flags). */
+  function describe(
+    pr: ConvProblem,
+    L: Layout,
+    kind: number,
+    chunking: { chunk: number; chunks: number },
+    slots: Partial<Record<keyof typeof F, number>>,
+  ): Int32Array {
     // Views of a plain (non-shared) memory detach when it grows, so take this one after reserving.
     const d = new Int32Array(arena.memory.buffer, job, 64);
     writeConvHeader(d, kind, pr);
+    for (const [slot, value] of Object.entries(slots)) d[F[slot as keyof typeof F]] = value;
     d[F.chunk] = chunking.chunk;
     d[F.chunks] = chunking.chunks;
     d[F.tile] = L.tile;
@@ -315,22 +329,21 @@ export function createWasmConv(opts: {
       const addp = epilogue?.add ? alloc(yLen) : 0;
       const packBytes = exports.convPackedWeightBytes?.(pr.cout / pr.groups, L.kg, pr.groups) ?? 0;
       const wpackp = packBytes > 0 ? alloc(packBytes / 4) : 0;
-      const s0 = alloc(L.scratchLen);
-      const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
+      const scratch = scratchPair(alloc, L);
       const heap = arena.reserve(alloc(0) - arena.base);
       heap.set(w, wp >>> 2);
       if (bias) heap.set(bias, bp >>> 2);
       const ch = chunking(n, false, L.wsize);
-      const d = describe(pr, L, KIND_FORWARD, ch);
-      d[F.x] = xp;
-      d[F.w] = wp;
-      d[F.bias] = bp;
-      d[F.y] = yp;
-      d[F.scratch0] = s0;
-      d[F.scratch1] = s1;
-      d[F.epiAdd] = addp;
-      d[F.epiAct] = epilogue?.activation ? ACT_CODES[epilogue.activation] : 0;
-      d[F.wpack] = wpackp;
+      const d = describe(pr, L, KIND_FORWARD, ch, {
+        x: xp,
+        w: wp,
+        bias: bp,
+        y: yp,
+        ...scratch,
+        epiAdd: addp,
+        epiAct: epilogue?.activation ? ACT_CODES[epilogue.activation] : 0,
+        wpack: wpackp,
+      });
       if (wpackp) exports.convPackWeights!(job);
       const inputs: Staging = [{ src: x, len: c * L.plane, at: xp }];
       if (epilogue?.add) inputs.push({ src: epilogue.add, len: pr.cout * L.p, at: addp });
@@ -358,18 +371,10 @@ export function createWasmConv(opts: {
       const dxp = need.input ? alloc(xLen) : 0;
       const dwp = need.weight ? alloc(ch.chunks * L.wsize) : 0;
       const dwSum = need.weight ? alloc(L.wsize) : 0;
-      const s0 = alloc(L.scratchLen);
-      const s1 = threads === 2 ? alloc(L.scratchLen) : s0;
+      const scratch = scratchPair(alloc, L);
       const heap = arena.reserve(alloc(0) - arena.base);
       heap.set(w, wp >>> 2);
-      const d = describe(pr, L, KIND_BACKWARD, ch);
-      d[F.x] = xp;
-      d[F.w] = wp;
-      d[F.gy] = gyp;
-      d[F.dx] = dxp;
-      d[F.dwp] = dwp;
-      d[F.scratch0] = s0;
-      d[F.scratch1] = s1;
+      const d = describe(pr, L, KIND_BACKWARD, ch, { x: xp, w: wp, gy: gyp, dx: dxp, dwp, ...scratch });
       const inputs: Staging = [{ src: gy, len: pr.cout * L.p, at: gyp }];
       if (xp) inputs.push({ src: x, len: c * L.plane, at: xp });
       const p = preparer(heap, d, n, inputs, need.input ? [xLen] : []);

@@ -1,6 +1,7 @@
 import { channelLayout, type FakeQuantizeSymmetricAttrs } from '../ops/fake-quantize-symmetric.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel, type TensorKernel } from '../registry.js';
+import { registerKernel, type TensorKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
@@ -84,10 +85,7 @@ export function createWasmFakeQuant(exports: FakeQuantExports, arena: Arena): Wa
 const dense = (t: Tensor | undefined): boolean => !!t && t.dtype === 'float32' && t.isContiguous();
 
 /** The wasm FakeQuantizeSymmetric kernels; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmFakeQuantKernels(
-  fakeQuant: () => WasmFakeQuant | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
+export function registerWasmFakeQuantKernels(fakeQuant: () => WasmFakeQuant | null, noteFallback: NoteFallback): void {
   for (const [op, withGradient] of [
     ['FakeQuantizeSymmetric', false],
     ['FakeQuantizeSymmetricBackward', true],
@@ -110,21 +108,23 @@ export function registerWasmFakeQuantKernels(
       },
       fn: (inputs, a, saved) => {
         const [x, s, g] = inputs;
-        try {
-          const layout = channelLayout(x!.shape, a.chAxis);
-          const y = fakeQuant()!.run(
-            x!.values() as Float32Array,
-            s!.values() as Float32Array,
-            withGradient ? (g!.values() as Float32Array) : null,
-            layout,
-            a,
-          );
-          return make(y, [...x!.shape]);
-        } catch (error) {
-          if (!(error instanceof RangeError)) throw error;
-          noteFallback(`${op} ${x!.shape.join('×')}`, error);
-          return kernels.kernelOn<TensorKernel<FakeQuantizeSymmetricAttrs>>(op, 'cpu')!.fn(inputs, a, saved);
-        }
+        return orCpu(
+          noteFallback,
+          op,
+          x!.shape.join('×'),
+          () => {
+            const layout = channelLayout(x!.shape, a.chAxis);
+            const y = fakeQuant()!.run(
+              x!.values() as Float32Array,
+              s!.values() as Float32Array,
+              withGradient ? (g!.values() as Float32Array) : null,
+              layout,
+              a,
+            );
+            return make(y, [...x!.shape]);
+          },
+          () => cpuKernel<TensorKernel<FakeQuantizeSymmetricAttrs>>(op)(inputs, a, saved),
+        );
       },
     });
   }

@@ -1,8 +1,8 @@
 import type { HistogramCountsAttrs } from '../ops/histogram-counts.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel } from '../registry.js';
-import type { Tensor } from '../tensor.js';
+import type { NoteFallback } from './cpu-fallback.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { registerWasmStatisticKernel } from './wasm-statistic-kernel.js';
 
 // Host side of assembly/_histogram.ts: stages the values in slices of at most SLICE_FLOATS, so a large
 // activation never needs all of itself in wasm memory, and counts every slice into the same slots.
@@ -51,29 +51,13 @@ function isFloat32PowerOfTwo(v: number): boolean {
   return Number.isInteger(k) && k >= -126 && k <= 127 && 2 ** k === v;
 }
 
-type Kernel = (inputs: Tensor[], a: HistogramCountsAttrs) => Tensor;
-
 /** The wasm HistogramCounts kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmHistogramKernel(
-  histogram: () => WasmHistogram | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
-  registerKernel<Kernel>({
-    op: 'HistogramCounts',
-    backend: 'wasm',
-    accepts: (inputs: Tensor[]) => {
-      const x = inputs[0]!;
-      return histogram() !== null && x.dtype === 'float32' && x.isContiguous() && x.size >= HISTOGRAM_MIN_ELEMENTS;
-    },
-    fn: (inputs, a) => {
-      try {
-        const counts = histogram()!.run(inputs[0]!.values() as Float32Array, a);
-        return make(counts, [counts.length], 'int32');
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`HistogramCounts ${inputs[0]!.size}`, error);
-        return kernels.kernelOn<Kernel>('HistogramCounts', 'cpu')!.fn(inputs, a);
-      }
-    },
-  });
+export function registerWasmHistogramKernel(histogram: () => WasmHistogram | null, noteFallback: NoteFallback): void {
+  registerWasmStatisticKernel(
+    'HistogramCounts',
+    histogram,
+    HISTOGRAM_MIN_ELEMENTS,
+    (counts) => make(counts, [counts.length], 'int32'),
+    noteFallback,
+  );
 }

@@ -2,7 +2,8 @@ import { convPlan } from '../ops/conv.js';
 import type { ConvIntegerAttrs } from '../ops/conv-integer.js';
 import type { RequantizeInt32Attrs } from '../ops/requantize-int32.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { stageImages } from './wasm-staging.js';
@@ -242,7 +243,7 @@ function problem(x: Tensor, w: Tensor, attrs: ConvIntegerAttrs): ConvProblem & {
 export function registerWasmIntConvKernel(
   intConv: () => WasmIntConv | null,
   threads: () => number,
-  noteFallback: (what: string, error: Error) => void,
+  noteFallback: NoteFallback,
 ): void {
   registerKernel<TensorKernel<ConvIntegerAttrs>>({
     op: 'ConvInteger',
@@ -266,20 +267,17 @@ export function registerWasmIntConvKernel(
       const epilogue = attrs.epilogue
         ? { attrs: attrs.epilogue, other: other ? (other.values() as IntArray) : null }
         : undefined;
-      let y: IntArray;
-      try {
-        y = intConv()!.forward(
-          x!.values() as Int8Array | Int16Array,
-          w!.values() as Int8Array | Int16Array,
-          pr,
-          epilogue,
-        );
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`ConvInteger ${x!.shape.join('×')}`, error);
-        return kernels.kernelOn<TensorKernel<ConvIntegerAttrs>>('ConvInteger', 'cpu')!.fn(inputs, attrs, saved);
-      }
-      return make(y, [pr.geom.n, pr.cout, ...pr.out], attrs.epilogue?.outDtype ?? 'int32');
+      return orCpu(
+        noteFallback,
+        'ConvInteger',
+        x!.shape.join('×'),
+        () => {
+          const xv = x!.values() as Int8Array | Int16Array;
+          const y = intConv()!.forward(xv, w!.values() as Int8Array | Int16Array, pr, epilogue);
+          return make(y, [pr.geom.n, pr.cout, ...pr.out], attrs.epilogue?.outDtype ?? 'int32');
+        },
+        () => cpuKernel<TensorKernel<ConvIntegerAttrs>>('ConvInteger')(inputs, attrs, saved),
+      );
     },
   });
 }

@@ -1,7 +1,8 @@
 import { isGradEnabled } from '../autograd.js';
 import { poolOutSize, type MaxPoolAttrs } from '../ops/pool.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel, type Saved } from '../registry.js';
+import { registerKernel, type Saved } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 
@@ -79,10 +80,7 @@ export function createWasmMaxPool(exports: MaxPoolExports, arena: Arena): WasmMa
 }
 
 /** The wasm MaxPool kernel (forward without argmax); a failed memory.grow falls back to the cpu kernel. */
-export function registerWasmMaxPoolKernel(
-  maxPool: () => WasmMaxPool | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
+export function registerWasmMaxPoolKernel(maxPool: () => WasmMaxPool | null, noteFallback: NoteFallback): void {
   registerKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>({
     op: 'MaxPool',
     backend: 'wasm',
@@ -102,16 +100,16 @@ export function registerWasmMaxPoolKernel(
       const x = inputs[0]!;
       const h = x.shape[x.ndim - 2]!;
       const w = x.shape[x.ndim - 1]!;
-      try {
-        const r = maxPool()!.run(x.values() as Float32Array, x.size / (h * w), h, w, a);
-        return make(r.y, [...x.shape.slice(0, -2), r.oh, r.ow]);
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`MaxPool ${x.shape.join('×')}`, error);
-        return kernels
-          .kernelOn<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>('MaxPool', 'cpu')!
-          .fn(inputs, a, saved);
-      }
+      return orCpu(
+        noteFallback,
+        'MaxPool',
+        x.shape.join('×'),
+        () => {
+          const r = maxPool()!.run(x.values() as Float32Array, x.size / (h * w), h, w, a);
+          return make(r.y, [...x.shape.slice(0, -2), r.oh, r.ow]);
+        },
+        () => cpuKernel<(i: Tensor[], a: MaxPoolAttrs, s: Saved) => Tensor>('MaxPool')(inputs, a, saved),
+      );
     },
   });
 }

@@ -1,8 +1,8 @@
 import type { ChannelMinMaxAttrs } from '../ops/channel-min-max.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel } from '../registry.js';
-import type { Tensor } from '../tensor.js';
+import type { NoteFallback } from './cpu-fallback.js';
 import { align64, type Arena } from './wasm-arena.js';
+import { registerWasmStatisticKernel } from './wasm-statistic-kernel.js';
 
 // Host side of assembly/_min-max.ts: stages the values in slices of at most SLICE_FLOATS (whole
 // [channels, inner] blocks, at least one), so a large activation never needs all of itself in wasm memory.
@@ -48,28 +48,13 @@ export function createWasmMinMax(exports: MinMaxExports, arena: Arena): WasmMinM
   };
 }
 
-type Kernel = (inputs: Tensor[], a: ChannelMinMaxAttrs) => Tensor;
-
 /** The wasm ChannelMinMax kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmMinMaxKernel(
-  minMax: () => WasmMinMax | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
-  registerKernel<Kernel>({
-    op: 'ChannelMinMax',
-    backend: 'wasm',
-    accepts: (inputs: Tensor[]) => {
-      const x = inputs[0]!;
-      return minMax() !== null && x.dtype === 'float32' && x.isContiguous() && x.size >= MIN_MAX_MIN_ELEMENTS;
-    },
-    fn: (inputs, a) => {
-      try {
-        return make(minMax()!.run(inputs[0]!.values() as Float32Array, a), [a.channels, 2]);
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`ChannelMinMax ${inputs[0]!.size}`, error);
-        return kernels.kernelOn<Kernel>('ChannelMinMax', 'cpu')!.fn(inputs, a);
-      }
-    },
-  });
+export function registerWasmMinMaxKernel(minMax: () => WasmMinMax | null, noteFallback: NoteFallback): void {
+  registerWasmStatisticKernel(
+    'ChannelMinMax',
+    minMax,
+    MIN_MAX_MIN_ELEMENTS,
+    (minima: Float32Array, a: ChannelMinMaxAttrs) => make(minima, [a.channels, 2]),
+    noteFallback,
+  );
 }

@@ -7,7 +7,8 @@ import {
 } from '../ops/batch-norm.js';
 import type { ReluBackwardKernel } from '../ops/unary.js';
 import { f32, make } from '../ops/util.js';
-import { kernels, registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { registerKernel, type Saved, type TensorKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import { shapesEqual } from '../shape.js';
 import type { Tensor } from '../tensor.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
@@ -29,22 +30,7 @@ function fits(t: Tensor, min: number, channels = 0): boolean {
   return t.size >= min && wasmPointwiseBytes(t.size, channels) <= MAX_WASM_BYTES;
 }
 
-export function registerWasmPointwiseKernels(
-  pointwise: () => WasmPointwise | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
-  /** Runs `wasm`, or the op's cpu kernel when wasm memory could not grow. */
-  function orCpu<R>(op: string, what: string, wasm: () => R, cpu: () => R): R {
-    try {
-      return wasm();
-    } catch (error) {
-      if (!(error instanceof RangeError)) throw error;
-      noteFallback(`${op} ${what}`, error);
-      return cpu();
-    }
-  }
-  const cpuKernel = <F>(op: string): F => kernels.kernelOn<F>(op, 'cpu')!.fn;
-
+export function registerWasmPointwiseKernels(pointwise: () => WasmPointwise | null, noteFallback: NoteFallback): void {
   registerKernel<BatchNormKernel>({
     op: 'BatchNormalization',
     backend: 'wasm',
@@ -54,6 +40,7 @@ export function registerWasmPointwiseKernels(
     },
     fn: (inputs, attrs, saved) =>
       orCpu(
+        noteFallback,
         'BatchNormalization',
         inputs[0]!.shape.join('×'),
         () => {
@@ -91,6 +78,7 @@ export function registerWasmPointwiseKernels(
     },
     fn: (inputs, attrs: BatchNormBackwardAttrs, saved: Saved) =>
       orCpu(
+        noteFallback,
         'BatchNormalizationBackward',
         inputs[0]!.shape.join('×'),
         () => {
@@ -122,6 +110,7 @@ export function registerWasmPointwiseKernels(
     accepts: ([x]: Tensor[]) => dense(x) && fits(x!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
       orCpu(
+        noteFallback,
         'Relu',
         inputs[0]!.shape.join('×'),
         () => make(pointwise()!.relu(f32(inputs[0]!)), inputs[0]!.shape),
@@ -135,6 +124,7 @@ export function registerWasmPointwiseKernels(
     accepts: ([y, g]: Tensor[]) => dense(y) && dense(g) && y!.size === g!.size && fits(y!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs) =>
       orCpu(
+        noteFallback,
         'ReluBackward',
         inputs[0]!.shape.join('×'),
         () => make(pointwise()!.reluBackward(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),
@@ -149,6 +139,7 @@ export function registerWasmPointwiseKernels(
       dense(a) && dense(b) && shapesEqual(a!.shape, b!.shape) && fits(a!, ELEMENTWISE_MIN_ELEMENTS),
     fn: (inputs, attrs, saved) =>
       orCpu(
+        noteFallback,
         'Add',
         inputs[0]!.shape.join('×'),
         () => make(pointwise()!.add(f32(inputs[0]!), f32(inputs[1]!)), inputs[0]!.shape),

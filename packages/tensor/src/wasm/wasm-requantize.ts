@@ -1,6 +1,7 @@
 import { channelParams, type RequantizeInt32Attrs } from '../ops/requantize-int32.js';
 import { make } from '../ops/util.js';
-import { kernels, registerKernel, type TensorKernel } from '../registry.js';
+import { registerKernel, type TensorKernel } from '../registry.js';
+import { cpuKernel, type NoteFallback, orCpu } from './cpu-fallback.js';
 import type { Tensor } from '../tensor.js';
 import { align64, type Arena } from './wasm-arena.js';
 import { MAX_WASM_BYTES } from './wasm-gemm.js';
@@ -109,10 +110,7 @@ export function createWasmRequantize(exports: RequantizeExports, arena: Arena): 
 }
 
 /** The wasm RequantizeInt32 kernel; a failed memory.grow at run time falls back to the cpu kernel. */
-export function registerWasmRequantizeKernel(
-  requant: () => WasmRequantize | null,
-  noteFallback: (what: string, error: Error) => void,
-): void {
+export function registerWasmRequantizeKernel(requant: () => WasmRequantize | null, noteFallback: NoteFallback): void {
   registerKernel<TensorKernel<RequantizeInt32Attrs>>({
     op: 'RequantizeInt32',
     backend: 'wasm',
@@ -126,14 +124,16 @@ export function registerWasmRequantizeKernel(
       ) <= MAX_WASM_BYTES,
     fn: (inputs, a, saved) => {
       const [acc, other] = inputs;
-      try {
-        const y = requant()!.run(acc!.values() as Int32Array, other ? (other.values() as IntArray) : null, a);
-        return make(y, [...acc!.shape], a.outDtype);
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw error;
-        noteFallback(`RequantizeInt32 ${acc!.shape.join('×')}`, error);
-        return kernels.kernelOn<TensorKernel<RequantizeInt32Attrs>>('RequantizeInt32', 'cpu')!.fn(inputs, a, saved);
-      }
+      return orCpu(
+        noteFallback,
+        'RequantizeInt32',
+        acc!.shape.join('×'),
+        () => {
+          const y = requant()!.run(acc!.values() as Int32Array, other ? (other.values() as IntArray) : null, a);
+          return make(y, [...acc!.shape], a.outDtype);
+        },
+        () => cpuKernel<TensorKernel<RequantizeInt32Attrs>>('RequantizeInt32')(inputs, a, saved),
+      );
     },
   });
 }
