@@ -31,7 +31,7 @@ function integerOutputs(path: string, x: Tensor): Int32Array {
 }
 
 describe('qtk quantize --engine', () => {
-  it('calibrates in onnxruntime-node by default, and its fixed-point model computes what QTK calibration's does', async () => {
+  it('calibrates in onnxruntime-node by default, and its fixed-point model matches the one calibrated in QTK', async () => {
     const viaOrt = join(dir, 'ort.qtk');
     const viaQtk = join(dir, 'qtk.qtk');
     const a = await runQuantize(tiny, calib, viaOrt, { batch: '8' });
