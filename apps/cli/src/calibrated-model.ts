@@ -19,6 +19,7 @@ import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
 import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
+import { engineOption } from './model-runner.js';
 import { loadOrt } from './ort-session.js';
 import { modelInputs, type SampleInput, sampleShapesText } from './sample-inputs.js';
 
@@ -50,14 +51,9 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     default: '1/128',
   },
   batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
-  engine: {
-    type: 'string',
-    value: 'auto|ort|qtk',
-    choices: ['auto', 'ort', 'qtk'],
-    default: 'auto',
-    description:
-      "where calibration's forward passes run: onnxruntime-node (ort) or QTK's kernels (qtk); auto: onnxruntime-node, and QTK for a model it cannot run, saying why",
-  },
+  ...engineOption(
+    "where calibration's forward passes run: onnxruntime-node (ort) or QTK's kernels (qtk); auto: onnxruntime-node, and QTK for a model it cannot run, saying why",
+  ),
   'calib-limit': {
     type: 'number',
     value: 'N',

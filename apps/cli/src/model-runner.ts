@@ -48,17 +48,17 @@ export const RUNNABLE_MODEL = {
 /** Where a command's forward passes run: onnxruntime-node, QTK's own kernels, or the fastest that can (auto). */
 export type Engine = 'auto' | 'ort' | 'qtk';
 
+/** An --engine option (default auto) whose help says what the command runs where. */
+export function engineOption(description: string): Readonly<Record<string, OptionSpec>> {
+  return {
+    engine: { type: 'string', value: 'auto|ort|qtk', choices: ['auto', 'ort', 'qtk'], default: 'auto', description },
+  };
+}
+
 /** --engine of the commands that run a model (run, eval). */
-export const ENGINE_OPTION: Readonly<Record<string, OptionSpec>> = {
-  engine: {
-    type: 'string',
-    value: 'auto|ort|qtk',
-    choices: ['auto', 'ort', 'qtk'],
-    default: 'auto',
-    description:
-      'where an .onnx file runs: onnxruntime-node (ort) or imported into QTK (qtk, float files only); auto runs every .onnx file in onnxruntime-node and imports a float file it cannot load, saying so. QTK model files run in QTK',
-  },
-};
+export const ENGINE_OPTION = engineOption(
+  'where an .onnx file runs: onnxruntime-node (ort) or imported into QTK (qtk, float files only); auto runs every .onnx file in onnxruntime-node and imports a float file it cannot load, saying so. QTK model files run in QTK',
+);
 
 export interface OpenModelOptions {
   /** Where an .onnx file runs (default auto: onnxruntime-node, a float file it cannot load imported into QTK). */

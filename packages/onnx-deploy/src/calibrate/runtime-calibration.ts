@@ -143,7 +143,9 @@ class RuntimeEngine {
   /** The runtime's outputs of a batch and the inputs themselves (a fake-quant may observe a graph input). */
   private async run(xs: readonly Tensor[]): Promise<Map<string, Tensor>> {
     const values = await this.runtime.run(xs);
-    xs.forEach((x, i) => values.set(this.runtime.inputNames[i]!, x));
+    xs.forEach((x, i) => {
+      values.set(this.runtime.inputNames[i]!, x);
+    });
     return values;
   }
 
