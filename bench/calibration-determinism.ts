@@ -15,19 +15,19 @@ const observer = (process.argv[3] ?? 'kl') as CalibObserver;
 const float = loadReferenceNet(join(import.meta.dirname, '..', 'apps', 'demo', 'assets', 'reference-net.qtk'));
 const batches = calibrationBatches(loadDataset(SUBSET_DIR, 'train', 512), 512);
 
-function scales(): Map<string, string> {
-  const { model } = calibrateWith(float, observer, batches);
+async function scales(): Promise<Map<string, string>> {
+  const { model } = await calibrateWith(float, observer, batches, 'qtk');
   return new Map(namedFakeQuants(model).map(([name, fq]) => [name, Array.from(fq.calculateQparams().scale).join(',')]));
 }
 
 setWasmThreads(false);
-const reference = scales();
+const reference = await scales();
 setWasmThreads(true);
 const burners = [0, 1].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 let differing = 0;
 try {
   for (let r = 0; r < runs; r++) {
-    const got = scales();
+    const got = await scales();
     const layers = [...reference].filter(([name, s]) => got.get(name) !== s).map(([name]) => name);
     if (layers.length) {
       differing++;

@@ -1,10 +1,12 @@
 import '@qtk/march-bayes';
-import { calibrate, prepareQatFx } from '@qtk/core';
+import { calibrateAsync, prepareQatFx } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQconfig } from '@qtk/fake-quant';
 import { evaluate, loadDataset, ReferenceNet, type Dataset } from '@qtk/examples';
 import { batchesOf, type Module } from '@qtk/nn';
 import { loadStateDictFileSync } from '@qtk/nn/node';
+import { runtimeCalibration } from '@qtk/onnx-deploy';
 import type { Tensor } from '@qtk/tensor';
+import * as ort from 'onnxruntime-node';
 
 export const CALIB_OBSERVERS = ['min_max', 'percentile', 'mse', 'kl', 'mix'] as const;
 export type CalibObserver = (typeof CALIB_OBSERVERS)[number];
@@ -21,32 +23,49 @@ export function calibrationBatches(train: Dataset, count: number, batch = 64): T
   return [...batchesOf(train.images, batch, count)];
 }
 
+/** Where calibration's forward passes run: onnxruntime-node (the default engine) or QTK's own kernels. */
+export type CalibrationEngine = 'ort' | 'qtk';
+
 /**
  * Prepares the float model with `observer` on activations (min-max per-channel weights; the
- * output Linear keeps a high-precision output, the "out" qconfig), calibrates on the batches and
- * returns the seconds the calibration took and the model, in VALIDATION state.
+ * output Linear keeps a high-precision output, the "out" qconfig), calibrates on the batches with `engine` and
+ * returns the seconds the calibration took (the runtime's export and session included) and the model, in
+ * VALIDATION state.
  */
-export function calibrateWith(
+export async function calibrateWith(
   float: Module,
   observer: CalibObserver,
   batches: Tensor[],
-): { seconds: number; model: Module } {
+  engine: CalibrationEngine = 'ort',
+): Promise<{ seconds: number; model: Module }> {
   const qconfig = getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max');
   const model = prepareQatFx(float, { global: qconfig, moduleName: { fc: defaultQatOutQconfig } }, { march: 'bayes' });
   const t0 = performance.now();
-  calibrate(model, batches);
+  const onFallback = (reason: string) => {
+    throw new Error(`calibration fell back to QTK: ${reason}`);
+  };
+  const runBatch = engine === 'ort' ? runtimeCalibration(ort, { onFallback })(model) : undefined;
+  await calibrateAsync(model, batches, runBatch ? { runBatch } : {});
   return { seconds: (performance.now() - t0) / 1000, model };
 }
 
 export interface CalibrationBench {
+  /** Seconds per observer, forward passes in onnxruntime-node. */
   calib_1024_s: Partial<Record<CalibObserver, number>>;
+  /** The same in QTK's own kernels. */
+  calib_1024_qtk_s: Partial<Record<CalibObserver, number>>;
+  /** Observers whose two engines gave models of different test accuracy. */
+  engineAccuracyDiffers: CalibObserver[];
   accuracy: Partial<Record<CalibObserver, number>>;
   /** The calibrated models (VALIDATION), for conversion. */
   models: Partial<Record<CalibObserver, Module>>;
 }
 
-/** The calibration protocol for each observer: 1024 training images, batch 64, then test accuracy in VALIDATION. */
-export function benchCalibration(
+/**
+ * The calibration protocol for each observer: 1024 training images, batch 64, then test accuracy in VALIDATION;
+ * timed with each engine, the accuracies of the two compared.
+ */
+export async function benchCalibration(
   float: Module,
   dataDir: string,
   options: {
@@ -55,21 +74,32 @@ export function benchCalibration(
     observers?: readonly CalibObserver[];
     log?: (m: string) => void;
   } = {},
-): CalibrationBench {
+): Promise<CalibrationBench> {
   const train = loadDataset(dataDir, 'train', options.images ?? 1024);
   const test = loadDataset(dataDir, 'test', options.testLimit);
   const batches = calibrationBatches(train, options.images ?? 1024);
-  const result: CalibrationBench = { calib_1024_s: {}, accuracy: {}, models: {} };
+  const result: CalibrationBench = {
+    calib_1024_s: {},
+    calib_1024_qtk_s: {},
+    engineAccuracyDiffers: [],
+    accuracy: {},
+    models: {},
+  };
   options.log?.(
     `float weights: test accuracy ${(evaluate(float, test) * 100).toFixed(2)} % on the same ${test.labels.size} test images`,
   );
   for (const obs of options.observers ?? CALIB_OBSERVERS) {
-    const { seconds, model } = calibrateWith(float, obs, batches);
+    const qtk = await calibrateWith(float, obs, batches, 'qtk');
+    const { seconds, model } = await calibrateWith(float, obs, batches, 'ort');
     result.calib_1024_s[obs] = seconds;
+    result.calib_1024_qtk_s[obs] = qtk.seconds;
     result.accuracy[obs] = evaluate(model, test);
+    const qtkAccuracy = evaluate(qtk.model, test);
+    if (qtkAccuracy !== result.accuracy[obs]) result.engineAccuracyDiffers.push(obs);
     result.models[obs] = model;
     options.log?.(
-      `calibration ${obs}: ${seconds.toFixed(3)} s, fake-quant test accuracy ${(result.accuracy[obs]! * 100).toFixed(2)} %`,
+      `calibration ${obs}: ${seconds.toFixed(3)} s in onnxruntime-node, ${qtk.seconds.toFixed(3)} s in QTK; ` +
+        `fake-quant test accuracy ${(result.accuracy[obs]! * 100).toFixed(2)} % (QTK's calibration: ${(qtkAccuracy * 100).toFixed(2)} %)`,
     );
   }
   return result;

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { writeFileAtomicSync } from '@qtk/nn/node';
 import type { Module } from '@qtk/nn';
 import { benchCalibration, loadReferenceNet } from './calibration.js';
+import { predictOnRuntime } from './runtime-eval.js';
 import { benchQat } from './qat.js';
 import { benchFixedPoint, MARCHES } from './fixed-point.js';
 import type { GraphModule } from '@qtk/ir';
@@ -99,19 +100,30 @@ if (dataDir && floatModel) {
   // The eval protocol on the float model (PyTorch's float_eval_10k_s is the same loop): 10k test images, batch 500.
   const test10k = loadDataset(dataDir, 'test');
   predict(floatModel, takeBatch(test10k, null, 0, 500), { label: 'warm-up' });
+  // the engine `qtk eval` uses for float models (onnxruntime-node), then QTK's own kernels, the reference
   const tEval = performance.now();
-  const floatAcc = accuracyOf(predict(floatModel, test10k, { label: 'float eval' }), test10k);
+  const floatAcc = accuracyOf(await predictOnRuntime(floatModel, test10k), test10k);
   result.float_eval_10k_s = round((performance.now() - tEval) / 1000, 3);
+  const tQtk = performance.now();
+  const qtkAcc = accuracyOf(predict(floatModel, test10k, { label: 'float eval' }), test10k);
+  result.float_eval_10k_qtk_s = round((performance.now() - tQtk) / 1000, 3);
   log(
-    `float_eval_10k_s = ${result.float_eval_10k_s} (${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} %)`,
+    `float_eval_10k_s = ${result.float_eval_10k_s} in onnxruntime-node, ${result.float_eval_10k_qtk_s} in QTK ` +
+      `(${test10k.labels.size} images, batch 500, accuracy ${(floatAcc * 100).toFixed(2)} % / ${(qtkAcc * 100).toFixed(2)} %)`,
   );
+  if (floatAcc !== qtkAcc) log('WARNING: the two engines give different float accuracies');
   pairWithPytorch(['float_eval_10k_s']);
   const testLimit = quick ? 2000 : undefined;
   log(
     `calibration protocol: 1024 training images, batch 64, each observer; test accuracy on ${testLimit ?? 'all'} test images`,
   );
-  const calib = benchCalibration(floatModel, dataDir, { testLimit, log });
-  result.calib_1024_s = Object.fromEntries(Object.entries(calib.calib_1024_s).map(([k, v]) => [k, round(v, 3)]));
+  const calib = await benchCalibration(floatModel, dataDir, { testLimit, log });
+  const rounded = (times: Record<string, number>) =>
+    Object.fromEntries(Object.entries(times).map(([k, v]) => [k, round(v, 3)]));
+  result.calib_1024_s = rounded(calib.calib_1024_s);
+  result.calib_1024_qtk_s = rounded(calib.calib_1024_qtk_s);
+  if (calib.engineAccuracyDiffers.length)
+    log(`WARNING: the two calibration engines give different accuracies for ${calib.engineAccuracyDiffers.join(', ')}`);
   accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
   pairWithPytorch(['calib_1024_s']);
   log(quick ? 'QAT step time (10 steps)' : 'QAT protocol: 1 epoch from the calibrated float weights');

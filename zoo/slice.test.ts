@@ -39,7 +39,7 @@ describe.each(FILES)('zoo slice %s', (file) => {
   });
 
   it(`${file} import`, async () => {
-    const r = await run('eval', model, '--data', data, '--reference', model, '--runtime', 'qtk', '--json');
+    const r = await run('eval', model, '--data', data, '--reference', model, '--engine', 'qtk', '--json');
     expect(r.stderr.split('\n').filter((l) => l.startsWith('qtk: '))).toEqual([]);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout) as { outputs: { maxAbsError: number; referenceMaxAbs: number }[] };

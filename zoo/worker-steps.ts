@@ -52,7 +52,7 @@ function minSqnr(j: EvalJson): number | null {
 }
 
 /**
- * The ONNX test data's case: QTK's float output on the case's input (qtk run --runtime qtk) against the outputs
+ * The ONNX test data's case: QTK's float output on the case's input (qtk run --engine qtk) against the outputs
  * the test data expects, max |QTK − expected| / max |expected|.
  */
 async function importAgainstExpected(
@@ -70,7 +70,7 @@ async function importAgainstExpected(
     '--out',
     out,
     '--force',
-    '--runtime',
+    '--engine',
     'qtk',
     ...shapeArgs(e),
   );
@@ -156,7 +156,7 @@ export async function importStep(e: ZooEntry, result: ModelResult, save: () => v
       e.data,
       '--reference',
       o.file,
-      '--runtime',
+      '--engine',
       'qtk',
       '--json',
       ...importArgs(e),

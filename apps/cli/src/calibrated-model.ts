@@ -1,9 +1,10 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { ConversionError, quantizePostTraining, UnknownModuleNameError } from '@qtk/core';
+import { ConversionError, quantizePostTrainingAsync, UnknownModuleNameError } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { OnnxGraphModule } from '@qtk/onnx';
+import { runtimeCalibration } from '@qtk/onnx-deploy';
 import type { Tensor } from '@qtk/tensor';
 import { parseNumber, type CommandSpec } from './args.js';
 import { inputBatches } from './batches.js';
@@ -18,6 +19,8 @@ import { ModelNames } from './model-names.js';
 import { PREPROCESS_OPTIONS, preprocessFrom } from './preprocess-options.js';
 import { requireMarch, requireObserver } from './registry-names.js';
 import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryError } from './qconfig-options.js';
+import { engineOption } from './model-runner.js';
+import { loadOrt } from './ort-session.js';
 import { modelInputs, type SampleInput, sampleShapesText } from './sample-inputs.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
@@ -48,6 +51,9 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     default: '1/128',
   },
   batch: { type: 'number', value: 'N', description: 'calibration batch size', default: 32, integer: true, min: 1 },
+  ...engineOption(
+    "where calibration's forward passes run: onnxruntime-node (ort) or QTK's kernels (qtk); auto: onnxruntime-node, and QTK for a model it cannot run, saying why",
+  ),
   'calib-limit': {
     type: 'number',
     value: 'N',
@@ -106,6 +112,8 @@ export interface CalibratedModel {
   readonly cpuOps: string[];
   readonly cpuNodes: string[];
   readonly batches: number;
+  /** Where calibration's forward passes ran: 'onnxruntime-node 1.30.0', 'qtk', or 'qtk (why not onnxruntime)'. */
+  readonly calibrationEngine: string;
   readonly usedFiles: number;
   readonly warnings: string[];
   /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
@@ -170,7 +178,7 @@ export function checkCalibrateOptions(o: Options, command: string): void {
  * Imports `modelPath`, loads --calib, prepares for --march (with --hybrid: a heterogeneous model;
  * `moduleName` entries such as --keep-float's), calibrates and converts.
  */
-export function calibrateOnnxModel(
+export async function calibrateOnnxModel(
   modelPath: string,
   o: Options,
   io: CliIo,
@@ -178,7 +186,7 @@ export function calibrateOnnxModel(
     /** Module names to keep float (--keep-float). */
     keepFloat?: readonly string[];
   } = {},
-): CalibratedModel {
+): Promise<CalibratedModel> {
   const marchId = requireMarch(String(o.march));
   const observer = requireObserver(String(o.observer));
   const batch = Number(o.batch);
@@ -224,11 +232,13 @@ export function calibrateOnnxModel(
     ...(extra.keepFloat ? { keepFloat: names.resolveAll(extra.keepFloat) } : {}),
   });
   const firstBatch = Math.min(batch, samples[0]!.shape[0]!);
+  const engine = await calibrationEngine(String(o.engine));
   const {
     calibrated: prepared,
     fixed,
     batches: nBatches,
-  } = quantizePostTraining(float, {
+  } = await quantizePostTrainingAsync(float, {
+    ...(engine.run ? { calibrationEngine: engine.run } : {}),
     march: marchId,
     qconfig: qconfigs.dict,
     calibration: inputBatches(samples, batch),
@@ -268,10 +278,41 @@ export function calibrateOnnxModel(
     cpuOps,
     cpuNodes,
     batches: nBatches,
+    calibrationEngine: engine.used(),
     usedFiles: loaded.files,
     warnings,
     qconfigs,
   };
+}
+
+/**
+ * --engine's calibration engine: onnxruntime-node's forward passes (ort; auto falls back to QTK's, and says why in
+ * `used`), or none for QTK's own (qtk). With ort, a model onnxruntime cannot run is an error naming the reason.
+ */
+async function calibrationEngine(
+  choice: string,
+): Promise<{ run?: ReturnType<typeof runtimeCalibration>; used(): string }> {
+  if (choice === 'qtk') return { used: () => 'qtk' };
+  let ort: Awaited<ReturnType<typeof loadOrt>>;
+  try {
+    ort = await loadOrt();
+  } catch (e) {
+    if (choice === 'ort') throw e;
+    const why = (e as Error).message;
+    return { used: () => `qtk (${why})` };
+  }
+  let fallback: string | null = null;
+  const run = runtimeCalibration(ort, {
+    onFallback: (reason) => {
+      if (choice === 'ort')
+        throw new CliError(
+          `--engine ort: calibration cannot run in onnxruntime-node: ${reason}; pass --engine qtk or auto`,
+        );
+      fallback = reason;
+    },
+  });
+  const version = `onnxruntime-node ${ort.env.versions.node ?? '?'}`;
+  return { run, used: () => (fallback === null ? version : `qtk (${version}: ${fallback})`) };
 }
 
 /** The start of a stage's progress line ('calibration: '), the labels aligned. */

@@ -55,6 +55,7 @@ const MAKE: Record<string, () => tensor.QtkError> = {
   OnnxFormatError: () => new onnx.OnnxFormatError('f'),
   OnnxLimitError: () => new onnx.OnnxLimitError('l'),
   OnnxExternalDataError: () => new onnx.OnnxExternalDataError('e'),
+  RuntimeRunError: () => new onnx.RuntimeRunError('e'),
   UnsupportedOnnxOpError: () =>
     new onnx.UnsupportedOnnxOpError([{ name: 'n', opType: 'Foo', domain: '', opset: 13, reason: 'r' }]),
   OnnxInputShapeError: () => new onnx.OnnxInputShapeError('i'),

@@ -1,4 +1,4 @@
-// qtk export, qtk eval --runtime and qtk compare: a fixed-point model file exported to integer ONNX,
+// qtk export, qtk eval --engine and qtk compare: a fixed-point model file exported to integer ONNX,
 // run in onnxruntime-node and compared value by value with QTK, in-process and through the real process.
 import '@qtk/march-bayes';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -107,15 +107,15 @@ describe('qtk export', () => {
     expect(own.stdout).toContain(`(${want} / ${N})`);
 
     // QTK cannot import it, and says why
-    const q = await run('eval', out, '--data', data, '--runtime', 'qtk');
+    const q = await run('eval', out, '--data', data, '--engine', 'qtk');
     expect(q.code).toBe(1);
     expect(q.stderr).toMatch(
-      /^qtk: error: --runtime qtk cannot run .*pool-bayes\.onnx: it is integer ONNX \(\d+ integer Cast nodes\), and QTK imports float ONNX only\. Run it with --runtime ort/,
+      /^qtk: error: --engine qtk cannot run .*pool-bayes\.onnx: it is integer ONNX \(\d+ integer Cast nodes\), and QTK imports float ONNX only\. Run it with --engine ort/,
     );
     expect(q.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('exports float ONNX and QTK float model files; --runtime ort and qtk agree on them, fixed batch sizes too', async () => {
+  it('exports float ONNX and QTK float model files; --engine ort and qtk agree on them, fixed batch sizes too', async () => {
     const g = new Generator(4);
     const tiny = writeOnnx(join(dir, 'tiny.onnx'), new TinyNet(g));
     const evalDir = join(dir, 'mnist-like');
@@ -132,14 +132,27 @@ describe('qtk export', () => {
     expect(r.stdout).toMatch(/\(\d+ bytes, float ONNX\)/);
     expect(decodeModel(readFileSync(again)).opset_import![0]!.version).toBe(11);
 
-    // a float ONNX file runs in QTK by default, in onnxruntime on request: the same accuracy
-    const viaQtk = await run('eval', again, '--data', evalDir);
+    // a float ONNX file runs in onnxruntime by default, in QTK on request: the same accuracy
+    const viaQtk = await run('eval', again, '--data', evalDir, '--engine', 'qtk');
     expect(viaQtk.stdout).toContain('runtime:   qtk');
     expect(viaQtk.stdout).toContain(`(${want} / ${N})`);
-    const viaOrt = await run('eval', again, '--data', evalDir, '--runtime', 'ort', '--batch', '6');
+    const viaOrt = await run('eval', again, '--data', evalDir, '--batch', '6');
     expect(viaOrt.stderr).toBe('');
     expect(viaOrt.stdout).toMatch(/^runtime: {3}onnxruntime-node /m);
     expect(viaOrt.stdout).toContain(`(${want} / ${N})`);
+
+    // a float file onnxruntime refuses (an IR version from the future) is imported into QTK, with a note saying why
+    const future = join(dir, 'tiny-ir99.onnx');
+    writeFileSync(future, encodeModel({ ...decodeModel(readFileSync(again)), ir_version: 99 }));
+    const fellBack = await run('eval', future, '--data', evalDir);
+    expect(fellBack.code).toBe(0);
+    expect(fellBack.stdout).toContain('runtime:   qtk');
+    expect(fellBack.stdout).toContain(`(${want} / ${N})`);
+    expect(fellBack.stdout).toMatch(
+      /^note: {6}onnxruntime-node cannot load .*tiny-ir99\.onnx.*: imported into QTK instead$/m,
+    );
+    const strict = await run('eval', future, '--data', evalDir, '--engine', 'ort');
+    expect([strict.code, strict.stderr]).toEqual([1, expect.stringContaining('onnxruntime-node cannot load')]);
 
     // a file with a fixed batch of 3 runs 3 at a time (20 = 6·3 + 2, the last group padded)
     const fixedBatch = join(dir, 'tiny-b3.onnx');
@@ -147,7 +160,7 @@ describe('qtk export', () => {
       fixedBatch,
       exportOnnxBytes(symbolicTrace(new TinyNet(new Generator(4))), [rand([3, 1, 28, 28])], { dynamicBatch: false }),
     );
-    const b3 = await run('eval', fixedBatch, '--data', evalDir, '--runtime', 'ort', '--batch', '7');
+    const b3 = await run('eval', fixedBatch, '--data', evalDir, '--engine', 'ort', '--batch', '7');
     expect(b3.stderr).toBe('');
     expect(b3.stdout).toContain(`(${want} / ${N})`);
 
@@ -196,12 +209,12 @@ describe('qtk export', () => {
     ]);
     expect(JSON.parse(m.metadata_props![3]!.value!)).toEqual(preprocess);
 
-    const viaOrt = await run('eval', out, '--data', images, '--runtime', 'ort');
+    const viaOrt = await run('eval', out, '--data', images, '--engine', 'ort');
     expect(viaOrt.stderr).toBe('');
     expect(viaOrt.stdout).toContain('accuracy:  100.00% (12 / 12)');
     expect((await run('eval', path, '--data', images)).stdout).toContain('accuracy:  100.00% (12 / 12)');
     // the options still override it, and then the predictions change
-    const other = await run('eval', out, '--data', images, '--runtime', 'ort', '--mean', '0', '--std', '1');
+    const other = await run('eval', out, '--data', images, '--engine', 'ort', '--mean', '0', '--std', '1');
     expect(other.stdout).not.toContain('(12 / 12)');
   });
 
@@ -257,10 +270,13 @@ describe('qtk export', () => {
     ]);
     const self = await run('export', fixedPath, '--out', fixedPath);
     expect([self.code, self.stderr]).toEqual([2, expect.stringContaining('is the input model')]);
-    const runtime = await run('eval', fixedPath, '--data', data, '--runtime', 'ort');
-    expect([runtime.code, runtime.stderr]).toEqual([2, expect.stringContaining('--runtime ort runs ONNX files')]);
-    const bad = await run('eval', fixedPath, '--data', data, '--runtime', 'tvm');
-    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("--runtime must be ort or qtk, got 'tvm'")]);
+    const runtime = await run('eval', fixedPath, '--data', data, '--engine', 'ort');
+    expect([runtime.code, runtime.stderr]).toEqual([2, expect.stringContaining('--engine ort runs ONNX files')]);
+    const bad = await run('eval', fixedPath, '--data', data, '--engine', 'tvm');
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      expect.stringContaining("--engine must be one of auto, ort, qtk, got 'tvm'"),
+    ]);
     const noShape = join(dir, 'no-shape.qtk');
     saveModelFileSync(fixed, noShape);
     const shape = await run('export', noShape, '--out', join(dir, 'y.onnx'));

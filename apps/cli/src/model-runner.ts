@@ -45,45 +45,60 @@ export const RUNNABLE_MODEL = {
   description: 'an .onnx file (float, QDQ or integer) or a QTK model file (float, QAT or fixed-point)',
 };
 
-/** --runtime of the commands that run a model (run, eval). */
-export const RUNTIME_OPTION: Readonly<Record<string, OptionSpec>> = {
-  runtime: {
-    type: 'string',
-    value: 'ort|qtk',
-    choices: ['ort', 'qtk'],
-    description:
-      'run an .onnx file in onnxruntime-node (ort, the default for quantized QDQ / integer files) or import it into QTK (qtk, the default for float files)',
-  },
-};
+/** Where a command's forward passes run: onnxruntime-node, QTK's own kernels, or the fastest that can (auto). */
+export type Engine = 'auto' | 'ort' | 'qtk';
+
+/** An --engine option (default auto) whose help says what the command runs where. */
+export function engineOption(description: string): Readonly<Record<string, OptionSpec>> {
+  return {
+    engine: { type: 'string', value: 'auto|ort|qtk', choices: ['auto', 'ort', 'qtk'], default: 'auto', description },
+  };
+}
+
+/** --engine of the commands that run a model (run, eval). */
+export const ENGINE_OPTION = engineOption(
+  'where an .onnx file runs: onnxruntime-node (ort) or imported into QTK (qtk, float files only); auto runs every .onnx file in onnxruntime-node and imports a float file it cannot load, saying so. QTK model files run in QTK',
+);
 
 export interface OpenModelOptions {
-  /** Run an .onnx file in onnxruntime-node ('ort') or import it ('qtk'); default: qtk for float files. */
-  readonly runtime?: 'ort' | 'qtk';
+  /** Where an .onnx file runs (default auto: onnxruntime-node, a float file it cannot load imported into QTK). */
+  readonly engine?: Engine;
   readonly inputShape?: InputShapeOption;
   readonly maxElements?: unknown;
 }
 
 /** Opens MODEL for running; the errors name the file and what to do. */
 export async function openModel(path: string, o: OpenModelOptions = {}): Promise<RunnableModel> {
+  const engine = o.engine ?? 'auto';
   if (isOnnxPath(path)) {
     const file = readOnnxFile(path);
-    const chosen = o.runtime ?? (file.form.kind === 'float' ? 'qtk' : 'ort');
-    if (chosen === 'ort') return openInOrt(file, o.inputShape);
-    if (file.form.kind !== 'float') throw notImportable(file);
-  } else if (o.runtime === 'ort') {
+    if (engine === 'qtk') {
+      if (file.form.kind !== 'float') throw notImportable(file);
+      return openInQtk(path, o);
+    }
+    if (engine === 'ort' || file.form.kind !== 'float') return openInOrt(file, o.inputShape);
+    try {
+      return await openInOrt(file, o.inputShape);
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      const model = openInQtk(path, o);
+      model.notes.push(`${e.message.split('\n')[0]}: imported into QTK instead`);
+      return model;
+    }
+  }
+  if (engine === 'ort')
     throw new CliError(
-      `--runtime ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
+      `--engine ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
       { exitCode: 2 },
     );
-  }
   return openInQtk(path, o);
 }
 
 /** Why QTK cannot run a quantized ONNX file, and what to do instead. */
 export function notImportable(file: OnnxFile): CliError {
   return new CliError(
-    `--runtime qtk cannot run ${file.path}: it is ${FORM_LABEL[file.form.kind]} (${file.form.evidence}), and QTK imports float ONNX only. ` +
-      'Run it with --runtime ort (the default for such files), or use the QTK model file it was exported from',
+    `--engine qtk cannot run ${file.path}: it is ${FORM_LABEL[file.form.kind]} (${file.form.evidence}), and QTK imports float ONNX only. ` +
+      'Run it with --engine ort (or auto, the default), or use the QTK model file it was exported from',
   );
 }
 

@@ -252,7 +252,7 @@ describe('inputs qtk does not feed yet', () => {
   it('an int64 input is refused by name and type, in onnxruntime and in QTK', async () => {
     const path = join(dir, 'token-ids.onnx');
     writeFileSync(path, tokenIdsModel());
-    const inOrt = await run('run', path, '--runtime', 'ort', '--data', data, '--out', join(dir, 'ids-out'));
+    const inOrt = await run('run', path, '--engine', 'ort', '--data', data, '--out', join(dir, 'ids-out'));
     expect(inOrt.code).toBe(1);
     expect(inOrt.stderr).toContain(
       `qtk: error: ${path}: the input 'ids' is int64 (ONNX element type 7); qtk feeds float32 samples; models with integer inputs (token ids into a Gather, say) are not supported yet`,
@@ -286,7 +286,7 @@ describeNeeding('onnx-testdata', "the ONNX test data's test_operator_basic (inpu
 
   it('the float model imported computes -sigmoid(tanh(x·(x + y))) with each input fed its own file', async () => {
     const out = join(dir, 'basic-float');
-    const r = await run('run', BASIC, '--runtime', 'qtk', '--data', basic, '--out', out, '--batch', '1');
+    const r = await run('run', BASIC, '--engine', 'qtk', '--data', basic, '--out', out, '--batch', '1');
     expect(r.stderr).not.toContain('error');
     expect(r.code).toBe(0);
     for (const i of [0, 17, 63]) {

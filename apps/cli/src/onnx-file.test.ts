@@ -87,7 +87,7 @@ describe('onnxFormOf', () => {
 });
 
 describe('qtk eval of a QDQ file', () => {
-  it('runs in onnxruntime-node by default, with the accuracy of the quantized scores; --runtime qtk says why not', async () => {
+  it('runs in onnxruntime-node by default, with the accuracy of the quantized scores; --engine qtk says why not', async () => {
     const dir = tempDir();
     const path = join(dir, 'qdq.onnx');
     writeFileSync(path, encodeModel(qdqModel()));
@@ -116,10 +116,10 @@ describe('qtk eval of a QDQ file', () => {
     expect(r.stdout).toMatch(/^runtime: {3}onnxruntime-node /m);
     expect(r.stdout).toContain(`accuracy:  ${((100 * want) / n).toFixed(2)}% (${want} / ${n})`);
 
-    const q = await run('eval', path, '--data', data, '--runtime', 'qtk');
+    const q = await run('eval', path, '--data', data, '--engine', 'qtk');
     expect(q.code).toBe(1);
     expect(q.stderr).toContain(
-      `--runtime qtk cannot run ${path}: it is QDQ ONNX (1 QuantizeLinear node, 1 DequantizeLinear node), and QTK imports float ONNX only`,
+      `--engine qtk cannot run ${path}: it is QDQ ONNX (1 QuantizeLinear node, 1 DequantizeLinear node), and QTK imports float ONNX only`,
     );
   });
 });

@@ -14,12 +14,13 @@ export interface RuntimeOutput {
   readonly type: string;
 }
 
-async function loadOrt(): Promise<Ort> {
+/** onnxruntime-node's module; a CliError saying what to do when it cannot be loaded. */
+export async function loadOrt(): Promise<Ort> {
   try {
     return await import('onnxruntime-node');
   } catch (e) {
     throw new CliError(
-      `onnxruntime-node cannot be loaded (${(e as Error).message}); reinstall @qtk/cli with its dependencies, or pass --runtime qtk for a float ONNX file`,
+      `onnxruntime-node cannot be loaded (${(e as Error).message}); reinstall @qtk/cli with its dependencies, or pass --engine qtk for a float ONNX file`,
       { cause: e },
     );
   }

@@ -66,10 +66,10 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 describe('qtk run', () => {
   it.each(['qtk', 'ort'])(
-    'writes <sample>.<output>.npy for every sample and output (--runtime %s), the values of the model',
+    'writes <sample>.<output>.npy for every sample and output (--engine %s), the values of the model',
     (runtime) => {
       const out = join(dir, `out-${runtime}`);
-      const r = runProcess('run', reference, '--data', data, '--out', out, '--batch', '2', '--runtime', runtime);
+      const r = runProcess('run', reference, '--data', data, '--out', out, '--batch', '2', '--engine', runtime);
       expect(r.stderr).toBe('[1/3] 2/5 samples\n[2/3] 4/5 samples\n[3/3] 5/5 samples\n');
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("outputs:   'features/map' [4, 8, 8] -> <sample>.features_map.npy\n");
@@ -148,7 +148,7 @@ describe('qtk eval --reference', () => {
   });
 
   it('prints a table; the model against itself is identical, with full top-1 agreement', () => {
-    const r = runProcess('eval', reference, '--data', data, '--reference', reference, '--runtime', 'ort');
+    const r = runProcess('eval', reference, '--data', data, '--reference', reference, '--engine', 'ort');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
       [

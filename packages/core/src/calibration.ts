@@ -12,6 +12,18 @@ export interface CalibrateOptions {
   onWarning?: (message: string) => void;
 }
 
+/**
+ * How one calibration batch reaches the fake-quants' observers. The default runs the model's forward in QTK;
+ * another engine (onnxruntime, `runtimeCalibration` of @qtk/onnx-deploy) computes the observed values itself
+ * and hands each fake-quant its value, in the CALIBRATION state calibrateAsync has set.
+ */
+export type CalibrationBatchRunner = (batch: CalibrationBatch) => void | Promise<void>;
+
+export interface CalibrateAsyncOptions extends CalibrateOptions {
+  /** Runs each batch (default: the model's forward in QTK). */
+  runBatch?: CalibrationBatchRunner;
+}
+
 /** A fake-quant whose calibrated scale does not describe the data (FakeQuantize.calibrationIssue). */
 export interface CalibrationIssue {
   /** The fake-quant's module name in the model. */
@@ -57,7 +69,11 @@ export function calibrate(model: Module, batches: Iterable<CalibrationBatch>, op
   const run = startCalibration(model, options);
   try {
     noGrad(() => {
-      for (const b of batches) if (!run.step(b)) break;
+      for (const b of batches) {
+        if (!run.wantsMore()) break;
+        run.forward(b);
+        run.batchDone();
+      }
     });
   } finally {
     run.stopRecording();
@@ -72,11 +88,17 @@ export function calibrate(model: Module, batches: Iterable<CalibrationBatch>, op
 export async function calibrateAsync(
   model: Module,
   batches: AsyncIterable<CalibrationBatch> | Iterable<CalibrationBatch>,
-  options: CalibrateOptions = {},
+  options: CalibrateAsyncOptions = {},
 ): Promise<number> {
   const run = startCalibration(model, options);
+  const runBatch = options.runBatch;
   try {
-    for await (const b of batches) if (!noGrad(() => run.step(b))) break;
+    for await (const b of batches) {
+      if (!run.wantsMore()) break;
+      if (runBatch) await runBatch(b);
+      else noGrad(() => run.forward(b));
+      run.batchDone();
+    }
   } finally {
     run.stopRecording();
   }
@@ -90,13 +112,15 @@ function startCalibration(model: Module, options: CalibrateOptions) {
   let n = 0;
   const recording = recordInputShapes(model);
   return {
-    /** Runs one batch; false once numBatches batches ran (the batch is not run). */
-    step(b: CalibrationBatch): boolean {
-      if (options.numBatches !== undefined && n >= options.numBatches) return false;
+    /** False once numBatches batches ran. */
+    wantsMore: () => options.numBatches === undefined || n < options.numBatches,
+    /** The model's forward on one batch, in QTK. */
+    forward(b: CalibrationBatch): void {
       (model as unknown as { call(...a: Tensor[]): unknown }).call(...(Array.isArray(b) ? b : [b]));
+    },
+    batchDone(): void {
       options.onBatch?.(n);
       n++;
-      return true;
     },
     stopRecording: () => recording.stop(),
     /** VALIDATION state, the warnings; returns the batch count. */

@@ -20,6 +20,8 @@ export { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
 export {
   calibrate,
   calibrateAsync,
+  type CalibrateAsyncOptions,
+  type CalibrationBatchRunner,
   calibrationIssues,
   startQat,
   type CalibrateOptions,
@@ -29,6 +31,7 @@ export {
 export {
   quantizePostTraining,
   quantizePostTrainingAsync,
+  type AsyncPostTrainingOptions,
   calibratePostTraining,
   calibrationQconfigDict,
   DEFAULT_PTQ_OBSERVER,

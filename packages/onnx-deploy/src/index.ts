@@ -33,6 +33,7 @@ export {
   shiftRight,
   requantize,
 } from './integer/int-emit.js';
+export { runtimeCalibration, type RuntimeCalibrationOptions } from './calibrate/runtime-calibration.js';
 export { exportQuantizedOnnxBytes, type ExportQuantizedOnnxOptions } from './visualize/export-quantized-onnx.js';
 export { registerQdqExport } from './qdq/qdq-rules.js';
 export { INT16_QDQ_OPSET, PER_CHANNEL_QDQ_OPSET } from './qdq/qdq-emit.js';

@@ -25,6 +25,12 @@ export {
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
 export { exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';
+export {
+  RuntimeModel,
+  RuntimeRunError,
+  type OnnxRuntimeApi,
+  type RuntimeSession,
+} from './runtime/runtime-session.js';
 export type { ExampleInput, RegisteredValue } from './export-values.js';
 export {
   registerModuleExport,

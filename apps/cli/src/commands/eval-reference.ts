@@ -6,7 +6,7 @@ import type { ParsedArgs } from '../args.js';
 import { CliError, type CliIo, usageError } from '../io.js';
 import { inputShapeOption, requireFile } from '../model-input.js';
 import { isOnnxPath } from '../model-source.js';
-import { type NamedOutput, openInOrt, openModel, type RunnableModel } from '../model-runner.js';
+import { type Engine, type NamedOutput, openInOrt, openModel, type RunnableModel } from '../model-runner.js';
 import { readOnnxFile } from '../onnx-file.js';
 import { type AgreementResult, OutputAgreement } from '../output-agreement.js';
 import { preprocessFrom } from '../preprocess-options.js';
@@ -25,10 +25,8 @@ export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<num
     throw usageError('eval', `--reference must be an .onnx file (the float model), got '${referencePath}'`);
   requireFile(referencePath, 'reference model');
   const inputShape = inputShapeOption(o);
-  const runtime = o.runtime === undefined ? undefined : (String(o.runtime) as 'ort' | 'qtk');
-
   const model = await openModel(path, {
-    ...(runtime !== undefined ? { runtime } : {}),
+    engine: String(o.engine) as Engine,
     ...(inputShape ? { inputShape } : {}),
     maxElements: o['max-elements'],
   });
@@ -37,7 +35,7 @@ export async function runEvalReference(args: ParsedArgs, io: CliIo): Promise<num
     reference =
       o['reference-runtime'] === 'qtk'
         ? await openModel(referencePath, {
-            runtime: 'qtk',
+            engine: 'qtk',
             ...(inputShape ? { inputShape } : {}),
             maxElements: o['max-elements'],
           })

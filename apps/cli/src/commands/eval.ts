@@ -1,27 +1,20 @@
-import { setFakeQuantize } from '@qtk/core';
-import { argmax, noGrad, type Tensor } from '@qtk/tensor';
+import type { Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { inputBatches } from '../batches.js';
 import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
 import { checkLabelClasses, type EvalData, loadEvalData } from '../data/eval-data.js';
 import { sampleRunOptions } from '../data/sample-options.js';
-import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo, usageError } from '../io.js';
 import { inputShapeOption, requireFile } from '../model-input.js';
-import { isOnnxPath, loadModelSource } from '../model-source.js';
-import { notImportable, RUNNABLE_MODEL } from '../model-runner.js';
-import { FORM_LABEL, readOnnxFile } from '../onnx-file.js';
-import { fileInputs, modelInputs, type SampleInput } from '../sample-inputs.js';
-import { savedPreprocess } from '../onnx-metadata.js';
-import { OrtModel } from '../ort-session.js';
+import { type Engine, openModel, RUNNABLE_MODEL } from '../model-runner.js';
+import type { SampleInput } from '../sample-inputs.js';
 import { preprocessFrom } from '../preprocess-options.js';
 import { runEvalReference } from './eval-reference.js';
-import { floatOf } from './quantize.js';
 
 export const evalSpec: CommandSpec = {
   name: 'eval',
   summary:
-    'Runs an ONNX file (quantized ones in onnxruntime) or a QTK model file on a dataset; reports its accuracy, or with --reference how far each output is from the float model.',
+    'Runs an ONNX file (in onnxruntime) or a QTK model file (in QTK) on a dataset; reports its accuracy, or with --reference how far each output is from the float model.',
   positionals: [RUNNABLE_MODEL],
   options: {
     data: {
@@ -56,8 +49,9 @@ export const evalSpec: CommandSpec = {
 as (pixel/255 - 0.5)/0.5. Files are read in sorted file-name order (code points), and the labels file has one
 label per sample in that order (a .npy holding a batch contributes one label per row). For a model written by
 'qtk quantize', the input shape and image preprocessing saved in the file are the defaults. An ONNX file
-that holds QuantizeLinear / DequantizeLinear nodes (QDQ) or integer arithmetic (qtk export of a fixed-point
-model) runs in onnxruntime-node; QTK imports float ONNX only. The time line gives the whole command and,
+runs in onnxruntime-node (--engine auto, the default): float, QDQ or integer (qtk export of a fixed-point model).
+A float file onnxruntime cannot load is imported into QTK instead, with a note; --engine qtk imports a float file
+on purpose (QTK imports float ONNX only). QTK model files run in QTK. The time line gives the whole command and,
 in parentheses, the model's forward passes alone.
 ${SEVERAL_INPUTS_DETAILS}
 
@@ -76,7 +70,6 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   const path = args.positionals[0]!;
   const split = String(o.split);
   const batch = Number(o.batch);
-  const runtime = o.runtime === undefined ? undefined : String(o.runtime);
   if (o['reference-runtime'] !== undefined && o.reference === undefined)
     throw usageError('eval', '--reference-runtime goes with --reference FLOAT.onnx');
   const shapeOption = inputShapeOption(o);
@@ -89,60 +82,24 @@ export async function runEval(argv: readonly string[], io: CliIo): Promise<numbe
   };
 
   requireFile(path, 'model');
-  if (isOnnxPath(path)) {
-    const file = readOnnxFile(path);
-    const chosen = runtime ?? (file.form.kind === 'float' ? 'qtk' : 'ort');
-    if (chosen === 'ort') {
-      const inputs = fileInputs(file, shapeOption);
-      const data = loadEvalData(String(o.data), {
-        ...dataOptions,
-        inputs,
-        preprocess: preprocessFrom(o, savedPreprocess(file.model)),
-      });
-      checkShapes(inputs, data.inputs);
-      const ort = await OrtModel.create(file);
-      try {
-        const r = await classify(data, batch, async (xs) => rowArgmax((await ort.run(xs))[0]!));
-        report(
-          io,
-          { path, label: FORM_LABEL[file.form.kind], runtime: `onnxruntime-node ${ort.version}` },
-          data,
-          r,
-          t0,
-        );
-      } finally {
-        await ort.release();
-      }
-      return 0;
-    }
-    if (file.form.kind !== 'float') throw notImportable(file);
-  } else if (runtime === 'ort') {
-    throw new CliError(
-      `--runtime ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then evaluate FILE.onnx`,
-      { exitCode: 2 },
-    );
-  }
-
-  const { model, kind, label, meta } = loadModelSource(path, o['max-elements'], shapeOption);
-  const inputs = modelInputs(model, shapeOption, meta);
-  const saved = (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined;
-  const data = loadEvalData(String(o.data), {
-    ...dataOptions,
-    inputs,
-    preprocess: preprocessFrom(o, saved),
+  const model = await openModel(path, {
+    engine: String(o.engine) as Engine,
+    ...(shapeOption ? { inputShape: shapeOption } : {}),
+    maxElements: o['max-elements'],
   });
-  checkShapes(inputs, data.inputs);
-
-  model.eval();
-  if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // evaluate with frozen scales, whatever state it was saved in
-  const r = await classify(data, batch, (xs) =>
-    noGrad(() => {
-      const y = floatOf(model.call(...xs));
-      checkScores(y.shape, xs[0]!.shape[0]!);
-      return { pred: argmax(y, 1).values() as Int32Array, classes: y.shape[1]! };
-    }),
-  );
-  report(io, { path, label, runtime: 'qtk' }, data, r, t0);
+  try {
+    const data = loadEvalData(String(o.data), {
+      ...dataOptions,
+      inputs: model.inputs,
+      preprocess: preprocessFrom(o, model.savedPreprocess),
+    });
+    checkShapes(model.inputs, data.inputs);
+    const r = await classify(data, batch, async (xs) => rowArgmax((await model.run(xs))[0]!));
+    report(io, { path, label: model.label, runtime: model.runtime }, data, r, t0);
+    for (const note of model.notes) io.out(`note:      ${note}\n`);
+  } finally {
+    await model.release();
+  }
   return 0;
 }
 

@@ -111,7 +111,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
   checkReportDir(outDir, modelPath);
   if (o.data !== undefined && !existsSync(String(o.data)))
     throw new CliError(`--data directory ${shownPath(String(o.data))} does not exist`);
-  const c = calibrateOnnxModel(modelPath, o, io);
+  const c = await calibrateOnnxModel(modelPath, o, io);
   const fixed = c.fixed;
   setFakeQuantize(c.prepared, 'VALIDATION');
   const batch = Number(o.batch);

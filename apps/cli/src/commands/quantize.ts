@@ -53,7 +53,7 @@ operator the march cannot run on the CPU (a heterogeneous model) and prints wher
 ${QCONFIG_DETAILS}`,
 };
 
-export function runQuantize(argv: readonly string[], io: CliIo): number {
+export async function runQuantize(argv: readonly string[], io: CliIo): Promise<number> {
   const t0 = performance.now();
   const args = parseArgs(quantizeSpec, argv);
   const o = args.options;
@@ -61,7 +61,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   checkOutPath(String(o.out), [{ path: modelPath, what: 'input model' }]);
   checkCalibrateOptions(o, 'quantize');
   const keepFloat = parseNames(o['keep-float']);
-  const c = calibrateOnnxModel(modelPath, o, io, {
+  const c = await calibrateOnnxModel(modelPath, o, io, {
     keepFloat,
   });
   const { prepared, samples, inputs, warnings, hybrid, cpuOps, cpuNodes, observer, inputScale } = c;
@@ -90,7 +90,12 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
     ...inputShapesMeta(inputs),
     inputScale: inputScale === 'auto' ? 'auto' : inputScale,
     preprocess: { mean: pre.mean, std: pre.std, ...(pre.size ? { size: pre.size } : {}) },
-    calibration: { dir: String(o.calib), samples: samples[0]!.shape[0], batches: nBatches },
+    calibration: {
+      dir: String(o.calib),
+      samples: samples[0]!.shape[0],
+      batches: nBatches,
+      engine: c.calibrationEngine,
+    },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
     ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),
@@ -108,6 +113,7 @@ export function runQuantize(argv: readonly string[], io: CliIo): number {
   const lines = [
     `march:        ${marchId}`,
     `observer:     ${observer} (activations), min_max per channel (weights)`,
+    `engine:       calibration in ${c.calibrationEngine}`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
     ...precisionLines(c.qconfigs),

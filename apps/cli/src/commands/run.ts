@@ -10,7 +10,7 @@ import { INPUT_DATA_OPTION, sampleRunOptions } from '../data/sample-options.js';
 import { shownPath } from '../display-path.js';
 import { CliError, type CliIo } from '../io.js';
 import { inputShapeOption } from '../model-input.js';
-import { type NamedOutput, openModel, RUNNABLE_MODEL } from '../model-runner.js';
+import { type Engine, type NamedOutput, openModel, RUNNABLE_MODEL } from '../model-runner.js';
 import { checkOutDir } from '../out-path.js';
 import { preprocessFrom } from '../preprocess-options.js';
 import { stepProgress } from '../progress.js';
@@ -52,13 +52,12 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   const o = args.options;
   const path = args.positionals[0]!;
   const split = String(o.split);
-  const runtime = o.runtime === undefined ? undefined : String(o.runtime);
   const out = String(o.out);
   checkOutFolder(out, o.force === true);
   const inputShape = inputShapeOption(o);
 
   const model = await openModel(path, {
-    ...(runtime !== undefined ? { runtime: runtime as 'ort' | 'qtk' } : {}),
+    engine: String(o.engine) as Engine,
     ...(inputShape ? { inputShape } : {}),
     maxElements: o['max-elements'],
   });

@@ -13,7 +13,7 @@ describe('sampleRunOptions', () => {
       'input-shape',
       'batch',
       'limit',
-      'runtime',
+      'engine',
       'mean',
       'std',
       'size',

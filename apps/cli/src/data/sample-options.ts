@@ -1,6 +1,6 @@
 import type { OptionSpec } from '../args.js';
 import { INPUT_SHAPE_OPTION, MAX_ELEMENTS_OPTION } from '../model-input.js';
-import { RUNTIME_OPTION } from '../model-runner.js';
+import { ENGINE_OPTION } from '../model-runner.js';
 import { PREPROCESS_OPTIONS } from '../preprocess-options.js';
 
 /** --data of the commands that only run a model on inputs (run, compare): no labels. */
@@ -16,7 +16,7 @@ export const INPUT_DATA_OPTION: Readonly<Record<string, OptionSpec>> = {
 
 /**
  * The options after --data of the commands that run a model over a dataset's samples (eval, run): which split,
- * the input shape, batch size, how many samples, the runtime, preprocessing and the import budget. `verb` is what
+ * the input shape, batch size, how many samples, the engine, preprocessing and the import budget. `verb` is what
  * the command does with the samples ('evaluate', 'run').
  */
 export function sampleRunOptions(verb: string, defaultBatch: number): Readonly<Record<string, OptionSpec>> {
@@ -31,7 +31,7 @@ export function sampleRunOptions(verb: string, defaultBatch: number): Readonly<R
     ...INPUT_SHAPE_OPTION,
     batch: { type: 'number', value: 'N', description: 'batch size', default: defaultBatch, integer: true, min: 1 },
     limit: { type: 'number', value: 'N', description: `${verb} only the first N samples`, integer: true, min: 1 },
-    ...RUNTIME_OPTION,
+    ...ENGINE_OPTION,
     ...PREPROCESS_OPTIONS,
     ...MAX_ELEMENTS_OPTION,
   };

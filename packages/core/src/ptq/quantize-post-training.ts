@@ -5,7 +5,13 @@ import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
 import { QConfigError, type MarchBackendV1 } from '@qtk/spec';
-import { type CalibrateOptions, type CalibrationBatch, calibrate, calibrateAsync } from '../calibration.js';
+import {
+  type CalibrateOptions,
+  type CalibrationBatch,
+  type CalibrationBatchRunner,
+  calibrate,
+  calibrateAsync,
+} from '../calibration.js';
 import { convertFx } from '../convert-fx.js';
 import type { HybridDict } from '../deploy-device.js';
 import { type PrepareQatFxOptions, prepareQatFx } from '../prepare-qat-fx.js';
@@ -63,6 +69,16 @@ export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
   passes?: PrepareQatFxOptions['passes'];
 }
 
+/** quantizePostTrainingAsync's options: batches may arrive asynchronously, and another engine may run them. */
+export interface AsyncPostTrainingOptions
+  extends PostTrainingOptions<AsyncIterable<CalibrationBatch> | Iterable<CalibrationBatch>> {
+  /**
+   * Runs the calibration batches through the prepared model in another engine (`runtimeCalibration` of
+   * @qtk/onnx-deploy: onnxruntime); default: QTK's own forward.
+   */
+  calibrationEngine?: (prepared: GraphModule) => CalibrationBatchRunner;
+}
+
 export interface CalibratedResult {
   /** The prepared model after calibration, its fake-quants in VALIDATION state. */
   readonly calibrated: GraphModule;
@@ -90,14 +106,18 @@ export function quantizePostTraining(model: Module, options: PostTrainingOptions
 /** quantizePostTraining for calibration batches that arrive asynchronously. */
 export async function quantizePostTrainingAsync(
   model: Module,
-  options: PostTrainingOptions<AsyncIterable<CalibrationBatch> | Iterable<CalibrationBatch>>,
+  options: AsyncPostTrainingOptions,
 ): Promise<PostTrainingResult> {
   const run = new PtqRun(options);
   const calibrated = run.prepare(model);
   options.onStage?.('calibrate');
   let batches: number;
   try {
-    batches = await calibrateAsync(calibrated, options.calibration, run.calibrateOptions());
+    const runBatch = options.calibrationEngine?.(calibrated);
+    batches = await calibrateAsync(calibrated, options.calibration, {
+      ...run.calibrateOptions(),
+      ...(runBatch ? { runBatch } : {}),
+    });
   } catch (e) {
     throw run.explain(e, 'calibrate');
   }

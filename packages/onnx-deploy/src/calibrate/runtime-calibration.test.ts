@@ -1,0 +1,120 @@
+// Calibration in onnxruntime-node against QTK's own forward, observer by observer: the scales agree within the
+// runtime's float rounding, the saturation counts of fixed scales exactly, and a model the export cannot expose
+// falls back to QTK with the reason.
+import '../index.js';
+import '@qtk/march-bayes';
+import { calibrateAsync, prepareQatFx, type QatModule } from '@qtk/core';
+import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
+import type { GraphModule } from '@qtk/ir';
+import { Conv2d, DeQuantStub, Module, QuantStub, ReLU } from '@qtk/nn';
+import { imageBatches, LayerNormSoftmax, ResidualSigmoidNet } from '@qtk/test-models';
+import { Generator, randn, type Tensor } from '@qtk/tensor';
+import * as ort from 'onnxruntime-node';
+import { describe, expect, it } from 'vitest';
+import { runtimeCalibration } from './runtime-calibration.js';
+
+const runtime = ort;
+/** Measured: at most 2.4e-7 (two float32 steps; onnxruntime sums convolutions in another order). */
+const SCALE_TOLERANCE = 1e-6;
+
+/** A QuantStub with a fixed scale (what a fixed scale clamps is counted), then conv → relu. */
+class FixedInputNet extends Module {
+  readonly quant = new QuantStub({ scale: 1 / 128 });
+  readonly conv = new Conv2d(3, 4, 3, { generator: new Generator(4) });
+  readonly relu = new ReLU();
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.relu.call(this.conv.call(this.quant.call(x))));
+  }
+}
+
+function prepared(model: Module, observer: string): GraphModule {
+  return prepareQatFx(
+    model,
+    { global: getDefaultQconfig('fake_quant', 'fake_quant', observer, 'min_max') },
+    {
+      march: 'bayes',
+      onWarning: () => {},
+    },
+  );
+}
+
+function scales(gm: GraphModule): Map<string, number[]> {
+  return new Map(
+    gm
+      .namedModules()
+      .filter((e): e is [string, FakeQuantize] => e[1] instanceof FakeQuantize)
+      .map(([name, fq]) => [name, Array.from(fq.scale.values())]),
+  );
+}
+
+async function calibrateBoth(
+  make: () => Module,
+  observer: string,
+  batches: Tensor[],
+): Promise<{ qtk: GraphModule; ort: GraphModule; fallbacks: string[]; values: number }> {
+  const qtk = prepared(make(), observer);
+  await calibrateAsync(qtk, batches, { onWarning: () => {} });
+  const viaOrt = prepared(make(), observer);
+  const fallbacks: string[] = [];
+  let values = 0;
+  const engine = runtimeCalibration(runtime, {
+    onFallback: (r) => fallbacks.push(r),
+    onReady: (i) => {
+      values = i.values;
+    },
+  });
+  await calibrateAsync(viaOrt, batches, { onWarning: () => {}, runBatch: engine(viaOrt) });
+  return { qtk, ort: viaOrt, fallbacks, values };
+}
+
+/** The largest relative difference between two models' scales, over every fake-quant. */
+function largestScaleDifference(a: GraphModule, b: GraphModule): number {
+  const sb = scales(b);
+  let worst = 0;
+  for (const [name, s] of scales(a)) {
+    const t = sb.get(name)!;
+    s.forEach((v, i) => {
+      worst = Math.max(worst, Math.abs(v - t[i]!) / Math.abs(v));
+    });
+  }
+  return worst;
+}
+
+describe('runtimeCalibration', () => {
+  const batches = imageBatches(11, 4, 8);
+
+  it.each(['min_max', 'moving_average_min_max', 'percentile', 'mse', 'kl', 'mix'])(
+    'gives the scales of QTK calibration with the %s observer',
+    async (observer) => {
+      const {
+        qtk,
+        ort: viaOrt,
+        fallbacks,
+        values,
+      } = await calibrateBoth(() => new ResidualSigmoidNet(3), observer, batches);
+      expect(fallbacks).toEqual([]);
+      expect(values).toBeGreaterThanOrEqual(6);
+      expect([...scales(viaOrt).keys()]).toEqual([...scales(qtk).keys()]);
+      expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+    },
+  );
+
+  it('counts what a fixed input scale clamps exactly as QTK does (the export samples are not observed)', async () => {
+    const wide = batches.map((b) => b.mul(3));
+    const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new FixedInputNet(), 'min_max', wide);
+    expect(fallbacks).toEqual([]);
+    const saturation = (gm: GraphModule) => (gm.getSubmodule('quant') as QatModule).activationPostProcess!.saturation;
+    expect(saturation(qtk)!.clamped).toBeGreaterThan(0);
+    expect(saturation(viaOrt)).toEqual(saturation(qtk));
+    expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+  });
+
+  it('falls back to QTK, saying why, for a fake-quant inside a composite module', async () => {
+    const x = [randn([4, 3, 6], { generator: new Generator(2) })];
+    const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new LayerNormSoftmax(), 'min_max', x);
+    expect(fallbacks).toHaveLength(1);
+    expect(fallbacks[0]).toMatch(/fake-quant '.*' observes a value inside its module/);
+    expect(largestScaleDifference(qtk, viaOrt)).toBe(0);
+  });
+});

@@ -1,0 +1,283 @@
+// Calibration's forward passes in an ONNX runtime: the prepared model (its fake-quants in CALIBRATION pass values
+// through, so it computes the float model) is exported once as float ONNX with every observed value as an extra
+// graph output; each batch runs in the runtime and every activation fake-quant is handed its value, in graph order,
+// so its observer sees what QTK's own forward would have given it, up to the runtime's float rounding. Weight
+// fake-quants observe their weights in QTK as before. A model the export or the runtime cannot run, or whose
+// values on the first samples differ from QTK's, is calibrated in QTK instead, and `onFallback` says why.
+import { QatModule, type CalibrationBatchRunner, weightedLayer } from '@qtk/core';
+import { FakeQuantize } from '@qtk/fake-quant';
+import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
+import {
+  NODE_VALUES_KEY,
+  type OnnxRuntimeApi,
+  RuntimeModel,
+  RuntimeRunError,
+  decodeModel,
+  encodeModel,
+  exportOnnxBytes,
+} from '@qtk/onnx';
+import { noGrad, Tensor } from '@qtk/tensor';
+
+export interface RuntimeCalibrationOptions {
+  /** Called once when the run goes to QTK's own forward instead, with the reason. */
+  onFallback?: (reason: string) => void;
+  /** Called once the runtime's session is ready and checked, with how many values it hands to fake-quants. */
+  onReady?: (info: { readonly values: number }) => void;
+  /**
+   * How far the runtime's values on the first samples may be from QTK's, relative to the largest |value| of each
+   * (float kernels sum in another order); default 1e-4. A larger difference means the export does not compute
+   * what QTK computes, and the run falls back.
+   */
+  checkTolerance?: number;
+}
+
+/** One fake-quant observation per batch: an activation's value (an ONNX value), or a weight observed in QTK. */
+type Observation =
+  | { readonly kind: 'value'; readonly fq: FakeQuantize; readonly value: string; readonly node: string }
+  | { readonly kind: 'weight'; readonly fq: FakeQuantize; readonly weight: Tensor };
+
+/** Samples the check runs on: few, so the export walk and QTK's reference pass stay cheap. */
+const CHECK_SAMPLES = 2;
+
+/**
+ * A calibration engine for quantizePostTrainingAsync's `calibrationEngine` (or calibrateAsync's `runBatch`, given
+ * the prepared model): the batches' forward passes run in `ort` (onnxruntime-node or onnxruntime-web).
+ */
+export function runtimeCalibration(
+  ort: OnnxRuntimeApi,
+  options: RuntimeCalibrationOptions = {},
+): (prepared: GraphModule) => CalibrationBatchRunner {
+  return (prepared) => {
+    let engine: RuntimeEngine | 'qtk' | null = null;
+    const fallBack = (reason: string): 'qtk' => {
+      options.onFallback?.(reason);
+      return 'qtk';
+    };
+    return async (batch) => {
+      const xs = Array.isArray(batch) ? batch : [batch];
+      if (engine === null) {
+        try {
+          engine = await RuntimeEngine.create(ort, prepared, xs, options.checkTolerance ?? 1e-4);
+          options.onReady?.({ values: engine.valueCount });
+        } catch (e) {
+          engine = fallBack(e instanceof RuntimeCalibrationUnsupported ? e.message : `onnxruntime: ${String(e)}`);
+        }
+      }
+      if (engine !== 'qtk') {
+        try {
+          await engine.observe(xs);
+          return;
+        } catch (e) {
+          if (!(e instanceof RuntimeRunError)) throw e;
+          await engine.release();
+          engine = fallBack(e.message);
+        }
+      }
+      noGrad(() => (prepared as unknown as { call(...a: Tensor[]): unknown }).call(...xs));
+    };
+  };
+}
+
+/** Why a model is calibrated in QTK instead (a message for the user). */
+class RuntimeCalibrationUnsupported extends Error {}
+
+class RuntimeEngine {
+  /** Each observed value's shape on the example, its batch dim (0) as -1 where it carries the batch. */
+  private readonly shapes = new Map<string, readonly number[]>();
+
+  private constructor(
+    private readonly runtime: RuntimeModel,
+    private readonly observations: readonly Observation[],
+  ) {}
+
+  get valueCount(): number {
+    return new Set(this.observations.flatMap((o) => (o.kind === 'value' ? [o.value] : []))).size;
+  }
+
+  static async create(
+    ort: OnnxRuntimeApi,
+    gm: GraphModule,
+    first: readonly Tensor[],
+    tolerance: number,
+  ): Promise<RuntimeEngine> {
+    const example = first.map((x) => leadingRows(x, CHECK_SAMPLES));
+    const { bytes, observations } = withoutObserving(gm, () => exportObserved(gm, example));
+    let runtime: RuntimeModel;
+    try {
+      runtime = await RuntimeModel.create(ort, bytes);
+    } catch (e) {
+      throw new RuntimeCalibrationUnsupported((e as Error).message);
+    }
+    const engine = new RuntimeEngine(runtime, observations);
+    try {
+      await engine.check(gm, example, tolerance);
+    } catch (e) {
+      await engine.release();
+      throw e;
+    }
+    return engine;
+  }
+
+  /** Runs one batch in the runtime and hands every fake-quant its value. */
+  async observe(xs: readonly Tensor[]): Promise<void> {
+    const values = await this.run(xs);
+    const rows = xs[0]?.shape[0];
+    for (const [name, shape] of this.shapes) {
+      const got = values.get(name)!.shape;
+      const want = shape.map((d) => (d === -1 ? rows : d));
+      if (got.join() !== want.join())
+        throw new RuntimeRunError(
+          `onnxruntime gave '${name}' the shape [${got.join(', ')}] on a batch of ${rows}, not [${want.join(', ')}]`,
+        );
+    }
+    noGrad(() => {
+      for (const o of this.observations) o.fq.call(o.kind === 'weight' ? o.weight : values.get(o.value)!);
+    });
+  }
+
+  async release(): Promise<void> {
+    await this.runtime.release();
+  }
+
+  /** The runtime's outputs of a batch and the inputs themselves (a fake-quant may observe a graph input). */
+  private async run(xs: readonly Tensor[]): Promise<Map<string, Tensor>> {
+    const values = await this.runtime.run(xs);
+    xs.forEach((x, i) => {
+      values.set(this.runtime.inputNames[i]!, x);
+    });
+    return values;
+  }
+
+  /** The runtime's values on the example against QTK's own forward on it; throws when one differs. */
+  private async check(gm: GraphModule, example: readonly Tensor[], tolerance: number): Promise<void> {
+    let runtime: Map<string, Tensor>;
+    try {
+      runtime = await this.run(example);
+    } catch (e) {
+      throw new RuntimeCalibrationUnsupported((e as Error).message);
+    }
+    const qtk = withoutObserving(gm, () => nodeValues(gm, example));
+    for (const o of this.observations) {
+      if (o.kind !== 'value') continue;
+      const mine = qtk.get(o.node);
+      const theirs = runtime.get(o.value);
+      const why = mine && theirs ? difference(mine, theirs, tolerance) : 'not computed';
+      if (why)
+        throw new RuntimeCalibrationUnsupported(
+          `onnxruntime's value of '${o.node}' differs from QTK's on the first samples (${why})`,
+        );
+      const rows = example[0]?.shape[0];
+      this.shapes.set(
+        o.value,
+        mine!.shape.map((d, i) => (i === 0 && d === rows ? -1 : d)),
+      );
+    }
+  }
+}
+
+/** The first `n` rows of a batch (the whole batch when it has fewer). */
+function leadingRows(x: Tensor, n: number): Tensor {
+  const rows = Math.min(n, x.shape[0] ?? 1);
+  if (x.ndim === 0 || rows === x.shape[0]) return x;
+  const per = x.size / x.shape[0]!;
+  return new Tensor({ data: x.values().slice(0, rows * per), shape: [rows, ...x.shape.slice(1)], dtype: x.dtype });
+}
+
+/** Why two values differ (shape, or more than `tolerance` relative to the largest |QTK value|), or null. */
+function difference(qtk: Tensor, runtime: Tensor, tolerance: number): string | null {
+  if (qtk.shape.join() !== runtime.shape.join())
+    return `shape [${runtime.shape.join(', ')}] instead of [${qtk.shape.join(', ')}]`;
+  const a = qtk.values();
+  const b = runtime.values();
+  let scale = 0;
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) {
+    scale = Math.max(scale, Math.abs(a[i]!));
+    const d = Math.abs(a[i]! - b[i]!);
+    worst = Number.isNaN(d) ? (Number.isNaN(a[i]!) && Number.isNaN(b[i]!) ? worst : Infinity) : Math.max(worst, d);
+  }
+  return worst > tolerance * Math.max(scale, 1e-30) ? `largest difference ${worst.toPrecision(3)}` : null;
+}
+
+/** Every single-tensor node's value on `inputs`, by node name, as QTK computes it. */
+function nodeValues(gm: GraphModule, inputs: readonly Tensor[]): Map<string, Tensor> {
+  const out = new Map<string, Tensor>();
+  runNodes(gm, inputs, (node, value) => {
+    if (value instanceof Tensor) out.set(node.name, value);
+  });
+  return out;
+}
+
+/**
+ * Runs `f` with every fake-quant of `gm` passing values through without observing (the export walk and the check
+ * run the model on the example; the calibration must not see those samples twice).
+ */
+function withoutObserving<T>(gm: GraphModule, f: () => T): T {
+  const fqs = gm.modules().filter((m): m is FakeQuantize => m instanceof FakeQuantize);
+  for (const fq of fqs) Object.defineProperty(fq, 'forward', { value: (x: Tensor) => x, configurable: true });
+  try {
+    return f();
+  } finally {
+    for (const fq of fqs) delete (fq as unknown as { forward?: unknown }).forward;
+  }
+}
+
+/**
+ * The model's float ONNX with every value a fake-quant observes as a graph output, the graph's input names and
+ * the observations of one batch in graph order. Throws RuntimeCalibrationUnsupported for a fake-quant the export
+ * cannot reach (one inside a composite module, observing a step of it).
+ */
+function exportObserved(
+  gm: GraphModule,
+  example: readonly Tensor[],
+): { bytes: Uint8Array; observations: Observation[] } {
+  let bytes: Uint8Array;
+  try {
+    bytes = exportOnnxBytes(gm, example);
+  } catch (e) {
+    throw new RuntimeCalibrationUnsupported(`the model cannot be exported to ONNX: ${(e as Error).message}`);
+  }
+  const model = decodeModel(bytes);
+  const onnxValueOf = new Map(
+    JSON.parse(model.metadata_props?.find((p) => p.key === NODE_VALUES_KEY)?.value ?? '[]') as [string, string][],
+  );
+  const inputNames = (model.graph?.input ?? []).map((i) => i.name ?? '');
+  const observations: Observation[] = [];
+  const reached = new Set<FakeQuantize>();
+  const observeValue = (fq: FakeQuantize, node: Node) => {
+    const value =
+      node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
+    if (value === undefined) return;
+    observations.push({ kind: 'value', fq, value, node: node.name });
+    reached.add(fq);
+  };
+  const called: Module[] = [];
+  for (const node of gm.graph.nodes) {
+    if (node.op !== 'call_module' || node.method !== undefined) continue;
+    const m = subAt(gm, node.target);
+    called.push(m);
+    if (m instanceof FakeQuantize) observeValue(m, node);
+    if (!(m instanceof QatModule)) continue;
+    const layer = m.weightFakeQuant ? weightedLayer(m.module) : null;
+    if (layer && m.weightFakeQuant) {
+      observations.push({ kind: 'weight', fq: m.weightFakeQuant, weight: layer.layer.weight });
+      reached.add(m.weightFakeQuant);
+    }
+    if (m.activationPostProcess) observeValue(m.activationPostProcess, node);
+  }
+  const unreached = gm
+    .namedModules()
+    .find(([, m]) => m instanceof FakeQuantize && !reached.has(m) && called.some((c) => c.modules().includes(m)));
+  if (unreached)
+    throw new RuntimeCalibrationUnsupported(
+      `fake-quant '${unreached[0]}' observes a value inside its module, which the ONNX export does not expose`,
+    );
+  const outputs = new Set((model.graph?.output ?? []).map((o) => o.name));
+  const infos = new Map((model.graph?.value_info ?? []).map((v) => [v.name, v]));
+  const extra = [...new Set(observations.flatMap((o) => (o.kind === 'value' ? [o.value] : [])))]
+    .filter((v) => !outputs.has(v) && !inputNames.includes(v))
+    .map((v) => infos.get(v) ?? { name: v });
+  const graph = { ...model.graph, output: [...(model.graph?.output ?? []), ...extra] };
+  return { bytes: encodeModel({ ...model, graph }), observations };
+}
