@@ -56,6 +56,8 @@ export interface CalibrationBench {
   calib_1024_qtk_s: Partial<Record<CalibObserver, number>>;
   /** Observers whose two engines gave models of different test accuracy. */
   engineAccuracyDiffers: CalibObserver[];
+  /** Test accuracy of the model calibrated in QTK's kernels (`accuracy` is the onnxruntime-node engine's). */
+  accuracyQtk: Partial<Record<CalibObserver, number>>;
   accuracy: Partial<Record<CalibObserver, number>>;
   /** The calibrated models (VALIDATION), for conversion. */
   models: Partial<Record<CalibObserver, Module>>;
@@ -82,6 +84,7 @@ export async function benchCalibration(
     calib_1024_s: {},
     calib_1024_qtk_s: {},
     engineAccuracyDiffers: [],
+    accuracyQtk: {},
     accuracy: {},
     models: {},
   };
@@ -95,6 +98,7 @@ export async function benchCalibration(
     result.calib_1024_qtk_s[obs] = qtk.seconds;
     result.accuracy[obs] = evaluate(model, test);
     const qtkAccuracy = evaluate(qtk.model, test);
+    result.accuracyQtk[obs] = qtkAccuracy;
     if (qtkAccuracy !== result.accuracy[obs]) result.engineAccuracyDiffers.push(obs);
     result.models[obs] = model;
     options.log?.(

@@ -125,6 +125,7 @@ if (dataDir && floatModel) {
   if (calib.engineAccuracyDiffers.length)
     log(`WARNING: the two calibration engines give different accuracies for ${calib.engineAccuracyDiffers.join(', ')}`);
   accuracy.calib = Object.fromEntries(Object.entries(calib.accuracy).map(([k, v]) => [k, round(v, 4)]));
+  accuracy.calib_qtk = Object.fromEntries(Object.entries(calib.accuracyQtk).map(([k, v]) => [k, round(v, 4)]));
   pairWithPytorch(['calib_1024_s']);
   log(quick ? 'QAT step time (10 steps)' : 'QAT protocol: 1 epoch from the calibrated float weights');
   const qat = benchQat(floatModel, dataDir, { maxSteps: quick ? 10 : undefined, evaluateAccuracy: !quick, log });
