@@ -54,6 +54,18 @@ describe('qtk quantize --engine', () => {
     expect(differing).toBeLessThanOrEqual(ya.length / 100);
   });
 
+  it('keeps a calibration of fewer than 16 samples in QTK under auto, where the set-up would not pay, and says so', async () => {
+    const few = join(dir, 'few');
+    mkdirSync(few);
+    writeFileSync(join(few, 'batch.npy'), randomNpy([8, 1, 28, 28], new Generator(13)));
+    const auto = await runQuantize(tiny, few, join(dir, 'few-auto.qtk'));
+    expect(auto.stdout).toMatch(
+      /^engine: {7}calibration in qtk \(8 sample\(s\): onnxruntime-node pays for its set-up from 16\)$/m,
+    );
+    const ort = await runQuantize(tiny, few, join(dir, 'few-ort.qtk'), { engine: 'ort' });
+    expect(ort.stdout).toMatch(/^engine: {7}calibration in onnxruntime-node /m);
+  });
+
   it('refuses an engine it does not know, naming the choices', async () => {
     const r = await runQuantize(tiny, calib, join(dir, 'x.qtk'), { engine: 'tvm' });
     expect([r.code, r.stderr]).toEqual([
