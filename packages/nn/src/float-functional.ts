@@ -29,7 +29,7 @@ export class FloatFunctional extends Module {
     if (!this.opsUsed.includes(op)) this.opsUsed.push(op);
   }
 
-  add(a: Tensor, b: Tensor): Tensor {
+  add(a: Tensor, b: Tensor | number): Tensor {
     this.count('add');
     return add(a, b);
   }
@@ -39,7 +39,7 @@ export class FloatFunctional extends Module {
     return sub(a, b);
   }
 
-  mul(a: Tensor, b: Tensor): Tensor {
+  mul(a: Tensor, b: Tensor | number): Tensor {
     this.count('mul');
     return mul(a, b);
   }

@@ -108,9 +108,9 @@ export function exportModule(m: Module, s: ExportStep, method: string | undefine
       );
     switch (method) {
       case 'add':
-        return b.node('Add', inputs, name);
       case 'mul':
-        return b.node('Mul', inputs, name);
+        // as the functions: an operand that is a number (ff.mul(x, 0.5)) becomes a scalar initializer
+        return exportCall(method, s, s.args as Argument[]);
       case 'addRelu':
         return b.node('Relu', b.node('Add', inputs, `${name}_add`), name);
       case 'cat':

@@ -6,7 +6,9 @@ import { OnnxError } from '../errors.js';
 
 /** The part of onnxruntime's API QTK uses; onnxruntime-node and onnxruntime-web both have it. */
 export interface OnnxRuntimeApi {
-  readonly InferenceSession: { create(model: Uint8Array): Promise<RuntimeSession> };
+  readonly InferenceSession: {
+    create(model: Uint8Array, options?: { logSeverityLevel?: 0 | 1 | 2 | 3 | 4 }): Promise<RuntimeSession>;
+  };
   readonly Tensor: new (
     type: 'float32' | 'int32' | 'bool',
     data: ArrayLike<number>,
@@ -39,7 +41,8 @@ export class RuntimeModel {
   /** Loads ONNX bytes; RuntimeRunError when the runtime refuses them. */
   static async create(ort: OnnxRuntimeApi, bytes: Uint8Array): Promise<RuntimeModel> {
     try {
-      return new RuntimeModel(ort, await ort.InferenceSession.create(bytes));
+      // errors only: onnxruntime's warnings (unused initializers, ...) are not the user's to act on
+      return new RuntimeModel(ort, await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 }));
     } catch (e) {
       throw new RuntimeRunError(`onnxruntime cannot load the model: ${(e as Error).message}`, { cause: e });
     }
