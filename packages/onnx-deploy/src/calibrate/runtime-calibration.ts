@@ -7,7 +7,7 @@
 import { QatModule, type CalibrationBatchRunner, weightedLayer } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
-import type { Module } from '@qtk/nn';
+import { type Module, PairSums } from '@qtk/nn';
 import {
   NODE_VALUES_KEY,
   type OnnxRuntimeApi,
@@ -190,13 +190,15 @@ function difference(qtk: Tensor, runtime: Tensor, tolerance: number): string | n
     return `shape [${runtime.shape.join(', ')}] instead of [${qtk.shape.join(', ')}]`;
   const a = qtk.values();
   const b = runtime.values();
-  let scale = 0;
-  let worst = 0;
+  const sums = new PairSums();
   for (let i = 0; i < a.length; i++) {
-    scale = Math.max(scale, Math.abs(a[i]!));
-    const d = Math.abs(a[i]! - b[i]!);
-    worst = Number.isNaN(d) ? (Number.isNaN(a[i]!) && Number.isNaN(b[i]!) ? worst : Infinity) : Math.max(worst, d);
+    const [x, y] = [a[i]!, b[i]!];
+    if (Number.isFinite(x) && Number.isFinite(y)) sums.add(y, x);
+    else if (!Object.is(x, y) && !(Number.isNaN(x) && Number.isNaN(y)))
+      return `element ${i} is ${y} against QTK's ${x}`;
   }
+  const worst = sums.maxAbsError;
+  const scale = sums.yMaxAbs;
   // onnxruntime's sigmoid and tanh approximate within about 1e-7 absolute: small values are judged against 1
   return worst > tolerance * Math.max(scale, 1) ? `largest difference ${worst.toPrecision(3)}` : null;
 }
