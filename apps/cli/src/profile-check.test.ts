@@ -42,6 +42,7 @@ describe('qtk profile', () => {
       /^import: {6}\S+tiny\.onnx\ncalibration: 48 samples .*\nconversion: {2}to fixed point for bayes\n/m,
     );
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^engine: calibration in onnxruntime-node \d+\.\d+\.\d+$/m);
     expect(r.stdout).toMatch(/float → fake quant: (no node diverges|first diverges at)/);
     expect(r.stdout).toContain('fixed point → onnxruntime: no node diverges');
     expect(r.stdout).toContain(`written: ${join(out, 'profiler.html')} and 9 JSON files`);

@@ -112,6 +112,7 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
   if (o.data !== undefined && !existsSync(String(o.data)))
     throw new CliError(`--data directory ${shownPath(String(o.data))} does not exist`);
   const c = await calibrateOnnxModel(modelPath, o, io);
+  io.out(`engine: calibration in ${c.calibrationEngine}\n`);
   const fixed = c.fixed;
   setFakeQuantize(c.prepared, 'VALIDATION');
   const batch = Number(o.batch);
