@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './scripts/slow-first-sequencer.js';
 
 // Sibling packages resolve to their TypeScript sources through the `qtk-source` export condition, so the suite
 // runs without building anything first. Test files share one module graph per worker thread (isolate: false):
@@ -15,6 +16,7 @@ export default defineConfig({
       'zoo/*.test.ts',
     ],
     globalSetup: ['./vitest.global-setup.ts'],
+    sequence: { sequencer: SlowFirstSequencer },
     testTimeout: 60_000,
     pool: 'threads',
     poolOptions: { threads: { isolate: false }, forks: { isolate: true } },
