@@ -168,10 +168,36 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
     this.clampCount = { seen: this.clampCount.seen + seen, clamped: this.clampCount.clamped + clamped };
   }
 
+  /**
+   * Whether a calibration batch can be given to this fake-quant as its range alone (observeRange): its observer
+   * keeps only per-tensor minima and maxima, and it has no fixed scale whose clamping it counts.
+   */
+  get observesRange(): boolean {
+    return !this.hasFixedScale && this.observer.observeRange !== undefined && this.observer.options.chAxis < 0;
+  }
+
+  /**
+   * CALIBRATION's observation of a batch given by its smallest and largest value (observesRange must hold): the
+   * same as forward() of the batch, for an engine that reduces the value in its own runtime.
+   */
+  observeRange(min: number, max: number): void {
+    if (!this.observesRange || this.state !== 'CALIBRATION')
+      throw new InvalidArgumentError(
+        `FakeQuantize: observeRange needs the CALIBRATION state and a per-tensor min-max observer (state ${this.state}, observer '${this.options.observer}')`,
+      );
+    this.resumeFromScale();
+    this.observer.observeRange!(min, max);
+    this.afterObserving({ deferScale: true });
+  }
+
   private observe(x: Tensor, options: { deferScale?: boolean } = {}): void {
     const d = noGrad(() => x.detach());
     this.resumeFromScale();
     this.observer.observe(d);
+    this.afterObserving(options);
+  }
+
+  private afterObserving(options: { deferScale?: boolean }): void {
     if (!this.observer.hasData()) return;
     if (options.deferScale) {
       this.scaleStale = true;

@@ -36,6 +36,21 @@ describe('MinMaxObserver (per tensor)', () => {
     expect(new MinMaxObserver().options.averagingConstant).toBe(0.01);
   });
 
+  it('observeRange of each batch range gives the state observe() gives, NaN left out; per channel refuses it', () => {
+    const bs = batches(4, [3, 40], 7);
+    for (const o of [new MinMaxObserver({ averagingConstant: 0.2 }), new MovingAverageMinMaxObserver()]) {
+      const byRange = new (o.constructor as typeof MinMaxObserver)(o.options);
+      for (const b of bs) {
+        o.observe(b);
+        byRange.observeRange(arrMin(b.values()), arrMax(b.values()));
+      }
+      byRange.observeRange(Number.NaN, Number.NaN);
+      expect(byRange.state()).toEqual(o.state());
+      expect(byRange.computeQparams()).toEqual(o.computeQparams());
+    }
+    expect(() => new MovingAveragePerChannelMinMaxObserver().observeRange(-1, 1)).toThrow(/per channel \(chAxis 0\)/);
+  });
+
   it('averagingConstant 0 keeps the first batch, 1 the last', () => {
     const a = tensor([-1, 2], [2]);
     const b = tensor([-4, 3], [2]);

@@ -118,6 +118,30 @@ export class MinMaxObserver extends ObserverBase<MinMaxOptions> {
     }
     minMaxOf(v, x.shape, ax, this.curMin, this.curMax);
     if (ax < 0 && this.curMin[0]! > this.curMax[0]!) return; // nothing but NaN
+    this.accumulate(channels);
+  }
+
+  /**
+   * A batch known by its smallest and largest value, as an engine that reduces in its own runtime gives it: the
+   * same update as observe() of that batch. Per tensor only (a per-channel observer needs each channel's range).
+   */
+  observeRange(min: number, max: number): void {
+    if (this.options.chAxis >= 0)
+      throw new InvalidArgumentError(
+        `observer '${this.name}': observeRange takes one range, but this observer is per channel (chAxis ${this.options.chAxis}); use observe()`,
+      );
+    if (!(min <= max)) return; // nothing but NaN, as observe() skips it
+    if (this.curMin.length !== 1) {
+      this.curMin = new Float64Array(1);
+      this.curMax = new Float64Array(1);
+    }
+    this.curMin[0] = min;
+    this.curMax[0] = max;
+    this.accumulate(1);
+  }
+
+  /** Folds the batch range in curMin / curMax into the running one. */
+  private accumulate(channels: number): void {
     if (!this.min || !this.max) {
       this.min = Float64Array.from(this.curMin);
       this.max = Float64Array.from(this.curMax);

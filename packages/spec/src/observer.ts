@@ -142,6 +142,13 @@ export interface ObserverV1 {
   readonly options: Readonly<ObserverBaseOptions>;
   /** Accumulates statistics of `x` (any float tensor; per-channel observers read `chAxis`). */
   observe(x: Tensor): void;
+  /**
+   * Optional, for a per-tensor observer whose statistics of a batch are only its smallest and largest value (the
+   * min-max family): accumulates a batch given by those two numbers, as observe() of the batch would. A
+   * calibration engine that runs the model elsewhere then reduces each value there instead of copying it out.
+   * NaN elements are left out of the range, as observe() leaves them out; a range of NaN is no data.
+   */
+  observeRange?(min: number, max: number): void;
   /** True once any data (or a loaded / merged state with data) has been seen. */
   hasData(): boolean;
   /** Scales from the statistics so far; throws ObserverStateError before any data. */
