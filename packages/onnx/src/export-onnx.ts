@@ -26,6 +26,11 @@ export interface ExportOnnxOptions {
    * 'standard'.
    */
   floatForm?: 'standard' | 'exact';
+  /**
+   * Called once, after the export's walk over the example, with every node's value on it by node name: the
+   * model's own forward on the example, for a caller that needs it too (and need not run the model again).
+   */
+  onNodeValues?: (values: ReadonlyMap<string, unknown>) => void;
 }
 
 const IR_VERSION: Record<number, number> = {
@@ -246,6 +251,7 @@ export function exportOnnxBytes(
             b.node('Identity', [src], outNames[i]!, {}, [outNames[i]!]);
             return valueInfo(outNames[i]!, t, dynamicBatch);
           });
+          options.onNodeValues?.(new Map([...env].map(([n, v]) => [n.name, v])));
           for (const [n, v] of env) {
             const onnxNames = names.get(n);
             const value = exportValueOf(v);

@@ -8,9 +8,10 @@ import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { Conv2d, DeQuantStub, Module, QuantStub, ReLU } from '@qtk/nn';
 import { imageBatches, LayerNormSoftmax, ResidualSigmoidNet } from '@qtk/test-models';
-import { Generator, randn, type Tensor } from '@qtk/tensor';
+import { Generator, randn, Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
+import type { OnnxRuntimeApi, RuntimeSession } from '@qtk/onnx';
 import { runtimeCalibration } from './runtime-calibration.js';
 
 const runtime = ort;
@@ -48,17 +49,39 @@ function scales(gm: GraphModule): Map<string, number[]> {
   );
 }
 
+/** onnxruntime-node with every batch's fetch list recorded (null: the run fetched every output). */
+function recordingRuntime(fetched: (readonly string[] | null)[]): OnnxRuntimeApi {
+  return {
+    Tensor: ort.Tensor,
+    InferenceSession: {
+      async create(model, options) {
+        const session = await ort.InferenceSession.create(model, options);
+        return {
+          inputNames: session.inputNames,
+          outputNames: session.outputNames,
+          run: ((feeds: Record<string, ort.Tensor>, fetches?: readonly string[]) => {
+            fetched.push(fetches ?? null);
+            return fetches ? session.run(feeds, fetches) : session.run(feeds);
+          }) as RuntimeSession['run'],
+          release: () => session.release(),
+        };
+      },
+    },
+  };
+}
+
 async function calibrateBoth(
   make: () => Module,
   observer: string,
   batches: Tensor[],
+  api: OnnxRuntimeApi = runtime,
 ): Promise<{ qtk: GraphModule; ort: GraphModule; fallbacks: string[]; values: number }> {
   const qtk = prepared(make(), observer);
   await calibrateAsync(qtk, batches, { onWarning: () => {} });
   const viaOrt = prepared(make(), observer);
   const fallbacks: string[] = [];
   let values = 0;
-  const engine = runtimeCalibration(runtime, {
+  const engine = runtimeCalibration(api, {
     onFallback: (r) => fallbacks.push(r),
     onReady: (i) => {
       values = i.values;
@@ -99,6 +122,40 @@ describe('runtimeCalibration', () => {
       expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
     },
   );
+
+  it('reduces values a min-max observer takes to their range in the runtime; other observers get them whole', async () => {
+    for (const [observer, whole] of [
+      ['min_max', false],
+      ['percentile', true],
+    ] as const) {
+      const fetched: (readonly string[] | null)[] = [];
+      const {
+        qtk,
+        ort: viaOrt,
+        fallbacks,
+      } = await calibrateBoth(() => new ResidualSigmoidNet(3), observer, batches, recordingRuntime(fetched));
+      expect(fallbacks).toEqual([]);
+      // the check fetches everything, then one run per batch
+      expect(fetched.map((f) => f === null)).toEqual([true, false, false, false, false]);
+      const names = fetched.slice(1).flatMap((f) => f!);
+      expect(names.some((n) => !n.includes('__qtk_'))).toBe(whole);
+      expect(names.some((n) => n.endsWith('__qtk_min'))).toBe(!whole);
+      expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+    }
+  });
+
+  it("sends a batch whose values hold NaN, and the rest, to QTK (the runtime's min and max do not leave NaN out)", async () => {
+    const withNan = batches.map((b, i) => {
+      if (i !== 2) return b;
+      const v = Float32Array.from(b.values() as Float32Array);
+      v[5] = Number.NaN;
+      return new Tensor({ data: v, shape: b.shape, dtype: 'float32' });
+    });
+    const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new ResidualSigmoidNet(3), 'min_max', withNan);
+    expect(fallbacks).toHaveLength(1);
+    expect(fallbacks[0]).toMatch(/holds NaN .* on this batch/);
+    expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+  });
 
   it('counts what a fixed input scale clamps exactly as QTK does (the export samples are not observed)', async () => {
     const wide = batches.map((b) => b.mul(3));

@@ -6,18 +6,22 @@
 // values on the first samples differ from QTK's, is calibrated in QTK instead, and `onFallback` says why.
 import { QatModule, type CalibrationBatchRunner, weightedLayer } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
-import { type GraphModule, type Node, runNodes, subAt } from '@qtk/ir';
+import { type GraphModule, type Node, subAt } from '@qtk/ir';
 import { type Module, PairSums } from '@qtk/nn';
 import {
+  AttrType,
+  DataType,
   NODE_VALUES_KEY,
+  type NodeMsg,
   type OnnxRuntimeApi,
   RuntimeModel,
   RuntimeRunError,
+  type ValueInfoMsg,
   decodeModel,
   encodeModel,
   exportOnnxBytes,
 } from '@qtk/onnx';
-import { noGrad, Tensor } from '@qtk/tensor';
+import { channelMinMax, noGrad, Tensor } from '@qtk/tensor';
 
 export interface RuntimeCalibrationOptions {
   /** Called once when the run goes to QTK's own forward instead, with the reason. */
@@ -32,10 +36,32 @@ export interface RuntimeCalibrationOptions {
   checkTolerance?: number;
 }
 
-/** One fake-quant observation per batch: an activation's value (an ONNX value), or a weight observed in QTK. */
+/**
+ * One fake-quant observation per batch: an activation's value (an ONNX value; `byRange` when the fake-quant takes
+ * the value's range, reduced in the runtime), or a weight observed in QTK.
+ */
 type Observation =
-  | { readonly kind: 'value'; readonly fq: FakeQuantize; readonly value: string; readonly node: string }
+  | {
+      readonly kind: 'value';
+      readonly fq: FakeQuantize;
+      readonly value: string;
+      readonly node: string;
+      readonly byRange: boolean;
+    }
   | { readonly kind: 'weight'; readonly fq: FakeQuantize; readonly weight: Tensor };
+
+/**
+ * The graph outputs that reduce a value in the runtime: its smallest and largest element, its sum (NaN exactly
+ * when an element is NaN or the value holds both infinities: the runtime's min and max do not leave NaN out, so a
+ * NaN sum sends the run to QTK) and its shape, as float.
+ */
+const reducedOutputs = (value: string) =>
+  ({
+    min: `${value}__qtk_min`,
+    max: `${value}__qtk_max`,
+    sum: `${value}__qtk_sum`,
+    shape: `${value}__qtk_shape`,
+  }) as const;
 
 /** Samples the check runs on: few, so the export walk and QTK's reference pass stay cheap. */
 const CHECK_SAMPLES = 2;
@@ -85,11 +111,21 @@ class RuntimeCalibrationUnsupported extends Error {}
 class RuntimeEngine {
   /** Each observed value's shape on the example, its batch dim (0) as -1 where it carries the batch. */
   private readonly shapes = new Map<string, readonly number[]>();
+  /** What a batch fetches: the values observed whole, and the reduced outputs of those observed by range. */
+  private readonly fetches: string[];
 
   private constructor(
     private readonly runtime: RuntimeModel,
     private readonly observations: readonly Observation[],
-  ) {}
+  ) {
+    const fetches = new Set<string>();
+    for (const o of observations) {
+      if (o.kind !== 'value' || runtime.inputNames.includes(o.value)) continue;
+      if (o.byRange) for (const name of Object.values(reducedOutputs(o.value))) fetches.add(name);
+      else fetches.add(o.value);
+    }
+    this.fetches = [...fetches];
+  }
 
   get valueCount(): number {
     return new Set(this.observations.flatMap((o) => (o.kind === 'value' ? [o.value] : []))).size;
@@ -102,7 +138,7 @@ class RuntimeEngine {
     tolerance: number,
   ): Promise<RuntimeEngine> {
     const example = first.map((x) => leadingRows(x, CHECK_SAMPLES));
-    const { bytes, observations } = withoutObserving(gm, () => exportObserved(gm, example));
+    const { bytes, observations, qtkValues } = withoutObserving(gm, () => exportObserved(gm, example));
     let runtime: RuntimeModel;
     try {
       runtime = await RuntimeModel.create(ort, bytes);
@@ -111,7 +147,7 @@ class RuntimeEngine {
     }
     const engine = new RuntimeEngine(runtime, observations);
     try {
-      await engine.check(gm, example, tolerance);
+      await engine.check(qtkValues, example, tolerance);
     } catch (e) {
       await engine.release();
       throw e;
@@ -119,20 +155,35 @@ class RuntimeEngine {
     return engine;
   }
 
-  /** Runs one batch in the runtime and hands every fake-quant its value. */
+  /**
+   * Runs one batch in the runtime and hands every fake-quant its value (or its value's range). Throws
+   * RuntimeRunError, before any fake-quant has observed the batch, when a shape or a reduced value is not as it
+   * should be.
+   */
   async observe(xs: readonly Tensor[]): Promise<void> {
-    const values = await this.run(xs);
+    const values = await this.run(xs, this.fetches);
     const rows = xs[0]?.shape[0];
     for (const [name, shape] of this.shapes) {
-      const got = values.get(name)!.shape;
+      const whole = values.get(name);
+      const got = whole ? whole.shape : Array.from(values.get(reducedOutputs(name).shape)!.values());
       const want = shape.map((d) => (d === -1 ? rows : d));
       if (got.join() !== want.join())
         throw new RuntimeRunError(
           `onnxruntime gave '${name}' the shape [${got.join(', ')}] on a batch of ${rows}, not [${want.join(', ')}]`,
         );
+      if (!whole && Number.isNaN(values.get(reducedOutputs(name).sum)!.values()[0]))
+        throw new RuntimeRunError(
+          `'${name}' holds NaN (or both infinities) on this batch, whose range only QTK's forward finds`,
+        );
     }
     noGrad(() => {
-      for (const o of this.observations) o.fq.call(o.kind === 'weight' ? o.weight : values.get(o.value)!);
+      for (const o of this.observations) {
+        if (o.kind === 'weight') o.fq.call(o.weight);
+        else if (o.byRange && values.has(reducedOutputs(o.value).min)) {
+          const r = reducedOutputs(o.value);
+          o.fq.observeRange(values.get(r.min)!.values()[0]!, values.get(r.max)!.values()[0]!);
+        } else o.fq.call(values.get(o.value)!);
+      }
     });
   }
 
@@ -141,32 +192,41 @@ class RuntimeEngine {
   }
 
   /** The runtime's outputs of a batch and the inputs themselves (a fake-quant may observe a graph input). */
-  private async run(xs: readonly Tensor[]): Promise<Map<string, Tensor>> {
-    const values = await this.runtime.run(xs);
+  private async run(xs: readonly Tensor[], fetches?: readonly string[]): Promise<Map<string, Tensor>> {
+    const values = await this.runtime.run(xs, fetches);
     xs.forEach((x, i) => {
       values.set(this.runtime.inputNames[i]!, x);
     });
     return values;
   }
 
-  /** The runtime's values on the example against QTK's own forward on it; throws when one differs. */
-  private async check(gm: GraphModule, example: readonly Tensor[], tolerance: number): Promise<void> {
+  /** The runtime's values on the example against QTK's own (the export walk's) on it; throws when one differs. */
+  private async check(qtk: ReadonlyMap<string, unknown>, example: readonly Tensor[], tolerance: number): Promise<void> {
     let runtime: Map<string, Tensor>;
     try {
       runtime = await this.run(example);
     } catch (e) {
       throw new RuntimeCalibrationUnsupported((e as Error).message);
     }
-    const qtk = withoutObserving(gm, () => nodeValues(gm, example));
     for (const o of this.observations) {
       if (o.kind !== 'value') continue;
-      const mine = qtk.get(o.node);
+      const value = qtk.get(o.node);
+      const mine = value instanceof Tensor ? value : undefined;
       const theirs = runtime.get(o.value);
       const why = mine && theirs ? difference(mine, theirs, tolerance) : 'not computed';
       if (why)
         throw new RuntimeCalibrationUnsupported(
           `onnxruntime's value of '${o.node}' differs from QTK's on the first samples (${why})`,
         );
+      const reduced = o.byRange ? reducedOutputs(o.value) : null;
+      if (reduced && runtime.has(reduced.min)) {
+        const [lo, hi] = rangeOf(theirs!);
+        const [rlo, rhi] = [runtime.get(reduced.min)!.values()[0], runtime.get(reduced.max)!.values()[0]];
+        if (lo <= hi && (rlo !== lo || rhi !== hi))
+          throw new RuntimeCalibrationUnsupported(
+            `onnxruntime's range of '${o.node}' is [${rlo}, ${rhi}], not its value's [${lo}, ${hi}]`,
+          );
+      }
       const rows = example[0]?.shape[0];
       this.shapes.set(
         o.value,
@@ -174,6 +234,13 @@ class RuntimeEngine {
       );
     }
   }
+}
+
+/** The smallest and largest element, NaN left out (lo > hi when every element is NaN). */
+function rangeOf(x: Tensor): [number, number] {
+  const [lo, hi] = [new Float64Array(1), new Float64Array(1)];
+  channelMinMax(x.values() as Float32Array, { outer: 1, channels: 1, inner: x.size }, lo, hi);
+  return [lo[0]!, hi[0]!];
 }
 
 /** The first `n` rows of a batch (the whole batch when it has fewer). */
@@ -203,15 +270,6 @@ function difference(qtk: Tensor, runtime: Tensor, tolerance: number): string | n
   return worst > tolerance * Math.max(scale, 1) ? `largest difference ${worst.toPrecision(3)}` : null;
 }
 
-/** Every single-tensor node's value on `inputs`, by node name, as QTK computes it. */
-function nodeValues(gm: GraphModule, inputs: readonly Tensor[]): Map<string, Tensor> {
-  const out = new Map<string, Tensor>();
-  runNodes(gm, inputs, (node, value) => {
-    if (value instanceof Tensor) out.set(node.name, value);
-  });
-  return out;
-}
-
 /**
  * Runs `f` with every fake-quant of `gm` passing values through without observing (the export walk and the check
  * run the model on the example; the calibration must not see those samples twice).
@@ -227,17 +285,23 @@ function withoutObserving<T>(gm: GraphModule, f: () => T): T {
 }
 
 /**
- * The model's float ONNX with every value a fake-quant observes as a graph output, the graph's input names and
- * the observations of one batch in graph order. Throws RuntimeCalibrationUnsupported for a fake-quant the export
- * cannot reach (one inside a composite module, observing a step of it).
+ * The model's float ONNX with every value a fake-quant observes as a graph output (and the reductions of those
+ * observed by range), the observations of one batch in graph order, and QTK's value of every node on the example
+ * (the export walk's forward). Throws RuntimeCalibrationUnsupported for a fake-quant the export cannot reach (one
+ * inside a composite module, observing a step of it).
  */
 function exportObserved(
   gm: GraphModule,
   example: readonly Tensor[],
-): { bytes: Uint8Array; observations: Observation[] } {
+): { bytes: Uint8Array; observations: Observation[]; qtkValues: ReadonlyMap<string, unknown> } {
   let bytes: Uint8Array;
+  let qtkValues: ReadonlyMap<string, unknown> = new Map();
   try {
-    bytes = exportOnnxBytes(gm, example);
+    bytes = exportOnnxBytes(gm, example, {
+      onNodeValues: (v) => {
+        qtkValues = v;
+      },
+    });
   } catch (e) {
     throw new RuntimeCalibrationUnsupported(`the model cannot be exported to ONNX: ${(e as Error).message}`);
   }
@@ -252,7 +316,7 @@ function exportObserved(
     const value =
       node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
     if (value === undefined) return;
-    observations.push({ kind: 'value', fq, value, node: node.name });
+    observations.push({ kind: 'value', fq, value, node: node.name, byRange: fq.observesRange });
     reached.add(fq);
   };
   const called: Module[] = [];
@@ -278,9 +342,43 @@ function exportObserved(
     );
   const outputs = new Set((model.graph?.output ?? []).map((o) => o.name));
   const infos = new Map((model.graph?.value_info ?? []).map((v) => [v.name, v]));
-  const extra = [...new Set(observations.flatMap((o) => (o.kind === 'value' ? [o.value] : [])))]
-    .filter((v) => !outputs.has(v) && !inputNames.includes(v))
-    .map((v) => infos.get(v) ?? { name: v });
-  const graph = { ...model.graph, output: [...(model.graph?.output ?? []), ...extra] };
-  return { bytes: encodeModel({ ...model, graph }), observations };
+  const observed = [...new Set(observations.flatMap((o) => (o.kind === 'value' ? [o.value] : [])))].filter(
+    (v) => !inputNames.includes(v),
+  );
+  const extra = observed.filter((v) => !outputs.has(v)).map((v) => infos.get(v) ?? { name: v });
+  const byRange = new Set(observations.flatMap((o) => (o.kind === 'value' && o.byRange ? [o.value] : [])));
+  const reductions = reductionNodes(observed.filter((v) => byRange.has(v)));
+  const graph = {
+    ...model.graph,
+    node: [...(model.graph?.node ?? []), ...reductions.nodes],
+    output: [...(model.graph?.output ?? []), ...extra, ...reductions.outputs],
+  };
+  return { bytes: encodeModel({ ...model, graph }), observations, qtkValues };
+}
+
+/** The nodes and graph outputs of reducedOutputs for each value (all axes reduced; opsets 11 to 21). */
+function reductionNodes(values: readonly string[]): { nodes: NodeMsg[]; outputs: ValueInfoMsg[] } {
+  const keepdims = { name: 'keepdims', type: AttrType.INT, i: 0 };
+  const nodes: NodeMsg[] = [];
+  const outputs: ValueInfoMsg[] = [];
+  for (const v of values) {
+    const r = reducedOutputs(v);
+    for (const [op, out] of [
+      ['ReduceMin', r.min],
+      ['ReduceMax', r.max],
+      ['ReduceSum', r.sum],
+    ] as const)
+      nodes.push({ op_type: op, input: [v], output: [out], name: out, attribute: [keepdims] });
+    const shape = `${r.shape}_i64`;
+    nodes.push({ op_type: 'Shape', input: [v], output: [shape], name: shape });
+    nodes.push({
+      op_type: 'Cast',
+      input: [shape],
+      output: [r.shape],
+      name: r.shape,
+      attribute: [{ name: 'to', type: AttrType.INT, i: DataType.FLOAT }],
+    });
+    outputs.push(...Object.values(r).map((name) => ({ name })));
+  }
+  return { nodes, outputs };
 }

@@ -16,13 +16,14 @@ export interface OnnxRuntimeApi {
   ) => unknown;
 }
 
+type RuntimeOutputs = Record<string, { readonly data: unknown; readonly dims: readonly number[] }>;
+
 /** An onnxruntime inference session, as QTK uses it. */
 export interface RuntimeSession {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
-  run(
-    feeds: Record<string, unknown>,
-  ): Promise<Record<string, { readonly data: unknown; readonly dims: readonly number[] }>>;
+  run(feeds: Record<string, unknown>): Promise<RuntimeOutputs>;
+  run(feeds: Record<string, unknown>, fetches: readonly string[]): Promise<RuntimeOutputs>;
   release?(): Promise<void>;
 }
 
@@ -56,8 +57,11 @@ export class RuntimeModel {
     return this.session.outputNames;
   }
 
-  /** Runs one batch (a tensor per graph input, in order); every graph output, by name, as float32 tensors. */
-  async run(xs: readonly Tensor[]): Promise<Map<string, Tensor>> {
+  /**
+   * Runs one batch (a tensor per graph input, in order); every graph output, or only those named in `fetches` (the
+   * runtime then computes only what they need), by name, as float32 tensors.
+   */
+  async run(xs: readonly Tensor[], fetches?: readonly string[]): Promise<Map<string, Tensor>> {
     const names = this.session.inputNames;
     if (xs.length !== names.length)
       throw new RuntimeRunError(`the model takes ${names.length} input(s) (${names.join(', ')}), given ${xs.length}`);
@@ -65,9 +69,9 @@ export class RuntimeModel {
     xs.forEach((x, i) => {
       feeds[names[i]!] = this.tensorOf(x);
     });
-    let results: Awaited<ReturnType<RuntimeSession['run']>>;
+    let results: RuntimeOutputs;
     try {
-      results = await this.session.run(feeds);
+      results = await (fetches ? this.session.run(feeds, fetches) : this.session.run(feeds));
     } catch (e) {
       throw new RuntimeRunError(`onnxruntime failed to run a batch: ${(e as Error).message}`, { cause: e });
     }
