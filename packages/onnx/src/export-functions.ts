@@ -70,7 +70,12 @@ export function exportCall(op: string, s: ExportStep, rawArgs: readonly Argument
         throw new OnnxExportError(`exportOnnx: reshape '${name}' to a zero-size dim needs opset 14 or later`, {
           neededOpset: 14,
         });
-      const shape = out.shape.map((d, i) =>
+      // a reshape / view given a -1 keeps it, so a batch folded into another dim ([N, 4, 6] → [-1, 2, 6]) follows
+      // the batch of each run
+      const given =
+        op === 'onnx.reshape' || op.includes('flatten') ? null : Array.isArray(args[1]) ? args[1] : args.slice(1);
+      const own = given?.every((d) => typeof d === 'number') && given.includes(-1) ? (given as number[]) : null;
+      const shape = (own && !zeroDims ? own : out.shape).map((d, i) =>
         !zeroDims && i === 0 && s.batch !== null && x0.shape[0] === s.batch && d === s.batch ? 0 : d,
       );
       return b.node('Reshape', [x, b.intConst(shape, `${name}_shape`)], name, { allowzero: zeroDims ? 1 : undefined });

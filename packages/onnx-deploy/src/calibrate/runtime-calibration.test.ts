@@ -6,7 +6,7 @@ import '@qtk/march-bayes';
 import { calibrateAsync, prepareQatFx, type QatModule } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { Conv2d, DeQuantStub, Module, QuantStub, ReLU } from '@qtk/nn';
+import { Conv2d, DeQuantStub, Linear, Module, PixelUnshuffle, QuantStub, ReLU, Softmax } from '@qtk/nn';
 import { imageBatches, LayerNormSoftmax, ResidualSigmoidNet } from '@qtk/test-models';
 import { Generator, randn, Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
@@ -26,6 +26,29 @@ class FixedInputNet extends Module {
   readonly dequant = new DeQuantStub();
   forward(x: Tensor): Tensor {
     return this.dequant.call(this.relu.call(this.conv.call(this.quant.call(x))));
+  }
+}
+
+/** A pixel unshuffle, which has no ONNX form, between two convs. */
+class UnshuffleNet extends Module {
+  readonly quant = new QuantStub();
+  readonly conv = new Conv2d(3, 4, 3, { padding: 1, generator: new Generator(5) });
+  readonly unshuffle = new PixelUnshuffle(2);
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    return this.dequant.call(this.unshuffle.call(this.conv.call(this.quant.call(x))));
+  }
+}
+
+/** Linear over [N, 4, 6], its rows folded in pairs into the batch dim ([2N, 2, 6]) for a softmax, then unfolded. */
+class FoldNet extends Module {
+  readonly quant = new QuantStub();
+  readonly fc = new Linear(6, 6, { generator: new Generator(6) });
+  readonly soft = new Softmax({ dim: -1 });
+  readonly dequant = new DeQuantStub();
+  forward(x: Tensor): Tensor {
+    const folded = this.fc.call(this.quant.call(x)).reshape([-1, 2, 6]);
+    return this.dequant.call(this.soft.call(folded).reshape([-1, 4, 6]));
   }
 }
 
@@ -135,9 +158,9 @@ describe('runtimeCalibration', () => {
         fallbacks,
       } = await calibrateBoth(() => new ResidualSigmoidNet(3), observer, batches, recordingRuntime(fetched));
       expect(fallbacks).toEqual([]);
-      // the check fetches everything, then one run per batch
-      expect(fetched.map((f) => f === null)).toEqual([true, false, false, false, false]);
-      const names = fetched.slice(1).flatMap((f) => f!);
+      // the check fetches everything (on its two samples and on one), then one run per batch
+      expect(fetched.map((f) => f === null)).toEqual([true, true, false, false, false, false]);
+      const names = fetched.slice(2).flatMap((f) => f!);
       expect(names.some((n) => !n.includes('__qtk_'))).toBe(whole);
       expect(names.some((n) => n.endsWith('__qtk_min'))).toBe(!whole);
       expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
@@ -167,11 +190,28 @@ describe('runtimeCalibration', () => {
     expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
   });
 
-  it('falls back to QTK, saying why, for a fake-quant inside a composite module', async () => {
-    const x = [randn([4, 3, 6], { generator: new Generator(2) })];
+  it("runs a composite module's own steps in QTK on its arguments from the runtime (bayes layer norm, softmax)", async () => {
+    const x = [0, 1, 2].map((seed) => randn([4, 3, 6], { generator: new Generator(seed) }));
     const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new LayerNormSoftmax(), 'min_max', x);
+    expect(fallbacks).toEqual([]);
+    const steps = [...scales(viaOrt).keys()].filter(
+      (n) => n.startsWith('norm.module.') || n.startsWith('soft.module.'),
+    );
+    expect(steps.length).toBeGreaterThanOrEqual(4);
+    expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+  });
+
+  it('follows a batch folded into another dim (the export keeps the -1 of a reshape)', async () => {
+    const x = [0, 1, 2].map((seed) => randn([5, 4, 6], { generator: new Generator(seed) }));
+    const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new FoldNet(), 'min_max', x);
+    expect(fallbacks).toEqual([]);
+    expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+  });
+
+  it('falls back to QTK, saying why, for a model the export cannot write', async () => {
+    const { qtk, ort: viaOrt, fallbacks } = await calibrateBoth(() => new UnshuffleNet(), 'min_max', batches);
     expect(fallbacks).toHaveLength(1);
-    expect(fallbacks[0]).toMatch(/fake-quant '.*' observes a value inside its module/);
+    expect(fallbacks[0]).toMatch(/the model cannot be exported to ONNX: .*PixelUnshuffle\) has no ONNX form/);
     expect(largestScaleDifference(qtk, viaOrt)).toBe(0);
   });
 });

@@ -36,19 +36,38 @@ export interface RuntimeCalibrationOptions {
   checkTolerance?: number;
 }
 
+/** An ONNX value the runtime computes, and the graph node whose value it is. */
+interface GraphValue {
+  readonly value: string;
+  readonly node: string;
+}
+
 /**
- * One fake-quant observation per batch: an activation's value (an ONNX value; `byRange` when the fake-quant takes
- * the value's range, reduced in the runtime), or a weight observed in QTK.
+ * One observation per batch: an activation's value handed to its fake-quant (`byRange` when the fake-quant takes
+ * the value's range, reduced in the runtime), a weight observed in QTK, or a composite module whose fake-quants
+ * observe its own steps: its forward runs in QTK on its arguments from the runtime (values, or constants as the
+ * graph gives them), so they observe what QTK's forward would give them.
  */
 type Observation =
+  | ({ readonly kind: 'value'; readonly fq: FakeQuantize; readonly byRange: boolean } & GraphValue)
+  | { readonly kind: 'weight'; readonly fq: FakeQuantize; readonly weight: Tensor }
   | {
-      readonly kind: 'value';
-      readonly fq: FakeQuantize;
-      readonly value: string;
-      readonly node: string;
-      readonly byRange: boolean;
-    }
-  | { readonly kind: 'weight'; readonly fq: FakeQuantize; readonly weight: Tensor };
+      readonly kind: 'module';
+      readonly module: Module;
+      readonly args: readonly (GraphValue | { constant: unknown })[];
+    };
+
+/** The runtime values an observation reads whole (a value observed by range is read reduced). */
+function wholeValues(o: Observation): GraphValue[] {
+  if (o.kind === 'value') return o.byRange ? [] : [o];
+  if (o.kind === 'module') return o.args.filter((a): a is GraphValue => 'value' in a);
+  return [];
+}
+
+/** Every runtime value an observation reads, whole or reduced. */
+function readValues(o: Observation): GraphValue[] {
+  return o.kind === 'value' ? [o] : wholeValues(o);
+}
 
 /**
  * The graph outputs that reduce a value in the runtime: its smallest and largest element, its sum (NaN exactly
@@ -109,8 +128,12 @@ export function runtimeCalibration(
 class RuntimeCalibrationUnsupported extends Error {}
 
 class RuntimeEngine {
-  /** Each observed value's shape on the example, its batch dim (0) as -1 where it carries the batch. */
-  private readonly shapes = new Map<string, readonly number[]>();
+  /**
+   * Each observed value's shape per batch row: `scales[i]` when dim i grows with the batch (perRow[i] per row: the
+   * batch may be on any axis, or folded with another dim, as attention heads are), else the dim is perRow[i]. Learnt
+   * from the runtime's shapes on one row and on the example's rows.
+   */
+  private readonly shapes = new Map<string, { perRow: readonly number[]; scales: readonly boolean[] }>();
   /** What a batch fetches: the values observed whole, and the reduced outputs of those observed by range. */
   private readonly fetches: string[];
 
@@ -120,15 +143,15 @@ class RuntimeEngine {
   ) {
     const fetches = new Set<string>();
     for (const o of observations) {
-      if (o.kind !== 'value' || runtime.inputNames.includes(o.value)) continue;
-      if (o.byRange) for (const name of Object.values(reducedOutputs(o.value))) fetches.add(name);
-      else fetches.add(o.value);
+      if (o.kind === 'value' && o.byRange && !runtime.inputNames.includes(o.value))
+        for (const name of Object.values(reducedOutputs(o.value))) fetches.add(name);
+      for (const { value } of wholeValues(o)) if (!runtime.inputNames.includes(value)) fetches.add(value);
     }
     this.fetches = [...fetches];
   }
 
   get valueCount(): number {
-    return new Set(this.observations.flatMap((o) => (o.kind === 'value' ? [o.value] : []))).size;
+    return new Set(this.observations.flatMap((o) => readValues(o).map((v) => v.value))).size;
   }
 
   static async create(
@@ -166,7 +189,7 @@ class RuntimeEngine {
     for (const [name, shape] of this.shapes) {
       const whole = values.get(name);
       const got = whole ? whole.shape : Array.from(values.get(reducedOutputs(name).shape)!.values());
-      const want = shape.map((d) => (d === -1 ? rows : d));
+      const want = shape.perRow.map((d, i) => (shape.scales[i] ? d * rows! : d));
       if (got.join() !== want.join())
         throw new RuntimeRunError(
           `onnxruntime gave '${name}' the shape [${got.join(', ')}] on a batch of ${rows}, not [${want.join(', ')}]`,
@@ -179,6 +202,8 @@ class RuntimeEngine {
     noGrad(() => {
       for (const o of this.observations) {
         if (o.kind === 'weight') o.fq.call(o.weight);
+        else if (o.kind === 'module')
+          o.module.call(...o.args.map((a) => ('value' in a ? values.get(a.value)! : a.constant)));
         else if (o.byRange && values.has(reducedOutputs(o.value).min)) {
           const r = reducedOutputs(o.value);
           o.fq.observeRange(values.get(r.min)!.values()[0]!, values.get(r.max)!.values()[0]!);
@@ -202,14 +227,16 @@ class RuntimeEngine {
 
   /** The runtime's values on the example against QTK's own (the export walk's) on it; throws when one differs. */
   private async check(qtk: ReadonlyMap<string, unknown>, example: readonly Tensor[], tolerance: number): Promise<void> {
+    const rows = example[0]?.shape[0] ?? 1;
     let runtime: Map<string, Tensor>;
+    let oneRow: Map<string, Tensor>;
     try {
       runtime = await this.run(example);
+      oneRow = rows > 1 ? await this.run(example.map((x) => leadingRows(x, 1))) : runtime;
     } catch (e) {
       throw new RuntimeCalibrationUnsupported((e as Error).message);
     }
-    for (const o of this.observations) {
-      if (o.kind !== 'value') continue;
+    for (const o of this.observations.flatMap(readValues)) {
       const value = qtk.get(o.node);
       const mine = value instanceof Tensor ? value : undefined;
       const theirs = runtime.get(o.value);
@@ -218,8 +245,8 @@ class RuntimeEngine {
         throw new RuntimeCalibrationUnsupported(
           `onnxruntime's value of '${o.node}' differs from QTK's on the first samples (${why})`,
         );
-      const reduced = o.byRange ? reducedOutputs(o.value) : null;
-      if (reduced && runtime.has(reduced.min)) {
+      const reduced = reducedOutputs(o.value);
+      if (runtime.has(reduced.min)) {
         const [lo, hi] = rangeOf(theirs!);
         const [rlo, rhi] = [runtime.get(reduced.min)!.values()[0], runtime.get(reduced.max)!.values()[0]];
         if (lo <= hi && (rlo !== lo || rhi !== hi))
@@ -227,13 +254,27 @@ class RuntimeEngine {
             `onnxruntime's range of '${o.node}' is [${rlo}, ${rhi}], not its value's [${lo}, ${hi}]`,
           );
       }
-      const rows = example[0]?.shape[0];
-      this.shapes.set(
-        o.value,
-        mine!.shape.map((d, i) => (i === 0 && d === rows ? -1 : d)),
-      );
+      this.shapes.set(o.value, shapePerRow(o.node, mine!.shape, oneRow.get(o.value)!.shape, rows));
     }
   }
+}
+
+/**
+ * How a value's shape follows the batch, from its shape on `rows` rows and on one: a dim equal in both is fixed, a
+ * dim `rows` times larger grows with the batch. Anything else means the graph does not compute per sample.
+ */
+function shapePerRow(
+  node: string,
+  shape: readonly number[],
+  one: readonly number[],
+  rows: number,
+): { perRow: readonly number[]; scales: readonly boolean[] } {
+  const scales = shape.map((d, i) => rows > 1 && d !== one[i]);
+  if (one.length !== shape.length || shape.some((d, i) => scales[i] && d !== one[i]! * rows))
+    throw new RuntimeCalibrationUnsupported(
+      `onnxruntime's value of '${node}' has the shape [${one.join(', ')}] on one sample and [${shape.join(', ')}] on ${rows}: it does not follow the batch`,
+    );
+  return { perRow: one, scales };
 }
 
 /** The smallest and largest element, NaN left out (lo > hi when every element is NaN). */
@@ -312,25 +353,49 @@ function exportObserved(
   const inputNames = (model.graph?.input ?? []).map((i) => i.name ?? '');
   const observations: Observation[] = [];
   const reached = new Set<FakeQuantize>();
+  const valueOf = (node: Node) =>
+    node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
   const observeValue = (fq: FakeQuantize, node: Node) => {
-    const value =
-      node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
+    const value = valueOf(node);
     if (value === undefined) return;
     observations.push({ kind: 'value', fq, value, node: node.name, byRange: fq.observesRange });
     reached.add(fq);
+  };
+  /** A composite module's own fake-quants observe its steps: its forward runs in QTK on its runtime arguments. */
+  const observeSteps = (inner: Module, node: Node) => {
+    const own = inner.modules().filter((f): f is FakeQuantize => f instanceof FakeQuantize && !reached.has(f));
+    if (own.length === 0 || Object.keys(node.kwargs).length > 0) return;
+    const args: (GraphValue | { constant: unknown })[] = [];
+    for (const a of node.args) {
+      if (!(a instanceof Object && a.constructor?.name === 'Node')) args.push({ constant: a });
+      else {
+        const value = valueOf(a as Node);
+        if (value === undefined) return;
+        args.push({ value, node: (a as Node).name });
+      }
+    }
+    observations.push({ kind: 'module', module: inner, args });
+    for (const f of own) reached.add(f);
   };
   const called: Module[] = [];
   for (const node of gm.graph.nodes) {
     if (node.op !== 'call_module' || node.method !== undefined) continue;
     const m = subAt(gm, node.target);
     called.push(m);
-    if (m instanceof FakeQuantize) observeValue(m, node);
-    if (!(m instanceof QatModule)) continue;
+    if (m instanceof FakeQuantize) {
+      observeValue(m, node);
+      continue;
+    }
+    if (!(m instanceof QatModule)) {
+      observeSteps(m, node);
+      continue;
+    }
     const layer = m.weightFakeQuant ? weightedLayer(m.module) : null;
     if (layer && m.weightFakeQuant) {
       observations.push({ kind: 'weight', fq: m.weightFakeQuant, weight: layer.layer.weight });
       reached.add(m.weightFakeQuant);
     }
+    observeSteps(m.module, node);
     if (m.activationPostProcess) observeValue(m.activationPostProcess, node);
   }
   const unreached = gm
@@ -342,7 +407,7 @@ function exportObserved(
     );
   const outputs = new Set((model.graph?.output ?? []).map((o) => o.name));
   const infos = new Map((model.graph?.value_info ?? []).map((v) => [v.name, v]));
-  const observed = [...new Set(observations.flatMap((o) => (o.kind === 'value' ? [o.value] : [])))].filter(
+  const observed = [...new Set(observations.flatMap((o) => readValues(o).map((v) => v.value)))].filter(
     (v) => !inputNames.includes(v),
   );
   const extra = observed.filter((v) => !outputs.has(v)).map((v) => infos.get(v) ?? { name: v });
