@@ -353,10 +353,10 @@ function exportObserved(
   const inputNames = (model.graph?.input ?? []).map((i) => i.name ?? '');
   const observations: Observation[] = [];
   const reached = new Set<FakeQuantize>();
-  const valueOf = (node: Node) =>
+  const runtimeValueOf = (node: Node) =>
     node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
   const observeValue = (fq: FakeQuantize, node: Node) => {
-    const value = valueOf(node);
+    const value = runtimeValueOf(node);
     if (value === undefined) return;
     observations.push({ kind: 'value', fq, value, node: node.name, byRange: fq.observesRange });
     reached.add(fq);
@@ -369,7 +369,7 @@ function exportObserved(
     for (const a of node.args) {
       if (!(a instanceof Object && a.constructor?.name === 'Node')) args.push({ constant: a });
       else {
-        const value = valueOf(a as Node);
+        const value = runtimeValueOf(a as Node);
         if (value === undefined) return;
         args.push({ value, node: (a as Node).name });
       }
