@@ -29,7 +29,7 @@ const { values } = parseArgs({
     'float-weights': { type: 'string' },
     // leave out PyTorch's side (bench/pytorch-side.py) and the ratios
     'no-pytorch': { type: 'boolean', default: false },
-    // the quantize benchmark of ResNet-18 / MobileNetV2 / MobileNetV3-small (full runs do it; --quick only with this)
+    // the quantize benchmark of the torchvision-shaped models (full runs do it; --quick only with this)
     models: { type: 'boolean', default: false },
   },
 });
@@ -166,16 +166,25 @@ if (Object.keys(accuracy).length) result.accuracy = accuracy;
 
 if (!quick || values.models) {
   log('quantize benchmark: torchvision-shaped models, random weights, 32 calibration samples, bayes');
-  const q = benchQuantizeModels('runs/bench-models', log);
+  const q = await benchQuantizeModels('runs/bench-models', log);
   if ('reason' in q) log(`quantize benchmark skipped: ${q.reason}`);
   else {
     result.quantize_s = q.quantize_s;
     result.quantize_peak_mb = q.quantize_peak_mb;
     result.quantize_work_s = q.quantize_work_s;
+    result.quantize_engine = q.quantize_engine;
+    result.ort_calibration_s = Object.fromEntries(
+      Object.entries(q.ort_calibration_s).map(([m, s]) => [m, round(s, 3)]),
+    );
     if (q.pytorch_quantize_s) {
       result.pytorch_quantize_s = q.pytorch_quantize_s;
+      if (Object.keys(q.pytorch_cannot).length) result.pytorch_cannot = q.pytorch_cannot;
       const over = (times: Record<string, number>) =>
-        Object.fromEntries(Object.entries(times).map(([m, s]) => [m, round(s / q.pytorch_quantize_s![m]!, 2)]));
+        Object.fromEntries(
+          Object.entries(times).flatMap(([m, s]) =>
+            q.pytorch_quantize_s![m] === undefined ? [] : [[m, round(s / q.pytorch_quantize_s![m]!, 2)]],
+          ),
+        );
       result.ratio_quantize_vs_pytorch = over(q.quantize_s);
       // both in-process: QTK without Node's start-up and module loading, PyTorch without Python's and torch's import
       result.ratio_quantize_work_vs_pytorch = over(q.quantize_work_s);
