@@ -17,7 +17,10 @@ export interface CalibrateOptions {
  * another engine (onnxruntime, `runtimeCalibration` of @qtk/onnx-deploy) computes the observed values itself
  * and hands each fake-quant its value, in the CALIBRATION state calibrateAsync has set.
  */
-export type CalibrationBatchRunner = (batch: CalibrationBatch) => void | Promise<void>;
+export type CalibrationBatchRunner = ((batch: CalibrationBatch) => void | Promise<void>) & {
+  /** Called once when calibration ends (after the last batch, or on an error): frees what the engine holds. */
+  release?: () => void | Promise<void>;
+};
 
 export interface CalibrateAsyncOptions extends CalibrateOptions {
   /** Runs each batch (default: the model's forward in QTK). */
@@ -101,6 +104,7 @@ export async function calibrateAsync(
     }
   } finally {
     run.stopRecording();
+    await runBatch?.release?.();
   }
   return run.finish();
 }

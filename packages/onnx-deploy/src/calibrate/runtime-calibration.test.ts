@@ -72,8 +72,8 @@ function scales(gm: GraphModule): Map<string, number[]> {
   );
 }
 
-/** onnxruntime-node with every batch's fetch list recorded (null: the run fetched every output). */
-function recordingRuntime(fetched: (readonly string[] | null)[]): OnnxRuntimeApi {
+/** onnxruntime-node with every batch's fetch list recorded (null: the run fetched every output), and releases. */
+function recordingRuntime(fetched: (readonly string[] | null)[], released: string[] = []): OnnxRuntimeApi {
   return {
     Tensor: ort.Tensor,
     InferenceSession: {
@@ -86,7 +86,10 @@ function recordingRuntime(fetched: (readonly string[] | null)[]): OnnxRuntimeApi
             fetched.push(fetches ?? null);
             return fetches ? session.run(feeds, fetches) : session.run(feeds);
           }) as RuntimeSession['run'],
-          release: () => session.release(),
+          release: () => {
+            released.push('session');
+            return session.release();
+          },
         };
       },
     },
@@ -165,6 +168,18 @@ describe('runtimeCalibration', () => {
       expect(names.some((n) => n.endsWith('__qtk_min'))).toBe(!whole);
       expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
     }
+  });
+
+  it('releases the runtime session when calibration ends', async () => {
+    const released: string[] = [];
+    const { fallbacks } = await calibrateBoth(
+      () => new ResidualSigmoidNet(3),
+      'min_max',
+      batches,
+      recordingRuntime([], released),
+    );
+    expect(fallbacks).toEqual([]);
+    expect(released).toEqual(['session']);
   });
 
   it("sends a batch whose values hold NaN, and the rest, to QTK (the runtime's min and max do not leave NaN out)", async () => {

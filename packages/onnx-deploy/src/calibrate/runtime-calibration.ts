@@ -99,7 +99,7 @@ export function runtimeCalibration(
       options.onFallback?.(reason);
       return 'qtk';
     };
-    return async (batch) => {
+    const runBatch: CalibrationBatchRunner = async (batch) => {
       const xs = Array.isArray(batch) ? batch : [batch];
       if (engine === null) {
         try {
@@ -121,6 +121,11 @@ export function runtimeCalibration(
       }
       noGrad(() => (prepared as unknown as { call(...a: Tensor[]): unknown }).call(...xs));
     };
+    runBatch.release = async () => {
+      if (engine instanceof RuntimeEngine) await engine.release();
+      engine = null;
+    };
+    return runBatch;
   };
 }
 
