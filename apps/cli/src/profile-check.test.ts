@@ -1,6 +1,6 @@
 // qtk profile and qtk check through the command line: the report folder, the summary, the linter's table,
 // JSON and exit codes.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   activationFakeQuantOf,
@@ -49,6 +49,44 @@ describe('qtk profile', () => {
     const sim = JSON.parse(readFileSync(join(out, 'featuremapSimilarity.json'), 'utf8'));
     expect(sim.nodes.map((n: { name: string }) => n.name)).toEqual(expect.arrayContaining(['relu', 'pool', 'fc']));
     expect(readFileSync(join(out, 'profiler.html'), 'utf8')).toContain('qtk-report-data');
+  });
+
+  it('with labelled --data: each stage’s accuracy, the float one from the ONNX file in onnxruntime-node', async () => {
+    const labelled = join(dir, 'labelled');
+    mkdirSync(labelled);
+    copyFileSync(join(calib, 'batch.npy'), join(labelled, 'batch.npy'));
+    writeFileSync(join(labelled, 'labels.txt'), `${Array.from({ length: 48 }, (_, i) => i % 3).join('\n')}\n`);
+    const floatAccuracy: string[] = [];
+    for (const engine of ['auto', 'qtk']) {
+      const out = join(dir, `report-${engine}`);
+      const r = await run(
+        'profile',
+        tiny,
+        '--calib',
+        calib,
+        '--data',
+        labelled,
+        '--march',
+        'bayes',
+        '--out',
+        out,
+        '--samples',
+        '4',
+        '--engine',
+        engine,
+      );
+      expect(r.code).toBe(0);
+      const line =
+        /^accuracy on 48 samples \(.*\): float (\d+\.\d\d) %, calibrated \d+\.\d\d %, fixed point \d+\.\d\d %$/m.exec(
+          r.stdout,
+        );
+      expect(line).not.toBeNull();
+      floatAccuracy.push(line![1]!);
+      expect(r.stdout).toMatch(
+        engine === 'qtk' ? /^engine: float accuracy in qtk$/m : /^engine: float accuracy in onnxruntime-node \d/m,
+      );
+    }
+    expect(floatAccuracy[0]).toBe(floatAccuracy[1]);
   });
 
   it('a QAT model file: compared with its own conversion (QvsQ) on the given samples, no calibration', () => {

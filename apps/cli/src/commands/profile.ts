@@ -5,7 +5,7 @@ import type { GraphModule } from '@qtk/ir';
 import type { ProfilerReport } from '@qtk/profiler';
 import { modelProfiler, type WrittenReport } from '@qtk/profiler/node';
 import { marches } from '@qtk/spec';
-import { argmax, noGrad, type Tensor } from '@qtk/tensor';
+import { argmax, noGrad, Tensor } from '@qtk/tensor';
 import { parseArgs, type CommandSpec } from '../args.js';
 import { firstRows, inputBatches } from '../batches.js';
 import { SEVERAL_INPUTS_DETAILS } from '../data/input-samples.js';
@@ -15,6 +15,8 @@ import type { Preprocess } from '../data/samples.js';
 import { CliError, type CliIo } from '../io.js';
 import { isOnnxPath, loadModelSource } from '../model-source.js';
 import { ModelNames } from '../model-names.js';
+import { openInOrt, type RunnableModel } from '../model-runner.js';
+import { readOnnxFile } from '../onnx-file.js';
 import { inputShapeOption } from '../model-input.js';
 import { modelInputs, type SampleInput, sampleShapesText } from '../sample-inputs.js';
 import { shownPath } from '../display-path.js';
@@ -76,12 +78,15 @@ ${SEVERAL_INPUTS_DETAILS}`,
 };
 
 /** The accuracy of `model` on labelled data; labels the model has no class for are refused, not counted wrong. */
-function accuracyOn(model: GraphModule, data: EvalData, batch: number): number {
+async function accuracyOn(
+  model: (b: Tensor[]) => Tensor | Promise<Tensor>,
+  data: EvalData,
+  batch: number,
+): Promise<number> {
   const pred = new Int32Array(data.inputs[0]!.shape[0]!);
   let i = 0;
   for (const b of inputBatches(data.inputs, batch)) {
-    const y = noGrad(() => model.call(...b)) as Tensor | QTensor;
-    const scores = y instanceof QTensor ? y.dequantize() : y;
+    const scores = await model(b);
     if (i === 0) checkLabelClasses(data, scores.shape[1]!);
     pred.set(argmax(scores, 1).values() as ArrayLike<number>, i);
     i += b[0]!.shape[0]!;
@@ -89,6 +94,50 @@ function accuracyOn(model: GraphModule, data: EvalData, batch: number): number {
   let c = 0;
   for (let j = 0; j < pred.length; j++) if (pred[j] === data.labels[j]) c++;
   return c / pred.length;
+}
+
+/** A model of QTK's as accuracyOn runs it: its first output, dequantized when it is integer. */
+const inQtk =
+  (model: GraphModule) =>
+  (b: Tensor[]): Tensor => {
+    const y = noGrad(() => model.call(...b)) as Tensor | QTensor;
+    return y instanceof QTensor ? y.dequantize() : y;
+  };
+
+/**
+ * The float model's accuracy: its ONNX file in onnxruntime-node (the engine `qtk eval` runs it on), unless
+ * --engine qtk, or the runtime cannot load it (then QTK's import of it, with the reason).
+ */
+async function floatAccuracy(
+  modelPath: string,
+  float: GraphModule,
+  data: EvalData,
+  batch: number,
+  o: Record<string, unknown>,
+): Promise<{ accuracy: number; engine: string }> {
+  if (o.engine !== 'qtk') {
+    let model: RunnableModel | null = null;
+    let why = '';
+    try {
+      model = await openInOrt(readOnnxFile(modelPath), inputShapeOption(o));
+    } catch (e) {
+      if (!(e instanceof CliError) || o.engine === 'ort') throw e;
+      why = e.message.split('\n')[0]!;
+    }
+    if (model) {
+      try {
+        const run = async (b: Tensor[]) => {
+          const y = (await model.run(b))[0]!;
+          return new Tensor({ data: y.data, shape: [...y.dims], dtype: 'float32' });
+        };
+        return { accuracy: await accuracyOn(run, data, batch), engine: model.runtime };
+      } finally {
+        await model.release();
+      }
+    }
+    return { accuracy: await accuracyOn(inQtk(float), data, batch), engine: `qtk (${why})` };
+  }
+  return { accuracy: await accuracyOn(inQtk(float), data, batch), engine: 'qtk' };
 }
 
 /** The profiler's inputs: the one tensor of a one-input model, else one per input. */
@@ -132,15 +181,17 @@ export async function runProfile(argv: readonly string[], io: CliIo): Promise<nu
         limit: Number(o['eval-limit']),
       });
       inputs = firstRows(data.inputs, samples);
+      const flt = await floatAccuracy(modelPath, c.float, data, batch, o);
+      accuracies.push(`float ${(100 * flt.accuracy).toFixed(2)} %`);
       for (const [name, model] of [
-        ['float', c.float],
         ['calibrated', c.prepared],
         ['fixed point', fixed],
       ] as const) {
-        const acc = accuracyOn(model, data, batch);
+        const acc = await accuracyOn(inQtk(model), data, batch);
         accuracies.push(`${name} ${(100 * acc).toFixed(2)} %`);
       }
       io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
+      io.out(`engine: float accuracy in ${flt.engine}\n`);
     } else {
       inputs = firstRows(
         loadInputData(dir, {
@@ -241,7 +292,7 @@ async function profileQatFile(modelPath: string, o: Record<string, unknown>, io:
       ['QAT', qat],
       ['fixed point', fixed],
     ] as const)
-      accuracies.push(`${name} ${(100 * accuracyOn(model, data, Number(o.batch))).toFixed(2)} %`);
+      accuracies.push(`${name} ${(100 * (await accuracyOn(inQtk(model), data, Number(o.batch)))).toFixed(2)} %`);
     io.out(`accuracy on ${data.labels.length} samples (${data.source}): ${accuracies.join(', ')}\n`);
   } else {
     inputs = firstRows(
