@@ -1,5 +1,5 @@
 // Plain Node ESM, no TypeScript: what a user writes after `npm install @qtk/tensor @qtk/nn @qtk/core
-// @qtk/fake-quant @qtk/march-bayes`. scripts/pack-and-install.ts runs it in a fresh project outside the
+// @qtk/fake-quant @qtk/march-bayes @qtk/onnx`. scripts/pack-and-install.ts runs it in a fresh project outside the
 // repository against the packed tarballs, and in the repository against the sources, and compares the
 // two printouts. It asserts on its own that the fixed-point model agrees with the fake-quant model, and that
 // the model file written and read back through the ./node subpath computes the same.
@@ -12,6 +12,7 @@ import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatOutQconfig, defaultQatQconfig, setFakeQuantize } from '@qtk/fake-quant';
 import '@qtk/march-bayes';
 import { Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@qtk/nn';
+import { exportOnnxBytes, importOnnx } from '@qtk/onnx';
 import { Generator, noGrad, randn, wasmStatus } from '@qtk/tensor';
 
 // The tarball ships wasm/*.wasm next to dist/: the fast backend must load, not fall back to cpu.
@@ -58,6 +59,17 @@ const flGap = Math.max(...fp.map((v, i) => Math.abs(v - fl[i])));
 assert.ok(fqGap <= 0.02 * maxAbs, `fixed-point vs fake-quant: max gap ${fqGap} (outputs up to ${maxAbs})`);
 assert.ok(flGap <= 0.1 * maxAbs, `fixed-point vs float: max gap ${flGap} (outputs up to ${maxAbs})`);
 
+// The ONNX export walks the graph node by node (runNodes), which tells graph nodes from values by their class
+// name: a build that renamed classes (esbuild's `class _Node`) broke it, and every export and runtime calibration
+// with it, in the packages only. The float model exported and imported back computes what it computed.
+const onnx = exportOnnxBytes(float, x);
+const reimported = importOnnx(onnx);
+const fromOnnx = noGrad(() => Array.from(reimported.call(x).data));
+assert.ok(
+  fromOnnx.every((v, i) => Math.abs(v - fl[i]) <= 1e-5 * maxAbs),
+  'the float model exported to ONNX and imported back computes something else',
+);
+
 // The file helpers live in @qtk/core/node: the main entry bundles for a browser.
 const dir = mkdtempSync(join(tmpdir(), 'qtk-pick-and-mix-'));
 try {
@@ -71,4 +83,4 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ fixed: fp, fakeQuant: fq }));
+console.log(JSON.stringify({ fixed: fp, fakeQuant: fq, onnxBytes: onnx.length }));
