@@ -173,6 +173,18 @@ describe('qtk export', () => {
     expect(f.stdout).toMatch(/float ONNX\)$/m);
     const fe = await run('eval', join(dir, 'tiny-float.onnx'), '--data', evalDir);
     expect(fe.stdout).toContain(`(${want} / ${N})`);
+    // the float model file itself: exported and run in onnxruntime-node by default, QTK's kernels with --engine qtk
+    for (const [engine, runtime] of [
+      ['auto', /^runtime: {3}onnxruntime-node 1\.\d+\.\d+$/m],
+      ['ort', /^runtime: {3}onnxruntime-node 1\.\d+\.\d+$/m],
+      ['qtk', /^runtime: {3}qtk$/m],
+    ] as const) {
+      const m = await run('eval', floatQtk, '--data', evalDir, '--engine', engine, '--batch', '7');
+      expect(m.stderr).toBe('');
+      expect(m.stdout).toMatch(runtime);
+      expect(m.stdout).not.toContain('note:');
+      expect(m.stdout).toContain(`(${want} / ${N})`);
+    }
   });
 
   it('the image preprocessing a model file saved travels into the ONNX file, and eval in onnxruntime uses it', async () => {

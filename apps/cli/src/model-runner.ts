@@ -1,5 +1,6 @@
 // Any model the CLI can run, behind one interface: a float ONNX file imported into QTK or run in onnxruntime-node,
-// a quantized (QDQ / integer) ONNX file in onnxruntime-node, a QTK model file (float, QAT, fixed-point) in QTK.
+// a quantized (QDQ / integer) ONNX file in onnxruntime-node, a float QTK model file exported to onnxruntime-node
+// (or in QTK), a QAT or fixed-point model file in QTK.
 // qtk run and qtk eval --reference use it; every output comes back as float32 values with its name and shape.
 import { setFakeQuantize } from '@qtk/core';
 import { QTensor } from '@qtk/fixed-point';
@@ -14,6 +15,7 @@ import { FORM_LABEL, type OnnxFile, readOnnxFile } from './onnx-file.js';
 import { fileInputs, modelInputs, type SampleInput } from './sample-inputs.js';
 import { type OutputInfo, savedOutputs, savedPreprocess } from './onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from './ort-session.js';
+import { FloatModelOnRuntime } from './model-file-on-ort.js';
 
 /** One output of one batch: float32 values (an exported integer output dequantized with its recorded scale). */
 export interface NamedOutput {
@@ -57,7 +59,7 @@ export function engineOption(description: string): Readonly<Record<string, Optio
 
 /** --engine of the commands that run a model (run, eval). */
 export const ENGINE_OPTION = engineOption(
-  'where an .onnx file runs: onnxruntime-node (ort) or imported into QTK (qtk, float files only); auto runs every .onnx file in onnxruntime-node and imports a float file it cannot load, saying so. QTK model files run in QTK',
+  'where an .onnx file runs: onnxruntime-node (ort) or imported into QTK (qtk, float files only); auto runs every .onnx file in onnxruntime-node and imports a float file it cannot load, saying so. A float QTK model file is exported and run in onnxruntime-node the same way; QAT and fixed-point model files run in QTK',
 );
 
 export interface OpenModelOptions {
@@ -86,12 +88,7 @@ export async function openModel(path: string, o: OpenModelOptions = {}): Promise
       return model;
     }
   }
-  if (engine === 'ort')
-    throw new CliError(
-      `--engine ort runs ONNX files, and ${path} is a QTK model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
-      { exitCode: 2 },
-    );
-  return openInQtk(path, o);
+  return openInQtk(path, o, engine);
 }
 
 /** Why QTK cannot run a quantized ONNX file, and what to do instead. */
@@ -156,22 +153,42 @@ function floatValues(y: RuntimeOutput, info: OutputInfo | undefined, name: strin
   return out;
 }
 
-/** A float ONNX file imported into QTK, or a QTK model file. */
-function openInQtk(path: string, o: OpenModelOptions): RunnableModel {
+/**
+ * A float ONNX file imported into QTK, or a QTK model file. A float model file runs in onnxruntime-node unless
+ * `engine` is qtk (FloatModelOnRuntime: exported on the first batch and checked; QTK with a note when that fails);
+ * any other kind runs in QTK, and --engine ort on it is a usage error.
+ */
+function openInQtk(path: string, o: OpenModelOptions, engine: Engine = 'qtk'): RunnableModel {
   const { model, kind, label, meta } = loadModelSource(path, o.maxElements, o.inputShape);
+  if (engine === 'ort' && kind !== 'float')
+    throw new CliError(
+      `--engine ort runs ONNX files and float model files, and ${path} is a ${kind} model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
+      { exitCode: 2 },
+    );
   const inputs = modelInputs(model, o.inputShape, meta);
   const names = (ioNamesOf(model) ?? savedIoNames(meta))?.outputs;
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // frozen scales, whatever state it was saved in
+  const onRuntime = kind === 'float' && engine !== 'qtk' && !isOnnxPath(path) ? new FloatModelOnRuntime(model) : null;
+  const notes: string[] = [];
   return {
     path,
     label,
-    runtime: 'qtk',
+    get runtime() {
+      return onRuntime?.engine ?? 'qtk';
+    },
     inputs,
     savedPreprocess: (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined,
-    notes: [],
+    notes,
     async run(xs) {
-      const y = noGrad(() => model.call(...xs));
+      const fromRuntime = await onRuntime?.run(xs);
+      if (onRuntime?.why) {
+        if (engine === 'ort')
+          throw new CliError(`--engine ort: ${path} cannot run in onnxruntime-node: ${onRuntime.why}`);
+        const note = `${onRuntime.why}: run in QTK instead`;
+        if (!notes.includes(note)) notes.push(note);
+      }
+      const y = fromRuntime ?? noGrad(() => model.call(...xs));
       const values: unknown[] = Array.isArray(y) ? y : [y];
       return values.map((v, i) => {
         const name = names?.length === values.length ? names[i]! : values.length === 1 ? 'output' : `output_${i}`;
@@ -183,6 +200,8 @@ function openInQtk(path: string, o: OpenModelOptions): RunnableModel {
         return { name, dims: [...t.shape], data: Float32Array.from(t.values() as ArrayLike<number>) };
       });
     },
-    release: async () => {},
+    release: async () => {
+      await onRuntime?.release();
+    },
   };
 }
