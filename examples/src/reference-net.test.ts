@@ -19,7 +19,7 @@ describe('ReferenceNet', () => {
     expect(y.toArray().every(Number.isFinite)).toBe(true);
   });
 
-  it('learns Fashion-MNIST: 120 SGD steps on the embedded subset beat 70% test accuracy', { timeout: 180_000 }, () => {
+  it('learns Fashion-MNIST: 120 SGD steps on the embedded subset beat 70% test accuracy', { timeout: 300_000 }, () => {
     const train = loadDataset(SUBSET_DIR, 'train');
     const test = loadDataset(SUBSET_DIR, 'test', 1000);
     const model = new ReferenceNet({ generator: new Generator(0) });

@@ -102,9 +102,27 @@ describe('qtk export', () => {
     expect(e.stdout).toMatch(/^runtime: {3}onnxruntime-node 1\.\d+\.\d+$/m);
     expect(e.stdout).toContain(`accuracy:  ${((100 * want) / N).toFixed(2)}% (${want} / ${N})`);
     expect(e.stdout).toMatch(/^time: {6}\d+\.\d\d s \(forward passes \d+\.\d\d s\)$/m);
-    const own = await run('eval', fixedPath, '--data', data);
-    expect(own.stdout).toContain('runtime:   qtk');
+    // the model file itself: QTK's kernels (qtk), its integer ONNX once the first two batches gave identical
+    // outputs (ort), or the faster of the two there (auto); the same accuracy on each
+    const own = await run('eval', fixedPath, '--data', data, '--engine', 'qtk', '--batch', '7');
+    expect(own.stdout).toMatch(/^runtime: {3}qtk$/m);
     expect(own.stdout).toContain(`(${want} / ${N})`);
+    const proven = "identical outputs on the first 2 batches, \\d+\\.\\d\\d× QTK's speed there";
+    const forced = await run('eval', fixedPath, '--data', data, '--engine', 'ort', '--batch', '7');
+    expect(forced.stderr).toBe('');
+    expect(forced.stdout).toMatch(
+      new RegExp(`^runtime: {3}onnxruntime-node 1\\.\\d+\\.\\d+, the model's integer ONNX \\(${proven}\\)$`, 'm'),
+    );
+    expect(forced.stdout).toContain(`(${want} / ${N})`);
+    const auto = await run('eval', fixedPath, '--data', data, '--batch', '7');
+    expect(auto.stdout).toMatch(
+      new RegExp(
+        `^runtime: {3}(onnxruntime-node 1\\.\\d+\\.\\d+, the model's integer ONNX|qtk \\(its integer ONNX in onnxruntime-node 1\\.\\d+\\.\\d+:) \\(?${proven}\\)$`,
+        'm',
+      ),
+    );
+    expect(auto.stdout).toContain(`(${want} / ${N})`);
+    expect(auto.stdout).not.toContain('note:');
 
     // QTK cannot import it, and says why
     const q = await run('eval', out, '--data', data, '--engine', 'qtk');
@@ -282,8 +300,6 @@ describe('qtk export', () => {
     ]);
     const self = await run('export', fixedPath, '--out', fixedPath);
     expect([self.code, self.stderr]).toEqual([2, expect.stringContaining('is the input model')]);
-    const runtime = await run('eval', fixedPath, '--data', data, '--engine', 'ort');
-    expect([runtime.code, runtime.stderr]).toEqual([2, expect.stringContaining('--engine ort runs ONNX files')]);
     const bad = await run('eval', fixedPath, '--data', data, '--engine', 'tvm');
     expect([bad.code, bad.stderr]).toEqual([
       2,

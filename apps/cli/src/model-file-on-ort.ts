@@ -5,19 +5,13 @@ import type { GraphModule } from '@qtk/ir';
 import { PairSums } from '@qtk/nn';
 import { exportOnnxBytes, RuntimeModel } from '@qtk/onnx';
 import { noGrad, Tensor } from '@qtk/tensor';
+import { firstRows } from './batches.js';
 import { loadOrt } from './ort-session.js';
 
 /** Rows the export and the check run on: two, so a batch dim of 1 elsewhere in the model is not taken for it. */
 const CHECK_ROWS = 2;
 /** How far the runtime's outputs may be from QTK's, relative to the larger of 1 and the largest |output|. */
 const TOLERANCE = 1e-4;
-
-function leadingRows(x: Tensor, n: number): Tensor {
-  const rows = Math.min(n, x.shape[0] ?? 1);
-  if (rows === x.shape[0]) return x;
-  const per = x.size / x.shape[0]!;
-  return new Tensor({ data: x.values().slice(0, rows * per), shape: [rows, ...x.shape.slice(1)], dtype: x.dtype });
-}
 
 /** Why the runtime's outputs on the example are not QTK's, or null. */
 function outputDifference(qtk: readonly Tensor[], runtime: readonly Tensor[]): string | null {
@@ -83,7 +77,7 @@ export class FloatModelOnRuntime {
   }
 
   private async start(xs: readonly Tensor[]): Promise<void> {
-    const example = xs.map((x) => leadingRows(x, CHECK_ROWS));
+    const example = firstRows(xs, CHECK_ROWS);
     let bytes: Uint8Array;
     try {
       bytes = exportOnnxBytes(this.model, example);

@@ -16,6 +16,7 @@ import { fileInputs, modelInputs, type SampleInput } from './sample-inputs.js';
 import { type OutputInfo, savedOutputs, savedPreprocess } from './onnx-metadata.js';
 import { OrtModel, type RuntimeOutput } from './ort-session.js';
 import { FloatModelOnRuntime } from './model-file-on-ort.js';
+import { FixedModelEngines } from './fixed-model-engines.js';
 
 /** One output of one batch: float32 values (an exported integer output dequantized with its recorded scale). */
 export interface NamedOutput {
@@ -160,34 +161,37 @@ function floatValues(y: RuntimeOutput, info: OutputInfo | undefined, name: strin
  */
 function openInQtk(path: string, o: OpenModelOptions, engine: Engine = 'qtk'): RunnableModel {
   const { model, kind, label, meta } = loadModelSource(path, o.maxElements, o.inputShape);
-  if (engine === 'ort' && kind !== 'float')
+  if (engine === 'ort' && kind !== 'float' && kind !== 'fixed-point')
     throw new CliError(
-      `--engine ort runs ONNX files and float model files, and ${path} is a ${kind} model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
+      `--engine ort runs ONNX files and float or fixed-point model files, and ${path} is a ${kind} model file: export it first (qtk export ${path} --out FILE.onnx), then run FILE.onnx`,
       { exitCode: 2 },
     );
   const inputs = modelInputs(model, o.inputShape, meta);
   const names = (ioNamesOf(model) ?? savedIoNames(meta))?.outputs;
   model.eval();
   if (kind === 'qat') setFakeQuantize(model, 'VALIDATION'); // frozen scales, whatever state it was saved in
-  const onRuntime = kind === 'float' && engine !== 'qtk' && !isOnnxPath(path) ? new FloatModelOnRuntime(model) : null;
+  const elsewhere = engine !== 'qtk' && !isOnnxPath(path);
+  const onRuntime = elsewhere && kind === 'float' ? new FloatModelOnRuntime(model) : null;
+  const fixedEngines = elsewhere && kind === 'fixed-point' ? new FixedModelEngines(model, engine === 'ort') : null;
   const notes: string[] = [];
+  const fellBack = (why: string | null | undefined) => {
+    if (!why) return;
+    if (engine === 'ort') throw new CliError(`--engine ort: ${path} cannot run in onnxruntime-node: ${why}`);
+    const note = `${why}: run in QTK instead`;
+    if (!notes.includes(note)) notes.push(note);
+  };
   return {
     path,
     label,
     get runtime() {
-      return onRuntime?.engine ?? 'qtk';
+      return onRuntime?.engine ?? fixedEngines?.engine ?? 'qtk';
     },
     inputs,
     savedPreprocess: (meta.preprocess ?? undefined) as Partial<Preprocess> | undefined,
     notes,
     async run(xs) {
-      const fromRuntime = await onRuntime?.run(xs);
-      if (onRuntime?.why) {
-        if (engine === 'ort')
-          throw new CliError(`--engine ort: ${path} cannot run in onnxruntime-node: ${onRuntime.why}`);
-        const note = `${onRuntime.why}: run in QTK instead`;
-        if (!notes.includes(note)) notes.push(note);
-      }
+      const fromRuntime = (await onRuntime?.run(xs)) ?? (await fixedEngines?.run(xs));
+      fellBack(onRuntime?.why ?? fixedEngines?.why);
       const y = fromRuntime ?? noGrad(() => model.call(...xs));
       const values: unknown[] = Array.isArray(y) ? y : [y];
       return values.map((v, i) => {
@@ -202,6 +206,7 @@ function openInQtk(path: string, o: OpenModelOptions, engine: Engine = 'qtk'): R
     },
     release: async () => {
       await onRuntime?.release();
+      await fixedEngines?.release();
     },
   };
 }
