@@ -143,11 +143,7 @@ export class FixedModelEngines {
     return outputs.map((r, i) => {
       const y = like[i]!;
       if (y instanceof QTensor) return QTensor.fromInts(r.data, r.dims, y.scale, y.dtype, y.axis);
-      return new (y.constructor as typeof Tensor)({
-        data: Float32Array.from(r.data),
-        shape: [...r.dims],
-        dtype: 'float32',
-      });
+      return new Tensor({ data: Float32Array.from(r.data), shape: [...r.dims], dtype: 'float32' });
     });
   }
 }

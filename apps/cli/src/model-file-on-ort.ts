@@ -4,7 +4,7 @@
 import type { GraphModule } from '@qtk/ir';
 import { PairSums } from '@qtk/nn';
 import { exportOnnxBytes, RuntimeModel } from '@qtk/onnx';
-import { noGrad, Tensor } from '@qtk/tensor';
+import { noGrad, type Tensor } from '@qtk/tensor';
 import { firstRows } from './batches.js';
 import { loadOrt } from './ort-session.js';
 
