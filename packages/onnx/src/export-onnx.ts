@@ -8,7 +8,7 @@ import { exportModule, type ExportStep } from './export-modules.js';
 import { exactFloatRuleOf, isModelKindExported, moduleExportRuleOf, runExportSetups } from './export-rules.js';
 import { type ExampleInput, type ExportValue, exportValueOf } from './export-values.js';
 import { runNodes, subAt } from '@qtk/ir';
-import { encodeModel, type ValueInfoMsg } from './onnx-schema.js';
+import { encodeModel, type NodeMsg, type ValueInfoMsg } from './onnx-schema.js';
 
 export interface ExportOnnxOptions {
   /** ai.onnx opset, 11 to 21 (default 13). */
@@ -31,6 +31,25 @@ export interface ExportOnnxOptions {
    * model's own forward on the example, for a caller that needs it too (and need not run the model again).
    */
   onNodeValues?: (values: ReadonlyMap<string, unknown>) => void;
+  /**
+   * Extends the graph before it is encoded: given each node's ONNX value (by node name), the value infos of the
+   * intermediate values, and the graph's input names, returns nodes to append and outputs to add after the model's
+   * own (a calibration engine adds the values it observes, or reductions of them).
+   */
+  addOutputs?: (graph: ExportedGraph) => {
+    readonly nodes?: readonly NodeMsg[];
+    readonly outputs: readonly ValueInfoMsg[];
+  };
+}
+
+/** What addOutputs sees of the exported graph. */
+export interface ExportedGraph {
+  /** The ONNX value of each single-tensor node, by node name. */
+  readonly valueOf: ReadonlyMap<string, string>;
+  /** The type and shape of each intermediate value, by value name. */
+  readonly valueInfo: ReadonlyMap<string, ValueInfoMsg>;
+  readonly inputs: readonly string[];
+  readonly outputs: readonly string[];
 }
 
 const IR_VERSION: Record<number, number> = {
@@ -265,6 +284,12 @@ export function exportOnnxBytes(
   } finally {
     undoSetups();
   }
+  const added = options.addOutputs?.({
+    valueOf: new Map(nodeValues),
+    valueInfo: new Map(valueInfos.map((v) => [v.name!, v])),
+    inputs: inputNames,
+    outputs: outNames,
+  });
   return encodeModel({
     ir_version: IR_VERSION[opset],
     producer_name: 'qtk',
@@ -272,10 +297,10 @@ export function exportOnnxBytes(
     opset_import: [{ domain: '', version: opset }],
     graph: {
       name: gm.className,
-      node: b.nodes,
+      node: added?.nodes ? [...b.nodes, ...added.nodes] : b.nodes,
       initializer: b.initializers,
       input: graphInputs,
-      output: outputsMsg,
+      output: added ? [...outputsMsg, ...added.outputs] : outputsMsg,
       value_info: valueInfos,
     },
     metadata_props: [{ key: NODE_VALUES_KEY, value: JSON.stringify(nodeValues) }],

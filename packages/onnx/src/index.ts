@@ -24,7 +24,7 @@ export {
 } from './import/import-onnx.js';
 export { readTensorProto, constToTensor, type OnnxConst } from './tensor-proto.js';
 export { decodeTensor } from './onnx-schema.js';
-export { exportOnnxBytes, type ExportOnnxOptions } from './export-onnx.js';
+export { exportOnnxBytes, type ExportOnnxOptions, type ExportedGraph } from './export-onnx.js';
 export {
   RuntimeModel,
   RuntimeRunError,

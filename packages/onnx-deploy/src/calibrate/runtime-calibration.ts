@@ -11,14 +11,12 @@ import { type Module, PairSums } from '@qtk/nn';
 import {
   AttrType,
   DataType,
-  NODE_VALUES_KEY,
+  type ExportedGraph,
   type NodeMsg,
   type OnnxRuntimeApi,
   RuntimeModel,
   RuntimeRunError,
   type ValueInfoMsg,
-  decodeModel,
-  encodeModel,
   exportOnnxBytes,
 } from '@qtk/onnx';
 import { channelMinMax, noGrad, Tensor } from '@qtk/tensor';
@@ -340,26 +338,34 @@ function exportObserved(
   gm: GraphModule,
   example: readonly Tensor[],
 ): { bytes: Uint8Array; observations: Observation[]; qtkValues: ReadonlyMap<string, unknown> } {
-  let bytes: Uint8Array;
   let qtkValues: ReadonlyMap<string, unknown> = new Map();
+  let observations: Observation[] = [];
   try {
-    bytes = exportOnnxBytes(gm, example, {
+    const bytes = exportOnnxBytes(gm, example, {
       onNodeValues: (v) => {
         qtkValues = v;
       },
+      addOutputs: (graph) => {
+        observations = observationsOf(gm, graph);
+        return observedOutputs(observations, graph);
+      },
     });
+    return { bytes, observations, qtkValues };
   } catch (e) {
+    if (e instanceof RuntimeCalibrationUnsupported) throw e;
     throw new RuntimeCalibrationUnsupported(`the model cannot be exported to ONNX: ${(e as Error).message}`);
   }
-  const model = decodeModel(bytes);
-  const onnxValueOf = new Map(
-    JSON.parse(model.metadata_props?.find((p) => p.key === NODE_VALUES_KEY)?.value ?? '[]') as [string, string][],
-  );
-  const inputNames = (model.graph?.input ?? []).map((i) => i.name ?? '');
+}
+
+/**
+ * One batch's observations in graph order, each value named as the export named it. Throws
+ * RuntimeCalibrationUnsupported for a fake-quant the export cannot reach.
+ */
+function observationsOf(gm: GraphModule, graph: ExportedGraph): Observation[] {
   const observations: Observation[] = [];
   const reached = new Set<FakeQuantize>();
   const runtimeValueOf = (node: Node) =>
-    node.op === 'placeholder' ? inputNames[gm.graph.placeholders.indexOf(node)] : onnxValueOf.get(node.name);
+    node.op === 'placeholder' ? graph.inputs[gm.graph.placeholders.indexOf(node)] : graph.valueOf.get(node.name);
   const observeValue = (fq: FakeQuantize, node: Node) => {
     const value = runtimeValueOf(node);
     if (value === undefined) return;
@@ -410,20 +416,22 @@ function exportObserved(
     throw new RuntimeCalibrationUnsupported(
       `fake-quant '${unreached[0]}' observes a value inside its module, which the ONNX export does not expose`,
     );
-  const outputs = new Set((model.graph?.output ?? []).map((o) => o.name));
-  const infos = new Map((model.graph?.value_info ?? []).map((v) => [v.name, v]));
+  return observations;
+}
+
+/** The graph outputs the observations read: the values read whole, and the reductions of those read by range. */
+function observedOutputs(
+  observations: readonly Observation[],
+  graph: ExportedGraph,
+): { nodes: NodeMsg[]; outputs: ValueInfoMsg[] } {
+  const outputs = new Set(graph.outputs);
   const observed = [...new Set(observations.flatMap((o) => readValues(o).map((v) => v.value)))].filter(
-    (v) => !inputNames.includes(v),
+    (v) => !graph.inputs.includes(v),
   );
-  const extra = observed.filter((v) => !outputs.has(v)).map((v) => infos.get(v) ?? { name: v });
+  const extra = observed.filter((v) => !outputs.has(v)).map((v) => graph.valueInfo.get(v) ?? { name: v });
   const byRange = new Set(observations.flatMap((o) => (o.kind === 'value' && o.byRange ? [o.value] : [])));
   const reductions = reductionNodes(observed.filter((v) => byRange.has(v)));
-  const graph = {
-    ...model.graph,
-    node: [...(model.graph?.node ?? []), ...reductions.nodes],
-    output: [...(model.graph?.output ?? []), ...extra, ...reductions.outputs],
-  };
-  return { bytes: encodeModel({ ...model, graph }), observations, qtkValues };
+  return { nodes: reductions.nodes, outputs: [...extra, ...reductions.outputs] };
 }
 
 /** The nodes and graph outputs of reducedOutputs for each value (all axes reduced; opsets 11 to 21). */
