@@ -53,8 +53,16 @@ export function shr(v: number, n: number): number {
 
 /** Rounding shift right: `floor((v + 2^(n-1)) / 2^n)`, v itself when n is 0. */
 export function shrR(v: number, n: number): number {
+  if (n > 0 && n < 64) return Math.floor((v + HALF_POW2[n]!) * INV_POW2[n]!);
   return n === 0 ? v : Math.floor((v + 2 ** (n - 1)) / 2 ** n);
 }
+
+/**
+ * 2^-k and 2^(k-1) for shifts k < 64, so the per-element shifts look them up instead of calling Math.pow. Scaling by
+ * 2^-k is exact, so `x * INV_POW2[k]` is `x / 2 ** k` bit for bit.
+ */
+export const INV_POW2: Float64Array = Float64Array.from({ length: 64 }, (_, k) => 2 ** -k);
+const HALF_POW2: Float64Array = Float64Array.from({ length: 64 }, (_, k) => (k === 0 ? 0 : 2 ** (k - 1)));
 
 /** Clamps to the range of a quantized dtype. */
 export function sat(v: number, dtype: QuantDType | 'qbool'): number {

@@ -5,7 +5,7 @@
 import type { QuantDType } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { fitMul, type FixedMultiplier } from './fit-mul.js';
-import { intRange } from './integer-math.js';
+import { INV_POW2, intRange, shrR } from './integer-math.js';
 
 /**
  * How the shift and multiply are arranged:
@@ -114,11 +114,9 @@ export const planRequantizeWide: RequantizePlanner = (sAcc, sOut, outDtype, warn
 export function requantizeValue(acc: number, plan: RequantizePlan, c = 0): number {
   const { min, max } = intRange(plan.outDtype);
   const pre = plan.pre[c]!;
-  const n = plan.n[c]!;
-  let t = pre === 0 ? acc : Math.floor(acc / 2 ** pre);
+  let t = pre === 0 ? acc : pre < 64 ? Math.floor(acc * INV_POW2[pre]!) : Math.floor(acc / 2 ** pre);
   if (plan.rule === 'int16_intermediate') t = t < -32768 ? -32768 : t > 32767 ? 32767 : t;
-  const v = t * plan.m[c]!;
-  const y = n === 0 ? v : Math.floor((v + 2 ** (n - 1)) / 2 ** n);
+  const y = shrR(t * plan.m[c]!, plan.n[c]!);
   return y < min ? min : y > max ? max : y;
 }
 

@@ -92,21 +92,80 @@ const SAME_SHAPE: Record<string, SameShapeLoop> = {
   },
 };
 
-function arith(f: (x: number, y: number) => number, fast?: SameShapeLoop): TensorKernel {
+/**
+ * One output row of a broadcast float32 op: n elements of a from `pa` by `sa` and of b from `pb` by `sb` (a stride
+ * of 0 repeats the element). One loop per op, so each stays monomorphic; walking through a callback per element was
+ * about 20 times slower on a [32, 197, 192] by [32, 197, 1] layer-norm step.
+ */
+type RowLoop = (
+  a: Float32Array,
+  pa: number,
+  sa: number,
+  b: Float32Array,
+  pb: number,
+  sb: number,
+  out: Float32Array,
+  o: number,
+  n: number,
+) => void;
+
+const ROW: Record<'add' | 'sub' | 'mul' | 'div', RowLoop> = {
+  add: (a, pa, sa, b, pb, sb, out, o, n) => {
+    for (let j = 0; j < n; j++, pa += sa, pb += sb) out[o + j] = a[pa]! + b[pb]!;
+  },
+  sub: (a, pa, sa, b, pb, sb, out, o, n) => {
+    for (let j = 0; j < n; j++, pa += sa, pb += sb) out[o + j] = a[pa]! - b[pb]!;
+  },
+  mul: (a, pa, sa, b, pb, sb, out, o, n) => {
+    for (let j = 0; j < n; j++, pa += sa, pb += sb) out[o + j] = a[pa]! * b[pb]!;
+  },
+  div: (a, pa, sa, b, pb, sb, out, o, n) => {
+    for (let j = 0; j < n; j++, pa += sa, pb += sb) out[o + j] = a[pa]! / b[pb]!;
+  },
+};
+
+/** A broadcast float32 op row by row through broadcast strides (walk's order, ROW's loops). */
+function walkRows(a: Tensor, b: Tensor, row: RowLoop): Tensor {
+  const shape = broadcastShapes(a.shape, b.shape);
+  const out = new Float32Array(sizeOf(shape));
+  const nd = shape.length;
+  if (out.length === 0) return make(out, shape);
+  const sa = broadcastStrides(a.shape, a.strides, shape);
+  const sb = broadcastStrides(b.shape, b.strides, shape);
+  const ad = a.data as Float32Array;
+  const bd = b.data as Float32Array;
+  const idx = new Array<number>(nd).fill(0);
+  const last = nd - 1;
+  const inner = nd ? shape[last]! : 1;
+  const ia = nd ? sa[last]! : 0;
+  const ib = nd ? sb[last]! : 0;
+  let pa = a.offset;
+  let pb = b.offset;
+  for (let o = 0; o < out.length; o += inner) {
+    row(ad, pa, ia, bd, pb, ib, out, o, inner);
+    for (let d = last - 1; d >= 0; d--) {
+      idx[d]!++;
+      pa += sa[d]!;
+      pb += sb[d]!;
+      if (idx[d]! < shape[d]!) break;
+      pa -= sa[d]! * shape[d]!;
+      pb -= sb[d]! * shape[d]!;
+      idx[d] = 0;
+    }
+  }
+  return make(out, shape);
+}
+
+function arith(f: (x: number, y: number) => number, fast?: SameShapeLoop, row?: RowLoop): TensorKernel {
   return ([a, b]) => {
     const dt = promote(a!.dtype, b!.dtype);
-    if (
-      fast &&
-      a!.dtype === 'float32' &&
-      b!.dtype === 'float32' &&
-      shapesEqual(a!.shape, b!.shape) &&
-      a!.isContiguous() &&
-      b!.isContiguous()
-    ) {
+    const floats = a!.dtype === 'float32' && b!.dtype === 'float32';
+    if (fast && floats && shapesEqual(a!.shape, b!.shape) && a!.isContiguous() && b!.isContiguous()) {
       const out = new Float32Array(a!.size);
       fast(a!.values() as Float32Array, b!.values() as Float32Array, out);
       return make(out, a!.shape);
     }
+    if (row && floats) return walkRows(a!, b!, row);
     if (dt === 'float32') return broadcastBinary(a!, b!, dt, f);
     return broadcastBinary(a!, b!, dt, (x, y) => Math.trunc(f(x, y)));
   };
@@ -116,10 +175,10 @@ function compare(f: (x: number, y: number) => boolean): TensorKernel {
   return ([a, b]) => broadcastBinary(a!, b!, 'bool', (x, y) => (f(x, y) ? 1 : 0));
 }
 
-registerKernel({ op: 'Add', backend: 'cpu', fn: arith((x, y) => x + y, SAME_SHAPE.add) });
-registerKernel({ op: 'Sub', backend: 'cpu', fn: arith((x, y) => x - y, SAME_SHAPE.sub) });
-registerKernel({ op: 'Mul', backend: 'cpu', fn: arith((x, y) => x * y, SAME_SHAPE.mul) });
-registerKernel({ op: 'Div', backend: 'cpu', fn: arith((x, y) => x / y, SAME_SHAPE.div) });
+registerKernel({ op: 'Add', backend: 'cpu', fn: arith((x, y) => x + y, SAME_SHAPE.add, ROW.add) });
+registerKernel({ op: 'Sub', backend: 'cpu', fn: arith((x, y) => x - y, SAME_SHAPE.sub, ROW.sub) });
+registerKernel({ op: 'Mul', backend: 'cpu', fn: arith((x, y) => x * y, SAME_SHAPE.mul, ROW.mul) });
+registerKernel({ op: 'Div', backend: 'cpu', fn: arith((x, y) => x / y, SAME_SHAPE.div, ROW.div) });
 registerKernel({ op: 'Pow', backend: 'cpu', fn: arith((x, y) => x ** y) });
 registerKernel({ op: 'Max', backend: 'cpu', fn: arith((x, y) => (x >= y ? x : y)) });
 registerKernel({ op: 'Min', backend: 'cpu', fn: arith((x, y) => (x <= y ? x : y)) });
