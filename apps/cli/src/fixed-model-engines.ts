@@ -10,10 +10,9 @@ import type { GraphModule } from '@qtk/ir';
 import { exportOnnxBytes } from '@qtk/onnx';
 import { noGrad, Tensor } from '@qtk/tensor';
 import { firstRows } from './batches.js';
-import { loadOrt } from './ort-session.js';
+import { onnxFileOf } from './onnx-file.js';
+import { OrtModel, type RuntimeOutput } from './ort-session.js';
 
-type Ort = Awaited<ReturnType<typeof loadOrt>>;
-type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>;
 /** An output as QTK gives it: a QTensor (integers and their scale) or a float tensor. */
 type Output = QTensor | Tensor;
 
@@ -42,8 +41,8 @@ export function firstDifference(
 }
 
 export class FixedModelEngines {
-  private session: Session | null = null;
-  private ort: Ort | null = null;
+  private session: OrtModel | null = null;
+  private version = '?';
   private batches = 0;
   private choice: 'qtk' | 'ort' | null = null;
   private speedup = 0;
@@ -59,7 +58,7 @@ export class FixedModelEngines {
   /** Where the batches ran, and on what evidence. */
   get engine(): string {
     if (this.why !== null || this.batches === 0) return 'qtk';
-    const version = `onnxruntime-node ${this.ort!.env.versions.node ?? '?'}`;
+    const version = `onnxruntime-node ${this.version}`;
     if (this.choice === null)
       return `qtk (its integer ONNX in ${version} gave identical outputs on the ${this.batches} batch there was, too few to time)`;
     const proof = `identical outputs on the first ${PROVEN_BATCHES} batches`;
@@ -115,24 +114,14 @@ export class FixedModelEngines {
     } catch (e) {
       throw new Error(`its integer ONNX cannot be exported: ${(e as Error).message}`);
     }
-    this.ort = await loadOrt();
-    this.session = await this.ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+    this.session = await OrtModel.create(onnxFileOf(bytes, 'its integer ONNX export'));
+    this.version = this.session.version;
   }
 
-  private async runtime(
-    xs: readonly Tensor[],
-  ): Promise<{ outputs: { data: ArrayLike<number>; dims: readonly number[] }[]; seconds: number }> {
-    const s = this.session!;
-    const feeds = Object.fromEntries(
-      xs.map((x, i) => [s.inputNames[i]!, new this.ort!.Tensor('float32', x.values() as Float32Array, x.shape)]),
-    );
+  private async runtime(xs: readonly Tensor[]): Promise<{ outputs: RuntimeOutput[]; seconds: number }> {
     const t0 = performance.now();
-    const results = await s.run(feeds);
-    const seconds = (performance.now() - t0) / 1000;
-    return {
-      outputs: s.outputNames.map((n) => ({ data: results[n]!.data as ArrayLike<number>, dims: results[n]!.dims })),
-      seconds,
-    };
+    const outputs = await this.session!.run(xs);
+    return { outputs, seconds: (performance.now() - t0) / 1000 };
   }
 
   /** The runtime's outputs in QTK's form: integers with the scale and dtype QTK's outputs have. */

@@ -2,8 +2,7 @@
 // ONNX once, on the first batch's first rows, and checked there against QTK's own forward before any batch counts;
 // QTK's kernels when the export, the runtime or the check fails, with a note saying why.
 import type { GraphModule } from '@qtk/ir';
-import { PairSums } from '@qtk/nn';
-import { exportOnnxBytes, RuntimeModel } from '@qtk/onnx';
+import { exportOnnxBytes, RuntimeModel, runtimeDifference } from '@qtk/onnx';
 import { noGrad, type Tensor } from '@qtk/tensor';
 import { firstRows } from './batches.js';
 import { loadOrt } from './ort-session.js';
@@ -17,17 +16,8 @@ const TOLERANCE = 1e-4;
 function outputDifference(qtk: readonly Tensor[], runtime: readonly Tensor[]): string | null {
   if (qtk.length !== runtime.length) return `${runtime.length} outputs instead of ${qtk.length}`;
   for (const [i, t] of qtk.entries()) {
-    const r = runtime[i]!;
-    if (t.shape.join() !== r.shape.join()) return `output ${i} has the shape [${r.shape}] instead of [${t.shape}]`;
-    const [a, b] = [t.values(), r.values()];
-    const sums = new PairSums();
-    for (let j = 0; j < a.length; j++) {
-      if (Number.isFinite(a[j]!) && Number.isFinite(b[j]!)) sums.add(b[j]!, a[j]!);
-      else if (!Object.is(a[j], b[j]) && !(Number.isNaN(a[j]!) && Number.isNaN(b[j]!)))
-        return `output ${i}, element ${j}: ${b[j]} against QTK's ${a[j]}`;
-    }
-    if (sums.maxAbsError > TOLERANCE * Math.max(1, sums.yMaxAbs))
-      return `output ${i} differs by up to ${sums.maxAbsError.toPrecision(3)}`;
+    const why = runtimeDifference(t, runtime[i]!, TOLERANCE);
+    if (why) return `output ${i}: ${why}`;
   }
   return null;
 }

@@ -113,7 +113,11 @@ function inputOf(v: ValueInfoMsg): OnnxInput {
 /** Reads and decodes an ONNX file; an unreadable or malformed file is a CliError naming it. */
 export function readOnnxFile(path: string): OnnxFile {
   requireFile(path, 'ONNX file');
-  const bytes = new Uint8Array(readFileSync(path));
+  return onnxFileOf(new Uint8Array(readFileSync(path)), path);
+}
+
+/** ONNX bytes read already (or exported just now), `path` naming them in messages. */
+export function onnxFileOf(bytes: Uint8Array, path: string): OnnxFile {
   let model: ModelMsg;
   try {
     model = decodeModel(bytes);

@@ -31,6 +31,7 @@ export {
   type OnnxRuntimeApi,
   type RuntimeSession,
 } from './runtime/runtime-session.js';
+export { runtimeDifference, leadingRows } from './runtime/runtime-agreement.js';
 export type { ExampleInput, RegisteredValue } from './export-values.js';
 export {
   registerModuleExport,

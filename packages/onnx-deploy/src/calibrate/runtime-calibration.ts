@@ -6,8 +6,8 @@
 // values on the first samples differ from QTK's, is calibrated in QTK instead, and `onFallback` says why.
 import { QatModule, type CalibrationBatchRunner, weightedLayer } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
-import { type GraphModule, type Node, subAt } from '@qtk/ir';
-import { type Module, PairSums } from '@qtk/nn';
+import { type GraphModule, Node, subAt } from '@qtk/ir';
+import type { Module } from '@qtk/nn';
 import {
   AttrType,
   DataType,
@@ -18,6 +18,8 @@ import {
   RuntimeRunError,
   type ValueInfoMsg,
   exportOnnxBytes,
+  leadingRows,
+  runtimeDifference,
 } from '@qtk/onnx';
 import { channelMinMax, noGrad, Tensor } from '@qtk/tensor';
 
@@ -243,7 +245,7 @@ class RuntimeEngine {
       const value = qtk.get(o.node);
       const mine = value instanceof Tensor ? value : undefined;
       const theirs = runtime.get(o.value);
-      const why = mine && theirs ? difference(mine, theirs, tolerance) : 'not computed';
+      const why = mine && theirs ? runtimeDifference(mine, theirs, tolerance) : 'not computed';
       if (why)
         throw new RuntimeCalibrationUnsupported(
           `onnxruntime's value of '${o.node}' differs from QTK's on the first samples (${why})`,
@@ -285,33 +287,6 @@ function rangeOf(x: Tensor): [number, number] {
   const [lo, hi] = [new Float64Array(1), new Float64Array(1)];
   channelMinMax(x.values() as Float32Array, { outer: 1, channels: 1, inner: x.size }, lo, hi);
   return [lo[0]!, hi[0]!];
-}
-
-/** The first `n` rows of a batch (the whole batch when it has fewer). */
-function leadingRows(x: Tensor, n: number): Tensor {
-  const rows = Math.min(n, x.shape[0] ?? 1);
-  if (x.ndim === 0 || rows === x.shape[0]) return x;
-  const per = x.size / x.shape[0]!;
-  return new Tensor({ data: x.values().slice(0, rows * per), shape: [rows, ...x.shape.slice(1)], dtype: x.dtype });
-}
-
-/** Why two values differ (shape, or more than `tolerance` times the larger of 1 and the largest |QTK value|), or null. */
-function difference(qtk: Tensor, runtime: Tensor, tolerance: number): string | null {
-  if (qtk.shape.join() !== runtime.shape.join())
-    return `shape [${runtime.shape.join(', ')}] instead of [${qtk.shape.join(', ')}]`;
-  const a = qtk.values();
-  const b = runtime.values();
-  const sums = new PairSums();
-  for (let i = 0; i < a.length; i++) {
-    const [x, y] = [a[i]!, b[i]!];
-    if (Number.isFinite(x) && Number.isFinite(y)) sums.add(y, x);
-    else if (!Object.is(x, y) && !(Number.isNaN(x) && Number.isNaN(y)))
-      return `element ${i} is ${y} against QTK's ${x}`;
-  }
-  const worst = sums.maxAbsError;
-  const scale = sums.yMaxAbs;
-  // onnxruntime's sigmoid and tanh approximate within about 1e-7 absolute: small values are judged against 1
-  return worst > tolerance * Math.max(scale, 1) ? `largest difference ${worst.toPrecision(3)}` : null;
 }
 
 /**
@@ -378,11 +353,11 @@ function observationsOf(gm: GraphModule, graph: ExportedGraph): Observation[] {
     if (own.length === 0 || Object.keys(node.kwargs).length > 0) return;
     const args: (GraphValue | { constant: unknown })[] = [];
     for (const a of node.args) {
-      if (!(a instanceof Object && a.constructor?.name === 'Node')) args.push({ constant: a });
+      if (!(a instanceof Node)) args.push({ constant: a });
       else {
-        const value = runtimeValueOf(a as Node);
+        const value = runtimeValueOf(a);
         if (value === undefined) return;
-        args.push({ value, node: (a as Node).name });
+        args.push({ value, node: a.name });
       }
     }
     observations.push({ kind: 'module', module: inner, args });
