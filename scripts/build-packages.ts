@@ -70,12 +70,18 @@ export function buildDeclarations(packages: readonly PublishablePackage[] = publ
 
 /**
  * Builds every publishable package: their JavaScript with turbo (which replays its cache when nothing changed)
- * and their declarations in one TypeScript program.
+ * and their declarations in one TypeScript program. `declarationsEmitted`: the caller has just run that program
+ * or a wider one with the same output directory (`pnpm test`'s type check, tsconfig.check.json), so only the
+ * copying is left.
  */
-export function buildAll(packages: readonly PublishablePackage[] = publishablePackages()): void {
+export function buildAll(
+  packages: readonly PublishablePackage[] = publishablePackages(),
+  options: { declarationsEmitted?: boolean } = {},
+): void {
   const filters = packages.map((p) => `--filter=${p.manifest.name}`);
   run('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only', ...filters], ROOT);
-  buildDeclarations(packages);
+  if (options.declarationsEmitted) distributeDeclarations(packages);
+  else buildDeclarations(packages);
 }
 
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,10 +1,7 @@
 // Builds every publishable package, packs it with `pnpm pack` (the tarball npm would publish, with
 // `workspace:` ranges turned into versions) and lints the tarball with publint (--strict: warnings fail
-// too) and @arethetypeswrong/cli. QTK is ESM only, so attw runs with `--profile esm-only`: it still
-// checks the types for Node 16+ ESM and bundlers, and skips node10 and require() resolution, which an
-// ESM-only package fails by design (see docs/decisions.md). --no-definitely-typed: our packages ship
-// their own types, and attw must not look up @types packages on the registry. Subpaths exporting a
-// binary asset (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules: attw skips them.
+// too) and arethetypeswrong (scripts/type-resolution.ts, the esm-only profile, in this process). Subpaths
+// exporting a binary asset (@qtk/tensor's wasm/gemm.wasm, fetched by browsers) are not modules: attw skips them.
 // It also holds `sideEffects` to the bundles: a package whose dist/*.js runs a call at top level (a
 // registration), declares `var x = register...(...)` / `traceable(...)`, or imports a module for its
 // effects must say `true`; one whose bundle does none of these must say `false`.
@@ -12,7 +9,8 @@
 // files must reach no Node built-in and no onnxruntime-node (their file helpers are in ./node).
 // Exits non-zero when any check fails.
 // With --install it then runs check:install (scripts/pack-and-install.ts) on the same build and tarballs.
-// Usage: node --import tsx scripts/check-packages.ts [--install]
+// --declarations-emitted: the declarations are already in their cache (pnpm test's type check emits them).
+// Usage: node --import tsx scripts/check-packages.ts [--install] [--declarations-emitted]
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -20,6 +18,7 @@ import { join } from 'node:path';
 import { describeNodeOnlyImports, nodeOnlyImports } from './browser-bundle.js';
 import { checkInstall, packAll } from './pack-and-install.js';
 import { buildAll } from './build-packages.js';
+import { tarballTypeProblems } from './type-resolution.js';
 import { type PublishablePackage, publishablePackages, ROOT } from './workspace.js';
 
 interface Check {
@@ -68,6 +67,17 @@ function checkSideEffects(p: PublishablePackage): string | undefined {
   return undefined;
 }
 
+/** A failure message per package whose published types do not resolve (arethetypeswrong, esm-only profile). */
+async function checkTypes(packages: readonly PublishablePackage[], tarballs: Map<string, string>): Promise<string[]> {
+  const reports: string[] = [];
+  for (const p of packages) {
+    const assets = Object.keys(p.manifest.exports ?? {}).filter((k) => /\.(wasm|json)$/.test(k));
+    const problems = await tarballTypeProblems(readFileSync(tarballs.get(p.manifest.name)!), assets);
+    if (problems.length) reports.push(`attw ${p.manifest.name}:\n${problems.join('\n')}`);
+  }
+  return reports;
+}
+
 /** A failure message per library package (under packages/) whose built main entry reaches a Node-only module. */
 async function checkBrowserBundles(packages: readonly PublishablePackage[]): Promise<string[]> {
   const libraries = packages.filter((p) => p.dir.startsWith(join(ROOT, 'packages')));
@@ -84,36 +94,24 @@ async function checkBrowserBundles(packages: readonly PublishablePackage[]): Pro
 
 const started = performance.now();
 const packages = publishablePackages();
-buildAll(packages);
+buildAll(packages, { declarationsEmitted: process.argv.includes('--declarations-emitted') });
 const built = performance.now();
 const work = mkdtempSync(join(tmpdir(), 'qtk-check-'));
 try {
   const tarballs = packAll(packages, work);
-  const checks = packages.flatMap((p): Check[] => {
-    const name = p.manifest.name;
-    const tarball = tarballs.get(name)!;
-    const assets = Object.keys(p.manifest.exports ?? {}).filter((k) => /\.(wasm|json)$/.test(k));
-    const exclude = assets.length ? ['--exclude-entrypoints', ...assets] : [];
-    return [
-      { label: `publint ${name}`, tool: 'publint', args: ['run', tarball, '--strict'] },
-      {
-        label: `attw ${name}`,
-        tool: 'attw',
-        args: [
-          tarball,
-          '--profile',
-          'esm-only',
-          '--no-definitely-typed',
-          '--format',
-          'ascii',
-          '--no-color',
-          ...exclude,
-        ],
-      },
-    ];
-  });
-  const [failures, bundles] = await Promise.all([runAll(checks), checkBrowserBundles(packages)]);
-  failures.push(...bundles);
+  const publint = packages.map(
+    (p): Check => ({
+      label: `publint ${p.manifest.name}`,
+      tool: 'publint',
+      args: ['run', tarballs.get(p.manifest.name)!, '--strict'],
+    }),
+  );
+  const [failures, types, bundles] = await Promise.all([
+    runAll(publint),
+    checkTypes(packages, tarballs),
+    checkBrowserBundles(packages),
+  ]);
+  failures.push(...types, ...bundles);
   for (const p of packages) {
     const mismatch = checkSideEffects(p);
     if (mismatch) failures.push(mismatch);

@@ -9,8 +9,10 @@ import { type PublishablePackage, publishablePackages, readManifest, ROOT, run }
 export function packAll(packages: readonly PublishablePackage[], dest: string): Map<string, string> {
   mkdirSync(dest, { recursive: true });
   const tarballs = new Map<string, string>();
+  // One recursive pnpm for all of them: a pnpm process per package spent about 3 s each starting up.
+  const filters = packages.map((p) => `--filter=${p.manifest.name}`);
+  run('pnpm', ['-r', ...filters, 'pack', '--pack-destination', dest], ROOT);
   for (const p of packages) {
-    run('pnpm', ['pack', '--pack-destination', dest], p.dir);
     const file = join(dest, `${p.manifest.name.replace(/^@/, '').replace('/', '-')}-${p.manifest.version}.tgz`);
     if (!existsSync(file)) throw new Error(`pnpm pack of ${p.manifest.name} did not write ${file}`);
     tarballs.set(p.manifest.name, file);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { takePluginArgs } from './plugins.js';
-import { npyBytes, run, runProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
+import { npyBytes, run, runProcess, runSourceProcess, tempDir, TinyNet, writeOnnx } from './testing/fixtures.js';
 
 let dir: string;
 let tiny: string;
@@ -14,7 +14,7 @@ beforeAll(() => {
 
 describe('qtk --plugin MODULE (real process)', () => {
   it('loads the toy march package, so --march toy checks the model against its table', () => {
-    const r = runProcess('inspect', tiny, '--plugin', 'qtk-march-toy', '--march', 'toy');
+    const r = runSourceProcess('inspect', tiny, '--plugin', 'qtk-march-toy', '--march', 'toy');
     expect(r.stderr).not.toContain('error');
     // The toy table has Conv, Gemm and Relu but no pooling: the march was found and its table consulted.
     expect(r.stdout).toContain("support on march 'toy'");

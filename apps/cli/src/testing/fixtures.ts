@@ -23,6 +23,7 @@ import { argmax, Generator, noGrad, rand, type Tensor } from '@qtk/tensor';
 import { PNG } from 'pngjs';
 import { bufferIo } from '../io.js';
 import { main } from '../main.js';
+import { TEST_CLI_BIN } from './test-cli-bundle.js';
 
 /** How many samples a model classifies as `labels` says (argmax of its scores, dequantized when fixed-point). */
 export function correctCount(model: GraphModule, x: Tensor, labels: ArrayLike<number>): number {
@@ -203,12 +204,17 @@ export async function quantizeForSetup(
 
 export const CLI_DIR = join(__dirname, '../..');
 
-/** Runs qtk as a separate process (the bin from the TypeScript sources), as a user would. */
+/** Runs qtk as a separate process, as a user would: the bin bundled from the sources (test-cli-bundle.ts). */
 export function runProcess(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(
-    process.execPath,
-    ['--conditions=qtk-source', '--import', 'tsx', join(CLI_DIR, 'src/bin.ts'), ...argv],
-    { cwd: CLI_DIR, encoding: 'utf8', timeout: 120_000 },
-  );
+  return spawnQtk([TEST_CLI_BIN], argv);
+}
+
+/** Runs qtk as a separate process from the TypeScript sources through tsx: for runs that load a plugin module. */
+export function runSourceProcess(...argv: string[]): { code: number | null; stdout: string; stderr: string } {
+  return spawnQtk(['--conditions=qtk-source', '--import', 'tsx', join(CLI_DIR, 'src/bin.ts')], argv);
+}
+
+function spawnQtk(bin: readonly string[], argv: readonly string[]) {
+  const r = spawnSync(process.execPath, [...bin, ...argv], { cwd: CLI_DIR, encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
