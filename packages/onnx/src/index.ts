@@ -29,6 +29,7 @@ export {
   RuntimeModel,
   RuntimeRunError,
   type OnnxRuntimeApi,
+  type RuntimeSessionOptions,
   type RuntimeSession,
 } from './runtime/runtime-session.js';
 export { runtimeDifference, leadingRows } from './runtime/runtime-agreement.js';

@@ -7,11 +7,13 @@ import { calibrateAsync, prepareQatFx, type QatModule } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import { Conv2d, DeQuantStub, Linear, Module, PixelUnshuffle, QuantStub, ReLU, Softmax } from '@qtk/nn';
-import { imageBatches, LayerNormSoftmax, ResidualSigmoidNet } from '@qtk/test-models';
+import { imageBatches, LayerNormSoftmax, ResidualSigmoidNet, ShortcutResNet } from '@qtk/test-models';
 import { Generator, randn, Tensor } from '@qtk/tensor';
 import * as ort from 'onnxruntime-node';
+// the build of onnxruntime-web Node loads: the wasm backend browsers run
+import * as ortWeb from 'onnxruntime-web';
 import { describe, expect, it } from 'vitest';
-import type { OnnxRuntimeApi, RuntimeSession } from '@qtk/onnx';
+import type { OnnxRuntimeApi, RuntimeSession, RuntimeSessionOptions } from '@qtk/onnx';
 import { runtimeCalibration } from './runtime-calibration.js';
 
 const runtime = ort;
@@ -101,6 +103,7 @@ async function calibrateBoth(
   observer: string,
   batches: Tensor[],
   api: OnnxRuntimeApi = runtime,
+  sessionOptions?: RuntimeSessionOptions,
 ): Promise<{ qtk: GraphModule; ort: GraphModule; fallbacks: string[]; values: number }> {
   const qtk = prepared(make(), observer);
   await calibrateAsync(qtk, batches, { onWarning: () => {} });
@@ -108,6 +111,7 @@ async function calibrateBoth(
   const fallbacks: string[] = [];
   let values = 0;
   const engine = runtimeCalibration(api, {
+    ...(sessionOptions ? { sessionOptions } : {}),
     onFallback: (r) => fallbacks.push(r),
     onReady: (i) => {
       values = i.values;
@@ -148,6 +152,28 @@ describe('runtimeCalibration', () => {
       expect(largestScaleDifference(qtk, viaOrt)).toBeLessThanOrEqual(SCALE_TOLERANCE);
     },
   );
+
+  it('runs in onnxruntime-web too (at the optimization level it can return intermediate values at)', async () => {
+    ortWeb.env.wasm.numThreads = 1;
+    for (const observer of ['min_max', 'mse']) {
+      const {
+        qtk,
+        ort: viaWeb,
+        fallbacks,
+      } = await calibrateBoth(() => new ResidualSigmoidNet(3), observer, batches, ortWeb);
+      expect(fallbacks).toEqual([]);
+      expect(largestScaleDifference(qtk, viaWeb)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+    }
+    // a strided shortcut conv's value, which its default level ('all') rewrites, cannot be handed back there: QTK
+    // calibrates, saying why
+    const images = [0, 1].map((i) => randn([4, 1, 28, 28], { generator: new Generator(20 + i) }).clamp(-1, 1));
+    const shortcut = () => new ShortcutResNet(7, [16, 32, 64]).eval();
+    const atAll = await calibrateBoth(shortcut, 'mse', images, ortWeb, { graphOptimizationLevel: 'all' });
+    expect(atAll.fallbacks).toEqual([expect.stringContaining('non-tensor typed value')]);
+    const byDefault = await calibrateBoth(shortcut, 'mse', images, ortWeb);
+    expect(byDefault.fallbacks).toEqual([]);
+    expect(largestScaleDifference(byDefault.qtk, byDefault.ort)).toBeLessThanOrEqual(SCALE_TOLERANCE);
+  });
 
   it('reduces values a min-max observer takes to their range in the runtime; other observers get them whole', async () => {
     for (const [observer, whole] of [

@@ -15,6 +15,7 @@ import {
   type NodeMsg,
   type OnnxRuntimeApi,
   RuntimeModel,
+  type RuntimeSessionOptions,
   RuntimeRunError,
   type ValueInfoMsg,
   exportOnnxBytes,
@@ -34,6 +35,8 @@ export interface RuntimeCalibrationOptions {
    * what QTK computes, and the run falls back.
    */
   checkTolerance?: number;
+  /** Options of the runtime's session; default: none for onnxruntime-node, the level 'extended' for onnxruntime-web. */
+  sessionOptions?: RuntimeSessionOptions;
 }
 
 /** An ONNX value the runtime computes, and the graph node whose value it is. */
@@ -86,6 +89,16 @@ const reducedOutputs = (value: string) =>
 const CHECK_SAMPLES = 2;
 
 /**
+ * onnxruntime-web (its module reports `env.versions.web`) gets `graphOptimizationLevel: 'extended'`: at its default
+ * level, 'all', version 1.30 cannot hand back an intermediate value its layout rewrite touched ("Reading data from
+ * non-tensor typed value is not supported"), and calibration reads intermediate values.
+ */
+function defaultSessionOptions(ort: OnnxRuntimeApi): RuntimeSessionOptions {
+  const versions = (ort as { env?: { versions?: { web?: string } } }).env?.versions;
+  return versions?.web ? { graphOptimizationLevel: 'extended' } : {};
+}
+
+/**
  * A calibration engine for quantizePostTrainingAsync's `calibrationEngine` (or calibrateAsync's `runBatch`, given
  * the prepared model): the batches' forward passes run in `ort` (onnxruntime-node or onnxruntime-web).
  */
@@ -103,7 +116,13 @@ export function runtimeCalibration(
       const xs = Array.isArray(batch) ? batch : [batch];
       if (engine === null) {
         try {
-          engine = await RuntimeEngine.create(ort, prepared, xs, options.checkTolerance ?? 1e-4);
+          engine = await RuntimeEngine.create(
+            ort,
+            prepared,
+            xs,
+            options.checkTolerance ?? 1e-4,
+            options.sessionOptions ?? defaultSessionOptions(ort),
+          );
           options.onReady?.({ values: engine.valueCount });
         } catch (e) {
           engine = fallBack(e instanceof RuntimeCalibrationUnsupported ? e.message : `onnxruntime: ${String(e)}`);
@@ -164,12 +183,13 @@ class RuntimeEngine {
     gm: GraphModule,
     first: readonly Tensor[],
     tolerance: number,
+    sessionOptions: RuntimeSessionOptions = {},
   ): Promise<RuntimeEngine> {
     const example = first.map((x) => leadingRows(x, CHECK_SAMPLES));
     const { bytes, observations, qtkValues } = withoutObserving(gm, () => exportObserved(gm, example));
     let runtime: RuntimeModel;
     try {
-      runtime = await RuntimeModel.create(ort, bytes);
+      runtime = await RuntimeModel.create(ort, bytes, sessionOptions);
     } catch (e) {
       throw new RuntimeCalibrationUnsupported((e as Error).message);
     }

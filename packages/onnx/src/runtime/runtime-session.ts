@@ -5,9 +5,22 @@ import { Tensor } from '@qtk/tensor';
 import { OnnxError } from '../errors.js';
 
 /** The part of onnxruntime's API QTK uses; onnxruntime-node and onnxruntime-web both have it. */
+/** Session options QTK passes through to the runtime. */
+export interface RuntimeSessionOptions {
+  /**
+   * How far the runtime rewrites the graph; its default is 'all'. onnxruntime-web 1.30 cannot hand back an
+   * intermediate value that its 'all' level's layout rewrite touched ("Reading data from non-tensor typed value"),
+   * so calibration there asks for 'extended'.
+   */
+  readonly graphOptimizationLevel?: 'disabled' | 'basic' | 'extended' | 'all';
+}
+
 export interface OnnxRuntimeApi {
   readonly InferenceSession: {
-    create(model: Uint8Array, options?: { logSeverityLevel?: 0 | 1 | 2 | 3 | 4 }): Promise<RuntimeSession>;
+    create(
+      model: Uint8Array,
+      options?: RuntimeSessionOptions & { logSeverityLevel?: 0 | 1 | 2 | 3 | 4 },
+    ): Promise<RuntimeSession>;
   };
   readonly Tensor: new (
     type: 'float32' | 'int32' | 'bool',
@@ -40,10 +53,14 @@ export class RuntimeModel {
   ) {}
 
   /** Loads ONNX bytes; RuntimeRunError when the runtime refuses them. */
-  static async create(ort: OnnxRuntimeApi, bytes: Uint8Array): Promise<RuntimeModel> {
+  static async create(
+    ort: OnnxRuntimeApi,
+    bytes: Uint8Array,
+    options: RuntimeSessionOptions = {},
+  ): Promise<RuntimeModel> {
     try {
       // errors only: onnxruntime's warnings (unused initializers, ...) are not the user's to act on
-      return new RuntimeModel(ort, await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 }));
+      return new RuntimeModel(ort, await ort.InferenceSession.create(bytes, { ...options, logSeverityLevel: 3 }));
     } catch (e) {
       throw new RuntimeRunError(`onnxruntime cannot load the model: ${(e as Error).message}`, { cause: e });
     }
