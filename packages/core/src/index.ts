@@ -1,5 +1,5 @@
 export { setMarch, getMarch, resetMarch } from './march.js';
-export { QconfigResolver, type QConfigDict } from './qconfig-dict.js';
+export { moduleNameRecord, QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 export { UnknownModuleNameError, coversPath, moduleNamesOf } from './module-names.js';
 export { QatModule, weightedLayer } from './qat-module.js';
 /** Extension point: `prepareQatFx`'s `options.passes` replaces or maps `DEFAULT_PREPARE_PASSES` with such passes. */

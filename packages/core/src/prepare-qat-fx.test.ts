@@ -220,6 +220,29 @@ describe('qconfig resolution', () => {
     expect(fqOf('_generated_cat_0').observer.name).toBe('min_max'); // root-level op: global
   });
 
+  it("moduleName as [name, qconfig] pairs, horizon_plugin_pytorch's list form: in order, a later pair winning", () => {
+    const kl = getDefaultQconfig('fake_quant', 'fake_quant', 'kl');
+    const model = new Net().eval();
+    const qat = prepareQatFx(model, {
+      global: defaultQatQconfig,
+      moduleName: [
+        ['conv2', defaultQat16bitQconfig],
+        ['fc', defaultQatOutQconfig],
+        ['conv2', kl],
+      ],
+    });
+    expect(act(qat.getSubmodule('_generated_add_0'))!.observer.name).toBe('kl'); // the later conv2 pair
+    expect(act(qat.getSubmodule('fc'))).toBeNull(); // the "out" qconfig: a high-precision output
+    expect(act(qat.getSubmodule('relu1'))!.observer.name).toBe('min_max'); // global
+    const bad = [['conv2', 'kl']] as unknown as [string, null][];
+    expect(() => prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: bad })).toThrow(
+      "qconfigDict.moduleName[0] must be a [name, QConfig | null] pair, as in moduleName: [['conv1', qconfig]]",
+    );
+    expect(() => prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: [['conv_2', null]] })).toThrow(
+      /conv_2/,
+    );
+  });
+
   it('null leaves a module float', () => {
     const qat = prepareQatFx(new Net().eval(), { global: defaultQatQconfig, moduleName: { fc: null } });
     expect(qat.getSubmodule('fc')).toBeInstanceOf(Linear);

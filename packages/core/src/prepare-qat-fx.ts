@@ -15,7 +15,7 @@ import {
   swapWrappedModulesPass,
 } from './prepare-passes.js';
 import { checkAfterDeQuantStubPass, checkOutputPrecisionPass, checkSharedModulesPass } from './prepare-guards.js';
-import type { QConfigDict } from './qconfig-dict.js';
+import { moduleNameRecord, type QConfigDict } from './qconfig-dict.js';
 import { compositeRewritesPass, marchPreparePassesPass, marchRewritesPass } from './march-prepare-passes.js';
 import { stepwiseFloatPass } from './stepwise-float-pass.js';
 import { constantOperandsPass } from './constant-operands-pass.js';
@@ -268,7 +268,7 @@ function prepareModel(
     hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
   });
   for (const pass of passes) pass.run(ctx);
-  checkModuleNames('qconfigDict.moduleName', Object.keys(qconfigDict.moduleName ?? {}), [traced, gm]);
+  checkModuleNames('qconfigDict.moduleName', Object.keys(moduleNameRecord(qconfigDict)), [traced, gm]);
   gm.recompile();
   recordModelInfo(gm, { kind: 'qat', march: march.id });
   // convertFx runs a BPU op it then cannot convert on the CPU instead (the hybrid guarantee)

@@ -15,8 +15,18 @@ export interface QConfigDict {
   global?: QConfig | null;
   /** [class, qconfig] pairs; a module matches its class or a superclass. */
   moduleType?: readonly (readonly [ModuleClass, QConfig | null])[];
-  /** Qualified module name ('layer1.conv1') → qconfig. */
-  moduleName?: Readonly<Record<string, QConfig | null>>;
+  /**
+   * Qualified module name ('layer1.conv1') → qconfig: a record, or [name, qconfig] pairs in order (the form of
+   * horizon_plugin_pytorch's and PyTorch's `module_name` list; a later pair for the same name wins).
+   */
+  moduleName?: Readonly<Record<string, QConfig | null>> | readonly (readonly [string, QConfig | null])[];
+}
+
+/** The `moduleName` entries of a qconfig dict as a record, whichever form it was given in (unchecked). */
+export function moduleNameRecord(dict: QConfigDict): Record<string, QConfig | null> {
+  const m = dict.moduleName;
+  if (!m) return {};
+  return Array.isArray(m) ? Object.fromEntries(m) : { ...(m as Readonly<Record<string, QConfig | null>>) };
 }
 
 function isQConfig(q: unknown): q is QConfig {
@@ -39,6 +49,15 @@ export function checkQconfigDict(dict: QConfigDict): void {
       throw new QConfigError(`qconfigDict.moduleType[${i}] must be [ModuleClass, QConfig | null]`);
     }
   }
+  if (Array.isArray(dict.moduleName)) {
+    for (const [i, e] of dict.moduleName.entries()) {
+      if (!Array.isArray(e) || e.length !== 2 || typeof e[0] !== 'string' || (e[1] !== null && !isQConfig(e[1])))
+        throw new QConfigError(
+          `qconfigDict.moduleName[${i}] must be a [name, QConfig | null] pair, as in moduleName: [['conv1', qconfig]]`,
+        );
+    }
+    return;
+  }
   for (const [name, q] of Object.entries(dict.moduleName ?? {})) {
     if (q !== null && !isQConfig(q))
       throw new QConfigError(`qconfigDict.moduleName['${name}'] must be a QConfig or null`);
@@ -52,11 +71,14 @@ export function checkQconfigDict(dict: QConfigDict): void {
  * module-name prefixes do); without one, a `moduleType` match of the module; else `global`.
  */
 export class QconfigResolver {
+  private readonly byName: Readonly<Record<string, QConfig | null>>;
+
   constructor(
     private readonly root: Module,
     private readonly dict: QConfigDict,
   ) {
     checkQconfigDict(dict);
+    this.byName = moduleNameRecord(dict);
   }
 
   /** The qconfig of the module at `path` ('' = root). `typeHints` are extra modules whose types match (a fused module's conv). */
@@ -86,7 +108,7 @@ export class QconfigResolver {
         throw new QConfigError('module.qconfig must be a QConfig or null', { module: path || '<root>' });
       return own;
     }
-    if (this.dict.moduleName && Object.hasOwn(this.dict.moduleName, path)) return this.dict.moduleName[path]!;
+    if (Object.hasOwn(this.byName, path)) return this.byName[path]!;
     return undefined;
   }
 

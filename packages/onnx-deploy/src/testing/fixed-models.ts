@@ -3,7 +3,7 @@
 import '../index.js'; // the QDQ and integer export rules
 import '@qtk/march-bayes';
 import '@qtk/march-bernoulli2';
-import { calibrate, convertFx, prepareQatFx, type QConfigDict } from '@qtk/core';
+import { calibrate, convertFx, moduleNameRecord, prepareQatFx, type QConfigDict } from '@qtk/core';
 import { defaultQatOutQconfig, getDefaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
@@ -33,7 +33,7 @@ export function fixedPointOf(float: Module, o: FixedForTest): GraphModule {
     {
       global: getDefaultQatQconfig({ dtype: o.dtype ?? 'qint8' }),
       ...o.qconfig,
-      moduleName: { ...moduleName, ...o.qconfig?.moduleName },
+      moduleName: { ...moduleName, ...(o.qconfig ? moduleNameRecord(o.qconfig) : {}) },
     },
     { march: o.march, onWarning: () => {} },
   );

@@ -1,6 +1,6 @@
 // Turns the linter's machine-applicable fixes into the arguments of prepareQatFx: the qconfig dict
 // and hybridDict with the deltas merged in, and the prepare options the fixes ask for.
-import type { HybridDict, QConfigDict } from '@qtk/core';
+import { type HybridDict, moduleNameRecord, type QConfigDict } from '@qtk/core';
 import { type QConfig, qconfig } from '@qtk/fake-quant';
 import type { Module } from '@qtk/nn';
 import { InvalidArgumentError } from '@qtk/tensor';
@@ -8,7 +8,8 @@ import { displayName, type LintOptions, lintContext } from './lint-context.js';
 import type { Finding, QconfigDelta } from './lint-findings.js';
 
 export interface AppliedModelFixes {
-  readonly qconfigDict: QConfigDict;
+  /** The fixed qconfig dict, its `moduleName` a record whichever form the options gave. */
+  readonly qconfigDict: QConfigDict & { readonly moduleName: Readonly<Record<string, QConfig | null>> };
   readonly hybridDict: HybridDict;
   /** Options for prepareQatFx next to `march`: `hybrid` when a hybridDict entry was added, `inputQuantStubs`. */
   readonly prepareOptions: { readonly hybrid?: true; readonly inputQuantStubs?: true };
@@ -30,7 +31,7 @@ export function applyModelFixes(
 ): AppliedModelFixes {
   const ctx = lintContext(floatModel, options, 'applyModelFixes');
   const base = ctx.qconfigDict;
-  const moduleName: Record<string, QConfig | null> = { ...(base.moduleName ?? {}) };
+  const moduleName: Record<string, QConfig | null> = moduleNameRecord(base);
   let moduleType = [...(base.moduleType ?? [])];
   const hybridNames = [...(ctx.hybridDict.moduleName ?? [])];
   const hybridTypes = [...(ctx.hybridDict.moduleType ?? [])];
@@ -77,7 +78,11 @@ export function applyModelFixes(
     } else if (fix.kind === 'prepare-option') Object.assign(prepareOptions, fix.option);
     else unapplied.push(f);
   }
-  const qconfigDict: QConfigDict = { ...base, moduleName, ...(moduleType.length ? { moduleType } : {}) };
+  const qconfigDict: AppliedModelFixes['qconfigDict'] = {
+    ...base,
+    moduleName,
+    ...(moduleType.length ? { moduleType } : {}),
+  };
   if (!moduleType.length) delete (qconfigDict as { moduleType?: unknown }).moduleType;
   const hybridDict: HybridDict = {
     ...(hybridNames.length ? { moduleName: hybridNames } : {}),

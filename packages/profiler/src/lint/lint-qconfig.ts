@@ -1,6 +1,6 @@
 // Linter rules for the qconfig dict and hybridDict: names and types that match no module (a qconfig
 // typo silently leaves the default in place), and output layers that are not high precision.
-import { coversPath, moduleNamesOf, weightedLayer } from '@qtk/core';
+import { coversPath, moduleNameRecord, moduleNamesOf, weightedLayer } from '@qtk/core';
 import type { Node } from '@qtk/ir';
 import { closeNames, didYouMean } from '@qtk/tensor';
 import { displayName, isDeQuantStub, type LintContext } from './lint-context.js';
@@ -23,7 +23,7 @@ export function qconfigNameFindings(ctx: LintContext): Finding[] {
   const modules = [...ctx.traced.namedModules(), ...ctx.gm.namedModules()];
   const known = moduleNamesOf([ctx.traced, ctx.gm]);
   for (const { entry: key, closest } of unknownEntries(
-    Object.keys(ctx.qconfigDict.moduleName ?? {}).filter((k) => k !== ''),
+    Object.keys(moduleNameRecord(ctx.qconfigDict)).filter((k) => k !== ''),
     known,
     coversPath,
   )) {

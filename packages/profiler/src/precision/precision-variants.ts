@@ -8,6 +8,7 @@ import {
   deployDeviceOf,
   FLOAT_STEP,
   type HybridDict,
+  moduleNameRecord,
   moduleOf,
   type PrepareQatFxOptions,
   prepareQatFx,
@@ -144,7 +145,7 @@ export function variantConfig(
     return n;
   };
   const hybrid = setup.prepare?.hybrid === true;
-  const moduleName: Record<string, QConfig | null> = { ...base.moduleName };
+  const moduleName: Record<string, QConfig | null> = moduleNameRecord(base);
   let dict: QConfigDict = { ...base, moduleName };
   if (change.alone !== undefined) {
     const only = need(change.alone);
