@@ -44,7 +44,13 @@ export {
   type UnfusedOperationsResult,
 } from './checks/check-unfused.js';
 export { getModuleCalledCount, type ModuleCalledCountResult } from './checks/module-called-count.js';
-export { checkQconfig, type CheckQconfigOptions, type CheckQconfigResult } from './checks/check-qconfig.js';
+export {
+  checkQconfig,
+  type CheckQconfigOptions,
+  type CheckQconfigResult,
+  type QconfigCheckCall,
+} from './checks/check-qconfig.js';
+export { formatQconfigInfo } from './checks/check-qconfig-text.js';
 export { compareModelFiles, type ModelFilesComparison } from './compare/compare-model-files.js';
 export {
   checkDeployDevice,

@@ -5,9 +5,9 @@
 import { deployDeviceOf, modelInfoOf, QatModule, weightedLayer } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { GraphModule, type Node, subAt } from '@qtk/ir';
-import { DeQuantStub, type Module } from '@qtk/nn';
+import { DeQuantStub, deepCopy, type Module } from '@qtk/nn';
 import { type FakeQuantState, type MarchBackendV1, marches, opOfNode, type QuantDType } from '@qtk/spec';
-import { InvalidArgumentError } from '@qtk/tensor';
+import { InvalidArgumentError, noGrad, type Tensor } from '@qtk/tensor';
 import { callNames, nodeTypeOf } from '../values/node-type.js';
 
 /** A value's type as it flows between nodes: a quantized dtype, or float. */
@@ -49,7 +49,8 @@ export type QconfigWarningCode =
   | 'int32-not-at-end'
   | 'no-activation-fake-quant'
   | 'qconfig-none-in-middle'
-  | 'int16-unsupported';
+  | 'int16-unsupported'
+  | 'input-output-dtype-differs';
 
 export interface QconfigWarning {
   readonly code: QconfigWarningCode;
@@ -69,9 +70,35 @@ export interface CheckQconfigResult {
   readonly warnings: readonly QconfigWarning[];
 }
 
+/** What `customCheck` is given for each checked module call of the example run. */
+export interface QconfigCheckCall {
+  readonly name: string;
+  readonly type: string;
+  /** The module as it ran (in a copy of the model: the check changes nothing of the model's). */
+  readonly module: Module;
+  readonly inputs: readonly unknown[];
+  readonly output: unknown;
+}
+
 export interface CheckQconfigOptions {
   /** The march to check dtypes against; default the one the model was prepared for. */
   readonly march?: string | MarchBackendV1;
+  /**
+   * Check only the nodes whose name starts with one of these (horizon_plugin_pytorch's `prefixes`); with `types`,
+   * a node matching either is checked. Default: every node. The dtypes flowing between nodes are followed
+   * through the whole model either way.
+   */
+  readonly prefixes?: readonly string[];
+  /** Check only the nodes of these types: names as the report gives them ('ConvReLU2d') or module classes. */
+  // biome-ignore lint/suspicious/noExplicitAny: a constructor type that accepts every Module subclass
+  readonly types?: readonly (string | (abstract new (...args: any[]) => Module))[];
+  /**
+   * Called after each checked module call while a copy of the model runs `exampleInputs` (horizon_plugin_pytorch's
+   * `custom_check_func(module, input, output)`); what it reports is its own business.
+   */
+  readonly customCheck?: (call: QconfigCheckCall) => void;
+  /** The inputs `customCheck` runs on (required with it). */
+  readonly exampleInputs?: readonly Tensor[];
 }
 
 function summaryOf(fq: FakeQuantize): FakeQuantSummary {
@@ -125,11 +152,54 @@ function float32Text(v: number): string {
   return String(f);
 }
 
+type NodeSelection = (name: string, type: string, inner: Module | null) => boolean;
+
+/** Whether a node is one `prefixes` / `types` ask to check (all of them when neither is given). */
+function selection(options: CheckQconfigOptions): NodeSelection {
+  const prefixes = options.prefixes ?? [];
+  const types = options.types ?? [];
+  if (!prefixes.length && !types.length) return () => true;
+  return (name, type, inner) =>
+    prefixes.some((p) => name.startsWith(p)) ||
+    types.some((t) => (typeof t === 'string' ? t === type : inner instanceof t));
+}
+
+/** Runs a copy of the model on `inputs`, calling `check` after each checked module call. */
+function runCustomCheck(
+  gm: GraphModule,
+  inputs: readonly Tensor[],
+  check: NonNullable<CheckQconfigOptions['customCheck']>,
+  checked: NodeSelection,
+): void {
+  const copy = deepCopy(gm);
+  const names = callNames(copy);
+  const handles = [];
+  for (const n of copy.graph.nodes) {
+    if (n.op !== 'call_module') continue;
+    const module = subAt(copy, n.target);
+    const name = names.get(n) ?? n.name;
+    const type = nodeTypeOf(copy, n);
+    if (!module || !checked(name, type, innerOf(module))) continue;
+    handles.push(
+      module.registerForwardHook((m, args, output) => {
+        check({ name, type, module: m, inputs: args, output });
+      }),
+    );
+  }
+  try {
+    noGrad(() => copy.call(...inputs));
+  } finally {
+    for (const h of handles) h.remove();
+  }
+}
+
 /**
  * Lists the quantization settings of each node of `qatModel` (from prepareQatFx, calibrated or
  * not) and warns about: weights quantized per tensor or not to qint8, fixed activation scales,
  * int32 outputs that feed further ops, quantized ops without an output fake-quant, float (qconfig
- * null) nodes between quantized ones, and int16 activations on a march without int16.
+ * null) nodes between quantized ones, int16 activations on a march without int16, and nodes whose quantized
+ * inputs have another dtype than their output. `prefixes` / `types` narrow the nodes checked; `customCheck`
+ * runs the model once on `exampleInputs` and is called after each checked module call.
  */
 export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions = {}): CheckQconfigResult {
   if (
@@ -139,8 +209,11 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
     throw new InvalidArgumentError(
       'checkQconfig: expected a prepared model (the GraphModule prepareQatFx returns); prepare the float model first',
     );
+  if (options.customCheck && !options.exampleInputs)
+    throw new InvalidArgumentError('checkQconfig: customCheck runs the model; pass exampleInputs too');
   const gm = qatModel;
   const march = marchOf(gm, options.march);
+  const checked = selection(options);
   const names = callNames(gm);
   const dtypes = new Map<Node, FlowDtype>();
   const nodes: NodeQconfigInfo[] = [];
@@ -164,6 +237,7 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
     dtypes.set(n, out);
     if (!isCall(n)) continue;
     const name = names.get(n) ?? n.name;
+    if (!checked(name, nodeTypeOf(gm, n), inner)) continue;
     nodes.push({
       name,
       type: nodeTypeOf(gm, n),
@@ -201,6 +275,14 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
         name,
         `'${name}' outputs qint16 but march '${march.id}' has only ${march.capabilities.activationDtypes.join(', ')} activations; give it a qint8 qconfig`,
       );
+    // an int32 input is the int32-not-at-end warning's
+    const quantizedInputs = [...new Set(inputs.filter((d) => d !== 'float' && d !== 'qint32'))];
+    if (out !== 'float' && out !== 'qint32' && quantizedInputs.some((d) => d !== out))
+      warn(
+        'input-output-dtype-differs',
+        name,
+        `'${name}' takes ${quantizedInputs.join(' and ')} and gives ${out}: the values are requantized between dtypes there; check that its qconfig and its inputs' are meant to differ`,
+      );
     const followedByFakeQuant = [...n.users].some((u) => moduleAt(gm, u) instanceof FakeQuantize);
     if (
       device === 'BPU' &&
@@ -219,6 +301,7 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
   for (const n of gm.graph.nodes) {
     if (!isCall(n)) continue;
     const name = names.get(n) ?? n.name;
+    if (!checked(name, nodeTypeOf(gm, n), innerOf(moduleAt(gm, n)))) continue;
     if (dtypes.get(n) === 'qint32' && !onlyFeedsOutputs(gm, n, dtypes))
       warn(
         'int32-not-at-end',
@@ -234,6 +317,7 @@ export function checkQconfig(qatModel: GraphModule, options: CheckQconfigOptions
         `'${name}' has qconfig null between quantized ops: it runs in float on the CPU with a dequantize before and a quantize after it`,
       );
   }
+  if (options.customCheck) runCustomCheck(gm, options.exampleInputs!, options.customCheck, checked);
   const outputsOf = (d: FlowDtype) => nodes.filter((x) => x.outputDtype === d && x.activation?.dtype === d);
   return {
     version: 1,

@@ -1,7 +1,7 @@
 import '@qtk/march-bayes';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { QatModule } from '@qtk/core';
 import { describe, expect, it } from 'vitest';
 import { modelProfiler } from './model-profiler.js';
@@ -54,6 +54,10 @@ describe('modelProfiler', () => {
         'memoryProfile',
       ].sort(),
     );
+    // the qconfig check also as horizon_plugin_pytorch's text file, beside its JSON
+    const qconfigInfo = readFileSync(join(dirname(written!.html), 'qconfig_info.txt'), 'utf8');
+    expect(qconfigInfo).toMatch(/^march: \w+\n\nnode +type +device/);
+    expect(qconfigInfo).toContain('relu0');
     const sim = JSON.parse(readFileSync(written!.json.featuremapSimilarity!, 'utf8'));
     expect(sim.flagged[0]).toBe('relu0');
     expect(readFileSync(written!.html, 'utf8')).toContain('first diverges at relu0');

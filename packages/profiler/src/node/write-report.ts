@@ -3,6 +3,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, writeFileAtomicSync } from '@qtk/nn/node';
+import type { CheckQconfigResult } from '../checks/check-qconfig.js';
+import { formatQconfigInfo } from '../checks/check-qconfig-text.js';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { nonFiniteAt } from '../report/check-report.js';
 import { renderProfilerHtml } from '../report/render-html.js';
@@ -34,6 +36,9 @@ function filesOf(
     const bad = nonFiniteAt(result, tool);
     if (bad) throw new InvalidArgumentError(`writeProfilerReport: ${bad} is not a finite number; use null instead`);
     files.push({ path: join(outDir, `${tool}.json`), text: `${JSON.stringify(result, null, 2)}\n`, tool });
+    // as horizon_plugin_pytorch's check_qconfig, the qconfig check also as a text file
+    if (tool === 'checkQconfig')
+      files.push({ path: join(outDir, 'qconfig_info.txt'), text: formatQconfigInfo(result as CheckQconfigResult) });
   }
   files.push({ path: join(outDir, 'profiler.html'), text: renderProfilerHtml(report) });
   return files;
@@ -57,8 +62,8 @@ function dirError(outDir: string, err: unknown): ReportDirError {
 }
 
 /**
- * Writes `report` as `outDir/profiler.html` and each entry of `toolResults` as `outDir/<tool>.json`,
- * creating `outDir` when missing. Every file is replaced atomically (a crash leaves the old file or the new
+ * Writes `report` as `outDir/profiler.html` and each entry of `toolResults` as `outDir/<tool>.json` (checkQconfig's
+ * also as `qconfig_info.txt`, formatQconfigInfo), creating `outDir` when missing. Every file is replaced atomically (a crash leaves the old file or the new
  * one, never half of one). Throws ReportDirError when `outDir` is a file, InvalidArgumentError for a tool
  * name that is not a plain file name or a result holding NaN / Infinity.
  */
