@@ -42,6 +42,8 @@ const keyOf = (args: readonly unknown[]) =>
  * the first call with these input qparams; called with float tensors only, it runs the float copy.
  */
 export class LateConvertedModule extends Module {
+  static override readonly takesQuantizedValues = true;
+
   private readonly built = new Map<string, Module>();
 
   constructor(

@@ -1,5 +1,5 @@
 import { QUANT_STORAGE_DTYPE, type QuantDType } from '@qtk/spec';
-import { InvalidArgumentError, Tensor, type DType } from '@qtk/tensor';
+import { InvalidArgumentError, QUANTIZED_VALUE, Tensor, type DType } from '@qtk/tensor';
 import { intRange, sat } from './integer-math.js';
 
 /** The storage dtype of each quantized dtype. */
@@ -13,6 +13,11 @@ export type QTensorDType = QuantDType | 'qbool';
  * `data * scale`.
  */
 export class QTensor {
+  /** The brand packages below @qtk/fixed-point recognise a quantized value by (isQuantizedValue). */
+  get [QUANTIZED_VALUE](): true {
+    return true;
+  }
+
   readonly data: Tensor;
   readonly scale: Float32Array;
   /** -1 for a per-tensor scale, else the channel axis of `scale`. */

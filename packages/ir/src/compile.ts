@@ -1,7 +1,7 @@
 // Turns a Graph into a flat list of closures over a value array, so running a GraphModule costs a
 // few property reads and calls per node. Modules and attributes are looked up when the step runs,
 // so swapping a submodule by name needs no recompile; graph edits do (GraphModule recompiles lazily).
-import { InvalidArgumentError, ShapeError, traceables } from '@qtk/tensor';
+import { InvalidArgumentError, isQuantizedValue, ShapeError, traceables } from '@qtk/tensor';
 import type { Module } from '@qtk/nn';
 import { GraphError } from './errors.js';
 import { formatTarget } from './format.js';
@@ -211,6 +211,8 @@ export function compileGraph(graph: Graph): CompiledGraph {
           Object.defineProperty(err, 'graphNode', { value: n.name });
           throw err;
         }
+        const refused = quantizedIntoFloatModule(n, owner, (i) => env[index.get(i)!], e);
+        if (refused) throw refused;
         if (e instanceof Error && !(e as { graphNode?: string }).graphNode) {
           Object.defineProperty(e, 'graphNode', { value: n.name });
           e.message += ` [while running graph node '${n.name}' (${n.op} ${formatTarget(n)})]`;
@@ -220,6 +222,34 @@ export function compileGraph(graph: Graph): CompiledGraph {
       return output(env);
     },
   };
+}
+
+/**
+ * The error for a float module given a fixed-point QTensor (which only modules with `takesQuantizedValues` take):
+ * in a converted model that is a module added by hand after conversion, whose own failure would name something
+ * unrelated. Null for any other failure.
+ */
+function quantizedIntoFloatModule(
+  n: Node,
+  owner: ModuleResolver,
+  valueOf: (input: Node) => unknown,
+  cause: unknown,
+): GraphError | null {
+  if (n.op !== 'call_module' || n.method !== undefined || !n.inputNodes.some((i) => isQuantizedValue(valueOf(i))))
+    return null;
+  const module = owner.moduleAt(splitPath(n.target), false) as Module;
+  const type = module.constructor as { name: string; takesQuantizedValues?: boolean };
+  if (type.takesQuantizedValues) return null;
+  const err = new GraphError(
+    `graph node '${n.name}' (${type.name}) was given a fixed-point QTensor, which a float module cannot take: in a ` +
+      'converted model only fixed-point modules get them, and CPU nodes of a hybrid model get dequantized values. ' +
+      'A module added after convertFx is never quantized: add it to the float model and prepare, calibrate and ' +
+      'convert again (a converted model is not edited, as horizon_plugin_pytorch also says of convert_fx), or ' +
+      'feed it float values through a Dequantize (@qtk/fixed-point) before it',
+    { cause },
+  );
+  Object.defineProperty(err, 'graphNode', { value: n.name });
+  return err;
 }
 
 function describe(v: unknown): string {

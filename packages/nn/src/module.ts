@@ -64,6 +64,12 @@ function validateName(owner: Module, kind: string, name: string): void {
  * declared with `registerBuffer`. Run a module with `call(...)`, which wraps `forward` with hooks.
  */
 export abstract class Module {
+  /**
+   * Whether the module's forward takes quantized values (fixed-point QTensors): true on the fixed-point modules
+   * conversion makes. A module without it that is given one in a graph fails with an error saying so.
+   */
+  static readonly takesQuantizedValues: boolean = false;
+
   training = true;
   private readonly _bufferPersistence = new Map<string, boolean>();
   private readonly _forwardPreHooks = new Map<number, ForwardPreHook>();

@@ -58,7 +58,7 @@ const NOT_OPS = new Set([
   'L1Loss',
 ]);
 
-const moduleClasses = Object.entries(nn).filter(
+const moduleClasses = (Object.entries(nn) as [string, unknown][]).filter(
   (e): e is [string, new (...a: never[]) => nn.Module] =>
     typeof e[1] === 'function' && (e[1] === nn.Module || e[1].prototype instanceof nn.Module),
 );

@@ -29,6 +29,7 @@ export {
   type OpMatch,
 } from './op-catalog/op-catalog.js';
 export { closeNames, didYouMean } from './close-names.js';
+export { isQuantizedValue, QUANTIZED_VALUE } from './quantized-value.js';
 import './op-catalog/tensor-ops.js';
 export { type DType, type TypedArray, DTYPES, dtypeRange, allocate, isFloating } from './dtype.js';
 export {

@@ -55,6 +55,8 @@ export function avgPoolWindowList(
  * derived once per (input scale, divisor) with the march's requantize rule, and cached.
  */
 export class FixedAvgPool2d extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly windows: AvgPoolWindows;
   readonly outScale: number;
   readonly outDtype: QuantDType;

@@ -11,6 +11,8 @@ import { intStorage, qtensorOf } from './binary-operands.js';
  * requantized to it (`requant`), else the scale passes through.
  */
 export class FixedClamp extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly kind: 'clamp' | 'abs';
   readonly rounding: RoundingMode;
   readonly requant: RequantizePlan | null;

@@ -52,6 +52,8 @@ const I32_MAX = 2147483647;
  * output is the int32 accumulator at the per-channel scale s_acc (a high-precision output).
  */
 export class FixedConv extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly config: Readonly<FixedConvConfig>;
 
   constructor(config: FixedConvConfig) {

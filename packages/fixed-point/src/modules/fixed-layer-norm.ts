@@ -55,6 +55,8 @@ export interface FixedLayerNormConfig {
 }
 
 export class FixedLayerNorm extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly config: FixedLayerNormConfig;
 
   constructor(config: FixedLayerNormConfig) {

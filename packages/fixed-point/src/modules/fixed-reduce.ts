@@ -12,6 +12,8 @@ import { intStorage, qtensorOf } from './binary-operands.js';
  * elements, requantized from `s_acc = s_in / N` (mean) or `s_in` (sum). Plans are cached per (s_in, N).
  */
 export class FixedReduce extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly kind: 'mean' | 'sum';
   readonly outScale: number;
   readonly outDtype: QuantDType;

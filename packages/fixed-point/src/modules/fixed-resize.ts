@@ -85,6 +85,8 @@ export function resizePlan(
  * its own output scale, acc at `s_in / 2^16` is requantized by the march's plan.
  */
 export class FixedResize extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly options: InterpolateOptions | null;
   readonly outScale: number | null;
   readonly outDtype: QuantDType | null;

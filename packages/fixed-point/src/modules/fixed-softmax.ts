@@ -43,6 +43,8 @@ export function aroundAxis(
 }
 
 export class FixedSoftmax extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly config: FixedSoftmaxConfig;
 
   constructor(config: FixedSoftmaxConfig) {

@@ -99,6 +99,8 @@ export function requirePlannedInput(
 
 /** y = table(q) elementwise; the output carries the table's output scale and dtype. */
 export class FixedTableOp extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly config: FixedTableOpConfig;
 
   constructor(config: FixedTableOpConfig) {

@@ -40,6 +40,8 @@ function mapArg(a: unknown, fn: (q: QTensor) => unknown): unknown {
  * quantized argument must carry the same per-tensor scale and dtype.
  */
 export class FixedValueOp extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly target: ValueOpTarget;
   readonly label: string;
 

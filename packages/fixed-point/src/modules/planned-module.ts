@@ -5,6 +5,8 @@ import { Module } from '@qtk/nn';
  * codec stores as they are): `new FixedMul(config).config === config`.
  */
 export abstract class PlannedModule<C> extends Module {
+  static override readonly takesQuantizedValues = true;
+
   readonly config: C;
 
   constructor(config: C) {

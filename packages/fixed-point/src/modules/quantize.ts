@@ -45,6 +45,8 @@ export class Quantize extends Module {
 
 /** A quantized tensor back to float (a DeQuantStub's job): `q * scale`, per tensor or per channel. */
 export class Dequantize extends Module {
+  static override readonly takesQuantizedValues = true;
+
   forward(x: QTensor): Tensor {
     if (!(x instanceof QTensor)) {
       const v = x as unknown;
