@@ -232,10 +232,10 @@ export function compileGraph(graph: Graph): CompiledGraph {
 function quantizedIntoFloatModule(
   n: Node,
   owner: ModuleResolver,
-  valueOf: (input: Node) => unknown,
+  valueAt: (input: Node) => unknown,
   cause: unknown,
 ): GraphError | null {
-  if (n.op !== 'call_module' || n.method !== undefined || !n.inputNodes.some((i) => isQuantizedValue(valueOf(i))))
+  if (n.op !== 'call_module' || n.method !== undefined || !n.inputNodes.some((i) => isQuantizedValue(valueAt(i))))
     return null;
   const module = owner.moduleAt(splitPath(n.target), false) as Module;
   const type = module.constructor as { name: string; takesQuantizedValues?: boolean };
