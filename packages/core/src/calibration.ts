@@ -137,6 +137,28 @@ function startCalibration(model: Module, options: CalibrateOptions) {
   };
 }
 
+/** A QatModule's fake-quant slots: a QAT qconfig without an activation (an "out" qconfig) leaves the first null. */
+const FAKE_QUANT_SLOTS = ['activationPostProcess', 'weightFakeQuant'];
+
+/**
+ * `state` without the fake-quants whose slot is empty in `model`: the calibration observed an output the QAT
+ * qconfigs leave unquantized (horizon_plugin_pytorch's guides calibrate every layer, then give the output layer an
+ * "out" qconfig for QAT). Anything else that differs still fails the strict load.
+ */
+function withoutDroppedFakeQuants(model: Module, state: StateDict): StateDict {
+  const dropped = (modulePath: string): boolean => {
+    const cut = modulePath.lastIndexOf('.');
+    const slot = modulePath.slice(cut + 1);
+    if (!FAKE_QUANT_SLOTS.includes(slot)) return false;
+    const owner = findSubmodule(model, cut < 0 ? '' : modulePath.slice(0, cut));
+    return owner !== null && (owner as unknown as Record<string, unknown>)[slot] === null;
+  };
+  const ownerOf = (key: string) => key.slice(0, Math.max(0, key.lastIndexOf('.')));
+  const tensors = Object.fromEntries(Object.entries(state.tensors).filter(([k]) => !dropped(ownerOf(k))));
+  const extra = state.extra && Object.fromEntries(Object.entries(state.extra).filter(([path]) => !dropped(path)));
+  return { ...state, tensors, ...(extra ? { extra } : {}) };
+}
+
 /**
  * The QAT flow's start: load a calibrated model's state dict into a model prepared with a QAT
  * qconfig, switch its fake-quants to QAT and the model to training mode. The state dict carries
@@ -145,10 +167,11 @@ function startCalibration(model: Module, options: CalibrateOptions) {
  * calibrated statistics instead of restarting on the first batch. When the calibration used another
  * observer kind (kl, mse, percentile) or the dict has no statistics (a file written before they were
  * saved), min/max observers start from the calibrated scale. Loading is strict (the two models must
- * be prepared alike); a `StateDictError` lists what does not match.
+ * be prepared alike; a `StateDictError` lists what does not match), except for the calibration's fake-quants of
+ * outputs the QAT qconfigs leave unquantized (an "out" qconfig on the output layer), which are left out.
  */
 export function startQat(model: Module, calibrationState?: StateDict): void {
-  if (calibrationState) model.loadStateDict(calibrationState);
+  if (calibrationState) model.loadStateDict(withoutDroppedFakeQuants(model, calibrationState));
   setFakeQuantize(model, 'QAT');
   model.train();
 }

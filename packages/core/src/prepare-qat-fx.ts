@@ -1,12 +1,12 @@
 import { fuseFx, moduleizeFunctionalOps } from '@qtk/fusion';
 import { GraphModule, symbolicTrace } from '@qtk/ir';
 import { Module, QuantStub } from '@qtk/nn';
-import { defaultQatQconfig, type QConfig } from '@qtk/fake-quant';
+import { defaultQatQconfig, FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { InvalidArgumentError, type Tensor } from '@qtk/tensor';
 import { marches, QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import { getMarch } from './march.js';
 import { insertOutputDeQuantStubs } from './output-dequant-stubs.js';
-import { HYBRID_MODEL, recordModelInfo } from './model-info.js';
+import { HYBRID_MODEL, modelInfoOf, recordModelInfo } from './model-info.js';
 import { createPrepareContext, type PreparePass } from './prepare-context.js';
 import {
   checkQuantStubPass,
@@ -169,6 +169,24 @@ function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
 }
 
 /**
+ * A prepared or converted model is refused: preparing it again would keep its fake-quants in their state and ignore
+ * the new qconfigs. horizon_plugin_pytorch's guides do call prepare_qat_fx on the calibrated model to start QAT;
+ * in QTK that is the float model prepared with the QAT qconfig, started from the calibration (startQat).
+ */
+function refusePrepared(model: Module): void {
+  const { kind } = modelInfoOf(model);
+  if (kind !== 'qat' && kind !== 'fixed-point' && !model.namedModules().some(([, m]) => m instanceof FakeQuantize))
+    return;
+  throw new InvalidArgumentError(
+    `prepareQatFx: the model is already ${kind === 'fixed-point' ? 'converted' : 'prepared (it has fake-quants)'}; ` +
+      'prepare the float model. To start QAT from a calibration (where horizon_plugin_pytorch calls prepare_qat_fx ' +
+      'on the calibrated model): const qat = prepareQatFx(floatModel, qatQconfigDict, options); ' +
+      'startQat(qat, calibrated.stateDict()). QAT then starts from the calibrated scales and statistics, and a ' +
+      'layer the QAT qconfigs quantize differently (an "out" qconfig) keeps its new settings',
+  );
+}
+
+/**
  * Prepares a float model for calibration and QAT: traces it (unless it is a GraphModule), fuses
  * (fuseFx), resolves qconfigs (global < moduleType < moduleName < module.qconfig; ops inherit the
  * qconfig of the module that created them), swaps in QAT modules and inserts activation
@@ -186,6 +204,7 @@ export function prepareQatFx(
   options?: PrepareQatFxOptions,
 ): GraphModule {
   if (!(model instanceof Module)) throw new InvalidArgumentError('prepareQatFx: expected a Module or GraphModule');
+  refusePrepared(model);
   if (!isSetterOptions(second)) return prepareModel(model, second, options ?? {}, null);
   if (options !== undefined)
     throw new InvalidArgumentError(
