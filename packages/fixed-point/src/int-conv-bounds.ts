@@ -102,6 +102,16 @@ export function planChannels(input: ChannelBoundInput): ChannelPlan | null {
 }
 
 /**
+ * Whether Σ|x·w| stays within int32 whatever the values: `k` terms (input channels per group × kernel volume) of
+ * the weight dtype's largest |w| times the input dtype's largest |x|. True for int8 weights and activations up to
+ * k = 131,071, so such convolutions need not read their weights for a bound (a ResNet-18's are 11.7M values, read
+ * on every call before).
+ */
+export function fitsInt32ByDtype(xDtype: string, wDtype: string, k: number): boolean {
+  return dtypeMaxAbs(wDtype) * k * dtypeMaxAbs(xDtype) <= EXACT_I32_SUM;
+}
+
+/**
  * Whether Σ|x·w| of every output stays within int32 (so int32 sums, in any order, are exact):
  * by the dtype's largest |x| first, else by each input channel's largest |x| in this batch.
  */

@@ -16,7 +16,7 @@ import {
   windowOutSize,
 } from '@qtk/tensor';
 import { f32Tensor, int32Tensor, partScales, requireIntInput, saturateInt32 } from './exact-sum.js';
-import { type ChannelPlan, convTL1, fitsInt32, kernelL1, planChannels } from './int-conv-bounds.js';
+import { type ChannelPlan, convTL1, fitsInt32, fitsInt32ByDtype, kernelL1, planChannels } from './int-conv-bounds.js';
 
 // Exact integer convolutions on the float32 conv kernels (im2col + GEMM, wasm SIMD when loaded).
 // Each output's Σ|x·w| is bounded per input channel by max|x[c]| · L1(w[·, c]); input channels are
@@ -313,6 +313,7 @@ function integerConv(
   const kvol = volume(kernel);
   if (n * cout * volume(out) === 0 || (cin / groups) * kvol === 0 || !hasIntegerKernel(xb, w, attrs)) return null;
   if (
+    !fitsInt32ByDtype(xb.dtype, w.dtype, (cin / groups) * kvol) &&
     !fitsInt32({
       xv: xb.values(),
       dtype: xb.dtype,
