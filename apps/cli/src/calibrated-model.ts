@@ -69,6 +69,11 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     min: 1,
     replacedBy: 'calib-limit',
   },
+  'bias-correction': {
+    type: 'boolean',
+    description:
+      "after calibration, correct each conv and linear bias for its quantized weight's mean error on the calibration samples",
+  },
   'skip-nonfinite': {
     type: 'boolean',
     description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
@@ -241,7 +246,9 @@ export async function calibrateOnnxModel(
     ...(engine.run ? { calibrationEngine: engine.run } : {}),
     march: marchId,
     qconfig: qconfigs.dict,
-    calibration: inputBatches(samples, batch),
+    // bias correction runs the calibration batches a second time
+    calibration: o['bias-correction'] ? [...inputBatches(samples, batch)] : inputBatches(samples, batch),
+    biasCorrection: o['bias-correction'] === true,
     inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
     outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
     ...(hybrid ? { hybrid, partitioner: hybridPartitioner, ...(hybridDict ? { hybridDict } : {}) } : {}),

@@ -210,6 +210,26 @@ describe('qtk quantize and qtk eval', () => {
     expect(typo.stderr).toContain('pool');
   });
 
+  it("--bias-correction corrects the biases for the weights' quantization: recorded, and the biases differ", async () => {
+    const plain = join(dir, 'tiny-plain.qtk');
+    const corrected = join(dir, 'tiny-bc.qtk');
+    expect((await runQuantize(tiny, calib, plain)).code).toBe(0);
+    const r = await runQuantize(tiny, calib, corrected, { 'bias-correction': true });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^observer: .*; biases corrected for the weights' quantization$/m);
+    const a = loadModelFileSync(plain);
+    const b = loadModelFileSync(corrected);
+    expect(b.meta).toMatchObject({ biasCorrection: true });
+    expect(a.meta).not.toHaveProperty('biasCorrection');
+    // the same scales, other integer biases: the outputs move
+    const x = rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(7) });
+    const ints = (m: GraphModule) => Array.from((noGrad(() => m.call(x)) as QTensor).ints());
+    const [ya, yb] = [ints(a.model as GraphModule), ints(b.model as GraphModule)];
+    expect(yb.length).toBe(ya.length);
+    expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+  });
+
   it('warns when a small first batch decides the scales (the observers average 1 % per later batch)', async () => {
     const small = await runQuantize(tiny, calib, join(dir, 'b2.qtk'), { batch: '2' });
     expect(small.code).toBe(0);

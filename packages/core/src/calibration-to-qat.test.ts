@@ -47,7 +47,7 @@ class NonHybridModel extends Module {
   }
 }
 
-const scaleOf = (fq: FakeQuantize | null | undefined) => (fq ? Array.from(fq.scale.values()) : null);
+const scaleOf = (fq: unknown) => (fq ? Array.from((fq as FakeQuantize).scale.values()) : null);
 
 describe("calibration, then QAT with an output layer's out qconfig (horizon_plugin_pytorch's guide)", () => {
   it('refuses preparing the calibrated model again, and its fix starts QAT from the calibrated scales', () => {

@@ -40,6 +40,7 @@ export {
   type PostTrainingStage,
   type CalibratedResult,
 } from './ptq/quantize-post-training.js';
+export { type BiasCorrection, type BiasCorrectionResult, correctBias } from './ptq/bias-correction.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode } from './preserve-qat-mode.js';

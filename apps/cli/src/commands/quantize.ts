@@ -97,6 +97,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
       engine: c.calibrationEngine,
     },
     ...(keepFloat.length ? { keepFloat } : {}),
+    ...(o['bias-correction'] ? { biasCorrection: true } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
     ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),
     ...(hybrid ? { hybrid: { cpuOps, cpuNodes } } : {}),
@@ -112,7 +113,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
   const summary = summarize(prepared, fixed);
   const lines = [
     `march:        ${marchId}`,
-    `observer:     ${observer} (activations), min_max per channel (weights)`,
+    `observer:     ${observer} (activations), min_max per channel (weights)${o['bias-correction'] ? "; biases corrected for the weights' quantization" : ''}`,
     `engine:       calibration in ${c.calibrationEngine}`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),

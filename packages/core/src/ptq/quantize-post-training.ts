@@ -4,6 +4,7 @@
 import { getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { Module } from '@qtk/nn';
+import { InvalidArgumentError } from '@qtk/tensor';
 import { QConfigError, type MarchBackendV1 } from '@qtk/spec';
 import {
   type CalibrateOptions,
@@ -15,6 +16,7 @@ import {
 import { convertFx } from '../convert-fx.js';
 import type { HybridDict } from '../deploy-device.js';
 import { type PrepareQatFxOptions, prepareQatFx } from '../prepare-qat-fx.js';
+import { correctBias } from './bias-correction.js';
 import type { QConfigDict } from '../qconfig-dict.js';
 
 /** The stages of post-training quantization, in order. */
@@ -67,6 +69,27 @@ export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
   hybridDict?: HybridDict;
   /** prepareQatFx's `passes`. */
   passes?: PrepareQatFxOptions['passes'];
+  /**
+   * After calibration, corrects every conv and linear bias for its quantized weight's mean error on the calibration
+   * batches (correctBias), so they are run a second time: `calibration` must be iterable again (an array, or
+   * batchesOf's result; not a generator, nor asynchronous). Default false.
+   */
+  biasCorrection?: boolean;
+}
+
+/** correctBias on the calibration batches, when asked for, within the calibrate stage. */
+function correctBiasAfterCalibration(
+  run: PtqRun,
+  calibrated: GraphModule,
+  options: { biasCorrection?: boolean; calibration: unknown },
+): void {
+  if (!options.biasCorrection) return;
+  const batches = options.calibration as Iterable<CalibrationBatch> | AsyncIterable<CalibrationBatch>;
+  if (!(Symbol.iterator in batches))
+    throw new InvalidArgumentError(
+      'quantizePostTraining: biasCorrection runs the calibration batches again; give them as an array (or batchesOf), not asynchronously',
+    );
+  run.stage('calibrate', () => correctBias(calibrated, batches));
 }
 
 /** quantizePostTrainingAsync's options: batches may arrive asynchronously, and another engine may run them. */
@@ -121,6 +144,7 @@ export async function quantizePostTrainingAsync(
   } catch (e) {
     throw run.explain(e, 'calibrate');
   }
+  correctBiasAfterCalibration(run, calibrated, options);
   options.afterCalibrate?.(calibrated, batches);
   return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
 }
@@ -141,6 +165,7 @@ function prepareAndCalibrate(
 ): { calibrated: GraphModule; batches: number } {
   const calibrated = run.prepare(model);
   const batches = run.stage('calibrate', () => calibrate(calibrated, options.calibration, run.calibrateOptions()));
+  correctBiasAfterCalibration(run, calibrated, options);
   options.afterCalibrate?.(calibrated, batches);
   return { calibrated, batches };
 }
