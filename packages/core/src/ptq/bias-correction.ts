@@ -75,7 +75,7 @@ function correctedLayers(gm: GraphModule): CorrectedLayer[] {
     if (!(m instanceof QatModule) || !m.weightFakeQuant) continue;
     const w = weightedLayer(m.module);
     // a transposed conv's weight is [in, out / groups, ...]: left as it is
-    if (!w || w.chAxis !== 0) continue;
+    if (w?.chAxis !== 0) continue;
     const layer = w.layer as CorrectedLayer['layer'];
     const isLinear = layer.weight.ndim === 2;
     const cin = isLinear ? layer.weight.shape[1]! : layer.weight.shape[1]! * (layer.groups ?? 1);
