@@ -1,6 +1,6 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { ConversionError, quantizePostTrainingAsync, UnknownModuleNameError } from '@qtk/core';
+import { ConversionError, equalizeCrossLayer, quantizePostTrainingAsync, UnknownModuleNameError } from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { OnnxGraphModule } from '@qtk/onnx';
@@ -69,6 +69,11 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     min: 1,
     replacedBy: 'calib-limit',
   },
+  equalize: {
+    type: 'boolean',
+    description:
+      'cross-layer equalization before calibration: equal weight ranges across conv/linear pairs joined by a ReLU (for per-tensor weights)',
+  },
   'bias-correction': {
     type: 'boolean',
     description:
@@ -119,6 +124,8 @@ export interface CalibratedModel {
   readonly batches: number;
   /** Where calibration's forward passes ran: 'onnxruntime-node 1.30.0', 'qtk', or 'qtk (why not onnxruntime)'. */
   readonly calibrationEngine: string;
+  /** With --equalize: how many layer pairs cross-layer equalization balanced; else null. */
+  readonly equalizedPairs: number | null;
   readonly usedFiles: number;
   readonly warnings: string[];
   /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
@@ -238,11 +245,12 @@ export async function calibrateOnnxModel(
   });
   const firstBatch = Math.min(batch, samples[0]!.shape[0]!);
   const engine = await calibrationEngine(String(o.engine), samples[0]!.shape[0]!);
+  const equalized = o.equalize === true ? equalizeCrossLayer(float, { march: marchId }) : null;
   const {
     calibrated: prepared,
     fixed,
     batches: nBatches,
-  } = await quantizePostTrainingAsync(float, {
+  } = await quantizePostTrainingAsync(equalized?.model ?? float, {
     ...(engine.run ? { calibrationEngine: engine.run } : {}),
     march: marchId,
     qconfig: qconfigs.dict,
@@ -286,6 +294,7 @@ export async function calibrateOnnxModel(
     cpuNodes,
     batches: nBatches,
     calibrationEngine: engine.used(),
+    equalizedPairs: equalized ? equalized.pairs.length : null,
     usedFiles: loaded.files,
     warnings,
     qconfigs,

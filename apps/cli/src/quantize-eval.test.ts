@@ -230,6 +230,16 @@ describe('qtk quantize and qtk eval', () => {
     expect(yb.some((v, i) => v !== ya[i])).toBe(true);
   });
 
+  it('--equalize runs cross-layer equalization first: the pairs in the summary and the model file', async () => {
+    const out = join(dir, 'tiny-cle.qtk');
+    const r = await runQuantize(tiny, calib, out, { equalize: true });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const line = /^equalized: +(\d+) conv\/linear pair\(s\) \(cross-layer equalization\)$/m.exec(r.stdout);
+    expect(line).not.toBeNull();
+    expect(loadModelFileSync(out).meta).toMatchObject({ equalizedPairs: Number(line![1]) });
+  });
+
   it('warns when a small first batch decides the scales (the observers average 1 % per later batch)', async () => {
     const small = await runQuantize(tiny, calib, join(dir, 'b2.qtk'), { batch: '2' });
     expect(small.code).toBe(0);

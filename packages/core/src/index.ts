@@ -41,6 +41,12 @@ export {
   type CalibratedResult,
 } from './ptq/quantize-post-training.js';
 export { type BiasCorrection, type BiasCorrectionResult, correctBias } from './ptq/bias-correction.js';
+export {
+  type CrossLayerEqualizationOptions,
+  type CrossLayerEqualizationResult,
+  type EqualizedPair,
+  equalizeCrossLayer,
+} from './ptq/cross-layer-equalization.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
 export { setPreserveQatMode } from './preserve-qat-mode.js';

@@ -98,6 +98,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
     },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(o['bias-correction'] ? { biasCorrection: true } : {}),
+    ...(c.equalizedPairs !== null ? { equalizedPairs: c.equalizedPairs } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
     ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),
     ...(hybrid ? { hybrid: { cpuOps, cpuNodes } } : {}),
@@ -114,6 +115,9 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
   const lines = [
     `march:        ${marchId}`,
     `observer:     ${observer} (activations), min_max per channel (weights)${o['bias-correction'] ? "; biases corrected for the weights' quantization" : ''}`,
+    ...(c.equalizedPairs !== null
+      ? [`equalized:    ${c.equalizedPairs} conv/linear pair(s) (cross-layer equalization)`]
+      : []),
     `engine:       calibration in ${c.calibrationEngine}`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
