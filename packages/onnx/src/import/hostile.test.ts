@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tensor, randn } from '@qtk/tensor';
-import { OnnxFormatError, OnnxLimitError, importOnnx } from '../index.js';
+import { OnnxFormatError, OnnxLimitError, importOnnx, UnsupportedOnnxOpError } from '../index.js';
 import { importOnnx as importOnnxFile } from '../node.js';
 import { DataType, type NodeMsg } from '../onnx-schema.js';
 import { floatInitializer, handMadeModel, valueInfo } from '../testing/hand-made-model.js';
@@ -260,6 +260,14 @@ describe('invalid graphs get typed errors naming the culprit (issue 12.8)', () =
       initializer: [floatInitializer('w', [4])],
     });
     expect(() => importOnnx(overwrite)).toThrow(/node 'r' writes 'w', which is already declared as an initializer/);
+  });
+
+  it("an op_type that names a property of JavaScript objects ('constructor', 'toString', '__proto__') is an unknown operator", () => {
+    for (const op of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const bytes = model([{ op_type: op, name: 'n', input: ['x'], output: ['y'] }]);
+      expect(() => importOnnx(bytes)).toThrow(UnsupportedOnnxOpError);
+      expect(() => importOnnx(bytes)).toThrow(`- 'n' ai.onnx::${op} (opset 13): operator not supported`);
+    }
   });
 
   it('a graph with no outputs', () => {

@@ -318,7 +318,8 @@ function importModel(model: ModelMsg, options: ImportOnnxOptions): OnnxGraphModu
         return;
       }
       checkFloatAttributes(n, name);
-      const handler = handlers[opType];
+      // own properties only: an op_type such as 'constructor' or 'toString' is an unknown operator, not Object's
+      const handler = Object.hasOwn(handlers, opType) ? handlers[opType] : undefined;
       if (!handler) {
         fail(Object.hasOwn(REFUSED_ONNX_OPS, opType) ? REFUSED_ONNX_OPS[opType]!(n) : 'operator not supported');
         return;
