@@ -86,11 +86,14 @@ function planReduction(
   a: { v: TypedArray; dtype: string; outer: number; inner: number },
   b: { v: TypedArray; dtype: string; outer: number; inner: number },
   k: number,
-  bRows?: Float64Array[],
+  bRowsOf?: () => Float64Array[],
 ): ReductionPlan {
-  let worstB = k * dtypeMaxAbs(b.dtype);
-  if (bRows) worstB = Math.max(...bRows.map((row) => row.reduce((p, v) => p + v, 0)));
-  if (worstB * dtypeMaxAbs(a.dtype) <= EXACT_F32_SUM) return { splitA: false, splitB: false, ends: [k] };
+  const whole = { splitA: false, splitB: false, ends: [k] };
+  if (k * dtypeMaxAbs(b.dtype) * dtypeMaxAbs(a.dtype) <= EXACT_F32_SUM) return whole;
+  // only now read a constant operand's rows (a linear weight's |w|: 0.5M values for a 512 → 1000 layer, per call)
+  const bRows = bRowsOf?.();
+  if (bRows && Math.max(...bRows.map((row) => row.reduce((p, v) => p + v, 0))) * dtypeMaxAbs(a.dtype) <= EXACT_F32_SUM)
+    return whole;
   const ma = unitMaxima(a.v, a.outer, k, a.inner, a.dtype === 'int16');
   const mb = unitMaxima(b.v, b.outer, k, b.inner, b.dtype === 'int16');
   // A constant int8 operand (a linear weight) bounds each output by its own row: |w[o, k]|.
@@ -176,7 +179,8 @@ export function intLinear(x: Tensor, w: Tensor): Tensor {
   const xv = x.values();
   const wv = w.values();
   // The weight [Cout, K] is the second operand with its K units along the inner axis.
-  const wRows = Array.from({ length: cout }, (_, o) => Float64Array.from(wv.subarray(o * k, (o + 1) * k), Math.abs));
+  const wRows = () =>
+    Array.from({ length: cout }, (_, o) => Float64Array.from(wv.subarray(o * k, (o + 1) * k), Math.abs));
   const plan = planReduction(
     { v: xv, dtype: x.dtype, outer: rows, inner: 1 },
     { v: wv, dtype: 'int8', outer: cout, inner: 1 },
