@@ -11,6 +11,7 @@ import { ARTIFACTS, writeArtifacts } from './artifacts.js';
 import { runDemo, type DemoResult } from './pipeline.js';
 import { formatSummary } from './summary.js';
 import { checkDeployment, type DeploymentCheck, FIXED_POINT_ONNX } from './deployment.js';
+import { EMBEDDED_WEIGHTS, loadFloatWeights } from './weights.js';
 
 describe('parseDemoArgs', () => {
   it('has the documented defaults and rejects bad flags with clear messages', () => {
@@ -114,6 +115,13 @@ describe('the demo pipeline on a tiny slice', () => {
       report.calibration.some((r: { activation: { observer: string } | null }) => r.activation?.observer === 'mse'),
     ).toBe(true);
     expect(readFileSync(join(out, ARTIFACTS.qconfigText), 'utf8')).toMatch(/QAT model/);
+    // QAT trained a copy: the float model, and the float ONNX written after QAT, keep the embedded weights
+    const embedded = loadFloatWeights(EMBEDDED_WEIGHTS);
+    for (const [name, t] of Object.entries(embedded.stateDict().tensors))
+      expect([name, Array.from(result.float.stateDict().tensors[name]!.values())]).toEqual([
+        name,
+        Array.from(t.values()),
+      ]);
     const test = loadDataset(SUBSET_DIR, 'test', 200);
     const onnx = importOnnx(readFileSync(join(out, ARTIFACTS.floatOnnx)));
     expect(accuracyOf(predict(onnx, test), test)).toBeCloseTo(result.accuracy.float, 5);

@@ -4,7 +4,7 @@ import { calibratePostTraining, convertFx, prepareQatFx, setFakeQuantize, startQ
 import { defaultQatOutQconfig, getDefaultQconfig, type QConfig } from '@qtk/fake-quant';
 import { fuseFx } from '@qtk/fusion';
 import type { GraphModule } from '@qtk/ir';
-import { agreement, batchesOf, ProgressBar } from '@qtk/nn';
+import { agreement, batchesOf, deepCopy, ProgressBar } from '@qtk/nn';
 import { accuracyOf, loadDataset, predict, ReferenceNet, SUBSET_DIR, trainFloat, type Dataset } from '@qtk/examples';
 import { Generator } from '@qtk/tensor';
 import '@qtk/march-bayes';
@@ -122,7 +122,9 @@ export function runDemo(options: DemoOptions, log: (line: string) => void = () =
   let fakePred = calibPred;
   if (options.qatSteps > 0) {
     [qat, tQat] = timed(() => {
-      const gm = prepareQatFx(fuseFx(float, { march: options.march }), qconfigDict(QAT_QCONFIG), {
+      // a copy: QAT trains the weights of the modules prepare shares with the float model (the linear layer, which
+      // has no BatchNorm to fold), and the float model is still written as reference-net-float.onnx afterwards
+      const gm = prepareQatFx(fuseFx(deepCopy(float), { march: options.march }), qconfigDict(QAT_QCONFIG), {
         fuse: false,
         march: options.march,
         onWarning: (m) => log(`warning: ${m}`),
