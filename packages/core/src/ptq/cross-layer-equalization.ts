@@ -75,6 +75,17 @@ function pairsOf(gm: GraphModule): [Node, Node, Layer, Layer][] {
   return pairs;
 }
 
+/** Calls `visit(channel, from, to)` for each kernel of B: the input channel it reads, its weights' index range. */
+function forEachKernel(b: Layer, channels: number, visit: (channel: number, from: number, to: number) => void): void {
+  const [cout, cinG] = [b.weight.shape[0]!, b.weight.shape[1]!];
+  const kvol = b.weight.size / (cout * cinG);
+  const coutG = cout / (channels / cinG);
+  for (let o = 0; o < cout; o++) {
+    const first = Math.floor(o / coutG) * cinG;
+    for (let c = 0; c < cinG; c++) visit(first + c, (o * cinG + c) * kvol, (o * cinG + c + 1) * kvol);
+  }
+}
+
 /** Largest |w| per output channel of A (over its fan-in) and per input channel of B (over its outputs). */
 function ranges(a: Layer, b: Layer): { r1: Float64Array; r2: Float64Array } {
   const wa = a.weight.values();
@@ -84,18 +95,10 @@ function ranges(a: Layer, b: Layer): { r1: Float64Array; r2: Float64Array } {
   for (let i = 0; i < channels; i++)
     for (let j = i * perA; j < (i + 1) * perA; j++) r1[i] = Math.max(r1[i]!, Math.abs(wa[j]!));
   const wb = b.weight.values();
-  const [cout, cinG] = [b.weight.shape[0]!, b.weight.shape[1]!];
-  const kvol = wb.length / (cout * cinG);
-  const coutG = cout / (channels / cinG);
   const r2 = new Float64Array(channels);
-  for (let o = 0; o < cout; o++) {
-    const group = Math.floor(o / coutG);
-    for (let c = 0; c < cinG; c++) {
-      const ch = group * cinG + c;
-      for (let k = (o * cinG + c) * kvol; k < (o * cinG + c + 1) * kvol; k++)
-        r2[ch] = Math.max(r2[ch]!, Math.abs(wb[k]!));
-    }
-  }
+  forEachKernel(b, channels, (ch, from, to) => {
+    for (let k = from; k < to; k++) r2[ch] = Math.max(r2[ch]!, Math.abs(wb[k]!));
+  });
   return { r1, r2 };
 }
 
@@ -109,16 +112,9 @@ function equalize(a: Layer, b: Layer): number {
   const ba = a.bias?.values();
   if (ba) for (let i = 0; i < s.length; i++) ba[i] = ba[i]! / s[i]!;
   const wb = b.weight.values();
-  const [cout, cinG] = [b.weight.shape[0]!, b.weight.shape[1]!];
-  const kvol = wb.length / (cout * cinG);
-  const coutG = cout / (s.length / cinG);
-  for (let o = 0; o < cout; o++) {
-    const group = Math.floor(o / coutG);
-    for (let c = 0; c < cinG; c++) {
-      const scale = s[group * cinG + c]!;
-      for (let k = (o * cinG + c) * kvol; k < (o * cinG + c + 1) * kvol; k++) wb[k] = wb[k]! * scale;
-    }
-  }
+  forEachKernel(b, s.length, (ch, from, to) => {
+    for (let k = from; k < to; k++) wb[k] = wb[k]! * s[ch]!;
+  });
   return s.reduce((m, v) => Math.max(m, Math.abs(Math.log(v))), 0);
 }
 
