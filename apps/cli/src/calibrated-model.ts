@@ -180,9 +180,7 @@ export function checkCalibrateOptions(o: Options, command: string): void {
   if (o.calib === undefined) throw usageError(command, 'missing --calib DIR (the calibration samples)');
   requireMarch(String(o.march));
   requireObserver(String(o.observer));
-  const batch = Number(o.batch);
-  if (!Number.isInteger(batch) || batch < 1)
-    throw new CliError(`--batch must be a positive integer, got ${o.batch}`, { exitCode: 2 });
+  // --batch is checked by the option parser (an integer of at least 1)
   parseInputScale(String(o['input-scale']));
 }
 
