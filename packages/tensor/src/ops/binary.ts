@@ -39,15 +39,22 @@ export function broadcastBinary(a: Tensor, b: Tensor, outDtype: DType, f: (x: nu
   return make(out, shape, outDtype);
 }
 
-function walk(a: Tensor, b: Tensor, shape: number[], out: TypedArray, f: (x: number, y: number) => number): void {
+/**
+ * Visits the output in rows of its last dim, through broadcast strides: `visit(pa, sa, pb, sb, o, n)` gets the
+ * row's first element in a's and b's data, their strides along it, its first output index and its length.
+ */
+function forEachRow(
+  a: Tensor,
+  b: Tensor,
+  shape: readonly number[],
+  visit: (pa: number, ia: number, pb: number, ib: number, o: number, inner: number) => void,
+): void {
+  const n = sizeOf(shape);
+  if (n === 0) return;
   const nd = shape.length;
   const sa = broadcastStrides(a.shape, a.strides, shape);
   const sb = broadcastStrides(b.shape, b.strides, shape);
-  const ad = a.data;
-  const bd = b.data;
   const idx = new Array<number>(nd).fill(0);
-  const n = out.length;
-  if (n === 0) return;
   const last = nd - 1;
   const inner = nd ? shape[last]! : 1;
   const ia = nd ? sa[last]! : 0;
@@ -55,13 +62,7 @@ function walk(a: Tensor, b: Tensor, shape: number[], out: TypedArray, f: (x: num
   let pa = a.offset;
   let pb = b.offset;
   for (let o = 0; o < n; o += inner) {
-    let qa = pa;
-    let qb = pb;
-    for (let j = 0; j < inner; j++) {
-      out[o + j] = f(ad[qa]!, bd[qb]!);
-      qa += ia;
-      qb += ib;
-    }
+    visit(pa, ia, pb, ib, o, inner);
     for (let d = last - 1; d >= 0; d--) {
       idx[d]!++;
       pa += sa[d]!;
@@ -72,6 +73,14 @@ function walk(a: Tensor, b: Tensor, shape: number[], out: TypedArray, f: (x: num
       idx[d] = 0;
     }
   }
+}
+
+function walk(a: Tensor, b: Tensor, shape: number[], out: TypedArray, f: (x: number, y: number) => number): void {
+  const ad = a.data;
+  const bd = b.data;
+  forEachRow(a, b, shape, (pa, ia, pb, ib, o, inner) => {
+    for (let j = 0; j < inner; j++, pa += ia, pb += ib) out[o + j] = f(ad[pa]!, bd[pb]!);
+  });
 }
 
 type SameShapeLoop = (a: Float32Array, b: Float32Array, out: Float32Array) => void;
@@ -128,31 +137,9 @@ const ROW: Record<'add' | 'sub' | 'mul' | 'div', RowLoop> = {
 function walkRows(a: Tensor, b: Tensor, row: RowLoop): Tensor {
   const shape = broadcastShapes(a.shape, b.shape);
   const out = new Float32Array(sizeOf(shape));
-  const nd = shape.length;
-  if (out.length === 0) return make(out, shape);
-  const sa = broadcastStrides(a.shape, a.strides, shape);
-  const sb = broadcastStrides(b.shape, b.strides, shape);
   const ad = a.data as Float32Array;
   const bd = b.data as Float32Array;
-  const idx = new Array<number>(nd).fill(0);
-  const last = nd - 1;
-  const inner = nd ? shape[last]! : 1;
-  const ia = nd ? sa[last]! : 0;
-  const ib = nd ? sb[last]! : 0;
-  let pa = a.offset;
-  let pb = b.offset;
-  for (let o = 0; o < out.length; o += inner) {
-    row(ad, pa, ia, bd, pb, ib, out, o, inner);
-    for (let d = last - 1; d >= 0; d--) {
-      idx[d]!++;
-      pa += sa[d]!;
-      pb += sb[d]!;
-      if (idx[d]! < shape[d]!) break;
-      pa -= sa[d]! * shape[d]!;
-      pb -= sb[d]! * shape[d]!;
-      idx[d] = 0;
-    }
-  }
+  forEachRow(a, b, shape, (pa, ia, pb, ib, o, inner) => row(ad, pa, ia, bd, pb, ib, out, o, inner));
   return make(out, shape);
 }
 
