@@ -78,9 +78,9 @@ describe('modules called inside fxWrap-ed methods', () => {
     expect(late).toBeInstanceOf(LateConvertedModule);
     const got = run(fixed, x);
     // the first call built the march's module for refine from the quantized input it received
-    const built = [...(late as unknown as { built: Map<string, Module> }).built.values()];
+    const built = [...(late as unknown as { built: Map<string, { module: Module }> }).built.values()];
     expect(built).toHaveLength(1);
-    expect(built[0]).toBeInstanceOf(FixedConv);
+    expect(built[0]!.module).toBeInstanceOf(FixedConv);
     const step = (qat.getSubmodule('score') as QatModule).activationPostProcess!.calculateQparams().scale[0]!;
     const w = fake.values();
     const c = got.values();

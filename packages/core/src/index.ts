@@ -49,6 +49,10 @@ export {
 } from './ptq/cross-layer-equalization.js';
 export { setFakeQuantize } from '@qtk/fake-quant';
 export { convertFx, ConversionError, type ConvertFxOptions } from './convert-fx.js';
+/** Eager mode: module swaps on the model's own tree, for models that do not trace. */
+export { fuseModules, FusedAddSite, type FuseModulesOptions } from './eager/fuse-modules.js';
+export { prepareQat, type PrepareQatOptions } from './eager/prepare-qat.js';
+export { convert, type ConvertOptions } from './eager/convert.js';
 export { setPreserveQatMode } from './preserve-qat-mode.js';
 export { FLOAT_STEP } from './stepwise-float-pass.js';
 export {

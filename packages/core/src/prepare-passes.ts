@@ -2,7 +2,7 @@ import { FakeQuantize, type QConfig } from '@qtk/fake-quant';
 import { setModuleCopyOnWrite } from '@qtk/fusion';
 import type { Node } from '@qtk/ir';
 import { DeQuantStub, FloatFunctional, type Module, QuantStub } from '@qtk/nn';
-import { opOfModule, opOfNode, QConfigError, setFakeQuantRole } from '@qtk/spec';
+import { opOfModule, opOfNode, QConfigError, setFakeQuantRole, type MarchBackendV1 } from '@qtk/spec';
 import { compositeQatForm } from '@qtk/fixed-point';
 import { checkQconfigForMarch } from './march.js';
 import { QatModule, weightedLayer } from './qat-module.js';
@@ -29,10 +29,10 @@ export function createFakeQuant(
  * runs its op as a composite: each intermediate gets its own fake-quant of the module's activation
  * qconfig at qint16 (qint8 on a march without qint16).
  */
-function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): Module | null {
+function compositeFormFor(march: MarchBackendV1, module: Module, qc: QConfig, path: string): Module | null {
   const factory = qc.activation;
   if (!factory) return null;
-  const table = ctx.march.capabilities;
+  const table = march.capabilities;
   const dtype = table.activationDtypes.includes('qint16') ? 'qint16' : 'qint8';
   return compositeQatForm(table, module, () => createFakeQuant(factory, path, { dtype })!);
 }
@@ -42,7 +42,7 @@ function compositeFormFor(ctx: PrepareContext, module: Module, qc: QConfig, path
  * stubs get their fake-quant, conv/linear families and fused modules weight and output fake-quants,
  * requantizing modules (sigmoid, pooling, softmax, ...) an output fake-quant.
  */
-export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConfig, path: string): QatModule | null {
+export function qatReplacementFor(march: MarchBackendV1, module: Module, qc: QConfig, path: string): QatModule | null {
   if (module instanceof FloatFunctional || module instanceof DeQuantStub || module instanceof QatModule) return null;
   const w = weightedLayer(module);
   let replacement: QatModule | null = null;
@@ -69,10 +69,10 @@ export function qatReplacementFor(ctx: PrepareContext, module: Module, qc: QConf
   } else if (opOfModule(module)?.ownOutputScale) {
     // sigmoid, pooling, softmax, ...: the op catalog says the output is a new value
     const act = createFakeQuant(qc.activation, path);
-    if (act) replacement = new QatModule(compositeFormFor(ctx, module, qc, path) ?? module, null, act);
+    if (act) replacement = new QatModule(compositeFormFor(march, module, qc, path) ?? module, null, act);
   }
   if (replacement) {
-    checkQconfigForMarch(ctx.march, path, module.constructor.name, {
+    checkQconfigForMarch(march, path, module.constructor.name, {
       activation: replacement.activationPostProcess,
       weight: replacement.weightFakeQuant,
     });
@@ -91,7 +91,7 @@ export function swapQatModulesPass(ctx: PrepareContext): void {
     if (!module) continue;
     const { qconfig: qc, path } = qconfigOf(ctx, node);
     if (!qc) continue;
-    const replacement = qatReplacementFor(ctx, module, qc, path);
+    const replacement = qatReplacementFor(ctx.march, module, qc, path);
     if (!replacement) continue;
     setModuleCopyOnWrite(gm, node.target, replacement, ctx.owned);
     done.set(node.target, replacement);
@@ -169,7 +169,7 @@ export function swapWrappedModulesPass(ctx: PrepareContext): void {
     if (replaced.some((r) => path.startsWith(`${r}.`))) continue;
     const qc = ctx.resolver.resolve(path);
     if (!qc) continue;
-    const replacement = qatReplacementFor(ctx, module, qc, path);
+    const replacement = qatReplacementFor(ctx.march, module, qc, path);
     if (!replacement) continue;
     setModuleCopyOnWrite(ctx.gm, path, replacement, ctx.owned);
     replaced.push(path);

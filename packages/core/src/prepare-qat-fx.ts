@@ -153,16 +153,16 @@ export function insertInputQuantStubs(gm: GraphModule, scale?: number): string[]
 }
 
 /** The march a prepare checks qconfigs and capabilities against: the option, else setMarch's; an error without either. */
-function requireMarch(option: PrepareQatFxOptions['march']): MarchBackendV1 {
+export function requireMarch(option: PrepareQatFxOptions['march'], caller = 'prepareQatFx'): MarchBackendV1 {
   if (option !== undefined) return typeof option === 'string' ? marches.get(option) : option;
   const current = getMarch();
   if (!current) {
     const known = marches.names();
     const id = known[0] ?? 'my-march';
     throw new QConfigError(
-      "prepareQatFx: no march selected, so the qconfigs cannot be checked against a BPU's capabilities; " +
+      `${caller}: no march selected, so the qconfigs cannot be checked against a BPU's capabilities; ` +
         `call setMarch('${id}') first (registered: ${known.join(', ') || 'none; import a march package'}), ` +
-        `or pass prepareQatFx(model, qconfigDict, { march: '${id}' })`,
+        `or pass ${caller}(model, qconfigDict, { march: '${id}' })`,
     );
   }
   return current;

@@ -29,7 +29,8 @@ export function moduleNameRecord(dict: QConfigDict): Record<string, QConfig | nu
   return Array.isArray(m) ? Object.fromEntries(m) : { ...(m as Readonly<Record<string, QConfig | null>>) };
 }
 
-function isQConfig(q: unknown): q is QConfig {
+/** Whether a value is a QConfig ({ activation, weight }). */
+export function isQConfig(q: unknown): q is QConfig {
   return q !== null && typeof q === 'object' && 'activation' in q && 'weight' in q;
 }
 

@@ -109,6 +109,12 @@ describe('op catalog', () => {
     expect(opOfModule(new Sub())).toEqual({ op: 'CatalogTestOp', attrs: { k: 3 }, ownOutputScale: true, fused: null });
     expect(implementationsOf('CatalogTestOp').modules).toEqual([Custom]);
     expect(() => registerModuleOp({ cls: Custom, op: 'Gemm' })).toThrow(RegistryError);
+    // a method table answers for its own entries only, not for Object.prototype's names
+    class WithMethods {}
+    registerModuleOp({ cls: WithMethods, op: () => null, methods: { plus: 'Add' } });
+    expect(opOfModule(new WithMethods(), 'plus')).toMatchObject({ op: 'Add' });
+    expect(opOfModule(new WithMethods(), 'constructor')).toBeNull();
+    expect(opOfModule(new WithMethods(), 'toString')).toBeNull();
   });
 });
 

@@ -174,7 +174,7 @@ export function opOfModule(module: object, method?: string): OpMatch | null {
   if (!impl) return null;
   const who = `module ${impl.cls.name}`;
   if (method !== undefined) {
-    const op = impl.methods?.[method];
+    const op = impl.methods && Object.hasOwn(impl.methods, method) ? impl.methods[method] : undefined;
     return op === undefined ? null : matchOf({ op }, module, who);
   }
   return matchOf(impl, module, who, impl.fused ? impl.fused(module) : null);
