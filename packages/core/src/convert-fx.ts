@@ -12,6 +12,7 @@ import {
   type MarchBackendV1,
   type NodeTableOptions,
   type QParams,
+  TIED_FAKE_QUANT_METHOD,
 } from '@qtk/spec';
 import { InvalidArgumentError, type RoundingMode } from '@qtk/tensor';
 import { copyTensorAttributes } from './copy-tensor-attributes.js';
@@ -105,9 +106,13 @@ function resolveMarch(m: ConvertFxOptions['march'], qatModel: GraphModule): Marc
   return current;
 }
 
-/** An inserted activation fake-quant: a bare FakeQuantize called on one value. */
+/** An inserted activation fake-quant: a bare FakeQuantize called on one value (or tied to another's scale). */
 function isActivationFakeQuant(gm: GraphModule, node: Node): boolean {
-  return node.op === 'call_module' && node.method === undefined && qatModuleOf(gm, node) instanceof FakeQuantize;
+  return (
+    node.op === 'call_module' &&
+    (node.method === undefined || node.method === TIED_FAKE_QUANT_METHOD) &&
+    qatModuleOf(gm, node) instanceof FakeQuantize
+  );
 }
 
 function opLabel(node: Node, module: Module | null): string {

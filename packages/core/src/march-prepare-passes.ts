@@ -38,9 +38,13 @@ export function compositeRewritesPass(ctx: PrepareContext): void {
   for (const c of compositeOpsOf(ctx.march.capabilities)) c.prepare?.(mctx);
 }
 
-/** Runs the march's `preparePasses` (after the activation fake-quants are in, before the checks). */
+/**
+ * Runs the march's `preparePasses` (after the activation fake-quants are in, before the checks), then with
+ * `optimizeGraph` its `optimizeGraphPasses`.
+ */
 export function marchPreparePassesPass(ctx: PrepareContext): void {
-  const passes = ctx.march.hooks.preparePasses ?? [];
+  const { hooks } = ctx.march;
+  const passes = [...(hooks.preparePasses ?? []), ...(ctx.optimizeGraph ? (hooks.optimizeGraphPasses ?? []) : [])];
   if (passes.length === 0) return;
   const mctx = marchPrepareContext(ctx);
   for (const p of passes) p.run(mctx);

@@ -24,6 +24,8 @@ export interface PrepareContext {
   readonly owned: Set<Module>;
   /** Set when prepareQatFx was called with `hybrid: true` (and its partitioner): the user's CPU lists. */
   readonly hybrid: { readonly dict: HybridDict } | null;
+  /** prepareQatFx's `optimizeGraph`: the march's `optimizeGraphPasses` run after its `preparePasses`. */
+  readonly optimizeGraph: boolean;
   /**
    * Per-node qconfigs set by qconfig setters (prepareQatFx's `qconfigSetter` form); they win over
    * the resolver's. Nodes without an entry (those created after the setters ran) use the resolver.
@@ -50,6 +52,8 @@ export interface PrepareContextInputs {
   readonly march: MarchBackendV1;
   /** Hybrid mode's CPU lists; null outside hybrid mode. */
   readonly hybrid: { readonly dict: HybridDict } | null;
+  /** Run the march's graph optimizations (default false). */
+  readonly optimizeGraph?: boolean;
   readonly warn: (message: string) => void;
   /** Containers already cloned for `gm` (by prepare's own functional-op modules); default none. */
   readonly owned?: Set<Module>;
@@ -71,5 +75,6 @@ export function createPrepareContext(inputs: PrepareContextInputs): PrepareConte
     owned: inputs.owned ?? new Set(),
     warn,
     hybrid,
+    optimizeGraph: inputs.optimizeGraph ?? false,
   };
 }

@@ -84,6 +84,12 @@ export interface PrepareQatFxOptions {
   partitioner?: PreparePass;
   /** With `hybrid`: modules to keep on the CPU, by type and by name (generated names such as `_generated_add_0` too). */
   hybridDict?: HybridDict;
+  /**
+   * Run the march's graph optimizations (horizon_plugin_pytorch's `optimize_graph`): on bernoulli2 the
+   * inputs of a cat share the cat's output scale from prepare on, so QAT trains with the scales the
+   * deployed cat has. A march without any warns that the option has no effect. Default false.
+   */
+  optimizeGraph?: boolean;
 }
 
 /**
@@ -285,7 +291,10 @@ function prepareModel(
     owned,
     warn,
     hybrid: options.hybrid ? { dict: options.hybridDict ?? {} } : null,
+    optimizeGraph: options.optimizeGraph === true,
   });
+  if (options.optimizeGraph && !march.hooks.optimizeGraphPasses?.length)
+    warn(`prepareQatFx: march '${march.id}' has no graph optimizations, so optimizeGraph changes nothing`);
   for (const pass of passes) pass.run(ctx);
   checkModuleNames('qconfigDict.moduleName', Object.keys(moduleNameRecord(qconfigDict)), [traced, gm]);
   gm.recompile();

@@ -37,6 +37,24 @@ describe('FakeQuantize states', () => {
     expect(y.toArray()).toEqual([Math.fround(Math.floor(0.1234 / s + 0.5) * s), Math.fround(127 * s)]);
   });
 
+  it('applyWithoutObserving: the identity while calibrating or unobserved, else the scale of what forward observed', () => {
+    const fq = new FakeQuantize({ state: 'CALIBRATION', observerOptions: { averagingConstant: 1 } });
+    const big = tensor([40, -40]);
+    expect(fq.applyWithoutObserving(big)).toBe(big); // not observed yet
+    fq.forward(tensor([-1.275, 1]));
+    expect(fq.applyWithoutObserving(big)).toBe(big); // calibrating: passes through without observing
+    const s = fq.calculateQparams().scale[0]!;
+    expect(s).toBe(s127(1.275));
+    for (const state of ['QAT', 'VALIDATION'] as const) {
+      fq.setFakeQuantState(state);
+      expect(fq.applyWithoutObserving(tensor([0.1234, 50])).toArray()).toEqual([
+        Math.fround(Math.floor(0.1234 / s + 0.5) * s),
+        Math.fround(127 * s),
+      ]);
+      expect(fq.calculateQparams().scale[0]).toBe(s); // 50 was not observed, even in QAT
+    }
+  });
+
   it('QAT updates the observer and fake-quantizes', () => {
     const fq = new FakeQuantize({ observerOptions: { averagingConstant: 1 } });
     fq.forward(tensor([-1, 1]));

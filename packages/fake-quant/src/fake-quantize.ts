@@ -144,6 +144,10 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       // VALIDATION (or LSQ) without any calibration: take the scale from this input once
       this.observe(x);
     }
+    return this.quantized(x);
+  }
+
+  private quantized(x: Tensor): Tensor {
     return fakeQuantize(x, this.scale, {
       quantMin: this.quantMin,
       quantMax: this.quantMax,
@@ -151,6 +155,16 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
       rounding: this.rounding,
       gradScale: this.options.learnable ? 1 / Math.sqrt((x.size / this.scale.size) * this.quantMax) : 1,
     });
+  }
+
+  /**
+   * Fake-quantizes a value tied to this fake-quant's scale without observing it (bernoulli2's cat inputs
+   * with the cat's scale): the identity while calibrating and before a scale was observed, else the same
+   * rounding and clamping as forward. A graph calls it as `call_module` with this method name.
+   */
+  applyWithoutObserving(x: Tensor): Tensor {
+    if (this.state === 'CALIBRATION' || !this.isInitialized) return x;
+    return this.quantized(x);
   }
 
   /** Whether the scale is set, not observed (the 'fixed_scale' observer, e.g. a QuantStub given a scale). */

@@ -10,6 +10,7 @@ import {
 } from '@qtk/fixed-point';
 import { marches, type MarchBackendV1 } from '@qtk/spec';
 import { BERNOULLI2_CAPABILITIES } from './capabilities.js';
+import { TIE_CAT_INPUTS_PASS } from './unify-cat-scale.js';
 
 /** bernoulli2's integer rules: an int16 intermediate in requantize, an add as a conv with a sumin, a shifted 16-bit bias. */
 export const BERNOULLI2_NUMERICS: MarchNumerics = Object.freeze({
@@ -30,6 +31,8 @@ export const bernoulli2: MarchBackendV1 = Object.freeze({
   hooks: Object.freeze({
     convertNode: createMarchConverter(ENV, DEFAULT_CONVERT_RULES),
     supportsNode: createMarchSupport(ENV, DEFAULT_CONVERT_RULES),
+    // prepareQatFx's optimizeGraph: a cat's inputs share its scale (horizon_plugin_pytorch's optimize_graph)
+    optimizeGraphPasses: [TIE_CAT_INPUTS_PASS],
   }),
 });
 

@@ -11,6 +11,13 @@ export const FAKE_QUANT_ROLE = 'fakeQuantRole';
  */
 export type FakeQuantRole = 'activation';
 
+/**
+ * The fake-quant method a call_module node calls to quantize a value with another value's scale without
+ * observing it (FakeQuantize's `applyWithoutObserving`: bernoulli2's cat inputs tied to the cat's scale).
+ * Such a node is an activation fake-quant too: conversion absorbs it into its producer with that scale.
+ */
+export const TIED_FAKE_QUANT_METHOD = 'applyWithoutObserving';
+
 export function fakeQuantRoleOf(node: Node): FakeQuantRole | null {
   return node.meta[FAKE_QUANT_ROLE] === 'activation' ? 'activation' : null;
 }

@@ -105,4 +105,10 @@ export { selectDefaultMarch, defaultMarch, resolveMarchOption } from './current-
  */
 export { registerPlugin, registerPluginModule, type QtkPluginV1 } from './plugin-module.js';
 export { syncObservers } from './sync-observers.js';
-export { FAKE_QUANT_ROLE, fakeQuantRoleOf, setFakeQuantRole, type FakeQuantRole } from './fake-quant-role.js';
+export {
+  FAKE_QUANT_ROLE,
+  TIED_FAKE_QUANT_METHOD,
+  fakeQuantRoleOf,
+  setFakeQuantRole,
+  type FakeQuantRole,
+} from './fake-quant-role.js';

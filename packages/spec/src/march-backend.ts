@@ -210,6 +210,11 @@ export interface MarchHooksV1 {
   /** Passes prepare runs after inserting the activation fake-quants and before its checks (in order). */
   readonly preparePasses?: readonly MarchPreparePass[];
   /**
+   * Passes prepare runs after `preparePasses` when asked to optimize the graph (prepareQatFx's
+   * `optimizeGraph`, horizon_plugin_pytorch's `optimize_graph`), e.g. cat inputs tied to the cat's scale.
+   */
+  readonly optimizeGraphPasses?: readonly MarchPreparePass[];
+  /**
    * Graph passes before conversion (e.g. a cat-scale unification); may edit the graph of the copy it is
    * given. The copy holds no modules yet: its call_module nodes name modules of `qatModel`.
    */
