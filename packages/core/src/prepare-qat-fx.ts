@@ -85,9 +85,9 @@ export interface PrepareQatFxOptions {
   /** With `hybrid`: modules to keep on the CPU, by type and by name (generated names such as `_generated_add_0` too). */
   hybridDict?: HybridDict;
   /**
-   * Run the march's graph optimizations (horizon_plugin_pytorch's `optimize_graph`): on bernoulli2 the
-   * inputs of a cat share the cat's output scale from prepare on, so QAT trains with the scales the
-   * deployed cat has. A march without any warns that the option has no effect. Default false.
+   * Run the march's graph optimizations (horizon_plugin_pytorch's `optimize_graph`, its `optimizeGraphPasses`),
+   * such as a march whose cat copies its inputs tying their scales to the cat's from prepare on, so QAT trains
+   * with the scales the deployed cat has. A march without any warns that the option has no effect. Default false.
    */
   optimizeGraph?: boolean;
 }

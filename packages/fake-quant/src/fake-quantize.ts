@@ -158,8 +158,8 @@ export class FakeQuantize extends Module implements FakeQuantV1 {
   }
 
   /**
-   * Fake-quantizes a value tied to this fake-quant's scale without observing it (bernoulli2's cat inputs
-   * with the cat's scale): the identity while calibrating and before a scale was observed, else the same
+   * Fake-quantizes a value tied to this fake-quant's scale without observing it (a cat's inputs
+   * with the cat's scale, where a march asks for it): the identity while calibrating and before a scale was observed, else the same
    * rounding and clamping as forward. A graph calls it as `call_module` with this method name.
    */
   applyWithoutObserving(x: Tensor): Tensor {

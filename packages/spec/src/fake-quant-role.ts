@@ -13,7 +13,7 @@ export type FakeQuantRole = 'activation';
 
 /**
  * The fake-quant method a call_module node calls to quantize a value with another value's scale without
- * observing it (FakeQuantize's `applyWithoutObserving`: bernoulli2's cat inputs tied to the cat's scale).
+ * observing it (FakeQuantize's `applyWithoutObserving`: a cat's inputs tied to the cat's scale by a march's pass).
  * Such a node is an activation fake-quant too: conversion absorbs it into its producer with that scale.
  */
 export const TIED_FAKE_QUANT_METHOD = 'applyWithoutObserving';
