@@ -1,5 +1,5 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
-import { FusedConvBase } from '@qtk/fusion';
+import { FusedConvBase, shallowCloneModule } from '@qtk/fusion';
 import { registerLeafModule } from '@qtk/ir';
 import { Module } from '@qtk/nn';
 import { opOfModule, type Tensor } from '@qtk/tensor';
@@ -16,6 +16,25 @@ export function weightedLayer(
   const op = opOfModule(layer)?.op;
   if (op !== 'Conv' && op !== 'ConvTranspose' && op !== 'Gemm') return null;
   return { layer: layer as Module & { weight: Tensor }, chAxis: op === 'ConvTranspose' ? 1 : 0 };
+}
+
+/**
+ * weightedLayer of a QAT module, made the QAT module's own first: prepareQatFx shares a layer without a BatchNorm
+ * to absorb with the float model, so a pass that gives the layer new parameters (bias correction, AdaRound) works
+ * on shallow copies of the layer and of the fused module around it, put in their places.
+ */
+export function ownWeightedLayer(qat: QatModule): ReturnType<typeof weightedLayer> {
+  const found = weightedLayer(qat.module);
+  if (!found) return null;
+  const layer = shallowCloneModule(found.layer);
+  if (qat.module instanceof FusedConvBase) {
+    const fused = shallowCloneModule(qat.module);
+    fused.setChild('conv', layer);
+    qat.setChild('module', fused);
+  } else {
+    qat.setChild('module', layer);
+  }
+  return { layer, chAxis: found.chAxis };
 }
 
 /**

@@ -24,8 +24,8 @@ class Mlp extends Module {
 const batches = Array.from({ length: 4 }, (_, i) => rand([16, 32], { generator: new Generator(10 + i) }));
 const perTensor = getDefaultQconfig({ weightQkwargs: { chAxis: -1 } });
 
-function calibrated(): GraphModule {
-  const gm = prepareQatFx(new Mlp().eval(), { global: perTensor }, { march: 'bayes', onWarning: () => {} });
+function calibrated(float = new Mlp().eval()): GraphModule {
+  const gm = prepareQatFx(float, { global: perTensor }, { march: 'bayes', onWarning: () => {} });
   calibrate(gm, batches, { onWarning: () => {} });
   setFakeQuantize(gm, 'VALIDATION');
   return gm;
@@ -58,16 +58,20 @@ function meanWeightError(gm: GraphModule, name: string): number[] {
 
 describe('correctBias', () => {
   it("removes the quantized weights' mean error from each layer's output, adding a bias where there was none", () => {
-    const gm = calibrated();
+    const float = new Mlp().eval();
+    const gm = calibrated(float);
     // fc1 is fused with the ReLU after it: the graph node is 'relu'
-    const fc1 = weightedLayer((gm.getSubmodule('relu') as QatModule).module)!.layer as Linear;
-    const fc2 = (gm.getSubmodule('fc2') as QatModule).module as Linear;
-    expect(fc1.bias).toBeNull();
+    const layerAt = (name: string) => weightedLayer((gm.getSubmodule(name) as QatModule).module)!.layer as Linear;
+    expect(layerAt('relu').bias).toBeNull();
     const before1 = meanWeightError(gm, 'relu');
-    const bias2Before = Array.from(fc2.bias!.values());
+    const bias2Before = Array.from(layerAt('fc2').bias!.values());
     expect(Math.max(...before1.map(Math.abs))).toBeGreaterThan(1e-3);
 
     const result = correctBias(gm, batches);
+    // the float model, whose linear layers the prepared one shared, keeps its biases
+    expect(float.fc1.bias).toBeNull();
+    expect(Array.from(float.fc2.bias!.values())).toEqual(bias2Before);
+    const fc1 = layerAt('relu');
     expect(result.samples).toBe(64);
     expect(result.layers.map((l) => l.name)).toEqual(['relu', 'fc2']);
     // fc1: its new bias is exactly the negated mean error (the inputs are the same fake-quantized values)

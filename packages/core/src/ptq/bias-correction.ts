@@ -8,7 +8,7 @@ import { type GraphModule, subAt } from '@qtk/ir';
 import { Parameter } from '@qtk/nn';
 import { InvalidArgumentError, noGrad, Tensor } from '@qtk/tensor';
 import type { CalibrationBatch } from '../calibration.js';
-import { QatModule, weightedLayer } from '../qat-module.js';
+import { ownWeightedLayer, QatModule, weightedLayer } from '../qat-module.js';
 
 export interface BiasCorrection {
   /** The layer's module path. */
@@ -73,10 +73,9 @@ function correctedLayers(gm: GraphModule): CorrectedLayer[] {
     if (n.op !== 'call_module' || n.method !== undefined) continue;
     const m = subAt(gm, n.target);
     if (!(m instanceof QatModule) || !m.weightFakeQuant) continue;
-    const w = weightedLayer(m.module);
     // a transposed conv's weight is [in, out / groups, ...]: left as it is
-    if (w?.chAxis !== 0) continue;
-    const layer = w.layer as CorrectedLayer['layer'];
+    if (weightedLayer(m.module)?.chAxis !== 0) continue;
+    const layer = ownWeightedLayer(m)!.layer as CorrectedLayer['layer'];
     const isLinear = layer.weight.ndim === 2;
     const cin = isLinear ? layer.weight.shape[1]! : layer.weight.shape[1]! * (layer.groups ?? 1);
     out.push({ name: n.target, layer, fq: m.weightFakeQuant, means: new ChannelMeans(cin, isLinear) });
@@ -110,8 +109,8 @@ function expectedError(l: CorrectedLayer, mean: Float64Array): Float64Array {
 /**
  * Corrects the bias of every conv and linear layer of a calibrated model (prepareQatFx's result after calibration,
  * its fake-quants in VALIDATION) for the expected error its quantized weight adds, measured on `batches` (the
- * calibration batches). A layer without a bias gets one. Transposed convolutions are left as they are. Returns each
- * corrected layer's largest correction.
+ * calibration batches). A layer without a bias gets one. Transposed convolutions are left as they are. The float
+ * model the calibrated one was prepared from keeps its parameters. Returns each corrected layer's largest correction.
  */
 export function correctBias(calibrated: GraphModule, batches: Iterable<CalibrationBatch>): BiasCorrectionResult {
   const observing = calibrated
@@ -155,8 +154,11 @@ export function correctBias(calibrated: GraphModule, batches: Iterable<Calibrati
       next[o] = (bv ? bv[o]! : 0) - err[o]!;
       maxAbs = Math.max(maxAbs, Math.abs(err[o]!));
     }
-    if (b) b.values().set(next);
-    else l.layer.bias = new Parameter(new Tensor({ data: next, shape: [next.length], dtype: 'float32' }));
+    // a new Parameter: the old one may be the float model's too
+    l.layer.bias = new Parameter(
+      new Tensor({ data: next, shape: [next.length], dtype: 'float32' }),
+      l.layer.weight.requiresGrad,
+    );
     corrected.push({ name: l.name, maxAbs });
   }
   return { layers: corrected, samples };
