@@ -1,6 +1,13 @@
 // The part of `qtk quantize` that `qtk profile` and `qtk sensitivity` share: read an ONNX model and its
 // calibration samples, prepare it for a march (optionally heterogeneous), calibrate, convert.
-import { ConversionError, equalizeCrossLayer, quantizePostTrainingAsync, UnknownModuleNameError } from '@qtk/core';
+import {
+  type AdaRoundOptions,
+  type AdaRoundResult,
+  ConversionError,
+  equalizeCrossLayer,
+  quantizePostTrainingAsync,
+  UnknownModuleNameError,
+} from '@qtk/core';
 import { FakeQuantize, getDefaultQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
 import type { OnnxGraphModule } from '@qtk/onnx';
@@ -22,6 +29,7 @@ import { type CalibrateQconfig, calibrateQconfig, QCONFIG_OPTIONS, unknownEntryE
 import { engineOption } from './model-runner.js';
 import { loadOrt } from './ort-session.js';
 import { modelInputs, type SampleInput, sampleShapesText } from './sample-inputs.js';
+import { stepProgress } from './progress.js';
 
 /** The options of a command that calibrates and converts an ONNX model. */
 export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
@@ -79,6 +87,18 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     description:
       "after calibration, correct each conv and linear bias for its quantized weight's mean error on the calibration samples",
   },
+  adaround: {
+    type: 'boolean',
+    description:
+      "after calibration, learn each conv and linear weight's rounding (up or down) so its output on the calibration samples stays closest to the float layer's (AdaRound)",
+  },
+  'adaround-iters': {
+    type: 'number',
+    value: 'N',
+    description: 'with --adaround: optimizer steps per layer (default 1000)',
+    integer: true,
+    min: 1,
+  },
   'skip-nonfinite': {
     type: 'boolean',
     description: 'leave out calibration samples holding NaN or ±Infinity (counted in the summary) instead of failing',
@@ -126,6 +146,8 @@ export interface CalibratedModel {
   readonly calibrationEngine: string;
   /** With --equalize: how many layer pairs cross-layer equalization balanced; else null. */
   readonly equalizedPairs: number | null;
+  /** With --adaround: what it did per layer; else null. */
+  readonly adaround: AdaRoundResult | null;
   readonly usedFiles: number;
   readonly warnings: string[];
   /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
@@ -231,6 +253,8 @@ export async function calibrateOnnxModel(
   const cpuNodes = splitNames(o['cpu-nodes']);
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
+  if (o['adaround-iters'] !== undefined && o.adaround !== true)
+    throw new CliError('--adaround-iters needs --adaround', { exitCode: 2 });
   // names may be QTK's, ONNX node names or PyTorch module paths; unknown ones reach prepare, which names them
   const names = new ModelNames(float);
   const hybridDict = hybrid ? hybridDictFrom(float, cpuOps, names.resolveAll(cpuNodes)) : undefined;
@@ -248,13 +272,16 @@ export async function calibrateOnnxModel(
     calibrated: prepared,
     fixed,
     batches: nBatches,
+    adaround: rounding,
   } = await quantizePostTrainingAsync(equalized?.model ?? float, {
     ...(engine.run ? { calibrationEngine: engine.run } : {}),
     march: marchId,
     qconfig: qconfigs.dict,
     // bias correction runs the calibration batches a second time
-    calibration: o['bias-correction'] ? [...inputBatches(samples, batch)] : inputBatches(samples, batch),
+    // bias correction and AdaRound run the calibration batches again
+    calibration: o['bias-correction'] || o.adaround ? [...inputBatches(samples, batch)] : inputBatches(samples, batch),
     biasCorrection: o['bias-correction'] === true,
+    ...(o.adaround ? { adaround: adaroundOptions(o, io) } : {}),
     inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
     outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
     ...(hybrid ? { hybrid, partitioner: hybridPartitioner, ...(hybridDict ? { hybridDict } : {}) } : {}),
@@ -293,6 +320,7 @@ export async function calibrateOnnxModel(
     batches: nBatches,
     calibrationEngine: engine.used(),
     equalizedPairs: equalized ? equalized.pairs.length : null,
+    adaround: rounding ?? null,
     usedFiles: loaded.files,
     warnings,
     qconfigs,
@@ -385,4 +413,16 @@ export function parseInputScale(text: string): number | 'auto' {
     );
   }
   return v;
+}
+
+/** --adaround's settings, with a progress step per layer (and every 100 steps) on stderr. */
+function adaroundOptions(o: Record<string, unknown>, io: CliIo): AdaRoundOptions {
+  const progress = stepProgress(io);
+  return {
+    ...(o['adaround-iters'] !== undefined ? { iterations: Number(o['adaround-iters']) } : {}),
+    onProgress: (p) => {
+      progress.step(p.index, p.layers, `adaround ${p.layer}: step ${p.iteration}/${p.iterations}`);
+      if (p.index === p.layers - 1 && p.iteration === p.iterations) progress.end();
+    },
+  };
 }

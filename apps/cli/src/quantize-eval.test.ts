@@ -230,6 +230,34 @@ describe('qtk quantize and qtk eval', () => {
     expect(yb.some((v, i) => v !== ya[i])).toBe(true);
   });
 
+  it('--adaround learns the weight rounding: a step per layer on stderr, the summary line, the model file', async () => {
+    const out = join(dir, 'tiny-ada.qtk');
+    const r = await runQuantize(tiny, calib, out, { adaround: true, 'adaround-iters': '20' });
+    expect(
+      r.stderr
+        .split('\n')
+        .filter((l) => !l.includes('adaround'))
+        .join('\n'),
+    ).toBe('');
+    expect(r.code).toBe(0);
+    // not a terminal: one line per progress step, every layer from step 0 to 20
+    const steps = r.stderr.trim().split('\n');
+    expect(steps[0]).toMatch(/^\[1\/\d+\] adaround \S+: step 0\/20$/);
+    expect(steps.at(-1)).toMatch(/^\[(\d+)\/\1\] adaround \S+: step 20\/20$/);
+    const line =
+      /^adaround: +(\d+) layer\(s\), (\d+) of (\d+) weights rounded the other way; layer output error (-?\d+) % /m.exec(
+        r.stdout,
+      );
+    expect(line).not.toBeNull();
+    expect(Number(line![2])).toBeLessThan(Number(line![3]));
+    expect(Number(line![4])).toBeLessThanOrEqual(0);
+    expect(r.stdout).toMatch(/^observer: .*; weight rounding learnt \(AdaRound\)$/m);
+    expect(loadModelFileSync(out).meta).toMatchObject({ adaround: { iterations: 20 } });
+    const bad = await runQuantize(tiny, calib, join(dir, 'tiny-ada-bad.qtk'), { 'adaround-iters': '20' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--adaround-iters needs --adaround');
+  });
+
   it('--equalize runs cross-layer equalization first: the pairs in the summary and the model file', async () => {
     const out = join(dir, 'tiny-cle.qtk');
     const r = await runQuantize(tiny, calib, out, { equalize: true });

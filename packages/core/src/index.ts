@@ -1,7 +1,7 @@
 export { setMarch, getMarch, resetMarch } from './march.js';
 export { moduleNameRecord, QconfigResolver, type QConfigDict } from './qconfig-dict.js';
 export { UnknownModuleNameError, coversPath, moduleNamesOf } from './module-names.js';
-export { QatModule, weightedLayer } from './qat-module.js';
+export { QatModule, ownWeightedLayer, weightedLayer } from './qat-module.js';
 /** Extension point: `prepareQatFx`'s `options.passes` replaces or maps `DEFAULT_PREPARE_PASSES` with such passes. */
 export {
   createPrepareContext,
@@ -41,6 +41,7 @@ export {
   type CalibratedResult,
 } from './ptq/quantize-post-training.js';
 export { type BiasCorrection, type BiasCorrectionResult, correctBias } from './ptq/bias-correction.js';
+export { adaround, type AdaRoundLayer, type AdaRoundOptions, type AdaRoundResult } from './ptq/adaround.js';
 export {
   type CrossLayerEqualizationOptions,
   type CrossLayerEqualizationResult,

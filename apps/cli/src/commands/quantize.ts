@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import type { AdaRoundResult } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
@@ -98,6 +99,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
     },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(o['bias-correction'] ? { biasCorrection: true } : {}),
+    ...(o.adaround ? { adaround: { iterations: Number(o['adaround-iters'] ?? 1000) } } : {}),
     ...(c.equalizedPairs !== null ? { equalizedPairs: c.equalizedPairs } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
     ...(c.qconfigs.int16.length ? { int16: c.qconfigs.int16 } : {}),
@@ -114,10 +116,11 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
   const summary = summarize(prepared, fixed);
   const lines = [
     `march:        ${marchId}`,
-    `observer:     ${observer} (activations), min_max per channel (weights)${o['bias-correction'] ? "; biases corrected for the weights' quantization" : ''}`,
+    `observer:     ${observer} (activations), min_max per channel (weights)${o.adaround ? '; weight rounding learnt (AdaRound)' : ''}${o['bias-correction'] ? "; biases corrected for the weights' quantization" : ''}`,
     ...(c.equalizedPairs !== null
       ? [`equalized:    ${c.equalizedPairs} conv/linear pair(s) (cross-layer equalization)`]
       : []),
+    ...(c.adaround ? [adaroundLine(c.adaround)] : []),
     `engine:       calibration in ${c.calibrationEngine}`,
     `nodes:        ${summary.converted} converted to fixed point (${summary.modules})`,
     ...(keepFloat.length ? [`kept float:   ${keepFloat.join(', ')}`] : []),
@@ -213,4 +216,19 @@ function marchesRunning(fixed: GraphModule, report: DeployDeviceReport, current:
     .names()
     .filter((m) => m !== current)
     .filter((m) => [...ops].every((op) => marches.get(m).capabilities.ops.some((o) => o.op === op)));
+}
+
+/** The summary line of --adaround: weights rounded the other way, and the output error against nearest rounding. */
+function adaroundLine(r: AdaRoundResult): string {
+  const flipped = r.layers.reduce((n, l) => n + l.flipped, 0);
+  const weights = r.layers.reduce((n, l) => n + l.weights, 0);
+  const ratios = r.layers.filter((l) => l.mseNearest > 0).map((l) => l.mseAdaRound / l.mseNearest);
+  const mean = ratios.length ? ratios.reduce((a, b) => a + b, 0) / ratios.length : 1;
+  const skipped = r.skipped.length
+    ? `; ${r.skipped.length} left to nearest (${r.skipped.map((s) => s.name).join(', ')})`
+    : '';
+  return (
+    `adaround:     ${r.layers.length} layer(s), ${flipped} of ${weights} weights rounded the other way; ` +
+    `layer output error ${(100 * (mean - 1)).toFixed(0)} % against rounding to nearest (mean over layers)${skipped}`
+  );
 }

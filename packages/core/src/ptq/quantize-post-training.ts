@@ -16,7 +16,8 @@ import {
 import { convertFx } from '../convert-fx.js';
 import type { HybridDict } from '../deploy-device.js';
 import { type PrepareQatFxOptions, prepareQatFx } from '../prepare-qat-fx.js';
-import { correctBias } from './bias-correction.js';
+import { adaround, type AdaRoundOptions, type AdaRoundResult } from './adaround.js';
+import { type BiasCorrectionResult, correctBias } from './bias-correction.js';
 import type { QConfigDict } from '../qconfig-dict.js';
 
 /** The stages of post-training quantization, in order. */
@@ -75,21 +76,30 @@ export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
    * batchesOf's result; not a generator, nor asynchronous). Default false.
    */
   biasCorrection?: boolean;
+  /**
+   * After calibration (before bias correction), learns each conv and linear weight's rounding on the calibration
+   * batches (adaround; true for its defaults), which runs them again once per layer: `calibration` must be
+   * iterable again, as for `biasCorrection`. Default false.
+   */
+  adaround?: boolean | AdaRoundOptions;
 }
 
-/** correctBias on the calibration batches, when asked for, within the calibrate stage. */
-function correctBiasAfterCalibration(
+/** AdaRound, then bias correction, on the calibration batches when asked for, within the calibrate stage. */
+function refineAfterCalibration(
   run: PtqRun,
   calibrated: GraphModule,
-  options: { biasCorrection?: boolean; calibration: unknown },
+  options: Pick<PostTrainingOptions, 'biasCorrection' | 'adaround'> & { calibration: unknown },
 ): void {
-  if (!options.biasCorrection) return;
+  const { adaround: ada, biasCorrection } = options;
+  if (!ada && !biasCorrection) return;
   const batches = options.calibration as Iterable<CalibrationBatch> | AsyncIterable<CalibrationBatch>;
   if (!(Symbol.iterator in batches))
     throw new InvalidArgumentError(
-      'quantizePostTraining: biasCorrection runs the calibration batches again; give them as an array (or batchesOf), not asynchronously',
+      `quantizePostTraining: ${ada ? 'adaround' : 'biasCorrection'} runs the calibration batches again; give them as an array (or batchesOf), not asynchronously`,
     );
-  run.stage('calibrate', () => correctBias(calibrated, batches));
+  if (ada)
+    run.refinements.adaround = run.stage('calibrate', () => adaround(calibrated, batches, ada === true ? {} : ada));
+  if (biasCorrection) run.refinements.biasCorrection = run.stage('calibrate', () => correctBias(calibrated, batches));
 }
 
 /** quantizePostTrainingAsync's options: batches may arrive asynchronously, and another engine may run them. */
@@ -109,6 +119,10 @@ export interface CalibratedResult {
   readonly batches: number;
   /** Every warning of the run, in order. */
   readonly warnings: readonly string[];
+  /** What AdaRound did, when it ran. */
+  readonly adaround?: AdaRoundResult;
+  /** What bias correction did, when it ran. */
+  readonly biasCorrection?: BiasCorrectionResult;
 }
 
 export interface PostTrainingResult extends CalibratedResult {
@@ -123,7 +137,7 @@ export interface PostTrainingResult extends CalibratedResult {
 export function quantizePostTraining(model: Module, options: PostTrainingOptions): PostTrainingResult {
   const run = new PtqRun(options);
   const { calibrated, batches } = prepareAndCalibrate(run, model, options);
-  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
+  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings, ...run.refinements };
 }
 
 /** quantizePostTraining for calibration batches that arrive asynchronously. */
@@ -144,9 +158,9 @@ export async function quantizePostTrainingAsync(
   } catch (e) {
     throw run.explain(e, 'calibrate');
   }
-  correctBiasAfterCalibration(run, calibrated, options);
+  refineAfterCalibration(run, calibrated, options);
   options.afterCalibrate?.(calibrated, batches);
-  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings };
+  return { calibrated, fixed: run.convert(calibrated), batches, warnings: run.warnings, ...run.refinements };
 }
 
 /**
@@ -155,7 +169,7 @@ export async function quantizePostTrainingAsync(
  */
 export function calibratePostTraining(model: Module, options: PostTrainingOptions): CalibratedResult {
   const run = new PtqRun(options);
-  return { ...prepareAndCalibrate(run, model, options), warnings: run.warnings };
+  return { ...prepareAndCalibrate(run, model, options), warnings: run.warnings, ...run.refinements };
 }
 
 function prepareAndCalibrate(
@@ -165,7 +179,7 @@ function prepareAndCalibrate(
 ): { calibrated: GraphModule; batches: number } {
   const calibrated = run.prepare(model);
   const batches = run.stage('calibrate', () => calibrate(calibrated, options.calibration, run.calibrateOptions()));
-  correctBiasAfterCalibration(run, calibrated, options);
+  refineAfterCalibration(run, calibrated, options);
   options.afterCalibrate?.(calibrated, batches);
   return { calibrated, batches };
 }
@@ -188,6 +202,7 @@ export function calibrationQconfigDict(options: Pick<PostTrainingOptions, 'qconf
 /** One run's stages, warnings and error translation. */
 class PtqRun {
   readonly warnings: string[] = [];
+  readonly refinements: { adaround?: AdaRoundResult; biasCorrection?: BiasCorrectionResult } = {};
   private calibrated: GraphModule | null = null;
 
   constructor(private readonly options: PostTrainingOptions<unknown>) {}

@@ -1,0 +1,351 @@
+// AdaRound (Nagel et al., "Up or Down? Adaptive Rounding for Post-Training Quantization", 2020): instead of
+// rounding each weight to its nearest grid point, each layer learns whether to round down or up so that its
+// output on the calibration data stays closest to the float layer's. Per weight, with w/s = ⌊w/s⌋ + rest,
+//   h(V) = clamp(σ(V)·(ζ − γ) + γ, 0, 1),  w̃ = s · clamp(⌊w/s⌋ + h(V), qmin, qmax),
+// V starts where h(V) = rest and minimizes  ‖W x − W̃ x‖² + λ Σ (1 − |2h(V) − 1|^β),  β annealed from 20 to 2,
+// which pushes every h to 0 or 1. The layers are taken in graph order, each on the inputs the model gives it
+// with the earlier layers already rounded. The chosen grid values become the layer's float weight, so the
+// march's own weight rounding reproduces exactly those integers: conversion, export and compare need nothing new.
+import type { FakeQuantize } from '@qtk/fake-quant';
+import { type GraphModule, subAt } from '@qtk/ir';
+import { Adam, Parameter } from '@qtk/nn';
+import { Generator, InvalidArgumentError, matmul, mul, noGrad, reshape, sub, Tensor, transpose } from '@qtk/tensor';
+import type { CalibrationBatch } from '../calibration.js';
+import { ownWeightedLayer, QatModule, weightedLayer } from '../qat-module.js';
+import { type PatchPool, patchPool } from './adaround-patches.js';
+
+export interface AdaRoundOptions {
+  /** Optimizer steps per layer (default 1000). */
+  iterations?: number;
+  /** Output positions (a sample's pixels, or a linear layer's rows) per step (default 256). */
+  rowsPerStep?: number;
+  /** Output positions sampled from the calibration inputs per layer, the pool steps draw from (default 16384). */
+  poolRows?: number;
+  /** λ, the weight of the rounding regulariser (default 0.01). */
+  regularization?: number;
+  /** β from its first to its last value over the steps after the warm start (default [20, 2]). */
+  betaRange?: readonly [number, number];
+  /** Share of the steps run without the regulariser first (default 0.2). */
+  warmStart?: number;
+  /** Adam's learning rate (default 0.01: within 1000 steps, 0.001 leaves most of the gain on the table). */
+  learningRate?: number;
+  /** Seed of the position sampling (default 0). */
+  seed?: number;
+  /** Called as each layer starts and every 100 steps: the layer's path, its index, the layer count and the step. */
+  onProgress?: (progress: {
+    layer: string;
+    index: number;
+    layers: number;
+    iteration: number;
+    iterations: number;
+  }) => void;
+}
+
+export interface AdaRoundLayer {
+  /** The layer's module path. */
+  readonly name: string;
+  /** Weights rounded the other way than to nearest, and all of them. */
+  readonly flipped: number;
+  readonly weights: number;
+  /** Mean squared output error against the float layer at the sampled positions, rounded to nearest and after. */
+  readonly mseNearest: number;
+  readonly mseAdaRound: number;
+  /** The learnt rounding did not beat rounding to nearest on the sampled positions, so the layer kept nearest. */
+  readonly keptNearest: boolean;
+}
+
+export interface AdaRoundResult {
+  readonly layers: readonly AdaRoundLayer[];
+  /** Layers left rounded to nearest, with the reason. */
+  readonly skipped: readonly { readonly name: string; readonly reason: string }[];
+  /** Calibration samples each layer's inputs came from. */
+  readonly samples: number;
+}
+
+const ZETA = 1.1;
+const GAMMA = -0.1;
+
+/** One layer to round: its QAT module, path, weight fake-quant. */
+interface Target {
+  readonly name: string;
+  readonly qat: QatModule;
+  readonly fq: FakeQuantize;
+}
+
+function targetsOf(gm: GraphModule): Target[] {
+  const out: Target[] = [];
+  const seen = new Set<QatModule>();
+  for (const n of gm.graph.nodes) {
+    if (n.op !== 'call_module' || n.method !== undefined) continue;
+    const m = subAt(gm, n.target);
+    if (!(m instanceof QatModule) || !m.weightFakeQuant || seen.has(m)) continue;
+    // a transposed conv's weight is [in, out / groups, ...]; its per-channel scales run along axis 1: not rounded here
+    if (weightedLayer(m.module)?.chAxis !== 0) continue;
+    seen.add(m);
+    out.push({ name: n.target, qat: m, fq: m.weightFakeQuant as FakeQuantize });
+  }
+  return out;
+}
+
+/** The samples of every batch's first-argument tensor reaching `qat`, stacked: [samples, ...one sample]. */
+function capturedInputs(gm: GraphModule, qat: QatModule, batches: Iterable<CalibrationBatch>): Tensor {
+  const parts: Tensor[] = [];
+  const handle = qat.registerForwardPreHook((_m, args) => {
+    parts.push(args[0] as Tensor);
+  });
+  try {
+    noGrad(() => {
+      for (const batch of batches) gm.call(...(Array.isArray(batch) ? batch : [batch]));
+    });
+  } finally {
+    handle.remove();
+  }
+  if (parts.length === 0) throw new InvalidArgumentError('adaround: no calibration batches reached the layer');
+  const inner = parts[0]!.shape.slice(1);
+  const rows = parts.reduce((n, p) => n + p.shape[0]!, 0);
+  const data = new Float32Array(rows * inner.reduce((a, b) => a * b, 1));
+  let at = 0;
+  for (const p of parts) {
+    data.set(p.values(), at);
+    at += p.size;
+  }
+  return new Tensor({ data, shape: [rows, ...inner], dtype: 'float32' });
+}
+
+/** Rows `rows` of axis 1 of a [groups, rows, width] tensor, as one [groups, rows.length, width] tensor. */
+function rowsOf(x: Tensor, rows: readonly number[]): Tensor {
+  const [groups, all, width] = x.shape as [number, number, number];
+  const src = x.values();
+  const data = new Float32Array(groups * rows.length * width);
+  for (let g = 0; g < groups; g++)
+    for (const [i, r] of rows.entries()) {
+      const from = (g * all + r) * width;
+      data.set(src.subarray(from, from + width), (g * rows.length + i) * width);
+    }
+  return new Tensor({ data, shape: [groups, rows.length, width], dtype: 'float32' });
+}
+
+type Layer = { weight: Tensor; forward(x: Tensor): Tensor };
+
+/**
+ * The learnt rounding of one weight: V per weight, the soft weights it gives during the optimisation and the hard
+ * ones after. Forward and gradient are computed here in one pass over the weights (the autograd chain of a
+ * sigmoid, two clamps and the regulariser cost more than the layer's own product).
+ */
+export class SoftRounding {
+  readonly v: Parameter;
+  private readonly step: Float32Array;
+  private readonly base: Float32Array;
+  private readonly h: Float32Array;
+  /** dh/dV, and whether base + h lies inside the grid (where the weight follows h). */
+  private readonly dh: Float32Array;
+  private readonly inside: Uint8Array;
+
+  constructor(
+    private readonly weight: Tensor,
+    fq: FakeQuantize,
+  ) {
+    const q = fq.calculateQparams();
+    this.quantMin = q.quantMin;
+    this.quantMax = q.quantMax;
+    const n = weight.size;
+    const per = n / q.scale.length;
+    const w = weight.values();
+    this.step = Float32Array.from({ length: n }, (_, i) => q.scale[Math.floor(i / per)]!);
+    this.base = new Float32Array(n);
+    const v0 = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      const x = Math.fround(w[i]! / this.step[i]!);
+      this.base[i] = Math.floor(x);
+      // h(V) = rest at the start: σ(V) = (rest − γ) / (ζ − γ)
+      const p = (x - this.base[i]! - GAMMA) / (ZETA - GAMMA);
+      v0[i] = Math.log(p / (1 - p));
+    }
+    this.v = new Parameter(new Tensor({ data: v0, shape: [...weight.shape], dtype: 'float32' }));
+    this.h = new Float32Array(n);
+    this.dh = new Float32Array(n);
+    this.inside = new Uint8Array(n);
+  }
+
+  private readonly quantMin: number;
+  private readonly quantMax: number;
+
+  private weightOf(h: ArrayLike<number>, i: number): number {
+    return Math.fround(this.step[i]! * Math.min(this.quantMax, Math.max(this.quantMin, this.base[i]! + h[i]!)));
+  }
+
+  /** The soft weights of the current V: s · clamp(⌊w/s⌋ + h(V), qmin, qmax). */
+  soft(): Tensor {
+    const v = this.v.values();
+    const out = new Float32Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const sig = 1 / (1 + Math.exp(-v[i]!));
+      const r = sig * (ZETA - GAMMA) + GAMMA;
+      this.h[i] = Math.min(1, Math.max(0, r));
+      this.dh[i] = r > 0 && r < 1 ? sig * (1 - sig) * (ZETA - GAMMA) : 0;
+      const q = this.base[i]! + this.h[i]!;
+      this.inside[i] = q >= this.quantMin && q <= this.quantMax ? 1 : 0;
+      out[i] = this.weightOf(this.h, i);
+    }
+    return new Tensor({ data: out, shape: [...this.weight.shape], dtype: 'float32' });
+  }
+
+  /**
+   * Sets V's gradient from the loss's gradient with respect to the soft weights of the last `soft()`, plus the
+   * regulariser λ Σ (1 − |2h − 1|^β) when `beta` is given.
+   */
+  backward(gradWeight: ArrayLike<number>, beta: number | null, lambda: number): void {
+    const n = this.h.length;
+    const g = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      let d = this.inside[i] ? gradWeight[i]! * this.step[i]! : 0;
+      if (beta !== null) {
+        const u = 2 * this.h[i]! - 1;
+        d -= lambda * beta * Math.abs(u) ** (beta - 1) * Math.sign(u) * 2;
+      }
+      g[i] = d * this.dh[i]!;
+    }
+    this.v.grad = new Tensor({ data: g, shape: [...this.weight.shape], dtype: 'float32' });
+  }
+
+  /** The rounded weights: up where h(V) ≥ 1/2, down elsewhere. */
+  hard(): Tensor {
+    this.soft();
+    const up = Float32Array.from(this.h, (h) => (h >= 0.5 ? 1 : 0));
+    const out = Float32Array.from(up, (_, i) => this.weightOf(up, i));
+    return new Tensor({ data: out, shape: [...this.weight.shape], dtype: 'float32' });
+  }
+}
+
+/** patches × weight per group: [G, M, J] × [cout, ...] viewed as [G, cout/G, J]. */
+function product(patches: Tensor, weight: Tensor): Tensor {
+  const [groups, , j] = patches.shape as [number, number, number];
+  return matmul(patches, transpose(reshape(weight, [groups, weight.size / (groups * j), j])));
+}
+
+function meanSquaredError(a: Tensor, b: Tensor): number {
+  const av = a.values();
+  const bv = b.values();
+  let s = 0;
+  for (let i = 0; i < av.length; i++) s += (av[i]! - bv[i]!) ** 2;
+  return s / Math.max(1, av.length);
+}
+
+/** Whether the pool's targets are its patches times the float weight (the geometry was read right). */
+function poolMatches(pool: PatchPool, weight: Tensor): boolean {
+  const got = noGrad(() => product(pool.patches, weight)).values();
+  const want = pool.targets.values();
+  let peak = 1e-6;
+  let worst = 0;
+  for (let i = 0; i < want.length; i++) {
+    peak = Math.max(peak, Math.abs(want[i]!));
+    worst = Math.max(worst, Math.abs(want[i]! - got[i]!));
+  }
+  return worst <= 1e-3 * peak;
+}
+
+/**
+ * Learns the rounding of every conv and linear weight of a calibrated model (prepareQatFx's result after
+ * calibration, its fake-quants in VALIDATION) on `batches` (the calibration batches, iterated once per layer) and
+ * puts the rounded weights in its layers (copies: the float model keeps its own). Weight scales stay those
+ * calibration chose. Transposed convolutions are left as they are. Returns per layer how many weights changed
+ * their rounding and the output error before and after, measured on the calibration inputs.
+ */
+export function adaround(
+  calibrated: GraphModule,
+  batches: Iterable<CalibrationBatch>,
+  options: AdaRoundOptions = {},
+): AdaRoundResult {
+  const iterations = options.iterations ?? 1000;
+  const rowsPerStep = options.rowsPerStep ?? 256;
+  const poolRows = options.poolRows ?? 16384;
+  const lambda = options.regularization ?? 0.01;
+  const [betaStart, betaEnd] = options.betaRange ?? [20, 2];
+  const warm = Math.floor((options.warmStart ?? 0.2) * iterations);
+  for (const [name, v] of Object.entries({ iterations, rowsPerStep, poolRows }))
+    if (!Number.isInteger(v) || v < 1)
+      throw new InvalidArgumentError(`adaround: ${name} must be a positive integer, got ${v}`);
+  const observing = calibrated.namedModules().find(([, m]) => {
+    const state = (m as unknown as Partial<FakeQuantize>).fakeQuantState;
+    return state !== undefined && state !== 'VALIDATION';
+  });
+  if (observing)
+    throw new InvalidArgumentError(
+      `adaround: fake-quant '${observing[0]}' is in ${(observing[1] as FakeQuantize).fakeQuantState}, so the run would change its statistics; round a calibrated model (setFakeQuantize(model, 'VALIDATION') after calibration)`,
+    );
+  const targets = targetsOf(calibrated);
+  const g = new Generator(options.seed ?? 0);
+  const wasTraining = calibrated.training;
+  calibrated.eval();
+  const layers: AdaRoundLayer[] = [];
+  const skipped: { name: string; reason: string }[] = [];
+  let samples = 0;
+  try {
+    for (const [index, t] of targets.entries()) {
+      options.onProgress?.({ layer: t.name, index, layers: targets.length, iteration: 0, iterations });
+      const inputs = capturedInputs(calibrated, t.qat, batches);
+      samples = inputs.shape[0]!;
+      const found = weightedLayer(t.qat.module)!.layer as unknown as Layer;
+      const pool = patchPool(
+        found,
+        inputs,
+        noGrad(() => found.forward(inputs)),
+        poolRows,
+        g,
+      );
+      if (!pool || !poolMatches(pool, found.weight)) {
+        skipped.push({ name: t.name, reason: `${found.constructor.name}'s output is not read as patches × weights` });
+        continue;
+      }
+      const layer = ownWeightedLayer(t.qat)!.layer as unknown as Layer;
+      const w = layer.weight;
+      const rounding = new SoftRounding(w, t.fq);
+      const optimizer = new Adam([rounding.v], { lr: options.learningRate ?? 1e-2 });
+      const poolSize = pool.patches.shape[1]!;
+      const outChannels = w.shape[0]!;
+      for (let it = 0; it < iterations; it++) {
+        const rows = Array.from({ length: Math.min(rowsPerStep, poolSize) }, () => g.int(poolSize));
+        const patches = rowsOf(pool.patches, rows);
+        const diff = noGrad(() => sub(product(patches, rounding.soft()), rowsOf(pool.targets, rows)));
+        // the loss: the squared error summed over output channels, averaged over positions; its gradient with
+        // respect to the soft weights is (2 · cout / size) · diffᵀ · patches per group
+        const gradWeight = noGrad(() => matmul(transpose(mul(diff, (2 * outChannels) / diff.size)), patches)).values();
+        const beta =
+          it >= warm ? betaStart + ((betaEnd - betaStart) * (it - warm)) / Math.max(1, iterations - warm - 1) : null;
+        rounding.backward(gradWeight, beta, lambda);
+        optimizer.step();
+        if ((it + 1) % 100 === 0 || it + 1 === iterations)
+          options.onProgress?.({ layer: t.name, index, layers: targets.length, iteration: it + 1, iterations });
+      }
+      const learnt = rounding.hard();
+      const nearest = noGrad(() => t.fq.call(w));
+      const mseNearest = meanSquaredError(
+        noGrad(() => product(pool.patches, nearest)),
+        pool.targets,
+      );
+      const mseLearnt = meanSquaredError(
+        noGrad(() => product(pool.patches, learnt)),
+        pool.targets,
+      );
+      // too few steps can leave a rounding worse than nearest: the layer keeps nearest rounding then
+      const keptNearest = !(mseLearnt < mseNearest);
+      const rounded = keptNearest ? nearest : learnt;
+      let flipped = 0;
+      const rv = rounded.values();
+      const nv = nearest.values();
+      for (let i = 0; i < rv.length; i++) if (rv[i] !== nv[i]) flipped++;
+      layer.weight = new Parameter(rounded, w.requiresGrad);
+      layers.push({
+        name: t.name,
+        flipped,
+        weights: w.size,
+        mseNearest,
+        mseAdaRound: keptNearest ? mseNearest : mseLearnt,
+        keptNearest,
+      });
+    }
+  } finally {
+    calibrated.train(wasTraining);
+  }
+  return { layers, skipped, samples };
+}
