@@ -15,7 +15,7 @@ import { QatModule } from '../qat-module.js';
 import { LateConvertedModule, type LateConversionEnv } from '../wrapped-conversion.js';
 import { CpuModule } from './cpu-module.js';
 import { eagerPreparation } from './prepare-qat.js';
-import { FLOAT_FUNCTIONAL_METHODS, QatFloatFunctional } from './qat-float-functional.js';
+import { defineFloatFunctionalMethods, QatFloatFunctional } from './qat-float-functional.js';
 
 export interface ConvertOptions {
   /** The march (registered id or backend); default: the one the model was prepared for, else setMarch's. */
@@ -100,17 +100,8 @@ export class CpuConvertedModule extends Module {
   }
 }
 
-for (const cls of [LateConvertedFunctional, CpuConvertedModule]) {
-  for (const method of FLOAT_FUNCTIONAL_METHODS) {
-    Object.defineProperty(cls.prototype, method, {
-      value: function (this: { runMethod(m: string, a: readonly unknown[]): unknown }, ...args: unknown[]) {
-        return this.runMethod(method, args);
-      },
-      writable: true,
-      configurable: true,
-    });
-  }
-}
+defineFloatFunctionalMethods(LateConvertedFunctional);
+defineFloatFunctionalMethods(CpuConvertedModule);
 
 function marchFor(model: Module, option: ConvertOptions['march']): MarchBackendV1 {
   if (option !== undefined) return typeof option === 'string' ? marches.get(option) : option;

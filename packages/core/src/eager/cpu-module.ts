@@ -4,7 +4,7 @@
 import type { FakeQuantize } from '@qtk/fake-quant';
 import { Module } from '@qtk/nn';
 import { InvalidArgumentError, Tensor } from '@qtk/tensor';
-import { FLOAT_FUNCTIONAL_METHODS } from './qat-float-functional.js';
+import { defineFloatFunctionalMethods } from './qat-float-functional.js';
 
 type Callable = (...args: unknown[]) => unknown;
 
@@ -46,12 +46,4 @@ export class CpuModule extends Module {
   }
 }
 
-for (const method of FLOAT_FUNCTIONAL_METHODS) {
-  Object.defineProperty(CpuModule.prototype, method, {
-    value: function (this: CpuModule, ...args: unknown[]) {
-      return this.runMethod(method, args);
-    },
-    writable: true,
-    configurable: true,
-  });
-}
+defineFloatFunctionalMethods(CpuModule);

@@ -73,6 +73,21 @@ class EagerNet extends Module {
 const batches = (seed: number, n: number) =>
   Array.from({ length: n }, (_, i) => randn([4, 2, 6, 6], { generator: new Generator(seed + i) }));
 const quiet = { onWarning: () => {} };
+
+/** An int8 model of a small net stays within 5 % of the float output's peak on every batch. */
+function expectNearFloat(float: Module, fixed: Module, xs: readonly Tensor[]): void {
+  for (const x of xs) {
+    const want = (float.call(x) as Tensor).values();
+    const got = (fixed.call(x) as Tensor).values();
+    let err = 0;
+    let peak = 0;
+    for (let i = 0; i < want.length; i++) {
+      err = Math.max(err, Math.abs(want[i]! - got[i]!));
+      peak = Math.max(peak, Math.abs(want[i]!));
+    }
+    expect(err).toBeLessThan(0.05 * peak);
+  }
+}
 const GROUPS = [
   ['conv1', 'bn1', 'relu1'],
   ['conv2', 'bn2', 'add', 'relu2'],
@@ -156,18 +171,7 @@ describe('eager mode: fuseModules, prepareQat, convert', () => {
     const qat = prepareQat(fuseModules(float, GROUPS), { global: defaultCalibQconfig }, { march: 'bayes' });
     calibrate(qat, batches(300, 4), quiet);
     const fixed = convert(qat, quiet);
-    for (const x of batches(400, 4)) {
-      const want = float.call(x).values();
-      const got = (fixed.call(x) as Tensor).values();
-      // int8 round trip of a small net: within a few steps of the output scale
-      let err = 0;
-      let peak = 0;
-      for (let i = 0; i < want.length; i++) {
-        err = Math.max(err, Math.abs(want[i]! - got[i]!));
-        peak = Math.max(peak, Math.abs(want[i]!));
-      }
-      expect(err).toBeLessThan(0.05 * peak);
-    }
+    expectNearFloat(float, fixed, batches(400, 4));
   });
 
   it('takes qconfigs from the modules themselves, refuses a prepared model, a shared FloatFunctional and an uncalibrated model', () => {
@@ -226,18 +230,7 @@ describe('eager mode: fuseModules, prepareQat, convert', () => {
     expect(cpu.outputQparams?.scale).toEqual(
       (qat.getSubmodule('conv1') as CpuModule).activationPostProcess!.calculateQparams().scale,
     );
-    // the fixed-point model stays within int8 rounding of the float one
-    for (const x of batches(700, 2)) {
-      const want = float.call(x).values();
-      const got = (fixed.call(x) as Tensor).values();
-      let err = 0;
-      let peak = 0;
-      for (let i = 0; i < want.length; i++) {
-        err = Math.max(err, Math.abs(want[i]! - got[i]!));
-        peak = Math.max(peak, Math.abs(want[i]!));
-      }
-      expect(err).toBeLessThan(0.05 * peak);
-    }
+    expectNearFloat(float, fixed, batches(700, 2));
     // without hybrid, conv1 stays a float Conv2d, which the march cannot run on quantized values
     const plain = prepareQat(float, { march: 'bayes' });
     expect(plain.getSubmodule('conv1')).toBeInstanceOf(Conv2d);

@@ -36,7 +36,7 @@ export class QatFloatFunctional extends Module {
   }
 
   /** Runs the float op, then the fake-quant when the op gives its output a scale of its own. */
-  run(method: string, args: readonly unknown[]): Tensor {
+  runMethod(method: string, args: readonly unknown[]): Tensor {
     const y = (this.functional as unknown as Record<string, MethodCall>)[method]!.apply(this.functional, [...args]);
     if (this.functional.callsInForward > 1)
       throw new InvalidArgumentError(
@@ -52,12 +52,22 @@ export class QatFloatFunctional extends Module {
   }
 }
 
-for (const method of FLOAT_FUNCTIONAL_METHODS) {
-  Object.defineProperty(QatFloatFunctional.prototype, method, {
-    value: function (this: QatFloatFunctional, ...args: unknown[]) {
-      return this.run(method, args);
-    },
-    writable: true,
-    configurable: true,
-  });
+/**
+ * Gives `cls` FloatFunctional's op methods (add, mul, cat, ...), each calling `runMethod(name, args)`: the eager
+ * stand-ins of a FloatFunctional (QAT, CPU, converted) are called as the FloatFunctional was.
+ */
+export function defineFloatFunctionalMethods(cls: {
+  prototype: { runMethod(method: string, args: readonly unknown[]): unknown };
+}): void {
+  for (const method of FLOAT_FUNCTIONAL_METHODS) {
+    Object.defineProperty(cls.prototype, method, {
+      value: function (this: { runMethod(m: string, a: readonly unknown[]): unknown }, ...args: unknown[]) {
+        return this.runMethod(method, args);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
 }
+
+defineFloatFunctionalMethods(QatFloatFunctional);
