@@ -1,0 +1,141 @@
+"""Zoo networks with trained weights for docs/ptq-accuracy.md: torchvision architectures (their first conv taking one
+channel, ten classes) trained briefly on Fashion-MNIST in PyTorch, exported to ONNX for `qtk quantize`, and
+quantized by PyTorch FX on the same weights and calibration samples.
+
+  train: /usr/bin/python3 bench/ptq-zoo.py train --arch resnet18 --data DIR --out runs/ptq-zoo [--epochs 1]
+         writes OUT/ARCH.onnx, OUT/ARCH.pt, and OUT/calib/x.npy (the first 256 training images) and OUT/test/
+         (x.npy and labels.txt of the 10,000 test images) once, normalised as QTK does: (pixel / 255 - 0.5) / 0.5
+  fx:    /usr/bin/python3 bench/ptq-zoo.py fx --arch resnet18 --data DIR --out runs/ptq-zoo
+         prints one JSON object: float accuracy, FX min-max and histogram PTQ accuracies (x86 backend,
+         per-channel int8 weights)
+"""
+import argparse
+import copy
+import gzip
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+from torch.ao.quantization import (
+    HistogramObserver,
+    MinMaxObserver,
+    PerChannelMinMaxObserver,
+    QConfig,
+    QConfigMapping,
+)
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+
+def load_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    ndim = int.from_bytes(data[0:4], "big") & 0xFF
+    dims = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def fashion(data, split):
+    prefix = "train" if split == "train" else "t10k"
+    images = load_idx(os.path.join(data, f"{prefix}-images-idx3-ubyte.gz")).astype(np.float32)
+    labels = load_idx(os.path.join(data, f"{prefix}-labels-idx1-ubyte.gz")).astype(np.int64)
+    x = ((images / 255.0 - 0.5) / 0.5)[:, None, :, :]
+    return torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(labels)
+
+
+def build(arch):
+    """The torchvision architecture, ten classes, its first conv taking one channel (same geometry)."""
+    model = getattr(torchvision.models, arch)(num_classes=10)
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Conv2d) and module.in_channels == 3:
+            one = nn.Conv2d(1, module.out_channels, module.kernel_size, module.stride, module.padding,
+                            module.dilation, module.groups, module.bias is not None)
+            parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+            setattr(parent, name.rsplit(".", 1)[-1], one)
+            break
+    return model
+
+
+def accuracy(model, x, y, batch=500):
+    right = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            right += (model(x[i : i + batch]).argmax(1) == y[i : i + batch]).sum().item()
+    return right / len(x)
+
+
+def train(args):
+    torch.manual_seed(0)
+    x, y = fashion(args.data, "train")
+    model = build(args.arch)
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    steps = args.epochs * (len(x) // 128)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps)
+    loss_fn = nn.CrossEntropyLoss()
+    model.train()
+    t0 = time.time()
+    step = 0
+    for _ in range(args.epochs):
+        order = torch.randperm(len(x))
+        for i in range(0, len(x) - 127, 128):
+            idx = order[i : i + 128]
+            loss = loss_fn(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            if step % 100 == 0:
+                print(f"{args.arch} step {step}/{steps} loss {loss.item():.3f} ({time.time() - t0:.0f} s)", flush=True)
+    model.eval()
+    os.makedirs(args.out, exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(args.out, f"{args.arch}.pt"))
+    torch.onnx.export(model, x[:1], os.path.join(args.out, f"{args.arch}.onnx"), opset_version=13,
+                      input_names=["input"], output_names=["logits"])
+    for d in ("calib", "test"):
+        os.makedirs(os.path.join(args.out, d), exist_ok=True)
+    np.save(os.path.join(args.out, "calib", "x.npy"), x[:256].numpy())
+    tx, ty = fashion(args.data, "test")
+    np.save(os.path.join(args.out, "test", "x.npy"), tx.numpy())
+    with open(os.path.join(args.out, "test", "labels.txt"), "w") as f:
+        f.write("\n".join(str(int(v)) for v in ty) + "\n")
+    print(json.dumps({"arch": args.arch, "float": accuracy(model, tx, ty), "train_s": round(time.time() - t0)}))
+
+
+def fx(args):
+    torch.backends.quantized.engine = "x86"
+    model = build(args.arch)
+    model.load_state_dict(torch.load(os.path.join(args.out, f"{args.arch}.pt")))
+    model.eval()
+    calib = torch.from_numpy(np.load(os.path.join(args.out, "calib", "x.npy")))
+    tx, ty = fashion(args.data, "test")
+    weight = PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+    observers = {
+        "min_max": MinMaxObserver.with_args(dtype=torch.quint8, reduce_range=False),
+        "histogram": HistogramObserver.with_args(dtype=torch.quint8, reduce_range=False),
+    }
+    out = {"arch": args.arch, "float": accuracy(model, tx, ty)}
+    for name, act in observers.items():
+        mapping = QConfigMapping().set_global(QConfig(activation=act, weight=weight))
+        prepared = prepare_fx(copy.deepcopy(model), mapping, example_inputs=(calib[:1],))
+        with torch.no_grad():
+            for i in range(0, len(calib), 32):
+                prepared(calib[i : i + 32])
+        out[f"fx_{name}"] = accuracy(convert_fx(prepared), tx, ty)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("command", choices=["train", "fx"])
+    p.add_argument("--arch", required=True)
+    p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--out", default="runs/ptq-zoo")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--threads", type=int, default=2)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    (train if a.command == "train" else fx)(a)
