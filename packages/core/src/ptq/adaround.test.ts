@@ -8,7 +8,8 @@ import { Conv2d, DeQuantStub, Flatten, Linear, Module, QuantStub, ReLU } from '@
 import { Generator, noGrad, randn, type Tensor } from '@qtk/tensor';
 import { describe, expect, it } from 'vitest';
 import { calibrate, convertFx, prepareQatFx, type QatModule, setFakeQuantize, weightedLayer } from '../index.js';
-import { adaround, SoftRounding } from './adaround.js';
+import { adaround } from './adaround.js';
+import { SoftRounding } from './adaround-rounding.js';
 
 class SmallNet extends Module {
   readonly quant = new QuantStub();
