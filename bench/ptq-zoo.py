@@ -1,12 +1,12 @@
 """Zoo networks with trained weights for docs/ptq-accuracy.md: torchvision architectures (their first conv taking one
 channel, ten classes) trained briefly on Fashion-MNIST in PyTorch, exported to ONNX for `qtk quantize`, and
-quantized by PyTorch FX on the same weights and calibration samples.
+quantized by PyTorch FX (onednn) on the same weights and calibration samples.
 
   train: /usr/bin/python3 bench/ptq-zoo.py train --arch resnet18 --data DIR --out runs/ptq-zoo [--epochs 1]
          writes OUT/ARCH.onnx, OUT/ARCH.pt, and OUT/calib/x.npy (the first 256 training images) and OUT/test/
          (x.npy and labels.txt of the 10,000 test images) once, normalised as QTK does: (pixel / 255 - 0.5) / 0.5
   fx:    /usr/bin/python3 bench/ptq-zoo.py fx --arch resnet18 --data DIR --out runs/ptq-zoo
-         prints one JSON object: float accuracy, FX min-max and histogram PTQ accuracies (x86 backend,
+         prints one JSON object: float accuracy, FX min-max and histogram PTQ accuracies (onednn backend,
          per-channel int8 weights)
 """
 import argparse
@@ -106,7 +106,7 @@ def train(args):
 
 
 def fx(args):
-    torch.backends.quantized.engine = "x86"
+    torch.backends.quantized.engine = "onednn"
     model = build(args.arch)
     model.load_state_dict(torch.load(os.path.join(args.out, f"{args.arch}.pt")))
     model.eval()
