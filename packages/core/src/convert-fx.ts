@@ -67,6 +67,21 @@ export class ConversionError extends QtkError {
   }
 }
 
+/** What a late conversion (in fxWrap-ed methods, or an eager model) converts with: its failures are ConversionErrors. */
+export function lateConversionEnv(
+  march: MarchBackendV1,
+  rounding: RoundingMode,
+  warn: (message: string) => void,
+): LateConversionEnv {
+  return {
+    march,
+    rounding,
+    warn,
+    fail: (e) => new ConversionError(march.id, [e]),
+    failUncalibrated: (names) => new ConversionError(march.id, [], names),
+  };
+}
+
 function unsupportedMessage(march: string, failures: readonly UnsupportedOpError[]): string {
   return (
     `march '${march}' cannot convert ${failures.length} node(s):\n${failures.map((f) => `  - ${f.node}: ${f.op}${reasonOf(f)}`).join('\n')}\n` +
@@ -204,14 +219,7 @@ export function convertFx(qatModel: GraphModule, options: ConvertFxOptions = {})
     return name;
   };
 
-  const lateEnv: LateConversionEnv = {
-    march,
-    rounding,
-    warn,
-    fail: (e) => new ConversionError(march.id, [e]),
-    failUncalibrated: (names) => new ConversionError(march.id, [], names),
-  };
-  addWrappedMethodModules(qatModel, out, copyOf, lateEnv);
+  addWrappedMethodModules(qatModel, out, copyOf, lateConversionEnv(march, rounding, warn));
 
   for (const node of [...graph.nodes]) {
     if (node.op === 'placeholder' || node.op === 'output' || node.op === 'get_attr') continue;

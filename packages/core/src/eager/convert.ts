@@ -9,7 +9,7 @@ import { DeQuantStub, deepCopy, FloatFunctional, Identity, Module } from '@qtk/n
 import { marches, QConfigError, type MarchBackendV1, type QParams } from '@qtk/spec';
 import { InvalidArgumentError, opOfModule, type RoundingMode, type Tensor } from '@qtk/tensor';
 import { uncalibratedFakeQuants } from '../calibration.js';
-import { ConversionError } from '../convert-fx.js';
+import { ConversionError, lateConversionEnv } from '../convert-fx.js';
 import { getMarch } from '../march.js';
 import { QatModule } from '../qat-module.js';
 import { LateConvertedModule, type LateConversionEnv } from '../wrapped-conversion.js';
@@ -141,13 +141,7 @@ export function convert(model: Module, options: ConvertOptions = {}): Module {
       `convert: ${uncalibrated.length} fake-quant(s) never saw data (${uncalibrated.slice(0, 5).join(', ')}${uncalibrated.length > 5 ? ', ...' : ''}); ` +
         'their modules refuse to run if forward calls them: calibrate on data that reaches them',
     );
-  const env: LateConversionEnv = {
-    march,
-    rounding,
-    warn,
-    fail: (e) => new ConversionError(march.id, [e]),
-    failUncalibrated: (names) => new ConversionError(march.id, [], names),
-  };
+  const env = lateConversionEnv(march, rounding, warn);
   const out = deepCopy(model);
   out.eval();
   setFakeQuantize(out, 'VALIDATION');
