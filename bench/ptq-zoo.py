@@ -3,8 +3,13 @@ channel, ten classes) trained briefly on Fashion-MNIST in PyTorch, exported to O
 quantized by PyTorch FX (onednn) on the same weights and calibration samples.
 
   train: /usr/bin/python3 bench/ptq-zoo.py train --arch resnet18 --data DIR --out runs/ptq-zoo [--epochs 1]
-         writes OUT/ARCH.onnx, OUT/ARCH.pt, and OUT/calib/x.npy (the first 256 training images) and OUT/test/
-         (x.npy and labels.txt of the 10,000 test images) once, normalised as QTK does: (pixel / 255 - 0.5) / 0.5
+         writes OUT/ARCH.pt, OUT/ARCH.onnx (BatchNorm folded into the convs, as PyTorch's exporter does in eval),
+         OUT/ARCH-bn.onnx (BatchNorm kept, for bias correction from its statistics), and OUT/calib/x.npy (the first
+         256 training images) and OUT/test/ (x.npy and labels.txt of the 10,000 test images), normalised as QTK
+         does: (pixel / 255 - 0.5) / 0.5. ARCH is a torchvision architecture or mobile_hybrid_net (QTK's
+         examples/src/mobile-hybrid-net.ts, layer for layer)
+  export: /usr/bin/python3 bench/ptq-zoo.py export --arch resnet18 --out runs/ptq-zoo
+         writes OUT/ARCH.onnx and OUT/ARCH-bn.onnx again from OUT/ARCH.pt
   fx:    /usr/bin/python3 bench/ptq-zoo.py fx --arch resnet18 --data DIR --out runs/ptq-zoo
          prints one JSON object: float accuracy, FX min-max and histogram PTQ accuracies (onednn backend,
          per-channel int8 weights)
@@ -46,8 +51,61 @@ def fashion(data, split):
     return torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(labels)
 
 
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels, hidden):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.reduce = nn.Conv2d(channels, hidden, 1)
+        self.relu = nn.ReLU()
+        self.expand = nn.Conv2d(hidden, channels, 1)
+        self.gate = nn.Sigmoid()
+
+    def forward(self, x):
+        return x * self.gate(self.expand(self.relu(self.reduce(self.pool(x)))))
+
+
+def conv_bn(cin, cout, k, act, stride=1, groups=1):
+    layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+    return nn.Sequential(*layers, act) if act is not None else nn.Sequential(*layers)
+
+
+class InvertedBlock(nn.Module):
+    def __init__(self, cin, hidden, cout, stride):
+        super().__init__()
+        self.expand = conv_bn(cin, hidden, 1, nn.Hardswish())
+        self.depthwise = conv_bn(hidden, hidden, 3, nn.Hardswish(), stride, hidden)
+        self.se = SqueezeExcite(hidden, max(4, hidden >> 2))
+        self.project = conv_bn(hidden, cout, 1, None)
+
+    def forward(self, x):
+        return self.project(self.se(self.depthwise(self.expand(x))))
+
+
+class MobileHybridNet(nn.Module):
+    """examples/src/mobile-hybrid-net.ts in PyTorch (its module paths, without the QuantStub / DeQuantStub)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn(1, 16, 3, nn.Hardswish(), 2)
+        self.block1 = InvertedBlock(16, 32, 24, 2)
+        self.block2 = InvertedBlock(24, 64, 32, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.mergeDepthwise = conv_bn(48, 48, 3, nn.ReLU(), 2, 48)
+        self.mergePointwise = conv_bn(48, 64, 1, nn.Tanh())
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        fine = self.stem(x)
+        merged = torch.cat([self.up(self.block2(self.block1(fine))), fine], 1)
+        y = self.mergePointwise(self.mergeDepthwise(merged))
+        return self.fc(torch.flatten(self.pool(y), 1))
+
+
 def build(arch):
     """The torchvision architecture, ten classes, its first conv taking one channel (same geometry)."""
+    if arch == "mobile_hybrid_net":
+        return MobileHybridNet()
     model = getattr(torchvision.models, arch)(num_classes=10)
     for name, module in model.named_modules():
         if isinstance(module, nn.Conv2d) and module.in_channels == 3:
@@ -93,8 +151,7 @@ def train(args):
     model.eval()
     os.makedirs(args.out, exist_ok=True)
     torch.save(model.state_dict(), os.path.join(args.out, f"{args.arch}.pt"))
-    torch.onnx.export(model, x[:1], os.path.join(args.out, f"{args.arch}.onnx"), opset_version=13,
-                      input_names=["input"], output_names=["logits"])
+    export_onnx(model, args)
     for d in ("calib", "test"):
         os.makedirs(os.path.join(args.out, d), exist_ok=True)
     np.save(os.path.join(args.out, "calib", "x.npy"), x[:256].numpy())
@@ -103,6 +160,20 @@ def train(args):
     with open(os.path.join(args.out, "test", "labels.txt"), "w") as f:
         f.write("\n".join(str(int(v)) for v in ty) + "\n")
     print(json.dumps({"arch": args.arch, "float": accuracy(model, tx, ty), "train_s": round(time.time() - t0)}))
+
+
+def export_onnx(model, args):
+    """ARCH.onnx as PyTorch exports in eval (BatchNorm folded), and ARCH-bn.onnx with BatchNorm kept (PRESERVE)."""
+    example = torch.zeros(1, 1, 28, 28)
+    for suffix, mode in (("", torch.onnx.TrainingMode.EVAL), ("-bn", torch.onnx.TrainingMode.PRESERVE)):
+        torch.onnx.export(model, example, os.path.join(args.out, f"{args.arch}{suffix}.onnx"), opset_version=13,
+                          input_names=["input"], output_names=["logits"], training=mode)
+
+
+def export(args):
+    model = build(args.arch)
+    model.load_state_dict(torch.load(os.path.join(args.out, f"{args.arch}.pt")))
+    export_onnx(model.eval(), args)
 
 
 def fx(args):
@@ -130,7 +201,7 @@ def fx(args):
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["train", "fx"])
+    p.add_argument("command", choices=["train", "export", "fx"])
     p.add_argument("--arch", required=True)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--out", default="runs/ptq-zoo")
@@ -138,4 +209,4 @@ if __name__ == "__main__":
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
-    (train if a.command == "train" else fx)(a)
+    {"train": train, "export": export, "fx": fx}[a.command](a)

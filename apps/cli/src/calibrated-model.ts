@@ -3,6 +3,7 @@
 import {
   type AdaRoundOptions,
   type AdaRoundResult,
+  type BiasCorrectionResult,
   ConversionError,
   equalizeCrossLayer,
   quantizePostTrainingAsync,
@@ -87,6 +88,11 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
     description:
       "after calibration, correct each conv and linear bias for its quantized weight's mean error on the calibration samples",
   },
+  'analytic-bias-correction': {
+    type: 'boolean',
+    description:
+      'after calibration, correct each conv and linear bias from the statistics of the BatchNorm before it (no data; other layers keep theirs)',
+  },
   adaround: {
     type: 'boolean',
     description:
@@ -148,6 +154,8 @@ export interface CalibratedModel {
   readonly equalizedPairs: number | null;
   /** With --adaround: what it did per layer; else null. */
   readonly adaround: AdaRoundResult | null;
+  /** With --bias-correction or --analytic-bias-correction: the corrected and skipped layers; else null. */
+  readonly biasCorrection: BiasCorrectionResult | null;
   readonly usedFiles: number;
   readonly warnings: string[];
   /** The qconfig dict prepared with: high-precision outputs, int16 nodes, float modules. */
@@ -253,6 +261,10 @@ export async function calibrateOnnxModel(
   const cpuNodes = splitNames(o['cpu-nodes']);
   if (!hybrid && (cpuOps.length || cpuNodes.length))
     throw new CliError('--cpu-ops and --cpu-nodes need --hybrid (a heterogeneous model)', { exitCode: 2 });
+  if (o['bias-correction'] === true && o['analytic-bias-correction'] === true)
+    throw new CliError('--bias-correction and --analytic-bias-correction are two forms of one correction: give one', {
+      exitCode: 2,
+    });
   if (o['adaround-iters'] !== undefined && o.adaround !== true)
     throw new CliError('--adaround-iters needs --adaround', { exitCode: 2 });
   // names may be QTK's, ONNX node names or PyTorch module paths; unknown ones reach prepare, which names them
@@ -273,14 +285,15 @@ export async function calibrateOnnxModel(
     fixed,
     batches: nBatches,
     adaround: rounding,
+    biasCorrection: corrected,
   } = await quantizePostTrainingAsync(equalized?.model ?? float, {
     ...(engine.run ? { calibrationEngine: engine.run } : {}),
     march: marchId,
     qconfig: qconfigs.dict,
-    // bias correction runs the calibration batches a second time
     // bias correction and AdaRound run the calibration batches again
     calibration: o['bias-correction'] || o.adaround ? [...inputBatches(samples, batch)] : inputBatches(samples, batch),
-    biasCorrection: o['bias-correction'] === true,
+    ...(o['bias-correction'] ? { biasCorrection: true } : {}),
+    ...(o['analytic-bias-correction'] ? { biasCorrection: 'analytic' as const } : {}),
     ...(o.adaround ? { adaround: adaroundOptions(o, io) } : {}),
     inputQuantStubs: inputScale === 'auto' ? true : { scale: inputScale },
     outputDeQuantStubs: false, // the model file keeps integer outputs; qtk export records their scales
@@ -321,6 +334,7 @@ export async function calibrateOnnxModel(
     calibrationEngine: engine.used(),
     equalizedPairs: equalized ? equalized.pairs.length : null,
     adaround: rounding ?? null,
+    biasCorrection: corrected ?? null,
     usedFiles: loaded.files,
     warnings,
     qconfigs,

@@ -6,7 +6,7 @@ import { QTensor } from '@qtk/fixed-point';
 import { loadModelFileSync, saveModelFileSync } from '@qtk/core/node';
 import { defaultQatQconfig } from '@qtk/fake-quant';
 import type { GraphModule } from '@qtk/ir';
-import { parseNpy } from '@qtk/nn';
+import { BatchNorm2d, parseNpy } from '@qtk/nn';
 import { loadFashionMnist } from '@qtk/nn/node';
 import { importOnnx } from '@qtk/onnx/node';
 import { Generator, noGrad, rand, Tensor } from '@qtk/tensor';
@@ -228,6 +228,43 @@ describe('qtk quantize and qtk eval', () => {
     const [ya, yb] = [ints(a.model as GraphModule), ints(b.model as GraphModule)];
     expect(yb.length).toBe(ya.length);
     expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+  });
+
+  it('--analytic-bias-correction derives the input means from the BatchNorms: the summary line, the model file', async () => {
+    const g = new Generator(11);
+    const net = new (class extends TinyNet {
+      readonly bn = new BatchNorm2d(4);
+      override forward(x: Tensor): Tensor {
+        return this.fc.call(this.flat.call(this.pool.call(this.relu.call(this.bn.call(this.conv.call(x))))));
+      }
+    })(g).eval();
+    net.bn.runningMean!.values().set([0.1, -0.2, 0.3, 0]);
+    net.bn.runningVar!.values().set([0.5, 2, 1, 0.25]);
+    net.bn.bias!.values().set([0.5, -0.5, 1, 0]);
+    const onnx = writeOnnx(join(dir, 'tiny-bn.onnx'), net);
+    const plain = join(dir, 'tiny-bn.qtk');
+    const corrected = join(dir, 'tiny-bn-abc.qtk');
+    expect((await runQuantize(onnx, calib, plain)).code).toBe(0);
+    const r = await runQuantize(onnx, calib, corrected, { 'analytic-bias-correction': true });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // the linear layer after the flatten is corrected; the conv, fed by the model input, is not
+    expect(r.stdout).toMatch(
+      /^bias: +1 layer\(s\) corrected from BatchNorm statistics, 1 left as they were \(e\.g\. '.+': its input is the model input '.+' \(no BatchNorm before it\)\)$/m,
+    );
+    const a = loadModelFileSync(plain);
+    const b = loadModelFileSync(corrected);
+    expect(b.meta).toMatchObject({ biasCorrection: 'analytic' });
+    const x = rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(7) });
+    const ints = (m: GraphModule) => Array.from((noGrad(() => m.call(x)) as QTensor).ints());
+    const [ya, yb] = [ints(a.model as GraphModule), ints(b.model as GraphModule)];
+    expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+    const both = await runQuantize(onnx, calib, join(dir, 'both.qtk'), {
+      'analytic-bias-correction': true,
+      'bias-correction': true,
+    });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--bias-correction and --analytic-bias-correction are two forms of one correction');
   });
 
   it('--adaround learns the weight rounding: a step per layer on stderr, the summary line, the model file', async () => {

@@ -41,6 +41,7 @@ export {
   type CalibratedResult,
 } from './ptq/quantize-post-training.js';
 export { type BiasCorrection, type BiasCorrectionResult, correctBias } from './ptq/bias-correction.js';
+export { correctBiasAnalytic, gaussianExpectation } from './ptq/bias-correction-analytic.js';
 export { adaround, type AdaRoundLayer, type AdaRoundOptions, type AdaRoundResult } from './ptq/adaround.js';
 export {
   type CrossLayerEqualizationOptions,

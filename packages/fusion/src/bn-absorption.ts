@@ -83,5 +83,31 @@ export function fuseLayerWithBatchNorm<L extends AbsorbingLayer>(layer: L, bn: B
   const copy: AbsorbingLayer = shallowCloneModule<AbsorbingLayer>(layer);
   copy.weight = weight;
   copy.bias = bias;
+  const n = outChannelsOf(layer);
+  const gamma = bn.weight?.values();
+  const beta = bn.bias?.values();
+  const stats: AbsorbedBatchNorm = {
+    mean: Float32Array.from({ length: n }, (_, o) => (beta ? beta[o]! : 0)),
+    std: Float32Array.from({ length: n }, (_, o) => Math.abs(gamma ? gamma[o]! : 1)),
+  };
+  // an own property, so the shallow copies prepare and the PTQ passes make of the layer keep it
+  Object.defineProperty(copy, ABSORBED_BATCH_NORM, { value: stats, enumerable: false });
   return copy as L;
+}
+
+/**
+ * What an absorbed BatchNorm said of its layer's output: per channel, mean β and standard deviation |γ| (the
+ * normalised output's, before any activation). Data-free bias correction takes the layer's output as Gaussian with
+ * these.
+ */
+export interface AbsorbedBatchNorm {
+  readonly mean: Float32Array;
+  readonly std: Float32Array;
+}
+
+const ABSORBED_BATCH_NORM = Symbol('absorbedBatchNorm');
+
+/** The statistics of the BatchNorm fuseLayerWithBatchNorm absorbed into `layer` (null if none was). */
+export function absorbedBatchNormOf(layer: object): AbsorbedBatchNorm | null {
+  return (layer as { [ABSORBED_BATCH_NORM]?: AbsorbedBatchNorm })[ABSORBED_BATCH_NORM] ?? null;
 }

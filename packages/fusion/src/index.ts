@@ -17,7 +17,14 @@ export {
   LinearAddReLU,
   registerFusedModules,
 } from './fused-modules.js';
-export { absorbBatchNorm, bnAbsorptionProblem, fuseLayerWithBatchNorm, type AbsorbingLayer } from './bn-absorption.js';
+export {
+  type AbsorbedBatchNorm,
+  type AbsorbingLayer,
+  absorbBatchNorm,
+  absorbedBatchNormOf,
+  bnAbsorptionProblem,
+  fuseLayerWithBatchNorm,
+} from './bn-absorption.js';
 export { shallowCloneModule, setModuleCopyOnWrite } from './module-tree.js';
 export { moduleizeFunctionalOps, functionalOriginOf } from './functional-modules.js';
 export { fusionRefusal } from './march-fusions.js';

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import type { AdaRoundResult } from '@qtk/core';
+import type { AdaRoundResult, BiasCorrectionResult } from '@qtk/core';
 import { FakeQuantize } from '@qtk/fake-quant';
 import { QTensor } from '@qtk/fixed-point';
 import type { GraphModule } from '@qtk/ir';
@@ -99,6 +99,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
     },
     ...(keepFloat.length ? { keepFloat } : {}),
     ...(o['bias-correction'] ? { biasCorrection: true } : {}),
+    ...(o['analytic-bias-correction'] ? { biasCorrection: 'analytic' } : {}),
     ...(o.adaround ? { adaround: { iterations: Number(o['adaround-iters'] ?? 1000) } } : {}),
     ...(c.equalizedPairs !== null ? { equalizedPairs: c.equalizedPairs } : {}),
     ...(c.qconfigs.highPrecision.length ? { highPrecisionOutputs: c.qconfigs.highPrecision } : {}),
@@ -117,6 +118,7 @@ export async function runQuantize(argv: readonly string[], io: CliIo): Promise<n
   const lines = [
     `march:        ${marchId}`,
     `observer:     ${observer} (activations), min_max per channel (weights)${o.adaround ? '; weight rounding learnt (AdaRound)' : ''}${o['bias-correction'] ? "; biases corrected for the weights' quantization" : ''}`,
+    ...(o['analytic-bias-correction'] && c.biasCorrection ? [analyticBiasLine(c.biasCorrection)] : []),
     ...(c.equalizedPairs !== null
       ? [`equalized:    ${c.equalizedPairs} conv/linear pair(s) (cross-layer equalization)`]
       : []),
@@ -216,6 +218,13 @@ function marchesRunning(fixed: GraphModule, report: DeployDeviceReport, current:
     .names()
     .filter((m) => m !== current)
     .filter((m) => [...ops].every((op) => marches.get(m).capabilities.ops.some((o) => o.op === op)));
+}
+
+/** The summary line of --analytic-bias-correction: the layers corrected, and why the others were not. */
+function analyticBiasLine(r: BiasCorrectionResult): string {
+  const skipped = r.skipped ?? [];
+  const first = skipped[0] ? ` (e.g. '${skipped[0].name}': ${skipped[0].reason})` : '';
+  return `bias:         ${r.layers.length} layer(s) corrected from BatchNorm statistics, ${skipped.length} left as they were${first}`;
 }
 
 /** The summary line of --adaround: weights rounded the other way, and the output error against nearest rounding. */

@@ -19,8 +19,10 @@ export interface BiasCorrection {
 
 export interface BiasCorrectionResult {
   readonly layers: readonly BiasCorrection[];
-  /** How many calibration samples the input means came from. */
+  /** How many calibration samples the input means came from (0 for the analytic form, which runs no data). */
   readonly samples: number;
+  /** Layers left as they were, and why (the analytic form, where a layer's input mean cannot be derived). */
+  readonly skipped?: readonly { readonly name: string; readonly reason: string }[];
 }
 
 /** Running per-channel sums of a layer's input: channel axis 1 for a conv, the last axis for a linear layer. */
@@ -59,15 +61,17 @@ class ChannelMeans {
   }
 }
 
-interface CorrectedLayer {
+export interface CorrectedLayer {
   readonly name: string;
+  /** The layer's graph node's first input. */
+  readonly input: unknown;
   readonly layer: { weight: Tensor; bias?: Tensor | null; groups?: number };
   readonly fq: FakeQuantize;
   readonly means: ChannelMeans;
 }
 
 /** The conv and linear layers of `gm` whose weights are fake-quantized, with an input-mean accumulator each. */
-function correctedLayers(gm: GraphModule): CorrectedLayer[] {
+export function correctedLayers(gm: GraphModule): CorrectedLayer[] {
   const out: CorrectedLayer[] = [];
   for (const n of gm.graph.nodes) {
     if (n.op !== 'call_module' || n.method !== undefined) continue;
@@ -78,9 +82,26 @@ function correctedLayers(gm: GraphModule): CorrectedLayer[] {
     const layer = ownWeightedLayer(m)!.layer as CorrectedLayer['layer'];
     const isLinear = layer.weight.ndim === 2;
     const cin = isLinear ? layer.weight.shape[1]! : layer.weight.shape[1]! * (layer.groups ?? 1);
-    out.push({ name: n.target, layer, fq: m.weightFakeQuant, means: new ChannelMeans(cin, isLinear) });
+    out.push({
+      name: n.target,
+      input: n.args[0],
+      layer,
+      fq: m.weightFakeQuant,
+      means: new ChannelMeans(cin, isLinear),
+    });
   }
   return out;
+}
+
+/** Refuses a model whose fake-quants still observe: running it (or its weight fake-quants) would change them. */
+export function requireValidation(calibrated: GraphModule, caller: string): void {
+  const observing = calibrated
+    .namedModules()
+    .find(([, m]) => m instanceof FakeQuantize && m.fakeQuantState !== 'VALIDATION');
+  if (observing)
+    throw new InvalidArgumentError(
+      `${caller}: fake-quant '${observing[0]}' is in ${(observing[1] as FakeQuantize).fakeQuantState}, so the run would change its statistics; correct a calibrated model (setFakeQuantize(model, 'VALIDATION') after calibration)`,
+    );
 }
 
 /** (Wq − W)·E[x] per output channel: each kernel's weight error summed against its group's input means. */
@@ -113,13 +134,7 @@ function expectedError(l: CorrectedLayer, mean: Float64Array): Float64Array {
  * model the calibrated one was prepared from keeps its parameters. Returns each corrected layer's largest correction.
  */
 export function correctBias(calibrated: GraphModule, batches: Iterable<CalibrationBatch>): BiasCorrectionResult {
-  const observing = calibrated
-    .namedModules()
-    .find(([, m]) => m instanceof FakeQuantize && m.fakeQuantState !== 'VALIDATION');
-  if (observing)
-    throw new InvalidArgumentError(
-      `correctBias: fake-quant '${observing[0]}' is in ${(observing[1] as FakeQuantize).fakeQuantState}, so the run would change its statistics; correct a calibrated model (setFakeQuantize(model, 'VALIDATION') after calibration)`,
-    );
+  requireValidation(calibrated, 'correctBias');
   const layers = correctedLayers(calibrated);
   const byModule = new Map(layers.map((l) => [subAt(calibrated, l.name)!, l]));
   const handles = [...byModule].map(([m, l]) =>
@@ -143,23 +158,22 @@ export function correctBias(calibrated: GraphModule, batches: Iterable<Calibrati
     calibrated.train(wasTraining);
   }
   if (samples === 0) throw new InvalidArgumentError('correctBias: no calibration batches; pass the calibration data');
-  const corrected: BiasCorrection[] = [];
-  for (const l of layers) {
-    const err = expectedError(l, l.means.means());
-    const b = l.layer.bias;
-    const next = new Float32Array(err.length);
-    const bv = b ? b.values() : null;
-    let maxAbs = 0;
-    for (let o = 0; o < err.length; o++) {
-      next[o] = (bv ? bv[o]! : 0) - err[o]!;
-      maxAbs = Math.max(maxAbs, Math.abs(err[o]!));
-    }
-    // a new Parameter: the old one may be the float model's too
-    l.layer.bias = new Parameter(
-      new Tensor({ data: next, shape: [next.length], dtype: 'float32' }),
-      l.layer.weight.requiresGrad,
-    );
-    corrected.push({ name: l.name, maxAbs });
+  return { layers: layers.map((l) => applyBiasCorrection(l, l.means.means())), samples };
+}
+
+/** Subtracts (Wq − W)·E[x] from the layer's bias (a new Parameter: the old one may be the float model's too). */
+export function applyBiasCorrection(l: CorrectedLayer, inputMeans: Float64Array): BiasCorrection {
+  const err = expectedError(l, inputMeans);
+  const bv = l.layer.bias ? l.layer.bias.values() : null;
+  const next = new Float32Array(err.length);
+  let maxAbs = 0;
+  for (let o = 0; o < err.length; o++) {
+    next[o] = (bv ? bv[o]! : 0) - err[o]!;
+    maxAbs = Math.max(maxAbs, Math.abs(err[o]!));
   }
-  return { layers: corrected, samples };
+  l.layer.bias = new Parameter(
+    new Tensor({ data: next, shape: [next.length], dtype: 'float32' }),
+    l.layer.weight.requiresGrad,
+  );
+  return { name: l.name, maxAbs };
 }

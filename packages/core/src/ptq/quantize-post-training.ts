@@ -18,6 +18,7 @@ import type { HybridDict } from '../deploy-device.js';
 import { type PrepareQatFxOptions, prepareQatFx } from '../prepare-qat-fx.js';
 import { adaround, type AdaRoundOptions, type AdaRoundResult } from './adaround.js';
 import { type BiasCorrectionResult, correctBias } from './bias-correction.js';
+import { correctBiasAnalytic } from './bias-correction-analytic.js';
 import type { QConfigDict } from '../qconfig-dict.js';
 
 /** The stages of post-training quantization, in order. */
@@ -73,9 +74,11 @@ export interface PostTrainingOptions<Batches = Iterable<CalibrationBatch>> {
   /**
    * After calibration, corrects every conv and linear bias for its quantized weight's mean error on the calibration
    * batches (correctBias), so they are run a second time: `calibration` must be iterable again (an array, or
-   * batchesOf's result; not a generator, nor asynchronous). Default false.
+   * batchesOf's result; not a generator, nor asynchronous). `'analytic'` derives each layer's input mean from the
+   * BatchNorm absorbed before it instead (correctBiasAnalytic: no data run; layers without one are left as they
+   * are). Default false.
    */
-  biasCorrection?: boolean;
+  biasCorrection?: boolean | 'empirical' | 'analytic';
   /**
    * After calibration (before bias correction), learns each conv and linear weight's rounding on the calibration
    * batches (adaround; true for its defaults), which runs them again once per layer: `calibration` must be
@@ -91,6 +94,10 @@ function refineAfterCalibration(
   options: Pick<PostTrainingOptions, 'biasCorrection' | 'adaround'> & { calibration: unknown },
 ): void {
   const { adaround: ada, biasCorrection } = options;
+  if (biasCorrection === 'analytic' && !ada) {
+    run.refinements.biasCorrection = run.stage('calibrate', () => correctBiasAnalytic(calibrated));
+    return;
+  }
   if (!ada && !biasCorrection) return;
   const batches = options.calibration as Iterable<CalibrationBatch> | AsyncIterable<CalibrationBatch>;
   if (!(Symbol.iterator in batches))
@@ -99,7 +106,10 @@ function refineAfterCalibration(
     );
   if (ada)
     run.refinements.adaround = run.stage('calibrate', () => adaround(calibrated, batches, ada === true ? {} : ada));
-  if (biasCorrection) run.refinements.biasCorrection = run.stage('calibrate', () => correctBias(calibrated, batches));
+  if (biasCorrection)
+    run.refinements.biasCorrection = run.stage('calibrate', () =>
+      biasCorrection === 'analytic' ? correctBiasAnalytic(calibrated) : correctBias(calibrated, batches),
+    );
 }
 
 /** quantizePostTrainingAsync's options: batches may arrive asynchronously, and another engine may run them. */
