@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,7 +134,27 @@ export function checkInstall(
   );
   if (bin !== binSource) throw new Error(`the installed qtk printed:\n${bin}\nthe sources printed:\n${binSource}`);
   if (!bin.includes("15 of 15 nodes supported on 'bayes'")) throw new Error(`unexpected qtk inspect output:\n${bin}`);
+  checkReleasedPlugins(project);
   return runtimeTarballs.size;
+}
+
+/**
+ * Plugins as published for other QTK versions (scripts/released-plugins/), placed in the project's node_modules as
+ * an installed package would be: the one built against QTK 0.1.0's contract must load and calibrate, the one written
+ * for a later contract must be refused naming the version it needs (scripts/check-released-plugins.mjs asserts both).
+ */
+function checkReleasedPlugins(project: string): void {
+  const fixtures = join(ROOT, 'scripts/released-plugins');
+  for (const name of readdirSync(fixtures))
+    cpSync(join(fixtures, name), join(project, 'node_modules', name), { recursive: true });
+  writeFileSync(
+    join(project, 'check-released-plugins.mjs'),
+    readFileSync(join(ROOT, 'scripts/check-released-plugins.mjs')),
+  );
+  const out = run(process.execPath, ['check-released-plugins.mjs'], project);
+  for (const expected of ['qtk-observer-half-range: loaded on QTK', 'qtk-observer-next-contract: refused: '])
+    if (!out.includes(expected)) throw new Error(`check-released-plugins printed:\n${out}`);
+  console.log(out.trim());
 }
 
 function main(): void {

@@ -11,9 +11,9 @@ import {
 } from '@qtk/fake-quant';
 import { FixedAvgPool2d, FixedConv, Quantize } from '@qtk/fixed-point';
 import { GraphModule, SerializationError, symbolicTrace } from '@qtk/ir';
-import { deepCopy, LayerNorm, Module, Parameter } from '@qtk/nn';
+import { crc32, deepCopy, LayerNorm, Module, Parameter } from '@qtk/nn';
 import { saveStateDictSync } from '@qtk/nn/node';
-import { StateVersionError } from '@qtk/spec';
+import { QTK_VERSION, StateVersionError } from '@qtk/spec';
 import { Generator, rand, randn, type Tensor } from '@qtk/tensor';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +71,29 @@ const values = (t: Tensor): number[] => Array.from(t.values());
 
 const dir = mkdtempSync(join(tmpdir(), 'qtk-model-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** A model file's bytes with its header (as JSON) and graph (as text) edited, the lengths and checksum rewritten. */
+function rebuilt(
+  bytes: Uint8Array,
+  edit: { header?: (h: Record<string, unknown>) => Record<string, unknown>; graph?: (g: string) => string },
+): Uint8Array {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const [h, g] = [dv.getUint32(12, true), dv.getUint32(16, true)];
+  const text = (a: number, b: number) => new TextDecoder().decode(bytes.subarray(a, b));
+  const header = new TextEncoder().encode(JSON.stringify((edit.header ?? ((x) => x))(JSON.parse(text(32, 32 + h)))));
+  const graph = new TextEncoder().encode((edit.graph ?? ((x) => x))(text(32 + h, 32 + h + g)));
+  const state = bytes.subarray(32 + h + g);
+  const out = new Uint8Array(32 + header.byteLength + graph.byteLength + state.byteLength);
+  out.set(bytes.subarray(0, 32));
+  out.set(header, 32);
+  out.set(graph, 32 + header.byteLength);
+  out.set(state, 32 + header.byteLength + graph.byteLength);
+  const odv = new DataView(out.buffer);
+  odv.setUint32(12, header.byteLength, true);
+  odv.setUint32(16, graph.byteLength, true);
+  odv.setUint32(20, crc32(out.subarray(32)), true);
+  return out;
+}
+
 const tmpFiles = () => readdirSync(dir).filter((f) => f.endsWith('.tmp'));
 
 describe('model files', () => {
@@ -284,10 +307,33 @@ describe('model files', () => {
       new DataView(newer.buffer).setUint32(8, 2, true);
       const p = write('v2.qtkm', newer);
       expect(() => loadModelFileSync(p)).toThrow(StateVersionError);
-      expect(() => loadModelFileSync(p)).toThrow(/v2\.qtkm: model file version 2 is newer .*upgrade/);
+      expect(() => loadModelFileSync(p)).toThrow(
+        /v2\.qtkm: model file version 2 \(written by QTK [\d.]+\) is newer .*upgrade/,
+      );
       const zero = good.slice();
       new DataView(zero.buffer).setUint32(8, 0, true);
       expect(() => modelFromBytes(zero, 'zero.qtkm')).toThrow(StateVersionError);
+    });
+
+    it('a file from a newer QTK names the version that wrote it', () => {
+      expect(modelHeaderFromBytes(good).writer).toEqual({ qtk: QTK_VERSION });
+      // the same model as QTK 9.9.0 would write it, with a module class this QTK does not know
+      const future = rebuilt(good, {
+        header: (h) => ({ ...h, writer: { qtk: '9.9.0' } }),
+        graph: (g) => g.replace(/"Conv2d"/g, '"Conv2dFromTheFuture"'),
+      });
+      expect(() => modelFromBytes(future, 'future.qtkm')).toThrow(
+        `the file was written by QTK 9.9.0, newer than this QTK (${QTK_VERSION}): upgrade @qtk/core (or the qtk CLI) to 9.9.0 or later`,
+      );
+      const container = future.slice();
+      new DataView(container.buffer).setUint32(8, 2, true);
+      expect(() => modelFromBytes(container, 'v2.qtkm')).toThrow(
+        `v2.qtkm: model file version 2 (written by QTK 9.9.0) is newer than this QTK (${QTK_VERSION}) reads (1)`,
+      );
+      // a file written before files recorded their writer loads as before
+      const old = rebuilt(good, { header: ({ writer: _, ...h }) => h });
+      expect(modelHeaderFromBytes(old).writer).toBeUndefined();
+      expect(modelFromBytes(old).kind).toBe('float');
     });
 
     it('not a QTK model file (text, a state dict file), corrupted, missing', async () => {

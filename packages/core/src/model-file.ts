@@ -14,7 +14,7 @@ import { Dequantize, Quantize, registerFixedPointCodecs } from '@qtk/fixed-point
 import { FakeQuantize } from '@qtk/fake-quant';
 import { deserializeGraphModule, GraphModule, moduleCodecs, SerializationError, serializeGraphModule } from '@qtk/ir';
 import { crc32, deserializeStateDict, type Module, type StateDict, serializeStateDict } from '@qtk/nn';
-import { StateVersionError } from '@qtk/spec';
+import { compareVersions, QTK_VERSION, StateVersionError } from '@qtk/spec';
 import { InvalidArgumentError } from '@qtk/tensor';
 import { z } from 'zod';
 import { MODEL_KINDS, modelInfoOf, recordModelInfo, type ModelKind } from './model-info.js';
@@ -42,6 +42,8 @@ export interface ModelFileHeader {
   preserveQatMode?: string[];
   /** Free JSON: input shape, class names, accuracy, ... */
   meta: Record<string, unknown>;
+  /** The QTK version that wrote the file (absent in files written before 0.2.0). */
+  writer?: { qtk: string };
 }
 
 export interface SaveModelOptions {
@@ -83,6 +85,7 @@ const headerSchema = z.object({
   modes: z.object({ training: z.boolean(), differing: z.array(z.string()) }),
   preserveQatMode: z.array(z.string()).optional(),
   meta: z.record(z.unknown()),
+  writer: z.object({ qtk: z.string().max(64) }).optional(),
 });
 
 // ---- writing ----------------------------------------------------------------------------------
@@ -191,6 +194,7 @@ export function modelToBytes(gm: GraphModule, options: SaveModelOptions = {}): U
       differing: modules.filter(([p, m]) => p !== '' && m.training !== gm.training).map(([p]) => p),
     },
     meta: checkMeta(options.meta),
+    writer: { qtk: QTK_VERSION },
   };
   const preserved = modules.filter(([p, m]) => p !== '' && isPreserveQatMode(m)).map(([p]) => p);
   if (preserved.length) header.preserveQatMode = preserved;
@@ -218,6 +222,23 @@ interface Sections {
   state: Uint8Array;
 }
 
+/** ", written by QTK x.y.z" from a parsed header, or nothing when it records no writer. */
+function writerOf(raw: unknown): string {
+  const qtk = (raw as { writer?: { qtk?: unknown } } | null)?.writer?.qtk;
+  return typeof qtk === 'string' && qtk.length <= 64 ? ` (written by QTK ${qtk})` : '';
+}
+
+/** writerOf for a file whose container this QTK does not read: the header is read when it is whole JSON. */
+function writtenBy(bytes: Uint8Array, dv: DataView): string {
+  const h = dv.getUint32(12, true);
+  if (PREFIX + h > bytes.byteLength || h > 1 << 24) return '';
+  try {
+    return writerOf(JSON.parse(new TextDecoder().decode(bytes.subarray(PREFIX, PREFIX + h))));
+  } catch {
+    return '';
+  }
+}
+
 function sections(bytes: Uint8Array, source: string | undefined): Sections {
   const fail = (msg: string, cause?: unknown): never => {
     throw new ModelFileError(msg, source, cause === undefined ? undefined : { cause });
@@ -237,7 +258,7 @@ function sections(bytes: Uint8Array, source: string | undefined): Sections {
   if (version !== MODEL_FILE_VERSION) {
     throw new StateVersionError(
       version > MODEL_FILE_VERSION
-        ? `${name}: model file version ${version} is newer than this QTK reads (${MODEL_FILE_VERSION}); upgrade @qtk/core (or the qtk CLI) to load it`
+        ? `${name}: model file version ${version}${writtenBy(bytes, dv)} is newer than this QTK (${QTK_VERSION}) reads (${MODEL_FILE_VERSION}); upgrade @qtk/core (or the qtk CLI) to load it`
         : `${name}: unknown model file version ${version} (this QTK reads version ${MODEL_FILE_VERSION}); re-save the model with this QTK`,
     );
   }
@@ -265,7 +286,7 @@ function sections(bytes: Uint8Array, source: string | undefined): Sections {
   const hv = (raw as { version?: unknown })?.version;
   if (typeof hv === 'number' && hv !== MODEL_FILE_VERSION) {
     throw new StateVersionError(
-      `${name}: model header version ${hv} is not the one this QTK reads (${MODEL_FILE_VERSION}); ${hv > MODEL_FILE_VERSION ? 'upgrade @qtk/core' : 're-save the model with this QTK'}`,
+      `${name}: model header version ${hv}${writerOf(raw)} is not the one this QTK (${QTK_VERSION}) reads (${MODEL_FILE_VERSION}); ${hv > MODEL_FILE_VERSION ? 'upgrade @qtk/core' : 're-save the model with this QTK'}`,
     );
   }
   const parsed = headerSchema.safeParse(raw);
@@ -300,8 +321,14 @@ export function modelFromBytes(bytes: Uint8Array, source?: string): LoadedModel 
     model = deserializeGraphModule(new TextDecoder().decode(graph), { stateDict: sd });
   } catch (e) {
     if (e instanceof StateVersionError) throw e;
+    const writer = header.writer?.qtk;
+    const newer =
+      writer !== undefined && compareVersions(writer, QTK_VERSION) > 0
+        ? `; the file was written by QTK ${writer}, newer than this QTK (${QTK_VERSION}): upgrade @qtk/core (or the qtk CLI) to ${writer} or later`
+        : '';
     const hint =
-      e instanceof SerializationError ? '' : `; the registered module codecs are: ${moduleCodecs.list().join(', ')}`;
+      newer ||
+      (e instanceof SerializationError ? '' : `; the registered module codecs are: ${moduleCodecs.list().join(', ')}`);
     throw new ModelFileError(
       `the ${header.kind} model (${header.className}) cannot be rebuilt: ${(e as Error).message}${hint}`,
       source,

@@ -10,6 +10,7 @@ export {
   ObserverStateError,
 } from './errors.js';
 export { parseOptions } from './options.js';
+export { QTK_VERSION, compareVersions } from './version.js';
 export {
   QUANT_DTYPES,
   QUANT_STORAGE_DTYPE,
