@@ -30,7 +30,7 @@ from torch.ao.quantization import (
     MinMaxObserver,
     PerChannelMinMaxObserver,
     QConfig,
-    QConfigMapping,
+    get_default_qconfig_mapping,
 )
 from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
@@ -190,7 +190,8 @@ def fx(args):
     }
     out = {"arch": args.arch, "float": accuracy(model, tx, ty)}
     for name, act in observers.items():
-        mapping = QConfigMapping().set_global(QConfig(activation=act, weight=weight))
+        # onednn's default mapping for its fixed-qparams ops (sigmoid, tanh, hardsigmoid), our qconfig elsewhere
+        mapping = get_default_qconfig_mapping("onednn").set_global(QConfig(activation=act, weight=weight))
         prepared = prepare_fx(copy.deepcopy(model), mapping, example_inputs=(calib[:1],))
         with torch.no_grad():
             for i in range(0, len(calib), 32):
