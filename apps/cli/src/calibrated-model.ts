@@ -5,6 +5,7 @@ import {
   type AdaRoundResult,
   type BiasCorrectionResult,
   ConversionError,
+  DEFAULT_PTQ_OBSERVER,
   equalizeCrossLayer,
   quantizePostTrainingAsync,
   UnknownModuleNameError,
@@ -49,8 +50,8 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
   observer: {
     type: 'string',
     value: 'NAME',
-    description: 'activation observer (min_max, mse, percentile, kl, mix, ...); weights use per-channel min_max',
-    default: 'min_max',
+    description: 'activation observer (mse, min_max, percentile, kl, mix, ...); weights use per-channel min_max',
+    default: DEFAULT_PTQ_OBSERVER,
   },
   ...INPUT_SHAPE_OPTION,
   'input-scale': {

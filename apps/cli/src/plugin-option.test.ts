@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { QTK_VERSION } from '@qtk/spec';
 import { Generator, rand } from '@qtk/tensor';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { takePluginArgs } from './plugins.js';
@@ -74,7 +75,14 @@ describe('qtk --plugin MODULE (in process)', () => {
     writeFileSync(broken, "export const qtkPlugin = { apiVersion: 2, name: 'future' };\n");
     const r = await run('inspect', tiny, '--plugin', broken);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`--plugin ${broken}: not a QTK plugin`);
+    expect(r.stderr).toContain(
+      `--plugin ${broken}: plugin 'future' is written for plugin contract version 2; this QTK (${QTK_VERSION}) implements version 1`,
+    );
+    const notPlugin = join(dir, 'not-plugin.mjs');
+    writeFileSync(notPlugin, "export const qtkPlugin = { name: 'nameless contract' };\n");
+    const n = await run('inspect', tiny, '--plugin', notPlugin);
+    expect(n.code).toBe(2);
+    expect(n.stderr).toContain(`--plugin ${notPlugin}: not a QTK plugin`);
   });
 
   it('a module that throws while it is imported is reported with its own message, not as missing', async () => {
