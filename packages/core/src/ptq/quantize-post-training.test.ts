@@ -13,6 +13,7 @@ import {
   calibrateAsync,
   calibratePostTraining,
   ConversionError,
+  DEFAULT_PTQ_OBSERVER,
   convertFx,
   type PostTrainingStage,
   prepareQatFx,
@@ -99,14 +100,15 @@ describe('quantizePostTraining', () => {
     expect(out.some((v) => v !== 0)).toBe(true);
   });
 
-  it('calibrates with min_max activations by default', () => {
+  it('calibrates with mse activations by default (DEFAULT_PTQ_OBSERVER)', () => {
+    expect(DEFAULT_PTQ_OBSERVER).toBe('mse');
     const r = quantizePostTraining(new SmallNet(3).eval(), {
       march: 'bayes',
       calibration: batches(),
       onWarning: () => {},
     });
-    expect(scalesOf(r.calibrated)).toEqual(scalesOf(byHand('min_max').calibrated));
-    expect(scalesOf(r.calibrated)).not.toEqual(scalesOf(byHand('mse').calibrated));
+    expect(scalesOf(r.calibrated)).toEqual(scalesOf(byHand('mse').calibrated));
+    expect(scalesOf(r.calibrated)).not.toEqual(scalesOf(byHand('min_max').calibrated));
   });
 
   it('refuses a qconfig together with an observer', () => {
