@@ -50,7 +50,7 @@ export const CALIBRATE_OPTIONS: CommandSpec['options'] = {
   observer: {
     type: 'string',
     value: 'NAME',
-    description: 'activation observer (mse, min_max, percentile, kl, mix, ...); weights use per-channel min_max',
+    description: 'activation observer (mix, mse, min_max, percentile, kl, ...); weights use per-channel min_max',
     default: DEFAULT_PTQ_OBSERVER,
   },
   ...INPUT_SHAPE_OPTION,

@@ -62,7 +62,18 @@ describe('a two-input float model on bayes, as a user runs it', () => {
   });
 
   it('quantize calibrates each input its own stub and scale; the file records each input by name and shape', () => {
-    const r = runProcess('quantize', floatOnnx, '--calib', calib, '--input-scale', 'auto', '--out', fixed);
+    const r = runProcess(
+      'quantize',
+      floatOnnx,
+      '--calib',
+      calib,
+      '--input-scale',
+      'auto',
+      '--observer',
+      'min_max',
+      '--out',
+      fixed,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("calibration: 32 samples of 2 inputs ('image' [1, 8, 8], 'meta' [6]) from 33 file(s)");

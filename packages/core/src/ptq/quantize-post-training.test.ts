@@ -100,14 +100,14 @@ describe('quantizePostTraining', () => {
     expect(out.some((v) => v !== 0)).toBe(true);
   });
 
-  it('calibrates with mse activations by default (DEFAULT_PTQ_OBSERVER)', () => {
-    expect(DEFAULT_PTQ_OBSERVER).toBe('mse');
+  it('calibrates with mix activations by default (DEFAULT_PTQ_OBSERVER)', () => {
+    expect(DEFAULT_PTQ_OBSERVER).toBe('mix');
     const r = quantizePostTraining(new SmallNet(3).eval(), {
       march: 'bayes',
       calibration: batches(),
       onWarning: () => {},
     });
-    expect(scalesOf(r.calibrated)).toEqual(scalesOf(byHand('mse').calibrated));
+    expect(scalesOf(r.calibrated)).toEqual(scalesOf(byHand('mix').calibrated));
     expect(scalesOf(r.calibrated)).not.toEqual(scalesOf(byHand('min_max').calibrated));
   });
 
