@@ -26,9 +26,8 @@ export type PostTrainingStage = 'prepare' | 'calibrate' | 'convert';
 
 /**
  * The activation observer of the default calibration qconfig when neither `qconfig` nor `observer` is given (and
- * `qtk quantize`'s default): chosen from measurements on five networks, where it stayed within 0.3 points of float
- * on every one on bayes and 0.5 on bernoulli2, and closest to PyTorch FX's best (docs/ptq-accuracy.md,
- * docs/decisions.md).
+ * `qtk quantize`'s default): chosen from measurements on five networks and both marches, where it stayed closest to
+ * float and to PyTorch FX's best observer (docs/ptq-accuracy.md, docs/decisions.md).
  */
 export const DEFAULT_PTQ_OBSERVER = 'mix';
 
