@@ -1,6 +1,6 @@
 // The version of the QTK packages (one `fixed` group: they are released together, docs/releasing.md), written by
 // `pnpm version-packages` after `changeset version`; a test checks it against every package.json.
-export const QTK_VERSION = '0.2.0';
+export const QTK_VERSION = '0.3.0';
 
 /** Compares two `major.minor.patch` versions (a pre-release suffix is ignored): negative, zero or positive. */
 export function compareVersions(a: string, b: string): number {
