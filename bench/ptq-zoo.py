@@ -17,6 +17,7 @@ quantized by PyTorch FX (onednn) on the same weights and calibration samples.
 import argparse
 import copy
 import gzip
+import importlib.util
 import json
 import os
 import time
@@ -117,12 +118,16 @@ def build(arch):
     return model
 
 
-def accuracy(model, x, y, batch=500):
-    right = 0
-    with torch.no_grad():
-        for i in range(0, len(x), batch):
-            right += (model(x[i : i + batch]).argmax(1) == y[i : i + batch]).sum().item()
-    return right / len(x)
+def _ptq_accuracy_pytorch():
+    """bench/ptq-accuracy-pytorch.py as a module: its accuracy loop is the one both scripts score with."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptq-accuracy-pytorch.py")
+    spec = importlib.util.spec_from_file_location("ptq_accuracy_pytorch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+accuracy = _ptq_accuracy_pytorch().accuracy
 
 
 def train(args):

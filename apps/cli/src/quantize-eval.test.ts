@@ -24,6 +24,15 @@ import {
   writeOnnx,
 } from './testing/fixtures.js';
 
+/** Two fixed-point models of one network give integer outputs of the same size that differ somewhere. */
+function expectOtherIntegerOutputs(a: GraphModule, b: GraphModule): void {
+  const x = rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(7) });
+  const ints = (m: GraphModule) => Array.from((noGrad(() => m.call(x)) as QTensor).ints());
+  const [ya, yb] = [ints(a), ints(b)];
+  expect(yb.length).toBe(ya.length);
+  expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+}
+
 const SUBSET = join(__dirname, '../../../data/fashion-mnist-subset');
 let dir: string;
 let tiny: string;
@@ -223,11 +232,7 @@ describe('qtk quantize and qtk eval', () => {
     expect(b.meta).toMatchObject({ biasCorrection: true });
     expect(a.meta).not.toHaveProperty('biasCorrection');
     // the same scales, other integer biases: the outputs move
-    const x = rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(7) });
-    const ints = (m: GraphModule) => Array.from((noGrad(() => m.call(x)) as QTensor).ints());
-    const [ya, yb] = [ints(a.model as GraphModule), ints(b.model as GraphModule)];
-    expect(yb.length).toBe(ya.length);
-    expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+    expectOtherIntegerOutputs(a.model as GraphModule, b.model as GraphModule);
   });
 
   it('--analytic-bias-correction derives the input means from the BatchNorms: the summary line, the model file', async () => {
@@ -255,10 +260,7 @@ describe('qtk quantize and qtk eval', () => {
     const a = loadModelFileSync(plain);
     const b = loadModelFileSync(corrected);
     expect(b.meta).toMatchObject({ biasCorrection: 'analytic' });
-    const x = rand([8, 1, 28, 28], { low: -1, high: 1, generator: new Generator(7) });
-    const ints = (m: GraphModule) => Array.from((noGrad(() => m.call(x)) as QTensor).ints());
-    const [ya, yb] = [ints(a.model as GraphModule), ints(b.model as GraphModule)];
-    expect(yb.some((v, i) => v !== ya[i])).toBe(true);
+    expectOtherIntegerOutputs(a.model as GraphModule, b.model as GraphModule);
     const both = await runQuantize(onnx, calib, join(dir, 'both.qtk'), {
       'analytic-bias-correction': true,
       'bias-correction': true,
